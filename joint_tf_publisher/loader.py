@@ -1,0 +1,53 @@
+"""Pick the parser for a robot description: URDF or SDFormat text, or a file (xacro expanded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ModelError
+from .model import Robot
+from .xmlio import parse_xml
+
+
+def load_string(text: str | bytes, source: str = "<string>",
+                model_name: str | None = None) -> Robot:
+    """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot."""
+    root = parse_xml(text, source)
+    tag = root.tag if isinstance(root.tag, str) else ""
+    if tag == "robot":
+        from .urdf import robot_from_element
+
+        return robot_from_element(root, source)
+    if tag == "sdf":
+        from .sdf import robot_from_element as sdf_robot_from_element
+
+        return sdf_robot_from_element(root, source, model_name=model_name)
+    raise ModelError(f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
+                     source=source, line=root.sourceline)
+
+
+def load_file(path: Path, model_name: str | None = None) -> Robot:
+    """Read a .urdf, .sdf or .xacro file (xacro expanded with the ``xacro`` package)."""
+    source = str(path)
+    try:
+        if path.suffix == ".xacro":
+            text: str | bytes = expand_xacro(path)
+        else:
+            text = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
+    return load_string(text, source=source, model_name=model_name)
+
+
+def expand_xacro(path: Path) -> str:
+    """Expanded URDF text of a .xacro file; ModelError if xacro is missing or fails."""
+    try:
+        import xacro
+    except ImportError:
+        raise ModelError("reading .xacro files needs the 'xacro' package (pip install xacro)",
+                         source=str(path)) from None
+    try:
+        document = xacro.process_file(str(path))
+    except Exception as exc:  # xacro raises many types; report them all as model errors
+        raise ModelError(f"xacro failed: {exc}", source=str(path)) from None
+    return str(document.toxml())

@@ -1,0 +1,366 @@
+"""The robot model: plain dataclasses shared by the URDF and SDF parsers.
+
+Frames: a joint's ``origin`` is the pose of the joint frame in the parent link frame at zero
+configuration; ``child_offset`` is the pose of the child link frame in the joint frame (identity
+for URDF, where the joint frame is the child link frame; SDF joints may sit elsewhere on the
+child). The motion of the joint acts in the joint frame, so
+
+    T_parent_child(q) = origin @ motion(q) @ child_offset
+
+Units: metres and radians. Axes are unit vectors in the joint frame.
+
+This module imports numpy only; parsing lives in ``urdf`` and ``sdf``, compiled forward
+kinematics in ``kinematics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .transforms import (
+    axis_angle_to_matrix,
+    plane_basis,
+    quaternion_to_matrix,
+    xyz_rpy_to_matrix,
+)
+
+if TYPE_CHECKING:
+    from .kinematics import Kinematics
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class Limit:
+    """``<limit>``: position range (rad or m), effort (N or Nm), velocity (rad/s or m/s).
+
+    ``has_position_range`` is False where the file wrote neither ``lower`` nor ``upper``
+    (URDF 1.0/1.1): such a joint is not clamped (SPEC.md, "Limits in practice").
+    """
+
+    effort: float = 0.0
+    velocity: float = 0.0
+    lower: float = 0.0
+    upper: float = 0.0
+    acceleration: float | None = None
+    deceleration: float | None = None
+    jerk: float | None = None
+    has_position_range: bool = True
+
+
+@dataclass
+class Dynamics:
+    """``<dynamics>``: damping (N*s/m or N*m*s/rad) and static friction (N or N*m).
+
+    ``spring_reference`` (rad or m) and ``spring_stiffness`` come from SDF only.
+    """
+
+    damping: float = 0.0
+    friction: float = 0.0
+    spring_reference: float = 0.0
+    spring_stiffness: float = 0.0
+
+
+@dataclass
+class Calibration:
+    """``<calibration>``: rising and falling reference positions, each optional."""
+
+    rising: float | None = None
+    falling: float | None = None
+
+
+@dataclass
+class Mimic:
+    """``<mimic>``: value = multiplier * value(joint) + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass
+class SafetyController:
+    """``<safety_controller>``: soft position limits and gains."""
+
+    k_velocity: float
+    k_position: float = 0.0
+    soft_lower_limit: float = 0.0
+    soft_upper_limit: float = 0.0
+
+
+@dataclass
+class Link:
+    """A rigid body; only its name matters for transforms."""
+
+    name: str
+    line: int | None = None
+
+
+def _as_pose(value: ArrayLike | None) -> Array:
+    if value is None:
+        return np.eye(4)
+    pose = np.array(value, dtype=np.float64)
+    if pose.shape != (4, 4):
+        raise ValueError(f"a pose must be a (4, 4) matrix, got shape {pose.shape}")
+    return pose
+
+
+@dataclass(eq=False)
+class Joint:
+    """A connection between two links, with urdfpy's fields and methods.
+
+    ``joint_type`` is one of ``Joint.TYPES``: URDF's six plus SDFormat's screw, gearbox,
+    revolute2, universal and ball. Configuration values (``cfg``) by type:
+
+    - fixed: unused.
+    - revolute, continuous, gearbox: float, radians about ``axis``.
+    - prismatic: float, metres along ``axis``.
+    - screw: float, radians about ``axis``, with ``screw_pitch`` metres of travel along it
+      per radian.
+    - planar: (2,) x, y in metres in the plane normal to ``axis``, or (3,) x, y, theta with theta
+      in radians about ``axis``. The in-plane basis is ``transforms.plane_basis(axis)``.
+    - floating: (6,) x y z roll pitch yaw, (7,) x y z qx qy qz qw, or a (4, 4) pose.
+    - revolute2, universal: (2,) radians, rotation about ``axis`` then about ``axis2``.
+    - ball: (4,) quaternion qx qy qz qw, (3,) roll pitch yaw, or a (3, 3) rotation.
+    """
+
+    TYPES: ClassVar[list[str]] = [
+        "fixed", "prismatic", "revolute", "continuous", "floating", "planar",
+        "screw", "gearbox", "revolute2", "universal", "ball",
+    ]
+
+    name: str
+    joint_type: str
+    parent: str
+    child: str
+    axis: Array = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    origin: Array = field(default_factory=lambda: np.eye(4))
+    limit: Limit | None = None
+    dynamics: Dynamics | None = None
+    safety_controller: SafetyController | None = None
+    calibration: Calibration | None = None
+    mimic: Mimic | None = None
+    # Beyond urdfpy: SDFormat's second axis and its limit, screw pitch, joint->child pose.
+    axis2: Array | None = None
+    limit2: Limit | None = None
+    screw_pitch: float = 0.0
+    child_offset: Array = field(default_factory=lambda: np.eye(4))
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.joint_type not in self.TYPES:
+            raise ValueError(f"joint {self.name!r}: unknown type {self.joint_type!r}")
+        self.axis = np.array(self.axis, dtype=np.float64).reshape(3)
+        if self.axis2 is not None:
+            self.axis2 = np.array(self.axis2, dtype=np.float64).reshape(3)
+        self.origin = _as_pose(self.origin)
+        self.child_offset = _as_pose(self.child_offset)
+
+    # -- configuration shapes -------------------------------------------------------------
+
+    @property
+    def num_dofs(self) -> int:
+        """Degrees of freedom of the joint's motion (mimic and gearbox joints still count 1)."""
+        return {"fixed": 0, "floating": 6, "planar": 3, "revolute2": 2, "universal": 2,
+                "ball": 3}.get(self.joint_type, 1)
+
+    @property
+    def variable_names(self) -> list[str]:
+        """JointState names of this joint's values: MoveIt's names for multi-DOF joints."""
+        kind = self.joint_type
+        if kind == "fixed":
+            return []
+        if kind == "planar":
+            return [f"{self.name}/{v}" for v in ("x", "y", "theta")]
+        if kind == "floating":
+            return [f"{self.name}/{v}" for v in
+                    ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")]
+        if kind == "ball":
+            return [f"{self.name}/{v}" for v in ("rot_x", "rot_y", "rot_z", "rot_w")]
+        if kind in ("revolute2", "universal"):
+            return [f"{self.name}/axis1", f"{self.name}/axis2"]
+        return [self.name]
+
+    # -- urdfpy API --------------------------------------------------------------------------
+
+    def motion(self, cfg: Any) -> Array:
+        """Pose (4, 4) of the moved joint frame in the joint frame at zero, for ``cfg``.
+
+        Raises ValueError for a cfg of the wrong shape for this joint type.
+        """
+        kind = self.joint_type
+        pose = np.eye(4)
+        if kind == "fixed":
+            return pose
+        if kind in ("revolute", "continuous", "gearbox"):
+            pose[:3, :3] = axis_angle_to_matrix(self.axis, _scalar(cfg, self))
+        elif kind == "prismatic":
+            pose[:3, 3] = _scalar(cfg, self) * self.axis
+        elif kind == "screw":
+            angle = _scalar(cfg, self)
+            pose[:3, :3] = axis_angle_to_matrix(self.axis, angle)
+            pose[:3, 3] = self.screw_pitch * angle * self.axis
+        elif kind == "planar":
+            values = np.asarray(cfg, dtype=np.float64)
+            if values.shape not in ((2,), (3,)):
+                raise ValueError(f"joint {self.name!r}: planar cfg must have shape (2,) or (3,), "
+                                 f"got {values.shape}")
+            basis = plane_basis(self.axis)
+            pose[:3, 3] = basis[:, 0] * values[0] + basis[:, 1] * values[1]
+            if values.shape == (3,):
+                pose[:3, :3] = axis_angle_to_matrix(basis[:, 2], values[2])
+        elif kind == "floating":
+            pose = _floating_pose(cfg, self)
+        elif kind in ("revolute2", "universal"):
+            values = np.asarray(cfg, dtype=np.float64)
+            if values.shape != (2,):
+                raise ValueError(f"joint {self.name!r}: {kind} cfg must have shape (2,), "
+                                 f"got {values.shape}")
+            axis2 = self.axis2 if self.axis2 is not None else np.array([0.0, 1.0, 0.0])
+            pose[:3, :3] = (axis_angle_to_matrix(self.axis, values[0])
+                            @ axis_angle_to_matrix(axis2, values[1]))
+        elif kind == "ball":
+            pose[:3, :3] = _ball_rotation(cfg, self)
+        return pose
+
+    def child_pose(self, cfg: Any = None) -> Array:
+        """Pose (4, 4) of the child link in the parent link frame at configuration ``cfg``.
+
+        ``cfg=None`` gives the pose at zero configuration (the joint's origin, for URDF).
+        """
+        if cfg is None:
+            return self.origin @ self.child_offset
+        return self.origin @ self.motion(cfg) @ self.child_offset
+
+    get_child_pose = child_pose
+
+    def hard_limits(self) -> tuple[float, float] | None:
+        """The [lower, upper] clamp range from ``<limit>``, or None if this joint is not clamped.
+
+        Only revolute, prismatic, screw and gearbox joints with a written, ordered range clamp.
+        """
+        if self.joint_type not in ("revolute", "prismatic", "screw", "gearbox"):
+            return None
+        limit = self.limit
+        if limit is None or not limit.has_position_range or limit.lower > limit.upper:
+            return None
+        return (limit.lower, limit.upper)
+
+    def soft_limits(self) -> tuple[float, float] | None:
+        """The hard range intersected with ``<safety_controller>``'s soft range, if any.
+
+        Where the intersection is empty, the hard range is used (a warning is given at load).
+        """
+        hard = self.hard_limits()
+        if hard is None or self.safety_controller is None:
+            return hard
+        sc = self.safety_controller
+        lower, upper = max(hard[0], sc.soft_lower_limit), min(hard[1], sc.soft_upper_limit)
+        return (lower, upper) if lower <= upper else hard
+
+    def is_valid(self, cfg: Any) -> bool:
+        """True if ``cfg`` has this joint type's shape, is finite, and lies in the hard limits."""
+        try:
+            if self.joint_type != "fixed":
+                values = np.asarray(cfg, dtype=np.float64)
+                if not np.all(np.isfinite(values)):
+                    return False
+            self.motion(cfg)
+        except (TypeError, ValueError):
+            return False
+        limits = self.hard_limits()
+        if limits is not None:
+            value = float(np.asarray(cfg, dtype=np.float64))
+            return limits[0] <= value <= limits[1]
+        return True
+
+
+def _scalar(cfg: Any, joint: Joint) -> float:
+    values = np.asarray(cfg, dtype=np.float64)
+    if values.size != 1:
+        raise ValueError(f"joint {joint.name!r}: {joint.joint_type} cfg must be a float, "
+                         f"got shape {values.shape}")
+    return float(values.reshape(()))
+
+
+def _floating_pose(cfg: Any, joint: Joint) -> Array:
+    values = np.asarray(cfg, dtype=np.float64)
+    if values.shape == (4, 4):
+        return values.copy()
+    if values.shape == (6,):
+        return xyz_rpy_to_matrix(values[:3], values[3:])
+    if values.shape == (7,):
+        pose = np.eye(4)
+        pose[:3, :3] = quaternion_to_matrix(values[3:])
+        pose[:3, 3] = values[:3]
+        return pose
+    raise ValueError(f"joint {joint.name!r}: floating cfg must have shape (6,), (7,) or (4, 4), "
+                     f"got {values.shape}")
+
+
+def _ball_rotation(cfg: Any, joint: Joint) -> Array:
+    values = np.asarray(cfg, dtype=np.float64)
+    if values.shape == (3, 3):
+        return values.copy()
+    if values.shape == (4,):
+        return quaternion_to_matrix(values)
+    if values.shape == (3,):
+        return xyz_rpy_to_matrix((0.0, 0.0, 0.0), values)[:3, :3]
+    raise ValueError(f"joint {joint.name!r}: ball cfg must have shape (4,), (3,) or (3, 3), "
+                     f"got {values.shape}")
+
+
+@dataclass(eq=False)
+class Robot:
+    """A robot: links and joints in file order, a single root link.
+
+    Build one with ``Robot.load(path)`` or ``Robot.from_xml_string(text)``. ``warnings``
+    holds the non-fatal oddities found while loading (also logged through ``logging``).
+    """
+
+    name: str
+    links: dict[str, Link]
+    joints: dict[str, Joint]
+    root: str
+    source: str = "<string>"
+    warnings: list[str] = field(default_factory=list)
+    _kinematics: Kinematics | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def load(cls, path: str | Path, model_name: str | None = None) -> Robot:
+        """Read a .urdf, .sdf or .xacro file. Raises ModelError naming file and line."""
+        from .loader import load_file
+
+        return load_file(Path(path), model_name=model_name)
+
+    @classmethod
+    def from_xml_string(cls, text: str | bytes, source: str = "<string>",
+                        model_name: str | None = None) -> Robot:
+        """Parse URDF or SDF text, detected by its root element. Raises ModelError."""
+        from .loader import load_string
+
+        return load_string(text, source=source, model_name=model_name)
+
+    @property
+    def kinematics(self) -> Kinematics:
+        """The compiled kinematics of this robot, built on first use and cached."""
+        if self._kinematics is None:
+            from .kinematics import Kinematics
+
+            self._kinematics = Kinematics(self)
+        return self._kinematics
+
+    def link_fk(self, cfg: Mapping[str, Any] | None = None, clamp: str | None = None
+                ) -> dict[str, Array]:
+        """Every link's pose (4, 4) in the root link frame; see DESIGN.md for cfg."""
+        return self.kinematics.link_fk(cfg, clamp=clamp)
+
+    def link_fk_batch(self, cfgs: Mapping[str, Any]) -> dict[str, Array]:
+        """Every link's poses (N, 4, 4) in the root frame for N configurations."""
+        return self.kinematics.link_fk_batch(cfgs)

@@ -1,0 +1,138 @@
+"""Rigid-transform helpers on plain numpy arrays.
+
+Conventions used throughout the package:
+- A pose is a (4, 4) homogeneous matrix ``T_a_b``: the pose of frame b expressed in frame a.
+- rpy is URDF's fixed-axis roll, pitch, yaw in radians: R = Rz(yaw) @ Ry(pitch) @ Rx(roll).
+- Quaternions are (x, y, z, w), ROS order, unit norm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.float64]
+
+
+def rpy_to_matrix(rpy: ArrayLike) -> Array:
+    """Rotation matrix (3, 3) from fixed-axis roll, pitch, yaw in radians."""
+    roll, pitch, yaw = np.asarray(rpy, dtype=np.float64)
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def matrix_to_rpy(rotation: ArrayLike) -> Array:
+    """Fixed-axis roll, pitch, yaw (radians) of a (3, 3) rotation; pitch in [-pi/2, pi/2]."""
+    r = np.asarray(rotation, dtype=np.float64)
+    pitch = np.arctan2(-r[2, 0], np.hypot(r[0, 0], r[1, 0]))
+    if np.isclose(np.cos(pitch), 0.0, atol=1e-12):
+        # Gimbal lock: only roll - yaw (or roll + yaw) is defined; put it all in roll.
+        yaw = 0.0
+        roll = np.arctan2(r[0, 1], r[1, 1]) if pitch > 0 else -np.arctan2(r[0, 1], r[1, 1])
+    else:
+        roll = np.arctan2(r[2, 1], r[2, 2])
+        yaw = np.arctan2(r[1, 0], r[0, 0])
+    return np.array([roll, pitch, yaw])
+
+
+def quaternion_to_matrix(quat_xyzw: ArrayLike) -> Array:
+    """Rotation matrix (3, 3) from a quaternion (x, y, z, w); normalised first."""
+    q = np.asarray(quat_xyzw, dtype=np.float64)
+    norm = np.linalg.norm(q)
+    if norm == 0.0 or not np.isfinite(norm):
+        raise ValueError(f"quaternion {q.tolist()} has no rotation (norm {norm})")
+    x, y, z, w = q / norm
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def matrix_to_quaternion(rotation: ArrayLike) -> Array:
+    """Quaternion (x, y, z, w) with w >= 0 of a (3, 3) rotation matrix."""
+    return matrices_to_quaternions(np.asarray(rotation, dtype=np.float64)[None])[0]
+
+
+def matrices_to_quaternions(rotations: ArrayLike) -> Array:
+    """Quaternions (N, 4) as (x, y, z, w), w >= 0, of rotations (N, 3, 3); vectorised.
+
+    Uses the largest-diagonal branch per matrix (Shepperd's method) for accuracy.
+    """
+    r = np.asarray(rotations, dtype=np.float64)
+    n = r.shape[0]
+    m00, m11, m22 = r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]
+    trace = m00 + m11 + m22
+    candidates = np.stack([trace, m00, m11, m22], axis=1)
+    branch = np.argmax(candidates, axis=1)
+    quat = np.empty((n, 4))
+    # One formula per branch; each is accurate where its pivot is largest.
+    s = np.sqrt(np.maximum(1.0 + 2.0 * candidates[np.arange(n), branch] - trace, 1e-300)) * 2.0
+    b0, b1, b2, b3 = (branch == k for k in range(4))
+    quat[b0] = np.stack([(r[b0, 2, 1] - r[b0, 1, 2]), (r[b0, 0, 2] - r[b0, 2, 0]),
+                         (r[b0, 1, 0] - r[b0, 0, 1]), 0.25 * s[b0] * s[b0]], axis=1) / s[b0, None]
+    quat[b1] = np.stack([0.25 * s[b1] * s[b1], (r[b1, 0, 1] + r[b1, 1, 0]),
+                         (r[b1, 0, 2] + r[b1, 2, 0]), (r[b1, 2, 1] - r[b1, 1, 2])], axis=1) / s[b1, None]
+    quat[b2] = np.stack([(r[b2, 0, 1] + r[b2, 1, 0]), 0.25 * s[b2] * s[b2],
+                         (r[b2, 1, 2] + r[b2, 2, 1]), (r[b2, 0, 2] - r[b2, 2, 0])], axis=1) / s[b2, None]
+    quat[b3] = np.stack([(r[b3, 0, 2] + r[b3, 2, 0]), (r[b3, 1, 2] + r[b3, 2, 1]),
+                         0.25 * s[b3] * s[b3], (r[b3, 1, 0] - r[b3, 0, 1])], axis=1) / s[b3, None]
+    quat *= np.where(quat[:, 3:4] < 0.0, -1.0, 1.0)
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    return quat
+
+
+def axis_angle_to_matrix(axis: ArrayLike, angle: float) -> Array:
+    """Rotation matrix (3, 3) by ``angle`` radians about the unit vector ``axis`` (Rodrigues)."""
+    x, y, z = np.asarray(axis, dtype=np.float64)
+    c, s = np.cos(angle), np.sin(angle)
+    v = 1.0 - c
+    return np.array(
+        [
+            [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
+            [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
+            [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
+        ]
+    )
+
+
+def pose_matrix(translation: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None) -> Array:
+    """Homogeneous (4, 4) matrix from a translation (3,) in metres and a rotation (3, 3)."""
+    pose = np.eye(4)
+    if rotation is not None:
+        pose[:3, :3] = rotation
+    pose[:3, 3] = translation
+    return pose
+
+
+def xyz_rpy_to_matrix(xyz: ArrayLike, rpy: ArrayLike) -> Array:
+    """Homogeneous (4, 4) matrix from URDF ``<origin xyz rpy>`` values (metres, radians)."""
+    return pose_matrix(xyz, rpy_to_matrix(rpy))
+
+
+def plane_basis(normal: ArrayLike) -> Array:
+    """Rotation (3, 3) whose columns (e1, e2, n) span a planar joint's plane and its normal.
+
+    The rule (documented in README): the shortest rotation taking the joint frame's z axis
+    onto the unit ``normal``; for a normal along -z, a half turn about x. For the usual
+    normal (0, 0, 1), e1 and e2 are the joint frame's x and y axes, as MoveIt assumes.
+    """
+    n = np.asarray(normal, dtype=np.float64)
+    n = n / np.linalg.norm(n)
+    z = np.array([0.0, 0.0, 1.0])
+    cross = np.cross(z, n)
+    sin_angle = np.linalg.norm(cross)
+    cos_angle = float(n @ z)
+    if sin_angle < 1e-12:
+        return np.eye(3) if cos_angle > 0 else np.diag([1.0, -1.0, -1.0])
+    return axis_angle_to_matrix(cross / sin_angle, float(np.arctan2(sin_angle, cos_angle)))

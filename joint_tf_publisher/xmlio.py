@@ -1,0 +1,46 @@
+"""Safe XML parsing for robot descriptions, which may come from untrusted sources.
+
+A robot_description parameter can be set by anything on the ROS graph, so the parser
+resolves no external entities, loads no DTD, touches no network, and refuses huge trees.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from .errors import ModelError
+
+#: Largest description accepted, in bytes (a PR2 URDF is about 0.4 MB).
+MAX_DESCRIPTION_BYTES = 32 * 1024 * 1024
+
+
+def _safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+    )
+
+
+def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
+    """Parse ``text`` into its root element; ModelError (with line) on malformed or hostile XML."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if len(data) > MAX_DESCRIPTION_BYTES:
+        raise ModelError(
+            f"description is {len(data)} bytes, more than the {MAX_DESCRIPTION_BYTES} allowed",
+            source=source,
+        )
+    if not data.strip():
+        raise ModelError("description is empty", source=source)
+    try:
+        root = etree.fromstring(data, parser=_safe_parser())
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else None
+        raise ModelError(f"malformed XML: {exc.msg}", source=source, line=line) from None
+    if root is None:
+        raise ModelError("description has no root element", source=source)
+    return root
