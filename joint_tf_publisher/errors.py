@@ -1,6 +1,19 @@
-"""The package's one exception type for bad robot descriptions."""
+"""The package's one exception type for bad robot descriptions, and load-time warnings."""
 
 from __future__ import annotations
+
+import logging
+
+#: Logger of the whole package; load-time warnings about descriptions go here.
+LOGGER = logging.getLogger("joint_tf_publisher")
+
+
+def locate(
+    message: str, *, source: str, line: int | None = None, element: str | None = None
+) -> str:
+    """``source:line: element: message``, leaving out the parts that are None."""
+    where = f"{source}:{line}" if line is not None else source
+    return f"{where}: {element}: {message}" if element else f"{where}: {message}"
 
 
 class ModelError(ValueError):
@@ -11,12 +24,40 @@ class ModelError(ValueError):
     ``source`` is the file path, or ``<string>`` for text given directly.
     """
 
-    def __init__(self, message: str, *, source: str = "<string>", line: int | None = None,
-                 element: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str = "<string>",
+        line: int | None = None,
+        element: str | None = None,
+    ) -> None:
         self.source = source
         self.line = line
         self.element = element
         self.reason = message
-        where = f"{source}:{line}" if line is not None else source
-        text = f"{where}: {element}: {message}" if element else f"{where}: {message}"
-        super().__init__(text)
+        super().__init__(locate(message, source=source, line=line, element=element))
+
+
+class Diagnostics:
+    """Errors and warnings about one description, all naming its ``source``.
+
+    Parsers raise ``diag.error(...)`` and call ``diag.warn(...)``; warnings are logged on
+    ``joint_tf_publisher`` and collected in ``warnings`` (later ``Robot.warnings``).
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.warnings: list[str] = []
+
+    def error(
+        self, message: str, line: int | None = None, element: str | None = None
+    ) -> ModelError:
+        """A ModelError at ``line`` of this source (to be raised by the caller)."""
+        return ModelError(message, source=self.source, line=line, element=element)
+
+    def warn(self, message: str, line: int | None = None, element: str | None = None) -> None:
+        """Log a non-fatal oddity and keep it for ``Robot.warnings``."""
+        text = locate(message, source=self.source, line=line, element=element)
+        LOGGER.warning("%s", text)
+        self.warnings.append(text)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .errors import ModelError
 from .model import Robot
-from .xmlio import parse_xml
+from .xmlio import line_of, parse_xml
 
 
 def load_string(text: str | bytes, source: str = "<string>",
@@ -23,7 +23,7 @@ def load_string(text: str | bytes, source: str = "<string>",
 
         return sdf_robot_from_element(root, source, model_name=model_name)
     raise ModelError(f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
-                     source=source, line=root.sourceline)
+                     source=source, line=line_of(root))
 
 
 def load_file(path: Path, model_name: str | None = None) -> Robot:

@@ -77,21 +77,31 @@ class Calibration:
 
 @dataclass
 class Mimic:
-    """``<mimic>``: value = multiplier * value(joint) + offset."""
+    """``<mimic>``: value = multiplier * value(joint) + offset.
+
+    ``line`` is where the ``<mimic>`` element is written, for error messages.
+    """
 
     joint: str
     multiplier: float = 1.0
     offset: float = 0.0
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass
 class SafetyController:
-    """``<safety_controller>``: soft position limits and gains."""
+    """``<safety_controller>``: soft position limits (rad or m) and gains.
+
+    ``has_soft_range`` is False where the file wrote neither soft limit: soft clamping then
+    uses the hard range instead of the [0, 0] the defaults would give (README, "Joint
+    semantics and choices").
+    """
 
     k_velocity: float
     k_position: float = 0.0
     soft_lower_limit: float = 0.0
     soft_upper_limit: float = 0.0
+    has_soft_range: bool = True
 
 
 @dataclass
@@ -259,6 +269,8 @@ class Joint:
         """
         hard = self.hard_limits()
         if hard is None or self.safety_controller is None:
+            return hard
+        if not self.safety_controller.has_soft_range:
             return hard
         sc = self.safety_controller
         lower, upper = max(hard[0], sc.soft_lower_limit), min(hard[1], sc.soft_upper_limit)

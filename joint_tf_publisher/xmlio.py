@@ -6,6 +6,8 @@ resolves no external entities, loads no DTD, touches no network, and refuses hug
 
 from __future__ import annotations
 
+from typing import cast
+
 from lxml import etree
 
 from .errors import ModelError
@@ -44,3 +46,11 @@ def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
     if root is None:
         raise ModelError("description has no root element", source=source)
     return root
+
+
+def line_of(element: etree._Element) -> int | None:
+    """The line ``element`` starts on in its text (1-based), or None if unknown.
+
+    Use this instead of ``element.sourceline``, which lxml-stubs types loosely.
+    """
+    return cast("int | None", element.sourceline)

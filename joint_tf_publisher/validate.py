@@ -1,0 +1,211 @@
+"""Checks of a robot's link/joint tree shared by the URDF and SDF parsers.
+
+Parser-independent: the checks see ``Link`` and ``Joint`` objects in file order, with the
+``line`` each was written on, and report through a ``Diagnostics`` so every error names
+source, line and element. ``assemble_robot`` runs them all in a fixed order (names, links
+of each joint, one parent per link, cycles, one root, mimic references, mimic cycles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .errors import Diagnostics
+from .model import Joint, Link, Robot
+
+#: Joint types whose value is one number, so they can lead or follow a mimic.
+SINGLE_VALUE_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
+
+
+def joint_label(joint: Joint) -> str:
+    """How error messages name a joint: ``joint 'name'``."""
+    return f"joint {joint.name!r}"
+
+
+def check_unique_names(
+    items: Sequence[Link] | Sequence[Joint], kind: str, diag: Diagnostics
+) -> None:
+    """Refuse a second link (or joint) with a name already used; ``kind`` is "link"/"joint"."""
+    first_line: dict[str, int | None] = {}
+    for item in items:
+        if item.name in first_line:
+            raise diag.error(
+                f"duplicate {kind} name (first defined at line {first_line[item.name]})",
+                item.line,
+                f"{kind} {item.name!r}",
+            )
+        first_line[item.name] = item.line
+
+
+def check_joint_links(
+    links: Mapping[str, Link], joints: Sequence[Joint], diag: Diagnostics
+) -> None:
+    """Refuse joints whose parent or child link does not exist, or is the same link."""
+    for joint in joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise diag.error(
+                    f"{role} link {link!r} does not exist", joint.line, joint_label(joint)
+                )
+        if joint.parent == joint.child:
+            raise diag.error(
+                f"parent and child are the same link {joint.parent!r}",
+                joint.line,
+                joint_label(joint),
+            )
+
+
+def parent_joints(joints: Sequence[Joint], diag: Diagnostics) -> dict[str, Joint]:
+    """Map each child link to its one parent joint; refuse a link with two parents."""
+    parent_of: dict[str, Joint] = {}
+    for joint in joints:
+        earlier = parent_of.get(joint.child)
+        if earlier is not None:
+            raise diag.error(
+                f"link {joint.child!r} already has parent joint {earlier.name!r} "
+                f"(line {earlier.line}); a link can have only one parent",
+                joint.line,
+                joint_label(joint),
+            )
+        parent_of[joint.child] = joint
+    return parent_of
+
+
+def check_no_cycles(
+    links: Mapping[str, Link], parent_of: Mapping[str, Joint], diag: Diagnostics
+) -> None:
+    """Refuse a closed loop of joints (links that no root reaches)."""
+    children: dict[str, list[str]] = {}
+    for child, joint in parent_of.items():
+        children.setdefault(joint.parent, []).append(child)
+    reached = [name for name in links if name not in parent_of]
+    seen = set(reached)
+    while reached:
+        for child in children.get(reached.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                reached.append(child)
+    for name in links:
+        if name in seen:
+            continue
+        # Every unreached link hangs off a cycle: walk up parent joints until one repeats.
+        path: list[str] = []
+        link = name
+        while link not in path:
+            path.append(link)
+            link = parent_of[link].parent
+        cycle_links = path[path.index(link) :]
+        cycle_joints = sorted(
+            (parent_of[c] for c in cycle_links), key=lambda j: j.line if j.line is not None else 0
+        )
+        loop = " -> ".join(reversed(cycle_links + [cycle_links[0]]))
+        first = cycle_joints[0]
+        raise diag.error(
+            f"joints form a cycle through links {loop} "
+            f"(joints {', '.join(repr(j.name) for j in cycle_joints)})",
+            first.line,
+            joint_label(first),
+        )
+
+
+def find_root(
+    links: Mapping[str, Link],
+    parent_of: Mapping[str, Joint],
+    diag: Diagnostics,
+    robot_line: int | None = None,
+) -> str:
+    """The one link without a parent joint; refuse none or several."""
+    if not links:
+        raise diag.error("robot has no links", robot_line)
+    roots = [link for name, link in links.items() if name not in parent_of]
+    if not roots:
+        raise diag.error("no root link: every link has a parent joint", robot_line)
+    if len(roots) > 1:
+        listed = ", ".join(f"{r.name!r} (line {r.line})" for r in roots[:5])
+        more = f" and {len(roots) - 5} more" if len(roots) > 5 else ""
+        second = roots[1]
+        raise diag.error(
+            f"several root links: {listed}{more}; every link but one needs a parent joint",
+            second.line,
+            f"link {second.name!r}",
+        )
+    return roots[0].name
+
+
+def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
+    """Refuse mimics naming a missing joint, the joint itself, a multi-value joint, or a cycle.
+
+    A mimic on a fixed joint (or of one) means nothing and only gets a warning.
+    """
+    for joint in joints.values():
+        mimic = joint.mimic
+        if mimic is None:
+            continue
+        line = mimic.line if mimic.line is not None else joint.line
+        if mimic.joint == joint.name:
+            raise diag.error("<mimic> names the joint itself", line, joint_label(joint))
+        leader = joints.get(mimic.joint)
+        if leader is None:
+            raise diag.error(
+                f"<mimic> names joint {mimic.joint!r}, which does not exist",
+                line,
+                joint_label(joint),
+            )
+        for role, who in (("a mimic", joint), ("mimicked", leader)):
+            if who.joint_type == "fixed":
+                diag.warn(
+                    f"<mimic>: {role} joint {who.name!r} is fixed; the mimic has no effect",
+                    line,
+                    joint_label(joint),
+                )
+            elif who.joint_type not in SINGLE_VALUE_TYPES:
+                raise diag.error(
+                    f"<mimic>: {role} joint {who.name!r} is {who.joint_type}; "
+                    "only single-value joints can mimic or be mimicked",
+                    line,
+                    joint_label(joint),
+                )
+    for joint in joints.values():
+        chain = [joint.name]
+        current = joint
+        while current.mimic is not None:
+            current = joints[current.mimic.joint]
+            if current.name == joint.name:
+                members = [joints[n] for n in chain]
+                first = min(members, key=lambda j: j.line if j.line is not None else 0)
+                assert first.mimic is not None
+                start = chain.index(first.name)
+                loop = " -> ".join(chain[start:] + chain[:start] + [first.name])
+                raise diag.error(
+                    f"mimic cycle: {loop}", first.mimic.line or first.line, joint_label(first)
+                )
+            if current.name in chain:
+                break  # a cycle not through `joint`; found when its own members are visited
+            chain.append(current.name)
+
+
+def assemble_robot(
+    name: str,
+    links: Sequence[Link],
+    joints: Sequence[Joint],
+    diag: Diagnostics,
+    robot_line: int | None = None,
+) -> Robot:
+    """Check the tree and mimics, and build the Robot (links and joints in file order)."""
+    check_unique_names(links, "link", diag)
+    check_unique_names(joints, "joint", diag)
+    links_by_name = {link.name: link for link in links}
+    check_joint_links(links_by_name, joints, diag)
+    parent_of = parent_joints(joints, diag)
+    check_no_cycles(links_by_name, parent_of, diag)
+    root = find_root(links_by_name, parent_of, diag, robot_line)
+    joints_by_name = {joint.name: joint for joint in joints}
+    check_mimics(joints_by_name, diag)
+    return Robot(
+        name=name,
+        links=links_by_name,
+        joints=joints_by_name,
+        root=root,
+        source=diag.source,
+        warnings=diag.warnings,
+    )
