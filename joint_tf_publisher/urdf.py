@@ -125,7 +125,9 @@ def _required(element: etree._Element, attribute: str, ctx: _Context, owner: str
 def _number(
     text: str, attribute: str, element: etree._Element, ctx: _Context, owner: str, allow_inf: bool
 ) -> float:
+    """``text`` (one number of ``attribute``) as a float; errors quote the whole attribute."""
     token = text.strip()
+    text = element.get(attribute, text)
     if _NUMBER.fullmatch(token) is None:
         hint = " (unexpanded xacro?)" if "$" in token else ""
         raise ctx.error(
