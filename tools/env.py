@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Create or check the project environment ``.venv`` (``make env``).
+
+Two worlds:
+
+* A ROS 2 distro is sourced (the interpreter running this script imports ``rclpy`` and
+  ``tf2_msgs``): ``.venv`` is made with ``--system-site-packages`` and only the non-ROS
+  Python dependencies (requirements/dev.txt) go into it. Nothing ROS-related is installed.
+* No ROS 2 (plain Python 3.11, CI, a laptop): ``.venv`` gets ROS 2 Kilted from PyPI wheels
+  (requirements/ros.txt); where ``tf2_msgs`` is still not importable, the one-message
+  interface package in interfaces/tf2_msgs is generated with ament_cmake and installed into
+  the venv prefix; then requirements/dev.txt.
+
+Both end with ``pip install -e .`` and write ``.venv/.jtp-env-ok`` LAST. The marker holds a
+hash of the inputs (requirements, interfaces/, setup.py, setup.cfg, package.xml, this
+script, the mode and the Python version). A run that finds the marker current and the
+import check passing does nothing else (about a second). A stale marker updates the venv
+in place; a missing marker or a failing import check means a broken or half-built venv,
+which is removed and rebuilt.
+
+Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH]``. Exit status 0 when
+the environment is ready (or, with ``--check``, already current), non-zero otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER_NAME = ".jtp-env-ok"
+MODE_ROS = "sourced-ros"
+MODE_PIP = "pip-wheels"
+ROS_PROBE = "import rclpy, tf2_msgs.msg"
+READY_PROBE = (
+    "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
+    "joint_tf_publisher"
+)
+TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
+
+
+class EnvError(RuntimeError):
+    """A setup step failed; the message says which and how to look further."""
+
+
+def log(message: str) -> None:
+    """One progress line on stderr, prefixed so it stands out in ``make`` output."""
+    print(f"[env] {message}", file=sys.stderr, flush=True)
+
+
+def base_python() -> str:
+    """The interpreter that builds the venv: the base one even if run from inside a venv."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return str(base)
+
+
+def venv_python(venv: Path) -> Path:
+    """The venv's own interpreter (the ROS wheels' bootstrap needs exactly this one)."""
+    return venv / "bin" / "python"
+
+
+def clean_env() -> dict[str, str]:
+    """The caller's environment without variables that would leak an outer venv's state."""
+    env = dict(os.environ)
+    for name in ("VIRTUAL_ENV", "PYTHONHOME", "_ROS_WHEELS_BOOTSTRAP_COMPLETE"):
+        env.pop(name, None)
+    return env
+
+
+def python_imports(python: str | Path, code: str, env: dict[str, str] | None = None) -> bool:
+    """True when ``python -c code`` exits 0 (output discarded)."""
+    result = subprocess.run(
+        [str(python), "-c", code],
+        env=env if env is not None else clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def detect_mode() -> str:
+    """``sourced-ros`` when the base interpreter already imports rclpy and tf2_msgs."""
+    if python_imports(base_python(), ROS_PROBE):
+        return MODE_ROS
+    return MODE_PIP
+
+
+def input_files() -> list[Path]:
+    """Every file whose content decides what the venv holds, in a stable order."""
+    files = [ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "package.xml", Path(__file__)]
+    for folder in (ROOT / "requirements", TF2_MSGS_SOURCE):
+        if folder.is_dir():
+            files.extend(path for path in folder.rglob("*") if path.is_file())
+    return sorted({path.resolve() for path in files if path.is_file()})
+
+
+def inputs_hash(mode: str) -> str:
+    """sha256 over the inputs' paths and contents, the mode and the Python version."""
+    digest = hashlib.sha256()
+    digest.update(f"mode={mode}\npython={sys.version_info[:2]}\n".encode())
+    for path in input_files():
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def read_marker(venv: Path) -> str | None:
+    """The hash stored in the ready marker, or None when there is no marker."""
+    marker = venv / MARKER_NAME
+    if not marker.is_file():
+        return None
+    return marker.read_text(encoding="utf-8").strip().splitlines()[0] if marker.stat().st_size else ""
+
+
+def venv_ready(venv: Path) -> bool:
+    """The quick import check, run by the venv's interpreter."""
+    python = venv_python(venv)
+    return python.exists() and python_imports(python, READY_PROBE)
+
+
+def run(command: Sequence[str | Path], *, cwd: Path = ROOT, env: dict[str, str] | None = None,
+        log_file: Path | None = None) -> None:
+    """Run a setup step; on failure raise EnvError with the command and its output's tail."""
+    argv = [str(part) for part in command]
+    started = time.monotonic()
+    result = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env if env is not None else clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    if log_file is not None:
+        with log_file.open("a", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(argv)}\n{result.stdout}\n")
+    if result.returncode != 0:
+        tail = "\n".join(result.stdout.splitlines()[-40:])
+        raise EnvError(f"command failed ({result.returncode}): {' '.join(argv)}\n{tail}")
+    log(f"  done in {time.monotonic() - started:.1f} s: {' '.join(argv[:6])}...")
+
+
+def pip_install(venv: Path, *args: str | Path, log_file: Path) -> None:
+    """``pip install`` into the venv, quietly and without the version self-check."""
+    run(
+        [venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check",
+         "--progress-bar", "off", *args],
+        log_file=log_file,
+    )
+
+
+def create_venv(venv: Path, mode: str, log_file: Path) -> None:
+    """A fresh venv; with a sourced ROS 2 it sees the system site-packages."""
+    command: list[str | Path] = [base_python(), "-m", "venv"]
+    if mode == MODE_ROS:
+        command.append("--system-site-packages")
+    run([*command, venv], log_file=log_file)
+
+
+def build_tf2_msgs(venv: Path, log_file: Path) -> None:
+    """Generate the tf2_msgs interface package and install it into the venv prefix."""
+    if shutil.which("cmake") is None:
+        raise EnvError("cmake is needed to generate tf2_msgs (apt-get install cmake)")
+    pip_install(venv, "-r", ROOT / "requirements" / "tf2_msgs-build.txt", log_file=log_file)
+    python = venv_python(venv)
+    jobs = str(os.cpu_count() or 2)
+    with tempfile.TemporaryDirectory(prefix="jtp-tf2_msgs-") as build_dir:
+        run(
+            ["cmake", "-S", TF2_MSGS_SOURCE, "-B", build_dir,
+             f"-DCMAKE_PREFIX_PATH={venv}", f"-DCMAKE_INSTALL_PREFIX={venv}",
+             f"-DPython3_EXECUTABLE={python}", "-DBUILD_TESTING=OFF",
+             "-DCMAKE_BUILD_TYPE=Release"],
+            log_file=log_file,
+        )
+        run(["cmake", "--build", build_dir, "--parallel", jobs], log_file=log_file)
+        run(["cmake", "--install", build_dir], log_file=log_file)
+
+
+def install(venv: Path, mode: str, log_file: Path) -> None:
+    """Install everything the project needs into an existing venv (idempotent)."""
+    if mode == MODE_PIP:
+        log("installing ROS 2 Kilted wheels (requirements/ros.txt)")
+        pip_install(venv, "-r", ROOT / "requirements" / "ros.txt", log_file=log_file)
+        if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
+            log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
+            build_tf2_msgs(venv, log_file)
+    log("installing development requirements (requirements/dev.txt)")
+    pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
+    log("installing joint_tf_publisher in editable mode")
+    pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+@contextlib.contextmanager
+def exclusive_lock(venv: Path) -> Iterator[None]:
+    """Serialise concurrent ``make env`` runs on the same venv (teammates, parallel tests)."""
+    key = hashlib.sha256(str(venv.resolve()).encode()).hexdigest()[:16]
+    lock_path = Path(tempfile.gettempdir()) / f"jtp-env-{key}.lock"
+    with lock_path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("another setup of this venv is running; waiting for it")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def ensure(venv: Path, *, force_rebuild: bool) -> str:
+    """Make the venv ready; return a one-line summary of what was done."""
+    started = time.monotonic()
+    mode = detect_mode()
+    wanted = inputs_hash(mode)
+    marker = venv / MARKER_NAME
+    stored = read_marker(venv)
+    if not force_rebuild and stored == wanted and venv_ready(venv):
+        return f"{venv} is ready ({mode}); checked in {time.monotonic() - started:.1f} s"
+
+    with exclusive_lock(venv):
+        stored = read_marker(venv)
+        ready = venv_ready(venv)
+        if not force_rebuild and stored == wanted and ready:
+            return f"{venv} was made ready by a concurrent run ({mode})"
+        rebuild = force_rebuild or stored is None or not ready
+        if rebuild and venv.exists():
+            why = "asked to" if force_rebuild else (
+                "no ready marker (half-built)" if stored is None else "import check failed")
+            log(f"removing {venv}: {why}")
+            shutil.rmtree(venv)
+        marker.unlink(missing_ok=True)
+        log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
+        log(f"mode: {mode}; full log in {log_file}")
+        if not venv.exists():
+            log(f"creating {venv}")
+            create_venv(venv, mode, log_file)
+        else:
+            log(f"inputs changed since {venv} was built: updating it in place")
+        install(venv, mode, log_file)
+        if not venv_ready(venv):
+            raise EnvError(
+                f"{venv} was built but `{READY_PROBE}` still fails in it; see {log_file}"
+            )
+        marker.write_text(f"{wanted}\nmode={mode}\n", encoding="utf-8")
+        log_file.unlink(missing_ok=True)
+    action = "rebuilt" if rebuild else "updated"
+    return f"{venv} {action} ({mode}) in {time.monotonic() - started:.1f} s"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point; see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="venv directory")
+    parser.add_argument("--check", action="store_true", help="only check; exit 1 if not ready")
+    parser.add_argument("--rebuild", action="store_true", help="remove and rebuild the venv")
+    args = parser.parse_args(argv)
+    venv: Path = args.venv.absolute()
+    if args.check:
+        mode = detect_mode()
+        current = read_marker(venv) == inputs_hash(mode) and venv_ready(venv)
+        log(f"{venv} is {'ready' if current else 'NOT ready'} ({mode})")
+        return 0 if current else 1
+    try:
+        summary = ensure(venv, force_rebuild=args.rebuild)
+    except EnvError as error:
+        log(f"FAILED: {error}")
+        return 1
+    log(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
