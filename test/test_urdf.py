@@ -80,7 +80,7 @@ def single_joint(
 
 def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """URDF rpy (fixed axes x, then y, then z) via scipy's extrinsic 'xyz' Euler angles."""
-    return Rotation.from_euler("xyz", [roll, pitch, yaw]).as_matrix()
+    return np.array(Rotation.from_euler("xyz", [roll, pitch, yaw]).as_matrix(), dtype=float)
 
 
 # -- structure and defaults ------------------------------------------------------------------
