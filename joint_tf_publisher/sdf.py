@@ -33,6 +33,7 @@ from .model import Dynamics, Joint, Limit, Link, Mimic, Robot
 from .transforms import quaternion_to_matrix, xyz_rpy_to_matrix
 from .tree import spanning_tree
 from .validate import check_joint_links, check_mimics, check_unique_names
+from .xmlio import line_of
 
 Array = NDArray[np.float64]
 
@@ -250,8 +251,7 @@ class _Parser:
 
 def _line(element: etree._Element | None) -> int | None:
     """The source line of ``element``, if known."""
-    line = element.sourceline if element is not None else None
-    return line if isinstance(line, int) else None
+    return line_of(element) if element is not None else None
 
 
 def _version(root: etree._Element, diag: Diagnostics) -> tuple[int, int]:
@@ -331,13 +331,15 @@ def robot_from_element(root: etree._Element, source: str, model_name: str | None
         raise diag.error("model has no links", _line(model), model_label)
     if version >= (1, 7):
         _read_frames(parser)
-    joint_elements = _read_joint_frames(parser)
-    world_link = _add_world_link(parser, joint_elements, links)
+    joint_elements = _read_joint_frames(parser, {link.name for link in links})
+    world_link = _add_world_link(parser, joint_elements)
+    for frame in list(parser.frames.values()):  # every pose must resolve, used or not
+        parser.in_model(frame.name, frame.element, f"{frame.kind} {frame.name!r}")
 
     joints: list[Joint] = []
     joint_poses: dict[str, Array] = {}
     for element in joint_elements:
-        joint, X_M_J = _build_joint(parser, element, links)
+        joint, X_M_J = _build_joint(parser, element)
         joints.append(joint)
         joint_poses[joint.name] = X_M_J
     joints = _resolve_gearboxes(parser, joints, joint_poses, joint_elements)
@@ -398,7 +400,7 @@ def _read_frames(parser: _Parser) -> None:
         parser.add_frame(_Frame("frame", name, element, pose, relative_to or attached_to))
 
 
-def _read_joint_frames(parser: _Parser) -> list[etree._Element]:
+def _read_joint_frames(parser: _Parser, link_names: set[str]) -> list[etree._Element]:
     """Register each joint frame (pose relative to the child link by default)."""
     elements = list(parser.model.findall("joint"))
     for element in elements:
@@ -407,15 +409,18 @@ def _read_joint_frames(parser: _Parser) -> list[etree._Element]:
             raise parser.error("<joint> needs a 'name'", element, "joint")
         what = f"joint {name!r}"
         child = parser.required_text(element, "child", what)
-        parser.required_text(element, "parent", what)
+        parent = parser.required_text(element, "parent", what)
+        for role, link in (("parent", parent), ("child", child)):
+            if link not in link_names and not (role == "parent" and link == WORLD):
+                raise parser.error(
+                    f"{role} {link!r} is not a link of the model", element.find(role), what
+                )
         pose, relative_to = parser.pose(element, what)
         parser.add_frame(_Frame("joint", name, element, pose, relative_to or child))
     return elements
 
 
-def _add_world_link(
-    parser: _Parser, joint_elements: list[etree._Element], links: list[Link]
-) -> Link | None:
+def _add_world_link(parser: _Parser, joint_elements: list[etree._Element]) -> Link | None:
     """A link ``world`` (at the inverse of the model's ``<pose>``) if a joint's parent is world."""
     for element in joint_elements:
         parent = element.find("parent")
@@ -440,9 +445,7 @@ def _canonical_link(parser: _Parser, links: list[Link]) -> str:
     return name
 
 
-def _build_joint(
-    parser: _Parser, element: etree._Element, links: list[Link]
-) -> tuple[Joint, Array]:
+def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array]:
     """One ``<joint>`` as a model.Joint, and its frame X_M_J in the model frame."""
     name = element.get("name", "").strip()
     what = f"joint {name!r}"
@@ -455,12 +458,6 @@ def _build_joint(
         )
     parent = parser.required_text(element, "parent", what)
     child = parser.required_text(element, "child", what)
-    link_names = {link.name for link in links}
-    for role, link in (("parent", parent), ("child", child)):
-        if link not in link_names and not (role == "parent" and link == WORLD):
-            raise parser.error(
-                f"{role} {link!r} is not a link of the model", element.find(role), what
-            )
     X_M_J = parser.in_model(name, element, what)
     X_M_parent = parser.in_model(parent, element.find("parent"), what)
     X_M_child = parser.in_model(child, element.find("child"), what)
