@@ -376,3 +376,9 @@ def test_lone_surrogate_in_text_is_a_model_error() -> None:
     """A str that cannot be encoded (e.g. from surrogateescape decoding) is bad input too."""
     report = run_probe({"document": '<robot name="r\udc80"><link name="a"/></robot>'})
     assert_clear_model_error(report, "<string>")
+
+
+@XFAIL_MULTILINE_LIBXML_MESSAGE
+def test_nul_byte_is_a_one_line_model_error() -> None:
+    report = run_probe({"document": '<robot name="r"><link name="a\u0000"/></robot>'})
+    assert_clear_model_error(report, "<string>:1", "invalid")
