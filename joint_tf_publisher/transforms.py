@@ -136,3 +136,82 @@ def plane_basis(normal: ArrayLike) -> Array:
     if sin_angle < 1e-12:
         return np.eye(3) if cos_angle > 0 else np.diag([1.0, -1.0, -1.0])
     return axis_angle_to_matrix(cross / sin_angle, float(np.arctan2(sin_angle, cos_angle)))
+
+
+def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> Array:
+    """Hamilton product ``a * b`` of quaternions (..., 4) as (x, y, z, w); broadcasts.
+
+    As rotations, the product applies ``b`` first, then ``a`` (R(a * b) = R(a) @ R(b)).
+    """
+    p = np.asarray(a, dtype=np.float64)
+    q = np.asarray(b, dtype=np.float64)
+    x1, y1, z1, w1 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    x2, y2, z2, w2 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack(
+        [
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        ],
+        axis=-1,
+    )
+
+
+def quaternions_to_matrices(quats_xyzw: ArrayLike) -> Array:
+    """Rotation matrices (N, 3, 3) of quaternions (N, 4) as (x, y, z, w), each normalised.
+
+    The caller ensures non-zero, finite norms (a zero quaternion gives NaN).
+    """
+    q = np.asarray(quats_xyzw, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    x, y, z, w = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    out = np.empty((q.shape[0], 3, 3))
+    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    out[:, 0, 1] = 2 * (x * y - z * w)
+    out[:, 0, 2] = 2 * (x * z + y * w)
+    out[:, 1, 0] = 2 * (x * y + z * w)
+    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    out[:, 1, 2] = 2 * (y * z - x * w)
+    out[:, 2, 0] = 2 * (x * z - y * w)
+    out[:, 2, 1] = 2 * (y * z + x * w)
+    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+def rpy_to_matrices(rpy: ArrayLike) -> Array:
+    """Rotation matrices (N, 3, 3) from fixed-axis roll, pitch, yaw (N, 3) in radians."""
+    angles = np.asarray(rpy, dtype=np.float64)
+    cr, sr = np.cos(angles[:, 0]), np.sin(angles[:, 0])
+    cp, sp = np.cos(angles[:, 1]), np.sin(angles[:, 1])
+    cy, sy = np.cos(angles[:, 2]), np.sin(angles[:, 2])
+    out = np.empty((angles.shape[0], 3, 3))
+    out[:, 0, 0] = cy * cp
+    out[:, 0, 1] = cy * sp * sr - sy * cr
+    out[:, 0, 2] = cy * sp * cr + sy * sr
+    out[:, 1, 0] = sy * cp
+    out[:, 1, 1] = sy * sp * sr + cy * cr
+    out[:, 1, 2] = sy * sp * cr - cy * sr
+    out[:, 2, 0] = -sp
+    out[:, 2, 1] = cp * sr
+    out[:, 2, 2] = cp * cr
+    return out
+
+
+def axis_angles_to_matrices(axis: ArrayLike, angles: ArrayLike) -> Array:
+    """Rotation matrices (N, 3, 3) by ``angles`` (N,) radians about one unit ``axis`` (3,)."""
+    x, y, z = np.asarray(axis, dtype=np.float64)
+    theta = np.asarray(angles, dtype=np.float64)
+    c, s = np.cos(theta), np.sin(theta)
+    v = 1.0 - c
+    out = np.empty((theta.shape[0], 3, 3))
+    out[:, 0, 0] = c + x * x * v
+    out[:, 0, 1] = x * y * v - z * s
+    out[:, 0, 2] = x * z * v + y * s
+    out[:, 1, 0] = y * x * v + z * s
+    out[:, 1, 1] = c + y * y * v
+    out[:, 1, 2] = y * z * v - x * s
+    out[:, 2, 0] = z * x * v - y * s
+    out[:, 2, 1] = z * y * v + x * s
+    out[:, 2, 2] = c + z * z * v
+    return out

@@ -1,0 +1,878 @@
+"""Compiled kinematics: a Robot turned once into numpy arrays, then fast updates and FK.
+
+``Kinematics(robot)`` (``robot.kinematics``) orders the tree, folds every chain of fixed joints
+into a constant pose, and lays out one variable vector for all moving joints:
+
+- 1-DOF joints (revolute, continuous, prismatic, screw, gearbox): one value (rad or m);
+- planar: x, y (m) in the plane, theta (rad) about its normal;
+- floating: x, y, z (m), qx, qy, qz, qw;
+- ball: qx, qy, qz, qw;
+- revolute2, universal: two angles (rad), about ``axis`` then ``axis2``.
+
+Every 1-DOF motion is a rotation by ``k_rot * q`` about the unit axis ``a`` and a translation
+``k_trans * q`` along it (revolute: 1, 0; prismatic: 0, 1; screw: 1, pitch), so with
+``c = cos(theta)``, ``s = sin(theta)`` and ``d`` the travel
+
+    motion(q) = E_1 + c * E_c + s * E_s + d * E_d
+
+with constant (4, 4) matrices (Rodrigues' formula). ``T_parent_child = origin @ motion(q) @
+child_offset`` is then linear in (1, c, s, d), and the per-joint matrices are precomputed with
+the constant fixed-joint chain in front. FK of one configuration evaluates all joints at once
+and composes them one tree level at a time; batched FK works per joint on (N, 4, 4) stacks.
+
+Frames: every pose is ``T_a_b`` (frame b in frame a); FK poses are in the root link frame.
+Quaternions are (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import ModelError
+from .model import Joint, Robot
+from .transforms import (
+    axis_angles_to_matrices,
+    matrices_to_quaternions,
+    matrix_to_quaternion,
+    plane_basis,
+    quaternion_multiply,
+    quaternions_to_matrices,
+    rpy_to_matrices,
+)
+
+Array = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+BoolArray = NDArray[np.bool_]
+
+#: Joint types with one scalar value, moved by rotation and/or translation along one axis.
+SCALAR_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
+#: Accepted values of ``clamp``: none, the hard ``<limit>`` range, or hard intersected with soft.
+CLAMP_MODES = (None, "hard", "soft")
+
+_VALUE_SIZES = {"planar": 3, "floating": 7, "ball": 4, "revolute2": 2, "universal": 2}
+#: Where the (x, y, z, w) quaternion starts inside a joint's values.
+_QUATERNION_START = {"floating": 3, "ball": 0}
+_IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
+_PLAN_CACHE_SIZE = 64
+
+
+@dataclass
+class JointPositions:
+    """The joint state of one consumer (the node keeps one), updated by ``Kinematics.apply``.
+
+    ``values`` is the full variable vector (layout in the module docstring; metres, radians,
+    unit quaternions), always finite: the last good value of every variable. ``received[i]`` is
+    True once a value for ``moving_joints[i]`` has arrived, directly or through its mimic leader.
+    """
+
+    values: Array
+    received: BoolArray
+
+
+@dataclass
+class Update:
+    """What one ``apply`` call did.
+
+    ``moved``: indices into ``moving_joints`` whose transform may have changed (the joints given
+    plus their mimic followers, and any joint whose stored value a clamp changed), sorted.
+    ``clamped``: joints whose value was clamped. ``rejected``: joints given a non-finite value
+    or a zero quaternion (they keep their last good value). ``unknown``: names that are not a
+    moving joint's variable (fixed joints included). ``ignored_mimic``: names of mimic joints,
+    whose value always comes from their leader.
+    """
+
+    moved: IndexArray
+    clamped: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    ignored_mimic: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _NamePlan:
+    """How the names of one JointState message map onto the variable vector (cached)."""
+
+    message_index: IndexArray  # position in the message of each accepted name
+    slots: IndexArray  # variable slot each accepted name writes
+    joints: IndexArray  # moving-joint index of each accepted name
+    quaternion_joints: tuple[int, ...]  # floating/ball joints whose quaternion is written
+    unknown: list[str]
+    ignored_mimic: list[str]
+
+
+@dataclass(frozen=True)
+class _MimicLevel:
+    """Mimic followers whose leaders are resolved before them: follower = m * leader + offset."""
+
+    follower_slots: IndexArray
+    leader_slots: IndexArray
+    multiplier: Array
+    offset: Array
+    follower_joints: IndexArray
+    leader_joints: IndexArray
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Moving joints ``start:stop`` whose parent frames (``parent_frames``) are already posed."""
+
+    start: int
+    stop: int
+    parent_frames: IndexArray
+    single_parent: int  # the one parent frame of every joint of the level, or -1
+
+
+def _model_error(robot: Robot, joint: Joint, message: str, line: int | None = None) -> ModelError:
+    return ModelError(message, source=robot.source, line=line if line is not None else joint.line,
+                      element=f"joint {joint.name!r}")
+
+
+def _tree_order(robot: Robot) -> list[Joint]:
+    """The joints depth first from the root, children in file order (parents before children).
+
+    Raises ModelError for a joint naming a missing link, a link with two parent joints, and
+    joints not connected to the root (a cycle).
+    """
+    children: dict[str, list[Joint]] = {name: [] for name in robot.links}
+    parent_joint: dict[str, Joint] = {}
+    for joint in robot.joints.values():
+        for link in (joint.parent, joint.child):
+            if link not in children:
+                raise _model_error(robot, joint, f"link {link!r} does not exist")
+        if joint.child in parent_joint:
+            raise _model_error(robot, joint, f"link {joint.child!r} already has parent joint "
+                                             f"{parent_joint[joint.child].name!r}")
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    if robot.root not in children:
+        raise ModelError(f"root link {robot.root!r} does not exist", source=robot.source)
+    order: list[Joint] = []
+    stack = list(reversed(children[robot.root]))
+    while stack:
+        joint = stack.pop()
+        order.append(joint)
+        stack.extend(reversed(children[joint.child]))
+    if len(order) != len(robot.joints):
+        reached = {joint.name for joint in order}
+        lost = next(j for j in robot.joints.values() if j.name not in reached)
+        raise _model_error(robot, lost, f"not connected to the root link {robot.root!r} "
+                                        "(the joints form a cycle)")
+    return order
+
+
+def _skew(vector: Array) -> Array:
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def _motion_basis(axis: Array) -> Array:
+    """(4, 4, 4): E_1, E_c, E_s, E_d with motion = E_1 + c E_c + s E_s + d E_d (Rodrigues)."""
+    basis = np.zeros((4, 4, 4))
+    outer = np.outer(axis, axis)
+    basis[0, :3, :3] = outer
+    basis[0, 3, 3] = 1.0
+    basis[1, :3, :3] = np.eye(3) - outer
+    basis[2, :3, :3] = _skew(axis)
+    basis[3, :3, 3] = axis
+    return basis
+
+
+class Kinematics:
+    """A Robot's tree compiled into numpy arrays; see the module docstring.
+
+    Public members: ``moving_joints``, ``fixed_joints``, ``variable_names``, ``link_names``;
+    ``new_positions``, ``apply``, ``apply_multi_dof``, ``joint_transforms``,
+    ``fixed_transforms``, ``link_fk``, ``link_fk_batch``.
+    """
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
+        order = _tree_order(robot)
+        self._compile_frames(order)
+        self._compile_variables()
+        self._compile_mimic()
+        self._compile_limits()
+        self._compile_joint_transforms()
+        self._compile_single_fk()
+        self._compile_batch_fk()
+        self._zero_values = self._initial_values()
+        self._plans: dict[tuple[str, ...], _NamePlan] = {}
+
+    # -- compilation -----------------------------------------------------------------------
+
+    def _compile_frames(self, order: list[Joint]) -> None:
+        """Moving joints by depth; each link's anchor frame and constant pose in it.
+
+        Frame 0 is the root link; frame i + 1 is the child link of ``moving_joints[i]``.
+        """
+        # Per link: (moving joint whose child frame it hangs from, or None; pose in that frame;
+        # number of moving joints above it).
+        anchor: dict[str, tuple[Joint | None, Array, int]] = {self.robot.root: (None, np.eye(4), 0)}
+        parent_anchor: dict[str, tuple[Joint | None, Array, int]] = {}
+        moving_in_order: list[Joint] = []
+        self.fixed_joints: list[Joint] = []
+        for joint in order:
+            above, T_anchor_parent, depth = anchor[joint.parent]
+            if joint.joint_type == "fixed":
+                self.fixed_joints.append(joint)
+                anchor[joint.child] = (above, T_anchor_parent @ joint.child_pose(), depth)
+            else:
+                moving_in_order.append(joint)
+                parent_anchor[joint.name] = (above, T_anchor_parent, depth)
+                anchor[joint.child] = (joint, np.eye(4), depth + 1)
+        # A stable sort by depth keeps parents before children and makes each level contiguous.
+        self.moving_joints: list[Joint] = sorted(
+            moving_in_order, key=lambda j: parent_anchor[j.name][2])
+        self._moving_index = {joint.name: i for i, joint in enumerate(self.moving_joints)}
+
+        def frame_of(joint: Joint | None) -> int:
+            return 0 if joint is None else self._moving_index[joint.name] + 1
+
+        count = len(self.moving_joints)
+        self._parent_frame = np.array(
+            [frame_of(parent_anchor[j.name][0]) for j in self.moving_joints], dtype=np.intp)
+        self._T_frame_parent = np.array(
+            [parent_anchor[j.name][1] for j in self.moving_joints]).reshape(count, 4, 4)
+        depths = [parent_anchor[j.name][2] for j in self.moving_joints]
+        self._levels: list[_Level] = []
+        start = 0
+        while start < count:
+            stop = start
+            while stop < count and depths[stop] == depths[start]:
+                stop += 1
+            parents = self._parent_frame[start:stop]
+            single = int(parents[0]) if np.all(parents == parents[0]) else -1
+            self._levels.append(_Level(start, stop, parents.copy(), single))
+            start = stop
+        self.link_names: list[str] = list(self.robot.links)
+        self._link_frame = np.array([frame_of(anchor[name][0]) for name in self.link_names],
+                                    dtype=np.intp)
+        self._T_frame_link = np.array([anchor[name][1] for name in self.link_names]
+                                      ).reshape(len(self.link_names), 4, 4)
+
+    def _compile_variables(self) -> None:
+        """Lay out the variable vector; map every variable name to (moving joint, slot)."""
+        sizes = [_VALUE_SIZES.get(j.joint_type, 1) for j in self.moving_joints]
+        self._slot = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp) if sizes \
+            else np.zeros(0, dtype=np.intp)
+        self._size = np.array(sizes, dtype=np.intp)
+        self._num_values = int(sum(sizes))
+        self._slot_joint = np.repeat(np.arange(len(sizes), dtype=np.intp), sizes)
+        self._is_scalar = np.array([j.joint_type in SCALAR_TYPES for j in self.moving_joints],
+                                   dtype=bool)
+        self._all_scalar = bool(np.all(self._is_scalar))
+        self._variable_lookup: dict[str, tuple[int, int]] = {}
+        for i, joint in enumerate(self.moving_joints):
+            for k, name in enumerate(joint.variable_names):
+                self._variable_lookup[name] = (i, int(self._slot[i]) + k)
+        self._is_mimic = np.array([j.mimic is not None for j in self.moving_joints], dtype=bool)
+        self.variable_names: list[str] = [
+            name for i, joint in enumerate(self.moving_joints) if not self._is_mimic[i]
+            for name in joint.variable_names]
+        self._fixed_names = {joint.name for joint in self.fixed_joints}
+        self._quaternion_joint_indices = [i for i, joint in enumerate(self.moving_joints)
+                                          if joint.joint_type in _QUATERNION_START]
+
+    def _compile_mimic(self) -> None:
+        """Group mimic followers into levels so each level's leaders are already resolved."""
+        robot = self.robot
+        level_of: dict[str, int] = {}
+
+        def level(joint: Joint, visiting: tuple[str, ...]) -> int:
+            if joint.mimic is None:
+                return 0
+            if joint.name in level_of:
+                return level_of[joint.name]
+            mimic = joint.mimic
+            line = getattr(mimic, "line", None)
+            if joint.joint_type not in SCALAR_TYPES:
+                raise _model_error(robot, joint, f"<mimic> on a {joint.joint_type} joint: only "
+                                   "1-DOF joints can mimic", line)
+            leader = robot.joints.get(mimic.joint)
+            if leader is None:
+                raise _model_error(robot, joint, f"<mimic> names joint {mimic.joint!r}, which "
+                                   "does not exist", line)
+            if leader.joint_type not in SCALAR_TYPES:
+                raise _model_error(robot, joint, f"<mimic> leader {leader.name!r} is a "
+                                   f"{leader.joint_type} joint; it must be a 1-DOF joint", line)
+            if leader.name in visiting or leader.name == joint.name:
+                cycle = " -> ".join((*visiting, joint.name, leader.name))
+                raise _model_error(robot, joint, f"<mimic> joints form a cycle: {cycle}", line)
+            level_of[joint.name] = level(leader, (*visiting, joint.name)) + 1
+            return level_of[joint.name]
+
+        for joint in self.moving_joints:
+            level(joint, ())
+        self._mimic_levels: list[_MimicLevel] = []
+        for depth in range(1, max(level_of.values(), default=0) + 1):
+            followers = [i for i, j in enumerate(self.moving_joints)
+                         if level_of.get(j.name) == depth]
+            leaders = [self._moving_index[self.moving_joints[i].mimic.joint]  # type: ignore[union-attr]
+                       for i in followers]
+            mimics = [self.moving_joints[i].mimic for i in followers]
+            self._mimic_levels.append(_MimicLevel(
+                follower_slots=self._slot[followers],
+                leader_slots=self._slot[leaders],
+                multiplier=np.array([m.multiplier for m in mimics if m is not None]),
+                offset=np.array([m.offset for m in mimics if m is not None]),
+                follower_joints=np.array(followers, dtype=np.intp),
+                leader_joints=np.array(leaders, dtype=np.intp),
+            ))
+
+    def _compile_limits(self) -> None:
+        """Per-variable clamp ranges (+-inf where a variable is not clamped)."""
+        self._ranges: dict[str, tuple[Array, Array]] = {}
+        for mode in ("hard", "soft"):
+            lower = np.full(self._num_values, -np.inf)
+            upper = np.full(self._num_values, np.inf)
+            for i, joint in enumerate(self.moving_joints):
+                limits = joint.hard_limits() if mode == "hard" else joint.soft_limits()
+                if limits is not None:
+                    lower[self._slot[i]], upper[self._slot[i]] = limits
+            self._ranges[mode] = (lower, upper)
+
+    def _motion_coefficients(self) -> tuple[Array, Array]:
+        """Per moving joint, k_rot and k_trans: theta = k_rot * q, travel d = k_trans * q."""
+        k_rot = np.zeros(len(self.moving_joints))
+        k_trans = np.zeros(len(self.moving_joints))
+        for i, joint in enumerate(self.moving_joints):
+            if joint.joint_type in ("revolute", "continuous", "gearbox"):
+                k_rot[i] = 1.0
+            elif joint.joint_type == "prismatic":
+                k_trans[i] = 1.0
+            elif joint.joint_type == "screw":
+                k_rot[i], k_trans[i] = 1.0, joint.screw_pitch
+        return k_rot, k_trans
+
+    def _compile_joint_transforms(self) -> None:
+        """Constants for ``joint_transforms`` of 1-DOF joints in closed form.
+
+        With R0, p0 the origin, qc, pc the child offset, a the axis, theta, d the motion:
+        quaternion = A sin(theta/2) + B cos(theta/2), A = q0 (a, 0) qc, B = q0 qc;
+        translation = T0 + U_c cos(theta) + U_s sin(theta) + U_d d, from Rodrigues' formula.
+        """
+        self._k_rot, self._k_trans = self._motion_coefficients()
+        count = len(self.moving_joints)
+        self._quat_sin = np.zeros((count, 4))
+        self._quat_cos = np.zeros((count, 4))
+        self._trans_coefficients = np.zeros((count, 4, 3))  # rows: 1, cos, sin, d
+        for i, joint in enumerate(self.moving_joints):
+            if not self._is_scalar[i]:
+                continue
+            rotation0, p0 = joint.origin[:3, :3], joint.origin[:3, 3]
+            pc = joint.child_offset[:3, 3]
+            a = joint.axis
+            q0 = matrix_to_quaternion(rotation0)
+            qc = matrix_to_quaternion(joint.child_offset[:3, :3])
+            self._quat_sin[i] = quaternion_multiply(quaternion_multiply(q0, [*a, 0.0]), qc)
+            self._quat_cos[i] = quaternion_multiply(q0, qc)
+            along = float(a @ pc)
+            self._trans_coefficients[i] = [
+                p0 + rotation0 @ a * along,
+                rotation0 @ (pc - a * along),
+                rotation0 @ np.cross(a, pc),
+                rotation0 @ a,
+            ]
+        self._fixed_translations = np.zeros((len(self.fixed_joints), 3))
+        self._fixed_quaternions = np.zeros((len(self.fixed_joints), 4))
+        if self.fixed_joints:
+            poses = np.array([joint.child_pose() for joint in self.fixed_joints])
+            self._fixed_translations = poses[:, :3, 3].copy()
+            self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
+
+    def _compile_single_fk(self) -> None:
+        """(M, 4, 16): T_frame_child = [1, c, s, d] @ this, per 1-DOF joint (frame = anchor)."""
+        count = len(self.moving_joints)
+        self._fk_basis = np.zeros((count, 4, 16))
+        for i, joint in enumerate(self.moving_joints):
+            if self._is_scalar[i]:
+                front = self._T_frame_parent[i] @ joint.origin
+                basis = front @ _motion_basis(joint.axis) @ joint.child_offset
+                self._fk_basis[i] = basis.reshape(4, 16)
+
+    def _compile_batch_fk(self) -> None:
+        """Constants for batched FK in axis-aligned frames (``_link_fk_values_batch``).
+
+        For a 1-DOF joint with P a rotation taking z onto its axis, origin @ motion(q) =
+        (origin @ P) @ Z(theta, d) @ P^T, Z a rotation about and travel along z. The stack
+        ``Y_i = W_parent @ K_i @ Z`` is kept per joint; the child link pose is
+        ``Y_i @ Q_i`` with Q_i = P^T @ child_offset, folded into the next constants.
+        """
+        count = len(self.moving_joints)
+        self._batch_Q = np.zeros((count + 1, 4, 4))
+        self._batch_Q[0] = np.eye(4)
+        self._batch_K = np.zeros((count, 4, 4))
+        for i, joint in enumerate(self.moving_joints):
+            aligned = np.eye(4)
+            if self._is_scalar[i]:
+                aligned[:3, :3] = plane_basis(joint.axis)
+            self._batch_Q[i + 1] = aligned.T @ joint.child_offset
+            front = self._batch_Q[self._parent_frame[i]] @ self._T_frame_parent[i]
+            self._batch_K[i] = front @ joint.origin @ aligned
+        self._batch_G = self._batch_Q[self._link_frame] @ self._T_frame_link
+
+    def _initial_values(self) -> Array:
+        """The variable vector at zero: zeros, identity quaternions, mimic followers resolved."""
+        values = np.zeros(self._num_values)
+        for i, joint in enumerate(self.moving_joints):
+            identity = _IDENTITY_VALUES.get(joint.joint_type)
+            if identity is not None:
+                values[self._slot[i]:self._slot[i] + len(identity)] = identity
+        self._resolve(values[None], None)
+        return values
+
+    # -- joint state -------------------------------------------------------------------------
+
+    def new_positions(self) -> JointPositions:
+        """A fresh state: every joint at zero (identity quaternions), nothing received."""
+        return JointPositions(self._zero_values.copy(),
+                              np.zeros(len(self.moving_joints), dtype=bool))
+
+    def _clamp_range(self, clamp: str | None) -> tuple[Array, Array] | None:
+        if clamp is None:
+            return None
+        ranges = self._ranges.get(clamp)
+        if ranges is None:
+            raise ValueError(f"clamp must be one of {CLAMP_MODES}, got {clamp!r}")
+        return ranges
+
+    def _plan(self, names: Sequence[str]) -> _NamePlan:
+        key = tuple(names)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[key] = self._make_plan(key)
+        return plan
+
+    def _make_plan(self, names: tuple[str, ...]) -> _NamePlan:
+        message_index: list[int] = []
+        slots: list[int] = []
+        joints: list[int] = []
+        quaternion_joints: list[int] = []
+        unknown: list[str] = []
+        ignored_mimic: list[str] = []
+        for position, name in enumerate(names):
+            found = self._variable_lookup.get(name)
+            if found is None:
+                unknown.append(name)
+                continue
+            joint_index, slot = found
+            if self._is_mimic[joint_index]:
+                ignored_mimic.append(name)
+                continue
+            message_index.append(position)
+            slots.append(slot)
+            joints.append(joint_index)
+            start = _QUATERNION_START.get(self.moving_joints[joint_index].joint_type)
+            if start is not None and slot - self._slot[joint_index] >= start \
+                    and joint_index not in quaternion_joints:
+                quaternion_joints.append(joint_index)
+        return _NamePlan(np.array(message_index, dtype=np.intp), np.array(slots, dtype=np.intp),
+                         np.array(joints, dtype=np.intp), tuple(quaternion_joints), unknown,
+                         ignored_mimic)
+
+    def apply(self, positions: JointPositions, names: Sequence[str], values: Sequence[float],
+              clamp: str | None = "hard") -> Update:
+        """Set values by joint name (1-DOF) or MoveIt variable name; resolve mimic; clamp.
+
+        ``values`` in radians or metres (quaternion components unitless), one per name. Raises
+        ValueError for a bad ``clamp`` or lengths that differ. See ``Update`` for the report.
+        """
+        ranges = self._clamp_range(clamp)
+        given_values = np.asarray(values, dtype=np.float64)
+        if given_values.shape != (len(names),):
+            raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
+        plan = self._plan(names)
+        state = positions.values
+        previous = state.copy()
+        accepted = given_values[plan.message_index]
+        slots, joints = plan.slots, plan.joints
+        rejected_joints: list[int] = []
+        finite = np.isfinite(accepted)
+        if not finite.all():
+            bad = np.unique(joints[~finite])
+            keep = ~np.isin(joints, bad)
+            accepted, slots, joints = accepted[keep], slots[keep], joints[keep]
+            rejected_joints.extend(int(i) for i in bad)
+        state[slots] = accepted
+        moved = np.zeros(len(self.moving_joints), dtype=bool)
+        moved[joints] = True
+        for i in plan.quaternion_joints:
+            if moved[i] and not self._normalise_quaternion(state, i):
+                start, stop = self._slot[i], self._slot[i] + self._size[i]
+                state[start:stop] = previous[start:stop]
+                moved[i] = False
+                rejected_joints.append(i)
+        positions.received |= moved
+        clamped = self._resolve_one(state, positions.received, moved, ranges, previous)
+        return Update(
+            moved=np.flatnonzero(moved),
+            clamped=[self.moving_joints[i].name for i in clamped],
+            rejected=[self.moving_joints[i].name for i in sorted(set(rejected_joints))],
+            unknown=list(plan.unknown),
+            ignored_mimic=list(plan.ignored_mimic),
+        )
+
+    def _normalise_quaternion(self, state: Array, joint_index: int) -> bool:
+        """Normalise a floating/ball joint's stored quaternion; False if it has zero norm."""
+        start = self._slot[joint_index] + _QUATERNION_START[
+            self.moving_joints[joint_index].joint_type]
+        norm = float(np.linalg.norm(state[start:start + 4]))
+        if not norm > 1e-12:
+            return False
+        state[start:start + 4] /= norm
+        return True
+
+    def _resolve_one(self, state: Array, received: BoolArray, moved: BoolArray,
+                     ranges: tuple[Array, Array] | None, previous: Array) -> list[int]:
+        """Clamp, then mimic levels (each clamped); update ``moved``/``received`` in place.
+
+        Returns the moving-joint indices that were clamped, sorted.
+        """
+        clamped = np.zeros(len(self.moving_joints), dtype=bool)
+        if ranges is not None:
+            lower, upper = ranges
+            outside = np.flatnonzero((state < lower) | (state > upper))
+            if outside.size:
+                np.clip(state, lower, upper, out=state)
+                clamped[self._slot_joint[outside]] = True
+        for level in self._mimic_levels:
+            value = level.multiplier * state[level.leader_slots] + level.offset
+            follows = moved[level.leader_joints]
+            if ranges is not None:
+                low, high = ranges[0][level.follower_slots], ranges[1][level.follower_slots]
+                outside_f = (value < low) | (value > high)
+                if outside_f.any():
+                    np.clip(value, low, high, out=value)
+                    clamped[level.follower_joints[outside_f & follows]] = True
+            state[level.follower_slots] = value
+            moved[level.follower_joints] |= follows | (value != previous[level.follower_slots])
+            received[level.follower_joints] |= received[level.leader_joints]
+        # A value changed by clamping alone (e.g. the mode changed) moved too.
+        moved |= clamped
+        return [int(i) for i in np.flatnonzero(clamped)]
+
+    def _resolve(self, values: Array, clamp: str | None) -> None:
+        """Clamp rows of ``values`` (N, V) and set mimic followers, in place (no reporting)."""
+        ranges = self._clamp_range(clamp)
+        if ranges is not None:
+            np.clip(values, ranges[0], ranges[1], out=values)
+        for level in self._mimic_levels:
+            value = level.multiplier * values[:, level.leader_slots] + level.offset
+            if ranges is not None:
+                np.clip(value, ranges[0][level.follower_slots], ranges[1][level.follower_slots],
+                        out=value)
+            values[:, level.follower_slots] = value
+
+    def apply_multi_dof(self, positions: JointPositions, joint_names: Sequence[str],
+                        translations: Any, quaternions: Any, clamp: str | None = "hard"
+                        ) -> Update:
+        """Set multi-DOF joints from ``sensor_msgs/MultiDOFJointState`` transforms.
+
+        ``translations`` (K, 3) in metres and ``quaternions`` (K, 4) x y z w give each joint's
+        motion. Planar joints take the translation's components along the plane basis
+        (``transforms.plane_basis``) and the rotation angle about the normal; floating joints
+        the whole pose; ball joints the rotation. Other names are listed in ``unknown``.
+        """
+        t = np.asarray(translations, dtype=np.float64).reshape(-1, 3)
+        q = np.asarray(quaternions, dtype=np.float64).reshape(-1, 4)
+        if not len(joint_names) == len(t) == len(q):
+            raise ValueError(f"{len(joint_names)} joint names but {len(t)} translations and "
+                             f"{len(q)} quaternions")
+        names: list[str] = []
+        values: list[float] = []
+        unknown: list[str] = []
+        for name, translation, quaternion in zip(joint_names, t, q, strict=True):
+            index = self._moving_index.get(name)
+            kind = self.moving_joints[index].joint_type if index is not None else None
+            if kind == "floating":
+                names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
+                values.extend([*translation, *quaternion])
+            elif kind == "ball":
+                names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
+                values.extend(quaternion)
+            elif kind == "planar":
+                basis = plane_basis(self.moving_joints[index].axis)  # type: ignore[index]
+                theta = 2.0 * np.arctan2(quaternion[:3] @ basis[:, 2], quaternion[3])
+                names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
+                values.extend([float(translation @ basis[:, 0]), float(translation @ basis[:, 1]),
+                               float(theta)])
+            else:
+                unknown.append(name)
+        update = self.apply(positions, names, values, clamp)
+        update.unknown = unknown
+        return update
+
+    # -- transforms for publishing -----------------------------------------------------------
+
+    def joint_transforms(self, positions: JointPositions, indices: Any) -> tuple[Array, Array]:
+        """Parent->child translation (M, 3) in metres and quaternion (M, 4) x y z w of
+        ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored value.
+        """
+        index = np.asarray(indices, dtype=np.intp).reshape(-1)
+        values = positions.values
+        if self._all_scalar:
+            return self._scalar_transforms(values, index)
+        translations = np.empty((index.size, 3))
+        quaternions = np.empty((index.size, 4))
+        scalar = self._is_scalar[index]
+        if scalar.any():
+            translations[scalar], quaternions[scalar] = self._scalar_transforms(
+                values, index[scalar])
+        for k in np.flatnonzero(~scalar):
+            i = int(index[k])
+            start = int(self._slot[i])
+            pose = self.moving_joints[i].child_pose(values[start:start + self._size[i]])
+            translations[k] = pose[:3, 3]
+            quaternions[k] = matrix_to_quaternion(pose[:3, :3])
+        return translations, quaternions
+
+    def _scalar_transforms(self, values: Array, index: IndexArray) -> tuple[Array, Array]:
+        q = values[self._slot[index]]
+        theta = self._k_rot[index] * q
+        half = 0.5 * theta
+        quaternions = (self._quat_sin[index] * np.sin(half)[:, None]
+                       + self._quat_cos[index] * np.cos(half)[:, None])
+        factors = np.stack([np.ones_like(q), np.cos(theta), np.sin(theta),
+                            self._k_trans[index] * q], axis=1)
+        translations = np.matmul(factors[:, None, :], self._trans_coefficients[index])[:, 0]
+        return translations, quaternions
+
+    def fixed_transforms(self) -> tuple[Array, Array]:
+        """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
+        return self._fixed_translations.copy(), self._fixed_quaternions.copy()
+
+    # -- configurations ----------------------------------------------------------------------
+
+    def _values_from_cfg(self, cfg: Mapping[Any, Any] | None, count: int | None) -> Array:
+        """(N, V) variable rows from a cfg mapping; ``count`` None means one unbatched cfg.
+
+        Mimic joints given are ignored, fixed joints too; unknown names raise ValueError.
+        """
+        if not cfg:
+            rows = 1 if count is None else count
+            return np.tile(self._zero_values, (rows, 1))
+        batched = count is not None
+        if count is None:
+            rows = 1
+        else:
+            rows = count
+        values = np.tile(self._zero_values, (rows, 1))
+        for key, value in cfg.items():
+            name = key if isinstance(key, str) else getattr(key, "name", key)
+            index = self._moving_index.get(name)
+            if index is None:
+                found = self._variable_lookup.get(name)
+                if found is not None:
+                    if not self._is_mimic[found[0]]:
+                        column = np.asarray(value, dtype=np.float64)
+                        values[:, found[1]] = column.reshape(rows) if batched else column
+                    continue
+                if name in self._fixed_names:
+                    continue
+                raise ValueError(f"cfg names {name!r}, which is not a joint of this robot")
+            if self._is_mimic[index]:
+                continue
+            slot = int(self._slot[index])
+            if self._is_scalar[index]:
+                if batched:
+                    values[:, slot] = np.asarray(value, dtype=np.float64).reshape(rows)
+                elif isinstance(value, (float, int)):
+                    values[0, slot] = value
+                else:
+                    values[0, slot] = np.asarray(value, dtype=np.float64).reshape(())
+                continue
+            array = np.asarray(value, dtype=np.float64)
+            if not batched:
+                array = array[None]
+            elif array.shape[:1] != (rows,):
+                raise ValueError(f"joint {name!r}: batch of {array.shape[:1]} values, "
+                                 f"expected {rows}")
+            joint = self.moving_joints[index]
+            values[:, slot:slot + self._size[index]] = _values_of_joint(joint, array)
+        for index in self._quaternion_joint_indices:
+            start = int(self._slot[index]) + _QUATERNION_START[
+                self.moving_joints[index].joint_type]
+            joint = self.moving_joints[index]
+            values[:, start:start + 4] = _unit_quaternions(joint, values[:, start:start + 4])
+        if not np.all(np.isfinite(values)):
+            slot_index = int(np.flatnonzero(~np.all(np.isfinite(values), axis=0))[0])
+            name = self.moving_joints[int(self._slot_joint[slot_index])].name
+            raise ValueError(f"joint {name!r}: non-finite value in cfg")
+        return values
+
+    def _batch_size(self, cfgs: Mapping[Any, Any]) -> int:
+        sizes = {np.shape(value)[0] for value in cfgs.values() if np.ndim(value) > 0}
+        if len(sizes) > 1:
+            raise ValueError(f"cfgs have different batch sizes: {sorted(sizes)}")
+        if not sizes:
+            raise ValueError("cfgs must map joint names to arrays with a leading batch axis")
+        return int(sizes.pop())
+
+    # -- forward kinematics ------------------------------------------------------------------
+
+    def link_fk(self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
+                ) -> dict[str, Array]:
+        """Every link's pose (4, 4) in the root link frame, in file order.
+
+        ``cfg`` maps joint names (or Joint objects, or MoveIt variable names) to values of the
+        shapes ``Joint.motion`` takes; absent joints sit at zero, mimic joints follow their
+        leader. ``clamp`` is None, "hard" or "soft". Raises ValueError for unknown names and
+        non-finite values.
+        """
+        values = self._values_from_cfg(cfg, None)
+        if cfg or clamp is not None:
+            self._resolve(values, clamp)
+        poses = self._link_poses(values[0])
+        return dict(zip(self.link_names, poses, strict=True))
+
+    def _link_poses(self, values: Array) -> Array:
+        """(L, 4, 4) link poses in the root frame for one variable vector."""
+        count = len(self.moving_joints)
+        q = values[self._slot]
+        theta = self._k_rot * q
+        factors = np.empty((count, 1, 4))
+        factors[:, 0, 0] = 1.0
+        factors[:, 0, 1] = np.cos(theta)
+        factors[:, 0, 2] = np.sin(theta)
+        factors[:, 0, 3] = self._k_trans * q
+        local = np.matmul(factors, self._fk_basis).reshape(count, 4, 4)
+        if not self._all_scalar:
+            for i in np.flatnonzero(~self._is_scalar):
+                start = int(self._slot[i])
+                joint = self.moving_joints[i]
+                local[i] = self._T_frame_parent[i] @ joint.child_pose(
+                    values[start:start + self._size[i]])
+        frames = np.empty((count + 1, 4, 4))
+        frames[0] = np.eye(4)
+        for level in self._levels:
+            out = frames[level.start + 1:level.stop + 1]
+            if level.single_parent == 0:
+                out[...] = local[level.start:level.stop]
+            elif level.single_parent > 0:
+                np.matmul(frames[level.single_parent], local[level.start:level.stop], out=out)
+            else:
+                np.matmul(frames[level.parent_frames], local[level.start:level.stop], out=out)
+        poses: Array = np.matmul(frames[self._link_frame], self._T_frame_link)
+        return poses
+
+    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None
+                      ) -> dict[str, Array]:
+        """Every link's poses (N, 4, 4) in the root frame for N configurations.
+
+        ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for 1-DOF
+        joints, (N, ...) of ``Joint.motion``'s shapes for the others).
+        """
+        values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
+        self._resolve(values, clamp)
+        return self._link_poses_batch(values)
+
+    def _link_poses_batch(self, values: Array) -> dict[str, Array]:
+        rows = values.shape[0]
+        stacks: list[Array] = []  # Y_i = W_parent @ K_i @ Z_i, one (N, 4, 4) per moving joint
+        for i, joint in enumerate(self.moving_joints):
+            parent = int(self._parent_frame[i])
+            K = self._batch_K[i]
+            if parent == 0:
+                Y = np.broadcast_to(K, (rows, 4, 4)).copy()
+            else:
+                Y = (stacks[parent - 1].reshape(-1, 4) @ K).reshape(rows, 4, 4)
+            start = int(self._slot[i])
+            if self._is_scalar[i]:
+                q = values[:, start]
+                if self._k_rot[i] != 0.0:
+                    theta = self._k_rot[i] * q
+                    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
+                    x_axis, y_axis = Y[:, :3, 0].copy(), Y[:, :3, 1]
+                    new_x = x_axis * c + y_axis * s
+                    Y[:, :3, 1] = y_axis * c - x_axis * s
+                    Y[:, :3, 0] = new_x
+                if self._k_trans[i] != 0.0:
+                    Y[:, :3, 3] += (self._k_trans[i] * q)[:, None] * Y[:, :3, 2]
+            else:
+                Y = Y @ _motion_batch(joint, values[:, start:start + self._size[i]])
+            stacks.append(Y)
+        poses: dict[str, Array] = {}
+        for k, name in enumerate(self.link_names):
+            frame = int(self._link_frame[k])
+            G = self._batch_G[k]
+            if frame == 0:
+                poses[name] = np.broadcast_to(G, (rows, 4, 4)).copy()
+            else:
+                poses[name] = (stacks[frame - 1].reshape(-1, 4) @ G).reshape(rows, 4, 4)
+        return poses
+
+
+def _values_of_joint(joint: Joint, array: Array) -> Array:
+    """A multi-DOF joint's variable rows (N, size) from cfg values (N, ...) of motion's shapes.
+
+    Raises ValueError for a shape the joint type does not take or a zero quaternion.
+    """
+    kind = joint.joint_type
+    shape = array.shape[1:]
+    rows = array.shape[0]
+    if kind == "planar" and shape in ((2,), (3,)):
+        out = np.zeros((rows, 3))
+        out[:, :shape[0]] = array
+        return out
+    if kind in ("revolute2", "universal") and shape == (2,):
+        return array
+    if kind == "floating":
+        out = np.zeros((rows, 7))
+        if shape == (7,):
+            out[:] = array
+            out[:, 3:] = _unit_quaternions(joint, array[:, 3:])
+            return out
+        if shape == (6,):
+            out[:, :3] = array[:, :3]
+            out[:, 3:] = matrices_to_quaternions(rpy_to_matrices(array[:, 3:]))
+            return out
+        if shape == (4, 4):
+            out[:, :3] = array[:, :3, 3]
+            out[:, 3:] = matrices_to_quaternions(array[:, :3, :3])
+            return out
+    if kind == "ball":
+        if shape == (4,):
+            return _unit_quaternions(joint, array)
+        if shape == (3,):
+            return matrices_to_quaternions(rpy_to_matrices(array))
+        if shape == (3, 3):
+            return matrices_to_quaternions(array)
+    raise ValueError(f"joint {joint.name!r}: a {kind} joint does not take values of shape "
+                     f"{shape}")
+
+
+def _unit_quaternions(joint: Joint, quaternions: Array) -> Array:
+    norms = np.linalg.norm(quaternions, axis=1, keepdims=True)
+    if np.any(~(norms > 1e-12)):
+        raise ValueError(f"joint {joint.name!r}: quaternion of zero or non-finite norm")
+    unit: Array = quaternions / norms
+    return unit
+
+
+def _motion_batch(joint: Joint, values: Array) -> Array:
+    """Motion poses (N, 4, 4) of a multi-DOF joint for variable rows (N, size)."""
+    rows = values.shape[0]
+    motion = np.zeros((rows, 4, 4))
+    motion[:, 3, 3] = 1.0
+    kind = joint.joint_type
+    if kind == "planar":
+        basis = plane_basis(joint.axis)
+        motion[:, :3, 3] = values[:, :1] * basis[:, 0] + values[:, 1:2] * basis[:, 1]
+        motion[:, :3, :3] = axis_angles_to_matrices(basis[:, 2], values[:, 2])
+    elif kind == "floating":
+        motion[:, :3, 3] = values[:, :3]
+        motion[:, :3, :3] = quaternions_to_matrices(values[:, 3:7])
+    elif kind == "ball":
+        motion[:, :3, :3] = quaternions_to_matrices(values)
+    else:  # revolute2, universal
+        axis2 = joint.axis2 if joint.axis2 is not None else np.array([0.0, 1.0, 0.0])
+        motion[:, :3, :3] = (axis_angles_to_matrices(joint.axis, values[:, 0])
+                             @ axis_angles_to_matrices(axis2, values[:, 1]))
+    return motion
