@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .errors import ModelError
 from .model import Robot
-from .xmlio import line_of, parse_xml
+from .xmlio import line_of, parse_xml, read_description
 
 
 def load_string(text: str | bytes, source: str = "<string>",
@@ -33,7 +33,7 @@ def load_file(path: Path, model_name: str | None = None) -> Robot:
         if path.suffix == ".xacro":
             text: str | bytes = expand_xacro(path)
         else:
-            text = path.read_bytes()
+            text = read_description(path)
     except OSError as exc:
         raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
     return load_string(text, source=source, model_name=model_name)

@@ -6,6 +6,7 @@ resolves no external entities, loads no DTD, touches no network, and refuses hug
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 from lxml import etree
@@ -30,7 +31,13 @@ def _safe_parser() -> etree.XMLParser:
 
 def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
     """Parse ``text`` into its root element; ModelError (with line) on malformed or hostile XML."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+    except UnicodeEncodeError as exc:
+        raise ModelError(
+            f"description is not valid Unicode: {exc.reason} at character {exc.start}",
+            source=source,
+        ) from None
     if len(data) > MAX_DESCRIPTION_BYTES:
         raise ModelError(
             f"description is {len(data)} bytes, more than the {MAX_DESCRIPTION_BYTES} allowed",
@@ -42,10 +49,22 @@ def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
         root = etree.fromstring(data, parser=_safe_parser())
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else None
-        raise ModelError(f"malformed XML: {exc.msg}", source=source, line=line) from None
+        message = " ".join(str(exc.msg).split())  # libxml2 messages may span lines
+        raise ModelError(f"malformed XML: {message}", source=source, line=line) from None
     if root is None:
         raise ModelError("description has no root element", source=source)
     return root
+
+
+def read_description(path: Path) -> bytes:
+    """The bytes of a description file, refusing (without reading on) one over the size cap."""
+    with path.open("rb") as stream:
+        data = stream.read(MAX_DESCRIPTION_BYTES + 1)
+    if len(data) > MAX_DESCRIPTION_BYTES:
+        raise ModelError(
+            f"description is more than the {MAX_DESCRIPTION_BYTES} bytes allowed", source=str(path)
+        )
+    return data
 
 
 def line_of(element: etree._Element) -> int | None:
