@@ -382,11 +382,6 @@ def test_mutated_sdf_loads_or_raises_model_error(
 # -- text mutations --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="xmlio.parse_xml passes libxml2's multi-line message on (e.g. for a NUL byte); "
-    "reported, mark to go with the fix",
-)
 @settings(max_examples=200, deadline=None)
 @given(seed=st.sampled_from(URDF_SEEDS + SDF_SEEDS), data=st.data())
 def test_mutated_text_loads_or_raises_model_error(

@@ -29,17 +29,6 @@ MAX_RSS_GROWTH_MB = 64.0
 #: The 50 MB cases hold the document itself (and one encoded copy) in memory.
 MAX_RSS_GROWTH_BIG_MB = 200.0
 
-#: Known defects these tests found (reported; the marks go when the fixes land).
-XFAIL_LOADER_READS_WHOLE_FILE = pytest.mark.xfail(
-    strict=True, reason="loader.load_file reads the whole file before xmlio's size cap"
-)
-XFAIL_MULTILINE_LIBXML_MESSAGE = pytest.mark.xfail(
-    strict=True, reason="xmlio.parse_xml passes libxml2's message on with its embedded newline"
-)
-XFAIL_SURROGATE_ENCODE = pytest.mark.xfail(
-    strict=True, reason="xmlio.parse_xml lets UnicodeEncodeError escape for unencodable str"
-)
-
 #: Child program: loads one description described by a JSON spec on stdin, prints one JSON line.
 PROBE = r"""
 import json, resource, sys, time
@@ -330,7 +319,6 @@ def test_fifty_megabyte_file_is_refused_by_size(tmp_path: Path) -> None:
     assert_bounded(report, MAX_RSS_GROWTH_BIG_MB)
 
 
-@XFAIL_LOADER_READS_WHOLE_FILE
 @pytest.mark.parametrize("kind", ["sparse-4GB-file", "dev-zero"])
 def test_endless_file_is_refused_without_reading_it_all(kind: str, tmp_path: Path) -> None:
     """A huge or endless file passed by mistake: refused under a 512 MB address-space cap."""
@@ -353,7 +341,6 @@ def test_deeply_nested_elements_are_refused(depth: int) -> None:
     assert_bounded(report)
 
 
-@XFAIL_MULTILINE_LIBXML_MESSAGE
 def test_one_huge_attribute_is_refused() -> None:
     """A 20 MB attribute value (beyond libxml2's per-node limit without XML_PARSE_HUGE)."""
     report = run_probe({"document": f'<robot name="{"n" * (20 * 1024 * 1024)}"/>'})
@@ -371,14 +358,12 @@ def test_xinclude_is_not_processed(secret_file: Path) -> None:
     assert "7.25" not in json.dumps(report)
 
 
-@XFAIL_SURROGATE_ENCODE
 def test_lone_surrogate_in_text_is_a_model_error() -> None:
     """A str that cannot be encoded (e.g. from surrogateescape decoding) is bad input too."""
     report = run_probe({"document": '<robot name="r\udc80"><link name="a"/></robot>'})
     assert_clear_model_error(report, "<string>")
 
 
-@XFAIL_MULTILINE_LIBXML_MESSAGE
 def test_nul_byte_is_a_one_line_model_error() -> None:
     report = run_probe({"document": '<robot name="r"><link name="a\u0000"/></robot>'})
     assert_clear_model_error(report, "<string>:1", "invalid")
