@@ -290,14 +290,14 @@ def _parse_origin(element: etree._Element | None, ctx: _Context, owner: str) -> 
             if element.get("rpy") is not None:
                 raise ctx.error("<origin> has both rpy and quat_xyzw; give one", element, owner)
             quat = _vector(element, "quat_xyzw", 4, ctx, owner, (0.0, 0.0, 0.0, 1.0))
-            norm = float(np.linalg.norm(quat))
-            if norm == 0.0:
+            norm, unit_quat = _direction(quat)
+            if unit_quat is None:
                 raise ctx.error("<origin> quat_xyzw is zero, not a rotation", element, owner)
             if abs(norm - 1.0) > UNIT_TOLERANCE:
                 ctx.diag.warn(
                     f"<origin> quat_xyzw has norm {norm:g}; normalised", line_of(element), owner
                 )
-            return pose_matrix(xyz, quaternion_to_matrix(quat))
+            return pose_matrix(xyz, quaternion_to_matrix(unit_quat))
     rpy = _vector(element, "rpy", 3, ctx, owner, (0.0, 0.0, 0.0))
     return xyz_rpy_to_matrix(xyz, rpy)
 
@@ -311,8 +311,8 @@ def _parse_axis(
         return default
     _required(element, "xyz", ctx, owner)
     axis = _vector(element, "xyz", 3, ctx, owner, (1.0, 0.0, 0.0))
-    norm = float(np.linalg.norm(axis))
-    if norm == 0.0:
+    norm, unit_axis = _direction(axis)
+    if unit_axis is None:
         if joint_type in AXIS_TYPES:
             raise ctx.error(
                 f"<axis> xyz is zero; a {joint_type} joint needs a direction", element, owner
@@ -324,7 +324,21 @@ def _parse_axis(
             line_of(element),
             owner,
         )
-    return axis / norm
+    return unit_axis
+
+
+def _direction(vector: Array) -> tuple[float, Array | None]:
+    """Euclidean norm of ``vector`` and its unit direction (None for a zero vector).
+
+    Scaled by the largest component first, so huge or subnormal finite components neither
+    overflow nor underflow (the norm itself may still be reported as inf).
+    """
+    scale = float(np.max(np.abs(vector)))
+    if scale == 0.0:
+        return 0.0, None
+    scaled = vector / scale
+    length = float(np.linalg.norm(scaled))
+    return length * scale, scaled / length
 
 
 def _parse_limit(

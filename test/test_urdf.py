@@ -1115,3 +1115,20 @@ def test_entity_expansion_bomb_is_refused() -> None:
     )
     with pytest.raises(ModelError, match=r"^<string>:\d+: malformed XML: .*amplification"):
         Robot.from_xml_string(text)
+
+
+@pytest.mark.parametrize(
+    ("xyz", "direction"),
+    [("1e300 1e300 0", [1.0, 1.0, 0.0]), ("1e-320 0 -1e-320", [1.0, 0.0, -1.0])],
+)
+def test_huge_and_subnormal_axes_keep_their_direction(xyz: str, direction: list[float]) -> None:
+    robot = single_joint(f'    <axis xyz="{xyz}"/>')
+    expected = np.array(direction) / np.linalg.norm(direction)
+    np.testing.assert_allclose(robot.joints["j"].axis, expected, atol=1e-15)
+    assert "is not a unit vector" in robot.warnings[0]
+
+
+def test_huge_quaternion_keeps_its_rotation() -> None:
+    robot = single_joint('    <origin quat_xyzw="0 0 1e308 1e308"/>', version="1.1")
+    expected = Rotation.from_quat([0.0, 0.0, 1.0, 1.0]).as_matrix()
+    np.testing.assert_allclose(robot.joints["j"].origin[:3, :3], expected, atol=1e-12)
