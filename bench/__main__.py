@@ -1,0 +1,187 @@
+"""``python -m bench``: the benchmark tables of README "Benchmarks", and results.json.
+
+Sections: fk, batch, build, e2e (see each module). Options may also come from the
+environment, so ``make bench QUICK=1`` or ``make bench BENCH_SECTIONS=fk,e2e`` work with the
+Makefile's plain ``python -m bench``.
+
+OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
+builds, slow a current numpy. This command removes both from its own environment (and the
+node subprocess's) before numpy loads, and says so; ``--keep-openblas-env`` keeps them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+OPENBLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def _drop_openblas_variables() -> list[str]:
+    """Unset the OpenBLAS tuning variables (before numpy is imported); return the ones set."""
+    if "--keep-openblas-env" in sys.argv:
+        return []
+    return [f"{name}={os.environ.pop(name)}" for name in OPENBLAS_VARIABLES if name in os.environ]
+
+
+_UNSET_OPENBLAS = _drop_openblas_variables()
+
+# The imports below load numpy: they must follow the line above.
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from .report import Table  # noqa: E402
+
+SECTIONS = ("fk", "batch", "build", "e2e")
+DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=_truthy(os.environ.get("QUICK")) or _truthy(os.environ.get("BENCH_QUICK")),
+        help="fewer repetitions and shorter e2e windows, for iteration",
+    )
+    parser.add_argument(
+        "--sections",
+        default=os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)),
+        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path(os.environ.get("BENCH_JSON", DEFAULT_JSON)),
+        help=f"where to write the results (default: {DEFAULT_JSON})",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile the node's JointState callback in-process and exit",
+    )
+    parser.add_argument(
+        "--profile-messages",
+        type=int,
+        default=5000,
+        help="synthetic JointStates for --profile (default 5000)",
+    )
+    parser.add_argument(
+        "--rates",
+        default="100,500,1000",
+        help="JointState rates of the e2e section, Hz (default 100,500,1000)",
+    )
+    parser.add_argument(
+        "--keep-openblas-env",
+        action="store_true",
+        help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE if set",
+    )
+    args = parser.parse_args(argv)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {','.join(SECTIONS)}")
+    args.sections = sections
+    args.rates = [float(rate) for rate in args.rates.split(",") if rate.strip()]
+    return args
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    import numpy as np
+
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "openblas_variables_unset": _UNSET_OPENBLAS,
+    }
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for dist in ("pin", "yourdfpy", "urchin", "numpy", "ros-rclpy"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return versions
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the chosen sections, printing each table as soon as it is measured."""
+    from . import e2e, fk
+
+    info = machine()
+    info["versions"] = _versions()
+    print(f"# joint_tf_publisher benchmarks ({'quick' if args.quick else 'full'} mode)\n")
+    print(
+        f"{info['date_utc']}; {info['cpu']}, {info['cores']} cores; Python {info['python']}, "
+        f"numpy {info['numpy']}; " + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    )
+    if _UNSET_OPENBLAS:
+        print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
+    print()
+    ctx = fk.make_context(args.quick)
+    runners: dict[str, Callable[[], tuple[Table, dict[str, Any]]]] = {
+        "fk": lambda: fk.run_fk(ctx),
+        "batch": lambda: fk.run_batch(ctx),
+        "build": lambda: fk.run_build(ctx),
+        "e2e": lambda: e2e.run_e2e(args.quick, args.rates),
+    }
+    results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
+    for section in args.sections:
+        started = time.perf_counter()
+        table, record = runners[section]()
+        print(table.render(), flush=True)
+        results["sections"][section] = {
+            "table": table.as_json(),
+            "data": record,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run, print, write JSON. Exit status 0 when every section ran."""
+    args = parse_args(argv)
+    if args.profile:
+        from .profile import profile_callback
+
+        return profile_callback(args.profile_messages)
+    results = run(args)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1, default=float) + "\n")
+    print(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""Section ``e2e``: the node as a subprocess, JointState in over DDS, /tf out, timed.
+
+For each rate the bench process publishes ``sensor_msgs/JointState`` for the humanoid (every
+independent joint, 63 values) at that rate for a fixed window, stamped with the wall clock
+(``time.time_ns``) at send time; the node runs with ``ignore_timestamp:=true`` and stamps
+its /tf transforms with the JointState's stamp, so receipt time minus stamp is the latency
+from send to /tf receipt (both processes read the same CLOCK_REALTIME).
+
+/tf is read raw (serialized CDR): the subscriber takes the stamp of the first transform from
+the bytes, so the measuring side costs a few microseconds per message. The first message is
+also deserialized to check that offset and to count the transforms per message.
+
+Measured per rate: JointStates sent, TFMessages received (distinct stamps among those sent),
+drops (sent minus received), /tf rate, latency median / p99 / max, and the node's CPU (user +
+system time from /proc/<pid>/stat over the window, percent of one core) and resident memory
+(VmRSS, and the peak VmHWM, from /proc/<pid>/status at the end).
+
+The ROS domain id is the bench's own (BENCH_ROS_DOMAIN_ID, else 100 + pid % 100) and discovery
+is limited to localhost, so a run never talks to other processes' nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .models import ModelSpec, humanoid
+from .report import Table, verdict
+
+#: Offset of the first transform's header stamp in a CDR TFMessage: 4 bytes encapsulation
+#: header, 4 bytes sequence length, then stamp.sec (int32) and stamp.nanosec (uint32).
+STAMP_OFFSET = 8
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+TARGET_RATE = 1000.0
+
+
+@dataclass
+class RateResult:
+    """One rate's window: counts, latencies (s) and the node's resources."""
+
+    rate_hz: float
+    window_s: float
+    sent: int
+    received: int
+    latencies: list[float] = field(default_factory=list)
+    cpu_percent: float = 0.0
+    rss_mb: float = 0.0
+    peak_rss_mb: float = 0.0
+
+    @property
+    def drops(self) -> int:
+        """JointStates for which no TFMessage arrived."""
+        return self.sent - self.received
+
+    def latency(self, quantile: float) -> float:
+        """Latency quantile (0..1) in seconds, NaN without samples."""
+        return float(np.quantile(self.latencies, quantile)) if self.latencies else float("nan")
+
+    def as_json(self) -> dict[str, Any]:
+        """Plain data for results.json (latencies summarised, in milliseconds)."""
+        return {
+            "rate_hz": self.rate_hz,
+            "window_s": round(self.window_s, 3),
+            "sent": self.sent,
+            "received": self.received,
+            "drops": self.drops,
+            "tf_rate_hz": round(self.received / self.window_s, 1),
+            "latency_ms": {
+                "median": self.latency(0.5) * 1e3,
+                "p99": self.latency(0.99) * 1e3,
+                "max": max(self.latencies, default=float("nan")) * 1e3,
+            },
+            "node_cpu_percent": round(self.cpu_percent, 1),
+            "node_rss_mb": round(self.rss_mb, 1),
+            "node_peak_rss_mb": round(self.peak_rss_mb, 1),
+        }
+
+
+# -- the node process --------------------------------------------------------------------------
+
+
+def domain_id() -> int:
+    """The bench's own ROS domain id: BENCH_ROS_DOMAIN_ID, else 100 + pid % 100."""
+    return int(os.environ.get("BENCH_ROS_DOMAIN_ID", 100 + os.getpid() % 100))
+
+
+def node_command(params_file: Path) -> list[str]:
+    """The node's console script (venv bin/ or lib/joint_tf_publisher/), else ``-m``."""
+    prefix = Path(sys.executable).parent.parent
+    for candidate in (
+        prefix / "bin" / "joint_tf_publisher",
+        prefix / "lib" / "joint_tf_publisher" / "joint_tf_publisher",
+    ):
+        if candidate.exists():
+            command = [str(candidate)]
+            break
+    else:
+        found = shutil.which("joint_tf_publisher")
+        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.node"]
+    return command + ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
+
+
+def write_params(directory: Path, description: str) -> Path:
+    """A parameters file: robot_description (JSON string is valid YAML) and ignore_timestamp."""
+    path = directory / "params.yaml"
+    path.write_text(
+        "/**:\n  ros__parameters:\n"
+        f"    robot_description: {json.dumps(description)}\n"
+        "    ignore_timestamp: true\n"
+    )
+    return path
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, seconds (/proc/<pid>/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MiB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) / 1024.0
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT, then SIGTERM, then SIGKILL, to this one process only."""
+    for sig, wait in ((signal.SIGINT, 5.0), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        if process.poll() is not None:
+            return
+        process.send_signal(sig)
+        try:
+            process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# -- the bench's ROS side --------------------------------------------------------------------
+
+
+class Probe:
+    """The bench's rclpy node: a JointState publisher and a raw /tf subscriber."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from tf2_msgs.msg import TFMessage
+
+        self._rclpy = rclpy
+        self.node = rclpy.create_node("jtp_bench_probe")
+        self.joint_names = [joint.name for joint in spec.independent_joints]
+        self.publisher = self.node.create_publisher(JointState, "joint_states", 100)
+        tf_qos = QoSProfile(
+            depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+        )
+        self.node.create_subscription(TFMessage, "/tf", self._on_tf, tf_qos, raw=True)
+        static_qos = QoSProfile(
+            depth=1,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self.static_count = -1
+        self.node.create_subscription(TFMessage, "/tf_static", self._on_static, static_qos)
+        self.message = JointState()
+        self.message.name = list(self.joint_names)
+        self.received: list[tuple[int, int]] = []  # (stamp ns, receipt ns)
+        self.first_raw: bytes | None = None
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
+        self._spinner.start()
+
+    def _spin(self) -> None:
+        while self._rclpy.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except Exception:  # shutdown while waiting
+                return
+
+    def _on_tf(self, data: bytes) -> None:
+        receipt = time.time_ns()
+        sec, nanosec = struct.unpack_from("<iI", data, STAMP_OFFSET)
+        self.received.append((sec * 1_000_000_000 + nanosec, receipt))
+        if self.first_raw is None:
+            self.first_raw = bytes(data)
+
+    def _on_static(self, msg: Any) -> None:
+        self.static_count = len(msg.transforms)
+
+    def ready(self) -> bool:
+        """The node's /tf_static arrived and both topics are matched."""
+        return (
+            self.static_count >= 0
+            and self.publisher.get_subscription_count() > 0
+            and self.node.count_publishers("/tf") > 0
+        )
+
+    def send(self, positions: list[float]) -> int:
+        """Publish one JointState stamped now (wall clock); return the stamp in ns."""
+        stamp_ns = time.time_ns()
+        header = self.message.header
+        header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        self.message.position = positions
+        self.publisher.publish(self.message)
+        return stamp_ns
+
+    def close(self) -> None:
+        """Stop spinning and destroy the node."""
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+
+def publish_window(
+    probe: Probe, rate_hz: float, seconds: float, rows: list[list[float]]
+) -> list[int]:
+    """Publish at ``rate_hz`` for ``seconds`` on an absolute schedule; return the stamps sent.
+
+    A late message is sent at once (never skipped), so the count is rate * seconds.
+    """
+    period = 1.0 / rate_hz
+    total = int(round(rate_hz * seconds))
+    stamps = []
+    start = time.perf_counter()
+    for k in range(total):
+        delay = start + k * period - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        stamps.append(probe.send(rows[k % len(rows)]))
+    return stamps
+
+
+def measure_rate(
+    probe: Probe, pid: int, rate_hz: float, seconds: float, rows: list[list[float]]
+) -> RateResult:
+    """One window at one rate: warm-up, timed window, drain, then the counts."""
+    publish_window(probe, rate_hz, min(0.5, seconds / 4), rows)  # warm-up, not counted
+    time.sleep(0.3)
+    probe.received.clear()
+    cpu_before, wall_before = cpu_seconds(pid), time.perf_counter()
+    stamps = publish_window(probe, rate_hz, seconds, rows)
+    wall = time.perf_counter() - wall_before
+    cpu = cpu_seconds(pid) - cpu_before
+    rss, peak = memory_mb(pid)
+    time.sleep(0.5)  # let the last messages arrive
+    sent = set(stamps)
+    latencies: dict[int, float] = {}
+    for stamp, receipt in list(probe.received):
+        if stamp in sent and stamp not in latencies:
+            latencies[stamp] = (receipt - stamp) / 1e9
+    return RateResult(
+        rate_hz,
+        wall,
+        len(stamps),
+        len(latencies),
+        list(latencies.values()),
+        100.0 * cpu / wall,
+        rss,
+        peak,
+    )
+
+
+def _positions(spec: ModelSpec, count: int) -> list[list[float]]:
+    rng = np.random.default_rng(11)
+    values = spec.sample_independent(rng, count)
+    return [[float(values[j.name][k]) for j in spec.independent_joints] for k in range(count)]
+
+
+def _first_message_check(probe: Probe) -> tuple[int, bool]:
+    """Transforms per TFMessage, and whether the raw stamp offset matches deserialization."""
+    from rclpy.serialization import deserialize_message
+    from tf2_msgs.msg import TFMessage
+
+    if probe.first_raw is None:
+        return 0, False
+    msg = deserialize_message(probe.first_raw, TFMessage)
+    sec, nanosec = struct.unpack_from("<iI", probe.first_raw, STAMP_OFFSET)
+    stamp = msg.transforms[0].header.stamp if msg.transforms else None
+    return len(msg.transforms), stamp is not None and (stamp.sec, stamp.nanosec) == (sec, nanosec)
+
+
+def run_e2e(quick: bool, rates: list[float]) -> tuple[Table, dict[str, Any]]:
+    """Start the node on the humanoid, measure every rate, stop the node; table and record."""
+    spec = humanoid()
+    window = 3.0 if quick else 10.0
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id())
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    import rclpy
+
+    workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-e2e-"))
+    log_path = workdir / "node.log"
+    command = node_command(write_params(workdir, spec.to_urdf()))
+    counts = spec.counts()
+    table = Table(
+        f"End to end over DDS: {spec.name} ({counts['independent']} joints in each "
+        f"JointState, {counts['moving']} moving, {counts['fixed']} fixed), "
+        f"{window:g} s per rate",
+        [
+            "rate Hz",
+            "sent",
+            "/tf received",
+            "/tf Hz",
+            "drops",
+            "latency median ms",
+            "p99 ms",
+            "max ms",
+            "node CPU %",
+            "node RSS MB",
+        ],
+    )
+    record: dict[str, Any] = {
+        "model": spec.name,
+        "domain_id": os.environ["ROS_DOMAIN_ID"],
+        "command": command[:2],
+        "rates": [],
+    }
+    rclpy.init()
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    probe = None
+    try:
+        probe = Probe(spec)
+        deadline = time.monotonic() + 30.0
+        while not probe.ready():
+            if process.poll() is not None or time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"node did not come up (exit {process.poll()}):\n{tail}")
+            time.sleep(0.1)
+        time.sleep(0.5)  # let discovery settle
+        rows = _positions(spec, 997)
+        results = []
+        for rate in rates:
+            result = measure_rate(probe, process.pid, rate, window, rows)
+            results.append(result)
+            table.rows.append(_row(result))
+            record["rates"].append(result.as_json())
+        per_message, offset_ok = _first_message_check(probe)
+        record["transforms_per_message"] = per_message
+        record["static_transforms"] = probe.static_count
+        record["stamp_offset_checked"] = offset_ok
+        table.notes.append(
+            f"{per_message} transforms per TFMessage on /tf, "
+            f"{probe.static_count} on /tf_static; raw stamp parse checked: "
+            f"{offset_ok}"
+        )
+        table.notes.extend(_targets(results))
+    finally:
+        if probe is not None:
+            probe.close()
+        stop_process(process)
+        rclpy.try_shutdown()
+    table.notes.append(
+        "latency = /tf receipt (wall clock) - JointState stamp (wall clock at "
+        "send); node CPU = utime+stime / window (100 = one core)"
+    )
+    return table, record
+
+
+def _row(result: RateResult) -> list[str]:
+    return [
+        f"{result.rate_hz:g}",
+        str(result.sent),
+        str(result.received),
+        f"{result.received / result.window_s:.0f}",
+        str(result.drops),
+        f"{result.latency(0.5) * 1e3:.3f}",
+        f"{result.latency(0.99) * 1e3:.3f}",
+        f"{max(result.latencies, default=float('nan')) * 1e3:.3f}",
+        f"{result.cpu_percent:.0f}",
+        f"{result.rss_mb:.0f}",
+    ]
+
+
+def _targets(results: list[RateResult]) -> list[str]:
+    target = next((r for r in results if r.rate_hz == TARGET_RATE), None)
+    if target is None:
+        return []
+    median, p99 = target.latency(0.5), target.latency(0.99)
+    checks = [
+        (f"no drops ({target.drops})", target.drops == 0),
+        (f"median < 1 ms ({median * 1e3:.3f})", median < 1e-3),
+        (f"p99 < 5 ms ({p99 * 1e3:.3f})", p99 < 5e-3),
+        (f"node CPU < 60% ({target.cpu_percent:.0f}%)", target.cpu_percent < 60.0),
+    ]
+    return [f"target at {TARGET_RATE:g} Hz: {text} -> {verdict(ok)}" for text, ok in checks]
