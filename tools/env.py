@@ -47,6 +47,8 @@ READY_PROBE = (
     "joint_tf_publisher"
 )
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
+# The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
+REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
 
 
 class EnvError(RuntimeError):
@@ -99,9 +101,9 @@ def detect_mode() -> str:
 def input_files() -> list[Path]:
     """Every file whose content decides what the venv holds, in a stable order."""
     files = [ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "package.xml", Path(__file__)]
-    for folder in (ROOT / "requirements", TF2_MSGS_SOURCE):
-        if folder.is_dir():
-            files.extend(path for path in folder.rglob("*") if path.is_file())
+    files.extend(ROOT / "requirements" / name for name in REQUIREMENT_FILES)
+    if TF2_MSGS_SOURCE.is_dir():
+        files.extend(path for path in TF2_MSGS_SOURCE.rglob("*") if path.is_file())
     return sorted({path.resolve() for path in files if path.is_file()})
 
 
@@ -120,7 +122,8 @@ def read_marker(venv: Path) -> str | None:
     marker = venv / MARKER_NAME
     if not marker.is_file():
         return None
-    return marker.read_text(encoding="utf-8").strip().splitlines()[0] if marker.stat().st_size else ""
+    lines = marker.read_text(encoding="utf-8").splitlines()
+    return lines[0].strip() if lines else ""
 
 
 def venv_ready(venv: Path) -> bool:
@@ -129,8 +132,13 @@ def venv_ready(venv: Path) -> bool:
     return python.exists() and python_imports(python, READY_PROBE)
 
 
-def run(command: Sequence[str | Path], *, cwd: Path = ROOT, env: dict[str, str] | None = None,
-        log_file: Path | None = None) -> None:
+def run(
+    command: Sequence[str | Path],
+    *,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    log_file: Path | None = None,
+) -> None:
     """Run a setup step; on failure raise EnvError with the command and its output's tail."""
     argv = [str(part) for part in command]
     started = time.monotonic()
@@ -155,8 +163,16 @@ def run(command: Sequence[str | Path], *, cwd: Path = ROOT, env: dict[str, str] 
 def pip_install(venv: Path, *args: str | Path, log_file: Path) -> None:
     """``pip install`` into the venv, quietly and without the version self-check."""
     run(
-        [venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check",
-         "--progress-bar", "off", *args],
+        [
+            venv_python(venv),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+            *args,
+        ],
         log_file=log_file,
     )
 
@@ -178,10 +194,18 @@ def build_tf2_msgs(venv: Path, log_file: Path) -> None:
     jobs = str(os.cpu_count() or 2)
     with tempfile.TemporaryDirectory(prefix="jtp-tf2_msgs-") as build_dir:
         run(
-            ["cmake", "-S", TF2_MSGS_SOURCE, "-B", build_dir,
-             f"-DCMAKE_PREFIX_PATH={venv}", f"-DCMAKE_INSTALL_PREFIX={venv}",
-             f"-DPython3_EXECUTABLE={python}", "-DBUILD_TESTING=OFF",
-             "-DCMAKE_BUILD_TYPE=Release"],
+            [
+                "cmake",
+                "-S",
+                TF2_MSGS_SOURCE,
+                "-B",
+                build_dir,
+                f"-DCMAKE_PREFIX_PATH={venv}",
+                f"-DCMAKE_INSTALL_PREFIX={venv}",
+                f"-DPython3_EXECUTABLE={python}",
+                "-DBUILD_TESTING=OFF",
+                "-DCMAKE_BUILD_TYPE=Release",
+            ],
             log_file=log_file,
         )
         run(["cmake", "--build", build_dir, "--parallel", jobs], log_file=log_file)
@@ -200,6 +224,25 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
     pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def plan(stored_hash: str | None, wanted_hash: str, ready: bool, *, force_rebuild: bool) -> str:
+    """What to do with the venv: ``keep``, ``update`` (in place) or ``rebuild: <why>``.
+
+    No marker means a build never finished (half-built), a failing import check means a
+    broken venv: both are rebuilt from nothing. A marker with another hash means the inputs
+    changed (e.g. a teammate added a requirement): the venv is updated in place, so the
+    processes using it keep working.
+    """
+    if force_rebuild:
+        return "rebuild: asked to"
+    if stored_hash is None:
+        return "rebuild: no ready marker (half-built or never built)"
+    if not ready:
+        return "rebuild: import check failed"
+    if stored_hash != wanted_hash:
+        return "update"
+    return "keep"
 
 
 @contextlib.contextmanager
@@ -228,14 +271,12 @@ def ensure(venv: Path, *, force_rebuild: bool) -> str:
 
     with exclusive_lock(venv):
         stored = read_marker(venv)
-        ready = venv_ready(venv)
-        if not force_rebuild and stored == wanted and ready:
+        action = plan(stored, wanted, venv_ready(venv), force_rebuild=force_rebuild)
+        if action == "keep":
             return f"{venv} was made ready by a concurrent run ({mode})"
-        rebuild = force_rebuild or stored is None or not ready
+        rebuild = action.startswith("rebuild")
         if rebuild and venv.exists():
-            why = "asked to" if force_rebuild else (
-                "no ready marker (half-built)" if stored is None else "import check failed")
-            log(f"removing {venv}: {why}")
+            log(f"removing {venv}: {action}")
             shutil.rmtree(venv)
         marker.unlink(missing_ok=True)
         log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
@@ -252,8 +293,8 @@ def ensure(venv: Path, *, force_rebuild: bool) -> str:
             )
         marker.write_text(f"{wanted}\nmode={mode}\n", encoding="utf-8")
         log_file.unlink(missing_ok=True)
-    action = "rebuilt" if rebuild else "updated"
-    return f"{venv} {action} ({mode}) in {time.monotonic() - started:.1f} s"
+    done = "rebuilt" if rebuild else "updated"
+    return f"{venv} {done} ({mode}) in {time.monotonic() - started:.1f} s"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

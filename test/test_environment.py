@@ -1,0 +1,348 @@
+"""The environment itself: ROS 2 imports, DDS between real processes, and tools/env.py.
+
+These tests fail (never skip) when rclpy, the RMW or tf2_msgs is missing or broken, so a
+broken environment fails ``make test`` and CI. The DDS tests start a second Python process
+(the same interpreter, so the same ROS 2) and exchange messages with it over the loopback
+on this session's private domain (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import RosHarness, private_domain_id
+
+ROOT = Path(__file__).resolve().parent.parent
+WAIT_S = 20.0
+
+pytestmark = pytest.mark.ros
+
+
+def load_env_tool() -> ModuleType:
+    """tools/env.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("jtp_env_tool", ROOT / "tools" / "env.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def unique_topic(stem: str) -> str:
+    """A topic name no other test or session uses."""
+    return f"/jtp_env_test/{stem}_{os.getpid()}_{time.monotonic_ns()}"
+
+
+@pytest.fixture
+def child_process(ros_subprocess_env: dict[str, str]) -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes started by a test; terminated (then killed) at teardown."""
+    children: list[subprocess.Popen[str]] = []
+    yield children
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def start_child(
+    children: list[subprocess.Popen[str]], env: dict[str, str], code: str, *args: str
+) -> subprocess.Popen[str]:
+    """Run ``code`` in a new interpreter (this one) with ``args``; output captured."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    children.append(child)
+    return child
+
+
+def child_output(child: subprocess.Popen[str]) -> str:
+    """What a (terminated) child printed, for failure messages."""
+    if child.poll() is None:
+        child.terminate()
+    try:
+        out, err = child.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+    return f"exit {child.returncode}\nstdout:\n{out}\nstderr:\n{err}"
+
+
+JOINT_STATE_PUBLISHER = """
+import sys, time
+import rclpy
+from sensor_msgs.msg import JointState
+topic, token = sys.argv[1], float(sys.argv[2])
+rclpy.init()
+node = rclpy.create_node("jtp_env_joint_state_publisher")
+publisher = node.create_publisher(JointState, topic, 10)
+deadline = time.monotonic() + 60.0
+count = 0
+try:
+    while time.monotonic() < deadline and rclpy.ok():
+        message = JointState()
+        message.header.stamp = node.get_clock().now().to_msg()
+        message.name = ["probe_joint", "counter"]
+        message.position = [token, float(count)]
+        publisher.publish(message)
+        count += 1
+        time.sleep(0.02)
+except KeyboardInterrupt:
+    pass
+"""
+
+TF_ECHO = """
+import sys
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from tf2_msgs.msg import TFMessage
+topic_in, topic_out = sys.argv[1], sys.argv[2]
+rclpy.init()
+node = rclpy.create_node("jtp_env_tf_echo")
+publisher = node.create_publisher(TFMessage, topic_out, 10)
+node.create_subscription(TFMessage, topic_in, publisher.publish, 10)
+print("echo ready", flush=True)
+try:
+    rclpy.spin(node)
+except (KeyboardInterrupt, ExternalShutdownException):
+    pass
+"""
+
+LATCHED_TF_PUBLISHER = """
+import sys, time
+import rclpy
+from geometry_msgs.msg import TransformStamped
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+topic = sys.argv[1]
+rclpy.init()
+node = rclpy.create_node("jtp_env_latched_publisher")
+qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                 reliability=ReliabilityPolicy.RELIABLE)
+publisher = node.create_publisher(TFMessage, topic, qos)
+transform = TransformStamped()
+transform.header.frame_id = "base_link"
+transform.child_frame_id = "camera_link"
+transform.transform.translation.x = 0.25
+transform.transform.rotation.z = 1.0
+transform.transform.rotation.w = 0.0
+publisher.publish(TFMessage(transforms=[transform]))
+print("published", flush=True)
+deadline = time.monotonic() + 60.0
+try:
+    while rclpy.ok() and time.monotonic() < deadline:  # SIGTERM shuts the context down
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def sample_tf_message() -> object:
+    """A TFMessage with two distinct transforms (frames, translations, unit quaternions)."""
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    transforms = []
+    for index, (parent, child) in enumerate((("world", "base_link"), ("base_link", "tool0"))):
+        transform = TransformStamped()
+        transform.header.frame_id = parent
+        transform.header.stamp.sec = 1700000000 + index
+        transform.header.stamp.nanosec = 123456789
+        transform.child_frame_id = child
+        transform.transform.translation.x = 0.5 + index
+        transform.transform.translation.y = -0.25
+        transform.transform.translation.z = 1e-3 * (index + 1)
+        half_angle_sin, half_angle_cos = 0.6, 0.8  # a unit quaternion about z
+        transform.transform.rotation.z = half_angle_sin
+        transform.transform.rotation.w = half_angle_cos
+        transforms.append(transform)
+    return TFMessage(transforms=transforms)
+
+
+def test_ros_message_packages_import_and_rclpy_initialises() -> None:
+    import geometry_msgs.msg
+    import rclpy
+    import sensor_msgs.msg
+    import std_msgs.msg
+    import tf2_msgs.msg
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node("jtp_env_import_check", context=context)
+        assert node.get_name() == "jtp_env_import_check"
+        node.destroy_node()
+    finally:
+        context.try_shutdown()
+    for module in (geometry_msgs.msg, sensor_msgs.msg, std_msgs.msg, tf2_msgs.msg):
+        assert module.__name__.endswith(".msg")
+
+
+def test_tf_message_has_the_upstream_definition() -> None:
+    from tf2_msgs.msg import TFMessage
+
+    assert TFMessage.get_fields_and_field_types() == {
+        "transforms": "sequence<geometry_msgs/TransformStamped>"
+    }
+
+
+def test_joint_state_from_another_process_arrives_over_dds(
+    ros: RosHarness, child_process: list[subprocess.Popen[str]], ros_subprocess_env: dict[str, str]
+) -> None:
+    from sensor_msgs.msg import JointState
+
+    topic = unique_topic("joint_states")
+    token = 0.125 + (os.getpid() % 1000) / 1000.0
+    received: list[JointState] = []
+    ros.node.create_subscription(JointState, topic, received.append, 10)
+    child = start_child(child_process, ros_subprocess_env, JOINT_STATE_PUBLISHER, topic, str(token))
+
+    arrived = ros.spin_until(lambda: len(received) >= 3, timeout_s=WAIT_S)
+
+    assert arrived, f"no JointState from the publisher process\n{child_output(child)}"
+    first = received[0]
+    assert list(first.name) == ["probe_joint", "counter"]
+    assert first.position[0] == token
+    counters = [message.position[1] for message in received[:3]]
+    assert counters == sorted(counters) and len(set(counters)) == 3
+
+
+def test_tf_message_round_trips_through_another_process(
+    ros: RosHarness, child_process: list[subprocess.Popen[str]], ros_subprocess_env: dict[str, str]
+) -> None:
+    from tf2_msgs.msg import TFMessage
+
+    topic_out, topic_back = unique_topic("tf_out"), unique_topic("tf_back")
+    echoed: list[TFMessage] = []
+    ros.node.create_subscription(TFMessage, topic_back, echoed.append, 10)
+    publisher = ros.node.create_publisher(TFMessage, topic_out, 10)
+    child = start_child(child_process, ros_subprocess_env, TF_ECHO, topic_out, topic_back)
+    sent = sample_tf_message()
+
+    deadline = time.monotonic() + WAIT_S
+    while not echoed and time.monotonic() < deadline and child.poll() is None:
+        publisher.publish(sent)
+        ros.spin_for(0.1)
+
+    assert echoed, f"the echo process sent nothing back\n{child_output(child)}"
+    assert echoed[0] == sent
+
+
+def test_transient_local_tf_message_reaches_a_late_subscriber(
+    ros: RosHarness, child_process: list[subprocess.Popen[str]], ros_subprocess_env: dict[str, str]
+) -> None:
+    """The /tf_static pattern: published once, before the subscriber exists."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from tf2_msgs.msg import TFMessage
+
+    topic = unique_topic("tf_static")
+    child = start_child(child_process, ros_subprocess_env, LATCHED_TF_PUBLISHER, topic)
+    assert child.stdout is not None
+    first_line = child.stdout.readline()
+    assert first_line.strip() == "published", child_output(child)
+    qos = QoSProfile(
+        depth=1,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE,
+    )
+    received: list[TFMessage] = []
+    ros.node.create_subscription(TFMessage, topic, received.append, qos)
+
+    arrived = ros.spin_until(lambda: bool(received), timeout_s=WAIT_S)
+
+    assert arrived, f"the latched TFMessage never arrived\n{child_output(child)}"
+    (transform,) = received[0].transforms
+    assert (transform.header.frame_id, transform.child_frame_id) == ("base_link", "camera_link")
+    assert transform.transform.translation.x == 0.25
+    assert (transform.transform.rotation.z, transform.transform.rotation.w) == (1.0, 0.0)
+
+
+def test_conftest_gives_each_session_a_private_localhost_domain() -> None:
+    domains = {private_domain_id(pid) for pid in range(1, 5000)}
+
+    assert domains == set(range(1, 101))  # valid ids, away from the default domain 0
+    assert os.environ["ROS_DOMAIN_ID"].isdigit()
+    assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "ready", "force", "expected"),
+    [
+        ("abc", True, False, "keep"),
+        ("old", True, False, "update"),
+        (None, True, False, "rebuild"),
+        (None, False, False, "rebuild"),
+        ("abc", False, False, "rebuild"),
+        ("abc", True, True, "rebuild"),
+    ],
+)
+def test_env_plan_keeps_updates_or_rebuilds(
+    stored: str | None, ready: bool, force: bool, expected: str
+) -> None:
+    env_tool = load_env_tool()
+
+    action = env_tool.plan(stored, "abc", ready, force_rebuild=force)
+
+    assert action.split(":")[0] == expected
+
+
+def test_env_inputs_hash_follows_requirements_and_mode(tmp_path: Path) -> None:
+    env_tool = load_env_tool()
+    for name in ("setup.py", "setup.cfg", "package.xml"):
+        (tmp_path / name).write_text(name, encoding="utf-8")
+    (tmp_path / "requirements").mkdir()
+    requirements = tmp_path / "requirements" / "dev.txt"
+    requirements.write_text("pytest>=7\n", encoding="utf-8")
+    env_tool.ROOT = tmp_path
+    env_tool.TF2_MSGS_SOURCE = tmp_path / "interfaces" / "tf2_msgs"
+    tool_copy = tmp_path / "env.py"
+    tool_copy.write_text("# tool\n", encoding="utf-8")
+    env_tool.__file__ = str(tool_copy)
+
+    before = env_tool.inputs_hash(env_tool.MODE_PIP)
+    requirements.write_text("pytest>=7\nnew-dependency\n", encoding="utf-8")
+    after = env_tool.inputs_hash(env_tool.MODE_PIP)
+
+    assert before != after
+    assert env_tool.inputs_hash(env_tool.MODE_ROS) != after
+    assert env_tool.inputs_hash(env_tool.MODE_PIP) == after
+
+
+def venv_in_use() -> Path | None:
+    """The project venv this test session runs in, if it is one made by tools/env.py."""
+    prefix = Path(sys.prefix)
+    return prefix if (prefix / ".jtp-env-ok").is_file() else None
+
+
+@pytest.mark.skipif(venv_in_use() is None, reason="not running in a venv made by tools/env.py")
+def test_second_env_run_only_checks_and_is_quick() -> None:
+    venv = venv_in_use()
+    assert venv is not None
+    command: Sequence[str] = [
+        getattr(sys, "_base_executable", sys.executable),
+        str(ROOT / "tools" / "env.py"),
+        "--check",
+        "--venv",
+        str(venv),
+    ]
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+    elapsed_s = time.monotonic() - started
+
+    assert result.returncode == 0, result.stderr
+    assert "is ready" in result.stderr
+    assert elapsed_s < 5.0
