@@ -1,0 +1,101 @@
+"""End to end: the node publishes an SDFormat robot exactly as a URDF one.
+
+The node's real console script runs in a subprocess with ``robot_description`` set to
+``test/sdf/all_joint_types.sdf`` (every SDFormat joint type, a gearbox pair among them); the
+test talks to it over DDS with the harness of ``test_node_e2e.py`` and compares what arrives
+on /tf and /tf_static with the explicit formulas of ``test_sdf.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from scipy.spatial.transform import Rotation  # noqa: E402
+from test_node_e2e import (  # noqa: E402
+    TOLERANCE,
+    NodeUnderTest,
+    Probe,
+    _dds_isolation,
+    compose,
+    fresh_stamp,
+    matrix_of,
+    probe,
+    started,
+    tree_of,
+)
+from test_sdf import SDF_DIR, all_types_expected, file_link_poses, in_root  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+# Fixtures shared with test_node_e2e: its DDS domain isolation (autouse) and participant.
+__all__ = ["_dds_isolation", "probe"]
+
+ALL_TYPES = SDF_DIR / "all_joint_types.sdf"
+
+
+@pytest.fixture(scope="module")
+def sdf_node(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    params = {"robot_description": ALL_TYPES.read_text()}
+    node = started(
+        probe, tmp_path_factory, "/sdf_all", params, handshake=("revolute_joint", "revolute_link")
+    )
+    yield node
+    node.stop()
+
+
+def test_fixed_sdf_joints_are_static(sdf_node: NodeUnderTest) -> None:
+    statics = sdf_node.static_set()
+    assert set(statics) == {"fixed_link"}
+    zero = file_link_poses(ALL_TYPES)
+    assert statics["fixed_link"].header.frame_id == "base"
+    expected = np.linalg.inv(zero["base"]) @ zero["fixed_link"]
+    np.testing.assert_allclose(matrix_of(statics["fixed_link"].transform), expected, atol=TOLERANCE)
+
+
+def test_every_sdf_joint_type_moves_on_tf(sdf_node: NodeUnderTest) -> None:
+    ball = Rotation.from_rotvec([0.4, -0.7, 0.2]).as_quat()
+    values = {
+        "revolute_joint": 0.6,
+        "continuous_joint": -2.5,
+        "prismatic_joint": 0.3,
+        "screw_joint": 12.0,
+        "gear_in_joint": 0.45,
+        "universal_joint/axis1": 0.3,
+        "universal_joint/axis2": -0.8,
+        "revolute2_joint/axis1": 1.2,
+        "revolute2_joint/axis2": 0.5,
+        "ball_joint/rot_x": ball[0],
+        "ball_joint/rot_y": ball[1],
+        "ball_joint/rot_z": ball[2],
+        "ball_joint/rot_w": ball[3],
+    }
+    msg = sdf_node.publish_and_wait(
+        list(values), list(values.values()), fresh_stamp(), "revolute_link"
+    )
+    robot = Robot.load(ALL_TYPES)
+    moving = {j.child for j in robot.joints.values() if j.joint_type != "fixed"}
+    # the gearbox follower gear_out is published with its leader, in the same message
+    assert {t.child_frame_id for t in msg.transforms} == moving
+    tree = tree_of([TFMessage(transforms=list(sdf_node.static_set().values())), msg])
+    cfg = {
+        "revolute_joint": 0.6,
+        "continuous_joint": -2.5,
+        "prismatic_joint": 0.3,
+        "screw_joint": 12.0,
+        "gear_in_joint": 0.45,
+        "universal_joint": (0.3, -0.8),
+        "revolute2_joint": (1.2, 0.5),
+        "ball_joint": ball,
+    }
+    expected = in_root(robot, all_types_expected(cfg))
+    for link, T_root_link in expected.items():
+        received = compose(tree, link, robot.root)
+        np.testing.assert_allclose(received, T_root_link, atol=TOLERANCE, err_msg=link)
