@@ -127,17 +127,19 @@ def _number(
 ) -> float:
     """``text`` (one number of ``attribute``) as a float; errors quote the whole attribute."""
     token = text.strip()
-    text = element.get(attribute, text)
     if _NUMBER.fullmatch(token) is None:
         hint = " (unexpanded xacro?)" if "$" in token else ""
+        shown = element.get(attribute, text)
         raise ctx.error(
-            f"<{element.tag}> {attribute}={text!r} is not a number{hint}", element, owner
+            f"<{element.tag}> {attribute}={shown!r} is not a number{hint}", element, owner
         )
     value = float(token)
-    if math.isnan(value):
-        raise ctx.error(f"<{element.tag}> {attribute} is NaN", element, owner)
-    if math.isinf(value) and not allow_inf:
-        raise ctx.error(f"<{element.tag}> {attribute}={text!r} must be finite", element, owner)
+    if not math.isfinite(value):
+        if math.isnan(value):
+            raise ctx.error(f"<{element.tag}> {attribute} is NaN", element, owner)
+        if not allow_inf:
+            shown = element.get(attribute, text)
+            raise ctx.error(f"<{element.tag}> {attribute}={shown!r} must be finite", element, owner)
     return value
 
 
@@ -183,11 +185,11 @@ def _vector(
     ctx: _Context,
     owner: str,
     default: tuple[float, ...],
-) -> Array:
+) -> list[float]:
     """A whitespace-separated vector of ``size`` finite numbers; ``default`` where absent."""
     text = element.get(attribute)
     if text is None:
-        return np.array(default, dtype=np.float64)
+        return list(default)
     parts = text.split()
     if len(parts) != size:
         raise ctx.error(
@@ -195,23 +197,27 @@ def _vector(
             element,
             owner,
         )
-    return np.array([_number(p, attribute, element, ctx, owner, allow_inf=False) for p in parts])
+    return [_number(p, attribute, element, ctx, owner, False) for p in parts]
 
 
-def _only_child(
-    element: etree._Element, tag: str, ctx: _Context, owner: str
-) -> etree._Element | None:
-    """The first ``<tag>`` child; later ones are ignored with a warning."""
-    found = element.findall(tag)
-    if not found:
-        return None
-    if len(found) > 1:
-        ctx.diag.warn(
-            f"several <{tag}> elements; only the first (line {line_of(found[0])}) is used",
-            line_of(found[1]),
-            owner,
-        )
-    return found[0]
+def _children_by_tag(
+    element: etree._Element, ctx: _Context, owner: str
+) -> dict[str, etree._Element]:
+    """The first child element of each tag; a repeated tag is ignored with a warning."""
+    first: dict[str, etree._Element] = {}
+    for child in element:
+        tag: object = child.tag
+        if not isinstance(tag, str):
+            continue
+        if tag in first:
+            ctx.diag.warn(
+                f"several <{tag}> elements; only the first (line {line_of(first[tag])}) is used",
+                line_of(child),
+                owner,
+            )
+        else:
+            first[tag] = child
+    return first
 
 
 # -- the joint -------------------------------------------------------------------------------
@@ -227,15 +233,16 @@ def _parse_joint(element: etree._Element, ctx: _Context) -> Joint:
             element,
             owner,
         )
-    parent = _link_reference(element, "parent", ctx, owner)
-    child = _link_reference(element, "child", ctx, owner)
-    origin = _parse_origin(_only_child(element, "origin", ctx, owner), ctx, owner)
-    axis = _parse_axis(_only_child(element, "axis", ctx, owner), joint_type, ctx, owner)
-    limit = _parse_limit(element, joint_type, ctx, owner)
-    dynamics_element = _only_child(element, "dynamics", ctx, owner)
-    calibration_element = _only_child(element, "calibration", ctx, owner)
-    mimic_element = _only_child(element, "mimic", ctx, owner)
-    safety_element = _only_child(element, "safety_controller", ctx, owner)
+    parts = _children_by_tag(element, ctx, owner)
+    parent = _link_reference(element, parts.get("parent"), "parent", ctx, owner)
+    child = _link_reference(element, parts.get("child"), "child", ctx, owner)
+    origin = _parse_origin(parts.get("origin"), ctx, owner)
+    axis = _parse_axis(parts.get("axis"), joint_type, ctx, owner)
+    limit = _parse_limit(element, parts.get("limit"), joint_type, ctx, owner)
+    dynamics_element = parts.get("dynamics")
+    calibration_element = parts.get("calibration")
+    mimic_element = parts.get("mimic")
+    safety_element = parts.get("safety_controller")
     joint = Joint(
         name=name,
         joint_type=joint_type,
@@ -261,8 +268,10 @@ def _parse_joint(element: etree._Element, ctx: _Context) -> Joint:
     return joint
 
 
-def _link_reference(element: etree._Element, tag: str, ctx: _Context, owner: str) -> str:
-    found = _only_child(element, tag, ctx, owner)
+def _link_reference(
+    element: etree._Element, found: etree._Element | None, tag: str, ctx: _Context, owner: str
+) -> str:
+    """The ``link`` named by the joint's ``<parent>`` or ``<child>`` element ``found``."""
     if found is None:
         raise ctx.error(f"requires a <{tag}> element", element, owner)
     link = found.get("link")
@@ -324,27 +333,31 @@ def _parse_axis(
             line_of(element),
             owner,
         )
-    return unit_axis
+    return np.array(unit_axis)
 
 
-def _direction(vector: Array) -> tuple[float, Array | None]:
+def _direction(vector: list[float]) -> tuple[float, list[float] | None]:
     """Euclidean norm of ``vector`` and its unit direction (None for a zero vector).
 
     Scaled by the largest component first, so huge or subnormal finite components neither
     overflow nor underflow (the norm itself may still be reported as inf).
     """
-    scale = float(np.max(np.abs(vector)))
+    scale = max(abs(v) for v in vector)
     if scale == 0.0:
         return 0.0, None
-    scaled = vector / scale
-    length = float(np.linalg.norm(scaled))
-    return length * scale, scaled / length
+    scaled = [v / scale for v in vector]
+    length = math.sqrt(sum(v * v for v in scaled))
+    return length * scale, [v / length for v in scaled]
 
 
 def _parse_limit(
-    joint_element: etree._Element, joint_type: str, ctx: _Context, owner: str
+    joint_element: etree._Element,
+    element: etree._Element | None,
+    joint_type: str,
+    ctx: _Context,
+    owner: str,
 ) -> Limit | None:
-    element = _only_child(joint_element, "limit", ctx, owner)
+    """``<limit>`` (``element``, None where absent) under the rules of the file's version."""
     if element is None:
         if joint_type in LIMITED_TYPES:
             raise ctx.error(
