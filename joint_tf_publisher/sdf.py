@@ -86,6 +86,7 @@ class _Parser:
         self.version = version
         self.diag = diag
         self.frames: dict[str, _Frame] = {}
+        self.canonical = ""  # the canonical link's name, once the links are read
         self._resolved: dict[str, Array] = {MODEL_FRAME: np.eye(4)}
         self._resolving: list[str] = []
 
@@ -248,6 +249,31 @@ class _Parser:
         self._resolved[name] = pose
         return pose
 
+    def attached_link(self, name: str, element: etree._Element | None, what: str) -> str:
+        """The link a frame is attached to: a link itself, a joint's child link, a
+        ``<frame>``'s ``attached_to`` (the model frame by default), the canonical link for
+        the model frame."""
+        seen: list[str] = []
+        while True:
+            if name in seen:
+                loop = " -> ".join(seen[seen.index(name) :] + [name])
+                raise self.error(
+                    f"frames are attached to each other in a cycle: {loop}", element, what
+                )
+            seen.append(name)
+            if name == MODEL_FRAME:
+                name = self.canonical
+                continue
+            frame = self.frames.get(name)
+            if frame is None:
+                raise self.error(f"unknown frame {name!r}", element, what)
+            if frame.kind == "link":
+                return name
+            if frame.kind == "joint":
+                name = (frame.element.findtext("child") or "").strip()
+            else:
+                name = frame.element.get("attached_to", "").strip() or MODEL_FRAME
+
 
 def _line(element: etree._Element | None) -> int | None:
     """The source line of ``element``, if known."""
@@ -331,10 +357,13 @@ def robot_from_element(root: etree._Element, source: str, model_name: str | None
         raise diag.error("model has no links", _line(model), model_label)
     if version >= (1, 7):
         _read_frames(parser)
+    parser.canonical = _canonical_link(parser, links)
     joint_elements = _read_joint_frames(parser, {link.name for link in links})
     world_link = _add_world_link(parser, joint_elements)
     for frame in list(parser.frames.values()):  # every pose must resolve, used or not
         parser.in_model(frame.name, frame.element, f"{frame.kind} {frame.name!r}")
+        if frame.kind == "frame":
+            parser.attached_link(frame.name, frame.element, f"frame {frame.name!r}")
 
     joints: list[Joint] = []
     joint_poses: dict[str, Array] = {}
@@ -347,7 +376,7 @@ def robot_from_element(root: etree._Element, source: str, model_name: str | None
     all_links = ([world_link] if world_link else []) + links
     check_unique_names(joints, "joint", diag)
     check_joint_links({link.name: link for link in all_links}, joints, diag)
-    canonical = _canonical_link(parser, links)
+    canonical = parser.canonical
     tree = spanning_tree([link.name for link in all_links], joints, preferred_root=canonical)
     joints_by_name = {joint.name: joint for joint in joints}
     parent_in_tree = {joints_by_name[n].child: n for n in tree.tree_joints}
@@ -410,10 +439,15 @@ def _read_joint_frames(parser: _Parser, link_names: set[str]) -> list[etree._Ele
         what = f"joint {name!r}"
         child = parser.required_text(element, "child", what)
         parent = parser.required_text(element, "parent", what)
+        frames_allowed = parser.version >= (1, 8)  # 1.8+: a joint may name a <frame>
         for role, link in (("parent", parent), ("child", child)):
-            if link not in link_names and not (role == "parent" and link == WORLD):
+            if link in link_names or (role == "parent" and link == WORLD):
+                continue
+            known = parser.frames.get(link)
+            if not (frames_allowed and known is not None and known.kind == "frame"):
+                kind = "a link or frame" if frames_allowed else "a link"
                 raise parser.error(
-                    f"{role} {link!r} is not a link of the model", element.find(role), what
+                    f"{role} {link!r} is not {kind} of the model", element.find(role), what
                 )
         pose, relative_to = parser.pose(element, what)
         parser.add_frame(_Frame("joint", name, element, pose, relative_to or child))
@@ -459,6 +493,10 @@ def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array
     parent = parser.required_text(element, "parent", what)
     child = parser.required_text(element, "child", what)
     X_M_J = parser.in_model(name, element, what)
+    # A joint naming a <frame> (1.8+) connects the links those frames are attached to.
+    if parent != WORLD:
+        parent = parser.attached_link(parent, element.find("parent"), what)
+    child = parser.attached_link(child, element.find("child"), what)
     X_M_parent = parser.in_model(parent, element.find("parent"), what)
     X_M_child = parser.in_model(child, element.find("child"), what)
     joint = Joint(

@@ -582,6 +582,48 @@ def test_canonical_link_is_the_root_where_the_tree_allows() -> None:
     assert robot.root == "b" and any("link 'a'" in w for w in robot.warnings)
 
 
+JOINT_TO_FRAMES = """<link name="a"/>
+<link name="b"><pose>1 0 0 0 0 0</pose></link>
+<frame name="a_tip" attached_to="a"><pose>0.5 0 0 0 0 0</pose></frame>
+<frame name="b_mount" attached_to="b"><pose relative_to="b">0 0 0.2 0 0 0</pose></frame>
+<joint name="j" type="revolute">
+<parent>a_tip</parent><child>b_mount</child><axis><xyz>0 0 1</xyz></axis>
+</joint>"""
+
+
+def test_joint_between_frames_connects_their_links_from_1_8() -> None:
+    robot = Robot.from_xml_string(sdf(JOINT_TO_FRAMES, "1.8"))
+    joint = robot.joints["j"]
+    assert (joint.parent, joint.child) == ("a", "b")
+    # the joint frame is the child frame b_mount: the axis passes through (1, 0, 0.2)
+    q = 0.8
+    expected = {"a": pose(), "b": screw(Z, (1, 0, 0.2), q) @ pose((1, 0, 0))}
+    assert_poses(compose_fk(robot, {"j": q}), expected)
+    assert_poses(robot.link_fk({"j": q}), expected)
+    text = sdf(JOINT_TO_FRAMES, "1.7")
+    with pytest.raises(
+        ModelError,
+        match=rf":{line_with(text, '<parent>a_tip')}: joint 'j': "
+        r"parent 'a_tip' is not a link of the model",
+    ):
+        Robot.from_xml_string(text)
+
+
+def test_frames_attached_in_a_cycle_are_refused() -> None:
+    body = (
+        '<link name="a"/>\n<frame name="f1" attached_to="f2"><pose relative_to="__model__"/>'
+        '</frame>\n<frame name="f2" attached_to="f1"><pose relative_to="__model__"/></frame>'
+    )
+    text = sdf(body, "1.8")
+    line = line_with(text, "f1")
+    with pytest.raises(
+        ModelError,
+        match=rf":{line}: frame "
+        r"'f1': frames are attached to each other in a cycle: f1 -> f2 -> f1",
+    ):
+        Robot.from_xml_string(text)
+
+
 # -- model selection, world ---------------------------------------------------------------------
 
 TWO_MODELS = """<sdf version="1.8">
@@ -731,6 +773,11 @@ ERROR_CASES = [
         sdf('<link name="a"/>\n<link name="b"/>\n<frame name="a"/>'),
         "<frame",
         r"frame 'a': name 'a' is already used by link at line 3",
+    ),
+    (
+        sdf('<link name="a"/>\n<frame name="f" attached_to="ghost"/>'),
+        "<frame",
+        r"frame 'f': unknown frame 'ghost'",
     ),
     (
         sdf('<link name="a"/>').replace('name="m"', 'name="m" canonical_link="zz"'),
