@@ -9,8 +9,9 @@ from .model import Robot
 from .xmlio import line_of, parse_xml, read_description
 
 
-def load_string(text: str | bytes, source: str = "<string>",
-                model_name: str | None = None) -> Robot:
+def load_string(
+    text: str | bytes, source: str = "<string>", model_name: str | None = None
+) -> Robot:
     """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot."""
     root = parse_xml(text, source)
     tag = root.tag if isinstance(root.tag, str) else ""
@@ -22,8 +23,11 @@ def load_string(text: str | bytes, source: str = "<string>",
         from .sdf import robot_from_element as sdf_robot_from_element
 
         return sdf_robot_from_element(root, source, model_name=model_name)
-    raise ModelError(f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
-                     source=source, line=line_of(root))
+    raise ModelError(
+        f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
+        source=source,
+        line=line_of(root),
+    )
 
 
 def load_file(path: Path, model_name: str | None = None) -> Robot:
@@ -44,8 +48,9 @@ def expand_xacro(path: Path) -> str:
     try:
         import xacro
     except ImportError:
-        raise ModelError("reading .xacro files needs the 'xacro' package (pip install xacro)",
-                         source=str(path)) from None
+        raise ModelError(
+            "reading .xacro files needs the 'xacro' package (pip install xacro)", source=str(path)
+        ) from None
     try:
         document = xacro.process_file(str(path))
     except Exception as exc:  # xacro raises many types; report them all as model errors

@@ -141,8 +141,17 @@ class Joint:
     """
 
     TYPES: ClassVar[list[str]] = [
-        "fixed", "prismatic", "revolute", "continuous", "floating", "planar",
-        "screw", "gearbox", "revolute2", "universal", "ball",
+        "fixed",
+        "prismatic",
+        "revolute",
+        "continuous",
+        "floating",
+        "planar",
+        "screw",
+        "gearbox",
+        "revolute2",
+        "universal",
+        "ball",
     ]
 
     name: str
@@ -177,8 +186,14 @@ class Joint:
     @property
     def num_dofs(self) -> int:
         """Degrees of freedom of the joint's motion (mimic and gearbox joints still count 1)."""
-        return {"fixed": 0, "floating": 6, "planar": 3, "revolute2": 2, "universal": 2,
-                "ball": 3}.get(self.joint_type, 1)
+        return {
+            "fixed": 0,
+            "floating": 6,
+            "planar": 3,
+            "revolute2": 2,
+            "universal": 2,
+            "ball": 3,
+        }.get(self.joint_type, 1)
 
     @property
     def variable_names(self) -> list[str]:
@@ -189,8 +204,10 @@ class Joint:
         if kind == "planar":
             return [f"{self.name}/{v}" for v in ("x", "y", "theta")]
         if kind == "floating":
-            return [f"{self.name}/{v}" for v in
-                    ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")]
+            return [
+                f"{self.name}/{v}"
+                for v in ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")
+            ]
         if kind == "ball":
             return [f"{self.name}/{v}" for v in ("rot_x", "rot_y", "rot_z", "rot_w")]
         if kind in ("revolute2", "universal"):
@@ -219,8 +236,10 @@ class Joint:
         elif kind == "planar":
             values = np.asarray(cfg, dtype=np.float64)
             if values.shape not in ((2,), (3,)):
-                raise ValueError(f"joint {self.name!r}: planar cfg must have shape (2,) or (3,), "
-                                 f"got {values.shape}")
+                raise ValueError(
+                    f"joint {self.name!r}: planar cfg must have shape (2,) or (3,), "
+                    f"got {values.shape}"
+                )
             basis = plane_basis(self.axis)
             pose[:3, 3] = basis[:, 0] * values[0] + basis[:, 1] * values[1]
             if values.shape == (3,):
@@ -230,11 +249,13 @@ class Joint:
         elif kind in ("revolute2", "universal"):
             values = np.asarray(cfg, dtype=np.float64)
             if values.shape != (2,):
-                raise ValueError(f"joint {self.name!r}: {kind} cfg must have shape (2,), "
-                                 f"got {values.shape}")
+                raise ValueError(
+                    f"joint {self.name!r}: {kind} cfg must have shape (2,), got {values.shape}"
+                )
             axis2 = self.axis2 if self.axis2 is not None else np.array([0.0, 1.0, 0.0])
-            pose[:3, :3] = (axis_angle_to_matrix(self.axis, values[0])
-                            @ axis_angle_to_matrix(axis2, values[1]))
+            pose[:3, :3] = axis_angle_to_matrix(self.axis, values[0]) @ axis_angle_to_matrix(
+                axis2, values[1]
+            )
         elif kind == "ball":
             pose[:3, :3] = _ball_rotation(cfg, self)
         return pose
@@ -296,8 +317,10 @@ class Joint:
 def _scalar(cfg: Any, joint: Joint) -> float:
     values = np.asarray(cfg, dtype=np.float64)
     if values.size != 1:
-        raise ValueError(f"joint {joint.name!r}: {joint.joint_type} cfg must be a float, "
-                         f"got shape {values.shape}")
+        raise ValueError(
+            f"joint {joint.name!r}: {joint.joint_type} cfg must be a float, "
+            f"got shape {values.shape}"
+        )
     return float(values.reshape(()))
 
 
@@ -312,8 +335,10 @@ def _floating_pose(cfg: Any, joint: Joint) -> Array:
         pose[:3, :3] = quaternion_to_matrix(values[3:])
         pose[:3, 3] = values[:3]
         return pose
-    raise ValueError(f"joint {joint.name!r}: floating cfg must have shape (6,), (7,) or (4, 4), "
-                     f"got {values.shape}")
+    raise ValueError(
+        f"joint {joint.name!r}: floating cfg must have shape (6,), (7,) or (4, 4), "
+        f"got {values.shape}"
+    )
 
 
 def _ball_rotation(cfg: Any, joint: Joint) -> Array:
@@ -324,8 +349,9 @@ def _ball_rotation(cfg: Any, joint: Joint) -> Array:
         return quaternion_to_matrix(values)
     if values.shape == (3,):
         return xyz_rpy_to_matrix((0.0, 0.0, 0.0), values)[:3, :3]
-    raise ValueError(f"joint {joint.name!r}: ball cfg must have shape (4,), (3,) or (3, 3), "
-                     f"got {values.shape}")
+    raise ValueError(
+        f"joint {joint.name!r}: ball cfg must have shape (4,), (3,) or (3, 3), got {values.shape}"
+    )
 
 
 @dataclass(eq=False)
@@ -352,8 +378,9 @@ class Robot:
         return load_file(Path(path), model_name=model_name)
 
     @classmethod
-    def from_xml_string(cls, text: str | bytes, source: str = "<string>",
-                        model_name: str | None = None) -> Robot:
+    def from_xml_string(
+        cls, text: str | bytes, source: str = "<string>", model_name: str | None = None
+    ) -> Robot:
         """Parse URDF or SDF text, detected by its root element. Raises ModelError."""
         from .loader import load_string
 
@@ -368,8 +395,9 @@ class Robot:
             self._kinematics = Kinematics(self)
         return self._kinematics
 
-    def link_fk(self, cfg: Mapping[str, Any] | None = None, clamp: str | None = None
-                ) -> dict[str, Array]:
+    def link_fk(
+        self, cfg: Mapping[str, Any] | None = None, clamp: str | None = None
+    ) -> dict[str, Array]:
         """Every link's pose (4, 4) in the root link frame; see DESIGN.md for cfg."""
         return self.kinematics.link_fk(cfg, clamp=clamp)
 

@@ -79,14 +79,54 @@ def matrices_to_quaternions(rotations: ArrayLike) -> Array:
     # One formula per branch; each is accurate where its pivot is largest.
     s = np.sqrt(np.maximum(1.0 + 2.0 * candidates[np.arange(n), branch] - trace, 1e-300)) * 2.0
     b0, b1, b2, b3 = (branch == k for k in range(4))
-    quat[b0] = np.stack([(r[b0, 2, 1] - r[b0, 1, 2]), (r[b0, 0, 2] - r[b0, 2, 0]),
-                         (r[b0, 1, 0] - r[b0, 0, 1]), 0.25 * s[b0] * s[b0]], axis=1) / s[b0, None]
-    quat[b1] = np.stack([0.25 * s[b1] * s[b1], (r[b1, 0, 1] + r[b1, 1, 0]),
-                         (r[b1, 0, 2] + r[b1, 2, 0]), (r[b1, 2, 1] - r[b1, 1, 2])], axis=1) / s[b1, None]
-    quat[b2] = np.stack([(r[b2, 0, 1] + r[b2, 1, 0]), 0.25 * s[b2] * s[b2],
-                         (r[b2, 1, 2] + r[b2, 2, 1]), (r[b2, 0, 2] - r[b2, 2, 0])], axis=1) / s[b2, None]
-    quat[b3] = np.stack([(r[b3, 0, 2] + r[b3, 2, 0]), (r[b3, 1, 2] + r[b3, 2, 1]),
-                         0.25 * s[b3] * s[b3], (r[b3, 1, 0] - r[b3, 0, 1])], axis=1) / s[b3, None]
+    quat[b0] = (
+        np.stack(
+            [
+                (r[b0, 2, 1] - r[b0, 1, 2]),
+                (r[b0, 0, 2] - r[b0, 2, 0]),
+                (r[b0, 1, 0] - r[b0, 0, 1]),
+                0.25 * s[b0] * s[b0],
+            ],
+            axis=1,
+        )
+        / s[b0, None]
+    )
+    quat[b1] = (
+        np.stack(
+            [
+                0.25 * s[b1] * s[b1],
+                (r[b1, 0, 1] + r[b1, 1, 0]),
+                (r[b1, 0, 2] + r[b1, 2, 0]),
+                (r[b1, 2, 1] - r[b1, 1, 2]),
+            ],
+            axis=1,
+        )
+        / s[b1, None]
+    )
+    quat[b2] = (
+        np.stack(
+            [
+                (r[b2, 0, 1] + r[b2, 1, 0]),
+                0.25 * s[b2] * s[b2],
+                (r[b2, 1, 2] + r[b2, 2, 1]),
+                (r[b2, 0, 2] - r[b2, 2, 0]),
+            ],
+            axis=1,
+        )
+        / s[b2, None]
+    )
+    quat[b3] = (
+        np.stack(
+            [
+                (r[b3, 0, 2] + r[b3, 2, 0]),
+                (r[b3, 1, 2] + r[b3, 2, 1]),
+                0.25 * s[b3] * s[b3],
+                (r[b3, 1, 0] - r[b3, 0, 1]),
+            ],
+            axis=1,
+        )
+        / s[b3, None]
+    )
     quat *= np.where(quat[:, 3:4] < 0.0, -1.0, 1.0)
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     return quat
@@ -106,7 +146,9 @@ def axis_angle_to_matrix(axis: ArrayLike, angle: float) -> Array:
     )
 
 
-def pose_matrix(translation: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None) -> Array:
+def pose_matrix(
+    translation: ArrayLike = (0.0, 0.0, 0.0), rotation: ArrayLike | None = None
+) -> Array:
     """Homogeneous (4, 4) matrix from a translation (3,) in metres and a rotation (3, 3)."""
     pose = np.eye(4)
     if rotation is not None:
