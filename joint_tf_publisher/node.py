@@ -1,0 +1,698 @@
+"""The ROS 2 node: robot description + joint states -> tf2 transforms (rclpy adapter).
+
+A thin adapter over the core: parsing lives in ``urdf``/``sdf``, all joint math in
+``kinematics``; this module turns ROS parameters and messages into calls on them and their
+results into ``TFMessage``s. robot_state_publisher's parameters and topics keep their names
+and meaning; see README.md ("Parameters", "Topics") for the full list.
+
+Behaviour worth knowing (documented in README.md too):
+
+- Moving joints are published on ``/tf`` only when a JointState (or MultiDOFJointState)
+  arrives: every joint of one message, plus its mimic followers, in ONE TFMessage stamped with
+  the message's stamp. Fixed joints are published once on ``/tf_static`` (complete set,
+  republished as a whole after a reload or a change of ``frame_prefix``/``exclude_joints``).
+- Rate limiting, as robot_state_publisher, in message time: a message is published when its
+  least recently published joint was last published at least ``1 / publish_frequency`` s
+  earlier (message stamps), or always with ``ignore_timestamp``. Unlike robot_state_publisher,
+  a zero stamp is replaced by the node clock, and a stamp (or node clock) that jumps backwards
+  resets the limiter with one throttled warning.
+- Mimic joints follow their leader through chains of any depth; a value given for a mimic
+  joint in the message is ignored (the leader decides).
+- Values are clamped to hard or soft limits (``clamp``); non-finite values never reach /tf.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+from numpy.typing import NDArray
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import ParameterException, ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from rclpy.timer import Timer
+from sensor_msgs.msg import JointState, MultiDOFJointState
+from std_msgs.msg import String
+
+from .errors import ModelError
+from .kinematics import Kinematics, Update
+from .model import Robot
+from .tf_broadcast import StaticTransformSet, TransformSender
+from .transforms import matrices_to_quaternions
+
+NODE_NAME = "joint_tf_publisher"
+CLAMP_MODES: dict[str, str | None] = {"hard": "hard", "soft": "soft", "none": None}
+MAX_PUBLISH_FREQUENCY = 1000.0
+# "Never published" in the rate limiter: far in the past, yet safe to add an interval to.
+_NEVER_NS = -(2**62)
+_THROTTLE_S = 10.0
+_MAX_REMEMBERED_NAMES = 1000
+
+
+class StartupError(Exception):
+    """A reason the node cannot start (bad parameters or description); reported in one line."""
+
+
+class _Rejected(Exception):
+    """A parameter change refused by the set-parameters callback; the text is the reason."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The node's parameters other than the description text (see README, "Parameters")."""
+
+    publish_frequency: float = 20.0
+    ignore_timestamp: bool = False
+    frame_prefix: str = ""
+    clamp: str = "hard"
+    exclude_joints: tuple[str, ...] = ()
+    publish_default_positions: bool = False
+    model_name: str = ""
+
+    @property
+    def interval_ns(self) -> int:
+        """Minimum spacing of publications per joint in message time, nanoseconds."""
+        return int(round(1e9 / self.publish_frequency))
+
+
+def parse_frequency(value: Any) -> float:
+    """``publish_frequency`` as a float in (0, 1000] Hz; _Rejected otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Rejected(f"publish_frequency must be a number, got {value!r}")
+    frequency = float(value)
+    if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:
+        raise _Rejected(
+            f"publish_frequency must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
+        )
+    return frequency
+
+
+def parse_clamp(value: Any) -> str:
+    """``clamp`` as one of ``CLAMP_MODES``; _Rejected otherwise."""
+    if value not in CLAMP_MODES:
+        raise _Rejected(f"clamp must be one of {', '.join(CLAMP_MODES)}, got {value!r}")
+    return str(value)
+
+
+def parse_joint_names(value: Any) -> tuple[str, ...]:
+    """``exclude_joints`` as names: a string array, or one comma-separated string."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    if not all(isinstance(item, str) for item in items):
+        raise _Rejected(f"exclude_joints must be a string array, got {value!r}")
+    return tuple(name.strip() for name in items if name.strip())
+
+
+def parse_bool(name: str, value: Any) -> bool:
+    """A bool parameter; _Rejected for another type."""
+    if not isinstance(value, bool):
+        raise _Rejected(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+def stamp_to_ns(stamp: Time) -> int:
+    """A builtin_interfaces/Time as integer nanoseconds."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def relative_poses(
+    poses_root: dict[str, NDArray[np.float64]], parents: Sequence[str], children: Sequence[str]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Translations (N, 3) and quaternions (N, 4, xyzw) of T_parent_child from root poses."""
+    if not parents:
+        return np.zeros((0, 3)), np.zeros((0, 4))
+    T_root_parent = np.stack([poses_root[name] for name in parents])
+    T_root_child = np.stack([poses_root[name] for name in children])
+    T_parent_child = np.linalg.inv(T_root_parent) @ T_root_child
+    return T_parent_child[:, :3, 3], matrices_to_quaternions(T_parent_child[:, :3, :3])
+
+
+def make_transform(parent: str, child: str) -> TransformStamped:
+    """A TransformStamped with its frame ids set (identity transform, zero stamp)."""
+    msg = TransformStamped()
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    msg.transform.rotation.w = 1.0
+    return msg
+
+
+def fill_transforms(
+    messages: Sequence[TransformStamped],
+    translations: NDArray[np.float64],
+    quaternions: NDArray[np.float64],
+    stamp: Time,
+) -> list[TransformStamped]:
+    """Write stamp, translations (metres) and quaternions (xyzw) into ``messages``, in order."""
+    for msg, (tx, ty, tz), (qx, qy, qz, qw) in zip(
+        messages, translations.tolist(), quaternions.tolist(), strict=True
+    ):
+        msg.header.stamp = stamp
+        translation = msg.transform.translation
+        translation.x, translation.y, translation.z = tx, ty, tz
+        rotation = msg.transform.rotation
+        rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+    return list(messages)
+
+
+class LoadedModel:
+    """One robot description with the node's state for it: joint values and limiter times."""
+
+    def __init__(self, robot: Robot, text: str) -> None:
+        self.robot = robot
+        self.text = text
+        self.kin: Kinematics = robot.kinematics
+        self.positions = self.kin.new_positions()
+        moving = self.kin.moving_joints
+        self.moving_parents = [joint.parent for joint in moving]
+        self.moving_children = [joint.child for joint in moving]
+        # Per moving joint: message time of the last publication (rate limiter), ns.
+        self.last_publish_ns = np.full(len(moving), _NEVER_NS, dtype=np.int64)
+        # Set by configure(): which moving joints this node publishes, their cached messages,
+        # and their transforms at default (zero) positions.
+        self.publish_mask = np.ones(len(moving), dtype=bool)
+        self.moving_messages: list[TransformStamped] = []
+        self.default_translations = np.zeros((len(moving), 3))
+        self.default_quaternions = np.zeros((len(moving), 4))
+
+    def configure(self, settings: Settings) -> tuple[list[TransformStamped], list[str]]:
+        """Apply prefix, exclusions and clamp mode; return the static set and unknown names.
+
+        The static transforms (fixed joints, not excluded) carry frames with the prefix and a
+        zero stamp (the caller stamps them).
+        """
+        excluded = set(settings.exclude_joints)
+        unknown = sorted(excluded - set(self.robot.joints))
+        prefix = settings.frame_prefix
+        moving = self.kin.moving_joints
+        self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
+        self.moving_messages = [
+            make_transform(prefix + joint.parent, prefix + joint.child) for joint in moving
+        ]
+        poses_root = self.kin.link_fk(None, clamp=CLAMP_MODES[settings.clamp])
+        self.default_translations, self.default_quaternions = relative_poses(
+            poses_root, self.moving_parents, self.moving_children
+        )
+        self.reset_limiter()
+
+        statics: list[TransformStamped] = []
+        translations, quaternions = self.kin.fixed_transforms()
+        for joint, (tx, ty, tz), (qx, qy, qz, qw) in zip(
+            self.kin.fixed_joints, translations.tolist(), quaternions.tolist(), strict=True
+        ):
+            if joint.name in excluded:
+                continue
+            msg = make_transform(prefix + joint.parent, prefix + joint.child)
+            translation = msg.transform.translation
+            translation.x, translation.y, translation.z = tx, ty, tz
+            rotation = msg.transform.rotation
+            rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+            statics.append(msg)
+        return statics, unknown
+
+    def reset_limiter(self) -> None:
+        """Forget all publication times: the next message of every joint is published."""
+        self.last_publish_ns.fill(_NEVER_NS)
+
+
+class JointTfPublisher(Node):
+    """robot_state_publisher's job for URDF and SDFormat robots, with every joint type.
+
+    Raises StartupError (from the constructor) for an unusable start: empty or invalid
+    ``robot_description``, or an out-of-range parameter.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        try:
+            self._settings = self._read_settings()
+        except _Rejected as err:
+            raise StartupError(str(err)) from None
+        self._use_topic = bool(
+            self.get_parameter("use_robot_description_topic").value
+            or self.get_parameter("description_from_topic").value
+        )
+        self._model: LoadedModel | None = None
+        if not self._use_topic:
+            text = self.get_parameter("robot_description").value or ""
+            if not text.strip():
+                raise StartupError(
+                    "parameter robot_description is empty: give the URDF or SDFormat text "
+                    "(or set use_robot_description_topic:=true)"
+                )
+            try:
+                self._model = self._load(text, self._settings.model_name, "robot_description")
+            except ModelError as err:
+                raise StartupError(str(err)) from None
+
+        self._tf = TransformSender(self)
+        self._tf_static = StaticTransformSet(self)
+        latched = QoSProfile(
+            depth=1,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self._description_pub = None
+        self._description_sub = None
+        if self._use_topic:
+            self._description_sub = self.create_subscription(
+                String, "robot_description", self._on_description_message, latched
+            )
+        else:
+            self._description_pub = self.create_publisher(String, "robot_description", latched)
+
+        # Diagnostics state: counters and the names already reported once.
+        self._clamp_counts: Counter[str] = Counter()
+        self._reported_unknown: set[str] = set()
+        self._reported_mimic: set[str] = set()
+        self._reported_zero_stamp = False
+        self._last_callback_ns = self.get_clock().now().nanoseconds
+        self._default_timer: Timer | None = None
+
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        overrides = QoSOverridingOptions.with_default_policies()
+        self._joint_state_sub = self.create_subscription(
+            JointState,
+            "joint_states",
+            self._on_joint_state,
+            qos_profile_sensor_data,
+            qos_overriding_options=overrides,
+        )
+        self._multi_dof_sub = self.create_subscription(
+            MultiDOFJointState,
+            "multi_dof_joint_states",
+            self._on_multi_dof_joint_state,
+            qos_profile_sensor_data,
+            qos_overriding_options=overrides,
+        )
+
+        if self._model is not None:
+            self._install(self._model)
+        else:
+            self.get_logger().info("waiting for the robot description on topic robot_description")
+        self._update_default_timer()
+
+    # -- parameters ---------------------------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        def describe(
+            text: str, *, dynamic: bool = False, read_only: bool = False
+        ) -> ParameterDescriptor:
+            return ParameterDescriptor(
+                description=text, dynamic_typing=dynamic, read_only=read_only
+            )
+
+        self.declare_parameter(
+            "robot_description", "", describe("URDF or SDFormat text of the robot")
+        )
+        self.declare_parameter(
+            "publish_frequency",
+            20.0,
+            describe(
+                "maximum rate (Hz, message time) of /tf publications per joint; (0, 1000]",
+                dynamic=True,
+            ),
+        )
+        self.declare_parameter(
+            "ignore_timestamp",
+            False,
+            describe("publish every joint state regardless of its stamp (no rate limiting)"),
+        )
+        self.declare_parameter(
+            "frame_prefix", "", describe("text prepended to every frame id (plain concatenation)")
+        )
+        self.declare_parameter(
+            "clamp", "hard", describe("limits joint values are clamped to: hard, soft or none")
+        )
+        self.declare_parameter(
+            "exclude_joints",
+            Parameter.Type.STRING_ARRAY,
+            describe("joints whose transforms this node does not publish"),
+        )
+        self.declare_parameter(
+            "publish_default_positions",
+            False,
+            describe("publish joints never received at their zero position, at publish_frequency"),
+        )
+        self.declare_parameter(
+            "model_name",
+            "",
+            describe("SDFormat only: the <model> to publish where the file has several"),
+        )
+        self.declare_parameter(
+            "use_robot_description_topic",
+            False,
+            describe(
+                "take the description from topic robot_description, not the parameter",
+                read_only=True,
+            ),
+        )
+        self.declare_parameter(
+            "description_from_topic",
+            False,
+            describe(
+                "alias of use_robot_description_topic (newer robot_state_publisher name)",
+                read_only=True,
+            ),
+        )
+
+    def _read_settings(self) -> Settings:
+        def value(name: str) -> Any:
+            try:
+                return self.get_parameter(name).value
+            except ParameterUninitializedException:  # a typed parameter given no value
+                return None
+
+        return Settings(
+            publish_frequency=parse_frequency(value("publish_frequency")),
+            ignore_timestamp=parse_bool("ignore_timestamp", value("ignore_timestamp")),
+            frame_prefix=str(value("frame_prefix")),
+            clamp=parse_clamp(value("clamp")),
+            exclude_joints=parse_joint_names(value("exclude_joints")),
+            publish_default_positions=parse_bool(
+                "publish_default_positions", value("publish_default_positions")
+            ),
+            model_name=str(value("model_name")),
+        )
+
+    def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
+        """Validate a parameter change; apply it only if every parameter in it is valid."""
+        settings = self._settings
+        new_text: str | None = None
+        try:
+            for parameter in parameters:
+                name, value = parameter.name, parameter.value
+                if name == "robot_description":
+                    if self._use_topic:
+                        raise _Rejected(
+                            "robot_description comes from the topic "
+                            "(use_robot_description_topic is true)"
+                        )
+                    new_text = str(value or "")
+                    if not new_text.strip():
+                        raise _Rejected("robot_description must not be empty")
+                elif name == "publish_frequency":
+                    settings = replace(settings, publish_frequency=parse_frequency(value))
+                elif name == "ignore_timestamp":
+                    settings = replace(settings, ignore_timestamp=parse_bool(name, value))
+                elif name == "frame_prefix":
+                    settings = replace(settings, frame_prefix=str(value or ""))
+                elif name == "clamp":
+                    settings = replace(settings, clamp=parse_clamp(value))
+                elif name == "exclude_joints":
+                    settings = replace(settings, exclude_joints=parse_joint_names(value))
+                elif name == "publish_default_positions":
+                    settings = replace(settings, publish_default_positions=parse_bool(name, value))
+                elif name == "model_name":
+                    settings = replace(settings, model_name=str(value or ""))
+            new_model: LoadedModel | None = None
+            model_name_changed = settings.model_name != self._settings.model_name
+            if new_text is None and model_name_changed and self._model is not None:
+                new_text = self._model.text
+            if new_text is not None:
+                new_model = self._load(new_text, settings.model_name, "robot_description")
+        except (_Rejected, ModelError) as err:
+            reason = str(err)
+            self.get_logger().warning(f"parameter change rejected: {reason}")
+            return SetParametersResult(successful=False, reason=reason)
+        self._apply_settings(settings, new_model)
+        return SetParametersResult(successful=True)
+
+    def _apply_settings(self, settings: Settings, new_model: LoadedModel | None) -> None:
+        old = self._settings
+        self._settings = settings
+        if new_model is not None:
+            self._install(new_model)
+        elif self._model is not None and (
+            (settings.frame_prefix, settings.exclude_joints, settings.clamp)
+            != (old.frame_prefix, old.exclude_joints, old.clamp)
+        ):
+            self._publish_statics(self._model)
+        if (settings.publish_frequency, settings.publish_default_positions) != (
+            old.publish_frequency,
+            old.publish_default_positions,
+        ):
+            self._update_default_timer()
+
+    # -- model ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _load(text: str, model_name: str, source: str) -> LoadedModel:
+        """Parse and compile a description; ModelError naming ``source`` and line."""
+        robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
+        return LoadedModel(robot, text)
+
+    def _install(self, model: LoadedModel) -> None:
+        """Make ``model`` current: publish its description (parameter mode) and statics."""
+        self._model = model
+        for warning in model.robot.warnings:
+            self.get_logger().warning(warning)
+        if self._description_pub is not None:
+            self._description_pub.publish(String(data=model.text))
+        self._publish_statics(model)
+        kin = model.kin
+        self.get_logger().info(
+            f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
+            f"{len(kin.fixed_joints)} fixed joints"
+        )
+
+    def _publish_statics(self, model: LoadedModel) -> None:
+        """Publish the complete static set of ``model`` under the current settings."""
+        statics, unknown = model.configure(self._settings)
+        if unknown:
+            self.get_logger().warning(
+                f"exclude_joints names joints not in the robot: {', '.join(unknown)}"
+            )
+        stamp = self.get_clock().now().to_msg()
+        for msg in statics:
+            msg.header.stamp = stamp
+        self._tf_static.replace(statics)
+
+    def _on_description_message(self, msg: String) -> None:
+        try:
+            model = self._load(msg.data, self._settings.model_name, "robot_description topic")
+        except ModelError as err:
+            self.get_logger().error(f"robot description from topic rejected: {err}")
+            return
+        self._install(model)
+
+    # -- joint states ---------------------------------------------------------------------------
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        model = self._model
+        if model is None:
+            self.get_logger().warning(
+                "joint states ignored: no robot description yet", throttle_duration_sec=_THROTTLE_S
+            )
+            return
+        if len(msg.name) != len(msg.position):
+            self.get_logger().warning(
+                f"JointState dropped: {len(msg.name)} names but {len(msg.position)} positions",
+                throttle_duration_sec=_THROTTLE_S,
+            )
+            return
+        update = model.kin.apply(
+            model.positions, msg.name, msg.position, clamp=CLAMP_MODES[self._settings.clamp]
+        )
+        self._report(update)
+        self._publish_moving(model, update.moved, msg.header.stamp)
+
+    def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
+        model = self._model
+        if model is None:
+            self.get_logger().warning(
+                "joint states ignored: no robot description yet", throttle_duration_sec=_THROTTLE_S
+            )
+            return
+        if len(msg.joint_names) != len(msg.transforms):
+            self.get_logger().warning(
+                f"MultiDOFJointState dropped: {len(msg.joint_names)} joint names but "
+                f"{len(msg.transforms)} transforms",
+                throttle_duration_sec=_THROTTLE_S,
+            )
+            return
+        translations = np.array(
+            [(t.translation.x, t.translation.y, t.translation.z) for t in msg.transforms],
+            dtype=np.float64,
+        ).reshape(-1, 3)
+        quaternions = np.array(
+            [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in msg.transforms],
+            dtype=np.float64,
+        ).reshape(-1, 4)
+        update = model.kin.apply_multi_dof(
+            model.positions, list(msg.joint_names), translations, quaternions
+        )
+        self._report(update)
+        self._publish_moving(model, update.moved, msg.header.stamp)
+
+    def _report(self, update: Update) -> None:
+        """Log what an update clamped, rejected or ignored (throttled or once per name)."""
+        logger = self.get_logger()
+        if update.clamped:
+            self._clamp_counts.update(update.clamped)
+            counts = ", ".join(
+                f"{name} ({count}x)" for name, count in self._clamp_counts.most_common(10)
+            )
+            logger.warning(
+                f"joint values clamped to {self._settings.clamp} limits (since start): {counts}",
+                throttle_duration_sec=_THROTTLE_S,
+            )
+        if update.rejected:
+            logger.warning(
+                f"non-finite values ignored, joints keep their last good value: "
+                f"{', '.join(update.rejected)}",
+                throttle_duration_sec=_THROTTLE_S,
+            )
+        new_unknown = [name for name in update.unknown if name not in self._reported_unknown]
+        if new_unknown and len(self._reported_unknown) < _MAX_REMEMBERED_NAMES:
+            self._reported_unknown.update(new_unknown)
+            logger.info(
+                f"ignoring names that are not moving joints of the robot: {', '.join(new_unknown)}"
+            )
+        new_mimic = [name for name in update.ignored_mimic if name not in self._reported_mimic]
+        if new_mimic:
+            self._reported_mimic.update(new_mimic)
+            logger.info(
+                f"values for mimic joints are ignored (they follow their leader): "
+                f"{', '.join(new_mimic)}"
+            )
+
+    def _message_stamp(self, stamp: Time) -> tuple[Time, int]:
+        """The stamp to publish with and its ns: a zero stamp becomes the node clock's now."""
+        stamp_ns = stamp_to_ns(stamp)
+        if stamp_ns != 0:
+            return stamp, stamp_ns
+        if not self._reported_zero_stamp:
+            self._reported_zero_stamp = True
+            self.get_logger().info(
+                "joint states with a zero stamp are stamped with the node clock (reported once)"
+            )
+        now = self.get_clock().now()
+        return now.to_msg(), now.nanoseconds
+
+    def _publish_moving(self, model: LoadedModel, moved: NDArray[np.intp], stamp: Time) -> None:
+        """Rate-limit in message time, then publish ``moved`` joints in one TFMessage."""
+        stamp, stamp_ns = self._message_stamp(stamp)
+        now_ns = self.get_clock().now().nanoseconds
+        jumped = now_ns < self._last_callback_ns
+        self._last_callback_ns = now_ns
+        if moved.size == 0:
+            if jumped:
+                self._reset_limiter(model, "the node clock jumped backwards")
+            return
+        last_ns = model.last_publish_ns[moved]
+        if not self._settings.ignore_timestamp:
+            if jumped:
+                self._reset_limiter(model, "the node clock jumped backwards")
+            elif stamp_ns < int(last_ns.max()):
+                self._reset_limiter(model, "joint state stamps jumped backwards")
+            else:
+                if stamp_ns < int(last_ns.min()) + self._settings.interval_ns:
+                    return
+        model.last_publish_ns[moved] = stamp_ns
+        publish = moved[model.publish_mask[moved] & model.positions.received[moved]]
+        if publish.size:
+            self._send_moving(model, publish, stamp)
+
+    def _reset_limiter(self, model: LoadedModel, reason: str) -> None:
+        model.reset_limiter()
+        self.get_logger().warning(
+            f"{reason}: rate limiter reset (simulation reset or bag loop?)",
+            throttle_duration_sec=_THROTTLE_S,
+        )
+
+    def _send_moving(self, model: LoadedModel, indices: NDArray[np.intp], stamp: Time) -> None:
+        translations, quaternions = model.kin.joint_transforms(model.positions, indices)
+        finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
+        if not finite.all():
+            # Defence in depth: the kinematics rejects non-finite input already.
+            self.get_logger().error("non-finite transforms withheld", throttle_duration_sec=1.0)
+            indices, translations, quaternions = (
+                indices[finite],
+                translations[finite],
+                quaternions[finite],
+            )
+        messages = [model.moving_messages[i] for i in indices.tolist()]
+        self._tf.send(fill_transforms(messages, translations, quaternions, stamp))
+
+    # -- default positions ----------------------------------------------------------------------
+
+    def _update_default_timer(self) -> None:
+        if self._default_timer is not None:
+            self.destroy_timer(self._default_timer)
+            self._default_timer = None
+        if self._settings.publish_default_positions:
+            self._default_timer = self.create_timer(
+                1.0 / self._settings.publish_frequency, self._publish_default_positions
+            )
+
+    def _publish_default_positions(self) -> None:
+        """Publish joints never received at their zero (clamped) position, stamped now."""
+        model = self._model
+        if model is None:
+            return
+        pending = np.flatnonzero(model.publish_mask & ~model.positions.received)
+        if pending.size == 0:
+            return
+        stamp = self.get_clock().now().to_msg()
+        messages = [model.moving_messages[i] for i in pending.tolist()]
+        self._tf.send(
+            fill_transforms(
+                messages,
+                model.default_translations[pending],
+                model.default_quaternions[pending],
+                stamp,
+            )
+        )
+
+
+def main(args: list[str] | None = None) -> int:
+    """Console script ``joint_tf_publisher``: run the node until SIGINT or SIGTERM.
+
+    Returns 0 on a clean shutdown; 1 with one line ``joint_tf_publisher: <reason>`` on stderr
+    when the node cannot start.
+    """
+    try:
+        rclpy.init(args=args)
+    except Exception as err:  # rcl reports bad --ros-args as RCLError, with a long text
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+        return _startup_failure(f"cannot initialise ROS: {first_line}")
+    try:
+        node = JointTfPublisher()
+    except StartupError as err:
+        return _startup_failure(str(err))
+    except (ModelError, ValueError, TypeError, ParameterException) as err:
+        return _startup_failure(f"{type(err).__name__}: {err}")
+    except (KeyboardInterrupt, ExternalShutdownException):
+        rclpy.try_shutdown()
+        return 0
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def _startup_failure(reason: str) -> int:
+    print(f"{NODE_NAME}: {' '.join(reason.split())}", file=sys.stderr)
+    rclpy.try_shutdown()
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,980 @@
+"""End-to-end tests of the node: the real console script in a subprocess, over real DDS.
+
+The test process is an ordinary ROS 2 participant (the "probe"): it publishes JointState and
+MultiDOFJointState, reads /tf, /tf_static and robot_description, and calls the node's
+set_parameters service. Expected poses come from ``Robot.link_fk`` (kinematics has its own
+independent tests) and, where cheap, from explicit formulas with scipy's Rotation.
+
+One node process per test class (the classes run one after another), each in its own
+namespace; every wait is on a condition with a generous timeout, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from geometry_msgs.msg import Transform, TransformStamped  # noqa: E402
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import (  # noqa: E402
+    DurabilityPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+)
+from scipy.spatial.transform import Rotation  # noqa: E402
+from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+HERE = Path(__file__).resolve().parent
+ARM_URDF = HERE / "urdf" / "arm_mimic_gripper.urdf"
+PLANAR_URDF = HERE / "urdf" / "mobile_base_planar.urdf"
+WAIT_S = 20.0
+TOLERANCE = 1e-6
+
+FLOATING_URDF = """<?xml version="1.0"?>
+<robot name="floating_base">
+  <link name="world"/>
+  <link name="torso"/>
+  <link name="head"/>
+  <link name="sensor"/>
+  <joint name="base_joint" type="floating">
+    <parent link="world"/>
+    <child link="torso"/>
+    <origin xyz="0 0 0.5"/>
+  </joint>
+  <joint name="neck" type="revolute">
+    <parent link="torso"/>
+    <child link="head"/>
+    <origin xyz="0 0 0.3" rpy="0 0.1 0"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+  </joint>
+  <joint name="sensor_mount" type="fixed">
+    <parent link="head"/>
+    <child link="sensor"/>
+    <origin xyz="0.1 0 0" rpy="0 0 0.5"/>
+  </joint>
+</robot>
+"""
+
+
+# -- environment ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dds_isolation() -> Iterator[None]:
+    """A DDS domain of this test session's own (conftest may have set one), on localhost."""
+    saved = {
+        name: os.environ.get(name) for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")
+    }
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def node_command() -> list[str]:
+    """The node's console script in this interpreter's environment (or its module)."""
+    script = Path(sys.executable).with_name("joint_tf_publisher")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "joint_tf_publisher.node"]
+
+
+def yaml_value(value: Any) -> str:
+    """A parameter value as YAML (JSON is valid YAML: strings quoted and escaped)."""
+    return json.dumps(value)
+
+
+def write_params(path: Path, params: dict[str, Any]) -> Path:
+    """A ROS 2 parameters file setting ``params`` on every node."""
+    lines = ["/**:", "  ros__parameters:"]
+    lines += [f"    {name}: {yaml_value(value)}" for name, value in params.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def wait_until(
+    condition: Callable[[], Any],
+    timeout: float = WAIT_S,
+    what: str | Callable[[], str] = "",
+) -> Any:
+    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` s.
+
+    ``what`` names the condition in the failure (a callable is evaluated at the failure).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            text = what() if callable(what) else what
+            pytest.fail(f"timed out after {timeout:g} s waiting for {text or condition}")
+        time.sleep(0.01)
+
+
+# -- the test's DDS participant ----------------------------------------------------------------
+
+
+def tf_qos() -> QoSProfile:
+    return QoSProfile(
+        depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+    )
+
+
+def latched_qos() -> QoSProfile:
+    return QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
+
+
+class Recorder:
+    """Messages received by one subscription, in arrival order (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._messages: list[Any] = []
+
+    def __call__(self, msg: Any) -> None:
+        with self._lock:
+            self._messages.append(msg)
+
+    def messages(self, start: int = 0) -> list[Any]:
+        with self._lock:
+            return self._messages[start:]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._messages)
+
+
+class Probe:
+    """The test's ROS participant: a node spun in a background thread."""
+
+    def __init__(self) -> None:
+        self.context = rclpy.context.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("node_e2e_probe", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.tf = Recorder()
+        self.node.create_subscription(TFMessage, "/tf", self.tf, tf_qos())
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except (ExternalShutdownException, rclpy.executors.ShutdownException):
+                return
+
+    def subscribe(self, msg_type: Any, topic: str, qos: QoSProfile) -> Recorder:
+        recorder = Recorder()
+        self.node.create_subscription(msg_type, topic, recorder, qos)
+        return recorder
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(timeout=5.0)
+
+
+@pytest.fixture(scope="module")
+def probe(_dds_isolation: None) -> Iterator[Probe]:
+    participant = Probe()
+    yield participant
+    participant.close()
+
+
+class NodeUnderTest:
+    """The console script ``joint_tf_publisher`` running in a namespace, talked to over DDS."""
+
+    def __init__(self, probe: Probe, workdir: Path, namespace: str, params: dict[str, Any]):
+        self.probe = probe
+        self.namespace = namespace
+        self.prefix = str(params.get("frame_prefix", ""))
+        workdir.mkdir(parents=True, exist_ok=True)
+        params_file = write_params(workdir / "params.yaml", params)
+        self.stdout_path = workdir / "stdout.txt"
+        self.stderr_path = workdir / "stderr.txt"
+        command = node_command() + [
+            "--ros-args",
+            "-r",
+            f"__ns:={namespace}",
+            "--params-file",
+            str(params_file),
+        ]
+        with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
+            self.process = subprocess.Popen(command, stdout=out, stderr=err, env=os.environ.copy())
+        self.joint_states = probe.node.create_publisher(JointState, f"{namespace}/joint_states", 10)
+        self.multi_dof = probe.node.create_publisher(
+            MultiDOFJointState, f"{namespace}/multi_dof_joint_states", 10
+        )
+        self.description_topic = f"{namespace}/robot_description"
+        self._params_client = probe.node.create_client(
+            SetParameters, f"{namespace}/joint_tf_publisher/set_parameters"
+        )
+
+    def wait_connected(self) -> None:
+        """Wait until the node's subscriptions match the probe's publishers."""
+        wait_until(
+            lambda: (
+                self.process.poll() is None
+                and self.joint_states.get_subscription_count() > 0
+                and self.multi_dof.get_subscription_count() > 0
+            ),
+            what=lambda: (
+                f"node {self.namespace} to subscribe (exit {self.process.poll()}, {self.stderr()})"
+            ),
+        )
+        wait_until(lambda: self.probe.node.count_publishers("/tf") > 0, what="/tf publisher")
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text() if self.stderr_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGINT) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise
+
+    def set_parameters(self, **values: Any) -> list[Any]:
+        """Call set_parameters; returns the SetParametersResult per parameter."""
+        assert self._params_client.wait_for_service(timeout_sec=WAIT_S)
+        request = SetParameters.Request()
+        request.parameters = [
+            ParameterMsg(name=name, value=parameter_value(value)) for name, value in values.items()
+        ]
+        future = self._params_client.call_async(request)
+        wait_until(future.done, what="set_parameters response")
+        return list(future.result().results)
+
+    def static_set(self) -> dict[str, TransformStamped]:
+        """The latched /tf_static set, read by a NEW (late-joining) subscription."""
+        recorder = self.probe.subscribe(TFMessage, "/tf_static", latched_qos())
+        messages = wait_until(lambda: recorder.messages(), what="/tf_static")
+        return {t.child_frame_id: t for t in messages[-1].transforms}
+
+    def publish(self, names: Sequence[str], positions: Sequence[float], stamp_s: float) -> None:
+        msg = JointState()
+        msg.header.stamp = stamp_msg(stamp_s)
+        msg.name = list(names)
+        msg.position = [float(p) for p in positions]
+        self.joint_states.publish(msg)
+
+    def publish_and_wait(
+        self, names: Sequence[str], positions: Sequence[float], stamp_s: float, child: str
+    ) -> TFMessage:
+        """Publish, then wait for the /tf message carrying ``child`` at that stamp.
+
+        The message is sent again every second until seen: a best-effort subscription that
+        has not yet discovered the probe's publisher drops what it sends (the node's rate
+        limiter does not publish a repeated stamp twice).
+        """
+        return self._send_until_seen(
+            lambda: self.publish(names, positions, stamp_s), child, stamp_s
+        )
+
+    def publish_multi_and_wait(self, msg: MultiDOFJointState, child: str) -> TFMessage:
+        """As publish_and_wait, for a MultiDOFJointState."""
+        stamp_s = stamp_ns(msg.header.stamp) * 1e-9
+        return self._send_until_seen(lambda: self.multi_dof.publish(msg), child, stamp_s)
+
+    def _send_until_seen(self, send: Callable[[], None], child: str, stamp_s: float) -> TFMessage:
+        start = len(self.probe.tf)
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            send()
+            found = self.find_tf(start, child, stamp_s, timeout=1.0)
+            if found is not None:
+                return found
+            if time.monotonic() > deadline:
+                pytest.fail(f"no /tf with {child} at {stamp_s} ({self.stderr()[-500:]})")
+
+    def find_tf(
+        self, start: int, child: str, stamp_s: float | None, timeout: float
+    ) -> TFMessage | None:
+        """The first /tf message since index ``start`` carrying ``child`` (at ``stamp_s``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for msg in self.probe.tf.messages(start):
+                for t in msg.transforms:
+                    if t.child_frame_id == self.prefix + child and (
+                        stamp_s is None or stamp_ns(t.header.stamp) == seconds_to_ns(stamp_s)
+                    ):
+                        return msg
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
+
+    def wait_tf(self, start: int, child: str, stamp_s: float | None = None) -> TFMessage:
+        found = self.find_tf(start, child, stamp_s, timeout=WAIT_S)
+        if found is None:
+            pytest.fail(f"no /tf with {child} at {stamp_s} ({self.stderr()[-500:]})")
+        return found
+
+
+def parameter_value(value: Any) -> ParameterValue:
+    if isinstance(value, bool):
+        return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    if isinstance(value, float):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    if isinstance(value, str):
+        return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+    if isinstance(value, list):
+        return ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY, string_array_value=value)
+    raise TypeError(value)
+
+
+def seconds_to_ns(seconds: float) -> int:
+    return int(round(seconds * 1e9))
+
+
+def stamp_msg(seconds: float) -> Any:
+    ns = seconds_to_ns(seconds)
+    msg = JointState().header.stamp
+    msg.sec, msg.nanosec = divmod(ns, 1_000_000_000)
+    return msg
+
+
+def stamp_ns(stamp: Any) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def matrix_of(transform: Transform) -> np.ndarray:
+    """(4, 4) pose from a geometry_msgs/Transform, rotation via scipy (independent)."""
+    pose = np.eye(4)
+    r = transform.rotation
+    quaternion = np.array([r.x, r.y, r.z, r.w])
+    assert abs(np.linalg.norm(quaternion) - 1.0) < 1e-9
+    pose[:3, :3] = Rotation.from_quat(quaternion).as_matrix()
+    pose[:3, 3] = (transform.translation.x, transform.translation.y, transform.translation.z)
+    return pose
+
+
+def tree_of(messages: Sequence[TFMessage]) -> dict[str, tuple[str, np.ndarray]]:
+    """child frame -> (parent frame, T_parent_child) from messages, later ones winning."""
+    tree: dict[str, tuple[str, np.ndarray]] = {}
+    for msg in messages:
+        for t in msg.transforms:
+            tree[t.child_frame_id] = (t.header.frame_id, matrix_of(t.transform))
+    return tree
+
+
+def compose(tree: dict[str, tuple[str, np.ndarray]], frame: str, root: str) -> np.ndarray:
+    """T_root_frame by chaining the received parent->child transforms."""
+    pose = np.eye(4)
+    while frame != root:
+        parent, T_parent_frame = tree[frame]
+        pose = T_parent_frame @ pose
+        frame = parent
+    return pose
+
+
+def assert_matches_fk(
+    tree: dict[str, tuple[str, np.ndarray]], robot: Robot, cfg: dict[str, Any], prefix: str = ""
+) -> None:
+    expected = robot.link_fk(cfg, clamp="hard")
+    for link, T_root_link in expected.items():
+        received = compose(tree, prefix + link, prefix + robot.root)
+        np.testing.assert_allclose(received, T_root_link, atol=TOLERANCE, err_msg=link)
+
+
+_stamp_base = [1000.0]
+
+
+def fresh_stamp(span: float = 100.0) -> float:
+    """A message time later than every earlier one in this module (seconds)."""
+    _stamp_base[0] += span
+    return _stamp_base[0]
+
+
+def started(
+    probe: Probe,
+    tmp_path_factory: pytest.TempPathFactory,
+    namespace: str,
+    params: dict[str, Any],
+    handshake: tuple[str, str] | None,
+) -> NodeUnderTest:
+    """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
+
+    The handshake publishes the joint at 0 with stamp 1 s, before every fresh_stamp().
+    """
+    node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
+    node.wait_connected()
+    if handshake is not None:
+        joint, child = handshake
+        node.publish_and_wait([joint], [0.0], 1.0, child)
+    return node
+
+
+# -- the arm with a mimic gripper, default parameters ---------------------------------------------
+
+
+ARM_JOINTS = [
+    "joint_1",
+    "joint_2",
+    "joint_3",
+    "joint_4",
+    "joint_5",
+    "joint_6",
+    "joint_7",
+    "finger_joint",
+]
+
+
+@pytest.fixture(scope="class")
+def arm(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    """The arm with default parameters."""
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/arm",
+        {"robot_description": ARM_URDF.read_text()},
+        handshake=("joint_1", "link_1"),
+    )
+    yield node
+    node.stop()
+
+
+@pytest.fixture(scope="module")
+def robot() -> Robot:
+    return Robot.load(ARM_URDF)
+
+
+class TestArm:
+    def test_statics_reach_a_late_subscriber(self, arm: NodeUnderTest, robot: Robot) -> None:
+        time.sleep(0.5)  # the node has been up a while: this subscriber joins late
+        statics = arm.static_set()
+        fixed = {j.child: j for j in robot.joints.values() if j.joint_type == "fixed"}
+        assert set(statics) == set(fixed)
+        for child, joint in fixed.items():
+            assert statics[child].header.frame_id == joint.parent
+            np.testing.assert_allclose(
+                matrix_of(statics[child].transform), joint.origin, atol=TOLERANCE
+            )
+
+    def test_one_message_composes_to_link_fk_with_mimic_chain(
+        self, arm: NodeUnderTest, robot: Robot
+    ) -> None:
+        values = [0.3, -0.4, 1.1, 0.5, -2.0, 0.7, 2.5, 0.6]
+        stamp = fresh_stamp()
+        msg = arm.publish_and_wait(ARM_JOINTS, values, stamp, "link_1")
+        # Every joint of the message plus the three mimic followers, in ONE message.
+        children = {t.child_frame_id for t in msg.transforms}
+        assert children == {robot.joints[name].child for name in ARM_JOINTS} | {
+            "right_knuckle",
+            "left_inner_finger",
+            "right_inner_finger",
+        }
+        assert {stamp_ns(t.header.stamp) for t in msg.transforms} == {seconds_to_ns(stamp)}
+        tree = tree_of([TFMessage(transforms=list(arm.static_set().values())), msg])
+        assert_matches_fk(tree, robot, dict(zip(ARM_JOINTS, values, strict=True)))
+        # The chain right_inner_finger -> right_knuckle -> finger_joint (x -1, then x 1),
+        # rotation about x: explicit formula, independent of the kinematics module.
+        T = tree["right_inner_finger"][1]
+        expected = Rotation.from_rotvec([-0.6, 0.0, 0.0]).as_matrix()
+        np.testing.assert_allclose(T[:3, :3], expected, atol=TOLERANCE)
+
+    def test_hard_limits_clamp_by_default(self, arm: NodeUnderTest, robot: Robot) -> None:
+        msg = arm.publish_and_wait(["joint_1"], [5.0], fresh_stamp(), "link_1")
+        (t,) = msg.transforms
+        upper = robot.joints["joint_1"].limit.upper
+        np.testing.assert_allclose(
+            matrix_of(t.transform), robot.joints["joint_1"].child_pose(upper), atol=TOLERANCE
+        )
+
+    def test_rate_limited_in_message_time(self, arm: NodeUnderTest) -> None:
+        base = fresh_stamp()
+        start = len(arm.probe.tf)
+        for k in range(20):  # 100 Hz in message time, publish_frequency 20 Hz
+            arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
+            time.sleep(0.005)
+        arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
+        stamps = sorted(
+            stamp_ns(t.header.stamp)
+            for msg in arm.probe.tf.messages(start)
+            for t in msg.transforms
+            if t.child_frame_id == "link_2"
+        )
+        in_burst = [s for s in stamps if s < seconds_to_ns(base + 1.0)]
+        assert in_burst[0] == seconds_to_ns(base)
+        assert 3 <= len(in_burst) <= 4
+        assert min(np.diff(in_burst)) >= seconds_to_ns(0.05)
+
+    def test_stamps_jumping_back_reset_the_limiter(self, arm: NodeUnderTest) -> None:
+        late = fresh_stamp()
+        arm.publish_and_wait(["joint_3"], [0.1], late, "link_3")
+        # A bag loop: time goes back 50 s; robot_state_publisher would publish nothing
+        # until message time caught up again.
+        arm.publish_and_wait(["joint_3"], [0.2], late - 50.0, "link_3")
+        arm.publish_and_wait(["joint_3"], [0.3], late - 49.0, "link_3")
+        wait_until(
+            lambda: "rate limiter reset" in arm.stderr() + arm.stdout_path.read_text(),
+            what="the reset warning",
+        )
+        log = arm.stderr() + arm.stdout_path.read_text()
+        assert log.count("rate limiter reset") == 1
+
+    def test_zero_stamp_uses_the_node_clock(self, arm: NodeUnderTest) -> None:
+        start = len(arm.probe.tf)
+        before = time.time()
+        arm.publish(["joint_4"], [0.25], 0.0)
+        msg = arm.wait_tf(start, "link_4")
+        after = time.time()
+        (t,) = msg.transforms
+        assert before - 1.0 <= stamp_ns(t.header.stamp) * 1e-9 <= after + 1.0
+
+    def test_bad_messages_publish_nothing_wrong(self, arm: NodeUnderTest, robot: Robot) -> None:
+        good = fresh_stamp()
+        arm.publish_and_wait(["joint_5"], [0.5], good, "link_5")
+        start = len(arm.probe.tf)
+        # Length mismatch: dropped whole.
+        arm.publish(["joint_5", "joint_6"], [1.0], good + 1.0)
+        # Unknown names are ignored, known ones published.
+        arm.publish(["no_such_joint", "joint_6"], [1.0, 0.2], good + 2.0)
+        # NaN: joint_5 keeps its last good value; joint_6 is published.
+        arm.publish(["joint_5", "joint_6"], [math.nan, 0.4], good + 3.0)
+        arm.publish(["joint_5", "joint_6"], [math.inf, -math.inf], good + 4.0)
+        # MultiDOFJointState with mismatched lengths.
+        multi = MultiDOFJointState()
+        multi.joint_names = ["joint_5", "joint_6"]
+        multi.transforms = [Transform()]
+        arm.multi_dof.publish(multi)
+        arm.publish_and_wait(["joint_7"], [0.1], good + 5.0, "link_7")  # sentinel
+        assert arm.process.poll() is None
+        published = [t for msg in arm.probe.tf.messages(start) for t in msg.transforms]
+        for t in published:
+            values = [
+                t.transform.translation.x,
+                t.transform.translation.y,
+                t.transform.translation.z,
+                t.transform.rotation.x,
+                t.transform.rotation.y,
+                t.transform.rotation.z,
+                t.transform.rotation.w,
+            ]
+            assert all(math.isfinite(v) for v in values)
+        by_stamp = {(stamp_ns(t.header.stamp), t.child_frame_id): t for t in published}
+        assert (seconds_to_ns(good + 1.0), "link_5") not in by_stamp
+        assert (seconds_to_ns(good + 1.0), "link_6") not in by_stamp
+        joint_5, joint_6 = robot.joints["joint_5"], robot.joints["joint_6"]
+        np.testing.assert_allclose(
+            matrix_of(by_stamp[seconds_to_ns(good + 2.0), "link_6"].transform),
+            joint_6.child_pose(0.2),
+            atol=TOLERANCE,
+        )
+        np.testing.assert_allclose(
+            matrix_of(by_stamp[seconds_to_ns(good + 3.0), "link_6"].transform),
+            joint_6.child_pose(0.4),
+            atol=TOLERANCE,
+        )
+        for stamp in (good + 3.0, good + 4.0):
+            t = by_stamp.get((seconds_to_ns(stamp), "link_5"))
+            if t is not None:  # if published at all, then at its last good value
+                np.testing.assert_allclose(
+                    matrix_of(t.transform), joint_5.child_pose(0.5), atol=TOLERANCE
+                )
+
+    def test_robot_description_topic_is_latched(self, arm: NodeUnderTest) -> None:
+        recorder = arm.probe.subscribe(String, arm.description_topic, latched_qos())
+        messages = wait_until(recorder.messages, what="robot_description")
+        assert messages[-1].data == ARM_URDF.read_text()
+
+    def test_sigint_exits_cleanly(self, arm: NodeUnderTest) -> None:
+        assert arm.stop(signal.SIGINT) == 0
+        assert "Traceback" not in arm.stderr()
+
+
+# -- ignore_timestamp and soft limits -------------------------------------------------------------
+
+
+@pytest.fixture(scope="class")
+def fast_arm(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    """The arm with ignore_timestamp and soft limits; stopped by SIGTERM."""
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/arm_fast",
+        {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True, "clamp": "soft"},
+        handshake=("joint_1", "link_1"),
+    )
+    yield node
+    assert node.stop(signal.SIGTERM) == 0
+    assert "Traceback" not in node.stderr()
+
+
+class TestIgnoreTimestamp:
+    def test_every_message_is_published(self, fast_arm: NodeUnderTest) -> None:
+        base = fresh_stamp()
+        start = len(fast_arm.probe.tf)
+        for k in range(20):
+            fast_arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
+            time.sleep(0.005)
+        fast_arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
+        stamps = {
+            stamp_ns(t.header.stamp)
+            for msg in fast_arm.probe.tf.messages(start)
+            for t in msg.transforms
+            if t.child_frame_id == "link_2"
+        }
+        burst = {seconds_to_ns(base + 0.01 * k) for k in range(20)}
+        # Best-effort input may lose a sample on a loaded machine; rate limiting would keep 4.
+        assert len(stamps & burst) >= 15
+
+    def test_soft_limits_clamp(self, fast_arm: NodeUnderTest) -> None:
+        robot = Robot.load(ARM_URDF)
+        joint = robot.joints["joint_1"]
+        msg = fast_arm.publish_and_wait(["joint_1"], [2.95], fresh_stamp(), "link_1")
+        (t,) = msg.transforms
+        soft_upper = joint.safety_controller.soft_upper_limit
+        assert soft_upper < 2.95 < joint.limit.upper
+        np.testing.assert_allclose(
+            matrix_of(t.transform), joint.child_pose(soft_upper), atol=TOLERANCE
+        )
+
+
+# -- planar and floating bases ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="class")
+def planar_base(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/planar",
+        {"robot_description": PLANAR_URDF.read_text()},
+        handshake=("left_wheel_joint", "left_wheel"),
+    )
+    yield node
+    node.stop()
+
+
+class TestPlanarBase:
+    def test_moveit_variable_names(self, planar_base: NodeUnderTest) -> None:
+        robot = Robot.load(PLANAR_URDF)
+        names = [
+            "base_planar_joint/x",
+            "base_planar_joint/y",
+            "base_planar_joint/theta",
+            "left_wheel_joint",
+            "right_wheel_joint",
+            "caster_swivel_joint",
+            "caster_wheel_joint",
+            "lift_joint",
+        ]
+        values = [1.5, -0.5, 0.8, 3.0, -3.0, 0.4, 1.0, 0.3]
+        msg = planar_base.publish_and_wait(names, values, fresh_stamp(), "base_footprint")
+        statics = TFMessage(transforms=list(planar_base.static_set().values()))
+        tree = tree_of([statics, msg])
+        cfg = {"base_planar_joint": np.array(values[:3])}
+        cfg.update(zip(names[3:], values[3:], strict=True))
+        assert_matches_fk(tree, robot, cfg)
+        # Explicit: x, y in the odom plane and yaw theta.
+        T = tree["base_footprint"][1]
+        np.testing.assert_allclose(T[:3, 3], [1.5, -0.5, 0.0], atol=TOLERANCE)
+        np.testing.assert_allclose(
+            T[:3, :3], Rotation.from_euler("z", 0.8).as_matrix(), atol=TOLERANCE
+        )
+
+    def test_multi_dof_joint_states(self, planar_base: NodeUnderTest) -> None:
+        stamp = fresh_stamp()
+        multi = MultiDOFJointState()
+        multi.header.stamp = stamp_msg(stamp)
+        multi.joint_names = ["base_planar_joint"]
+        transform = Transform()
+        transform.translation.x, transform.translation.y = -2.0, 0.75
+        qx, qy, qz, qw = Rotation.from_euler("z", -1.2).as_quat()
+        transform.rotation.x, transform.rotation.y = qx, qy
+        transform.rotation.z, transform.rotation.w = qz, qw
+        multi.transforms = [transform]
+        msg = planar_base.publish_multi_and_wait(multi, "base_footprint")
+        (t,) = msg.transforms
+        T = matrix_of(t.transform)
+        np.testing.assert_allclose(T[:3, 3], [-2.0, 0.75, 0.0], atol=TOLERANCE)
+        np.testing.assert_allclose(
+            T[:3, :3], Rotation.from_euler("z", -1.2).as_matrix(), atol=TOLERANCE
+        )
+
+
+@pytest.fixture(scope="class")
+def floating_base(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[NodeUnderTest]:
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/floating",
+        {"robot_description": FLOATING_URDF},
+        handshake=("neck", "head"),
+    )
+    yield node
+    node.stop()
+
+
+class TestFloatingBase:
+    def test_moveit_variable_names(self, floating_base: NodeUnderTest) -> None:
+        robot = Robot.from_xml_string(FLOATING_URDF)
+        rotation = Rotation.from_euler("xyz", [0.3, -0.2, 1.0])
+        xyzw = rotation.as_quat()
+        names = [
+            f"base_joint/{v}"
+            for v in ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")
+        ]
+        values = [0.4, -1.0, 0.2, *xyzw]
+        msg = floating_base.publish_and_wait(
+            names + ["neck"], values + [0.5], fresh_stamp(), "torso"
+        )
+        tree = tree_of([TFMessage(transforms=list(floating_base.static_set().values())), msg])
+        assert_matches_fk(tree, robot, {"base_joint": np.array(values), "neck": 0.5})
+        expected = np.eye(4)
+        expected[:3, :3] = rotation.as_matrix()
+        expected[:3, 3] = np.array([0.4, -1.0, 0.2]) + [0.0, 0.0, 0.5]  # origin z = 0.5
+        np.testing.assert_allclose(tree["torso"][1], expected, atol=TOLERANCE)
+
+    def test_multi_dof_joint_states(self, floating_base: NodeUnderTest) -> None:
+        stamp = fresh_stamp()
+        rotation = Rotation.from_rotvec([0.1, 0.9, -0.4])
+        multi = MultiDOFJointState()
+        multi.header.stamp = stamp_msg(stamp)
+        multi.joint_names = ["base_joint"]
+        transform = Transform()
+        transform.translation.x, transform.translation.y, transform.translation.z = 1.0, 2.0, 3.0
+        (transform.rotation.x, transform.rotation.y, transform.rotation.z, transform.rotation.w) = (
+            rotation.as_quat()
+        )
+        multi.transforms = [transform]
+        (t,) = floating_base.publish_multi_and_wait(multi, "torso").transforms
+        T = matrix_of(t.transform)
+        np.testing.assert_allclose(T[:3, 3], [1.0, 2.0, 3.5], atol=TOLERANCE)
+        np.testing.assert_allclose(T[:3, :3], rotation.as_matrix(), atol=TOLERANCE)
+
+
+# -- prefix, exclusions, default positions and runtime changes --------------------------------
+
+
+@pytest.fixture(scope="class")
+def configured_arm(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[NodeUnderTest]:
+    """The arm with a frame prefix, exclusions and default positions at 50 Hz."""
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/configured",
+        {
+            "robot_description": ARM_URDF.read_text(),
+            "frame_prefix": "r1/",
+            "exclude_joints": ["camera_mount", "joint_7"],
+            "publish_default_positions": True,
+            "publish_frequency": 50.0,
+        },
+        handshake=("joint_6", "link_6"),
+    )
+    yield node
+    node.stop()
+
+
+class TestRuntimeChanges:
+    def test_prefix_and_exclusions_in_statics(self, configured_arm: NodeUnderTest) -> None:
+        robot = Robot.load(ARM_URDF)
+        statics = configured_arm.static_set()
+        expected = {
+            "r1/" + j.child
+            for j in robot.joints.values()
+            if j.joint_type == "fixed" and j.name != "camera_mount"
+        }
+        assert set(statics) == expected
+        assert all(t.header.frame_id.startswith("r1/") for t in statics.values())
+
+    def test_default_positions_for_joints_never_received(
+        self, configured_arm: NodeUnderTest
+    ) -> None:
+        robot = Robot.load(ARM_URDF)
+        start = len(configured_arm.probe.tf)
+        msg = configured_arm.wait_tf(start, "link_1")  # nothing was sent: a default publication
+        children = {t.child_frame_id for t in msg.transforms}
+        assert "r1/link_7" not in children  # excluded
+        fk = robot.link_fk({}, clamp="hard")
+        for t in msg.transforms:
+            joint = next(j for j in robot.joints.values() if "r1/" + j.child == t.child_frame_id)
+            expected = np.linalg.inv(fk[joint.parent]) @ fk[joint.child]
+            np.testing.assert_allclose(matrix_of(t.transform), expected, atol=TOLERANCE)
+        # Once received, a joint leaves the default set.
+        configured_arm.publish_and_wait(["joint_1"], [0.2], fresh_stamp(), "link_1")
+        start = len(configured_arm.probe.tf)
+        later = configured_arm.wait_tf(start, "link_2")
+        assert "r1/link_1" not in {t.child_frame_id for t in later.transforms}
+
+    def test_rejected_description_keeps_the_old_model(self, configured_arm: NodeUnderTest) -> None:
+        bad = ARM_URDF.read_text().replace('<child link="link_3"/>', '<child link="nowhere"/>')
+        (result,) = configured_arm.set_parameters(robot_description=bad)
+        assert not result.successful
+        assert re.search(r"robot_description:\d+", result.reason), result.reason
+        assert "nowhere" in result.reason
+        robot = Robot.load(ARM_URDF)
+        expected = {
+            "r1/" + j.child
+            for j in robot.joints.values()
+            if j.joint_type == "fixed" and j.name != "camera_mount"
+        }
+        assert set(configured_arm.static_set()) == expected  # still the arm's statics
+        configured_arm.publish_and_wait(["joint_2"], [0.1], fresh_stamp(), "link_2")
+
+    def test_invalid_frequency_is_rejected(self, configured_arm: NodeUnderTest) -> None:
+        (result,) = configured_arm.set_parameters(publish_frequency=0.0)
+        assert not result.successful
+        assert "publish_frequency" in result.reason
+
+    def test_clamp_mode_changes_at_once(self, configured_arm: NodeUnderTest) -> None:
+        (result,) = configured_arm.set_parameters(clamp="soft")
+        assert result.successful
+        joint = Robot.load(ARM_URDF).joints["joint_2"]
+        msg = configured_arm.publish_and_wait(["joint_2"], [2.4], fresh_stamp(), "link_2")
+        (t,) = [t for t in msg.transforms if t.child_frame_id == "r1/link_2"]
+        np.testing.assert_allclose(
+            matrix_of(t.transform),
+            joint.child_pose(joint.safety_controller.soft_upper_limit),
+            atol=TOLERANCE,
+        )
+
+    def test_frame_prefix_change_republishes_statics(self, configured_arm: NodeUnderTest) -> None:
+        (result,) = configured_arm.set_parameters(frame_prefix="r2/")
+        assert result.successful
+        statics = wait_until(
+            lambda: (s := configured_arm.static_set()) and "r2/ee_link" in s and s,
+            what="statics with the new prefix",
+        )
+        assert not any(name.startswith("r1/") for name in statics)
+        configured_arm.prefix = "r2/"
+        configured_arm.publish_and_wait(["joint_3"], [0.1], fresh_stamp(), "link_3")
+
+    def test_accepted_description_replaces_the_static_set(
+        self, configured_arm: NodeUnderTest
+    ) -> None:
+        description = configured_arm.probe.subscribe(
+            String, configured_arm.description_topic, latched_qos()
+        )
+        wait_until(description.messages, what="robot_description")
+        new_text = PLANAR_URDF.read_text()
+        (result,) = configured_arm.set_parameters(robot_description=new_text)
+        assert result.successful, result.reason
+        planar = Robot.load(PLANAR_URDF)
+        expected = {"r2/" + j.child for j in planar.joints.values() if j.joint_type == "fixed"}
+        statics = wait_until(
+            lambda: (s := configured_arm.static_set()) and set(s) == expected and s,
+            what="the new static set",
+        )
+        assert "r2/ee_link" not in statics
+        wait_until(
+            lambda: description.messages()[-1].data == new_text, what="the new robot_description"
+        )
+        msg = configured_arm.publish_and_wait(["lift_joint"], [0.2], fresh_stamp(), "lift_link")
+        (t,) = [t for t in msg.transforms if t.child_frame_id == "r2/lift_link"]
+        np.testing.assert_allclose(
+            matrix_of(t.transform), planar.joints["lift_joint"].child_pose(0.2), atol=TOLERANCE
+        )
+
+
+# -- description from the topic -----------------------------------------------------------------
+
+
+class TestDescriptionFromTopic:
+    def test_model_arrives_on_the_topic(
+        self, probe: Probe, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
+        node = started(
+            probe,
+            tmp_path_factory,
+            "/from_topic",
+            {"use_robot_description_topic": True},
+            handshake=None,
+        )
+        try:
+            publisher = probe.node.create_publisher(String, node.description_topic, latched_qos())
+            publisher.publish(String(data="<robot name='broken'><link name='a'/>"))
+            publisher.publish(String(data=FLOATING_URDF))
+            wait_until(lambda: "sensor" in node.static_set(), what="statics of the topic model")
+            node.publish_and_wait(["neck"], [0.3], fresh_stamp(), "head")
+            assert node.process.poll() is None
+        finally:
+            assert node.stop() == 0
+
+
+# -- startup errors ---------------------------------------------------------------------------
+
+
+def run_node(tmp_path: Path, params: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    arguments = ["--ros-args"]
+    if params:
+        arguments += ["--params-file", str(write_params(tmp_path / "params.yaml", params))]
+    return subprocess.run(
+        node_command() + arguments,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({}, r"robot_description is empty"),
+        (
+            {
+                "robot_description": "<robot name='r'><link name='a'/><joint name='j' type='fixed'>"
+                "<parent link='a'/><child link='b'/></joint></robot>"
+            },
+            r"robot_description:1: .*'b'",
+        ),
+        ({"robot_description": "not xml at all"}, r"robot_description:\d+"),
+        ({"robot_description": FLOATING_URDF, "publish_frequency": 0.0}, r"publish_frequency"),
+        ({"robot_description": FLOATING_URDF, "clamp": "tight"}, r"clamp must be one of"),
+    ],
+)
+def test_startup_errors_exit_1_with_one_line(
+    tmp_path: Path, params: dict[str, Any], reason: str
+) -> None:
+    result = run_node(tmp_path, params)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("joint_tf_publisher: ")
+    assert re.search(reason, lines[0]), lines[0]
