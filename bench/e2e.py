@@ -297,23 +297,68 @@ def _first_message_check(probe: Probe) -> tuple[int, bool]:
     return len(msg.transforms), stamp is not None and (stamp.sec, stamp.nanosec) == (sec, nanosec)
 
 
-def run_e2e(quick: bool, rates: list[float]) -> tuple[Table, dict[str, Any]]:
-    """Start the node on the humanoid, measure every rate, stop the node; table and record."""
+#: Node variants of the e2e section: the real console script, and the bench-only proposal.
+VARIANTS = ("node", "proposed")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def variant_command(variant: str, params_file: Path) -> list[str]:
+    """The command starting one node variant with the parameters file."""
+    if variant == "node":
+        return node_command(params_file)
+    return [
+        sys.executable,
+        "-m",
+        "bench.proposed_node",
+        "--ros-args",
+        "--params-file",
+        str(params_file),
+        "--log-level",
+        "warn",
+    ]
+
+
+def start_node(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start a node subprocess from the repository root, output to ``log_path``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env
+        )
+
+
+def wait_ready(probe: Probe, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    """Until the node's /tf_static arrived and topics match; RuntimeError after 30 s."""
+    deadline = time.monotonic() + 30.0
+    while not probe.ready():
+        if process.poll() is not None or time.monotonic() > deadline:
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"node did not come up (exit {process.poll()}):\n{tail}")
+        time.sleep(0.1)
+    time.sleep(0.5)  # let endpoint discovery settle
+
+
+def run_e2e(
+    quick: bool, rates: list[float], variants: tuple[str, ...] = VARIANTS
+) -> tuple[Table, dict[str, Any]]:
+    """Per node variant: start it on the humanoid, measure every rate, stop it."""
     spec = humanoid()
     window = 3.0 if quick else 10.0
     os.environ["ROS_DOMAIN_ID"] = str(domain_id())
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    sys.setswitchinterval(1e-4)  # the /tf callback thread must not wait 5 ms for the GIL
     import rclpy
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-e2e-"))
-    log_path = workdir / "node.log"
-    command = node_command(write_params(workdir, spec.to_urdf()))
+    params = write_params(workdir, spec.to_urdf())
     counts = spec.counts()
     table = Table(
         f"End to end over DDS: {spec.name} ({counts['independent']} joints in each "
         f"JointState, {counts['moving']} moving, {counts['fixed']} fixed), "
         f"{window:g} s per rate",
         [
+            "node",
             "rate Hz",
             "sent",
             "/tf received",
@@ -329,44 +374,46 @@ def run_e2e(quick: bool, rates: list[float]) -> tuple[Table, dict[str, Any]]:
     record: dict[str, Any] = {
         "model": spec.name,
         "domain_id": os.environ["ROS_DOMAIN_ID"],
-        "command": command[:2],
-        "rates": [],
+        "variants": {},
     }
+    rows = _positions(spec, 997)
     rclpy.init()
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    probe = None
+    probe = Probe(spec)
     try:
-        probe = Probe(spec)
-        deadline = time.monotonic() + 30.0
-        while not probe.ready():
-            if process.poll() is not None or time.monotonic() > deadline:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"node did not come up (exit {process.poll()}):\n{tail}")
-            time.sleep(0.1)
-        time.sleep(0.5)  # let discovery settle
-        rows = _positions(spec, 997)
-        results = []
-        for rate in rates:
-            result = measure_rate(probe, process.pid, rate, window, rows)
-            results.append(result)
-            table.rows.append(_row(result))
-            record["rates"].append(result.as_json())
-        per_message, offset_ok = _first_message_check(probe)
-        record["transforms_per_message"] = per_message
-        record["static_transforms"] = probe.static_count
-        record["stamp_offset_checked"] = offset_ok
-        table.notes.append(
-            f"{per_message} transforms per TFMessage on /tf, "
-            f"{probe.static_count} on /tf_static; raw stamp parse checked: "
-            f"{offset_ok}"
-        )
-        table.notes.extend(_targets(results))
+        for variant in variants:
+            command = variant_command(variant, params)
+            log_path = workdir / f"{variant}.log"
+            probe.static_count = -1
+            process = start_node(command, log_path)
+            try:
+                wait_ready(probe, process, log_path)
+                probe.first_raw = None
+                results = [measure_rate(probe, process.pid, rate, window, rows) for rate in rates]
+            finally:
+                stop_process(process)
+            time.sleep(1.0)  # let the old node's endpoints leave discovery
+            per_message, offset_ok = _first_message_check(probe)
+            table.rows.extend([variant, *_row(result)] for result in results)
+            record["variants"][variant] = {
+                "command": command[:3],
+                "rates": [result.as_json() for result in results],
+                "transforms_per_message": per_message,
+                "static_transforms": probe.static_count,
+                "stamp_offset_checked": offset_ok,
+            }
+            table.notes.append(
+                f"{variant}: {per_message} transforms per TFMessage on /tf, "
+                f"{probe.static_count} on /tf_static; raw stamp parse checked: "
+                f"{offset_ok}"
+            )
+            table.notes.extend(f"{variant}: {note}" for note in _targets(results))
     finally:
-        if probe is not None:
-            probe.close()
-        stop_process(process)
+        probe.close()
         rclpy.try_shutdown()
+    table.notes.append(
+        "node = the joint_tf_publisher console script; proposed = the same node "
+        "publishing pre-laid-out CDR bytes (bench/proposed_node.py, bench only)"
+    )
     table.notes.append(
         "latency = /tf receipt (wall clock) - JointState stamp (wall clock at "
         "send); node CPU = utime+stime / window (100 = one core)"
