@@ -275,6 +275,15 @@ class _Parser:
                 name = frame.element.get("attached_to", "").strip() or MODEL_FRAME
 
 
+def _inverse_pose(T_a_b: Array) -> Array:
+    """T_b_a of a rigid pose T_a_b (4, 4): rotation transposed, translation -R^T t."""
+    inverse = np.eye(4)
+    rotation_t = T_a_b[:3, :3].T
+    inverse[:3, :3] = rotation_t
+    inverse[:3, 3] = -rotation_t @ T_a_b[:3, 3]
+    return inverse
+
+
 def _line(element: etree._Element | None) -> int | None:
     """The source line of ``element``, if known."""
     return line_of(element) if element is not None else None
@@ -460,7 +469,7 @@ def _add_world_link(parser: _Parser, joint_elements: list[etree._Element]) -> Li
         parent = element.find("parent")
         if parent is not None and (parent.text or "").strip() == WORLD:
             model_pose, _ = parser.pose(parser.model, f"model {parser.model.get('name')!r}")
-            parser._resolved[WORLD] = np.linalg.inv(model_pose).astype(np.float64)
+            parser._resolved[WORLD] = _inverse_pose(model_pose)
             return Link(name=WORLD, line=_line(parent))
     return None
 
@@ -504,8 +513,8 @@ def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array
         joint_type=joint_type,
         parent=parent,
         child=child,
-        origin=np.linalg.inv(X_M_parent) @ X_M_J,
-        child_offset=np.linalg.inv(X_M_J) @ X_M_child,
+        origin=_inverse_pose(X_M_parent) @ X_M_J,
+        child_offset=_inverse_pose(X_M_J) @ X_M_child,
         line=_line(element),
     )
     if joint_type in _AXIS_TYPES:
@@ -756,7 +765,7 @@ def _resolve_gearboxes(
             continue
         X_M_R = parser.in_model(reference, ref_element, what)
         gearbox.parent = reference
-        gearbox.origin = np.linalg.inv(X_M_R) @ X_M_G
+        gearbox.origin = _inverse_pose(X_M_R) @ X_M_G
         gearbox.axis = gearbox.axis2
         gearbox.limit = gearbox.limit2
         gearbox.mimic = Mimic(joint=leader.name, multiplier=-ratio * sign1, line=_line(element))

@@ -99,15 +99,20 @@ def spanning_tree(
     if not link_names:
         raise ValueError("a spanning tree needs at least one link")
     root = choose_root(link_names, joints, preferred_root)
+    # File positions of the joints leaving each link, to scan one level in file order.
+    leaving: dict[str, list[int]] = {}
+    for index, joint in enumerate(joints):
+        leaving.setdefault(joint.parent, []).append(index)
     reached = {root}
     kept: set[str] = set()
-    frontier = {root}
+    frontier = [root]
     while frontier:
-        next_frontier: set[str] = set()
-        for joint in joints:
-            if joint.parent in frontier and joint.child not in reached:
+        next_frontier: list[str] = []
+        for index in sorted(i for link in frontier for i in leaving.get(link, ())):
+            joint = joints[index]
+            if joint.child not in reached:
                 reached.add(joint.child)
-                next_frontier.add(joint.child)
+                next_frontier.append(joint.child)
                 kept.add(joint.name)
         frontier = next_frontier
     result = SpanningTree(root=root)
