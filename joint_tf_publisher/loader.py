@@ -36,8 +36,9 @@ def load_file(path: Path, model_name: str | None = None) -> Robot:
     try:
         if path.suffix == ".xacro":
             text: str | bytes = expand_xacro(path)
-        else:
-            text = read_description(path)
+            # Line numbers then count in xacro's output, not in the .xacro file: say so.
+            return load_string(text, source=f"{source} (expanded)", model_name=model_name)
+        text = read_description(path)
     except OSError as exc:
         raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
     return load_string(text, source=source, model_name=model_name)

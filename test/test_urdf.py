@@ -1036,6 +1036,19 @@ def test_xacro_file_is_expanded() -> None:
     assert list(robot.joints) == ["joint_1", "joint_2", "joint_3"]
     assert robot.joints["joint_2"].hard_limits() == pytest.approx((-math.pi / 2, math.pi / 2))
     np.testing.assert_allclose(robot.joints["joint_3"].origin[:3, 3], [0.0, 0.0, 0.25])
+    assert robot.source == f"{URDF_DIR / 'small_arm.urdf.xacro'} (expanded)"
+
+
+def test_xacro_errors_say_lines_count_in_the_expanded_text(tmp_path: Path) -> None:
+    pytest.importorskip("xacro")
+    path = tmp_path / "no_limit.urdf.xacro"
+    path.write_text(robot_text(joint_text(limit=False)))
+    with pytest.raises(ModelError, match=rf"^{re.escape(str(path))} \(expanded\):\d+: joint 'j'"):
+        Robot.load(path)
+
+
+def test_load_accepts_a_str_path() -> None:
+    assert Robot.load(str(DEMO_ARM)).name == "demo_arm"
 
 
 def test_broken_xacro_is_a_model_error(tmp_path: Path) -> None:
