@@ -555,6 +555,31 @@ def test_closed_chain_tree_moves_with_its_kept_joints() -> None:
     assert_poses(compose_fk(robot, cfg), expected)
 
 
+def test_a_mimic_of_a_left_out_joint_is_dropped_with_a_warning() -> None:
+    mimic = '<axis><xyz>0 0 1</xyz><mimic joint="loop"/></axis>'
+    body = "\n".join(
+        [
+            '<link name="g"/>',
+            '<link name="a"/>',
+            '<link name="b"/>',
+            '<link name="c"/>',
+            '<joint name="ja" type="revolute"><parent>g</parent><child>a</child></joint>',
+            '<joint name="jb" type="revolute"><parent>g</parent><child>b</child></joint>',
+            '<joint name="loop" type="revolute"><parent>a</parent><child>b</child></joint>',
+            f'<joint name="jc" type="revolute"><parent>b</parent><child>c</child>{mimic}</joint>',
+        ]
+    )
+    robot = Robot.from_xml_string(sdf(body, "1.11"))
+    assert "loop" not in robot.joints and robot.joints["jc"].mimic is None
+    assert any("joint 'jc': mimics joint 'loop', which is left out" in w for w in robot.warnings)
+
+
+def test_sdf_continuous_type() -> None:
+    joint = Robot.from_xml_string(two_links("<axis><xyz>0 1 0</xyz></axis>", "continuous"))
+    assert joint.joints["j"].joint_type == "continuous"
+    np.testing.assert_allclose(joint.joints["j"].axis, Y)
+
+
 def test_links_not_connected_to_the_root_are_left_out_with_a_warning() -> None:
     body = (
         '<link name="a"/>\n<link name="b"/>\n<link name="free"/>\n'
