@@ -26,6 +26,7 @@ Quaternions are (x, y, z, w).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,7 @@ _VALUE_SIZES = {"planar": 3, "floating": 7, "ball": 4, "revolute2": 2, "universa
 _QUATERNION_START = {"floating": 3, "ball": 0}
 _IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
 _PLAN_CACHE_SIZE = 64
+_HALF_ONE = np.array([0.5, 1.0])
 
 
 @dataclass
@@ -100,6 +102,7 @@ class _NamePlan:
     message_index: IndexArray  # position in the message of each accepted name
     slots: IndexArray  # variable slot each accepted name writes
     joints: IndexArray  # moving-joint index of each accepted name
+    joint_mask: BoolArray  # per moving joint: given by this message
     quaternion_joints: tuple[int, ...]  # floating/ball joints whose quaternion is written
     unknown: list[str]
     ignored_mimic: list[str]
@@ -115,16 +118,6 @@ class _MimicLevel:
     offset: Array
     follower_joints: IndexArray
     leader_joints: IndexArray
-
-
-@dataclass(frozen=True)
-class _Level:
-    """Moving joints ``start:stop`` whose parent frames (``parent_frames``) are already posed."""
-
-    start: int
-    stop: int
-    parent_frames: IndexArray
-    single_parent: int  # the one parent frame of every joint of the level, or -1
 
 
 def _model_error(robot: Robot, joint: Joint, message: str, line: int | None = None) -> ModelError:
@@ -199,8 +192,8 @@ class Kinematics:
         self._compile_limits()
         self._compile_joint_transforms()
         self._compile_single_fk()
-        self._compile_batch_fk()
         self._zero_values = self._initial_values()
+        self._zero_list: list[float] = self._zero_values.tolist()
         self._plans: dict[tuple[str, ...], _NamePlan] = {}
 
     # -- compilation -----------------------------------------------------------------------
@@ -238,22 +231,26 @@ class Kinematics:
             [frame_of(parent_anchor[j.name][0]) for j in self.moving_joints], dtype=np.intp)
         self._T_frame_parent = np.array(
             [parent_anchor[j.name][1] for j in self.moving_joints]).reshape(count, 4, 4)
-        depths = [parent_anchor[j.name][2] for j in self.moving_joints]
-        self._levels: list[_Level] = []
-        start = 0
-        while start < count:
-            stop = start
-            while stop < count and depths[stop] == depths[start]:
-                stop += 1
-            parents = self._parent_frame[start:stop]
-            single = int(parents[0]) if np.all(parents == parents[0]) else -1
-            self._levels.append(_Level(start, stop, parents.copy(), single))
-            start = stop
+        # Pointer jumping: after step k, frame i holds its pose relative to its 2**(k+1)-th
+        # moving ancestor (frame 0 maps to itself), so ceil(log2(depth)) steps reach the root.
+        ancestor = np.concatenate([[0], self._parent_frame]).astype(np.intp)
+        self._jump_ancestors: list[IndexArray] = []
+        while np.any(ancestor != 0):
+            self._jump_ancestors.append(ancestor)
+            ancestor = ancestor[ancestor]
         self.link_names: list[str] = list(self.robot.links)
         self._link_frame = np.array([frame_of(anchor[name][0]) for name in self.link_names],
                                     dtype=np.intp)
         self._T_frame_link = np.array([anchor[name][1] for name in self.link_names]
                                       ).reshape(len(self.link_names), 4, 4)
+        link_index = {name: k for k, name in enumerate(self.link_names)}
+        # Output index of each frame's link (frame 0: root), and the links hanging from
+        # a frame through fixed joints only (all links but the frames themselves).
+        self._frame_link = np.array(
+            [link_index[self.robot.root]] + [link_index[j.child] for j in self.moving_joints],
+            dtype=np.intp)
+        frame_links = set(self._frame_link.tolist())
+        self._fixed_links = [k for k in range(len(self.link_names)) if k not in frame_links]
 
     def _compile_variables(self) -> None:
         """Lay out the variable vector; map every variable name to (moving joint, slot)."""
@@ -275,6 +272,16 @@ class Kinematics:
             name for i, joint in enumerate(self.moving_joints) if not self._is_mimic[i]
             for name in joint.variable_names]
         self._fixed_names = {joint.name for joint in self.fixed_joints}
+        self._moving_names = [joint.name for joint in self.moving_joints]
+        # cfg names whose value is one float: 1-DOF joints and MoveIt variable names (not mimic).
+        self._float_slots: dict[str, int] = {}
+        for i, joint in enumerate(self.moving_joints):
+            if self._is_mimic[i]:
+                continue
+            if self._is_scalar[i]:
+                self._float_slots[joint.name] = int(self._slot[i])
+            for k, name in enumerate(joint.variable_names):
+                self._float_slots[name] = int(self._slot[i]) + k
         self._quaternion_joint_indices = [i for i, joint in enumerate(self.moving_joints)
                                           if joint.joint_type in _QUATERNION_START]
 
@@ -335,6 +342,29 @@ class Kinematics:
                 if limits is not None:
                     lower[self._slot[i]], upper[self._slot[i]] = limits
             self._ranges[mode] = (lower, upper)
+        # For apply: followers are clamped while resolving mimic, not by the vector clip.
+        follower_slots = [int(self._slot[i]) for i in np.flatnonzero(self._is_mimic)]
+        self._leader_ranges: dict[str, tuple[Array, Array]] = {}
+        for mode, (lower, upper) in self._ranges.items():
+            lower, upper = lower.copy(), upper.copy()
+            lower[follower_slots], upper[follower_slots] = -np.inf, np.inf
+            self._leader_ranges[mode] = (lower, upper)
+        ordered = [(level, k) for level in self._mimic_levels for k in range(level.offset.size)]
+        self._follower_slot_list = [int(level.follower_slots[k]) for level, k in ordered]
+        self._follower_slots = np.array(self._follower_slot_list, dtype=np.intp)
+        self._follower_specs: dict[str | None, list[tuple[int, int, float, float, int, int,
+                                                          float, float]]] = {}
+        for clamp_mode in CLAMP_MODES:
+            specs = []
+            for level, k in ordered:
+                slot = int(level.follower_slots[k])
+                bounds = self._ranges.get(clamp_mode or "")
+                lower_f, upper_f = (-np.inf, np.inf) if bounds is None else (
+                    bounds[0][slot], bounds[1][slot])
+                specs.append((slot, int(level.leader_slots[k]), float(level.multiplier[k]),
+                              float(level.offset[k]), int(level.follower_joints[k]),
+                              int(level.leader_joints[k]), float(lower_f), float(upper_f)))
+            self._follower_specs[clamp_mode] = specs
 
     def _motion_coefficients(self) -> tuple[Array, Array]:
         """Per moving joint, k_rot and k_trans: theta = k_rot * q, travel d = k_trans * q."""
@@ -355,12 +385,12 @@ class Kinematics:
         With R0, p0 the origin, qc, pc the child offset, a the axis, theta, d the motion:
         quaternion = A sin(theta/2) + B cos(theta/2), A = q0 (a, 0) qc, B = q0 qc;
         translation = T0 + U_c cos(theta) + U_s sin(theta) + U_d d, from Rodrigues' formula.
+        Stored as (M, 6, 7): [cos(theta/2), cos(theta), sin(theta/2), sin(theta), 1, d] @ this
+        = [translation, quaternion].
         """
         self._k_rot, self._k_trans = self._motion_coefficients()
         count = len(self.moving_joints)
-        self._quat_sin = np.zeros((count, 4))
-        self._quat_cos = np.zeros((count, 4))
-        self._trans_coefficients = np.zeros((count, 4, 3))  # rows: 1, cos, sin, d
+        self._transform_basis = np.zeros((count, 6, 7))
         for i, joint in enumerate(self.moving_joints):
             if not self._is_scalar[i]:
                 continue
@@ -369,15 +399,14 @@ class Kinematics:
             a = joint.axis
             q0 = matrix_to_quaternion(rotation0)
             qc = matrix_to_quaternion(joint.child_offset[:3, :3])
-            self._quat_sin[i] = quaternion_multiply(quaternion_multiply(q0, [*a, 0.0]), qc)
-            self._quat_cos[i] = quaternion_multiply(q0, qc)
+            basis = self._transform_basis[i]
+            basis[0, 3:] = quaternion_multiply(q0, qc)
+            basis[2, 3:] = quaternion_multiply(quaternion_multiply(q0, [*a, 0.0]), qc)
             along = float(a @ pc)
-            self._trans_coefficients[i] = [
-                p0 + rotation0 @ a * along,
-                rotation0 @ (pc - a * along),
-                rotation0 @ np.cross(a, pc),
-                rotation0 @ a,
-            ]
+            basis[1, :3] = rotation0 @ (pc - a * along)
+            basis[3, :3] = rotation0 @ np.cross(a, pc)
+            basis[4, :3] = p0 + rotation0 @ a * along
+            basis[5, :3] = rotation0 @ a
         self._fixed_translations = np.zeros((len(self.fixed_joints), 3))
         self._fixed_quaternions = np.zeros((len(self.fixed_joints), 4))
         if self.fixed_joints:
@@ -394,27 +423,12 @@ class Kinematics:
                 front = self._T_frame_parent[i] @ joint.origin
                 basis = front @ _motion_basis(joint.axis) @ joint.child_offset
                 self._fk_basis[i] = basis.reshape(4, 16)
-
-    def _compile_batch_fk(self) -> None:
-        """Constants for batched FK in axis-aligned frames (``_link_fk_values_batch``).
-
-        For a 1-DOF joint with P a rotation taking z onto its axis, origin @ motion(q) =
-        (origin @ P) @ Z(theta, d) @ P^T, Z a rotation about and travel along z. The stack
-        ``Y_i = W_parent @ K_i @ Z`` is kept per joint; the child link pose is
-        ``Y_i @ Q_i`` with Q_i = P^T @ child_offset, folded into the next constants.
-        """
-        count = len(self.moving_joints)
-        self._batch_Q = np.zeros((count + 1, 4, 4))
-        self._batch_Q[0] = np.eye(4)
-        self._batch_K = np.zeros((count, 4, 4))
-        for i, joint in enumerate(self.moving_joints):
-            aligned = np.eye(4)
-            if self._is_scalar[i]:
-                aligned[:3, :3] = plane_basis(joint.axis)
-            self._batch_Q[i + 1] = aligned.T @ joint.child_offset
-            front = self._batch_Q[self._parent_frame[i]] @ self._T_frame_parent[i]
-            self._batch_K[i] = front @ joint.origin @ aligned
-        self._batch_G = self._batch_Q[self._link_frame] @ self._T_frame_link
+        # Factor rows [1, cos(theta), sin(theta), d] for single FK; d stays 0 without travel.
+        self._factor_template = np.zeros((count, 1, 4))
+        self._factor_template[:, 0, 0] = 1.0
+        self._has_travel = bool(np.any(self._k_trans != 0.0))
+        self._scales_angle = bool(np.any((self._k_rot != 1.0) & self._is_scalar))
+        self._values_are_q = self._all_scalar and self._num_values == count
 
     def _initial_values(self) -> Array:
         """The variable vector at zero: zeros, identity quaternions, mimic followers resolved."""
@@ -473,9 +487,11 @@ class Kinematics:
             if start is not None and slot - self._slot[joint_index] >= start \
                     and joint_index not in quaternion_joints:
                 quaternion_joints.append(joint_index)
+        joint_mask = np.zeros(len(self.moving_joints), dtype=bool)
+        joint_mask[joints] = True
         return _NamePlan(np.array(message_index, dtype=np.intp), np.array(slots, dtype=np.intp),
-                         np.array(joints, dtype=np.intp), tuple(quaternion_joints), unknown,
-                         ignored_mimic)
+                         np.array(joints, dtype=np.intp), joint_mask, tuple(quaternion_joints),
+                         unknown, ignored_mimic)
 
     def apply(self, positions: JointPositions, names: Sequence[str], values: Sequence[float],
               clamp: str | None = "hard") -> Update:
@@ -484,37 +500,54 @@ class Kinematics:
         ``values`` in radians or metres (quaternion components unitless), one per name. Raises
         ValueError for a bad ``clamp`` or lengths that differ. See ``Update`` for the report.
         """
-        ranges = self._clamp_range(clamp)
+        if clamp is not None and clamp not in self._ranges:
+            raise ValueError(f"clamp must be one of {CLAMP_MODES}, got {clamp!r}")
         given_values = np.asarray(values, dtype=np.float64)
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
         plan = self._plan(names)
         state = positions.values
-        previous = state.copy()
         accepted = given_values[plan.message_index]
-        slots, joints = plan.slots, plan.joints
-        rejected_joints: list[int] = []
-        finite = np.isfinite(accepted)
-        if not finite.all():
-            bad = np.unique(joints[~finite])
-            keep = ~np.isin(joints, bad)
-            accepted, slots, joints = accepted[keep], slots[keep], joints[keep]
-            rejected_joints.extend(int(i) for i in bad)
+        slots = plan.slots
+        moved = plan.joint_mask.copy()
+        rejected: list[int] = []
+        if not math.isfinite(float(np.sum(accepted))):
+            finite = np.isfinite(accepted)
+            if not finite.all():
+                bad = np.unique(plan.joints[~finite])
+                keep = ~np.isin(plan.joints, bad)
+                accepted, slots = accepted[keep], slots[keep]
+                moved[bad] = False
+                rejected.extend(bad.tolist())
+        previous = state.copy() if plan.quaternion_joints else state
         state[slots] = accepted
-        moved = np.zeros(len(self.moving_joints), dtype=bool)
-        moved[joints] = True
         for i in plan.quaternion_joints:
             if moved[i] and not self._normalise_quaternion(state, i):
                 start, stop = self._slot[i], self._slot[i] + self._size[i]
                 state[start:stop] = previous[start:stop]
                 moved[i] = False
-                rejected_joints.append(i)
-        positions.received |= moved
-        clamped = self._resolve_one(state, positions.received, moved, ranges, previous)
+                rejected.append(i)
+        received = positions.received
+        received |= moved
+        clamped: list[int] = []
+        if clamp is not None:
+            lower, upper = self._leader_ranges[clamp]
+            clipped = np.clip(state, lower, upper)
+            changed = clipped != state
+            if changed.any():
+                joints = np.unique(self._slot_joint[np.flatnonzero(changed)])
+                state[:] = clipped
+                moved[joints] = True
+                clamped = joints.tolist()
+        if self._follower_slots.size:
+            # A follower whose value overflows keeps its last good value (never published
+            # non-finite) and is reported as rejected; its leader keeps the value given.
+            rejected += self._update_followers(state, clamp, moved, received, clamped)
+        names_of = self._moving_names
         return Update(
             moved=np.flatnonzero(moved),
-            clamped=[self.moving_joints[i].name for i in clamped],
-            rejected=[self.moving_joints[i].name for i in sorted(set(rejected_joints))],
+            clamped=[names_of[i] for i in sorted(clamped)] if clamped else [],
+            rejected=[names_of[i] for i in sorted(set(rejected))] if rejected else [],
             unknown=list(plan.unknown),
             ignored_mimic=list(plan.ignored_mimic),
         )
@@ -523,40 +556,52 @@ class Kinematics:
         """Normalise a floating/ball joint's stored quaternion; False if it has zero norm."""
         start = self._slot[joint_index] + _QUATERNION_START[
             self.moving_joints[joint_index].joint_type]
-        norm = float(np.linalg.norm(state[start:start + 4]))
-        if not norm > 1e-12:
+        quaternion = state[start:start + 4]
+        largest = float(np.max(np.abs(quaternion)))
+        if not 0.0 < largest < np.inf:
             return False
-        state[start:start + 4] /= norm
+        quaternion /= largest  # no overflow in the norm, even for components near 1e308
+        quaternion /= np.linalg.norm(quaternion)
         return True
 
-    def _resolve_one(self, state: Array, received: BoolArray, moved: BoolArray,
-                     ranges: tuple[Array, Array] | None, previous: Array) -> list[int]:
-        """Clamp, then mimic levels (each clamped); update ``moved``/``received`` in place.
+    def _update_followers(self, state: Array, clamp: str | None, moved: BoolArray,
+                          received: BoolArray, clamped: list[int]) -> list[int]:
+        """Recompute mimic followers in dependency order from their (clamped) leaders.
 
-        Returns the moving-joint indices that were clamped, sorted.
+        Each follower is clamped by its own range; it moved if its leader moved or its value
+        changed, and it has been received once its leader has. Followers clamped while their
+        leader moved are appended to ``clamped``. Returns the followers whose value overflowed
+        (they keep their last value). Works on Python lists: a few followers cost less than
+        numpy calls.
         """
-        clamped = np.zeros(len(self.moving_joints), dtype=bool)
-        if ranges is not None:
-            lower, upper = ranges
-            outside = np.flatnonzero((state < lower) | (state > upper))
-            if outside.size:
-                np.clip(state, lower, upper, out=state)
-                clamped[self._slot_joint[outside]] = True
-        for level in self._mimic_levels:
-            value = level.multiplier * state[level.leader_slots] + level.offset
-            follows = moved[level.leader_joints]
-            if ranges is not None:
-                low, high = ranges[0][level.follower_slots], ranges[1][level.follower_slots]
-                outside_f = (value < low) | (value > high)
-                if outside_f.any():
-                    np.clip(value, low, high, out=value)
-                    clamped[level.follower_joints[outside_f & follows]] = True
-            state[level.follower_slots] = value
-            moved[level.follower_joints] |= follows | (value != previous[level.follower_slots])
-            received[level.follower_joints] |= received[level.leader_joints]
-        # A value changed by clamping alone (e.g. the mode changed) moved too.
-        moved |= clamped
-        return [int(i) for i in np.flatnonzero(clamped)]
+        values = state.tolist()
+        moved_list = moved.tolist()
+        received_list = received.tolist()
+        overflow: list[int] = []
+        for f_slot, l_slot, multiplier, offset, f_joint, l_joint, lower, upper in \
+                self._follower_specs[clamp]:
+            value = multiplier * values[l_slot] + offset
+            if not math.isfinite(value):
+                overflow.append(f_joint)
+                continue
+            hit = False
+            if value < lower:
+                value, hit = lower, True
+            elif value > upper:
+                value, hit = upper, True
+            if moved_list[l_joint]:
+                moved_list[f_joint] = True
+                if hit:
+                    clamped.append(f_joint)
+            elif value != values[f_slot]:
+                moved_list[f_joint] = True
+            values[f_slot] = value
+            if received_list[l_joint]:
+                received_list[f_joint] = True
+        state[self._follower_slots] = [values[k] for k in self._follower_slot_list]
+        moved[:] = moved_list
+        received[:] = received_list
+        return overflow
 
     def _resolve(self, values: Array, clamp: str | None) -> None:
         """Clamp rows of ``values`` (N, V) and set mimic followers, in place (no reporting)."""
@@ -568,6 +613,10 @@ class Kinematics:
             if ranges is not None:
                 np.clip(value, ranges[0][level.follower_slots], ranges[1][level.follower_slots],
                         out=value)
+            if not np.all(np.isfinite(value)):
+                column = int(np.flatnonzero(~np.all(np.isfinite(value), axis=0))[0])
+                name = self._moving_names[int(level.follower_joints[column])]
+                raise ValueError(f"joint {name!r}: mimic value overflows")
             values[:, level.follower_slots] = value
 
     def apply_multi_dof(self, positions: JointPositions, joint_names: Sequence[str],
@@ -635,14 +684,15 @@ class Kinematics:
 
     def _scalar_transforms(self, values: Array, index: IndexArray) -> tuple[Array, Array]:
         q = values[self._slot[index]]
-        theta = self._k_rot[index] * q
-        half = 0.5 * theta
-        quaternions = (self._quat_sin[index] * np.sin(half)[:, None]
-                       + self._quat_cos[index] * np.cos(half)[:, None])
-        factors = np.stack([np.ones_like(q), np.cos(theta), np.sin(theta),
-                            self._k_trans[index] * q], axis=1)
-        translations = np.matmul(factors[:, None, :], self._trans_coefficients[index])[:, 0]
-        return translations, quaternions
+        theta = self._k_rot[index] * q if self._scales_angle else q
+        angles = np.multiply.outer(theta, _HALF_ONE)
+        factors = np.empty((index.size, 1, 6))
+        factors[:, 0, :2] = np.cos(angles)
+        factors[:, 0, 2:4] = np.sin(angles)
+        factors[:, 0, 4] = 1.0
+        factors[:, 0, 5] = self._k_trans[index] * q if self._has_travel else 0.0
+        result = np.matmul(factors, self._transform_basis[index])[:, 0]
+        return result[:, :3], result[:, 3:]
 
     def fixed_transforms(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
@@ -650,21 +700,45 @@ class Kinematics:
 
     # -- configurations ----------------------------------------------------------------------
 
-    def _values_from_cfg(self, cfg: Mapping[Any, Any] | None, count: int | None) -> Array:
-        """(N, V) variable rows from a cfg mapping; ``count`` None means one unbatched cfg.
+    def _single_values(self, cfg: Mapping[Any, Any]) -> Array:
+        """(V,) variable vector of one cfg mapping, mimic followers resolved (not clamped).
 
-        Mimic joints given are ignored, fixed joints too; unknown names raise ValueError.
+        Floats for 1-DOF joints and MoveIt variable names take a fast path on a Python list.
         """
-        if not cfg:
-            rows = 1 if count is None else count
-            return np.tile(self._zero_values, (rows, 1))
-        batched = count is not None
-        if count is None:
-            rows = 1
-        else:
-            rows = count
-        values = np.tile(self._zero_values, (rows, 1))
+        values = list(self._zero_list)
+        slot_of = self._float_slots
+        deferred: list[tuple[Any, Any]] = []
         for key, value in cfg.items():
+            slot = slot_of.get(key)
+            if slot is not None and isinstance(value, (float, int)):
+                values[slot] = value
+            else:
+                deferred.append((key, value))
+        if deferred:
+            rows = np.array(values)[None]
+            self._fill_values(rows, deferred, 1, batched=False)
+            self._check_values(rows)
+            self._resolve(rows, None)
+            single: Array = rows[0]
+            return single
+        for f_slot, l_slot, multiplier, offset, *_ in self._follower_specs[None]:
+            values[f_slot] = multiplier * values[l_slot] + offset
+        array = np.array(values)
+        self._check_values(array[None])
+        return array
+
+    def _values_from_cfg(self, cfg: Mapping[Any, Any], count: int) -> Array:
+        """(N, V) variable rows from a batched cfg mapping (not yet resolved)."""
+        values = np.tile(self._zero_values, (count, 1))
+        self._fill_values(values, list(cfg.items()), count, batched=True)
+        self._check_values(values)
+        return values
+
+    def _fill_values(self, values: Array, items: list[tuple[Any, Any]], rows: int,
+                     batched: bool) -> None:
+        """Write cfg items into variable rows (N, V). Mimic and fixed joints are skipped;
+        unknown names and values of a wrong shape raise ValueError."""
+        for key, value in items:
             name = key if isinstance(key, str) else getattr(key, "name", key)
             index = self._moving_index.get(name)
             if index is None:
@@ -672,7 +746,10 @@ class Kinematics:
                 if found is not None:
                     if not self._is_mimic[found[0]]:
                         column = np.asarray(value, dtype=np.float64)
-                        values[:, found[1]] = column.reshape(rows) if batched else column
+                        if column.size != rows:
+                            raise ValueError(f"variable {name!r} takes one value per "
+                                             f"configuration, got shape {column.shape}")
+                        values[:, found[1]] = column.reshape(rows)
                     continue
                 if name in self._fixed_names:
                     continue
@@ -681,12 +758,12 @@ class Kinematics:
                 continue
             slot = int(self._slot[index])
             if self._is_scalar[index]:
-                if batched:
-                    values[:, slot] = np.asarray(value, dtype=np.float64).reshape(rows)
-                elif isinstance(value, (float, int)):
-                    values[0, slot] = value
-                else:
-                    values[0, slot] = np.asarray(value, dtype=np.float64).reshape(())
+                column = np.asarray(value, dtype=np.float64)
+                if column.size != rows:
+                    raise ValueError(f"joint {name!r}: a {self.moving_joints[index].joint_type} "
+                                     f"joint takes one value per configuration, got shape "
+                                     f"{column.shape}")
+                values[:, slot] = column.reshape(rows)
                 continue
             array = np.asarray(value, dtype=np.float64)
             if not batched:
@@ -696,6 +773,9 @@ class Kinematics:
                                  f"expected {rows}")
             joint = self.moving_joints[index]
             values[:, slot:slot + self._size[index]] = _values_of_joint(joint, array)
+
+    def _check_values(self, values: Array) -> None:
+        """Normalise quaternions of rows (N, V) in place; ValueError for non-finite values."""
         for index in self._quaternion_joint_indices:
             start = int(self._slot[index]) + _QUATERNION_START[
                 self.moving_joints[index].joint_type]
@@ -705,7 +785,6 @@ class Kinematics:
             slot_index = int(np.flatnonzero(~np.all(np.isfinite(values), axis=0))[0])
             name = self.moving_joints[int(self._slot_joint[slot_index])].name
             raise ValueError(f"joint {name!r}: non-finite value in cfg")
-        return values
 
     def _batch_size(self, cfgs: Mapping[Any, Any]) -> int:
         sizes = {np.shape(value)[0] for value in cfgs.values() if np.ndim(value) > 0}
@@ -726,41 +805,42 @@ class Kinematics:
         leader. ``clamp`` is None, "hard" or "soft". Raises ValueError for unknown names and
         non-finite values.
         """
-        values = self._values_from_cfg(cfg, None)
-        if cfg or clamp is not None:
-            self._resolve(values, clamp)
-        poses = self._link_poses(values[0])
+        values = self._single_values(cfg) if cfg else self._zero_values
+        if clamp is not None:
+            rows = values[None].copy()
+            self._resolve(rows, clamp)
+            values = rows[0]
+        poses = self._link_poses(values)
         return dict(zip(self.link_names, poses, strict=True))
 
-    def _link_poses(self, values: Array) -> Array:
-        """(L, 4, 4) link poses in the root frame for one variable vector."""
+    def _local_poses(self, values: Array) -> Array:
+        """(M + 1, 4, 4): identity, then each moving joint's child pose in its parent frame."""
         count = len(self.moving_joints)
-        q = values[self._slot]
-        theta = self._k_rot * q
-        factors = np.empty((count, 1, 4))
-        factors[:, 0, 0] = 1.0
+        q = values if self._values_are_q else values[self._slot]
+        factors = self._factor_template.copy()
+        theta = self._k_rot * q if self._scales_angle else q
         factors[:, 0, 1] = np.cos(theta)
         factors[:, 0, 2] = np.sin(theta)
-        factors[:, 0, 3] = self._k_trans * q
-        local = np.matmul(factors, self._fk_basis).reshape(count, 4, 4)
+        if self._has_travel:
+            factors[:, 0, 3] = self._k_trans * q
+        poses = np.empty((count + 1, 4, 4))
+        poses[0] = np.eye(4)
+        np.matmul(factors, self._fk_basis, out=poses[1:].reshape(count, 1, 16))
         if not self._all_scalar:
             for i in np.flatnonzero(~self._is_scalar):
                 start = int(self._slot[i])
                 joint = self.moving_joints[i]
-                local[i] = self._T_frame_parent[i] @ joint.child_pose(
+                poses[i + 1] = self._T_frame_parent[i] @ joint.child_pose(
                     values[start:start + self._size[i]])
-        frames = np.empty((count + 1, 4, 4))
-        frames[0] = np.eye(4)
-        for level in self._levels:
-            out = frames[level.start + 1:level.stop + 1]
-            if level.single_parent == 0:
-                out[...] = local[level.start:level.stop]
-            elif level.single_parent > 0:
-                np.matmul(frames[level.single_parent], local[level.start:level.stop], out=out)
-            else:
-                np.matmul(frames[level.parent_frames], local[level.start:level.stop], out=out)
-        poses: Array = np.matmul(frames[self._link_frame], self._T_frame_link)
         return poses
+
+    def _link_poses(self, values: Array) -> Array:
+        """(L, 4, 4) link poses in the root frame for one variable vector."""
+        poses = self._local_poses(values)
+        for ancestor in self._jump_ancestors:
+            poses = np.matmul(poses[ancestor], poses)
+        result: Array = np.matmul(poses[self._link_frame], self._T_frame_link)
+        return result
 
     def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None
                       ) -> dict[str, Array]:
@@ -771,41 +851,45 @@ class Kinematics:
         """
         values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
         self._resolve(values, clamp)
-        return self._link_poses_batch(values)
+        poses = self._link_poses_batch(values)
+        return dict(zip(self.link_names, poses, strict=True))
 
-    def _link_poses_batch(self, values: Array) -> dict[str, Array]:
+    def _link_poses_batch(self, values: Array) -> Array:
+        """(L, N, 4, 4) link poses for variable rows (N, V), one allocation for all links."""
         rows = values.shape[0]
-        stacks: list[Array] = []  # Y_i = W_parent @ K_i @ Z_i, one (N, 4, 4) per moving joint
+        poses = np.empty((len(self.link_names), rows, 4, 4))
+        flat = poses.reshape(len(self.link_names), rows, 16)
+        factors = np.zeros((rows, 4))
+        factors[:, 0] = 1.0
+        local = np.empty((rows, 16))
         for i, joint in enumerate(self.moving_joints):
             parent = int(self._parent_frame[i])
-            K = self._batch_K[i]
-            if parent == 0:
-                Y = np.broadcast_to(K, (rows, 4, 4)).copy()
-            else:
-                Y = (stacks[parent - 1].reshape(-1, 4) @ K).reshape(rows, 4, 4)
+            child = int(self._frame_link[i + 1])
             start = int(self._slot[i])
+            target = flat[child] if parent == 0 else local
             if self._is_scalar[i]:
                 q = values[:, start]
-                if self._k_rot[i] != 0.0:
-                    theta = self._k_rot[i] * q
-                    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
-                    x_axis, y_axis = Y[:, :3, 0].copy(), Y[:, :3, 1]
-                    new_x = x_axis * c + y_axis * s
-                    Y[:, :3, 1] = y_axis * c - x_axis * s
-                    Y[:, :3, 0] = new_x
-                if self._k_trans[i] != 0.0:
-                    Y[:, :3, 3] += (self._k_trans[i] * q)[:, None] * Y[:, :3, 2]
+                theta = q if self._k_rot[i] == 1.0 else self._k_rot[i] * q
+                np.cos(theta, out=factors[:, 1])
+                np.sin(theta, out=factors[:, 2])
+                np.multiply(q, self._k_trans[i], out=factors[:, 3])
+                np.matmul(factors, self._fk_basis[i], out=target)
             else:
-                Y = Y @ _motion_batch(joint, values[:, start:start + self._size[i]])
-            stacks.append(Y)
-        poses: dict[str, Array] = {}
-        for k, name in enumerate(self.link_names):
+                motion = _motion_batch(joint, values[:, start:start + self._size[i]])
+                front = self._T_frame_parent[i] @ joint.origin
+                target[:] = (front @ motion @ joint.child_offset).reshape(rows, 16)
+            if parent != 0:
+                np.matmul(poses[self._frame_link[parent]], local.reshape(rows, 4, 4),
+                          out=poses[child])
+        root = int(self._frame_link[0])
+        poses[root] = np.eye(4)
+        for k in self._fixed_links:
             frame = int(self._link_frame[k])
-            G = self._batch_G[k]
             if frame == 0:
-                poses[name] = np.broadcast_to(G, (rows, 4, 4)).copy()
+                poses[k] = self._T_frame_link[k]
             else:
-                poses[name] = (stacks[frame - 1].reshape(-1, 4) @ G).reshape(rows, 4, 4)
+                source = poses[self._frame_link[frame]].reshape(rows * 4, 4)
+                np.matmul(source, self._T_frame_link[k], out=poses[k].reshape(rows * 4, 4))
         return poses
 
 
@@ -849,10 +933,12 @@ def _values_of_joint(joint: Joint, array: Array) -> Array:
 
 
 def _unit_quaternions(joint: Joint, quaternions: Array) -> Array:
-    norms = np.linalg.norm(quaternions, axis=1, keepdims=True)
-    if np.any(~(norms > 1e-12)):
+    """Quaternion rows (N, 4) normalised; ValueError for a zero or non-finite one."""
+    largest = np.max(np.abs(quaternions), axis=1, keepdims=True)
+    if np.any(~((largest > 0.0) & (largest < np.inf))):
         raise ValueError(f"joint {joint.name!r}: quaternion of zero or non-finite norm")
-    unit: Array = quaternions / norms
+    scaled = quaternions / largest
+    unit: Array = scaled / np.linalg.norm(scaled, axis=1, keepdims=True)
     return unit
 
 
