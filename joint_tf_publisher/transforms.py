@@ -61,7 +61,9 @@ def quaternion_to_matrix(quat_xyzw: ArrayLike) -> Array:
 
 def matrix_to_quaternion(rotation: ArrayLike) -> Array:
     """Quaternion (x, y, z, w) with w >= 0 of a (3, 3) rotation matrix."""
-    return matrices_to_quaternions(np.asarray(rotation, dtype=np.float64)[None])[0]
+    quaternions = matrices_to_quaternions(np.asarray(rotation, dtype=np.float64)[None])
+    quaternion: Array = quaternions[0]
+    return quaternion
 
 
 def matrices_to_quaternions(rotations: ArrayLike) -> Array:
