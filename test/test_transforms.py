@@ -13,12 +13,16 @@ from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher.transforms import (
     axis_angle_to_matrix,
+    axis_angles_to_matrices,
     matrices_to_quaternions,
     matrix_to_quaternion,
     matrix_to_rpy,
     plane_basis,
     pose_matrix,
+    quaternion_multiply,
     quaternion_to_matrix,
+    quaternions_to_matrices,
+    rpy_to_matrices,
     rpy_to_matrix,
     xyz_rpy_to_matrix,
 )
@@ -167,3 +171,41 @@ def test_plane_basis_is_right_handed_with_normal_last(normal: Array) -> None:
     np.testing.assert_allclose(basis.T @ basis, np.eye(3), atol=1e-12)
     assert np.linalg.det(basis) == pytest.approx(1.0)
     np.testing.assert_allclose(basis[:, 2], normal, atol=1e-12)
+
+
+# -- batched helpers ------------------------------------------------------------------------
+
+RNG = np.random.default_rng(7)
+
+
+def test_quaternion_multiply_composes_rotations_like_scipy() -> None:
+    a, b = RNG.normal(size=(5, 4)), RNG.normal(size=(5, 4))
+    product = quaternion_multiply(a, b)
+    expected = (Rotation.from_quat(a) * Rotation.from_quat(b)).as_matrix()
+    np.testing.assert_allclose(Rotation.from_quat(product).as_matrix(), expected, atol=1e-12)
+    # Broadcasting one quaternion against many.
+    np.testing.assert_allclose(quaternion_multiply(a[0], b), quaternion_multiply(a[[0] * 5], b))
+
+
+def test_quaternions_to_matrices_matches_scipy() -> None:
+    quats = RNG.normal(size=(8, 4))
+    np.testing.assert_allclose(
+        quaternions_to_matrices(quats), Rotation.from_quat(quats).as_matrix(), atol=1e-12
+    )
+
+
+def test_rpy_to_matrices_matches_scipy() -> None:
+    rpy = RNG.uniform(-4, 4, size=(8, 3))
+    np.testing.assert_allclose(
+        rpy_to_matrices(rpy), Rotation.from_euler("xyz", rpy).as_matrix(), atol=1e-12
+    )
+
+
+def test_axis_angles_to_matrices_matches_scipy() -> None:
+    axis = np.array([2.0, -1.0, 2.0]) / 3.0
+    angles = RNG.uniform(-7, 7, size=9)
+    np.testing.assert_allclose(
+        axis_angles_to_matrices(axis, angles),
+        Rotation.from_rotvec(angles[:, None] * axis).as_matrix(),
+        atol=1e-12,
+    )
