@@ -1145,3 +1145,43 @@ def test_huge_quaternion_keeps_its_rotation() -> None:
     robot = single_joint('    <origin quat_xyzw="0 0 1e308 1e308"/>', version="1.1")
     expected = Rotation.from_quat([0.0, 0.0, 1.0, 1.0]).as_matrix()
     np.testing.assert_allclose(robot.joints["j"].origin[:3, :3], expected, atol=1e-12)
+
+
+def test_entity_references_and_pis_between_elements_are_skipped() -> None:
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY note "n">]>\n<robot name="r">\n'
+        '  &note;<?pi data?>\n  <link name="a"/>\n  <link name="b"/>\n'
+        '  <joint name="j" type="fixed">&note;<parent link="a"/><child link="b"/></joint>\n'
+        "</robot>"
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == ["j"]
+    assert robot.warnings == []
+
+
+def test_mimic_with_empty_joint_name() -> None:
+    text = robot_text(joint_text('    <mimic joint=" "/>'))
+    expect_error(text, line_with(text, "<mimic"), "joint 'j'", "<mimic> has an empty 'joint'")
+
+
+def test_urdf_reader_refuses_another_root_when_called_directly() -> None:
+    from joint_tf_publisher.urdf import robot_from_element
+    from joint_tf_publisher.xmlio import parse_xml
+
+    root = parse_xml('<?xml version="1.0"?>\n<sdf version="1.9"/>')
+    with pytest.raises(ModelError, match=r"^x\.sdf:2: root element is <sdf>, expected <robot>"):
+        robot_from_element(root, "x.sdf")
+
+
+def test_version_1_2_continuous_limit_needs_no_range() -> None:
+    robot = single_joint("    <limit/>", kind="continuous", limit=False, version="1.2")
+    limit = robot.joints["j"].limit
+    assert limit is not None and (limit.effort, limit.velocity) == (math.inf, math.inf)
+    assert robot.joints["j"].hard_limits() is None
+
+
+def test_safety_controller_on_an_unclamped_joint_does_not_warn() -> None:
+    inner = '    <safety_controller k_velocity="1" soft_lower_limit="-9" soft_upper_limit="9"/>'
+    robot = single_joint(inner, kind="continuous", limit=False)
+    assert robot.warnings == []
+    assert robot.joints["j"].soft_limits() is None

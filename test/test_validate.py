@@ -118,3 +118,25 @@ def test_long_mimic_chain_is_accepted() -> None:
     robot = assemble_robot("r", links, joints, Diagnostics("chain.urdf"))
     assert robot.root == "l0"
     assert robot.joints["j49"].mimic is not None
+
+
+def test_mimic_cycle_reached_from_outside_is_reported_on_its_members() -> None:
+    links = [link(n, i) for i, n in enumerate("abcd", start=2)]
+    joints = [
+        joint("j0", "a", "b", 10, mimic="j1"),
+        joint("j1", "b", "c", 20, mimic="j2"),
+        joint("j2", "c", "d", 30, mimic="j1"),
+    ]
+    with pytest.raises(
+        ModelError, match=r"^model\.sdf:21: joint 'j1': mimic cycle: j1 -> j2 -> j1"
+    ):
+        assemble(links, joints)
+
+
+def test_find_root_without_any_root() -> None:
+    from joint_tf_publisher.validate import find_root
+
+    links = {"a": link("a", 2), "b": link("b", 3)}
+    parent_of = {"a": joint("ba", "b", "a", 5), "b": joint("ab", "a", "b", 6)}
+    with pytest.raises(ModelError, match=r"^model\.sdf:1: no root link: every link has a parent"):
+        find_root(links, parent_of, Diagnostics("model.sdf"), robot_line=1)
