@@ -40,7 +40,8 @@ AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
 UNIT_TOLERANCE = 1e-6
 
 _NUMBER = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)",
+    re.IGNORECASE | re.ASCII,
 )
 
 
@@ -89,7 +90,7 @@ def _parse_version(root: etree._Element, diag: Diagnostics) -> tuple[int, int]:
     if text is None:
         return (1, 0)
     supported = ", ".join(f"{major}.{minor}" for major, minor in SUPPORTED_VERSIONS)
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text)
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text, re.ASCII)
     if match is None:
         raise diag.error(
             f"version {text!r} is not of the form 'x.y' (supported: {supported})",

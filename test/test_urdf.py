@@ -595,6 +595,13 @@ ERROR_CASES = [
         "<limit> effort='lots' is not a number",
     ),
     (
+        "non-ASCII digits",
+        joint_text('    <dynamics damping="\u0661"/>'),
+        "<dynamics",
+        "joint 'j'",
+        "<dynamics> damping='\u0661' is not a number",
+    ),
+    (
         "underscore number",
         joint_text('    <dynamics damping="1_000"/>'),
         "<dynamics",
