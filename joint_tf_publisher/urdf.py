@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from lxml import etree
@@ -38,6 +40,8 @@ AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
 
 #: Tolerance on |axis| - 1 (and |q| - 1) below which a vector is renormalised silently.
 UNIT_TOLERANCE = 1e-6
+
+_Parsed = TypeVar("_Parsed")
 
 _NUMBER = re.compile(
     r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)",
@@ -240,9 +244,6 @@ def _parse_joint(element: etree._Element, ctx: _Context) -> Joint:
     origin = _parse_origin(parts.get("origin"), ctx, owner)
     axis = _parse_axis(parts.get("axis"), joint_type, ctx, owner)
     limit = _parse_limit(element, parts.get("limit"), joint_type, ctx, owner)
-    dynamics_element = parts.get("dynamics")
-    calibration_element = parts.get("calibration")
-    mimic_element = parts.get("mimic")
     safety_element = parts.get("safety_controller")
     joint = Joint(
         name=name,
@@ -252,21 +253,25 @@ def _parse_joint(element: etree._Element, ctx: _Context) -> Joint:
         axis=axis,
         origin=origin,
         limit=limit,
-        dynamics=None
-        if dynamics_element is None
-        else _parse_dynamics(dynamics_element, ctx, owner),
-        safety_controller=None
-        if safety_element is None
-        else _parse_safety(safety_element, ctx, owner),
-        calibration=None
-        if calibration_element is None
-        else _parse_calibration(calibration_element, ctx, owner),
-        mimic=None if mimic_element is None else _parse_mimic(mimic_element, ctx, owner),
+        dynamics=_optional(parts.get("dynamics"), _parse_dynamics, ctx, owner),
+        safety_controller=_optional(safety_element, _parse_safety, ctx, owner),
+        calibration=_optional(parts.get("calibration"), _parse_calibration, ctx, owner),
+        mimic=_optional(parts.get("mimic"), _parse_mimic, ctx, owner),
         line=line_of(element),
     )
     if safety_element is not None:
         _check_soft_limits(joint, safety_element, ctx, owner)
     return joint
+
+
+def _optional(
+    element: etree._Element | None,
+    parse: Callable[[etree._Element, _Context, str], _Parsed],
+    ctx: _Context,
+    owner: str,
+) -> _Parsed | None:
+    """``parse(element)`` for an optional element; None where it is absent."""
+    return None if element is None else parse(element, ctx, owner)
 
 
 def _link_reference(
