@@ -121,8 +121,12 @@ class _MimicLevel:
 
 
 def _model_error(robot: Robot, joint: Joint, message: str, line: int | None = None) -> ModelError:
-    return ModelError(message, source=robot.source, line=line if line is not None else joint.line,
-                      element=f"joint {joint.name!r}")
+    return ModelError(
+        message,
+        source=robot.source,
+        line=line if line is not None else joint.line,
+        element=f"joint {joint.name!r}",
+    )
 
 
 def _tree_order(robot: Robot) -> list[Joint]:
@@ -138,8 +142,11 @@ def _tree_order(robot: Robot) -> list[Joint]:
             if link not in children:
                 raise _model_error(robot, joint, f"link {link!r} does not exist")
         if joint.child in parent_joint:
-            raise _model_error(robot, joint, f"link {joint.child!r} already has parent joint "
-                                             f"{parent_joint[joint.child].name!r}")
+            raise _model_error(
+                robot,
+                joint,
+                f"link {joint.child!r} already has parent joint {parent_joint[joint.child].name!r}",
+            )
         parent_joint[joint.child] = joint
         children[joint.parent].append(joint)
     if robot.root not in children:
@@ -153,8 +160,9 @@ def _tree_order(robot: Robot) -> list[Joint]:
     if len(order) != len(robot.joints):
         reached = {joint.name for joint in order}
         lost = next(j for j in robot.joints.values() if j.name not in reached)
-        raise _model_error(robot, lost, f"not connected to the root link {robot.root!r} "
-                                        "(the joints form a cycle)")
+        raise _model_error(
+            robot, lost, f"not connected to the root link {robot.root!r} (the joints form a cycle)"
+        )
     return order
 
 
@@ -220,7 +228,8 @@ class Kinematics:
                 anchor[joint.child] = (joint, np.eye(4), depth + 1)
         # A stable sort by depth keeps parents before children and makes each level contiguous.
         self.moving_joints: list[Joint] = sorted(
-            moving_in_order, key=lambda j: parent_anchor[j.name][2])
+            moving_in_order, key=lambda j: parent_anchor[j.name][2]
+        )
         self._moving_index = {joint.name: i for i, joint in enumerate(self.moving_joints)}
 
         def frame_of(joint: Joint | None) -> int:
@@ -228,9 +237,11 @@ class Kinematics:
 
         count = len(self.moving_joints)
         self._parent_frame = np.array(
-            [frame_of(parent_anchor[j.name][0]) for j in self.moving_joints], dtype=np.intp)
+            [frame_of(parent_anchor[j.name][0]) for j in self.moving_joints], dtype=np.intp
+        )
         self._T_frame_parent = np.array(
-            [parent_anchor[j.name][1] for j in self.moving_joints]).reshape(count, 4, 4)
+            [parent_anchor[j.name][1] for j in self.moving_joints]
+        ).reshape(count, 4, 4)
         # Pointer jumping: after step k, frame i holds its pose relative to its 2**(k+1)-th
         # moving ancestor (frame 0 maps to itself), so ceil(log2(depth)) steps reach the root.
         ancestor = np.concatenate([[0], self._parent_frame]).astype(np.intp)
@@ -239,29 +250,36 @@ class Kinematics:
             self._jump_ancestors.append(ancestor)
             ancestor = ancestor[ancestor]
         self.link_names: list[str] = list(self.robot.links)
-        self._link_frame = np.array([frame_of(anchor[name][0]) for name in self.link_names],
-                                    dtype=np.intp)
-        self._T_frame_link = np.array([anchor[name][1] for name in self.link_names]
-                                      ).reshape(len(self.link_names), 4, 4)
+        self._link_frame = np.array(
+            [frame_of(anchor[name][0]) for name in self.link_names], dtype=np.intp
+        )
+        self._T_frame_link = np.array([anchor[name][1] for name in self.link_names]).reshape(
+            len(self.link_names), 4, 4
+        )
         link_index = {name: k for k, name in enumerate(self.link_names)}
         # Output index of each frame's link (frame 0: root), and the links hanging from
         # a frame through fixed joints only (all links but the frames themselves).
         self._frame_link = np.array(
             [link_index[self.robot.root]] + [link_index[j.child] for j in self.moving_joints],
-            dtype=np.intp)
+            dtype=np.intp,
+        )
         frame_links = set(self._frame_link.tolist())
         self._fixed_links = [k for k in range(len(self.link_names)) if k not in frame_links]
 
     def _compile_variables(self) -> None:
         """Lay out the variable vector; map every variable name to (moving joint, slot)."""
         sizes = [_VALUE_SIZES.get(j.joint_type, 1) for j in self.moving_joints]
-        self._slot = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp) if sizes \
+        self._slot = (
+            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+            if sizes
             else np.zeros(0, dtype=np.intp)
+        )
         self._size = np.array(sizes, dtype=np.intp)
         self._num_values = int(sum(sizes))
         self._slot_joint = np.repeat(np.arange(len(sizes), dtype=np.intp), sizes)
-        self._is_scalar = np.array([j.joint_type in SCALAR_TYPES for j in self.moving_joints],
-                                   dtype=bool)
+        self._is_scalar = np.array(
+            [j.joint_type in SCALAR_TYPES for j in self.moving_joints], dtype=bool
+        )
         self._all_scalar = bool(np.all(self._is_scalar))
         self._variable_lookup: dict[str, tuple[int, int]] = {}
         for i, joint in enumerate(self.moving_joints):
@@ -269,8 +287,11 @@ class Kinematics:
                 self._variable_lookup[name] = (i, int(self._slot[i]) + k)
         self._is_mimic = np.array([j.mimic is not None for j in self.moving_joints], dtype=bool)
         self.variable_names: list[str] = [
-            name for i, joint in enumerate(self.moving_joints) if not self._is_mimic[i]
-            for name in joint.variable_names]
+            name
+            for i, joint in enumerate(self.moving_joints)
+            if not self._is_mimic[i]
+            for name in joint.variable_names
+        ]
         self._fixed_names = {joint.name for joint in self.fixed_joints}
         self._moving_names = [joint.name for joint in self.moving_joints]
         # cfg names whose value is one float: 1-DOF joints and MoveIt variable names (not mimic).
@@ -282,8 +303,9 @@ class Kinematics:
                 self._float_slots[joint.name] = int(self._slot[i])
             for k, name in enumerate(joint.variable_names):
                 self._float_slots[name] = int(self._slot[i]) + k
-        self._quaternion_joint_indices = [i for i, joint in enumerate(self.moving_joints)
-                                          if joint.joint_type in _QUATERNION_START]
+        self._quaternion_joint_indices = [
+            i for i, joint in enumerate(self.moving_joints) if joint.joint_type in _QUATERNION_START
+        ]
 
     def _compile_mimic(self) -> None:
         """Group mimic followers into levels so each level's leaders are already resolved."""
@@ -298,15 +320,25 @@ class Kinematics:
             mimic = joint.mimic
             line = getattr(mimic, "line", None)
             if joint.joint_type not in SCALAR_TYPES:
-                raise _model_error(robot, joint, f"<mimic> on a {joint.joint_type} joint: only "
-                                   "1-DOF joints can mimic", line)
+                raise _model_error(
+                    robot,
+                    joint,
+                    f"<mimic> on a {joint.joint_type} joint: only 1-DOF joints can mimic",
+                    line,
+                )
             leader = robot.joints.get(mimic.joint)
             if leader is None:
-                raise _model_error(robot, joint, f"<mimic> names joint {mimic.joint!r}, which "
-                                   "does not exist", line)
+                raise _model_error(
+                    robot, joint, f"<mimic> names joint {mimic.joint!r}, which does not exist", line
+                )
             if leader.joint_type not in SCALAR_TYPES:
-                raise _model_error(robot, joint, f"<mimic> leader {leader.name!r} is a "
-                                   f"{leader.joint_type} joint; it must be a 1-DOF joint", line)
+                raise _model_error(
+                    robot,
+                    joint,
+                    f"<mimic> leader {leader.name!r} is a "
+                    f"{leader.joint_type} joint; it must be a 1-DOF joint",
+                    line,
+                )
             if leader.name in visiting or leader.name == joint.name:
                 cycle = " -> ".join((*visiting, joint.name, leader.name))
                 raise _model_error(robot, joint, f"<mimic> joints form a cycle: {cycle}", line)
@@ -317,19 +349,24 @@ class Kinematics:
             level(joint, ())
         self._mimic_levels: list[_MimicLevel] = []
         for depth in range(1, max(level_of.values(), default=0) + 1):
-            followers = [i for i, j in enumerate(self.moving_joints)
-                         if level_of.get(j.name) == depth]
-            leaders = [self._moving_index[self.moving_joints[i].mimic.joint]  # type: ignore[union-attr]
-                       for i in followers]
+            followers = [
+                i for i, j in enumerate(self.moving_joints) if level_of.get(j.name) == depth
+            ]
+            leaders = [
+                self._moving_index[self.moving_joints[i].mimic.joint]  # type: ignore[union-attr]
+                for i in followers
+            ]
             mimics = [self.moving_joints[i].mimic for i in followers]
-            self._mimic_levels.append(_MimicLevel(
-                follower_slots=self._slot[followers],
-                leader_slots=self._slot[leaders],
-                multiplier=np.array([m.multiplier for m in mimics if m is not None]),
-                offset=np.array([m.offset for m in mimics if m is not None]),
-                follower_joints=np.array(followers, dtype=np.intp),
-                leader_joints=np.array(leaders, dtype=np.intp),
-            ))
+            self._mimic_levels.append(
+                _MimicLevel(
+                    follower_slots=self._slot[followers],
+                    leader_slots=self._slot[leaders],
+                    multiplier=np.array([m.multiplier for m in mimics if m is not None]),
+                    offset=np.array([m.offset for m in mimics if m is not None]),
+                    follower_joints=np.array(followers, dtype=np.intp),
+                    leader_joints=np.array(leaders, dtype=np.intp),
+                )
+            )
 
     def _compile_limits(self) -> None:
         """Per-variable clamp ranges (+-inf where a variable is not clamped)."""
@@ -352,18 +389,29 @@ class Kinematics:
         ordered = [(level, k) for level in self._mimic_levels for k in range(level.offset.size)]
         self._follower_slot_list = [int(level.follower_slots[k]) for level, k in ordered]
         self._follower_slots = np.array(self._follower_slot_list, dtype=np.intp)
-        self._follower_specs: dict[str | None, list[tuple[int, int, float, float, int, int,
-                                                          float, float]]] = {}
+        self._follower_specs: dict[
+            str | None, list[tuple[int, int, float, float, int, int, float, float]]
+        ] = {}
         for clamp_mode in CLAMP_MODES:
             specs = []
             for level, k in ordered:
                 slot = int(level.follower_slots[k])
                 bounds = self._ranges.get(clamp_mode or "")
-                lower_f, upper_f = (-np.inf, np.inf) if bounds is None else (
-                    bounds[0][slot], bounds[1][slot])
-                specs.append((slot, int(level.leader_slots[k]), float(level.multiplier[k]),
-                              float(level.offset[k]), int(level.follower_joints[k]),
-                              int(level.leader_joints[k]), float(lower_f), float(upper_f)))
+                lower_f, upper_f = (
+                    (-np.inf, np.inf) if bounds is None else (bounds[0][slot], bounds[1][slot])
+                )
+                specs.append(
+                    (
+                        slot,
+                        int(level.leader_slots[k]),
+                        float(level.multiplier[k]),
+                        float(level.offset[k]),
+                        int(level.follower_joints[k]),
+                        int(level.leader_joints[k]),
+                        float(lower_f),
+                        float(upper_f),
+                    )
+                )
             self._follower_specs[clamp_mode] = specs
 
     def _motion_coefficients(self) -> tuple[Array, Array]:
@@ -436,7 +484,7 @@ class Kinematics:
         for i, joint in enumerate(self.moving_joints):
             identity = _IDENTITY_VALUES.get(joint.joint_type)
             if identity is not None:
-                values[self._slot[i]:self._slot[i] + len(identity)] = identity
+                values[self._slot[i] : self._slot[i] + len(identity)] = identity
         self._resolve(values[None], None)
         return values
 
@@ -444,8 +492,9 @@ class Kinematics:
 
     def new_positions(self) -> JointPositions:
         """A fresh state: every joint at zero (identity quaternions), nothing received."""
-        return JointPositions(self._zero_values.copy(),
-                              np.zeros(len(self.moving_joints), dtype=bool))
+        return JointPositions(
+            self._zero_values.copy(), np.zeros(len(self.moving_joints), dtype=bool)
+        )
 
     def _clamp_range(self, clamp: str | None) -> tuple[Array, Array] | None:
         if clamp is None:
@@ -484,17 +533,31 @@ class Kinematics:
             slots.append(slot)
             joints.append(joint_index)
             start = _QUATERNION_START.get(self.moving_joints[joint_index].joint_type)
-            if start is not None and slot - self._slot[joint_index] >= start \
-                    and joint_index not in quaternion_joints:
+            if (
+                start is not None
+                and slot - self._slot[joint_index] >= start
+                and joint_index not in quaternion_joints
+            ):
                 quaternion_joints.append(joint_index)
         joint_mask = np.zeros(len(self.moving_joints), dtype=bool)
         joint_mask[joints] = True
-        return _NamePlan(np.array(message_index, dtype=np.intp), np.array(slots, dtype=np.intp),
-                         np.array(joints, dtype=np.intp), joint_mask, tuple(quaternion_joints),
-                         unknown, ignored_mimic)
+        return _NamePlan(
+            np.array(message_index, dtype=np.intp),
+            np.array(slots, dtype=np.intp),
+            np.array(joints, dtype=np.intp),
+            joint_mask,
+            tuple(quaternion_joints),
+            unknown,
+            ignored_mimic,
+        )
 
-    def apply(self, positions: JointPositions, names: Sequence[str], values: Sequence[float],
-              clamp: str | None = "hard") -> Update:
+    def apply(
+        self,
+        positions: JointPositions,
+        names: Sequence[str],
+        values: Sequence[float],
+        clamp: str | None = "hard",
+    ) -> Update:
         """Set values by joint name (1-DOF) or MoveIt variable name; resolve mimic; clamp.
 
         ``values`` in radians or metres (quaternion components unitless), one per name. Raises
@@ -554,9 +617,10 @@ class Kinematics:
 
     def _normalise_quaternion(self, state: Array, joint_index: int) -> bool:
         """Normalise a floating/ball joint's stored quaternion; False if it has zero norm."""
-        start = self._slot[joint_index] + _QUATERNION_START[
-            self.moving_joints[joint_index].joint_type]
-        quaternion = state[start:start + 4]
+        start = (
+            self._slot[joint_index] + _QUATERNION_START[self.moving_joints[joint_index].joint_type]
+        )
+        quaternion = state[start : start + 4]
         largest = float(np.max(np.abs(quaternion)))
         if not 0.0 < largest < np.inf:
             return False
@@ -564,8 +628,14 @@ class Kinematics:
         quaternion /= np.linalg.norm(quaternion)
         return True
 
-    def _update_followers(self, state: Array, clamp: str | None, moved: BoolArray,
-                          received: BoolArray, clamped: list[int]) -> list[int]:
+    def _update_followers(
+        self,
+        state: Array,
+        clamp: str | None,
+        moved: BoolArray,
+        received: BoolArray,
+        clamped: list[int],
+    ) -> list[int]:
         """Recompute mimic followers in dependency order from their (clamped) leaders.
 
         Each follower is clamped by its own range; it moved if its leader moved or its value
@@ -578,8 +648,16 @@ class Kinematics:
         moved_list = moved.tolist()
         received_list = received.tolist()
         overflow: list[int] = []
-        for f_slot, l_slot, multiplier, offset, f_joint, l_joint, lower, upper in \
-                self._follower_specs[clamp]:
+        for (
+            f_slot,
+            l_slot,
+            multiplier,
+            offset,
+            f_joint,
+            l_joint,
+            lower,
+            upper,
+        ) in self._follower_specs[clamp]:
             value = multiplier * values[l_slot] + offset
             if not math.isfinite(value):
                 overflow.append(f_joint)
@@ -611,17 +689,26 @@ class Kinematics:
         for level in self._mimic_levels:
             value = level.multiplier * values[:, level.leader_slots] + level.offset
             if ranges is not None:
-                np.clip(value, ranges[0][level.follower_slots], ranges[1][level.follower_slots],
-                        out=value)
+                np.clip(
+                    value,
+                    ranges[0][level.follower_slots],
+                    ranges[1][level.follower_slots],
+                    out=value,
+                )
             if not np.all(np.isfinite(value)):
                 column = int(np.flatnonzero(~np.all(np.isfinite(value), axis=0))[0])
                 name = self._moving_names[int(level.follower_joints[column])]
                 raise ValueError(f"joint {name!r}: mimic value overflows")
             values[:, level.follower_slots] = value
 
-    def apply_multi_dof(self, positions: JointPositions, joint_names: Sequence[str],
-                        translations: Any, quaternions: Any, clamp: str | None = "hard"
-                        ) -> Update:
+    def apply_multi_dof(
+        self,
+        positions: JointPositions,
+        joint_names: Sequence[str],
+        translations: Any,
+        quaternions: Any,
+        clamp: str | None = "hard",
+    ) -> Update:
         """Set multi-DOF joints from ``sensor_msgs/MultiDOFJointState`` transforms.
 
         ``translations`` (K, 3) in metres and ``quaternions`` (K, 4) x y z w give each joint's
@@ -632,8 +719,9 @@ class Kinematics:
         t = np.asarray(translations, dtype=np.float64).reshape(-1, 3)
         q = np.asarray(quaternions, dtype=np.float64).reshape(-1, 4)
         if not len(joint_names) == len(t) == len(q):
-            raise ValueError(f"{len(joint_names)} joint names but {len(t)} translations and "
-                             f"{len(q)} quaternions")
+            raise ValueError(
+                f"{len(joint_names)} joint names but {len(t)} translations and {len(q)} quaternions"
+            )
         names: list[str] = []
         values: list[float] = []
         unknown: list[str] = []
@@ -650,8 +738,13 @@ class Kinematics:
                 basis = plane_basis(self.moving_joints[index].axis)  # type: ignore[index]
                 theta = 2.0 * np.arctan2(quaternion[:3] @ basis[:, 2], quaternion[3])
                 names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
-                values.extend([float(translation @ basis[:, 0]), float(translation @ basis[:, 1]),
-                               float(theta)])
+                values.extend(
+                    [
+                        float(translation @ basis[:, 0]),
+                        float(translation @ basis[:, 1]),
+                        float(theta),
+                    ]
+                )
             else:
                 unknown.append(name)
         update = self.apply(positions, names, values, clamp)
@@ -673,11 +766,12 @@ class Kinematics:
         scalar = self._is_scalar[index]
         if scalar.any():
             translations[scalar], quaternions[scalar] = self._scalar_transforms(
-                values, index[scalar])
+                values, index[scalar]
+            )
         for k in np.flatnonzero(~scalar):
             i = int(index[k])
             start = int(self._slot[i])
-            pose = self.moving_joints[i].child_pose(values[start:start + self._size[i]])
+            pose = self.moving_joints[i].child_pose(values[start : start + self._size[i]])
             translations[k] = pose[:3, 3]
             quaternions[k] = matrix_to_quaternion(pose[:3, :3])
         return translations, quaternions
@@ -734,8 +828,9 @@ class Kinematics:
         self._check_values(values)
         return values
 
-    def _fill_values(self, values: Array, items: list[tuple[Any, Any]], rows: int,
-                     batched: bool) -> None:
+    def _fill_values(
+        self, values: Array, items: list[tuple[Any, Any]], rows: int, batched: bool
+    ) -> None:
         """Write cfg items into variable rows (N, V). Mimic and fixed joints are skipped;
         unknown names and values of a wrong shape raise ValueError."""
         for key, value in items:
@@ -747,8 +842,10 @@ class Kinematics:
                     if not self._is_mimic[found[0]]:
                         column = np.asarray(value, dtype=np.float64)
                         if column.size != rows:
-                            raise ValueError(f"variable {name!r} takes one value per "
-                                             f"configuration, got shape {column.shape}")
+                            raise ValueError(
+                                f"variable {name!r} takes one value per "
+                                f"configuration, got shape {column.shape}"
+                            )
                         values[:, found[1]] = column.reshape(rows)
                     continue
                 if name in self._fixed_names:
@@ -760,27 +857,29 @@ class Kinematics:
             if self._is_scalar[index]:
                 column = np.asarray(value, dtype=np.float64)
                 if column.size != rows:
-                    raise ValueError(f"joint {name!r}: a {self.moving_joints[index].joint_type} "
-                                     f"joint takes one value per configuration, got shape "
-                                     f"{column.shape}")
+                    raise ValueError(
+                        f"joint {name!r}: a {self.moving_joints[index].joint_type} "
+                        f"joint takes one value per configuration, got shape "
+                        f"{column.shape}"
+                    )
                 values[:, slot] = column.reshape(rows)
                 continue
             array = np.asarray(value, dtype=np.float64)
             if not batched:
                 array = array[None]
             elif array.shape[:1] != (rows,):
-                raise ValueError(f"joint {name!r}: batch of {array.shape[:1]} values, "
-                                 f"expected {rows}")
+                raise ValueError(
+                    f"joint {name!r}: batch of {array.shape[:1]} values, expected {rows}"
+                )
             joint = self.moving_joints[index]
-            values[:, slot:slot + self._size[index]] = _values_of_joint(joint, array)
+            values[:, slot : slot + self._size[index]] = _values_of_joint(joint, array)
 
     def _check_values(self, values: Array) -> None:
         """Normalise quaternions of rows (N, V) in place; ValueError for non-finite values."""
         for index in self._quaternion_joint_indices:
-            start = int(self._slot[index]) + _QUATERNION_START[
-                self.moving_joints[index].joint_type]
+            start = int(self._slot[index]) + _QUATERNION_START[self.moving_joints[index].joint_type]
             joint = self.moving_joints[index]
-            values[:, start:start + 4] = _unit_quaternions(joint, values[:, start:start + 4])
+            values[:, start : start + 4] = _unit_quaternions(joint, values[:, start : start + 4])
         if not np.all(np.isfinite(values)):
             slot_index = int(np.flatnonzero(~np.all(np.isfinite(values), axis=0))[0])
             name = self.moving_joints[int(self._slot_joint[slot_index])].name
@@ -796,8 +895,9 @@ class Kinematics:
 
     # -- forward kinematics ------------------------------------------------------------------
 
-    def link_fk(self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
-                ) -> dict[str, Array]:
+    def link_fk(
+        self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
+    ) -> dict[str, Array]:
         """Every link's pose (4, 4) in the root link frame, in file order.
 
         ``cfg`` maps joint names (or Joint objects, or MoveIt variable names) to values of the
@@ -831,7 +931,8 @@ class Kinematics:
                 start = int(self._slot[i])
                 joint = self.moving_joints[i]
                 poses[i + 1] = self._T_frame_parent[i] @ joint.child_pose(
-                    values[start:start + self._size[i]])
+                    values[start : start + self._size[i]]
+                )
         return poses
 
     def _link_poses(self, values: Array) -> Array:
@@ -842,8 +943,7 @@ class Kinematics:
         result: Array = np.matmul(poses[self._link_frame], self._T_frame_link)
         return result
 
-    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None
-                      ) -> dict[str, Array]:
+    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
 
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for 1-DOF
@@ -875,12 +975,13 @@ class Kinematics:
                 np.multiply(q, self._k_trans[i], out=factors[:, 3])
                 np.matmul(factors, self._fk_basis[i], out=target)
             else:
-                motion = _motion_batch(joint, values[:, start:start + self._size[i]])
+                motion = _motion_batch(joint, values[:, start : start + self._size[i]])
                 front = self._T_frame_parent[i] @ joint.origin
                 target[:] = (front @ motion @ joint.child_offset).reshape(rows, 16)
             if parent != 0:
-                np.matmul(poses[self._frame_link[parent]], local.reshape(rows, 4, 4),
-                          out=poses[child])
+                np.matmul(
+                    poses[self._frame_link[parent]], local.reshape(rows, 4, 4), out=poses[child]
+                )
         root = int(self._frame_link[0])
         poses[root] = np.eye(4)
         for k in self._fixed_links:
@@ -903,7 +1004,7 @@ def _values_of_joint(joint: Joint, array: Array) -> Array:
     rows = array.shape[0]
     if kind == "planar" and shape in ((2,), (3,)):
         out = np.zeros((rows, 3))
-        out[:, :shape[0]] = array
+        out[:, : shape[0]] = array
         return out
     if kind in ("revolute2", "universal") and shape == (2,):
         return array
@@ -928,8 +1029,7 @@ def _values_of_joint(joint: Joint, array: Array) -> Array:
             return matrices_to_quaternions(rpy_to_matrices(array))
         if shape == (3, 3):
             return matrices_to_quaternions(array)
-    raise ValueError(f"joint {joint.name!r}: a {kind} joint does not take values of shape "
-                     f"{shape}")
+    raise ValueError(f"joint {joint.name!r}: a {kind} joint does not take values of shape {shape}")
 
 
 def _unit_quaternions(joint: Joint, quaternions: Array) -> Array:
@@ -959,6 +1059,7 @@ def _motion_batch(joint: Joint, values: Array) -> Array:
         motion[:, :3, :3] = quaternions_to_matrices(values)
     else:  # revolute2, universal
         axis2 = joint.axis2 if joint.axis2 is not None else np.array([0.0, 1.0, 0.0])
-        motion[:, :3, :3] = (axis_angles_to_matrices(joint.axis, values[:, 0])
-                             @ axis_angles_to_matrices(axis2, values[:, 1]))
+        motion[:, :3, :3] = axis_angles_to_matrices(
+            joint.axis, values[:, 0]
+        ) @ axis_angles_to_matrices(axis2, values[:, 1])
     return motion
