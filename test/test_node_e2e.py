@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -34,7 +33,7 @@ from geometry_msgs.msg import Transform, TransformStamped  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import (  # noqa: E402
     DurabilityPolicy,
     QoSProfile,
@@ -85,22 +84,6 @@ FLOATING_URDF = """<?xml version="1.0"?>
 # -- environment ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _dds_isolation() -> Iterator[None]:
-    """A DDS domain of this test session's own (conftest may have set one), on localhost."""
-    saved = {
-        name: os.environ.get(name) for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")
-    }
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
 def node_command() -> list[str]:
     """The node's console script in this interpreter's environment (or its module)."""
     script = Path(sys.executable).with_name("joint_tf_publisher")
@@ -139,7 +122,15 @@ def wait_until(
         if time.monotonic() > deadline:
             text = what() if callable(what) else what
             pytest.fail(f"timed out after {timeout:g} s waiting for {text or condition}")
-        time.sleep(0.01)
+        pause(0.01)
+
+
+def pause(seconds: float) -> None:
+    """Let ``seconds`` pass while the probe (if any) handles what arrives."""
+    if _active_probes:
+        _active_probes[-1].spin_for(seconds)
+    else:
+        time.sleep(seconds)
 
 
 # -- the test's DDS participant ----------------------------------------------------------------
@@ -158,27 +149,30 @@ def latched_qos() -> QoSProfile:
 
 
 class Recorder:
-    """Messages received by one subscription, in arrival order (thread-safe)."""
+    """Messages received by one subscription, in arrival order."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._messages: list[Any] = []
 
     def __call__(self, msg: Any) -> None:
-        with self._lock:
-            self._messages.append(msg)
+        self._messages.append(msg)
 
     def messages(self, start: int = 0) -> list[Any]:
-        with self._lock:
-            return self._messages[start:]
+        return self._messages[start:]
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._messages)
+        return len(self._messages)
+
+
+_active_probes: list[Probe] = []
 
 
 class Probe:
-    """The test's ROS participant: a node spun in a background thread."""
+    """The test's ROS participant: one node, spun on the test's thread while it waits.
+
+    All rclpy calls stay on one thread (no background executor): waiting helpers call
+    ``pause``, which spins the executor.
+    """
 
     def __init__(self) -> None:
         self.context = rclpy.context.Context()
@@ -188,15 +182,12 @@ class Probe:
         self.executor.add_node(self.node)
         self.tf = Recorder()
         self.node.create_subscription(TFMessage, "/tf", self.tf, tf_qos())
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
 
-    def _spin(self) -> None:
-        while self.context.ok():
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except (ExternalShutdownException, rclpy.executors.ShutdownException):
-                return
+    def spin_for(self, seconds: float) -> None:
+        """Handle arriving messages and responses for ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0.0:
+            self.executor.spin_once(timeout_sec=min(0.01, remaining))
 
     def subscribe(self, msg_type: Any, topic: str, qos: QoSProfile) -> Recorder:
         recorder = Recorder()
@@ -207,13 +198,14 @@ class Probe:
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self._thread.join(timeout=5.0)
 
 
 @pytest.fixture(scope="module")
-def probe(_dds_isolation: None) -> Iterator[Probe]:
+def probe() -> Iterator[Probe]:
     participant = Probe()
+    _active_probes.append(participant)
     yield participant
+    _active_probes.remove(participant)
     participant.close()
 
 
@@ -286,8 +278,14 @@ class NodeUnderTest:
 
     def static_set(self) -> dict[str, TransformStamped]:
         """The latched /tf_static set, read by a NEW (late-joining) subscription."""
-        recorder = self.probe.subscribe(TFMessage, "/tf_static", latched_qos())
-        messages = wait_until(lambda: recorder.messages(), what="/tf_static")
+        recorder = Recorder()
+        subscription = self.probe.node.create_subscription(
+            TFMessage, "/tf_static", recorder, latched_qos()
+        )
+        try:
+            messages = wait_until(lambda: recorder.messages(), what="/tf_static")
+        finally:
+            self.probe.node.destroy_subscription(subscription)
         return {t.child_frame_id: t for t in messages[-1].transforms}
 
     def publish(self, names: Sequence[str], positions: Sequence[float], stamp_s: float) -> None:
@@ -340,7 +338,7 @@ class NodeUnderTest:
                         return msg
             if time.monotonic() > deadline:
                 return None
-            time.sleep(0.01)
+            pause(0.01)
 
     def wait_tf(self, start: int, child: str, stamp_s: float | None = None) -> TFMessage:
         found = self.find_tf(start, child, stamp_s, timeout=WAIT_S)
@@ -436,10 +434,14 @@ def started(
     The handshake publishes the joint at 0 with stamp 1 s, before every fresh_stamp().
     """
     node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
-    node.wait_connected()
-    if handshake is not None:
-        joint, child = handshake
-        node.publish_and_wait([joint], [0.0], 1.0, child)
+    try:
+        node.wait_connected()
+        if handshake is not None:
+            joint, child = handshake
+            node.publish_and_wait([joint], [0.0], 1.0, child)
+    except BaseException:
+        node.stop()
+        raise
     return node
 
 
@@ -479,7 +481,7 @@ def robot() -> Robot:
 
 class TestArm:
     def test_statics_reach_a_late_subscriber(self, arm: NodeUnderTest, robot: Robot) -> None:
-        time.sleep(0.5)  # the node has been up a while: this subscriber joins late
+        pause(0.5)  # the node has been up a while: this subscriber joins late
         statics = arm.static_set()
         fixed = {j.child: j for j in robot.joints.values() if j.joint_type == "fixed"}
         assert set(statics) == set(fixed)
@@ -511,6 +513,20 @@ class TestArm:
         expected = Rotation.from_rotvec([-0.6, 0.0, 0.0]).as_matrix()
         np.testing.assert_allclose(T[:3, :3], expected, atol=TOLERANCE)
 
+    def test_a_mimic_value_in_the_message_is_ignored(
+        self, arm: NodeUnderTest, robot: Robot
+    ) -> None:
+        msg = arm.publish_and_wait(
+            ["right_knuckle_joint", "finger_joint"], [0.1, 0.5], fresh_stamp(), "right_knuckle"
+        )
+        (t,) = [t for t in msg.transforms if t.child_frame_id == "right_knuckle"]
+        # The leader decides: multiplier -1, so -0.5, not the 0.1 given.
+        np.testing.assert_allclose(
+            matrix_of(t.transform),
+            robot.joints["right_knuckle_joint"].child_pose(-0.5),
+            atol=TOLERANCE,
+        )
+
     def test_hard_limits_clamp_by_default(self, arm: NodeUnderTest, robot: Robot) -> None:
         msg = arm.publish_and_wait(["joint_1"], [5.0], fresh_stamp(), "link_1")
         (t,) = msg.transforms
@@ -524,7 +540,7 @@ class TestArm:
         start = len(arm.probe.tf)
         for k in range(20):  # 100 Hz in message time, publish_frequency 20 Hz
             arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
-            time.sleep(0.005)
+            pause(0.005)
         arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
         stamps = sorted(
             stamp_ns(t.header.stamp)
@@ -645,7 +661,7 @@ class TestIgnoreTimestamp:
         start = len(fast_arm.probe.tf)
         for k in range(20):
             fast_arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
-            time.sleep(0.005)
+            pause(0.005)
         fast_arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
         stamps = {
             stamp_ns(t.header.stamp)
@@ -934,6 +950,41 @@ class TestDescriptionFromTopic:
             assert node.process.poll() is None
         finally:
             assert node.stop() == 0
+
+
+# -- the description on the command line ----------------------------------------------------
+
+
+def test_description_given_with_dash_p(probe: Probe, tmp_path: Path) -> None:
+    """``--ros-args -p robot_description:=...``: YAML, so single-quoted (README)."""
+    text = ARM_URDF.read_text()
+    assert "'" not in text
+    command = node_command() + [
+        "--ros-args",
+        "-r",
+        "__ns:=/dash_p",
+        "-p",
+        f"robot_description:='{text}'",
+        "-p",
+        "frame_prefix:=cli/",
+    ]
+    stderr_path = tmp_path / "stderr.txt"
+    with open(stderr_path, "w") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        recorder = probe.subscribe(TFMessage, "/tf_static", latched_qos())
+        wait_until(
+            lambda: any(
+                t.child_frame_id == "cli/camera_optical_frame"
+                for msg in recorder.messages()
+                for t in msg.transforms
+            ),
+            what=lambda: f"statics of the -p node ({stderr_path.read_text()})",
+        )
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=WAIT_S) == 0
+    assert "Traceback" not in stderr_path.read_text()
 
 
 # -- startup errors ---------------------------------------------------------------------------
