@@ -1,0 +1,108 @@
+"""launch_testing test of launch/joint_tf_publisher.launch.py (needs a ROS 2 install).
+
+Skipped where ``launch_testing`` is not importable (the pip environment); there the same
+behaviour is covered over DDS by test_node_e2e.py, which starts the node's entry point
+directly. With a sourced ROS 2 and the package built, run it with
+``launch_test test/test_launch_node.py`` or ``colcon test``.
+
+It starts the node through the package's launch file on the sample arm with a frame prefix,
+then checks: the static transforms arrive on /tf_static (with the prefix), a JointState
+comes back as one /tf message stamped with its stamp, and the node exits cleanly.
+"""
+
+from __future__ import annotations
+
+import time
+import unittest
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("launch_testing", reason="needs launch_testing (ROS 2)")
+pytest.importorskip("launch_ros", reason="needs launch_ros (ROS 2)")
+
+import launch_testing.actions  # noqa: E402
+import launch_testing.asserts  # noqa: E402
+import rclpy  # noqa: E402
+from launch import LaunchDescription  # noqa: E402
+from launch.actions import IncludeLaunchDescription  # noqa: E402
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
+MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
+PREFIX = "lt/"
+
+
+@pytest.mark.launch_test
+def generate_test_description() -> LaunchDescription:
+    return LaunchDescription(
+        [
+            IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
+                launch_arguments={"model": str(MODEL), "frame_prefix": PREFIX}.items(),
+            ),
+            launch_testing.actions.ReadyToTest(),
+        ]
+    )
+
+
+def _latched() -> QoSProfile:
+    return QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
+
+
+class TestJointTfPublisherLaunch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        rclpy.init()
+        cls.node = rclpy.create_node("launch_test_probe")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.node.destroy_node()
+        rclpy.shutdown()
+
+    def spin_until(self, condition: Any, timeout_s: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        return True
+
+    def test_static_transforms_carry_the_prefix(self) -> None:
+        received: list[Any] = []
+        self.node.create_subscription(TFMessage, "/tf_static", received.append, _latched())
+        self.assertTrue(self.spin_until(lambda: bool(received)), "no /tf_static")
+        children = {t.child_frame_id for t in received[-1].transforms}
+        self.assertIn(PREFIX + "camera_optical_frame", children)
+        self.assertTrue(all(name.startswith(PREFIX) for name in children))
+
+    def test_joint_state_comes_back_on_tf(self) -> None:
+        received: list[Any] = []
+        self.node.create_subscription(TFMessage, "/tf", received.append, 100)
+        publisher = self.node.create_publisher(JointState, "joint_states", 10)
+        msg = JointState(name=["joint_1", "finger_joint"], position=[0.5, 0.4])
+        msg.header.stamp.sec = 1234
+
+        def seen() -> bool:
+            publisher.publish(msg)
+            return any(
+                t.child_frame_id == PREFIX + "link_1" and t.header.stamp.sec == 1234
+                for m in received
+                for t in m.transforms
+            )
+
+        self.assertTrue(self.spin_until(seen), "no /tf for joint_1")
+
+
+@launch_testing.post_shutdown_test()
+class TestJointTfPublisherShutdown(unittest.TestCase):
+    def test_exit_code(self, proc_info: Any) -> None:
+        launch_testing.asserts.assertExitCodes(proc_info)
