@@ -259,3 +259,18 @@ def axis_angles_to_matrices(axis: ArrayLike, angles: ArrayLike) -> Array:
     out[:, 2, 1] = z * y * v + x * s
     out[:, 2, 2] = c + z * z * v
     return out
+
+
+def unit_and_norm(vector: ArrayLike) -> tuple[Array | None, float]:
+    """The unit vector along a finite ``vector`` and its Euclidean norm; (None, 0.0) if zero.
+
+    Scaled by the largest component first, so huge or subnormal components neither overflow
+    nor underflow into a zero or infinite direction (the norm itself may still be inf).
+    """
+    v = np.asarray(vector, dtype=np.float64)
+    scale = float(np.max(np.abs(v)))
+    if scale == 0.0:
+        return None, 0.0
+    scaled = v / scale
+    length = float(np.sqrt(scaled @ scaled))
+    return scaled / length, length * scale

@@ -22,7 +22,7 @@ from lxml import etree
 
 from .errors import Diagnostics, ModelError
 from .model import Array, Calibration, Dynamics, Joint, Limit, Link, Mimic, Robot, SafetyController
-from .transforms import pose_matrix, quaternion_to_matrix, xyz_rpy_to_matrix
+from .transforms import pose_matrix, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
 from .validate import assemble_robot
 from .xmlio import line_of
 
@@ -305,7 +305,7 @@ def _parse_origin(element: etree._Element | None, ctx: _Context, owner: str) -> 
             if element.get("rpy") is not None:
                 raise ctx.error("<origin> has both rpy and quat_xyzw; give one", element, owner)
             quat = _vector(element, "quat_xyzw", 4, ctx, owner, (0.0, 0.0, 0.0, 1.0))
-            norm, unit_quat = _direction(quat)
+            unit_quat, norm = unit_and_norm(quat)
             if unit_quat is None:
                 raise ctx.error("<origin> quat_xyzw is zero, not a rotation", element, owner)
             if abs(norm - 1.0) > UNIT_TOLERANCE:
@@ -326,7 +326,7 @@ def _parse_axis(
         return default
     _required(element, "xyz", ctx, owner)
     axis = _vector(element, "xyz", 3, ctx, owner, (1.0, 0.0, 0.0))
-    norm, unit_axis = _direction(axis)
+    unit_axis, norm = unit_and_norm(axis)
     if unit_axis is None:
         if joint_type in AXIS_TYPES:
             raise ctx.error(
@@ -339,21 +339,7 @@ def _parse_axis(
             line_of(element),
             owner,
         )
-    return np.array(unit_axis)
-
-
-def _direction(vector: list[float]) -> tuple[float, list[float] | None]:
-    """Euclidean norm of ``vector`` and its unit direction (None for a zero vector).
-
-    Scaled by the largest component first, so huge or subnormal finite components neither
-    overflow nor underflow (the norm itself may still be reported as inf).
-    """
-    scale = max(abs(v) for v in vector)
-    if scale == 0.0:
-        return 0.0, None
-    scaled = [v / scale for v in vector]
-    length = math.sqrt(sum(v * v for v in scaled))
-    return length * scale, [v / length for v in scaled]
+    return unit_axis
 
 
 def _parse_limit(

@@ -24,6 +24,7 @@ from joint_tf_publisher.transforms import (
     quaternions_to_matrices,
     rpy_to_matrices,
     rpy_to_matrix,
+    unit_and_norm,
     xyz_rpy_to_matrix,
 )
 
@@ -209,3 +210,26 @@ def test_axis_angles_to_matrices_matches_scipy() -> None:
         Rotation.from_rotvec(angles[:, None] * axis).as_matrix(),
         atol=1e-12,
     )
+
+
+@pytest.mark.parametrize(
+    ("vector", "unit", "norm"),
+    [
+        ([0.0, 3.0, 4.0], [0.0, 0.6, 0.8], 5.0),
+        ([1e300, 1e300, 0.0], [math.sqrt(0.5), math.sqrt(0.5), 0.0], math.sqrt(2) * 1e300),
+        ([1.5e308, 1.5e308, 0.0], [math.sqrt(0.5), math.sqrt(0.5), 0.0], math.inf),
+        ([0.0, -1e-320, 0.0], [0.0, -1.0, 0.0], 1e-320),
+        ([0.0, 0.0, 0.0, 2.0], [0.0, 0.0, 0.0, 1.0], 2.0),
+    ],
+)
+def test_unit_and_norm_survives_huge_and_subnormal_components(
+    vector: list[float], unit: list[float], norm: float
+) -> None:
+    got_unit, got_norm = unit_and_norm(vector)
+    assert got_unit is not None
+    np.testing.assert_allclose(got_unit, unit, atol=1e-15)
+    assert got_norm == pytest.approx(norm, rel=1e-12)
+
+
+def test_unit_and_norm_of_zero() -> None:
+    assert unit_and_norm([0.0, 0.0, 0.0]) == (None, 0.0)
