@@ -434,7 +434,6 @@ EDGE_CASES = [
     pytest.param(
         URDF_TWO_LINKS.format(joints=URDF_REVOLUTE.format(axis="1e300 1e300 0")),
         id="urdf-huge-axis",
-        marks=xfail("urdf.py: an axis whose norm overflows is normalised to (0, 0, 0)"),
     ),
     pytest.param(
         URDF_TWO_LINKS.format(
