@@ -61,6 +61,9 @@ _QUATERNION_START = {"floating": 3, "ball": 0}
 _IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
 _PLAN_CACHE_SIZE = 64
 _HALF_ONE = np.array([0.5, 1.0])
+#: Up to this many configurations, batched FK composes all links at once by pointer jumping;
+#: beyond, joint by joint on (N, 4, 4) stacks (less memory traffic).
+_FEW_CONFIGURATIONS = 32
 
 
 @dataclass
@@ -242,13 +245,6 @@ class Kinematics:
         self._T_frame_parent = np.array(
             [parent_anchor[j.name][1] for j in self.moving_joints]
         ).reshape(count, 4, 4)
-        # Pointer jumping: after step k, frame i holds its pose relative to its 2**(k+1)-th
-        # moving ancestor (frame 0 maps to itself), so ceil(log2(depth)) steps reach the root.
-        ancestor = np.concatenate([[0], self._parent_frame]).astype(np.intp)
-        self._jump_ancestors: list[IndexArray] = []
-        while np.any(ancestor != 0):
-            self._jump_ancestors.append(ancestor)
-            ancestor = ancestor[ancestor]
         self.link_names: list[str] = list(self.robot.links)
         self._link_frame = np.array(
             [frame_of(anchor[name][0]) for name in self.link_names], dtype=np.intp
@@ -265,6 +261,18 @@ class Kinematics:
         )
         frame_links = set(self._frame_link.tolist())
         self._fixed_links = [k for k in range(len(self.link_names)) if k not in frame_links]
+        # FK of few configurations works on one row per link (file order): each row's pose
+        # in its parent row (the link of its anchor frame; the root's parent is itself).
+        # Pointer jumping: after step k a row holds its pose in its 2**(k+1)-th ancestor row,
+        # so ceil(log2(depth)) batched products reach the root.
+        self._moving_rows = self._frame_link[1:].copy()
+        parent_row = self._frame_link[self._link_frame].copy()
+        parent_row[self._moving_rows] = self._frame_link[self._parent_frame]
+        root_row = int(self._frame_link[0])
+        self._jump_ancestors: list[IndexArray] = []
+        while np.any(parent_row != root_row):
+            self._jump_ancestors.append(parent_row)
+            parent_row = parent_row[parent_row]
 
     def _compile_variables(self) -> None:
         """Lay out the variable vector; map every variable name to (moving joint, slot)."""
@@ -818,7 +826,8 @@ class Kinematics:
         for f_slot, l_slot, multiplier, offset, *_ in self._follower_specs[None]:
             values[f_slot] = multiplier * values[l_slot] + offset
         array = np.array(values)
-        self._check_values(array[None])
+        if self._quaternion_joint_indices or not math.isfinite(sum(values)):
+            self._check_values(array[None])
         return array
 
     def _values_from_cfg(self, cfg: Mapping[Any, Any], count: int) -> Array:
@@ -913,35 +922,54 @@ class Kinematics:
         poses = self._link_poses(values)
         return dict(zip(self.link_names, poses, strict=True))
 
-    def _local_poses(self, values: Array) -> Array:
-        """(M + 1, 4, 4): identity, then each moving joint's child pose in its parent frame."""
+    def _link_poses(self, values: Array) -> Array:
+        """(L, 4, 4) link poses in the root frame for one variable vector (V,)."""
+        poses = self._T_frame_link.copy()
         count = len(self.moving_joints)
         q = values if self._values_are_q else values[self._slot]
-        factors = self._factor_template.copy()
         theta = self._k_rot * q if self._scales_angle else q
-        factors[:, 0, 1] = np.cos(theta)
-        factors[:, 0, 2] = np.sin(theta)
+        factors = self._factor_template.copy()
+        np.cos(theta, out=factors[:, 0, 1])
+        np.sin(theta, out=factors[:, 0, 2])
         if self._has_travel:
-            factors[:, 0, 3] = self._k_trans * q
-        poses = np.empty((count + 1, 4, 4))
-        poses[0] = np.eye(4)
-        np.matmul(factors, self._fk_basis, out=poses[1:].reshape(count, 1, 16))
+            np.multiply(self._k_trans, q, out=factors[:, 0, 3])
+        poses[self._moving_rows] = np.matmul(factors, self._fk_basis).reshape(count, 4, 4)
         if not self._all_scalar:
             for i in np.flatnonzero(~self._is_scalar):
                 start = int(self._slot[i])
                 joint = self.moving_joints[i]
-                poses[i + 1] = self._T_frame_parent[i] @ joint.child_pose(
+                poses[self._moving_rows[i]] = self._T_frame_parent[i] @ joint.child_pose(
                     values[start : start + self._size[i]]
                 )
+        for ancestor in self._jump_ancestors:
+            poses = np.matmul(poses.take(ancestor, axis=0), poses)
         return poses
 
-    def _link_poses(self, values: Array) -> Array:
-        """(L, 4, 4) link poses in the root frame for one variable vector."""
-        poses = self._local_poses(values)
+    def _link_poses_few(self, values: Array) -> Array:
+        """(L, N, 4, 4) link poses for a few variable rows (N, V), by pointer jumping."""
+        rows = values.shape[0]
+        count = len(self.moving_joints)
+        links = len(self.link_names)
+        poses = np.empty((links, rows, 4, 4))
+        poses[:] = self._T_frame_link[:, None]
+        q = values[:, self._slot].T  # (M, N)
+        theta = self._k_rot[:, None] * q
+        factors = np.empty((count, rows, 4))
+        factors[:, :, 0] = 1.0
+        factors[:, :, 1] = np.cos(theta)
+        factors[:, :, 2] = np.sin(theta)
+        factors[:, :, 3] = self._k_trans[:, None] * q
+        local = np.matmul(factors, self._fk_basis).reshape(count, rows, 4, 4)
+        poses[self._moving_rows] = local
+        for i in np.flatnonzero(~self._is_scalar):
+            start = int(self._slot[i])
+            joint = self.moving_joints[i]
+            motion = _motion_batch(joint, values[:, start : start + self._size[i]])
+            front = self._T_frame_parent[i] @ joint.origin
+            poses[self._moving_rows[i]] = front @ motion @ joint.child_offset
         for ancestor in self._jump_ancestors:
-            poses = np.matmul(poses[ancestor], poses)
-        result: Array = np.matmul(poses[self._link_frame], self._T_frame_link)
-        return result
+            poses = np.matmul(poses.take(ancestor, axis=0), poses)
+        return poses
 
     def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
@@ -951,7 +979,10 @@ class Kinematics:
         """
         values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
         self._resolve(values, clamp)
-        poses = self._link_poses_batch(values)
+        if values.shape[0] <= _FEW_CONFIGURATIONS:
+            poses = self._link_poses_few(values)
+        else:
+            poses = self._link_poses_batch(values)
         return dict(zip(self.link_names, poses, strict=True))
 
     def _link_poses_batch(self, values: Array) -> Array:

@@ -474,6 +474,20 @@ def test_link_fk_batch_equals_repeated_single() -> None:
         np.testing.assert_allclose(one[name][0], single[name], atol=TOLERANCE, rtol=0)
 
 
+@pytest.mark.parametrize("rows", [1, 5, 33, 80])
+def test_link_fk_batch_matches_reference_for_small_and_large_batches(rows: int) -> None:
+    # Few configurations and many take different paths (all links at once, joint by joint).
+    robot = random_robot(13, count=30)
+    rng = np.random.default_rng(rows)
+    cfgs = [random_cfg(robot, rng) for _ in range(rows)]
+    batch = robot.link_fk_batch({name: np.stack([c[name] for c in cfgs]) for name in cfgs[0]})
+    for k in sorted({0, rows // 2, rows - 1}):
+        expected = reference_fk(robot, reference_values(robot, cfgs[k]))
+        for name, pose in expected.items():
+            assert batch[name].shape == (rows, 4, 4)
+            np.testing.assert_allclose(batch[name][k], pose, atol=TOLERANCE, rtol=0)
+
+
 def test_link_fk_batch_rejects_inconsistent_batches() -> None:
     robot = random_robot(12, types=("revolute", "floating"), count=2)
     with pytest.raises(ValueError, match="different batch sizes"):
