@@ -279,23 +279,29 @@ def test_conftest_gives_each_session_a_private_localhost_domain() -> None:
     assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
 
 
+CURRENT_STAMP = {"inputs": "abc", "mode": "pip-wheels", "interfaces": "tf2"}
+
+
 @pytest.mark.parametrize(
     ("stored", "ready", "force", "expected"),
     [
-        ("abc", True, False, "keep"),
-        ("old", True, False, "update"),
+        (CURRENT_STAMP, True, False, "keep"),
+        ({**CURRENT_STAMP, "inputs": "old"}, True, False, "update"),
         (None, True, False, "rebuild"),
         (None, False, False, "rebuild"),
-        ("abc", False, False, "rebuild"),
-        ("abc", True, True, "rebuild"),
+        (CURRENT_STAMP, False, False, "rebuild"),
+        (CURRENT_STAMP, True, True, "rebuild"),
+        ({**CURRENT_STAMP, "mode": "sourced-ros"}, True, False, "rebuild"),
+        ({**CURRENT_STAMP, "interfaces": "old"}, True, False, "rebuild"),
+        ({"inputs": "abc"}, True, False, "rebuild"),
     ],
 )
 def test_env_plan_keeps_updates_or_rebuilds(
-    stored: str | None, ready: bool, force: bool, expected: str
+    stored: dict[str, str] | None, ready: bool, force: bool, expected: str
 ) -> None:
     env_tool = load_env_tool()
 
-    action = env_tool.plan(stored, "abc", ready, force_rebuild=force)
+    action = env_tool.plan(stored, CURRENT_STAMP, ready, force_rebuild=force)
 
     assert action.split(":")[0] == expected
 

@@ -14,9 +14,10 @@ Two worlds:
 Both end with ``pip install -e .`` and write ``.venv/.jtp-env-ok`` LAST. The marker holds a
 hash of the inputs (requirements, interfaces/, setup.py, setup.cfg, package.xml, this
 script, the mode and the Python version). A run that finds the marker current and the
-import check passing does nothing else (about a second). A stale marker updates the venv
-in place; a missing marker or a failing import check means a broken or half-built venv,
-which is removed and rebuilt.
+import check passing does nothing else (about a second). Changed requirements or packaging
+files update the venv in place; a missing marker or a failing import check means a broken
+or half-built venv, and a change of mode or of interfaces/ cannot be applied in place: those
+remove the venv and rebuild it. See ``plan``.
 
 Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH]``. Exit status 0 when
 the environment is ready (or, with ``--check``, already current), non-zero otherwise.
@@ -107,23 +108,46 @@ def input_files() -> list[Path]:
     return sorted({path.resolve() for path in files if path.is_file()})
 
 
-def inputs_hash(mode: str) -> str:
-    """sha256 over the inputs' paths and contents, the mode and the Python version."""
-    digest = hashlib.sha256()
-    digest.update(f"mode={mode}\npython={sys.version_info[:2]}\n".encode())
-    for path in input_files():
+def files_hash(paths: Sequence[Path], header: str = "") -> str:
+    """sha256 over ``header`` and the paths (relative to the repository) and contents."""
+    digest = hashlib.sha256(header.encode())
+    for path in paths:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def read_marker(venv: Path) -> str | None:
-    """The hash stored in the ready marker, or None when there is no marker."""
+def inputs_hash(mode: str) -> str:
+    """sha256 over the inputs' paths and contents, the mode and the Python version."""
+    return files_hash(input_files(), f"mode={mode}\npython={sys.version_info[:2]}\n")
+
+
+def wanted_stamp(mode: str) -> dict[str, str]:
+    """What the marker of a venv current for this checkout holds.
+
+    ``inputs`` covers everything; ``mode`` and ``interfaces`` are kept apart because a change
+    of either cannot be applied in place (the venv's kind, or an installed tf2_msgs).
+    """
+    interface_files = sorted(p for p in TF2_MSGS_SOURCE.rglob("*") if p.is_file())
+    return {"inputs": inputs_hash(mode), "mode": mode, "interfaces": files_hash(interface_files)}
+
+
+def read_marker(venv: Path) -> dict[str, str] | None:
+    """The stamp stored in the ready marker (``key=value`` lines), None without a marker."""
     marker = venv / MARKER_NAME
     if not marker.is_file():
         return None
-    lines = marker.read_text(encoding="utf-8").splitlines()
-    return lines[0].strip() if lines else ""
+    stamp: dict[str, str] = {}
+    for line in marker.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("=")
+        stamp[key.strip()] = value.strip()
+    return stamp
+
+
+def write_marker(venv: Path, stamp: dict[str, str]) -> None:
+    """Write the ready marker: the last step of a successful setup."""
+    text = "".join(f"{key}={value}\n" for key, value in stamp.items())
+    (venv / MARKER_NAME).write_text(text, encoding="utf-8")
 
 
 def venv_ready(venv: Path) -> bool:
@@ -226,21 +250,26 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
 
 
-def plan(stored_hash: str | None, wanted_hash: str, ready: bool, *, force_rebuild: bool) -> str:
+def plan(
+    stored: dict[str, str] | None, wanted: dict[str, str], ready: bool, *, force_rebuild: bool
+) -> str:
     """What to do with the venv: ``keep``, ``update`` (in place) or ``rebuild: <why>``.
 
     No marker means a build never finished (half-built), a failing import check means a
-    broken venv: both are rebuilt from nothing. A marker with another hash means the inputs
-    changed (e.g. a teammate added a requirement): the venv is updated in place, so the
-    processes using it keep working.
+    broken venv: both are rebuilt from nothing, as is a venv of the other mode or with a
+    tf2_msgs generated from other sources. Otherwise changed inputs (e.g. a teammate added a
+    requirement) update the venv in place, so the processes using it keep working.
     """
     if force_rebuild:
         return "rebuild: asked to"
-    if stored_hash is None:
+    if stored is None:
         return "rebuild: no ready marker (half-built or never built)"
     if not ready:
         return "rebuild: import check failed"
-    if stored_hash != wanted_hash:
+    for key, what in (("mode", "the mode"), ("interfaces", "interfaces/tf2_msgs")):
+        if stored.get(key) != wanted[key]:
+            return f"rebuild: {what} changed"
+    if stored.get("inputs") != wanted["inputs"]:
         return "update"
     return "keep"
 
@@ -263,7 +292,7 @@ def ensure(venv: Path, *, force_rebuild: bool) -> str:
     """Make the venv ready; return a one-line summary of what was done."""
     started = time.monotonic()
     mode = detect_mode()
-    wanted = inputs_hash(mode)
+    wanted = wanted_stamp(mode)
     marker = venv / MARKER_NAME
     stored = read_marker(venv)
     if not force_rebuild and stored == wanted and venv_ready(venv):
@@ -291,7 +320,7 @@ def ensure(venv: Path, *, force_rebuild: bool) -> str:
             raise EnvError(
                 f"{venv} was built but `{READY_PROBE}` still fails in it; see {log_file}"
             )
-        marker.write_text(f"{wanted}\nmode={mode}\n", encoding="utf-8")
+        write_marker(venv, wanted)
         log_file.unlink(missing_ok=True)
     done = "rebuilt" if rebuild else "updated"
     return f"{venv} {done} ({mode}) in {time.monotonic() - started:.1f} s"
@@ -307,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv: Path = args.venv.absolute()
     if args.check:
         mode = detect_mode()
-        current = read_marker(venv) == inputs_hash(mode) and venv_ready(venv)
+        current = read_marker(venv) == wanted_stamp(mode) and venv_ready(venv)
         log(f"{venv} is {'ready' if current else 'NOT ready'} ({mode})")
         return 0 if current else 1
     try:
