@@ -136,6 +136,10 @@ def test_colcon_installs_the_package_where_ros2_looks(colcon_install: Path) -> N
     site_packages = colcon_install / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
 
     assert (share / "package.xml").read_bytes() == (ROOT / "package.xml").read_bytes()
+    # What the README tells users to `ros2 launch`, and the node's parameter file.
+    assert (share / "launch" / "joint_tf_publisher.launch.py").is_file()
+    assert (share / "launch" / "demo.launch.py").is_file()
+    assert list((share / "config").glob("*.yaml"))
     assert (colcon_install / "share/ament_index/resource_index/packages" / PACKAGE).is_file()
     assert executable.is_file() and os.access(executable, os.X_OK)
     assert (site_packages / "site-packages" / PACKAGE / "__init__.py").is_file()
