@@ -927,6 +927,46 @@ class TestRuntimeChanges:
         )
 
 
+# -- simulated time -------------------------------------------------------------------------
+
+
+class TestSimulationReset:
+    def test_clock_jumping_back_resets_the_limiter(
+        self, probe: Probe, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
+        """use_sim_time, zero stamps: a /clock reset must not silence the node."""
+        from rosgraph_msgs.msg import Clock
+
+        clock = probe.node.create_publisher(Clock, "/clock", 10)
+
+        def at_clock(seconds: float, value: float) -> Callable[[], None]:
+            """Set /clock, then send a zero-stamped joint state (repeated until seen)."""
+
+            def send() -> None:
+                clock.publish(Clock(clock=stamp_msg(seconds)))
+                pause(0.1)  # let the node's time source take it
+                node.publish(["neck"], [value], 0.0)
+
+            return send
+
+        node = started(
+            probe,
+            tmp_path_factory,
+            "/sim",
+            {"robot_description": FLOATING_URDF, "use_sim_time": True},
+            handshake=None,
+        )
+        try:
+            # Zero stamps are stamped with the node clock, here /clock time.
+            node._send_until_seen(at_clock(100.0, 0.1), "head", 100.0)
+            # Simulation reset: robot_state_publisher would stay silent until t = 100 s.
+            node._send_until_seen(at_clock(5.0, 0.2), "head", 5.0)
+            log = node.stderr() + node.stdout_path.read_text()
+            assert "the node clock jumped backwards" in log
+        finally:
+            assert node.stop() == 0
+
+
 # -- description from the topic -----------------------------------------------------------------
 
 
