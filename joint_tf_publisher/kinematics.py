@@ -17,8 +17,10 @@ Every 1-DOF motion is a rotation by ``k_rot * q`` about the unit axis ``a`` and 
 
 with constant (4, 4) matrices (Rodrigues' formula). ``T_parent_child = origin @ motion(q) @
 child_offset`` is then linear in (1, c, s, d), and the per-joint matrices are precomputed with
-the constant fixed-joint chain in front. FK of one configuration evaluates all joints at once
-and composes them one tree level at a time; batched FK works per joint on (N, 4, 4) stacks.
+the constant fixed-joint chain in front. FK of one (or a few) configurations evaluates every
+link's pose in its parent row at once (fixed links are constants) and composes them by pointer
+jumping: ceil(log2(depth)) batched products, whatever the number of fixed joints. Many
+configurations go joint by joint on (N, 4, 4) stacks written straight into the output.
 
 Frames: every pose is ``T_a_b`` (frame b in frame a); FK poses are in the root link frame.
 Quaternions are (x, y, z, w).
@@ -63,7 +65,7 @@ _PLAN_CACHE_SIZE = 64
 _HALF_ONE = np.array([0.5, 1.0])
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping;
 #: beyond, joint by joint on (N, 4, 4) stacks (less memory traffic).
-_FEW_CONFIGURATIONS = 32
+_FEW_CONFIGURATIONS = 16
 
 
 @dataclass
@@ -303,9 +305,10 @@ class Kinematics:
         self._fixed_names = {joint.name for joint in self.fixed_joints}
         self._moving_names = [joint.name for joint in self.moving_joints]
         # cfg names whose value is one float: 1-DOF joints and MoveIt variable names (not mimic).
-        self._float_slots: dict[str, int] = {}
+        self._float_slots: dict[str, int] = dict.fromkeys(self._fixed_names, -1)
         for i, joint in enumerate(self.moving_joints):
             if self._is_mimic[i]:
+                self._float_slots[joint.name] = -1
                 continue
             if self._is_scalar[i]:
                 self._float_slots[joint.name] = int(self._slot[i])
@@ -812,10 +815,11 @@ class Kinematics:
         deferred: list[tuple[Any, Any]] = []
         for key, value in cfg.items():
             slot = slot_of.get(key)
-            if slot is not None and isinstance(value, (float, int)):
-                values[slot] = value
-            else:
+            if slot is None or not isinstance(value, (float, int)):
                 deferred.append((key, value))
+            elif slot >= 0:
+                values[slot] = value
+            # slot -1: a mimic or fixed joint, whose given value is ignored
         if deferred:
             rows = np.array(values)[None]
             self._fill_values(rows, deferred, 1, batched=False)
