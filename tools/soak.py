@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""Soak test (``make soak``): the node on a 60-joint robot, fed JointState at 1 kHz for a while.
+
+Starts the node's console script as a subprocess (as ``ros2 run`` would) on the humanoid test
+robot (61 moving joints: a floating base, 50 driven revolute joints, 10 finger mimics; 11 fixed
+joints), with ``ignore_timestamp`` so that every JointState is published. This process
+publishes JointState at ``--rate`` Hz (every driven variable moving sinusoidally within its
+limits, stamped with the wall clock at sending); a separate monitor process (this script with
+``--monitor``, so that receiving does not slow the sending) listens to ``/tf`` in serialized
+form: the stamp gives the latency of every message; one message in ``--check-every`` is
+deserialized in full and checked for non-finite values and unit quaternions.
+
+Report (text, then one ``SOAK_REPORT {json}`` line): messages in and out, dropped, latency
+(median, p99, max), the node's resident memory (at start, after the warm-up, at the end) and
+CPU use. Exit status 0 when the node stayed up, published, never published a non-finite value
+and its memory after the warm-up grew by at most ``--max-rss-growth-mb``; 1 otherwise.
+
+Usage: ``python tools/soak.py [--seconds 60] [--rate 1000]`` in the project venv
+(``.venv/bin/python``); ``ROS_DOMAIN_ID`` is respected (a private one is chosen if unset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import select
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = ROOT / "test" / "urdf" / "humanoid.urdf"
+NAMESPACE = "/soak"
+PREFIX = "soak/"
+#: Offset of the first transform's header stamp in a serialized TFMessage (CDR: 4-byte
+#: encapsulation header, 4-byte sequence length, then int32 sec and uint32 nanosec).
+FIRST_STAMP_OFFSET = 8
+STAMP = struct.Struct("<iI")
+CONNECT_TIMEOUT_S = 60.0
+DRAIN_S = 1.0
+
+
+@dataclass
+class MemorySample:
+    """The node's resident set size (MiB) at ``seconds`` after feeding started."""
+
+    seconds: float
+    rss_mib: float
+
+
+@dataclass
+class SoakReport:
+    """What one soak run measured. Latencies in milliseconds, memory in MiB."""
+
+    model: str
+    moving_joints: int
+    seconds: float
+    rate_hz: float
+    messages_in: int = 0
+    messages_out: int = 0
+    dropped: int = 0
+    transforms_per_message: float = math.nan
+    checked_messages: int = 0
+    non_finite_messages: int = 0
+    bad_quaternion_messages: int = 0
+    latency_median_ms: float = math.nan
+    latency_p99_ms: float = math.nan
+    latency_max_ms: float = math.nan
+    rss_start_mib: float = math.nan
+    rss_warm_mib: float = math.nan
+    rss_end_mib: float = math.nan
+    rss_growth_mib: float = math.nan
+    node_cpu_percent: float = math.nan
+    node_alive: bool = False
+    node_exit_status: int | None = None
+    memory_samples: list[MemorySample] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="soak.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
+    parser.add_argument("--seconds", type=float, default=60.0, help="feeding time (default 60)")
+    parser.add_argument("--rate", type=float, default=1000.0, help="JointState Hz (default 1000)")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="URDF or SDF file")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="seconds before the baseline memory sample (default: 10%% of --seconds, 1..10 s)",
+    )
+    parser.add_argument(
+        "--max-rss-growth-mb",
+        type=float,
+        default=5.0,
+        help="allowed growth of the node's RSS after the warm-up, MiB (default 5)",
+    )
+    parser.add_argument(
+        "--check-every",
+        type=int,
+        default=10,
+        help="deserialize and check one /tf message in N in full (default 10)",
+    )
+    parser.add_argument("--monitor", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.rate <= 0 or args.check_every < 1:
+        parser.error("--seconds and --rate must be positive, --check-every at least 1")
+    if args.warmup is None:
+        args.warmup = min(10.0, max(1.0, 0.1 * args.seconds))
+    return args
+
+
+def use_private_domain() -> None:
+    """Keep this run off other DDS traffic unless the caller chose a domain."""
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+
+def node_command() -> list[str]:
+    """The node's console script beside this interpreter, or its module."""
+    script = Path(sys.executable).with_name("joint_tf_publisher")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "joint_tf_publisher.node"]
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of process ``pid`` in MiB (NaN if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return math.nan
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` in seconds (NaN if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Feeder:
+    """Sinusoidal JointState values for every driven variable, within the joint limits."""
+
+    def __init__(self, robot: Any) -> None:
+        kin = robot.kinematics
+        self.names: list[str] = list(kin.variable_names)
+        self._centre: list[float] = []
+        self._amplitude: list[float] = []
+        self._quaternion: dict[str, int] = {}
+        for index, name in enumerate(self.names):
+            joint = robot.joints.get(name)
+            limits = joint.hard_limits() if joint is not None else None
+            if limits is not None:
+                self._centre.append(0.5 * (limits[0] + limits[1]))
+                self._amplitude.append(0.45 * (limits[1] - limits[0]))
+            elif "/rot_" in name:
+                self._quaternion[name[-1]] = index  # "x" of "./rot_x"
+                self._centre.append(0.0)
+                self._amplitude.append(0.0)
+            else:
+                self._centre.append(0.0)
+                self._amplitude.append(0.2)
+
+    def values(self, t: float) -> list[float]:
+        """Positions at time ``t`` (s): each variable at its own phase, 0.5 Hz."""
+        values = [
+            centre + amplitude * math.sin(math.pi * t + 0.37 * index)
+            for index, (centre, amplitude) in enumerate(
+                zip(self._centre, self._amplitude, strict=True)
+            )
+        ]
+        if self._quaternion:
+            half = 0.25 * math.sin(math.pi * t)  # yaw of +-0.5 rad about z
+            quaternion = (0.0, 0.0, math.sin(half), math.cos(half))
+            for axis, component in zip("xyzw", quaternion, strict=True):
+                if axis in self._quaternion:
+                    values[self._quaternion[axis]] = component
+        return values
+
+
+class TfMonitor:
+    """Counts serialized /tf messages of the soaked node, their latency, and checks a sample."""
+
+    def __init__(self, check_every: int) -> None:
+        from rclpy.serialization import deserialize_message
+        from tf2_msgs.msg import TFMessage
+
+        self._deserialize = deserialize_message
+        self._message_type = TFMessage
+        self.check_every = check_every
+        self.messages = 0
+        self.transforms = 0
+        self.latencies_ns: list[int] = []
+        self.checked = 0
+        self.non_finite = 0
+        self.bad_quaternion = 0
+
+    def __call__(self, data: bytes) -> None:
+        received_ns = time.time_ns()
+        if len(data) < FIRST_STAMP_OFFSET + STAMP.size:
+            return
+        sec, nanosec = STAMP.unpack_from(data, FIRST_STAMP_OFFSET)
+        if PREFIX.encode() not in data[:256]:
+            return  # another node's /tf
+        self.messages += 1
+        self.latencies_ns.append(received_ns - (sec * 1_000_000_000 + nanosec))
+        if self.messages % self.check_every == 0:
+            self._check(self._deserialize(data, self._message_type))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and latency statistics (ms) for the report."""
+        latencies = sorted(self.latencies_ns)
+        return {
+            "messages": self.messages,
+            "transforms": self.transforms,
+            "checked": self.checked,
+            "non_finite": self.non_finite,
+            "bad_quaternion": self.bad_quaternion,
+            "latency_median_ms": statistics.median(latencies) / 1e6 if latencies else math.nan,
+            "latency_p99_ms": percentile(latencies, 0.99) / 1e6 if latencies else math.nan,
+            "latency_max_ms": latencies[-1] / 1e6 if latencies else math.nan,
+        }
+
+    def _check(self, msg: Any) -> None:
+        self.checked += 1
+        self.transforms += len(msg.transforms)
+        finite = True
+        unit = True
+        for item in msg.transforms:
+            t, r = item.transform.translation, item.transform.rotation
+            numbers = (t.x, t.y, t.z, r.x, r.y, r.z, r.w)
+            if not all(math.isfinite(value) for value in numbers):
+                finite = False
+            elif abs(math.sqrt(r.x**2 + r.y**2 + r.z**2 + r.w**2) - 1.0) > 1e-6:
+                unit = False
+        self.non_finite += not finite
+        self.bad_quaternion += not unit
+
+
+def write_params(directory: Path, description: str) -> Path:
+    """The node's parameters file: the description, a prefix, every message published."""
+    path = directory / "soak_params.yaml"
+    lines = [
+        "/**:",
+        "  ros__parameters:",
+        f"    robot_description: {json.dumps(description)}",
+        f"    frame_prefix: {json.dumps(PREFIX)}",
+        "    ignore_timestamp: true",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def percentile(sorted_values: list[int], fraction: float) -> float:
+    """The ``fraction`` quantile of ascending ``sorted_values`` (nearest rank)."""
+    index = min(len(sorted_values) - 1, max(0, math.ceil(fraction * len(sorted_values)) - 1))
+    return float(sorted_values[index])
+
+
+def run_monitor(args: argparse.Namespace) -> int:
+    """The monitor process: count /tf until a line (or EOF) on stdin, then print its summary."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from tf2_msgs.msg import TFMessage
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("soak_monitor", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    monitor = TfMonitor(args.check_every)
+    tf_qos = QoSProfile(
+        depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+    )
+    node.create_subscription(TFMessage, "/tf", monitor, tf_qos, raw=True)
+    print("READY", flush=True)
+    next_poll = 0.0
+    while True:
+        executor.spin_once(timeout_sec=0.01)
+        if time.monotonic() >= next_poll:
+            next_poll = time.monotonic() + 0.05
+            if select.select([sys.stdin], [], [], 0.0)[0]:
+                break
+    print("MONITOR " + json.dumps(monitor.summary()), flush=True)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown(context=context)
+    return 0
+
+
+def _read_line(stream: Any, prefix: str, timeout_s: float) -> str:
+    """The first line of ``stream`` starting with ``prefix`` (RuntimeError after the timeout)."""
+    deadline = time.monotonic() + timeout_s
+    while (remaining := deadline - time.monotonic()) > 0:
+        if select.select([stream], [], [], remaining)[0]:
+            line = stream.readline()
+            if not line:
+                break
+            if line.startswith(prefix):
+                return str(line[len(prefix) :].strip())
+    raise RuntimeError(f"the monitor process sent no {prefix.strip()!r} line")
+
+
+def run_soak(args: argparse.Namespace) -> SoakReport:
+    """Start the monitor and the node, feed the node, measure; both are stopped at the end."""
+    use_private_domain()
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from joint_tf_publisher import Robot
+
+    robot = Robot.load(args.model)
+    feeder = Feeder(robot)
+    report = SoakReport(
+        model=str(args.model),
+        moving_joints=len(robot.kinematics.moving_joints),
+        seconds=args.seconds,
+        rate_hz=args.rate,
+    )
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("soak_feeder", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    publisher = node.create_publisher(JointState, f"{NAMESPACE}/joint_states", 100)
+    monitor_command = [sys.executable, str(Path(__file__).resolve()), "--monitor"]
+    monitor_command += ["--check-every", str(args.check_every)]
+    monitor = subprocess.Popen(
+        monitor_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    node_log = ""
+    summary: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
+        params = write_params(Path(scratch), args.model.read_text())
+        log_path = Path(scratch) / "node.log"
+        try:
+            _read_line(monitor.stdout, "READY", CONNECT_TIMEOUT_S)
+            command = node_command() + ["--ros-args", "-r", f"__ns:={NAMESPACE}"]
+            command += ["--params-file", str(params)]
+            with log_path.open("w") as log:
+                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                _wait_connected(executor, publisher, node, process, log_path)
+                report.rss_start_mib = rss_mib(process.pid)
+                cpu_start = cpu_seconds(process.pid)
+                _feed(args, report, feeder, publisher, process, JointState)
+                report.node_cpu_percent = (
+                    100.0 * (cpu_seconds(process.pid) - cpu_start) / (args.seconds)
+                )
+                report.rss_end_mib = rss_mib(process.pid)
+                time.sleep(DRAIN_S)  # let the last transforms reach the monitor
+                report.node_alive = process.poll() is None
+            finally:
+                report.node_exit_status = _stop(process)
+                node_log = log_path.read_text() if log_path.exists() else ""
+            assert monitor.stdin is not None
+            monitor.stdin.write("stop\n")
+            monitor.stdin.flush()
+            summary = json.loads(_read_line(monitor.stdout, "MONITOR ", CONNECT_TIMEOUT_S))
+        finally:
+            _stop_monitor(monitor)
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.try_shutdown(context=context)
+    _summarise(report, summary, args, node_log)
+    return report
+
+
+def _stop_monitor(monitor: subprocess.Popen[str]) -> None:
+    try:
+        monitor.wait(timeout=20.0)
+    except subprocess.TimeoutExpired:
+        monitor.kill()
+        monitor.wait()
+
+
+def _wait_connected(
+    executor: Any, publisher: Any, node: Any, process: subprocess.Popen[bytes], log_path: Path
+) -> None:
+    """Until the node subscribes to our joint states and its /tf meets the monitor."""
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S
+    while not (publisher.get_subscription_count() > 0 and node.count_publishers("/tf") > 0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the node did not come up; its log:\n{log_path.read_text()}")
+        executor.spin_once(timeout_sec=0.05)
+    # Matching of the node's /tf writer with the monitor's reader may lag a little.
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+
+
+def _feed(
+    args: argparse.Namespace,
+    report: SoakReport,
+    feeder: Feeder,
+    publisher: Any,
+    process: subprocess.Popen[bytes],
+    joint_state_type: Any,
+) -> None:
+    """Publish at ``args.rate`` for ``args.seconds``; sample the node's memory on the way."""
+    period = 1.0 / args.rate
+    message = joint_state_type()
+    message.name = feeder.names
+    start = time.monotonic()
+    next_send = start
+    next_sample = start + args.warmup
+    sample_every = max(1.0, args.seconds / 20.0)
+    while (now := time.monotonic()) - start < args.seconds:
+        if now >= next_sample:
+            rss = rss_mib(process.pid)
+            report.memory_samples.append(MemorySample(round(now - start, 2), round(rss, 2)))
+            if math.isnan(report.rss_warm_mib):
+                report.rss_warm_mib = rss
+            next_sample += sample_every
+            if process.poll() is not None:
+                break
+        if now < next_send:
+            time.sleep(next_send - now)
+            continue
+        stamp_ns = time.time_ns()
+        message.header.stamp.sec = stamp_ns // 1_000_000_000
+        message.header.stamp.nanosec = stamp_ns % 1_000_000_000
+        message.position = feeder.values(now - start)
+        publisher.publish(message)
+        report.messages_in += 1
+        next_send += period
+        if next_send < now - 0.1:  # fell far behind: do not burst to catch up
+            next_send = now + period
+
+
+def _stop(process: subprocess.Popen[bytes]) -> int | None:
+    """SIGINT the node and wait for it (killed after 20 s); its exit status."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+def _summarise(
+    report: SoakReport, summary: dict[str, Any], args: argparse.Namespace, node_log: str
+) -> None:
+    report.messages_out = int(summary.get("messages", 0))
+    report.dropped = max(0, report.messages_in - report.messages_out)
+    report.checked_messages = int(summary.get("checked", 0))
+    if report.checked_messages:
+        report.transforms_per_message = int(summary["transforms"]) / report.checked_messages
+    report.non_finite_messages = int(summary.get("non_finite", 0))
+    report.bad_quaternion_messages = int(summary.get("bad_quaternion", 0))
+    report.latency_median_ms = float(summary.get("latency_median_ms", math.nan))
+    report.latency_p99_ms = float(summary.get("latency_p99_ms", math.nan))
+    report.latency_max_ms = float(summary.get("latency_max_ms", math.nan))
+    report.rss_growth_mib = report.rss_end_mib - report.rss_warm_mib
+    if not report.node_alive:
+        report.failures.append(f"the node died (exit {report.node_exit_status}):\n{node_log}")
+    if report.messages_out == 0:
+        report.failures.append("the node published nothing on /tf")
+    if report.non_finite_messages or report.bad_quaternion_messages:
+        report.failures.append("the node published non-finite values or non-unit quaternions")
+    if not report.rss_growth_mib <= args.max_rss_growth_mb:
+        report.failures.append(
+            f"the node's memory grew by {report.rss_growth_mib:.1f} MiB after the warm-up "
+            f"(allowed {args.max_rss_growth_mb:g})"
+        )
+    if "Traceback" in node_log:
+        report.failures.append(f"a traceback in the node's log:\n{node_log}")
+
+
+def print_report(report: SoakReport) -> None:
+    """The human-readable report, then the machine-readable line."""
+    lines = [
+        f"soak: {report.model} ({report.moving_joints} moving joints), "
+        f"{report.seconds:g} s at {report.rate_hz:g} Hz",
+        f"  messages in      {report.messages_in}",
+        f"  messages out     {report.messages_out} (/tf of this node)",
+        f"  dropped          {report.dropped} "
+        f"({100.0 * report.dropped / max(1, report.messages_in):.2f} %)",
+        f"  checked in full  {report.checked_messages} messages "
+        f"({report.transforms_per_message:.1f} transforms each), "
+        f"{report.non_finite_messages} with non-finite values, "
+        f"{report.bad_quaternion_messages} with non-unit quaternions",
+        f"  latency          median {report.latency_median_ms:.2f} ms, "
+        f"p99 {report.latency_p99_ms:.2f} ms, max {report.latency_max_ms:.2f} ms",
+        f"  node memory      start {report.rss_start_mib:.1f} MiB, after warm-up "
+        f"{report.rss_warm_mib:.1f} MiB, end {report.rss_end_mib:.1f} MiB "
+        f"(growth {report.rss_growth_mib:+.2f} MiB)",
+        f"  node CPU         {report.node_cpu_percent:.0f} % of one core",
+        f"  node             {'alive' if report.node_alive else 'DEAD'} at the end, "
+        f"exit status {report.node_exit_status} after SIGINT",
+        "  result           " + ("PASS" if not report.failures else "FAIL"),
+    ]
+    lines += [f"  failure: {failure}" for failure in report.failures]
+    print("\n".join(lines))
+    print("SOAK_REPORT " + json.dumps(asdict(report)), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.monitor:
+        return run_monitor(args)
+    try:
+        report = run_soak(args)
+    except RuntimeError as err:
+        print(f"soak.py: {err}", file=sys.stderr)
+        return 1
+    print_report(report)
+    return 0 if not report.failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
