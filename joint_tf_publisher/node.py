@@ -23,7 +23,9 @@ Behaviour worth knowing (documented in README.md too):
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -66,6 +68,26 @@ class StartupError(Exception):
 
 class _Rejected(Exception):
     """A parameter change refused by the set-parameters callback; the text is the reason."""
+
+
+class Throttle:
+    """At most one report per ``period_s`` per key, decided before any text is built.
+
+    rclpy's ``throttle_duration_sec`` inspects the caller's frame on every call (about a
+    millisecond), too slow for a check made on every joint-state message.
+    """
+
+    def __init__(self, period_s: float) -> None:
+        self.period_s = period_s
+        self._next_s: dict[str, float] = {}
+
+    def due(self, key: str) -> bool:
+        """True (and start a new period) if no report for ``key`` was made this period."""
+        now_s = time.monotonic()
+        if now_s < self._next_s.get(key, -math.inf):
+            return False
+        self._next_s[key] = now_s + self.period_s
+        return True
 
 
 @dataclass(frozen=True)
@@ -148,24 +170,6 @@ def make_transform(parent: str, child: str) -> TransformStamped:
     return msg
 
 
-def fill_transforms(
-    messages: Sequence[TransformStamped],
-    translations: NDArray[np.float64],
-    quaternions: NDArray[np.float64],
-    stamp: Time,
-) -> list[TransformStamped]:
-    """Write stamp, translations (metres) and quaternions (xyzw) into ``messages``, in order."""
-    for msg, (tx, ty, tz), (qx, qy, qz, qw) in zip(
-        messages, translations.tolist(), quaternions.tolist(), strict=True
-    ):
-        msg.header.stamp = stamp
-        translation = msg.transform.translation
-        translation.x, translation.y, translation.z = tx, ty, tz
-        rotation = msg.transform.rotation
-        rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
-    return list(messages)
-
-
 class LoadedModel:
     """One robot description with the node's state for it: joint values and limiter times."""
 
@@ -182,7 +186,7 @@ class LoadedModel:
         # Set by configure(): which moving joints this node publishes, their cached messages,
         # and their transforms at default (zero) positions.
         self.publish_mask = np.ones(len(moving), dtype=bool)
-        self.moving_messages: list[TransformStamped] = []
+        self.moving_frames: list[tuple[str, str]] = []
         self.default_translations = np.zeros((len(moving), 3))
         self.default_quaternions = np.zeros((len(moving), 4))
 
@@ -197,9 +201,7 @@ class LoadedModel:
         prefix = settings.frame_prefix
         moving = self.kin.moving_joints
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
-        self.moving_messages = [
-            make_transform(prefix + joint.parent, prefix + joint.child) for joint in moving
-        ]
+        self.moving_frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
         poses_root = self.kin.link_fk(None, clamp=CLAMP_MODES[settings.clamp])
         self.default_translations, self.default_quaternions = relative_poses(
             poses_root, self.moving_parents, self.moving_children
@@ -275,11 +277,13 @@ class JointTfPublisher(Node):
 
         # Diagnostics state: counters and the names already reported once.
         self._clamp_counts: Counter[str] = Counter()
+        self._rejected_counts: Counter[str] = Counter()
         self._reported_unknown: set[str] = set()
         self._reported_mimic: set[str] = set()
         self._reported_zero_stamp = False
         self._last_callback_ns = self.get_clock().now().nanoseconds
         self._default_timer: Timer | None = None
+        self._throttle = Throttle(_THROTTLE_S)
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
@@ -493,15 +497,15 @@ class JointTfPublisher(Node):
     def _on_joint_state(self, msg: JointState) -> None:
         model = self._model
         if model is None:
-            self.get_logger().warning(
-                "joint states ignored: no robot description yet", throttle_duration_sec=_THROTTLE_S
-            )
+            if self._throttle.due("no model"):
+                self.get_logger().warning("joint states ignored: no robot description yet")
             return
         if len(msg.name) != len(msg.position):
-            self.get_logger().warning(
-                f"JointState dropped: {len(msg.name)} names but {len(msg.position)} positions",
-                throttle_duration_sec=_THROTTLE_S,
-            )
+            if self._throttle.due("length"):
+                self.get_logger().warning(
+                    f"JointState dropped: {len(msg.name)} names but {len(msg.position)} "
+                    "positions (reported at most every 10 s)"
+                )
             return
         update = model.kin.apply(
             model.positions, msg.name, msg.position, clamp=CLAMP_MODES[self._settings.clamp]
@@ -512,16 +516,15 @@ class JointTfPublisher(Node):
     def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
         model = self._model
         if model is None:
-            self.get_logger().warning(
-                "joint states ignored: no robot description yet", throttle_duration_sec=_THROTTLE_S
-            )
+            if self._throttle.due("no model"):
+                self.get_logger().warning("joint states ignored: no robot description yet")
             return
         if len(msg.joint_names) != len(msg.transforms):
-            self.get_logger().warning(
-                f"MultiDOFJointState dropped: {len(msg.joint_names)} joint names but "
-                f"{len(msg.transforms)} transforms",
-                throttle_duration_sec=_THROTTLE_S,
-            )
+            if self._throttle.due("length"):
+                self.get_logger().warning(
+                    f"MultiDOFJointState dropped: {len(msg.joint_names)} joint names but "
+                    f"{len(msg.transforms)} transforms (reported at most every 10 s)"
+                )
             return
         translations = np.array(
             [(t.translation.x, t.translation.y, t.translation.z) for t in msg.transforms],
@@ -542,19 +545,24 @@ class JointTfPublisher(Node):
         logger = self.get_logger()
         if update.clamped:
             self._clamp_counts.update(update.clamped)
-            counts = ", ".join(
-                f"{name} ({count}x)" for name, count in self._clamp_counts.most_common(10)
-            )
-            logger.warning(
-                f"joint values clamped to {self._settings.clamp} limits (since start): {counts}",
-                throttle_duration_sec=_THROTTLE_S,
-            )
+            if self._throttle.due("clamped"):
+                counts = ", ".join(
+                    f"{name} ({count}x)" for name, count in self._clamp_counts.most_common(10)
+                )
+                logger.warning(
+                    f"joint values clamped to {self._settings.clamp} limits, counts since "
+                    f"start: {counts}"
+                )
         if update.rejected:
-            logger.warning(
-                f"non-finite values ignored, joints keep their last good value: "
-                f"{', '.join(update.rejected)}",
-                throttle_duration_sec=_THROTTLE_S,
-            )
+            self._rejected_counts.update(update.rejected)
+            if self._throttle.due("rejected"):
+                counts = ", ".join(
+                    f"{name} ({count}x)" for name, count in self._rejected_counts.most_common(10)
+                )
+                logger.warning(
+                    "non-finite values (or zero quaternions) ignored, joints keep their last "
+                    f"good value; counts since start: {counts}"
+                )
         new_unknown = [name for name in update.unknown if name not in self._reported_unknown]
         if new_unknown and len(self._reported_unknown) < _MAX_REMEMBERED_NAMES:
             self._reported_unknown.update(new_unknown)
@@ -608,24 +616,26 @@ class JointTfPublisher(Node):
 
     def _reset_limiter(self, model: LoadedModel, reason: str) -> None:
         model.reset_limiter()
-        self.get_logger().warning(
-            f"{reason}: rate limiter reset (simulation reset or bag loop?)",
-            throttle_duration_sec=_THROTTLE_S,
-        )
+        if self._throttle.due("reset"):
+            self.get_logger().warning(
+                f"{reason}: rate limiter reset (simulation reset or bag loop?); "
+                "reported at most every 10 s"
+            )
 
     def _send_moving(self, model: LoadedModel, indices: NDArray[np.intp], stamp: Time) -> None:
         translations, quaternions = model.kin.joint_transforms(model.positions, indices)
         finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
         if not finite.all():
             # Defence in depth: the kinematics rejects non-finite input already.
-            self.get_logger().error("non-finite transforms withheld", throttle_duration_sec=1.0)
+            if self._throttle.due("non-finite"):
+                self.get_logger().error("non-finite transforms withheld")
             indices, translations, quaternions = (
                 indices[finite],
                 translations[finite],
                 quaternions[finite],
             )
-        messages = [model.moving_messages[i] for i in indices.tolist()]
-        self._tf.send(fill_transforms(messages, translations, quaternions, stamp))
+        frames = [model.moving_frames[i] for i in indices.tolist()]
+        self._tf.send_arrays(frames, stamp, translations, quaternions)
 
     # -- default positions ----------------------------------------------------------------------
 
@@ -647,14 +657,9 @@ class JointTfPublisher(Node):
         if pending.size == 0:
             return
         stamp = self.get_clock().now().to_msg()
-        messages = [model.moving_messages[i] for i in pending.tolist()]
-        self._tf.send(
-            fill_transforms(
-                messages,
-                model.default_translations[pending],
-                model.default_quaternions[pending],
-                stamp,
-            )
+        frames = [model.moving_frames[i] for i in pending.tolist()]
+        self._tf.send_arrays(
+            frames, stamp, model.default_translations[pending], model.default_quaternions[pending]
         )
 
 

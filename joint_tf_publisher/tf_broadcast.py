@@ -20,12 +20,17 @@ Only the node imports this module (it needs rclpy).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
+from numpy.typing import NDArray
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from tf2_msgs.msg import TFMessage
 
 TF_TOPIC = "/tf"
@@ -61,16 +66,143 @@ def _tf2_ros() -> Any | None:
     return tf2_ros
 
 
+class SerializedTFMessage:
+    """Serialized ``tf2_msgs/TFMessage``s for one fixed list of (parent, child) frame pairs.
+
+    The node's hot path: turning Python ``TransformStamped`` objects into the wire format is
+    most of the cost of a publication (rclpy converts every field by attribute access). For
+    fixed frame ids the serialized message has a fixed layout in which only the stamps and
+    the 7 doubles of each transform change, so it is built once as a byte template and then
+    written with two numpy scatters; ``Publisher.publish(bytes)`` sends it as is.
+
+    Layout (CDR, little endian, as every ROS 2 RMW serializes): a 4-byte encapsulation
+    header, then each primitive aligned to its size counted from the end of the header; a
+    string is a uint32 length (counting its NUL), the bytes and the NUL; a sequence a uint32
+    count and its elements. ``matches_rmw`` checks the result against the RMW's own
+    deserializer before the node relies on it.
+    """
+
+    ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR, little endian
+
+    def __init__(self, frames: Sequence[tuple[str, str]]) -> None:
+        self.frames = list(frames)
+        payload = bytearray()
+
+        def align(size: int) -> None:
+            payload.extend(b"\x00" * (-len(payload) % size))
+
+        def put_uint32(value: int) -> None:
+            align(4)
+            payload.extend(struct.pack("<I", value))
+
+        def put_string(text: str) -> None:
+            encoded = text.encode() + b"\x00"
+            put_uint32(len(encoded))
+            payload.extend(encoded)
+
+        stamp_offsets: list[int] = []
+        value_offsets: list[int] = []
+        put_uint32(len(self.frames))
+        for parent, child in self.frames:
+            align(4)
+            stamp_offsets.append(len(payload))
+            payload.extend(bytes(8))  # int32 sec, uint32 nanosec
+            put_string(parent)
+            put_string(child)
+            align(8)
+            value_offsets.append(len(payload))
+            payload.extend(struct.pack("<7d", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+        head = len(self.ENCAPSULATION)
+        self._buffer = np.frombuffer(self.ENCAPSULATION + bytes(payload), dtype=np.uint8).copy()
+        self._stamp_index = (
+            np.array(stamp_offsets, dtype=np.intp)[:, None] + head + np.arange(8)
+        ).ravel()
+        self._value_index = (
+            np.array(value_offsets, dtype=np.intp)[:, None] + head + np.arange(56)
+        ).ravel()
+
+    def write(
+        self, stamp: Time, translations: NDArray[np.float64], quaternions: NDArray[np.float64]
+    ) -> bytes:
+        """The serialized message: every transform stamped ``stamp``, translations in metres
+        (N, 3) and quaternions x, y, z, w (N, 4), in the order of ``frames``."""
+        count = len(self.frames)
+        stamp_bytes = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), dtype=np.uint8)
+        self._buffer[self._stamp_index] = np.tile(stamp_bytes, count)
+        values = np.empty((count, 7))
+        values[:, :3] = translations
+        values[:, 3:] = quaternions
+        self._buffer[self._value_index] = values.view(np.uint8).ravel()
+        return self._buffer.tobytes()
+
+    def matches_rmw(self) -> bool:
+        """True if the RMW deserializes ``write`` into exactly the equivalent message."""
+        count = len(self.frames)
+        stamp = Time(sec=1_700_000_123, nanosec=456_789)
+        rng = np.random.default_rng(7)
+        translations = rng.uniform(-5.0, 5.0, (count, 3))
+        quaternions = rng.normal(size=(count, 4))
+        quaternions /= np.linalg.norm(quaternions, axis=1, keepdims=True)
+        expected = TFMessage(
+            transforms=fill_transforms(
+                [_transform(parent, child) for parent, child in self.frames],
+                translations,
+                quaternions,
+                stamp,
+            )
+        )
+        try:
+            received = deserialize_message(self.write(stamp, translations, quaternions), TFMessage)
+        except Exception:  # any RMW complaint means: do not use this writer
+            return False
+        return bool(received == expected)
+
+
+def _transform(parent: str, child: str) -> TransformStamped:
+    msg = TransformStamped()
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    return msg
+
+
+def fill_transforms(
+    messages: Sequence[TransformStamped],
+    translations: NDArray[np.float64],
+    quaternions: NDArray[np.float64],
+    stamp: Time,
+) -> list[TransformStamped]:
+    """Write stamp, translations (metres) and quaternions (xyzw) into ``messages``, in order."""
+    for msg, (tx, ty, tz), (qx, qy, qz, qw) in zip(
+        messages, translations.tolist(), quaternions.tolist(), strict=True
+    ):
+        msg.header.stamp = stamp
+        translation = msg.transform.translation
+        translation.x, translation.y, translation.z = tx, ty, tz
+        rotation = msg.transform.rotation
+        rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+    return list(messages)
+
+
 class TransformSender:
-    """Publishes moving transforms on ``/tf``: one call, one TFMessage."""
+    """Publishes moving transforms on ``/tf``: one call, one TFMessage.
+
+    ``send_arrays`` publishes pre-serialized bytes (``SerializedTFMessage``, one per list of
+    frame pairs, cached) through the same publisher, tf2_ros's where it is used; where the
+    RMW does not read the bytes back as the same message it falls back to message objects.
+    """
+
+    MAX_CACHED_LAYOUTS = 64
 
     def __init__(self, node: Node) -> None:
         tf2_ros = _tf2_ros()
         self.uses_tf2_ros = tf2_ros is not None
         if tf2_ros is not None:
             self._broadcaster = tf2_ros.TransformBroadcaster(node)
+            self._raw_publisher = getattr(self._broadcaster, "pub_tf", None)
         else:
             self._publisher = node.create_publisher(TFMessage, TF_TOPIC, tf_qos())
+            self._raw_publisher = self._publisher
+        self._layouts: dict[tuple[tuple[str, str], ...], SerializedTFMessage | None] = {}
 
     def send(self, transforms: list[TransformStamped]) -> None:
         """Publish ``transforms`` together in one TFMessage (nothing for an empty list)."""
@@ -80,6 +212,39 @@ class TransformSender:
             self._broadcaster.sendTransform(transforms)
         else:
             self._publisher.publish(TFMessage(transforms=transforms))
+
+    def send_arrays(
+        self,
+        frames: Sequence[tuple[str, str]],
+        stamp: Time,
+        translations: NDArray[np.float64],
+        quaternions: NDArray[np.float64],
+    ) -> None:
+        """Publish one TFMessage: transform i from ``frames[i]`` (parent, child) with
+        translation (metres) and quaternion (x, y, z, w) row i, all stamped ``stamp``."""
+        if not len(frames):
+            return
+        key = tuple(frames)
+        layout = self._layouts[key] if key in self._layouts else self._new_layout(key)
+        if layout is not None and self._raw_publisher is not None:
+            self._raw_publisher.publish(layout.write(stamp, translations, quaternions))
+            return
+        self.send(
+            fill_transforms(
+                [_transform(parent, child) for parent, child in frames],
+                translations,
+                quaternions,
+                stamp,
+            )
+        )
+
+    def _new_layout(self, key: tuple[tuple[str, str], ...]) -> SerializedTFMessage | None:
+        if len(self._layouts) >= self.MAX_CACHED_LAYOUTS:
+            self._layouts.clear()
+        layout = SerializedTFMessage(key)
+        usable = layout if layout.matches_rmw() else None
+        self._layouts[key] = usable
+        return usable
 
 
 class StaticTransformSet:

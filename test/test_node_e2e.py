@@ -84,6 +84,14 @@ FLOATING_URDF = """<?xml version="1.0"?>
 # -- environment ----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _dds_isolation() -> Iterator[None]:
+    """This session's DDS domain on localhost: conftest sets both; kept for importers."""
+    os.environ.setdefault("ROS_DOMAIN_ID", "1")
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    yield
+
+
 def node_command() -> list[str]:
     """The node's console script in this interpreter's environment (or its module)."""
     script = Path(sys.executable).with_name("joint_tf_publisher")
