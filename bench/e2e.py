@@ -297,8 +297,9 @@ def _first_message_check(probe: Probe) -> tuple[int, bool]:
     return len(msg.transforms), stamp is not None and (stamp.sec, stamp.nanosec) == (sec, nanosec)
 
 
-#: Node variants of the e2e section: the real console script, and the bench-only proposal.
-VARIANTS = ("node", "proposed")
+#: Node variants of the e2e section: the real console script, then the bench-only proposal
+#: (bench/proposed_node.py): CDR bytes instead of TransformStamped objects.
+VARIANTS = ("node", "cdr")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -411,7 +412,7 @@ def run_e2e(
         probe.close()
         rclpy.try_shutdown()
     table.notes.append(
-        "node = the joint_tf_publisher console script; proposed = the same node "
+        "node = the joint_tf_publisher console script as shipped; cdr = the same node "
         "publishing pre-laid-out CDR bytes (bench/proposed_node.py, bench only)"
     )
     table.notes.append(
