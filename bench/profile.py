@@ -5,7 +5,8 @@ is published), then calls its JointState callback directly with synthetic messag
 timed without a profiler (mean and median microseconds per callback), then under cProfile.
 The /tf publications go to DDS as in the running node (serialization included), with no
 subscriber. Prints the top functions by own time and by cumulative time, and a split of one
-callback into its stages (kinematics.apply, joint_transforms, message filling, publish).
+callback into its stages (JointState deserialization, kinematics.apply, joint_transforms,
+serialization and publish).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import numpy as np
 
 from .e2e import domain_id
 from .models import humanoid
-from .tf_cdr import TFMessageWriter
 
 TOP_ENTRIES = 25
 
@@ -57,77 +57,43 @@ def _per_call_us(call: Callable[[Any], None], messages: list[Any]) -> list[float
 
 
 def _stage_split(node: Any, messages: list[Any]) -> list[tuple[str, float]]:
-    """Median microseconds of the callback's stages, called the way the node calls them."""
-    from joint_tf_publisher.node import fill_transforms
+    """Median microseconds of the callback's stages, called the way the node calls them.
 
-    model = node._model
-    kin, positions = model.kin, model.positions
-    stages: dict[str, list[float]] = {
-        "kinematics.apply": [],
-        "joint_transforms": [],
-        "fill_transforms (Python messages)": [],
-        "TFMessage + publish": [],
-        "proposed: TFMessageWriter.write (CDR)": [],
-        "proposed: publish(bytes)": [],
-    }
-    from tf2_msgs.msg import TFMessage
-
-    publisher = node._tf._publisher if not node._tf.uses_tf2_ros else None
-    writers: dict[bytes, TFMessageWriter] = {}
-    for msg in messages:
-        t0 = time.perf_counter()
-        update = kin.apply(positions, msg.name, msg.position, clamp="hard")
-        t1 = time.perf_counter()
-        translations, quaternions = kin.joint_transforms(positions, update.moved)
-        t2 = time.perf_counter()
-        transforms = fill_transforms(
-            [model.moving_messages[i] for i in update.moved.tolist()],
-            translations,
-            quaternions,
-            msg.header.stamp,
-        )
-        t3 = time.perf_counter()
-        if publisher is not None:
-            publisher.publish(TFMessage(transforms=transforms))
-        t4 = time.perf_counter()
-        key_bytes = update.moved.tobytes()
-        writer = writers.get(key_bytes)
-        if writer is None:
-            writer = writers[key_bytes] = TFMessageWriter(
-                [(m.header.frame_id, m.child_frame_id) for m in transforms]
-            )
-            if publisher is not None:
-                _check_same_bytes(writer, transforms, translations, quaternions)
-        stamp = msg.header.stamp
-        t5 = time.perf_counter()
-        raw = writer.write(stamp.sec, stamp.nanosec, translations, quaternions)
-        t6 = time.perf_counter()
-        if publisher is not None:
-            publisher.publish(raw)
-        t7 = time.perf_counter()
-        spans = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5, t7 - t6)
-        for key, seconds in zip(stages, spans, strict=True):
-            stages[key].append(seconds * 1e6)
-    return [(key, statistics.median(values)) for key, values in stages.items()]
-
-
-def _check_same_bytes(
-    writer: TFMessageWriter, transforms: list[Any], translations: Any, quaternions: Any
-) -> None:
-    """The proposed writer's bytes must deserialize to the node's own message, field for field.
-
-    (Not compared byte for byte: rclpy leaves whatever was in memory in CDR padding bytes.)
+    Uses the node's internals (``_model``, ``_tf.send_arrays``); an empty list where they
+    changed. The first stage is rclpy's deserialization of the incoming JointState, which
+    happens before the callback and is not in the callback's time.
     """
     from rclpy.serialization import deserialize_message, serialize_message
-    from tf2_msgs.msg import TFMessage
+    from sensor_msgs.msg import JointState
 
-    stamp = transforms[0].header.stamp
-    ours = writer.write(stamp.sec, stamp.nanosec, translations, quaternions)
-    expected = TFMessage(transforms=transforms)
-    if len(ours) != len(serialize_message(expected)):
-        raise AssertionError("TFMessageWriter output length differs from rclpy's")
-    if deserialize_message(ours, TFMessage) != expected:
-        raise AssertionError("TFMessageWriter output deserializes to a different TFMessage")
+    model = getattr(node, "_model", None)
+    send_arrays = getattr(getattr(node, "_tf", None), "send_arrays", None)
+    if model is None or send_arrays is None or not hasattr(model, "moving_frames"):
+        return []
+    kin, positions = model.kin, model.positions
+    stages: dict[str, list[float]] = {
+        "rclpy: deserialize JointState (before cb)": [],
+        "kinematics.apply": [],
+        "kinematics.joint_transforms": [],
+        "frame list": [],
+        "TransformSender.send_arrays (CDR+publish)": [],
+    }
+    raw = serialize_message(messages[0])
+    for msg in messages:
+        t0 = time.perf_counter()
+        deserialize_message(raw, JointState)
+        t1 = time.perf_counter()
+        update = kin.apply(positions, msg.name, msg.position, clamp="hard")
+        t2 = time.perf_counter()
+        translations, quaternions = kin.joint_transforms(positions, update.moved)
+        t3 = time.perf_counter()
+        frames = [model.moving_frames[i] for i in update.moved.tolist()]
+        t4 = time.perf_counter()
+        send_arrays(frames, msg.header.stamp, translations, quaternions)
+        t5 = time.perf_counter()
+        for key, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+            stages[key].append(seconds * 1e6)
+    return [(key, statistics.median(values)) for key, values in stages.items()]
 
 
 def profile_callback(count: int) -> int:
@@ -162,10 +128,7 @@ def profile_callback(count: int) -> int:
             f"{statistics.median(samples):.1f} us, p99 {np.quantile(samples, 0.99):.1f} us "
             f"per callback (= {1e6 / statistics.mean(samples):.0f} messages/s on one core)\n"
         )
-        print(
-            "stages (median us; 'proposed' = serialized TFMessage from a byte template, "
-            "checked equal to the node's message):"
-        )
+        print("stages (median us):")
         for stage, micros in _stage_split(node, messages[: min(2000, count)]):
             print(f"  {stage:40s} {micros:8.1f}")
         profiler = cProfile.Profile()
