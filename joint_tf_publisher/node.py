@@ -60,6 +60,7 @@ MAX_PUBLISH_FREQUENCY = 1000.0
 _NEVER_NS = -(2**62)
 _THROTTLE_S = 10.0
 _MAX_REMEMBERED_NAMES = 1000
+_NAMES_PER_LINE = 10
 
 
 class StartupError(Exception):
@@ -278,8 +279,8 @@ class JointTfPublisher(Node):
         # Diagnostics state: counters and the names already reported once.
         self._clamp_counts: Counter[str] = Counter()
         self._rejected_counts: Counter[str] = Counter()
-        self._reported_unknown: set[str] = set()
-        self._reported_mimic: set[str] = set()
+        self._reported_names: dict[str, set[str]] = {}
+        self._pending_names: dict[str, list[str]] = {}
         self._reported_zero_stamp = False
         self._last_callback_ns = self.get_clock().now().nanoseconds
         self._default_timer: Timer | None = None
@@ -563,19 +564,31 @@ class JointTfPublisher(Node):
                     "non-finite values (or zero quaternions) ignored, joints keep their last "
                     f"good value; counts since start: {counts}"
                 )
-        new_unknown = [name for name in update.unknown if name not in self._reported_unknown]
-        if new_unknown and len(self._reported_unknown) < _MAX_REMEMBERED_NAMES:
-            self._reported_unknown.update(new_unknown)
-            logger.info(
-                f"ignoring names that are not moving joints of the robot: {', '.join(new_unknown)}"
-            )
-        new_mimic = [name for name in update.ignored_mimic if name not in self._reported_mimic]
-        if new_mimic:
-            self._reported_mimic.update(new_mimic)
-            logger.info(
-                f"values for mimic joints are ignored (they follow their leader): "
-                f"{', '.join(new_mimic)}"
-            )
+        self._report_names_once(
+            "unknown", update.unknown, "ignoring names that are not moving joints of the robot"
+        )
+        self._report_names_once(
+            "mimic",
+            update.ignored_mimic,
+            "values for mimic joints are ignored (they follow their leader)",
+        )
+
+    def _report_names_once(self, kind: str, names: Sequence[str], text: str) -> None:
+        """Log each name once, at most one line per 10 s per kind, at most 10 names a line."""
+        if not names:
+            return
+        reported = self._reported_names.setdefault(kind, set())
+        pending = self._pending_names.setdefault(kind, [])
+        for name in names:
+            if name not in reported and len(reported) < _MAX_REMEMBERED_NAMES:
+                reported.add(name)
+                pending.append(name)
+        if pending and self._throttle.due(kind):
+            shown = ", ".join(pending[:_NAMES_PER_LINE])
+            more = len(pending) - _NAMES_PER_LINE
+            suffix = f" and {more} more" if more > 0 else ""
+            self.get_logger().info(f"{text}: {shown}{suffix}")
+            pending.clear()
 
     def _message_stamp(self, stamp: Time) -> tuple[Time, int]:
         """The stamp to publish with and its ns: a zero stamp becomes the node clock's now."""
