@@ -226,3 +226,38 @@ def test_tf2_ros_statics_follow_a_reloaded_description(
     result = node.set_parameters([Parameter("robot_description", value=TWO_LINKS)])[0]
     assert result.successful, result.reason
     assert late_static_set(ros) == {"b"}
+
+
+# -- SDFormat: model_name --------------------------------------------------------------------
+
+TWO_MODELS = """<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="w">
+    <model name="first">
+      <link name="base_a"/>
+      <link name="tip_a"><pose>0 0 1 0 0 0</pose></link>
+      <joint name="fix_a" type="fixed"><parent>base_a</parent><child>tip_a</child></joint>
+    </model>
+    <model name="second">
+      <link name="base_b"/>
+      <link name="tip_b"><pose>0 0 2 0 0 0</pose></link>
+      <joint name="fix_b" type="fixed"><parent>base_b</parent><child>tip_b</child></joint>
+    </model>
+  </world>
+</sdf>
+"""
+
+
+def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> None:
+    node = make_node(ros, robot_description=TWO_MODELS, model_name="second")
+    assert node._model is not None and node._model.robot.name == "second"
+    assert [t.child_frame_id for t in node._tf_static.transforms] == ["tip_b"]
+    result = node.set_parameters([Parameter("model_name", value="nothere")])[0]
+    assert not result.successful
+    assert "no <model> named 'nothere'" in result.reason
+    assert node._model.robot.name == "second"
+    result = node.set_parameters([Parameter("model_name", value="first")])[0]
+    assert result.successful, result.reason
+    assert [t.child_frame_id for t in node._tf_static.transforms] == ["tip_a"]
+    translation = node._tf_static.transforms[0].transform.translation
+    assert (translation.x, translation.y, translation.z) == (0.0, 0.0, 1.0)
