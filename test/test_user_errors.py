@@ -153,14 +153,26 @@ def run(
     )
 
 
+#: rcl logs this itself, inside rclpy.init, before the node can say anything (not the node's).
+RCL_OWN_LINE = re.compile(r"^\[ERROR\] \[[\d.]+\] \[rcl\]: ")
+
+
 def assert_one_clear_line(
-    completed: subprocess.CompletedProcess[str], prefix: str, words: tuple[str, ...]
+    completed: subprocess.CompletedProcess[str],
+    prefix: str,
+    words: tuple[str, ...],
+    ignore: re.Pattern[str] | None = None,
 ) -> str:
-    """Exit 1, no traceback anywhere, and exactly one stderr line starting with ``prefix``."""
+    """Exit 1, no traceback anywhere, and exactly one stderr line starting with ``prefix``.
+
+    Lines matching ``ignore`` (another library's own log line) are not counted.
+    """
     output = completed.stdout + completed.stderr
     assert "Traceback" not in output, output
     assert completed.returncode == 1, (completed.returncode, output)
     lines = [line for line in completed.stderr.splitlines() if line.strip()]
+    if ignore is not None:
+        lines = [line for line in lines if not ignore.match(line)]
     assert len(lines) == 1, completed.stderr
     line = lines[0]
     assert line.startswith(prefix), (prefix, line)
@@ -224,6 +236,9 @@ def test_cli_unreadable_file_one_line_exit_1(kind: str, tmp_path: Path) -> None:
     assert_one_clear_line(completed, f"{path}:", ())
 
 
+@pytest.mark.xfail(
+    strict=True, reason="loader.expand_xacro passes xacro's two-line message on (reported)"
+)
 def test_cli_bad_xacro_one_line_exit_1(tmp_path: Path) -> None:
     probe = subprocess.run(
         [sys.executable, "-c", "import xacro"], capture_output=True, timeout=RUN_TIMEOUT_S
@@ -309,7 +324,15 @@ def test_node_bad_description_on_command_line_one_line_exit_1(
     "arguments, words",
     [
         ([], ("robot_description", "empty")),
-        (["-p", "robot_description:= "], ("robot_description", "empty")),
+        pytest.param(
+            ["-p", "robot_description:= "],
+            ("robot_description", "empty"),
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="node.py: a blank -p value leaves the parameter uninitialised and the "
+                "user sees 'ParameterUninitializedException: ...' (reported)",
+            ),
+        ),
         (["-p", "publish_frequency:=-5.0", "-p", "robot_description:=<robot/>"], ("frequency",)),
         (["-p", "clamp:=tight", "-p", "robot_description:=<robot/>"], ("clamp",)),
         (["-p", "robot_description"], ("ros",)),
@@ -320,4 +343,4 @@ def test_node_bad_parameters_one_line_exit_1(
     arguments: list[str], words: tuple[str, ...], ros_subprocess_env: dict[str, str]
 ) -> None:
     completed = run([*NODE, "--ros-args", *arguments], env=ros_subprocess_env)
-    assert_one_clear_line(completed, NODE_PREFIX, words)
+    assert_one_clear_line(completed, NODE_PREFIX, words, ignore=RCL_OWN_LINE)
