@@ -261,3 +261,24 @@ def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> N
     assert [t.child_frame_id for t in node._tf_static.transforms] == ["tip_a"]
     translation = node._tf_static.transforms[0].transform.translation
     assert (translation.x, translation.y, translation.z) == (0.0, 0.0, 1.0)
+
+
+# -- QoS ----------------------------------------------------------------------------------------
+
+
+def test_joint_states_use_sensor_data_qos_with_overrides(ros: Any) -> None:
+    node = make_node(ros, robot_description=TWO_LINKS)
+    for subscription in (node._joint_state_sub, node._multi_dof_sub):
+        assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+        assert subscription.qos_profile.depth == 5
+    override = "qos_overrides./joint_states.subscription.reliability"
+    overridden = JointTfPublisher(
+        context=ros.context,
+        parameter_overrides=[
+            Parameter("robot_description", value=TWO_LINKS),
+            Parameter(override, value="reliable"),
+        ],
+    )
+    ros._owned.append(overridden)
+    ros.executor.add_node(overridden)
+    assert overridden._joint_state_sub.qos_profile.reliability == ReliabilityPolicy.RELIABLE
