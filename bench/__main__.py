@@ -1,8 +1,8 @@
 """``python -m bench``: the benchmark tables of README "Benchmarks", and results.json.
 
 Sections: fk, batch, build, e2e (see each module). Options may also come from the
-environment, so ``make bench QUICK=1`` or ``make bench BENCH_SECTIONS=fk,e2e`` work with the
-Makefile's plain ``python -m bench``.
+environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
+``make bench BENCH_BASELINE=<git rev>`` work with the Makefile's plain ``python -m bench``.
 
 OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
 builds, slow a current numpy. This command removes both from its own environment (and the
@@ -86,6 +86,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="JointState rates of the e2e section, Hz (default 100,500,1000)",
     )
     parser.add_argument(
+        "--baseline",
+        default=os.environ.get("BENCH_BASELINE") or None,
+        metavar="REV",
+        help="e2e: also run the node as of git revision REV first (before/after in one run)",
+    )
+    parser.add_argument(
         "--keep-openblas-env",
         action="store_true",
         help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE if set",
@@ -154,7 +160,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "fk": lambda: fk.run_fk(ctx),
         "batch": lambda: fk.run_batch(ctx),
         "build": lambda: fk.run_build(ctx),
-        "e2e": lambda: e2e.run_e2e(args.quick, args.rates),
+        "e2e": lambda: e2e.run_e2e(args.quick, args.rates, args.baseline),
     }
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:

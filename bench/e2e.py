@@ -59,6 +59,8 @@ class RateResult:
     cpu_percent: float = 0.0
     rss_mb: float = 0.0
     peak_rss_mb: float = 0.0
+    thread_cpu_percent: dict[str, float] = field(default_factory=dict)
+    load_average: float = 0.0
 
     @property
     def drops(self) -> int:
@@ -86,6 +88,8 @@ class RateResult:
             "node_cpu_percent": round(self.cpu_percent, 1),
             "node_rss_mb": round(self.rss_mb, 1),
             "node_peak_rss_mb": round(self.peak_rss_mb, 1),
+            "node_thread_cpu_percent": self.thread_cpu_percent,
+            "load_average_1min": round(self.load_average, 2),
         }
 
 
@@ -128,6 +132,23 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, seconds (/proc/<pid>/stat fields 14 and 15)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds per thread name of a process (/proc/<pid>/task/*), same-named summed.
+
+    The thread whose id is the pid (where rclpy spins and the callbacks run) is "main".
+    """
+    totals: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        totals[name] = totals.get(name, 0.0) + seconds
+    return totals
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -255,10 +276,16 @@ def measure_rate(
     publish_window(probe, rate_hz, min(0.5, seconds / 4), rows)  # warm-up, not counted
     time.sleep(0.3)
     probe.received.clear()
+    threads_before = thread_cpu_seconds(pid)
     cpu_before, wall_before = cpu_seconds(pid), time.perf_counter()
     stamps = publish_window(probe, rate_hz, seconds, rows)
     wall = time.perf_counter() - wall_before
     cpu = cpu_seconds(pid) - cpu_before
+    threads = {
+        name: round(100.0 * (spent - threads_before.get(name, 0.0)) / wall, 1)
+        for name, spent in thread_cpu_seconds(pid).items()
+    }
+    load = os.getloadavg()[0]
     rss, peak = memory_mb(pid)
     time.sleep(0.5)  # let the last messages arrive
     sent = set(stamps)
@@ -275,6 +302,8 @@ def measure_rate(
         100.0 * cpu / wall,
         rss,
         peak,
+        {name: value for name, value in threads.items() if value >= 0.5},
+        load,
     )
 
 
@@ -297,20 +326,35 @@ def _first_message_check(probe: Probe) -> tuple[int, bool]:
     return len(msg.transforms), stamp is not None and (stamp.sec, stamp.nanosec) == (sec, nanosec)
 
 
-#: Node variants of the e2e section: the real console script, then the bench-only proposal
-#: (bench/proposed_node.py): CDR bytes instead of TransformStamped objects.
-VARIANTS = ("node", "cdr")
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Package directory of the node, extracted from git for a baseline variant.
+PACKAGE = "joint_tf_publisher"
 
 
-def variant_command(variant: str, params_file: Path) -> list[str]:
-    """The command starting one node variant with the parameters file."""
-    if variant == "node":
+def extract_revision(revision: str, directory: Path) -> Path:
+    """``git archive`` the package at ``revision`` into ``directory``; return the import root.
+
+    Raises RuntimeError naming the revision when git cannot produce it.
+    """
+    root = directory / f"rev-{revision.replace('/', '_').replace('^', '-parent')}"
+    root.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "archive", revision, PACKAGE], cwd=REPO_ROOT, capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        raise RuntimeError(f"git archive {revision}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    return root
+
+
+def variant_command(variant: str, params_file: Path, import_root: Path | None) -> list[str]:
+    """The node's console script for ``node``; ``python -m`` from ``import_root`` otherwise."""
+    if import_root is None:
         return node_command(params_file)
     return [
         sys.executable,
         "-m",
-        "bench.proposed_node",
+        f"{PACKAGE}.node",
         "--ros-args",
         "--params-file",
         str(params_file),
@@ -319,14 +363,16 @@ def variant_command(variant: str, params_file: Path) -> list[str]:
     ]
 
 
-def start_node(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:
-    """Start a node subprocess from the repository root, output to ``log_path``."""
+def start_node(
+    command: list[str], log_path: Path, import_root: Path | None
+) -> subprocess.Popen[bytes]:
+    """Start a node subprocess, output to ``log_path``; ``import_root`` first on the path."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    first = str(import_root) if import_root is not None else str(REPO_ROOT)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [first, env.get("PYTHONPATH")]))
+    cwd = import_root if import_root is not None else REPO_ROOT
     with open(log_path, "wb") as log:
-        return subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env
-        )
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env)
 
 
 def wait_ready(probe: Probe, process: subprocess.Popen[bytes], log_path: Path) -> None:
@@ -341,9 +387,10 @@ def wait_ready(probe: Probe, process: subprocess.Popen[bytes], log_path: Path) -
 
 
 def run_e2e(
-    quick: bool, rates: list[float], variants: tuple[str, ...] = VARIANTS
+    quick: bool, rates: list[float], baseline: str | None = None
 ) -> tuple[Table, dict[str, Any]]:
-    """Per node variant: start it on the humanoid, measure every rate, stop it."""
+    """Start the node on the humanoid, measure every rate, stop it; first the node at git
+    revision ``baseline`` too, when given (a before/after comparison in one run)."""
     spec = humanoid()
     window = 3.0 if quick else 10.0
     os.environ["ROS_DOMAIN_ID"] = str(domain_id())
@@ -353,6 +400,10 @@ def run_e2e(
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-e2e-"))
     params = write_params(workdir, spec.to_urdf())
+    variants: dict[str, Path | None] = {}
+    if baseline:
+        variants[f"node@{baseline}"] = extract_revision(baseline, workdir)
+    variants["node"] = None
     counts = spec.counts()
     table = Table(
         f"End to end over DDS: {spec.name} ({counts['independent']} joints in each "
@@ -369,7 +420,9 @@ def run_e2e(
             "p99 ms",
             "max ms",
             "node CPU %",
+            "main thread %",
             "node RSS MB",
+            "load 1m",
         ],
     )
     record: dict[str, Any] = {
@@ -381,11 +434,11 @@ def run_e2e(
     rclpy.init()
     probe = Probe(spec)
     try:
-        for variant in variants:
-            command = variant_command(variant, params)
-            log_path = workdir / f"{variant}.log"
+        for variant, import_root in variants.items():
+            command = variant_command(variant, params, import_root)
+            log_path = workdir / f"{variant.replace('/', '_')}.log"
             probe.static_count = -1
-            process = start_node(command, log_path)
+            process = start_node(command, log_path, import_root)
             try:
                 wait_ready(probe, process, log_path)
                 probe.first_raw = None
@@ -412,12 +465,13 @@ def run_e2e(
         probe.close()
         rclpy.try_shutdown()
     table.notes.append(
-        "node = the joint_tf_publisher console script as shipped; cdr = the same node "
-        "publishing pre-laid-out CDR bytes (bench/proposed_node.py, bench only)"
+        "node = the joint_tf_publisher console script of this work tree; node@REV = the "
+        "package at git revision REV (--baseline), run with python -m"
     )
     table.notes.append(
         "latency = /tf receipt (wall clock) - JointState stamp (wall clock at "
-        "send); node CPU = utime+stime / window (100 = one core)"
+        "send); node CPU = utime+stime / window (100 = one core), main thread = where rclpy "
+        "spins and callbacks run; load 1m = machine load average after the window (2 cores)"
     )
     return table, record
 
@@ -433,7 +487,9 @@ def _row(result: RateResult) -> list[str]:
         f"{result.latency(0.99) * 1e3:.3f}",
         f"{max(result.latencies, default=float('nan')) * 1e3:.3f}",
         f"{result.cpu_percent:.0f}",
+        f"{result.thread_cpu_percent.get('main', 0.0):.0f}",
         f"{result.rss_mb:.0f}",
+        f"{result.load_average:.1f}",
     ]
 
 
@@ -448,4 +504,10 @@ def _targets(results: list[RateResult]) -> list[str]:
         (f"p99 < 5 ms ({p99 * 1e3:.3f})", p99 < 5e-3),
         (f"node CPU < 60% ({target.cpu_percent:.0f}%)", target.cpu_percent < 60.0),
     ]
-    return [f"target at {TARGET_RATE:g} Hz: {text} -> {verdict(ok)}" for text, ok in checks]
+    threads = ", ".join(
+        f"{name} {value:g}%"
+        for name, value in sorted(target.thread_cpu_percent.items(), key=lambda kv: -kv[1])[:6]
+    )
+    return [f"target at {TARGET_RATE:g} Hz: {text} -> {verdict(ok)}" for text, ok in checks] + [
+        f"node CPU by thread at {TARGET_RATE:g} Hz: {threads}"
+    ]
