@@ -837,7 +837,20 @@ class Kinematics:
     def _values_from_cfg(self, cfg: Mapping[Any, Any], count: int) -> Array:
         """(N, V) variable rows from a batched cfg mapping (not yet resolved)."""
         values = np.tile(self._zero_values, (count, 1))
-        self._fill_values(values, list(cfg.items()), count, batched=True)
+        # Fast path: one column per 1-DOF joint or variable name, written in one assignment.
+        slots: list[int] = []
+        columns: list[Any] = []
+        others: list[tuple[Any, Any]] = []
+        for key, value in cfg.items():
+            slot = self._float_slots.get(key)
+            if slot is None or np.shape(value) != (count,):
+                others.append((key, value))
+            elif slot >= 0:
+                slots.append(slot)
+                columns.append(value)
+        if slots:
+            values[:, slots] = np.array(columns, dtype=np.float64).T
+        self._fill_values(values, others, count, batched=True)
         self._check_values(values)
         return values
 
