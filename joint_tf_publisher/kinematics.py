@@ -843,7 +843,7 @@ class Kinematics:
         others: list[tuple[Any, Any]] = []
         for key, value in cfg.items():
             slot = self._float_slots.get(key)
-            if slot is None or np.shape(value) != (count,):
+            if slot is None or _shape_of(value) != (count,):
                 others.append((key, value))
             elif slot >= 0:
                 slots.append(slot)
@@ -912,7 +912,8 @@ class Kinematics:
             raise ValueError(f"joint {name!r}: non-finite value in cfg")
 
     def _batch_size(self, cfgs: Mapping[Any, Any]) -> int:
-        sizes = {np.shape(value)[0] for value in cfgs.values() if np.ndim(value) > 0}
+        shapes = [_shape_of(value) for value in cfgs.values()]
+        sizes = {shape[0] for shape in shapes if shape}
         if len(sizes) > 1:
             raise ValueError(f"cfgs have different batch sizes: {sorted(sizes)}")
         if not sizes:
@@ -1040,6 +1041,12 @@ class Kinematics:
                 source = poses[self._frame_link[frame]].reshape(rows * 4, 4)
                 np.matmul(source, self._T_frame_link[k], out=poses[k].reshape(rows * 4, 4))
         return poses
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    """The array shape of a cfg value; cheap for numpy arrays (np.shape costs a conversion)."""
+    shape = getattr(value, "shape", None)
+    return tuple(shape) if shape is not None else tuple(np.shape(value))
 
 
 def _values_of_joint(joint: Joint, array: Array) -> Array:
