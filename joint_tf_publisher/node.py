@@ -23,6 +23,7 @@ Behaviour worth knowing (documented in README.md too):
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
@@ -287,20 +288,21 @@ class JointTfPublisher(Node):
         self._throttle = Throttle(_THROTTLE_S)
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        overrides = QoSOverridingOptions.with_default_policies()
+        # A fresh profile per subscription: rclpy applies QoS overrides to the profile object
+        # it is given, which would otherwise leak into rclpy's shared qos_profile_sensor_data.
         self._joint_state_sub = self.create_subscription(
             JointState,
             "joint_states",
             self._on_joint_state,
-            qos_profile_sensor_data,
-            qos_overriding_options=overrides,
+            copy.copy(qos_profile_sensor_data),
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
         )
         self._multi_dof_sub = self.create_subscription(
             MultiDOFJointState,
             "multi_dof_joint_states",
             self._on_multi_dof_joint_state,
-            qos_profile_sensor_data,
-            qos_overriding_options=overrides,
+            copy.copy(qos_profile_sensor_data),
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
         )
 
         if self._model is not None:
