@@ -65,6 +65,7 @@ class SoakReport:
     moving_joints: int
     seconds: float
     rate_hz: float
+    reliable: bool = False
     messages_in: int = 0
     messages_out: int = 0
     dropped: int = 0
@@ -80,6 +81,9 @@ class SoakReport:
     rss_end_mib: float = math.nan
     rss_growth_mib: float = math.nan
     node_cpu_percent: float = math.nan
+    feeder_cpu_percent: float = math.nan
+    monitor_cpu_percent: float = math.nan
+    load_average: float = math.nan
     node_alive: bool = False
     node_exit_status: int | None = None
     memory_samples: list[MemorySample] = field(default_factory=list)
@@ -110,6 +114,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         default=10,
         help="deserialize and check one /tf message in N in full (default 10)",
+    )
+    parser.add_argument(
+        "--reliable",
+        action="store_true",
+        help="make the node's joint_states subscription reliable, depth 1000 (default: its "
+        "sensor-data QoS, best effort, depth 5, which drops what it cannot take)",
     )
     parser.add_argument("--monitor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -255,8 +265,12 @@ class TfMonitor:
         self.bad_quaternion += not unit
 
 
-def write_params(directory: Path, description: str) -> Path:
-    """The node's parameters file: the description, a prefix, every message published."""
+def write_params(directory: Path, description: str, reliable: bool = False) -> Path:
+    """The node's parameters file: the description, a prefix, every message published.
+
+    ``reliable``: the node's joint_states subscription made reliable with depth 1000 (through
+    its QoS override parameters) instead of the sensor-data default (best effort, depth 5).
+    """
     path = directory / "soak_params.yaml"
     lines = [
         "/**:",
@@ -265,6 +279,14 @@ def write_params(directory: Path, description: str) -> Path:
         f"    frame_prefix: {json.dumps(PREFIX)}",
         "    ignore_timestamp: true",
     ]
+    if reliable:
+        lines += [
+            "    qos_overrides:",
+            f"      {NAMESPACE}/joint_states:",
+            "        subscription:",
+            "          reliability: reliable",
+            "          depth: 1000",
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -336,6 +358,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
         moving_joints=len(robot.kinematics.moving_joints),
         seconds=args.seconds,
         rate_hz=args.rate,
+        reliable=args.reliable,
     )
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -351,7 +374,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
     node_log = ""
     summary: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
-        params = write_params(Path(scratch), args.model.read_text())
+        params = write_params(Path(scratch), args.model.read_text(), args.reliable)
         log_path = Path(scratch) / "node.log"
         try:
             _read_line(monitor.stdout, "READY", CONNECT_TIMEOUT_S)
@@ -362,11 +385,16 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
             try:
                 _wait_connected(executor, publisher, node, process, log_path)
                 report.rss_start_mib = rss_mib(process.pid)
-                cpu_start = cpu_seconds(process.pid)
+                cpu_start = [cpu_seconds(p.pid) for p in (process, monitor)]
+                feeder_start = time.process_time()
                 _feed(args, report, feeder, publisher, process, JointState)
-                report.node_cpu_percent = (
-                    100.0 * (cpu_seconds(process.pid) - cpu_start) / (args.seconds)
-                )
+                cpu_end = [cpu_seconds(p.pid) for p in (process, monitor)]
+                report.feeder_cpu_percent = 100.0 * (time.process_time() - feeder_start)
+                report.node_cpu_percent = 100.0 * (cpu_end[0] - cpu_start[0])
+                report.monitor_cpu_percent = 100.0 * (cpu_end[1] - cpu_start[1])
+                for name in ("feeder_cpu_percent", "node_cpu_percent", "monitor_cpu_percent"):
+                    setattr(report, name, getattr(report, name) / args.seconds)
+                report.load_average = os.getloadavg()[0]
                 report.rss_end_mib = rss_mib(process.pid)
                 time.sleep(DRAIN_S)  # let the last transforms reach the monitor
                 report.node_alive = process.poll() is None
@@ -493,7 +521,8 @@ def print_report(report: SoakReport) -> None:
     """The human-readable report, then the machine-readable line."""
     lines = [
         f"soak: {report.model} ({report.moving_joints} moving joints), "
-        f"{report.seconds:g} s at {report.rate_hz:g} Hz",
+        f"{report.seconds:g} s at {report.rate_hz:g} Hz"
+        + (", reliable joint_states" if report.reliable else ""),
         f"  messages in      {report.messages_in}",
         f"  messages out     {report.messages_out} (/tf of this node)",
         f"  dropped          {report.dropped} "
@@ -507,7 +536,9 @@ def print_report(report: SoakReport) -> None:
         f"  node memory      start {report.rss_start_mib:.1f} MiB, after warm-up "
         f"{report.rss_warm_mib:.1f} MiB, end {report.rss_end_mib:.1f} MiB "
         f"(growth {report.rss_growth_mib:+.2f} MiB)",
-        f"  node CPU         {report.node_cpu_percent:.0f} % of one core",
+        f"  CPU              node {report.node_cpu_percent:.0f} %, feeder "
+        f"{report.feeder_cpu_percent:.0f} %, monitor {report.monitor_cpu_percent:.0f} % of a "
+        f"core; load average {report.load_average:.1f} on {os.cpu_count()} cores",
         f"  node             {'alive' if report.node_alive else 'DEAD'} at the end, "
         f"exit status {report.node_exit_status} after SIGINT",
         "  result           " + ("PASS" if not report.failures else "FAIL"),
