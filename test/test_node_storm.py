@@ -396,10 +396,6 @@ def test_good_states_during_the_storm_are_published_exactly(storm: StormResult) 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="node.py logs every new unknown name at once, unthrottled (reported to node owner)",
-)
 def test_log_is_throttled_per_kind(storm: StormResult) -> None:
     """At most one line per second of each kind (kind: the message up to its first colon)."""
     kinds = log_lines_by_kind(storm.log_text)
@@ -411,8 +407,7 @@ def test_log_is_throttled_per_kind(storm: StormResult) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="node.py lists all 10,000 unknown names in one line; kinematics.apply's overflow "
-    "check prints numpy RuntimeWarnings (both reported)",
+    reason="kinematics.apply's overflow check prints numpy RuntimeWarnings to stderr (reported)",
 )
 def test_log_has_only_short_clear_node_lines(storm: StormResult) -> None:
     """No traceback, no bare Python warnings, no line longer than a terminal page."""
