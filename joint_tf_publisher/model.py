@@ -401,6 +401,6 @@ class Robot:
         """Every link's pose (4, 4) in the root link frame; see DESIGN.md for cfg."""
         return self.kinematics.link_fk(cfg, clamp=clamp)
 
-    def link_fk_batch(self, cfgs: Mapping[str, Any]) -> dict[str, Array]:
+    def link_fk_batch(self, cfgs: Mapping[str, Any], clamp: str | None = None) -> dict[str, Array]:
         """Every link's poses (N, 4, 4) in the root frame for N configurations."""
-        return self.kinematics.link_fk_batch(cfgs)
+        return self.kinematics.link_fk_batch(cfgs, clamp=clamp)

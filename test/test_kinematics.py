@@ -565,10 +565,10 @@ def test_clamping_modes_clamp_leaders_then_followers_by_their_own_limits(clamp: 
     )
     assert set(update.clamped) == expected_clamped
     assert update.rejected == [] and update.unknown == []
-    # link_fk applies the same rule.
+    # link_fk and the public Robot.link_fk_batch apply the same rule.
     fk = robot.link_fk({"j1": 2.0, "j2": -1.0, "c1": 7.0, "w1": 5.0}, clamp=clamp)
     assert_poses_close(fk, reference_fk(robot, values))
-    batch = kin.link_fk_batch(
+    batch = robot.link_fk_batch(
         {
             "j1": np.array([2.0, 2.0]),
             "j2": np.array([-1.0, -1.0]),
