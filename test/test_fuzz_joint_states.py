@@ -89,9 +89,10 @@ def joint_state(draw: st.DrawFn, kin: Kinematics) -> tuple[list[str], list[float
         st.text(min_size=0, max_size=10),
         st.sampled_from(["", "/", "world", "base_joint/", "base_joint/rot_v", "x" * 200]),
     )
-    names = draw(st.lists(name, max_size=40))
-    if names and draw(st.booleans()):
-        names += draw(st.lists(st.sampled_from(names), max_size=5))  # duplicates
+    names: list[str] = draw(st.lists(name, max_size=40))
+    add_duplicates: bool = draw(st.booleans())
+    if names and add_duplicates:
+        names += draw(st.lists(st.sampled_from(names), max_size=5))
     values = draw(
         st.lists(st.one_of(ANY_FLOAT, EXTREME_FLOAT), min_size=len(names), max_size=len(names))
     )
