@@ -99,19 +99,29 @@ def joint_state(draw: st.DrawFn, kin: Kinematics) -> tuple[list[str], list[float
     return names, values
 
 
+#: Below this magnitude (m or rad) a stored value cannot overflow a transform; above it (up
+#: to 1.8e308) the translation may overflow (and inf * 0 in the 4x4 product then spoils the
+#: rotation too), and the node withholds such transforms instead
+#: (test_node_storm.py sends +-1e308 among its extreme values and sees nothing non-finite).
+SANE_MAGNITUDE = 1e150
+
+
 def check_positions_sane(kin: Kinematics, positions: JointPositions) -> None:
-    """The stored vector is finite, quaternions unit, and every transform to publish finite."""
+    """The stored vector is finite, quaternions unit, and the transforms to publish finite."""
     assert np.all(np.isfinite(positions.values)), positions.values
     layout = variable_layout(kin)
-    for joint in kin.moving_joints:
+    sane = np.ones(len(kin.moving_joints), dtype=bool)
+    for index, joint in enumerate(kin.moving_joints):
+        slots = [layout.index(name) for name in joint.variable_names]
+        sane[index] = np.all(np.abs(positions.values[slots]) < SANE_MAGNITUDE)
         if joint.joint_type in ("floating", "ball"):
             start = layout.index(f"{joint.name}/rot_x")
             norm = np.linalg.norm(positions.values[start : start + 4])
             assert abs(norm - 1.0) < 1e-9, (joint.name, positions.values[start : start + 4])
     translations, quaternions = kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
-    assert np.all(np.isfinite(translations)), translations
-    assert np.all(np.isfinite(quaternions)), quaternions
-    assert np.allclose(np.linalg.norm(quaternions, axis=1), 1.0, atol=1e-9), quaternions
+    assert np.all(np.isfinite(translations[sane])), translations
+    assert np.all(np.isfinite(quaternions[sane])), quaternions
+    assert np.allclose(np.linalg.norm(quaternions[sane], axis=1), 1.0, atol=1e-9), quaternions
 
 
 @pytest.mark.parametrize("robot_name", sorted(ROBOTS))
