@@ -3,7 +3,8 @@
 The node's console script runs in a subprocess (as ``ros2 run`` would start it); the test
 process publishes a few seconds of bad JointState and MultiDOFJointState messages (mismatched
 lengths, NaN, inf, +-1e308, duplicate, mimic, fixed and unknown names, 10,000-name messages,
-zero quaternions, zero and jumping stamps) with a good message every tenth, and records /tf.
+zero quaternions, zero and jumping stamps, values whose transforms overflow) with a good
+message every tenth, and records /tf.
 The storm runs once per module; each test judges one claim about it.
 
 Held: the node stays up; every transform it publishes is finite with a unit quaternion; every
@@ -289,6 +290,14 @@ def run_storm(
         joint_states.publish(
             JointState(name=[f"unknown_{i}" for i in range(10_000)], position=[0.0] * 10_000)
         )
+        spin_for(executor, 0.05)
+
+    # Then every variable at +-1.7e308: finite values whose transforms overflow (the planar
+    # joint's), which the node must withhold rather than publish.
+    for value in (1.7e308, -1.7e308, 1.7e308):
+        huge = JointState(name=list(kin.variable_names), position=[value] * len(kin.variable_names))
+        huge.header.stamp.sec = 50
+        joint_states.publish(huge)
         spin_for(executor, 0.05)
 
     bad_makers = bad_joint_states(kin, rng)
