@@ -241,3 +241,46 @@ def test_many_distinct_name_lists_do_not_grow_memory_without_bound() -> None:
         tracemalloc.stop()
     growth_bytes = sum(stat.size_diff for stat in grown)
     assert growth_bytes < 2 * 1024 * 1024, growth_bytes
+
+
+@pytest.mark.parametrize("robot_name", ["all_joint_types_urdf", "all_joint_types_sdf", "overflow"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_apply_multi_dof_keeps_state_finite(robot_name: str, data: st.DataObject) -> None:
+    """MultiDOFJointState contents: any names, any translations and quaternions."""
+    kin = kinematics_of(robot_name)
+    multi_dof = [
+        j.name for j in kin.moving_joints if j.joint_type in ("floating", "ball", "planar")
+    ]
+    names = data.draw(
+        st.lists(st.one_of(st.sampled_from(multi_dof + ["nope"]), st.text(max_size=5)), max_size=4)
+    )
+    number = st.one_of(ANY_FLOAT, EXTREME_FLOAT)
+    translations = data.draw(
+        st.lists(st.lists(number, min_size=3, max_size=3), min_size=len(names), max_size=len(names))
+    )
+    quaternions = data.draw(
+        st.lists(st.lists(number, min_size=4, max_size=4), min_size=len(names), max_size=len(names))
+    )
+    positions = kin.new_positions()
+    update = kin.apply_multi_dof(
+        positions, names, np.reshape(translations, (-1, 3)), np.reshape(quaternions, (-1, 4))
+    )
+    check_positions_sane(kin, positions)
+    assert set(update.unknown) == {name for name in names if name not in multi_dof}
+
+
+@pytest.mark.parametrize("counts", [(2, 1, 2), (2, 2, 1), (0, 1, 1), (1, 0, 0)])
+def test_apply_multi_dof_mismatched_lengths_raise(counts: tuple[int, int, int]) -> None:
+    kin = kinematics_of("all_joint_types_urdf")
+    positions = kin.new_positions()
+    before = positions.values.copy()
+    names, translations, quaternions = counts
+    with pytest.raises(ValueError, match="joint names but"):
+        kin.apply_multi_dof(
+            positions,
+            ["float_joint"] * names,
+            np.zeros((translations, 3)),
+            np.tile([0.0, 0.0, 0.0, 1.0], (quaternions, 1)),
+        )
+    np.testing.assert_array_equal(positions.values, before)
