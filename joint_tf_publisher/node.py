@@ -245,12 +245,11 @@ class JointTfPublisher(Node):
         except _Rejected as err:
             raise StartupError(str(err)) from None
         self._use_topic = bool(
-            self.get_parameter("use_robot_description_topic").value
-            or self.get_parameter("description_from_topic").value
+            self._value("use_robot_description_topic") or self._value("description_from_topic")
         )
         self._model: LoadedModel | None = None
         if not self._use_topic:
-            text = self.get_parameter("robot_description").value or ""
+            text = str(self._value("robot_description") or "")
             if not text.strip():
                 raise StartupError(
                     "parameter robot_description is empty: give the URDF or SDFormat text "
@@ -375,23 +374,25 @@ class JointTfPublisher(Node):
             ),
         )
 
-    def _read_settings(self) -> Settings:
-        def value(name: str) -> Any:
-            try:
-                return self.get_parameter(name).value
-            except ParameterUninitializedException:  # a typed parameter given no value
-                return None
+    def _value(self, name: str) -> Any:
+        """A parameter's value; None where it has none (``-p name:=`` with a blank value)."""
+        try:
+            return self.get_parameter(name).value
+        except ParameterUninitializedException:
+            return None
 
+    def _read_settings(self) -> Settings:
+        value = self._value
         return Settings(
             publish_frequency=parse_frequency(value("publish_frequency")),
             ignore_timestamp=parse_bool("ignore_timestamp", value("ignore_timestamp")),
-            frame_prefix=str(value("frame_prefix")),
+            frame_prefix=str(value("frame_prefix") or ""),
             clamp=parse_clamp(value("clamp")),
             exclude_joints=parse_joint_names(value("exclude_joints")),
             publish_default_positions=parse_bool(
                 "publish_default_positions", value("publish_default_positions")
             ),
-            model_name=str(value("model_name")),
+            model_name=str(value("model_name") or ""),
         )
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:

@@ -1076,6 +1076,7 @@ def run_node(tmp_path: Path, params: dict[str, Any]) -> subprocess.CompletedProc
     ("params", "reason"),
     [
         ({}, r"robot_description is empty"),
+        ({"robot_description": None}, r"robot_description is empty"),  # a blank value
         (
             {
                 "robot_description": "<robot name='r'><link name='a'/><joint name='j' type='fixed'>"
