@@ -1076,7 +1076,6 @@ def run_node(tmp_path: Path, params: dict[str, Any]) -> subprocess.CompletedProc
     ("params", "reason"),
     [
         ({}, r"robot_description is empty"),
-        ({"robot_description": None}, r"robot_description is empty"),  # a blank value
         (
             {
                 "robot_description": "<robot name='r'><link name='a'/><joint name='j' type='fixed'>"
@@ -1099,3 +1098,18 @@ def test_startup_errors_exit_1_with_one_line(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("joint_tf_publisher: ")
     assert re.search(reason, lines[0]), lines[0]
+
+
+def test_blank_description_on_the_command_line_is_empty() -> None:
+    """``-p robot_description:= `` leaves the parameter without a value: same one line."""
+    result = subprocess.run(
+        node_command() + ["--ros-args", "-p", "robot_description:= "],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "joint_tf_publisher: parameter robot_description is empty: give the URDF or SDFormat "
+        "text (or set use_robot_description_topic:=true)"
+    ]
