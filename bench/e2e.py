@@ -348,19 +348,16 @@ def extract_revision(revision: str, directory: Path) -> Path:
 
 
 def variant_command(variant: str, params_file: Path, import_root: Path | None) -> list[str]:
-    """The node's console script for ``node``; ``python -m`` from ``import_root`` otherwise."""
+    """The node's console script for ``node``, ``bench.floor_node`` for ``floor``, and
+    ``python -m joint_tf_publisher.node`` from ``import_root`` for a baseline."""
+    ros_args = ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
+    if variant == "floor":
+        return [sys.executable, "-m", "bench.floor_node", *ros_args]
+    if variant == "floor-tight":
+        return [sys.executable, "-m", "bench.floor_node", "--spin-tight", *ros_args]
     if import_root is None:
         return node_command(params_file)
-    return [
-        sys.executable,
-        "-m",
-        f"{PACKAGE}.node",
-        "--ros-args",
-        "--params-file",
-        str(params_file),
-        "--log-level",
-        "warn",
-    ]
+    return [sys.executable, "-m", f"{PACKAGE}.node", *ros_args]
 
 
 def start_node(
@@ -404,6 +401,8 @@ def run_e2e(
     if baseline:
         variants[f"node@{baseline}"] = extract_revision(baseline, workdir)
     variants["node"] = None
+    variants["floor"] = None
+    variants["floor-tight"] = None
     counts = spec.counts()
     table = Table(
         f"End to end over DDS: {spec.name} ({counts['independent']} joints in each "
@@ -466,7 +465,9 @@ def run_e2e(
         rclpy.try_shutdown()
     table.notes.append(
         "node = the joint_tf_publisher console script of this work tree; node@REV = the "
-        "package at git revision REV (--baseline), run with python -m"
+        "package at git revision REV (--baseline), run with python -m; floor = rclpy + "
+        "Fast DDS alone: JointState in, a pre-serialized TFMessage of as many transforms out, "
+        "no joint math (bench/floor_node.py)"
     )
     table.notes.append(
         "latency = /tf receipt (wall clock) - JointState stamp (wall clock at "
