@@ -324,15 +324,7 @@ def test_node_bad_description_on_command_line_one_line_exit_1(
     "arguments, words",
     [
         ([], ("robot_description", "empty")),
-        pytest.param(
-            ["-p", "robot_description:= "],
-            ("robot_description", "empty"),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="node.py: a blank -p value leaves the parameter uninitialised and the "
-                "user sees 'ParameterUninitializedException: ...' (reported)",
-            ),
-        ),
+        (["-p", "robot_description:= "], ("robot_description", "empty")),
         (["-p", "publish_frequency:=-5.0", "-p", "robot_description:=<robot/>"], ("frequency",)),
         (["-p", "clamp:=tight", "-p", "robot_description:=<robot/>"], ("clamp",)),
         (["-p", "robot_description"], ("ros",)),
