@@ -6,8 +6,10 @@ Arguments:
 - ``frame_prefix``: text prepended to every frame id (default "").
 - ``use_sim_time``: take time from /clock (default false).
 - ``params_file``: a ROS 2 parameters file (e.g. this package's
-  ``config/joint_tf_publisher.yaml``), applied first; the arguments above override it.
+  ``config/joint_tf_publisher.yaml``), applied first; ``model`` always sets
+  robot_description, the other arguments override the file when given.
 - ``namespace``: the node's namespace (default "": topics joint_states, robot_description).
+- ``model_name``: SDFormat only, the ``<model>`` to publish where the file has several.
 
 Example: ``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py model:=/path/arm.urdf``
 """
@@ -43,13 +45,19 @@ def node_actions(context: LaunchContext) -> list[Node]:
     model = Path(os.path.expanduser(LaunchConfiguration("model").perform(context)))
     params_file = LaunchConfiguration("params_file").perform(context)
     parameters: list[object] = [params_file] if params_file else []
-    parameters.append(
-        {
-            "robot_description": read_description(model),
-            "frame_prefix": LaunchConfiguration("frame_prefix").perform(context),
-            "use_sim_time": true_text(LaunchConfiguration("use_sim_time").perform(context)),
-        }
-    )
+    # The description always comes from `model`; the other arguments override the params
+    # file only when given (not at their defaults), so the file can set them.
+    overrides: dict[str, object] = {"robot_description": read_description(model)}
+    frame_prefix = LaunchConfiguration("frame_prefix").perform(context)
+    use_sim_time = true_text(LaunchConfiguration("use_sim_time").perform(context))
+    model_name = LaunchConfiguration("model_name").perform(context)
+    if frame_prefix or not params_file:
+        overrides["frame_prefix"] = frame_prefix
+    if use_sim_time or not params_file:
+        overrides["use_sim_time"] = use_sim_time
+    if model_name:
+        overrides["model_name"] = model_name
+    parameters.append(overrides)
     return [
         Node(
             package=PACKAGE,
@@ -82,6 +90,9 @@ def generate_launch_description() -> LaunchDescription:
                 description="parameters file applied before the arguments above",
             ),
             DeclareLaunchArgument("namespace", default_value="", description="node namespace"),
+            DeclareLaunchArgument(
+                "model_name", default_value="", description="SDFormat: the <model> to publish"
+            ),
             OpaqueFunction(function=node_actions),
         ]
     )
