@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +72,15 @@ class TfLog:
     """Every transform received on /tf: (stamp ns, child frame, translation, quaternion)."""
 
     entries: list[tuple[int, str, np.ndarray, np.ndarray]] = field(default_factory=list)
+    prefix: str = PREFIX
 
     def __call__(self, msg: TFMessage) -> None:
         for item in msg.transforms:
-            if not item.child_frame_id.startswith(PREFIX):
+            if not item.child_frame_id.startswith(self.prefix):
                 continue
             stamp = item.header.stamp.sec * 1_000_000_000 + item.header.stamp.nanosec
             self.entries.append(
-                (stamp, item.child_frame_id[len(PREFIX) :], *vectors_of(item.transform))
+                (stamp, item.child_frame_id[len(self.prefix) :], *vectors_of(item.transform))
             )
 
     def by_stamp(self, stamp_ns: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -189,18 +191,20 @@ class StormResult:
     sent: int
 
 
-def start_node(directory: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    """The node in namespace /storm with frame prefix storm/, its log captured in a file."""
-    params = directory / "params.yaml"
-    params.write_text(
-        "/**:\n  ros__parameters:\n"
-        f"    robot_description: {json.dumps(URDF_PATH.read_text())}\n"
-        f"    frame_prefix: {json.dumps(PREFIX)}\n"
-    )
+def start_node(
+    directory: Path, namespace: str = NAMESPACE, **params: object
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """The node in ``namespace`` with ``params`` (default: the storm robot, prefix storm/)."""
+    if not params:
+        params = {"robot_description": URDF_PATH.read_text(), "frame_prefix": PREFIX}
+    params_path = directory / "params.yaml"
+    lines = ["/**:", "  ros__parameters:"]
+    lines += [f"    {name}: {json.dumps(value)}" for name, value in params.items()]
+    params_path.write_text("\n".join(lines) + "\n")
     log_path = directory / "node.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_CONSOLE_OUTPUT_FORMAT=LOG_FORMAT)
-    command = node_command() + ["--ros-args", "-r", f"__ns:={NAMESPACE}"]
-    command += ["--params-file", str(params)]
+    command = node_command() + ["--ros-args", "-r", f"__ns:={namespace}"]
+    command += ["--params-file", str(params_path)]
     with log_path.open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     return process, log_path
@@ -426,3 +430,104 @@ def test_log_has_only_short_clear_node_lines(storm: StormResult) -> None:
     assert stray == [], stray[:10]
     longest = max(len(line) for line in storm.log_text.splitlines())
     assert longest < 2000, f"a log line of {longest} characters"
+
+
+# -- hostile descriptions at run time -------------------------------------------------------
+
+HOSTILE_DESCRIPTIONS = [
+    '<robot name="r"><link name="a">',
+    '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/hostname">]>'
+    '<robot name="&x;"><link name="a"/></robot>',
+    '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa">'
+    + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(8))
+    + ']><robot name="&i;"><link name="a"/></robot>',
+    '<robot name="r"><link name="a"/>' + "<x>" * 1000 + "</x>" * 1000 + "</robot>",
+    "",
+    "<html/>",
+    '<robot name="r"><link name="a"/><link name="b"/></robot>',
+    '<sdf version="9.9"><model name="m"><link name="a"/></model></sdf>',
+]
+
+
+def reached(counter: Callable[[], int], target: int) -> bool:
+    """True once ``counter()`` reaches ``target``."""
+    return counter() >= target
+
+
+def test_hostile_descriptions_at_run_time_are_rejected(
+    tmp_path: Path, ros_subprocess_env: dict[str, str]
+) -> None:
+    """In topic mode, each bad description is refused with one log line; the old model stays."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+
+    namespace, prefix = "/hostile", "hostile/"
+    kin = Robot.load(URDF_PATH).kinematics
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("hostile_probe", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    process, log_path = start_node(
+        tmp_path, namespace, use_robot_description_topic=True, frame_prefix=prefix
+    )
+    try:
+        latched = QoSProfile(
+            depth=1,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        descriptions = node.create_publisher(String, f"{namespace}/robot_description", latched)
+        joint_states = node.create_publisher(JointState, f"{namespace}/joint_states", 10)
+        tf_log = TfLog(prefix=prefix)
+        tf_qos = QoSProfile(
+            depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+        )
+        node.create_subscription(TFMessage, "/tf", tf_log, tf_qos)
+        assert spin_until(
+            executor,
+            lambda: (
+                descriptions.get_subscription_count() > 0
+                and joint_states.get_subscription_count() > 0
+            ),
+            WAIT_S,
+        ), log_path.read_text()
+        descriptions.publish(String(data=URDF_PATH.read_text()))
+        assert spin_until(
+            executor, lambda: "robot 'all_joint_types'" in log_path.read_text(), WAIT_S
+        )
+
+        def rejected_count() -> int:
+            return log_path.read_text().count("robot description from topic rejected")
+
+        for done, text in enumerate(HOSTILE_DESCRIPTIONS, start=1):
+            descriptions.publish(String(data=text))
+            assert spin_until(executor, partial(reached, rejected_count, done), WAIT_S), text[:80]
+
+        state = good_state(kin, random.Random(3))
+        stamp_ns = 4242 * 1_000_000_000
+
+        def published() -> bool:
+            msg = JointState(name=state.names, position=state.values)
+            msg.header.stamp.sec = stamp_ns // 1_000_000_000
+            joint_states.publish(msg)
+            spin_for(executor, 0.1)
+            return len(tf_log.by_stamp(stamp_ns)) == len(state.expected)
+
+        assert spin_until(executor, published, WAIT_S), log_path.read_text()[-3000:]
+        for child, transform in tf_log.by_stamp(stamp_ns).items():
+            assert_same_transform(transform, state.expected[child], child)
+        assert process.poll() is None, log_path.read_text()[-3000:]
+    finally:
+        exit_status = stop_node(process)
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    log_text = log_path.read_text()
+    assert exit_status == 0, log_text[-3000:]
+    assert "Traceback" not in log_text, log_text[-3000:]
+    rejections = [line for line in log_text.splitlines() if "rejected" in line]
+    assert len(rejections) == len(HOSTILE_DESCRIPTIONS), log_text[-3000:]
+    for line in rejections:
+        assert LOG_LINE.match(line) and "robot_description" in line, line
