@@ -66,6 +66,7 @@ class SoakReport:
     seconds: float
     rate_hz: float
     reliable: bool = False
+    unknown_names: int = 0
     messages_in: int = 0
     messages_out: int = 0
     dropped: int = 0
@@ -121,10 +122,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="make the node's joint_states subscription reliable, depth 1000 (default: its "
         "sensor-data QoS, best effort, depth 5, which drops what it cannot take)",
     )
+    parser.add_argument(
+        "--unknown-names",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N names the robot does not have, fresh in every message (default 0): "
+        "exercises the node's per-name caches and its unknown-name log",
+    )
     parser.add_argument("--monitor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.rate <= 0 or args.check_every < 1:
-        parser.error("--seconds and --rate must be positive, --check-every at least 1")
+    if args.seconds <= 0 or args.rate <= 0 or args.check_every < 1 or args.unknown_names < 0:
+        parser.error(
+            "--seconds and --rate must be positive, --check-every at least 1, "
+            "--unknown-names not negative"
+        )
     if args.warmup is None:
         args.warmup = min(10.0, max(1.0, 0.1 * args.seconds))
     return args
@@ -359,6 +371,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
         seconds=args.seconds,
         rate_hz=args.rate,
         reliable=args.reliable,
+        unknown_names=args.unknown_names,
     )
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -468,7 +481,13 @@ def _feed(
         stamp_ns = time.time_ns()
         message.header.stamp.sec = stamp_ns // 1_000_000_000
         message.header.stamp.nanosec = stamp_ns % 1_000_000_000
-        message.position = feeder.values(now - start)
+        positions = feeder.values(now - start)
+        if args.unknown_names:
+            sent = report.messages_in
+            noise = [f"noise_{sent}_{k}" for k in range(args.unknown_names)]
+            message.name = feeder.names + noise
+            positions = positions + [0.0] * args.unknown_names
+        message.position = positions
         publisher.publish(message)
         report.messages_in += 1
         next_send += period
@@ -522,7 +541,8 @@ def print_report(report: SoakReport) -> None:
     lines = [
         f"soak: {report.model} ({report.moving_joints} moving joints), "
         f"{report.seconds:g} s at {report.rate_hz:g} Hz"
-        + (", reliable joint_states" if report.reliable else ""),
+        + (", reliable joint_states" if report.reliable else "")
+        + (f", {report.unknown_names} fresh unknown names" if report.unknown_names else ""),
         f"  messages in      {report.messages_in}",
         f"  messages out     {report.messages_out} (/tf of this node)",
         f"  dropped          {report.dropped} "
