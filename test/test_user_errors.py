@@ -223,6 +223,34 @@ def test_cli_bad_description_on_stdin(tmp_path: Path) -> None:
     assert_one_clear_line(completed, where("<stdin>", bad.line), bad.words)
 
 
+def limit_address_space() -> None:
+    """In the child: at most 2 GiB of address space, so an unbounded read fails fast."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cli.load_model reads all of stdin before the size cap: MemoryError traceback "
+    "(reported)",
+)
+def test_cli_endless_stdin_one_line_exit_1(tmp_path: Path) -> None:
+    """``joint-tf-publisher check -`` fed an endless stream: refused after the size cap."""
+    with open("/dev/zero", "rb") as endless:
+        completed = subprocess.run(
+            [*CLI, "check", "-"],
+            stdin=endless,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            cwd=tmp_path,
+            env=child_env(),
+            preexec_fn=limit_address_space,
+        )
+    assert_one_clear_line(completed, "<stdin>:", ("bytes",))
+
+
 @pytest.mark.parametrize("kind", ["missing", "directory", "unreadable-suffix"])
 def test_cli_unreadable_file_one_line_exit_1(kind: str, tmp_path: Path) -> None:
     path = {
