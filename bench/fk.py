@@ -18,7 +18,7 @@ import numpy as np
 from .models import ModelSpec, all_models, pr2_like
 from .peers import BUILDERS, PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
 from .report import Table, micros, millis, ratio, verdict
-from .timing import Budget, seconds_per_call
+from .timing import Budget, seconds_per_call_interleaved
 
 #: Largest difference allowed between a peer's link poses and ours (m, or unitless rotation).
 POSE_TOLERANCE = 1e-6
@@ -127,10 +127,9 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
     for spec in ctx.specs:
         pool = _single_pool(spec, ctx.seed)
         checked = check_single(ctx, spec, pool)
-        times = {
-            name: _time(item.peer.fk_pool, ctx.budget) / len(pool) if item.peer else None
-            for name, item in checked.items()
-        }
+        ready = {name: item.peer.fk_pool for name, item in checked.items() if item.peer}
+        measured = seconds_per_call_interleaved(ready, ctx.budget)
+        times = {name: measured[name] / len(pool) if name in measured else None for name in checked}
         counts = spec.counts()
         row = [
             f"{spec.name} ({counts['joints']}/{counts['moving']}/{counts['mimic']})",
@@ -149,7 +148,8 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
     table.notes.append(
         f"every peer's link poses checked against ours first at each of the "
         f"{POOL_SIZE} configurations timed (max abs error <= {POSE_TOLERANCE:g}); "
-        "each call gets the next configuration; peer/ours > 1: ours is faster"
+        "each call gets the next configuration; libraries timed in turn, run by run; "
+        "peer/ours > 1: ours is faster"
     )
     table.notes.append(
         "pinocchio: framesForwardKinematics only (poses stay in data.oMf); "
@@ -176,10 +176,6 @@ def _fk_targets(seconds: dict[str, float | None]) -> list[str]:
     return notes
 
 
-def _time(call: Any, budget: Budget) -> float:
-    return seconds_per_call(call, budget)
-
-
 # -- section batch -----------------------------------------------------------------------------
 
 
@@ -204,19 +200,21 @@ def run_batch(ctx: Context) -> tuple[Table, dict[str, Any]]:
     rng = np.random.default_rng(ctx.seed + 1)
     for size in BATCH_SIZES:
         values = spec.full_values(spec.sample_independent(rng, size))
-        per_config: dict[str, float | None] = {}
         sampled: dict[str, int] = {}
+        ready = {}
         for name, item in checked.items():
             if item.peer is None:
-                per_config[name] = None
                 continue
             count = size if not item.peer.batch_is_loop else min(size, loop_cap)
             if name == "pinocchio":
                 count = size  # pinocchio's loop is fast enough to run whole
-            subset = {joint: column[:count] for joint, column in values.items()}
-            item.peer.set_batch(subset)
-            per_config[name] = _time(item.peer.fk_batch, ctx.budget) / count
+            item.peer.set_batch({joint: column[:count] for joint, column in values.items()})
             sampled[name] = count
+            ready[name] = item.peer.fk_batch
+        measured = seconds_per_call_interleaved(ready, ctx.budget)
+        per_config: dict[str, float | None] = {
+            name: measured[name] / sampled[name] if name in measured else None for name in checked
+        }
         row = [f"{size:,}", micros(per_config["ours"])]
         for name in PEER_NAMES:
             seconds = per_config[name]
@@ -280,16 +278,18 @@ def run_build(ctx: Context) -> tuple[Table, dict[str, Any]]:
     budget = Budget(ctx.budget.run_seconds, max(3, ctx.budget.repeats // 2))
     for spec in ctx.specs:
         path = ctx.path(spec)
-        times: dict[str, float | None] = {}
         status: dict[str, str] = {}
+        ready = {}
         for name, build in BUILDERS.items():
             try:
                 build(path)
             except Exception as exc:  # missing peer or unreadable model: report it
-                times[name], status[name] = None, f"unavailable ({type(exc).__name__})"
+                status[name] = f"unavailable ({type(exc).__name__})"
                 continue
-            times[name] = _time(functools.partial(build, path), budget)
+            ready[name] = functools.partial(build, path)
             status[name] = "ok"
+        measured = seconds_per_call_interleaved(ready, budget)
+        times: dict[str, float | None] = {name: measured.get(name) for name in BUILDERS}
         row = [f"{spec.name} ({spec.counts()['joints']})", millis(times["ours"])]
         for name in PEER_NAMES:
             row += [

@@ -35,12 +35,7 @@ def seconds_per_call(call: Callable[[], object], budget: Budget) -> float:
     The loop count is calibrated first (doubling from one call); garbage collection is off
     while a run is timed, as in ``timeit``.
     """
-    number = 1
-    while True:
-        elapsed = _loop_seconds(call, number)
-        if elapsed >= budget.run_seconds * 0.5 or number >= 1 << 24:
-            break
-        number = max(number * 2, int(number * budget.run_seconds / max(elapsed, 1e-9) * 0.6))
+    number = _calibrated_number(call, budget)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -49,3 +44,35 @@ def seconds_per_call(call: Callable[[], object], budget: Budget) -> float:
         if gc_was_enabled:
             gc.enable()
     return statistics.median(samples)
+
+
+def _calibrated_number(call: Callable[[], object], budget: Budget) -> int:
+    number = 1
+    while True:
+        elapsed = _loop_seconds(call, number)
+        if elapsed >= budget.run_seconds * 0.5 or number >= 1 << 24:
+            return number
+        number = max(number * 2, int(number * budget.run_seconds / max(elapsed, 1e-9) * 0.6))
+
+
+def seconds_per_call_interleaved(
+    calls: dict[str, Callable[[], object]], budget: Budget
+) -> dict[str, float]:
+    """Median seconds per call of each callable, their timed runs taken in turn.
+
+    Round ``r`` runs every callable's loop once before round ``r + 1`` starts, so on a shared
+    machine whose load drifts every library sees the same conditions and the ratios between
+    them stay meaningful even when absolute times move.
+    """
+    numbers = {name: _calibrated_number(call, budget) for name, call in calls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(budget.repeats):
+            for name, call in calls.items():
+                samples[name].append(_loop_seconds(call, numbers[name]) / numbers[name])
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
