@@ -355,6 +355,8 @@ def variant_command(variant: str, params_file: Path, import_root: Path | None) -
         return [sys.executable, "-m", "bench.floor_node", *ros_args]
     if variant == "floor-tight":
         return [sys.executable, "-m", "bench.floor_node", "--spin-tight", *ros_args]
+    if variant == "node-lean":
+        return [sys.executable, "-m", "bench.tight_node", *ros_args]
     if import_root is None:
         return node_command(params_file)
     return [sys.executable, "-m", f"{PACKAGE}.node", *ros_args]
@@ -401,6 +403,7 @@ def run_e2e(
     if baseline:
         variants[f"node@{baseline}"] = extract_revision(baseline, workdir)
     variants["node"] = None
+    variants["node-lean"] = None
     variants["floor"] = None
     variants["floor-tight"] = None
     counts = spec.counts()
@@ -467,7 +470,8 @@ def run_e2e(
         "node = the joint_tf_publisher console script of this work tree; node@REV = the "
         "package at git revision REV (--baseline), run with python -m; floor = rclpy + "
         "Fast DDS alone: JointState in, a pre-serialized TFMessage of as many transforms out, "
-        "no joint math (bench/floor_node.py)"
+        "no joint math (bench/floor_node.py); -tight/-lean = spun by a reused wait set on "
+        "joint_states instead of rclpy.spin (bench/floor_node.py, bench/tight_node.py)"
     )
     table.notes.append(
         "latency = /tf receipt (wall clock) - JointState stamp (wall clock at "
