@@ -39,7 +39,7 @@ from geometry_msgs.msg import TransformStamped
 from numpy.typing import NDArray
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException, ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -61,6 +61,8 @@ MAX_PUBLISH_FREQUENCY = 1000.0
 _NEVER_NS = -(2**62)
 _THROTTLE_S = 10.0
 _MAX_REMEMBERED_NAMES = 1000
+# Longest a shutdown by signal can go unnoticed by the spin loop, seconds.
+_SHUTDOWN_POLL_S = 0.25
 _NAMES_PER_LINE = 10
 
 
@@ -692,18 +694,30 @@ def main(args: list[str] | None = None) -> int:
         return _startup_failure(f"cannot initialise ROS: {first_line}")
     try:
         node = JointTfPublisher()
-    except StartupError as err:
-        return _startup_failure(str(err))
-    except (ModelError, ValueError, TypeError, ParameterException) as err:
-        return _startup_failure(f"{type(err).__name__}: {err}")
     except (KeyboardInterrupt, ExternalShutdownException):
         rclpy.try_shutdown()
         return 0
+    except Exception as err:
+        if not rclpy.ok():  # SIGINT/SIGTERM shut ROS down while the node was starting
+            rclpy.try_shutdown()
+            return 0
+        if isinstance(err, StartupError):
+            return _startup_failure(str(err))
+        if isinstance(err, (ModelError, ValueError, TypeError, ParameterException)):
+            return _startup_failure(f"{type(err).__name__}: {err}")
+        raise  # a bug: keep its traceback
+    executor = SingleThreadedExecutor()
     try:
-        rclpy.spin(node)
+        executor.add_node(node)
+        # Not rclpy.spin(): it waits without a timeout, and a SIGINT/SIGTERM that lands while
+        # the executor is not waiting yet can leave it blocked after the context was shut
+        # down (seen about once in 25 starts). A bounded wait notices the shutdown.
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=_SHUTDOWN_POLL_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
