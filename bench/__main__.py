@@ -31,6 +31,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
+import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -165,7 +166,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:
         started = time.perf_counter()
-        table, record = runners[section]()
+        try:
+            table, record = runners[section]()
+        except Exception as exc:  # one broken section must not lose the others' numbers
+            traceback.print_exc()
+            print(f"### section {section} FAILED: {type(exc).__name__}: {exc}\n", flush=True)
+            results["sections"][section] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
         print(table.render(), flush=True)
         results["sections"][section] = {
             "table": table.as_json(),
@@ -176,7 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run, print, write JSON. Exit status 0 when every section ran."""
+    """Entry point: run, print, write JSON. Exit status 1 when a section failed."""
     args = parse_args(argv)
     if args.profile:
         from .profile import profile_callback
@@ -186,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=1, default=float) + "\n")
     print(f"results written to {args.json}")
-    return 0
+    failed = [name for name, section in results["sections"].items() if "error" in section]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

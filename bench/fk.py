@@ -119,7 +119,7 @@ def check_single(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) ->
 
 def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
     """FK of one configuration, all link poses, per model and library."""
-    columns = ["model (joints/moving/mimic)", "ours us"]
+    columns = ["model (joints/moving/mimic)", "ours us", "ours tf path us"]
     for name in PEER_NAMES:
         columns += [f"{name} us", f"{name}/ours"]
     table = Table("FK, single configuration, all link poses (median per call)", columns)
@@ -128,12 +128,17 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         pool = _single_pool(spec, ctx.seed)
         checked = check_single(ctx, spec, pool)
         ready = {name: item.peer.fk_pool for name, item in checked.items() if item.peer}
+        tf_path = _tf_path_pool(ctx, spec, pool)
+        if tf_path is not None:
+            ready["ours tf path"] = tf_path
         measured = seconds_per_call_interleaved(ready, ctx.budget)
+        tf_path_seconds = measured["ours tf path"] / len(pool) if tf_path is not None else None
         times = {name: measured[name] / len(pool) if name in measured else None for name in checked}
         counts = spec.counts()
         row = [
             f"{spec.name} ({counts['joints']}/{counts['moving']}/{counts['mimic']})",
             micros(times["ours"]),
+            micros(tf_path_seconds),
         ]
         for name in PEER_NAMES:
             cell = micros(times[name]) if times[name] else checked[name].status
@@ -142,6 +147,7 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         record[spec.name] = {
             "counts": counts,
             "seconds": times,
+            "ours_tf_path_seconds": tf_path_seconds,
             "pose_error": {n: c.error for n, c in checked.items()},
             "status": {n: c.status for n, c in checked.items()},
         }
@@ -155,9 +161,39 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         "pinocchio: framesForwardKinematics only (poses stay in data.oMf); "
         "yourdfpy: update_cfg + get_transform per link; urchin/ours: link_fk"
     )
+    table.notes.append(
+        "ours tf path: what the node does per JointState, kinematics.apply (names and values "
+        "of every independent joint, hard clamp) + joint_transforms (parent->child translation "
+        "and quaternion of every moving joint); not in the ratios"
+    )
     target = record.get(TARGET_MODEL, {}).get("seconds", {})
     table.notes.extend(_fk_targets(target))
     return table, record
+
+
+def _tf_path_pool(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) -> Any | None:
+    """A callable running the node's per-message kinematics over ``pool``, or None if the
+    kinematics API it uses is not there."""
+    ours = ctx.peer(spec, "ours")
+    if isinstance(ours, str):
+        return None
+    from joint_tf_publisher import Robot
+
+    kin = Robot.load(ctx.path(spec)).kinematics
+    apply = getattr(kin, "apply", None)
+    joint_transforms = getattr(kin, "joint_transforms", None)
+    if apply is None or joint_transforms is None or not hasattr(kin, "new_positions"):
+        return None
+    positions = kin.new_positions()
+    names = [joint.name for joint in spec.independent_joints]
+    messages = [(names, [values[name] for name in names]) for values in pool]
+
+    def run() -> None:
+        for message_names, message_values in messages:
+            update = apply(positions, message_names, message_values, clamp="hard")
+            joint_transforms(positions, update.moved)
+
+    return run
 
 
 def _fk_targets(seconds: dict[str, float | None]) -> list[str]:
