@@ -11,15 +11,16 @@ into a constant pose, and lays out one variable vector for all moving joints:
 
 Every 1-DOF motion is a rotation by ``k_rot * q`` about the unit axis ``a`` and a translation
 ``k_trans * q`` along it (revolute: 1, 0; prismatic: 0, 1; screw: 1, pitch), so with
-``c = cos(theta)``, ``s = sin(theta)`` and ``d`` the travel
+``c = cos(q)``, ``s = sin(q)``
 
-    motion(q) = E_1 + c * E_c + s * E_s + d * E_d
+    motion(q) = E_1 + c * E_c + s * E_s + q * E_q
 
-with constant (4, 4) matrices (Rodrigues' formula). ``T_parent_child = origin @ motion(q) @
-child_offset`` is then linear in (1, c, s, d), and the per-joint matrices are precomputed with
+with constant (4, 4) matrices (Rodrigues' formula; a prismatic joint has E_c = E_s = 0 and
+E_1 = identity, a revolute joint E_q = 0). ``T_parent_child = origin @ motion(q) @
+child_offset`` is then linear in (1, c, s, q), and the per-joint matrices are precomputed with
 the constant fixed-joint chain in front. FK of one (or a few) configurations evaluates every
-link's pose in its parent row at once (fixed links are constants) and composes them by pointer
-jumping: ceil(log2(depth)) batched products, whatever the number of fixed joints. Many
+moving joint's child pose in its parent frame at once and composes them by pruned pointer
+jumping: ceil(log2(depth)) batched products, then one product for all fixed links. Many
 configurations go joint by joint on (N, 4, 4) stacks written straight into the output.
 
 Frames: every pose is ``T_a_b`` (frame b in frame a); FK poses are in the root link frame.
@@ -63,6 +64,9 @@ _QUATERNION_START = {"floating": 3, "ball": 0}
 _IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
 _PLAN_CACHE_SIZE = 64
 _HALF_ONE = np.array([0.5, 1.0])
+_IDENTITY = np.eye(4)
+#: Marks a cfg key tuple not yet in the cache (None is a cached answer).
+_NOT_CACHED: Any = object()
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping;
 #: beyond, joint by joint on (N, 4, 4) stacks (less memory traffic).
 _FEW_CONFIGURATIONS = 16
@@ -208,6 +212,7 @@ class Kinematics:
         self._zero_values = self._initial_values()
         self._zero_list: list[float] = self._zero_values.tolist()
         self._plans: dict[tuple[str, ...], _NamePlan] = {}
+        self._cfg_matrices: dict[tuple[Any, ...], Array | None] = {}
 
     # -- compilation -----------------------------------------------------------------------
 
@@ -263,18 +268,6 @@ class Kinematics:
         )
         frame_links = set(self._frame_link.tolist())
         self._fixed_links = [k for k in range(len(self.link_names)) if k not in frame_links]
-        # FK of few configurations works on one row per link (file order): each row's pose
-        # in its parent row (the link of its anchor frame; the root's parent is itself).
-        # Pointer jumping: after step k a row holds its pose in its 2**(k+1)-th ancestor row,
-        # so ceil(log2(depth)) batched products reach the root.
-        self._moving_rows = self._frame_link[1:].copy()
-        parent_row = self._frame_link[self._link_frame].copy()
-        parent_row[self._moving_rows] = self._frame_link[self._parent_frame]
-        root_row = int(self._frame_link[0])
-        self._jump_ancestors: list[IndexArray] = []
-        while np.any(parent_row != root_row):
-            self._jump_ancestors.append(parent_row)
-            parent_row = parent_row[parent_row]
 
     def _compile_variables(self) -> None:
         """Lay out the variable vector; map every variable name to (moving joint, slot)."""
@@ -474,20 +467,78 @@ class Kinematics:
             self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
 
     def _compile_single_fk(self) -> None:
-        """(M, 4, 16): T_frame_child = [1, c, s, d] @ this, per 1-DOF joint (frame = anchor)."""
+        """Constants of FK: per-joint bases and the work-row layout of single FK.
+
+        ``_fk_basis`` (M, 4, 16): T_frame_child = [1, cos(q), sin(q), q] @ this, per 1-DOF
+        joint (frame = the joint's anchor frame; q its value in rad or m). The joint type's
+        k_rot and k_trans are folded in: a prismatic joint's basis ignores cos and sin, a
+        revolute joint's ignores q, a screw joint's q row is scaled by its pitch.
+
+        Single FK works on ``1 + M + F`` rows of (4, 4): row 0 the root (identity), rows
+        1..M the frames (child links of ``moving_joints``, sorted by depth), then the F links
+        that hang from a frame through fixed joints only. See ``_link_poses``.
+        """
         count = len(self.moving_joints)
         self._fk_basis = np.zeros((count, 4, 16))
         for i, joint in enumerate(self.moving_joints):
             if self._is_scalar[i]:
+                motion = _motion_basis(joint.axis)
+                if self._k_rot[i] == 0.0:  # no rotation: motion = identity + d E_d
+                    motion[0] += motion[1]
+                    motion[1:3] = 0.0
+                motion[3] *= self._k_trans[i]
                 front = self._T_frame_parent[i] @ joint.origin
-                basis = front @ _motion_basis(joint.axis) @ joint.child_offset
+                basis = front @ motion @ joint.child_offset
                 self._fk_basis[i] = basis.reshape(4, 16)
-        # Factor rows [1, cos(theta), sin(theta), d] for single FK; d stays 0 without travel.
-        self._factor_template = np.zeros((count, 1, 4))
-        self._factor_template[:, 0, 0] = 1.0
+        # Factor rows [1, cos(q), sin(q), q]; q stays 0 when no joint translates.
+        self._factor_template = np.zeros((count, 4))
+        self._factor_template[:, 0] = 1.0
         self._has_travel = bool(np.any(self._k_trans != 0.0))
         self._scales_angle = bool(np.any((self._k_rot != 1.0) & self._is_scalar))
         self._values_are_q = self._all_scalar and self._num_values == count
+        # Pruned pointer jumping on the frame rows (sorted by depth, the number of moving
+        # joints from the root): while step k runs, every frame row holds its pose in its
+        # 2**k-th ancestor (the root if nearer), so rows of depth <= 2**k are final and only
+        # the suffix of deeper rows is multiplied by its ancestor's pose. Each step writes its
+        # products into the other of two copies of the frame rows (ping-pong), so numpy never
+        # copies an operand that overlaps the output; ``location`` tracks where each frame's
+        # latest pose is.
+        rows = count + 1
+        depth = np.zeros(rows, dtype=np.intp)
+        for i in range(count):
+            depth[i + 1] = depth[self._parent_frame[i]] + 1
+        ancestor = np.concatenate([[0], self._parent_frame]).astype(np.intp)
+        location = np.arange(rows, dtype=np.intp)
+        #: Per step: work rows of the ancestors to gather, rows read, rows written.
+        self._frame_jumps: list[tuple[IndexArray, slice, slice]] = []
+        span = 1
+        while True:
+            start = int(np.searchsorted(depth, span, side="right"))  # first row deeper than span
+            if start >= rows:
+                break
+            # Every row of the suffix was updated at each earlier step: all in one copy.
+            source = int(location[start]) - start
+            target = rows - source
+            self._frame_jumps.append(
+                (
+                    location[ancestor[start:]].copy(),
+                    slice(source + start, source + rows),
+                    slice(target + start, target + rows),
+                )
+            )
+            location[start:] += target - source
+            ancestor = ancestor[ancestor]
+            span *= 2
+        # Fixed links: work row 2 * (M + 1) + k is fixed link k, its anchor's pose @ a constant.
+        self._fixed_anchor_rows = location[self._link_frame[self._fixed_links]].astype(np.intp)
+        self._T_anchor_fixed = self._T_frame_link[self._fixed_links].reshape(-1, 4, 4)
+        # Work row of each link in file order (for one take() into the result).
+        row_of_link = np.empty(len(self.link_names), dtype=np.intp)
+        row_of_link[self._frame_link] = location
+        row_of_link[self._fixed_links] = np.arange(len(self._fixed_links)) + 2 * rows
+        self._row_of_link = row_of_link
+        self._work_rows = 2 * rows + len(self._fixed_links)
+        self._non_scalar = [int(i) for i in np.flatnonzero(~self._is_scalar)]
 
     def _initial_values(self) -> Array:
         """The variable vector at zero: zeros, identity quaternions, mimic followers resolved."""
@@ -808,8 +859,54 @@ class Kinematics:
     def _single_values(self, cfg: Mapping[Any, Any]) -> Array:
         """(V,) variable vector of one cfg mapping, mimic followers resolved (not clamped).
 
-        Floats for 1-DOF joints and MoveIt variable names take a fast path on a Python list.
+        A cfg of floats keyed by 1-DOF joint or MoveIt variable names takes a fast path: one
+        matrix product with a matrix cached per key tuple (``_cfg_matrix``). Anything else,
+        and any non-finite result, goes the general way (which also raises the errors).
         """
+        keys = tuple(cfg)
+        matrix = self._cfg_matrices.get(keys, _NOT_CACHED)
+        if matrix is _NOT_CACHED:
+            matrix = self._cfg_matrix(keys)
+        if matrix is not None:
+            try:
+                given = np.fromiter(cfg.values(), np.float64, len(keys))
+            except (TypeError, ValueError):  # a value that is not one number
+                pass
+            else:
+                fast: Array = matrix @ given
+                fast += self._zero_values
+                if math.isfinite(fast.sum()):
+                    return fast
+        return self._single_values_general(cfg)
+
+    def _cfg_matrix(self, keys: tuple[Any, ...]) -> Array | None:
+        """(V, K) matrix S with values = zero_values + S @ given for a cfg with these keys.
+
+        Column k writes given value k into its variable slot and, scaled by the multiplier
+        (products of them along a mimic chain), into every mimic follower's slot; the zero
+        vector already holds the followers' offsets. Columns of mimic and fixed joints are
+        zero (their value is ignored). None (the general path) for names that are not one
+        float variable, a slot given twice, and robots with quaternion variables (which need
+        normalising). Cached, at most ``_PLAN_CACHE_SIZE`` key tuples.
+        """
+        matrix = np.zeros((self._num_values, len(keys)))
+        usable = not self._quaternion_joint_indices
+        for column, key in enumerate(keys):
+            slot = self._float_slots.get(key) if isinstance(key, str) and usable else None
+            if slot is None or (slot >= 0 and matrix[slot].any()):
+                usable = False
+                break
+            if slot >= 0:
+                matrix[slot, column] = 1.0
+        for f_slot, l_slot, multiplier, *_ in self._follower_specs[None]:
+            matrix[f_slot] = multiplier * matrix[l_slot]
+        if len(self._cfg_matrices) >= _PLAN_CACHE_SIZE:
+            self._cfg_matrices.clear()
+        self._cfg_matrices[keys] = matrix if usable else None
+        return self._cfg_matrices[keys]
+
+    def _single_values_general(self, cfg: Mapping[Any, Any]) -> Array:
+        """``_single_values`` for any cfg: floats on a Python list, other values in numpy."""
         values = list(self._zero_list)
         slot_of = self._float_slots
         deferred: list[tuple[Any, Any]] = []
@@ -941,52 +1038,69 @@ class Kinematics:
         return dict(zip(self.link_names, poses, strict=True))
 
     def _link_poses(self, values: Array) -> Array:
-        """(L, 4, 4) link poses in the root frame for one variable vector (V,)."""
-        poses = self._T_frame_link.copy()
+        """(L, 4, 4) link poses in the root frame for one variable vector (V,), file order.
+
+        About 15 numpy calls whatever the model size: one product gives every frame's pose in
+        its parent frame, ceil(log2(depth)) pruned pointer-jumping products compose them, one
+        product places the fixed links, one take() orders the rows into a fresh result.
+        """
         count = len(self.moving_joints)
         q = values if self._values_are_q else values[self._slot]
-        theta = self._k_rot * q if self._scales_angle else q
         factors = self._factor_template.copy()
-        np.cos(theta, out=factors[:, 0, 1])
-        np.sin(theta, out=factors[:, 0, 2])
+        np.cos(q, out=factors[:, 1])
+        np.sin(q, out=factors[:, 2])
         if self._has_travel:
-            np.multiply(self._k_trans, q, out=factors[:, 0, 3])
-        poses[self._moving_rows] = np.matmul(factors, self._fk_basis).reshape(count, 4, 4)
-        if not self._all_scalar:
-            for i in np.flatnonzero(~self._is_scalar):
-                start = int(self._slot[i])
-                joint = self.moving_joints[i]
-                poses[self._moving_rows[i]] = self._T_frame_parent[i] @ joint.child_pose(
-                    values[start : start + self._size[i]]
-                )
-        for ancestor in self._jump_ancestors:
-            poses = np.matmul(poses.take(ancestor, axis=0), poses)
+            factors[:, 3] = q
+        work = np.empty((self._work_rows, 4, 4))
+        work[0] = _IDENTITY
+        local = work[1 : count + 1]  # frame poses in their parent frame
+        np.matmul(factors[:, None, :], self._fk_basis, out=local.reshape(count, 1, 16))
+        for i in self._non_scalar:
+            start = int(self._slot[i])
+            joint = self.moving_joints[i]
+            local[i] = self._T_frame_parent[i] @ joint.child_pose(
+                values[start : start + self._size[i]]
+            )
+        self._compose(work)
+        poses: Array = work.take(self._row_of_link, axis=0)
         return poses
 
+    def _compose(self, work: Array) -> None:
+        """Pointer jumping and fixed links on work rows (R, ..., 4, 4), see _compile_single_fk.
+
+        Rows 1..M hold every frame's pose in its parent frame, row 0 the identity.
+        """
+        for ancestors, source, target in self._frame_jumps:
+            np.matmul(work.take(ancestors, axis=0), work[source], out=work[target])
+        if self._fixed_links:
+            np.matmul(
+                work.take(self._fixed_anchor_rows, axis=0),
+                self._T_anchor_fixed.reshape((-1,) + (1,) * (work.ndim - 3) + (4, 4)),
+                out=work[2 * len(self.moving_joints) + 2 :],
+            )
+
     def _link_poses_few(self, values: Array) -> Array:
-        """(L, N, 4, 4) link poses for a few variable rows (N, V), by pointer jumping."""
+        """(L, N, 4, 4) link poses for a few variable rows (N, V), as ``_link_poses``."""
         rows = values.shape[0]
         count = len(self.moving_joints)
-        links = len(self.link_names)
-        poses = np.empty((links, rows, 4, 4))
-        poses[:] = self._T_frame_link[:, None]
         q = values[:, self._slot].T  # (M, N)
-        theta = self._k_rot[:, None] * q
-        factors = np.empty((count, rows, 4))
-        factors[:, :, 0] = 1.0
-        factors[:, :, 1] = np.cos(theta)
-        factors[:, :, 2] = np.sin(theta)
-        factors[:, :, 3] = self._k_trans[:, None] * q
-        local = np.matmul(factors, self._fk_basis).reshape(count, rows, 4, 4)
-        poses[self._moving_rows] = local
-        for i in np.flatnonzero(~self._is_scalar):
+        factors = np.empty((count, rows, 1, 4))
+        factors[:, :, 0, 0] = 1.0
+        factors[:, :, 0, 1] = np.cos(q)
+        factors[:, :, 0, 2] = np.sin(q)
+        factors[:, :, 0, 3] = q
+        work = np.empty((self._work_rows, rows, 4, 4))
+        work[0] = _IDENTITY
+        local = work[1 : count + 1]
+        np.matmul(factors, self._fk_basis[:, None], out=local.reshape(count, rows, 1, 16))
+        for i in self._non_scalar:
             start = int(self._slot[i])
             joint = self.moving_joints[i]
             motion = _motion_batch(joint, values[:, start : start + self._size[i]])
             front = self._T_frame_parent[i] @ joint.origin
-            poses[self._moving_rows[i]] = front @ motion @ joint.child_offset
-        for ancestor in self._jump_ancestors:
-            poses = np.matmul(poses.take(ancestor, axis=0), poses)
+            local[i] = front @ motion @ joint.child_offset
+        self._compose(work)
+        poses: Array = work.take(self._row_of_link, axis=0)
         return poses
 
     def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
@@ -1018,10 +1132,9 @@ class Kinematics:
             target = flat[child] if parent == 0 else local
             if self._is_scalar[i]:
                 q = values[:, start]
-                theta = q if self._k_rot[i] == 1.0 else self._k_rot[i] * q
-                np.cos(theta, out=factors[:, 1])
-                np.sin(theta, out=factors[:, 2])
-                np.multiply(q, self._k_trans[i], out=factors[:, 3])
+                np.cos(q, out=factors[:, 1])
+                np.sin(q, out=factors[:, 2])
+                factors[:, 3] = q
                 np.matmul(factors, self._fk_basis[i], out=target)
             else:
                 motion = _motion_batch(joint, values[:, start : start + self._size[i]])
