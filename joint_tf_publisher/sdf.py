@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from .errors import Diagnostics, ModelError
 from .model import Dynamics, Joint, Limit, Link, Mimic, Robot
-from .transforms import quaternion_to_matrix, xyz_rpy_to_matrix
+from .transforms import inverse_pose, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
 from .tree import spanning_tree
 from .validate import check_joint_links, check_mimics, check_unique_names
 from .xmlio import line_of
@@ -275,15 +275,6 @@ class _Parser:
                 name = frame.element.get("attached_to", "").strip() or MODEL_FRAME
 
 
-def _inverse_pose(T_a_b: Array) -> Array:
-    """T_b_a of a rigid pose T_a_b (4, 4): rotation transposed, translation -R^T t."""
-    inverse = np.eye(4)
-    rotation_t = T_a_b[:3, :3].T
-    inverse[:3, :3] = rotation_t
-    inverse[:3, 3] = -rotation_t @ T_a_b[:3, 3]
-    return inverse
-
-
 def _line(element: etree._Element | None) -> int | None:
     """The source line of ``element``, if known."""
     return line_of(element) if element is not None else None
@@ -469,7 +460,7 @@ def _add_world_link(parser: _Parser, joint_elements: list[etree._Element]) -> Li
         parent = element.find("parent")
         if parent is not None and (parent.text or "").strip() == WORLD:
             model_pose, _ = parser.pose(parser.model, f"model {parser.model.get('name')!r}")
-            parser._resolved[WORLD] = _inverse_pose(model_pose)
+            parser._resolved[WORLD] = inverse_pose(model_pose)
             return Link(name=WORLD, line=_line(parent))
     return None
 
@@ -508,13 +499,19 @@ def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array
     child = parser.attached_link(child, element.find("child"), what)
     X_M_parent = parser.in_model(parent, element.find("parent"), what)
     X_M_child = parser.in_model(child, element.find("child"), what)
+    origin = inverse_pose(X_M_parent) @ X_M_J
+    child_offset = inverse_pose(X_M_J) @ X_M_child
+    if not (np.all(np.isfinite(origin)) and np.all(np.isfinite(child_offset))):
+        raise parser.error(
+            "the joint frame relative to its links is not finite (poses too large)", element, what
+        )
     joint = Joint(
         name=name,
         joint_type=joint_type,
         parent=parent,
         child=child,
-        origin=_inverse_pose(X_M_parent) @ X_M_J,
-        child_offset=_inverse_pose(X_M_J) @ X_M_child,
+        origin=origin,
+        child_offset=child_offset,
         line=_line(element),
     )
     if joint_type in _AXIS_TYPES:
@@ -559,13 +556,15 @@ def _read_axis(
         return axis, limit, None
     xyz = element.find("xyz")
     if xyz is not None:
-        axis = np.array(parser.numbers(xyz, 3, what), dtype=np.float64)
-        norm = float(np.linalg.norm(axis))
-        if norm < 1e-12:
+        written = np.array(parser.numbers(xyz, 3, what), dtype=np.float64)
+        unit, norm = unit_and_norm(written)
+        if unit is None or norm < 1e-12:
             raise parser.error(f"<{tag}><xyz> is zero", xyz, what)
         if abs(norm - 1.0) > 1e-6:
-            parser.warn(f"<{tag}><xyz> {axis.tolist()} is not a unit vector; normalised", xyz, what)
-        axis = axis / norm
+            parser.warn(
+                f"<{tag}><xyz> {written.tolist()} is not a unit vector; normalised", xyz, what
+            )
+        axis = unit
         R_M_J = X_M_J[:3, :3]
         if parser.version < (1, 5):
             axis = R_M_J.T @ axis  # SDFormat 1.4: axes are in the model frame
@@ -688,9 +687,11 @@ def _screw_pitch(parser: _Parser, element: etree._Element, what: str) -> float:
     old = element.find("thread_pitch")
     if old is not None:
         thread_pitch = parser.numbers(old, 1, what)[0]
-        if thread_pitch == 0.0:
+        if thread_pitch == 0.0 or not math.isfinite(1.0 / thread_pitch):
             raise parser.error(
-                "<thread_pitch> is 0 (radians per metre): no finite pitch", old, what
+                f"<thread_pitch> {thread_pitch!r} (radians per metre) gives no finite pitch",
+                old,
+                what,
             )
         return -1.0 / thread_pitch
     return 1.0 / (2.0 * math.pi)
@@ -765,7 +766,7 @@ def _resolve_gearboxes(
             continue
         X_M_R = parser.in_model(reference, ref_element, what)
         gearbox.parent = reference
-        gearbox.origin = _inverse_pose(X_M_R) @ X_M_G
+        gearbox.origin = inverse_pose(X_M_R) @ X_M_G
         gearbox.axis = gearbox.axis2
         gearbox.limit = gearbox.limit2
         gearbox.mimic = Mimic(joint=leader.name, multiplier=-ratio * sign1, line=_line(element))

@@ -274,3 +274,13 @@ def unit_and_norm(vector: ArrayLike) -> tuple[Array | None, float]:
     scaled = v / scale
     length = float(np.sqrt(scaled @ scaled))
     return scaled / length, length * scale
+
+
+def inverse_pose(T_a_b: ArrayLike) -> Array:
+    """T_b_a (4, 4) of a rigid pose T_a_b: rotation transposed, translation -R^T t."""
+    pose = np.asarray(T_a_b, dtype=np.float64)
+    inverse = np.eye(4)
+    rotation_t = pose[:3, :3].T
+    inverse[:3, :3] = rotation_t
+    inverse[:3, 3] = -rotation_t @ pose[:3, 3]
+    return inverse

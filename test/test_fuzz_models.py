@@ -414,11 +414,6 @@ URDF_REVOLUTE = (
 SDF_JOINT = '<joint name="j" type="{kind}"><parent>a</parent><child>b</child>{body}</joint>'
 
 
-def xfail(reason: str) -> pytest.MarkDecorator:
-    """A defect found by these tests and reported; the mark goes when the fix lands."""
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 EDGE_CASES = [
     pytest.param(
         '<robot name="r"><link name="a"/><link name="b"/><link name="c"/>'
@@ -449,7 +444,6 @@ EDGE_CASES = [
             joints=SDF_JOINT.format(kind="revolute", body="<axis><xyz>1e300 1e300 0</xyz></axis>"),
         ),
         id="sdf-huge-axis",
-        marks=xfail("sdf.py: an axis whose norm overflows is normalised to (0, 0, 0)"),
     ),
     pytest.param(
         SDF_TWO_LINKS.format(
@@ -479,7 +473,6 @@ EDGE_CASES = [
             ),
         ),
         id="sdf-denormal-thread-pitch",
-        marks=xfail("sdf.py: a denormal thread_pitch gives an infinite screw pitch"),
     ),
     pytest.param(
         '<sdf version="1.9"><model name="m"><link name="a"/><link name="b">'
@@ -487,7 +480,6 @@ EDGE_CASES = [
         '</link><joint name="j" type="fixed"><parent>a</parent><child>b</child></joint>'
         '<joint name="k" type="fixed"><parent>b</parent><child>c</child></joint></model></sdf>',
         id="sdf-pose-difference-overflows",
-        marks=xfail("sdf.py: finite link poses can give a non-finite joint origin"),
     ),
 ]
 

@@ -787,7 +787,7 @@ ERROR_CASES = [
     (
         two_links("<axis><xyz>0 0 1</xyz></axis>\n<thread_pitch>0</thread_pitch>", "screw"),
         "<thread_pitch>",
-        r"joint 'j': <thread_pitch> is 0",
+        r"joint 'j': <thread_pitch> 0.0 \(radians per metre\) gives no finite pitch",
     ),
     (
         sdf('<link name="a"/>\n<link name="a"></link>'),
