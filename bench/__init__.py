@@ -1,0 +1,1 @@
+"""Benchmarks of joint_tf_publisher against its peers: ``python -m bench`` (``make bench``)."""
