@@ -214,7 +214,7 @@ class Kinematics:
         self._zero_values = self._initial_values()
         self._zero_list: list[float] = self._zero_values.tolist()
         self._plans: dict[tuple[str, ...], _NamePlan] = {}
-        self._cfg_matrices: dict[tuple[Any, ...], Array | None] = {}
+        self._cfg_matrices: dict[tuple[Any, ...], tuple[Array, float] | None] = {}
 
     # -- compilation -----------------------------------------------------------------------
 
@@ -861,28 +861,32 @@ class Kinematics:
     def _single_values(self, cfg: Mapping[Any, Any]) -> Array:
         """(V,) variable vector of one cfg mapping, mimic followers resolved (not clamped).
 
-        A cfg of floats keyed by 1-DOF joint or MoveIt variable names takes a fast path: one
-        matrix product with a matrix cached per key tuple (``_cfg_matrix``). Anything else,
-        and any non-finite result, goes the general way (which also raises the errors).
+        A cfg of numbers keyed by 1-DOF joint or MoveIt variable names takes a fast path: one
+        matrix product with a matrix cached per key tuple (``_cfg_matrix``). Anything else goes
+        the general way, which also raises the errors: values that are not one number, and
+        non-finite values or values so large that a mimic follower could overflow (both fail
+        the bound check before the product, so numpy never warns about them).
         """
         keys = tuple(cfg)
-        matrix = self._cfg_matrices.get(keys, _NOT_CACHED)
-        if matrix is _NOT_CACHED:
-            matrix = self._cfg_matrix(keys)
-        if matrix is not None:
+        plan = self._cfg_matrices.get(keys, _NOT_CACHED)
+        if plan is _NOT_CACHED:
+            plan = self._cfg_matrix(keys)
+        if plan is not None:
+            matrix, bound = plan
             try:
                 given = np.fromiter(cfg.values(), np.float64, len(keys))
-            except (TypeError, ValueError):  # a value that is not one number
+            except (TypeError, ValueError, OverflowError):  # a value that is not one number
                 pass
             else:
-                fast: Array = matrix @ given
-                fast += self._zero_values
-                if math.isfinite(np.add.reduce(fast)):
+                if np.maximum.reduce(np.abs(given)) < bound:  # False for nan and inf
+                    fast: Array = matrix @ given
+                    fast += self._zero_values
                     return fast
         return self._single_values_general(cfg)
 
-    def _cfg_matrix(self, keys: tuple[Any, ...]) -> Array | None:
-        """(V, K) matrix S with values = zero_values + S @ given for a cfg with these keys.
+    def _cfg_matrix(self, keys: tuple[Any, ...]) -> tuple[Array, float] | None:
+        """(V, K) matrix S with values = zero_values + S @ given for a cfg with these keys,
+        and the bound on given values below which no product overflows.
 
         Column k writes given value k into its variable slot and, scaled by the multiplier
         (products of them along a mimic chain), into every mimic follower's slot; the zero
@@ -902,10 +906,12 @@ class Kinematics:
                 matrix[slot, column] = 1.0
         for f_slot, l_slot, multiplier, *_ in self._follower_specs[None]:
             matrix[f_slot] = multiplier * matrix[l_slot]
+        largest = float(np.max(np.abs(matrix), initial=1.0))
         if len(self._cfg_matrices) >= _PLAN_CACHE_SIZE:
             self._cfg_matrices.clear()
-        self._cfg_matrices[keys] = matrix if usable else None
-        return self._cfg_matrices[keys]
+        plan = (matrix, 1e300 / largest) if usable and math.isfinite(largest) else None
+        self._cfg_matrices[keys] = plan
+        return plan
 
     def _single_values_general(self, cfg: Mapping[Any, Any]) -> Array:
         """``_single_values`` for any cfg: floats on a Python list, other values in numpy."""

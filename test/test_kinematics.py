@@ -455,6 +455,75 @@ def test_link_fk_rejects_bad_cfg_by_message() -> None:
         robot.link_fk({"joint_0": 1.0}, clamp="firm")
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_float_cfg_fast_path_equals_reference_for_any_value_form(seed: int) -> None:
+    """1-DOF robots with fixed joints and mimic chains: a cfg of numbers takes the cached
+    matrix path; ints, numpy scalars, 0-d arrays, number strings, subsets of the joints, any
+    key order and ignored mimic/fixed values give the reference poses."""
+    robot = random_robot(seed, count=40, types=(*SCALAR, "fixed"), mimic_share=0.4)
+    kin = robot.kinematics
+    rng = np.random.default_rng(200 + seed)
+    free = [j.name for j in robot.joints.values() if j.joint_type != "fixed" and j.mimic is None]
+    ignored = [j.name for j in robot.joints.values() if j.joint_type == "fixed" or j.mimic]
+    for trial in range(6):
+        values = {name: float(rng.uniform(-2.5, 2.5)) for name in free}
+        if trial == 1:
+            values = {name: round(value) for name, value in values.items()}  # ints
+        expected = reference_fk(robot, reference_values(robot, values))
+        names = list(rng.permutation(free))
+        forms: list[dict[str, Any]] = [
+            {name: values[name] for name in names},
+            {name: np.float64(values[name]) for name in free},
+            {name: np.float32(values[name]) for name in free},
+            {name: np.array(values[name]) for name in free},
+            {**values, **{name: float("nan") for name in ignored}},
+        ]
+        for cfg in forms:
+            atol = 1e-6 if isinstance(next(iter(cfg.values())), np.float32) else TOLERANCE
+            for name, pose in robot.link_fk(cfg).items():
+                np.testing.assert_allclose(pose, expected[name], atol=atol, rtol=0)
+    subset = {name: 0.3 for name in free[::3]}
+    assert_poses_close(robot.link_fk(subset), reference_fk(robot, reference_values(robot, subset)))
+    as_text = {name: "0.3" for name in subset}
+    assert_poses_close(robot.link_fk(as_text), robot.link_fk(subset))
+    assert kin._cfg_matrices  # the fast path was taken (and cached)
+
+
+@pytest.mark.filterwarnings("error")
+def test_float_cfg_fast_path_falls_back_for_errors_and_odd_values() -> None:
+    """Non-finite leaders, overflowing mimic followers, a one-element list and a Joint key
+    go the general path: same errors, same poses; more key tuples than the cache holds."""
+    robot = chain_robot()
+    reference = robot.link_fk({"j1": 0.4, "j2": 0.1})
+    assert_poses_close(robot.link_fk({"j1": [0.4], "j2": 0.1}), reference)
+    joint_keys: dict[Any, float] = {robot.joints["j1"]: 0.4, "j2": 0.1}
+    assert_poses_close(robot.link_fk(joint_keys), reference)
+    with pytest.raises(ValueError, match="joint 'j1': non-finite value"):
+        robot.link_fk({"j1": float("inf"), "j2": 0.1})
+    with pytest.raises(ValueError, match="joint 'm1': non-finite value"):
+        robot.link_fk({"j1": 1.5e308})  # m1 = 2 j1 overflows
+    with pytest.raises(ValueError, match="'nope', which is not a joint"):
+        robot.link_fk({"j1": 0.4, "nope": 1.0})
+    names = ["j1", "j2", "c1", "w1", "m1", "f1"]
+    for k in range(150):  # many distinct key tuples: the cache is cleared and refilled
+        keys = [names[(k + i) % len(names)] for i in range(1 + k % len(names))]
+        cfg = dict.fromkeys(keys, 0.01 * k)
+        expected = reference_fk(robot, reference_values(robot, cfg))
+        assert_poses_close(robot.link_fk(cfg), expected)
+
+
+def test_link_fk_results_are_fresh_arrays() -> None:
+    """A later call never changes the poses an earlier call returned."""
+    robot = random_robot(5, count=30)
+    rng = np.random.default_rng(5)
+    first_cfg, second_cfg = random_cfg(robot, rng), random_cfg(robot, rng)
+    first = robot.link_fk(first_cfg)
+    kept = {name: pose.copy() for name, pose in first.items()}
+    robot.link_fk(second_cfg)
+    robot.link_fk_batch({name: np.stack([v, v]) for name, v in second_cfg.items()})
+    assert_poses_close(first, kept)
+
+
 def test_link_fk_batch_equals_repeated_single() -> None:
     robot = random_robot(11, count=30)
     rng = np.random.default_rng(11)
