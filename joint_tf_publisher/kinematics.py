@@ -481,7 +481,11 @@ class Kinematics:
         that hang from a frame through fixed joints only. See ``_link_poses``.
         """
         count = len(self.moving_joints)
-        self._fk_basis = np.zeros((count, 4, 16))
+        # Row 0 is the root frame: [1, ...] @ it gives the identity, so the one product of
+        # single FK also fills work row 0; rows 1.. are _fk_basis.
+        self._frame_basis = np.zeros((count + 1, 4, 16))
+        self._frame_basis[0, 0] = _IDENTITY.reshape(16)
+        self._fk_basis = self._frame_basis[1:]
         for i, joint in enumerate(self.moving_joints):
             if self._is_scalar[i]:
                 motion = _motion_basis(joint.axis)
@@ -493,8 +497,8 @@ class Kinematics:
                 basis = front @ motion @ joint.child_offset
                 self._fk_basis[i] = basis.reshape(4, 16)
         # Factor rows [1, cos(q), sin(q), q].
-        self._factor_template = np.zeros((count, 4))
-        self._factor_template[:, 0] = 1.0
+        self._factor_template = np.zeros((count + 1, 4))
+        self._factor_template[:, 0] = 1.0  # row 0, the root's, stays [1, 0, 0, 0]
         self._has_travel = bool(np.any(self._k_trans != 0.0))
         self._scales_angle = bool(np.any((self._k_rot != 1.0) & self._is_scalar))
         self._values_are_q = self._all_scalar and self._num_values == count
@@ -1054,15 +1058,16 @@ class Kinematics:
         """
         count = len(self.moving_joints)
         q = values if self._values_are_q else values[self._slot]
-        # [1, q, q - pi/2, q] then cos of the middle columns: [1, cos q, sin q, q]
-        # (cos(q - pi/2) = sin q, within 1e-16; one ufunc call fewer than np.sin).
+        # Factor rows 1..M: [1, q, q - pi/2, q], then cos of the middle columns gives
+        # [1, cos q, sin q, q] (cos(q - pi/2) = sin q within 1e-16; one ufunc call fewer).
         factors = self._factor_template.copy()
-        np.subtract(q[:, None], _ANGLE_PHASES, out=factors[:, 1:])
-        np.cos(factors[:, 1:3], out=factors[:, 1:3])
+        np.subtract(q[:, None], _ANGLE_PHASES, factors[1:, 1:])
+        trig = factors[1:, 1:3]
+        np.cos(trig, trig)
         work = np.empty((self._work_rows, 4, 4))
-        work[0] = _IDENTITY
-        local = work[1 : count + 1]  # frame poses in their parent frame
-        np.matmul(factors[:, None, :], self._fk_basis, out=local.reshape(count, 1, 16))
+        # Row 0: the root (identity); rows 1..M: frame poses in their parent frame.
+        np.matmul(factors[:, None, :], self._frame_basis, work[: count + 1].reshape(-1, 1, 16))
+        local = work[1 : count + 1]
         for i in self._non_scalar:
             start = int(self._slot[i])
             joint = self.moving_joints[i]
@@ -1070,7 +1075,7 @@ class Kinematics:
                 values[start : start + self._size[i]]
             )
         self._compose(work)
-        poses: Array = work.take(self._row_of_link, axis=0)
+        poses: Array = work.take(self._row_of_link, 0)
         return poses
 
     def _compose(self, work: Array) -> None:
@@ -1079,12 +1084,12 @@ class Kinematics:
         Rows 1..M hold every frame's pose in its parent frame, row 0 the identity.
         """
         for ancestors, source, target in self._frame_jumps:
-            np.matmul(work.take(ancestors, axis=0), work[source], out=work[target])
+            np.matmul(work.take(ancestors, 0), work[source], work[target])
         if self._fixed_links:
             np.matmul(
-                work.take(self._fixed_anchor_rows, axis=0),
+                work.take(self._fixed_anchor_rows, 0),
                 self._T_anchor_fixed.reshape((-1,) + (1,) * (work.ndim - 3) + (4, 4)),
-                out=work[2 * len(self.moving_joints) + 2 :],
+                work[2 * len(self.moving_joints) + 2 :],
             )
 
     def _link_poses_few(self, values: Array) -> Array:
