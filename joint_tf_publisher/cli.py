@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .describe import check_report, pose_record, pose_table
+from .describe import check_report, format_number, pose_record, pose_table
 from .errors import ModelError
 from .joint_values import parse_joint_values
 from .model import Robot
@@ -193,8 +193,13 @@ def _jsonable(value: Any) -> Any:
 def _cfg_title(cfg: dict[str, Any]) -> str:
     if not cfg:
         return "zero configuration"
-    text = ", ".join(f"{name}={_jsonable(value)}" for name, value in cfg.items())
+    text = ", ".join(f"{name}={_format_value(value)}" for name, value in cfg.items())
     return text if len(text) <= 90 else text[:87] + "..."
+
+
+def _format_value(value: Any) -> str:
+    values = value.tolist() if hasattr(value, "tolist") else [value]
+    return ",".join(format_number(float(v)) for v in values)
 
 
 def _can_encode(stream: Any, text: str) -> bool:
@@ -390,7 +395,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         split = arguments.index("--ros-args")
         arguments, ros_args = arguments[:split], arguments[split:]
     parser = build_parser()
-    args = parser.parse_args(arguments)
+    args, extra = parser.parse_known_args(arguments)
+    # Joint values may also follow options (plot MODEL -o x.png elbow=1): argparse leaves them.
+    if extra and hasattr(args, "values") and all("=" in a and a[0] != "-" for a in extra):
+        args.values = [*args.values, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.ros_args = ros_args
     # Model warnings are printed by the commands themselves, not through logging.
     logging.getLogger("joint_tf_publisher").setLevel(logging.ERROR)

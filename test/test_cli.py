@@ -246,6 +246,17 @@ def test_fk_mimic_follows_leader(capsys: pytest.CaptureFixture[str]) -> None:
     assert "'right_finger_joint' mimics 'left_finger_joint'" in captured.err
 
 
+def test_fk_values_after_options(planar_arm: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = run_json(
+        capsys, "fk", str(planar_arm), "--json", "shoulder=0.3", "--link", "tool", "elbow=0.2"
+    )
+    np.testing.assert_allclose(document["links"]["tool"]["xyz"], tool_pose(0.3, 0.2)[0], atol=1e-12)
+    with pytest.raises(SystemExit) as exited:
+        main(["check", str(planar_arm), "elbow=1"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: elbow=1" in capsys.readouterr().err
+
+
 def test_fk_multi_dof_values(capsys: pytest.CaptureFixture[str]) -> None:
     document = run_json(
         capsys, "fk", str(ALL_TYPES), "float_joint=1,2,3,0,0,0", "--link", "body", "--json"
