@@ -167,5 +167,6 @@ def pose_table(poses: Mapping[str, NDArray[np.float64]], root: str) -> str:
     for name, pose in poses.items():
         record = pose_record(pose)
         values = record["xyz"] + record["rpy"] + record["quaternion_xyzw"]
-        lines.append(f"{name:<{width}} " + " ".join(f"{v:>8.4f}" for v in values))
+        # round(...) + 0.0 prints -0.00001 as 0.0000, not -0.0000
+        lines.append(f"{name:<{width}} " + " ".join(f"{round(v, 4) + 0.0:>8.4f}" for v in values))
     return "\n".join(lines) + "\n"
