@@ -1122,13 +1122,42 @@ class Kinematics:
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for 1-DOF
         joints, (N, ...) of ``Joint.motion``'s shapes for the others).
         """
-        values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
-        self._resolve(values, clamp)
-        if values.shape[0] <= _FEW_CONFIGURATIONS:
+        values = self._batch_values_fast(cfgs)
+        if values is None:
+            values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
+            self._resolve(values, clamp)
+        elif clamp is not None:
+            self._resolve(values, clamp)
+        if values.shape[0] == 1:
+            poses = self._link_poses(values[0])[:, None]
+        elif values.shape[0] <= _FEW_CONFIGURATIONS:
             poses = self._link_poses_few(values)
         else:
             poses = self._link_poses_batch(values)
         return dict(zip(self.link_names, poses, strict=True))
+
+    def _batch_values_fast(self, cfgs: Mapping[Any, Any]) -> Array | None:
+        """(N, V) variable rows of a batched cfg of 1-D number arrays, mimic followers
+        resolved (not clamped), by the cached matrix of ``_cfg_matrix``; None when the cfg
+        needs the general path (other names or shapes, non-finite or huge values)."""
+        keys = tuple(cfgs)
+        plan = self._cfg_matrices.get(keys, _NOT_CACHED)
+        if plan is _NOT_CACHED:
+            plan = self._cfg_matrix(keys)
+        if plan is None:
+            return None
+        matrix, bound = plan
+        try:
+            given = np.array(list(cfgs.values()), dtype=np.float64)  # (K, N)
+        except (TypeError, ValueError):  # ragged batches, values that are not numbers
+            return None
+        if given.ndim != 2 or given.shape[1] == 0:
+            return None
+        if not np.maximum.reduce(np.abs(given), axis=None) < bound:  # also nan and inf
+            return None
+        values: Array = given.T @ matrix.T
+        values += self._zero_values
+        return values
 
     def _link_poses_batch(self, values: Array) -> Array:
         """(L, N, 4, 4) link poses for variable rows (N, V), one allocation for all links."""

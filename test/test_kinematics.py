@@ -512,6 +512,44 @@ def test_float_cfg_fast_path_falls_back_for_errors_and_odd_values() -> None:
         assert_poses_close(robot.link_fk(cfg), expected)
 
 
+@pytest.mark.parametrize("rows", [1, 5, 40])
+@pytest.mark.parametrize("clamp", [None, "hard", "soft"])
+def test_batch_fast_path_equals_single_fk(rows: int, clamp: str | None) -> None:
+    """A batched cfg of 1-D arrays (or lists) of a 1-DOF robot with mimic chains takes the
+    cached matrix path: every row equals single FK of that row, clamped or not."""
+    robot = random_robot(7, count=40, types=(*SCALAR, "fixed"), mimic_share=0.4)
+    rng = np.random.default_rng(7)
+    free = [j.name for j in robot.joints.values() if j.joint_type != "fixed" and j.mimic is None]
+    batch = {name: rng.uniform(-2.5, 2.5, rows) for name in free[::-1]}
+    for cfgs in (batch, {name: column.tolist() for name, column in batch.items()}):
+        poses = robot.link_fk_batch(cfgs, clamp=clamp)
+        assert list(poses) == list(robot.links)
+        for k in range(rows):
+            single = robot.link_fk({name: float(c[k]) for name, c in batch.items()}, clamp=clamp)
+            for name in robot.links:
+                assert poses[name].shape == (rows, 4, 4)
+                np.testing.assert_allclose(poses[name][k], single[name], atol=TOLERANCE, rtol=0)
+    assert robot.kinematics._batch_values_fast(batch) is not None
+
+
+def test_batch_fast_path_falls_back_for_errors() -> None:
+    robot = chain_robot()
+    with pytest.raises(ValueError, match="different batch sizes"):
+        robot.link_fk_batch({"j1": np.zeros(3), "j2": np.zeros(2)})
+    with pytest.raises(ValueError, match="leading batch axis"):
+        robot.link_fk_batch({"j1": 0.3, "j2": 0.1})
+    with pytest.raises(ValueError, match="joint 'j1': non-finite value"):
+        robot.link_fk_batch({"j1": np.array([0.1, np.nan]), "j2": np.zeros(2)})
+    with pytest.raises(ValueError, match="mimic value overflows"):
+        robot.link_fk_batch({"j1": np.array([0.1, 1.5e308])})
+    with pytest.raises(ValueError, match="clamp must be one of"):
+        robot.link_fk_batch({"j1": np.zeros(2)}, clamp="firm")
+    column = robot.link_fk_batch({"j1": np.array([[0.2], [0.3]])})  # (N, 1): general path
+    rows = robot.link_fk_batch({"j1": np.array([0.2, 0.3])})
+    for name in robot.links:
+        np.testing.assert_allclose(column[name], rows[name], atol=TOLERANCE, rtol=0)
+
+
 def test_link_fk_results_are_fresh_arrays() -> None:
     """A later call never changes the poses an earlier call returned."""
     robot = random_robot(5, count=30)
