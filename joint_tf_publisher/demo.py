@@ -64,7 +64,11 @@ class JointStateSource:
         self._message_type = JointState
         self.node = node
         self.sweep = JointSweep(robot, period_s=period_s, overshoot=overshoot)
-        rate = float(node.declare_parameter("rate", rate_hz).value)
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        # Dynamic typing: `-p rate:=20` (an integer) is as good as 20.0.
+        descriptor = ParameterDescriptor(description="joint_states rate, Hz", dynamic_typing=True)
+        rate = float(node.declare_parameter("rate", rate_hz, descriptor).value)
         if rate <= 0.0:
             raise ValueError(f"rate must be positive, got {rate} Hz")
         self.publisher = node.create_publisher(JointState, "joint_states", 10)
