@@ -544,6 +544,9 @@ class Kinematics:
         row_of_link[self._fixed_links] = np.arange(len(self._fixed_links)) + 2 * rows
         self._row_of_link = row_of_link
         self._work_rows = 2 * rows + len(self._fixed_links)
+        self._work_shape = (self._work_rows, 4, 4)
+        self._frame_rows = slice(0, rows)
+        self._fixed_rows = slice(2 * rows, self._work_rows)
         self._non_scalar = [int(i) for i in np.flatnonzero(~self._is_scalar)]
 
     def _initial_values(self) -> Array:
@@ -1055,8 +1058,8 @@ class Kinematics:
         About 15 numpy calls whatever the model size: one product gives every frame's pose in
         its parent frame, ceil(log2(depth)) pruned pointer-jumping products compose them, one
         product places the fixed links, one take() orders the rows into a fresh result.
+        (Written with few temporaries: at ~1 us per numpy call, Python overhead matters.)
         """
-        count = len(self.moving_joints)
         q = values if self._values_are_q else values[self._slot]
         # Factor rows 1..M: [1, q, q - pi/2, q], then cos of the middle columns gives
         # [1, cos q, sin q, q] (cos(q - pi/2) = sin q within 1e-16; one ufunc call fewer).
@@ -1064,22 +1067,27 @@ class Kinematics:
         np.subtract(q[:, None], _ANGLE_PHASES, factors[1:, 1:])
         trig = factors[1:, 1:3]
         np.cos(trig, trig)
-        work = np.empty((self._work_rows, 4, 4))
+        work = np.empty(self._work_shape)
         # Row 0: the root (identity); rows 1..M: frame poses in their parent frame.
-        np.matmul(factors[:, None, :], self._frame_basis, work[: count + 1].reshape(-1, 1, 16))
-        local = work[1 : count + 1]
+        np.matmul(factors[:, None, :], self._frame_basis, work[self._frame_rows].reshape(-1, 1, 16))
         for i in self._non_scalar:
             start = int(self._slot[i])
             joint = self.moving_joints[i]
-            local[i] = self._T_frame_parent[i] @ joint.child_pose(
+            work[i + 1] = self._T_frame_parent[i] @ joint.child_pose(
                 values[start : start + self._size[i]]
             )
-        self._compose(work)
+        matmul = np.matmul
+        for ancestors, source, target in self._frame_jumps:
+            matmul(work.take(ancestors, 0), work[source], work[target])
+        if self._fixed_links:
+            matmul(
+                work.take(self._fixed_anchor_rows, 0), self._T_anchor_fixed, work[self._fixed_rows]
+            )
         poses: Array = work.take(self._row_of_link, 0)
         return poses
 
     def _compose(self, work: Array) -> None:
-        """Pointer jumping and fixed links on work rows (R, ..., 4, 4), see _compile_single_fk.
+        """Pointer jumping and fixed links on work rows (R, N, 4, 4), as in _link_poses.
 
         Rows 1..M hold every frame's pose in its parent frame, row 0 the identity.
         """
@@ -1088,8 +1096,8 @@ class Kinematics:
         if self._fixed_links:
             np.matmul(
                 work.take(self._fixed_anchor_rows, 0),
-                self._T_anchor_fixed.reshape((-1,) + (1,) * (work.ndim - 3) + (4, 4)),
-                work[2 * len(self.moving_joints) + 2 :],
+                self._T_anchor_fixed[:, None],
+                work[self._fixed_rows],
             )
 
     def _link_poses_few(self, values: Array) -> Array:
