@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .describe import check_report, format_number, pose_record, pose_table
 from .errors import ModelError
@@ -73,6 +76,9 @@ def cmd_fk(args: argparse.Namespace) -> int:
     _print_warnings(robot)
     cfg = _joint_cfg(robot, args.values)
     poses = robot.link_fk(cfg, clamp=args.clamp)
+    clamped = _clamped_joints(robot, cfg, args.clamp)
+    if clamped:
+        print(f"note: clamped to {args.clamp} limits: {', '.join(clamped)}", file=sys.stderr)
     if args.link is not None:
         if args.link not in poses:
             raise UsageError(f"unknown link {args.link!r} in robot {robot.name!r}")
@@ -82,6 +88,7 @@ def cmd_fk(args: argparse.Namespace) -> int:
             "robot": robot.name,
             "frame": robot.root,
             "clamp": args.clamp,
+            "clamped": clamped,
             "cfg": {name: _jsonable(value) for name, value in cfg.items()},
             "links": {name: pose_record(pose) for name, pose in poses.items()},
         }
@@ -184,6 +191,18 @@ def _description_text(path: str) -> str:
 
         return expand_xacro(model_path)
     return model_path.read_text(encoding="utf-8")
+
+
+def _clamped_joints(robot: Robot, cfg: dict[str, Any], clamp: str | None) -> list[str]:
+    """Joints (mimic followers included) whose value ``clamp`` changes, by the kinematics."""
+    single = {name: float(value) for name, value in cfg.items() if np.ndim(value) == 0}
+    if clamp is None or not single:
+        return []
+    kinematics = robot.kinematics
+    update = kinematics.apply(
+        kinematics.new_positions(), list(single), list(single.values()), clamp=clamp
+    )
+    return list(update.clamped)
 
 
 def _jsonable(value: Any) -> Any:
@@ -411,6 +430,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except UsageError as exc:
         parser.exit(2, f"{PROG} {args.command}: error: {exc}\n")
+    except BrokenPipeError:
+        # Output piped into a reader that stopped (| head): quiet, as Unix tools are.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (RuntimeError, OSError, ValueError) as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
         return 1

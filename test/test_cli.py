@@ -154,6 +154,27 @@ def test_check_invalid_model_one_line_with_line_number(
     assert "'nowhere'" in lines[0]
 
 
+def test_check_sdf_with_closed_chain(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(REPO / "test" / "sdf" / "four_bar.sdf")]) == 0
+    out = capsys.readouterr().out
+    assert "rod  <- rod_ground (ball)" in out
+    assert "2 warning(s):" in out
+    assert re.search(r"four_bar.sdf:\d+: joint 'crank_coupler': closed kinematic chain", out)
+
+
+def test_check_invalid_sdf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.sdf"
+    bad.write_text(
+        '<?xml version="1.0"?>\n<sdf version="1.9">\n  <model name="m">\n'
+        '    <link name="a"/>\n    <joint name="j" type="revolute">\n'
+        "      <parent>a</parent><child>missing</child>\n    </joint>\n"
+        "  </model>\n</sdf>\n"
+    )
+    assert main(["check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:") and "'missing'" in err and err.count("\n") == 1
+
+
 def test_check_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(tmp_path / "absent.urdf")]) == 1
     assert "absent.urdf: cannot read file" in capsys.readouterr().err
@@ -223,6 +244,31 @@ def test_fk_clamp(
     np.testing.assert_allclose(
         document["links"]["tool"]["xyz"], tool_pose(limit, 0.0)[0], atol=1e-12
     )
+
+
+def test_fk_reports_clamped_joints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            [
+                "fk",
+                str(DEMO_ARM),
+                "elbow_joint=2.55",
+                "left_finger_joint=0.05",
+                "--clamp",
+                "soft",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    # elbow 2.55 is inside the hard range but beyond the soft 2.5; the finger beyond both.
+    assert {"elbow_joint", "left_finger_joint"} <= set(document["clamped"])
+    assert "shoulder_pan_joint" not in document["clamped"]
+    assert "note: clamped to soft limits: " in captured.err
+    assert main(["fk", str(DEMO_ARM), "elbow_joint=2.55", "--clamp", "hard", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["clamped"] == []
 
 
 def test_fk_without_clamp_goes_beyond_limits(

@@ -210,7 +210,7 @@ def test_demo_publishes_joint_states(ros, ros_subprocess_env: dict[str, str]) ->
     received: list[JointState] = []
     ros.node.create_subscription(JointState, "joint_states", received.append, 10)
     process = subprocess.Popen(
-        _cli("demo", str(DEMO_ARM), "--rate", "40"),
+        _cli("demo", str(DEMO_ARM), "--rate", "10", "--ros-args", "-p", "rate:=40"),
         cwd=REPO,
         env=ros_subprocess_env,
         stdout=subprocess.PIPE,
@@ -228,7 +228,7 @@ def test_demo_publishes_joint_states(ros, ros_subprocess_env: dict[str, str]) ->
     assert process.returncode == 0, err
     assert "Traceback" not in err
     assert "demo: sweeping 7 joints of 'demo_arm'" in out
-    assert 25 <= rate <= 50
+    assert 25 <= rate <= 50  # the ROS parameter (an integer here) overrides --rate
     message = received[-1]
     state = dict(zip(message.name, message.position, strict=True))
     assert state["right_finger_joint"] == pytest.approx(state["left_finger_joint"])
@@ -284,3 +284,22 @@ def test_run_shows_status_and_stops_on_sigint(ros_subprocess_env: dict[str, str]
     node_pid = int(re.match(r"run: node pid (\d+)", lines[0])[1])  # type: ignore[index]
     with pytest.raises(ProcessLookupError):
         os.kill(node_pid, 0)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_run_reports_a_failing_node(ros_subprocess_env: dict[str, str]) -> None:
+    pytest.importorskip("rclpy")
+    pytest.importorskip("tf2_msgs.msg")
+    result = subprocess.run(
+        _cli("run", str(DEMO_ARM), "--param", "clamp:=sideways", "--duration", "30"),
+        cwd=REPO,
+        env=ros_subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "run: the node exited with status 1:" in result.stderr
+    assert "clamp must be one of" in result.stderr
+    assert "Traceback" not in result.stderr
