@@ -23,11 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from .kinematics import SCALAR_TYPES
 from .model import Joint, Limit, Robot
 from .transforms import matrix_to_quaternion, rpy_to_matrix
-
-#: Joint types whose cfg is a single number.
-SINGLE_VALUE_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
 
 
 def _limited_range(limit: Limit | None, default: tuple[float, float]) -> tuple[float, float]:
@@ -60,7 +58,7 @@ def joint_value(joint: Joint, fraction: float) -> Any:
     """
     kind = joint.joint_type
     centred = 2.0 * fraction - 1.0
-    if kind in SINGLE_VALUE_TYPES:
+    if kind in SCALAR_TYPES:
         return _between(value_range(joint), fraction)
     if kind in ("revolute2", "universal"):
         half_pi = (-math.pi / 2, math.pi / 2)
