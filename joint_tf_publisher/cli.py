@@ -430,6 +430,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except UsageError as exc:
         parser.exit(2, f"{PROG} {args.command}: error: {exc}\n")
+    except ImportError as exc:  # rclpy or a message package, for demo and run
+        print(
+            f"{PROG} {args.command}: error: cannot import {exc.name or exc}: this command "
+            "needs ROS 2 Python packages (a sourced ROS 2, or the project's .venv)",
+            file=sys.stderr,
+        )
+        return 1
     except BrokenPipeError:
         # Output piped into a reader that stopped (| head): quiet, as Unix tools are.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

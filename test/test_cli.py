@@ -193,6 +193,16 @@ def test_console_script_has_no_traceback(broken: Path) -> None:
     assert result.stderr.count("\n") == 1 and f"{broken}:5:" in result.stderr
 
 
+def test_ros_commands_without_rclpy(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "rclpy", None)  # import rclpy now raises ImportError
+    assert main(["demo", str(DEMO_ARM), "--duration", "0.1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("joint-tf-publisher demo: error: cannot import rclpy: ")
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("command", ["check", "fk", "graph", "plot", "demo", "run"])
 def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
