@@ -65,8 +65,6 @@ _IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
 _PLAN_CACHE_SIZE = 64
 _HALF_ONE = np.array([0.5, 1.0])
 _IDENTITY = np.eye(4)
-#: Subtracted from q to fill factor columns 1..3 with (q, q - pi/2, q) before cos of 1..2.
-_ANGLE_PHASES = np.array([0.0, 0.5 * np.pi, 0.0])
 #: Marks a cfg key tuple not yet in the cache (None is a cached answer).
 _NOT_CACHED: Any = object()
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping;
@@ -395,6 +393,8 @@ class Kinematics:
         ordered = [(level, k) for level in self._mimic_levels for k in range(level.offset.size)]
         self._follower_slot_list = [int(level.follower_slots[k]) for level, k in ordered]
         self._follower_slots = np.array(self._follower_slot_list, dtype=np.intp)
+        self._follower_joint_list = [int(level.follower_joints[k]) for level, k in ordered]
+        self._follower_joints = np.array(self._follower_joint_list, dtype=np.intp)
         self._follower_specs: dict[
             str | None, list[tuple[int, int, float, float, int, int, float, float]]
         ] = {}
@@ -439,8 +439,9 @@ class Kinematics:
         With R0, p0 the origin, qc, pc the child offset, a the axis, theta, d the motion:
         quaternion = A sin(theta/2) + B cos(theta/2), A = q0 (a, 0) qc, B = q0 qc;
         translation = T0 + U_c cos(theta) + U_s sin(theta) + U_d d, from Rodrigues' formula.
-        Stored as (M, 6, 7): [cos(theta/2), cos(theta), sin(theta/2), sin(theta), 1, d] @ this
-        = [translation, quaternion].
+        Stored as (M, 6, 7): [cos(q/2), cos(q), sin(q/2), sin(q), 1, q] @ this = [translation,
+        quaternion], with k_rot and k_trans folded in (theta = k_rot q, d = k_trans q): a joint
+        that does not rotate has its cos rows in the constant row and zero sin rows.
         """
         self._k_rot, self._k_trans = self._motion_coefficients()
         count = len(self.moving_joints)
@@ -461,6 +462,10 @@ class Kinematics:
             basis[3, :3] = rotation0 @ np.cross(a, pc)
             basis[4, :3] = p0 + rotation0 @ a * along
             basis[5, :3] = rotation0 @ a
+            if self._k_rot[i] == 0.0:  # theta = 0: cos terms are constant, sin terms vanish
+                basis[4] += basis[0] + basis[1]
+                basis[:4] = 0.0
+            basis[5] *= self._k_trans[i]
         self._fixed_translations = np.zeros((len(self.fixed_joints), 3))
         self._fixed_quaternions = np.zeros((len(self.fixed_joints), 4))
         if self.fixed_joints:
@@ -499,8 +504,6 @@ class Kinematics:
         # Factor rows [1, cos(q), sin(q), q].
         self._factor_template = np.zeros((count + 1, 4))
         self._factor_template[:, 0] = 1.0  # row 0, the root's, stays [1, 0, 0, 0]
-        self._has_travel = bool(np.any(self._k_trans != 0.0))
-        self._scales_angle = bool(np.any((self._k_rot != 1.0) & self._is_scalar))
         self._values_are_q = self._all_scalar and self._num_values == count
         # Pruned pointer jumping on the frame rows (sorted by depth, the number of moving
         # joints from the root): while step k runs, every frame row holds its pose in its
@@ -645,7 +648,7 @@ class Kinematics:
         slots = plan.slots
         moved = plan.joint_mask.copy()
         rejected: list[int] = []
-        if not math.isfinite(float(np.sum(accepted))):
+        if not math.isfinite(float(np.add.reduce(accepted))):
             finite = np.isfinite(accepted)
             if not finite.all():
                 bad = np.unique(plan.joints[~finite])
@@ -666,10 +669,10 @@ class Kinematics:
         clamped: list[int] = []
         if clamp is not None:
             lower, upper = self._leader_ranges[clamp]
-            clipped = np.clip(state, lower, upper)
+            clipped = np.minimum(np.maximum(state, lower), upper)  # np.clip, without its wrappers
             changed = clipped != state
             if changed.any():
-                joints = np.unique(self._slot_joint[np.flatnonzero(changed)])
+                joints = np.unique(self._slot_joint[changed.nonzero()[0]])
                 state[:] = clipped
                 moved[joints] = True
                 clamped = joints.tolist()
@@ -679,7 +682,7 @@ class Kinematics:
             rejected += self._update_followers(state, clamp, moved, received, clamped)
         names_of = self._moving_names
         return Update(
-            moved=np.flatnonzero(moved),
+            moved=moved.nonzero()[0],
             clamped=[names_of[i] for i in sorted(clamped)] if clamped else [],
             rejected=[names_of[i] for i in sorted(set(rejected))] if rejected else [],
             unknown=list(plan.unknown),
@@ -747,9 +750,10 @@ class Kinematics:
             values[f_slot] = value
             if received_list[l_joint]:
                 received_list[f_joint] = True
+        # Only followers' entries changed: write those back (short lists convert faster).
         state[self._follower_slots] = [values[k] for k in self._follower_slot_list]
-        moved[:] = moved_list
-        received[:] = received_list
+        moved[self._follower_joints] = [moved_list[j] for j in self._follower_joint_list]
+        received[self._follower_joints] = [received_list[j] for j in self._follower_joint_list]
         return overflow
 
     def _resolve(self, values: Array, clamp: str | None) -> None:
@@ -849,13 +853,12 @@ class Kinematics:
 
     def _scalar_transforms(self, values: Array, index: IndexArray) -> tuple[Array, Array]:
         q = values[self._slot[index]]
-        theta = self._k_rot[index] * q if self._scales_angle else q
-        angles = np.multiply.outer(theta, _HALF_ONE)
-        factors = np.empty((index.size, 1, 6))
-        factors[:, 0, :2] = np.cos(angles)
-        factors[:, 0, 2:4] = np.sin(angles)
+        angles = np.multiply.outer(q, _HALF_ONE)  # q/2, q
+        factors = np.empty((index.size, 1, 6))  # [cos(q/2), cos q, sin(q/2), sin q, 1, q]
+        np.cos(angles, factors[:, 0, :2])
+        np.sin(angles, factors[:, 0, 2:4])
         factors[:, 0, 4] = 1.0
-        factors[:, 0, 5] = self._k_trans[index] * q if self._has_travel else 0.0
+        factors[:, 0, 5] = q
         result = np.matmul(factors, self._transform_basis[index])[:, 0]
         return result[:, :3], result[:, 3:]
 
@@ -1061,12 +1064,10 @@ class Kinematics:
         (Written with few temporaries: at ~1 us per numpy call, Python overhead matters.)
         """
         q = values if self._values_are_q else values[self._slot]
-        # Factor rows 1..M: [1, q, q - pi/2, q], then cos of the middle columns gives
-        # [1, cos q, sin q, q] (cos(q - pi/2) = sin q within 1e-16; one ufunc call fewer).
-        factors = self._factor_template.copy()
-        np.subtract(q[:, None], _ANGLE_PHASES, factors[1:, 1:])
-        trig = factors[1:, 1:3]
-        np.cos(trig, trig)
+        factors = self._factor_template.copy()  # rows 1..M: [1, cos q, sin q, q]
+        np.cos(q, factors[1:, 1])
+        np.sin(q, factors[1:, 2])
+        factors[1:, 3] = q
         work = np.empty(self._work_shape)
         # Row 0: the root (identity); rows 1..M: frame poses in their parent frame.
         np.matmul(factors[:, None, :], self._frame_basis, work[self._frame_rows].reshape(-1, 1, 16))

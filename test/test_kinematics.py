@@ -532,6 +532,7 @@ def test_batch_fast_path_equals_single_fk(rows: int, clamp: str | None) -> None:
     assert robot.kinematics._batch_values_fast(batch) is not None
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_batch_fast_path_falls_back_for_errors() -> None:
     robot = chain_robot()
     with pytest.raises(ValueError, match="different batch sizes"):
