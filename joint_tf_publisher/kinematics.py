@@ -21,7 +21,9 @@ child_offset`` is then linear in (1, c, s, q), and the per-joint matrices are pr
 the constant fixed-joint chain in front. FK of one (or a few) configurations evaluates every
 moving joint's child pose in its parent frame at once and composes them by pruned pointer
 jumping: ceil(log2(depth)) batched products, then one product for all fixed links. Many
-configurations go joint by joint on (N, 4, 4) stacks written straight into the output.
+configurations go joint by joint on (N, 4, 4) stacks written straight into the output. A cfg
+of numbers for 1-DOF joints becomes the variable vector (mimic followers included) in one
+matrix product, the matrix cached per tuple of cfg names.
 
 Frames: every pose is ``T_a_b`` (frame b in frame a); FK poses are in the root link frame.
 Quaternions are (x, y, z, w).
@@ -481,9 +483,10 @@ class Kinematics:
         k_rot and k_trans are folded in: a prismatic joint's basis ignores cos and sin, a
         revolute joint's ignores q, a screw joint's q row is scaled by its pitch.
 
-        Single FK works on ``1 + M + F`` rows of (4, 4): row 0 the root (identity), rows
-        1..M the frames (child links of ``moving_joints``, sorted by depth), then the F links
-        that hang from a frame through fixed joints only. See ``_link_poses``.
+        Single FK works on ``2 (M + 1) + F`` rows of (4, 4): rows 0..M the root (identity)
+        and the frames (child links of ``moving_joints``, sorted by depth), rows M+1..2M+1 a
+        second copy of them for the pointer-jumping steps, then the F links that hang from a
+        frame through fixed joints only. See ``_link_poses``.
         """
         count = len(self.moving_joints)
         # Row 0 is the root frame: [1, ...] @ it gives the identity, so the one product of
