@@ -421,8 +421,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.ros_args = ros_args
-    # Model warnings are printed by the commands themselves, not through logging.
-    logging.getLogger("joint_tf_publisher").setLevel(logging.ERROR)
+    # Model warnings are printed by the commands themselves, not also through logging; the
+    # level is restored after, for callers of main() in a longer-lived process (tests).
+    logger = logging.getLogger("joint_tf_publisher")
+    saved_level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return _dispatch(parser, args)
+    finally:
+        logger.setLevel(saved_level)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the chosen subcommand; turn expected failures into one line and an exit status."""
     try:
         return int(args.func(args))
     except ModelError as exc:

@@ -129,6 +129,15 @@ def test_check_lists_warnings_and_strict_fails(capsys: pytest.CaptureFixture[str
     assert main(["check", "--strict", str(ALL_TYPES)]) == 1
 
 
+def test_main_leaves_logging_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    logger = logging.getLogger("joint_tf_publisher")
+    before = logger.level
+    assert main(["check", str(ALL_TYPES)]) == 0
+    assert logger.level == before
+
+
 def test_check_reads_stdin(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
