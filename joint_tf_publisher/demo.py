@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -130,7 +130,7 @@ class TfMonitor:
 
 
 def _spin_until_stopped(
-    executor: Any, stop: StopFlag, duration_s: float, on_tick: Any = None
+    executor: Any, stop: StopFlag, duration_s: float, on_tick: Callable[[], None] | None = None
 ) -> None:
     end_s = time.monotonic() + duration_s if duration_s > 0.0 else float("inf")
     while not stop.stopped and time.monotonic() < end_s:
