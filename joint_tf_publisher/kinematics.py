@@ -120,6 +120,16 @@ class _NamePlan:
 
 
 @dataclass(frozen=True)
+class _CfgPlan:
+    """How a cfg with one tuple of names maps onto the variable vector (cached)."""
+
+    matrix: Array  # (V, K): single values = zero_values + matrix @ given (followers included)
+    bound: float  # given values must stay below this magnitude (no overflow, finite)
+    columns: IndexArray  # cfg entries that set a variable (not mimic or fixed joints) ...
+    slots: IndexArray  # ... and the variable slot each of them sets
+
+
+@dataclass(frozen=True)
 class _MimicLevel:
     """Mimic followers whose leaders are resolved before them: follower = m * leader + offset."""
 
@@ -214,7 +224,7 @@ class Kinematics:
         self._zero_values = self._initial_values()
         self._zero_list: list[float] = self._zero_values.tolist()
         self._plans: dict[tuple[str, ...], _NamePlan] = {}
-        self._cfg_matrices: dict[tuple[Any, ...], tuple[Array, float] | None] = {}
+        self._cfg_plans: dict[tuple[Any, ...], _CfgPlan | None] = {}
 
     # -- compilation -----------------------------------------------------------------------
 
@@ -875,55 +885,64 @@ class Kinematics:
         """(V,) variable vector of one cfg mapping, mimic followers resolved (not clamped).
 
         A cfg of numbers keyed by 1-DOF joint or MoveIt variable names takes a fast path: one
-        matrix product with a matrix cached per key tuple (``_cfg_matrix``). Anything else goes
+        matrix product with a matrix cached per key tuple (``_cfg_plan``). Anything else goes
         the general way, which also raises the errors: values that are not one number, and
         non-finite values or values so large that a mimic follower could overflow (both fail
         the bound check before the product, so numpy never warns about them).
         """
         keys = tuple(cfg)
-        plan = self._cfg_matrices.get(keys, _NOT_CACHED)
+        plan = self._cfg_plans.get(keys, _NOT_CACHED)
         if plan is _NOT_CACHED:
-            plan = self._cfg_matrix(keys)
+            plan = self._cfg_plan(keys)
         if plan is not None:
-            matrix, bound = plan
             try:
                 given = np.fromiter(cfg.values(), np.float64, len(keys))
             except (TypeError, ValueError, OverflowError):  # a value that is not one number
                 pass
             else:
-                if np.maximum.reduce(np.abs(given)) < bound:  # False for nan and inf
-                    fast: Array = matrix @ given
+                if np.maximum.reduce(np.abs(given)) < plan.bound:  # False for nan and inf
+                    fast: Array = plan.matrix @ given
                     fast += self._zero_values
                     return fast
         return self._single_values_general(cfg)
 
-    def _cfg_matrix(self, keys: tuple[Any, ...]) -> tuple[Array, float] | None:
-        """(V, K) matrix S with values = zero_values + S @ given for a cfg with these keys,
-        and the bound on given values below which no product overflows.
+    def _cfg_plan(self, keys: tuple[Any, ...]) -> _CfgPlan | None:
+        """The plan of a cfg with these keys (cached, at most ``_PLAN_CACHE_SIZE`` tuples).
 
-        Column k writes given value k into its variable slot and, scaled by the multiplier
-        (products of them along a mimic chain), into every mimic follower's slot; the zero
-        vector already holds the followers' offsets. Columns of mimic and fixed joints are
-        zero (their value is ignored). None (the general path) for names that are not one
-        float variable, a slot given twice, and robots with quaternion variables (which need
-        normalising). Cached, at most ``_PLAN_CACHE_SIZE`` key tuples.
+        Its (V, K) matrix S gives values = zero_values + S @ given: column k writes given
+        value k into its variable slot and, scaled by the multiplier (products of them along
+        a mimic chain), into every mimic follower's slot; the zero vector already holds the
+        followers' offsets. Columns of mimic and fixed joints are zero (their value is
+        ignored). None (the general path) for names that are not one float variable, a slot
+        given twice, and robots with quaternion variables (which need normalising).
         """
         matrix = np.zeros((self._num_values, len(keys)))
         usable = not self._quaternion_joint_indices
+        columns: list[int] = []
+        slots: list[int] = []
         for column, key in enumerate(keys):
             slot = self._float_slots.get(key) if isinstance(key, str) and usable else None
-            if slot is None or (slot >= 0 and matrix[slot].any()):
+            if slot is None or slot in slots:
                 usable = False
                 break
             if slot >= 0:
                 matrix[slot, column] = 1.0
+                columns.append(column)
+                slots.append(slot)
         for f_slot, l_slot, multiplier, *_ in self._follower_specs[None]:
             matrix[f_slot] = multiplier * matrix[l_slot]
         largest = float(np.max(np.abs(matrix), initial=1.0))
-        if len(self._cfg_matrices) >= _PLAN_CACHE_SIZE:
-            self._cfg_matrices.clear()
-        plan = (matrix, 1e300 / largest) if usable and math.isfinite(largest) else None
-        self._cfg_matrices[keys] = plan
+        if len(self._cfg_plans) >= _PLAN_CACHE_SIZE:
+            self._cfg_plans.clear()
+        plan = None
+        if usable and math.isfinite(largest):
+            plan = _CfgPlan(
+                matrix,
+                1e300 / largest,
+                np.array(columns, dtype=np.intp),
+                np.array(slots, dtype=np.intp),
+            )
+        self._cfg_plans[keys] = plan
         return plan
 
     def _single_values_general(self, cfg: Mapping[Any, Any]) -> Array:
@@ -1137,9 +1156,7 @@ class Kinematics:
         values = self._batch_values_fast(cfgs)
         if values is None:
             values = self._values_from_cfg(cfgs, self._batch_size(cfgs))
-            self._resolve(values, clamp)
-        elif clamp is not None:
-            self._resolve(values, clamp)
+        self._resolve(values, clamp)
         if values.shape[0] == 1:
             poses = self._link_poses(values[0])[:, None]
         elif values.shape[0] <= _FEW_CONFIGURATIONS:
@@ -1149,35 +1166,40 @@ class Kinematics:
         return dict(zip(self.link_names, poses, strict=True))
 
     def _batch_values_fast(self, cfgs: Mapping[Any, Any]) -> Array | None:
-        """(N, V) variable rows of a batched cfg of 1-D number arrays, mimic followers
-        resolved (not clamped), by the cached matrix of ``_cfg_matrix``; None when the cfg
-        needs the general path (other names or shapes, non-finite or huge values)."""
+        """(N, V) variable rows (not resolved) of a batched cfg of 1-D number arrays, written
+        by the cached plan of ``_cfg_plan``; None when the cfg needs the general path (other
+        names or shapes, non-finite or huge values). The rows are a view of a (V, N) array,
+        so that each variable is contiguous for batched FK."""
         keys = tuple(cfgs)
-        plan = self._cfg_matrices.get(keys, _NOT_CACHED)
+        plan = self._cfg_plans.get(keys, _NOT_CACHED)
         if plan is _NOT_CACHED:
-            plan = self._cfg_matrix(keys)
+            plan = self._cfg_plan(keys)
         if plan is None:
             return None
-        matrix, bound = plan
         try:
             given = np.array(list(cfgs.values()), dtype=np.float64)  # (K, N)
         except (TypeError, ValueError):  # ragged batches, values that are not numbers
             return None
         if given.ndim != 2 or given.shape[1] == 0:
             return None
-        if not np.maximum.reduce(np.abs(given), axis=None) < bound:  # also nan and inf
+        if not np.maximum.reduce(np.abs(given), axis=None) < plan.bound:  # also nan and inf
             return None
-        values: Array = given.T @ matrix.T
-        values += self._zero_values
+        columns = np.empty((self._num_values, given.shape[1]))
+        columns[:] = self._zero_values[:, None]
+        columns[plan.slots] = given[plan.columns]
+        values: Array = columns.T
         return values
 
     def _link_poses_batch(self, values: Array) -> Array:
         """(L, N, 4, 4) link poses for variable rows (N, V), one allocation for all links."""
         rows = values.shape[0]
+        # One variable per contiguous row (no copy when values is already a transposed view):
+        # reading a column of (N, V) rows would touch a new cache line per configuration.
+        columns = np.ascontiguousarray(values.T)
         poses = np.empty((len(self.link_names), rows, 4, 4))
         flat = poses.reshape(len(self.link_names), rows, 16)
-        factors = np.zeros((rows, 4))
-        factors[:, 0] = 1.0
+        factors = np.empty((4, rows))  # rows 1, cos q, sin q, q; factors.T @ basis below
+        factors[0] = 1.0
         local = np.empty((rows, 16))
         for i, joint in enumerate(self.moving_joints):
             parent = int(self._parent_frame[i])
@@ -1185,11 +1207,11 @@ class Kinematics:
             start = int(self._slot[i])
             target = flat[child] if parent == 0 else local
             if self._is_scalar[i]:
-                q = values[:, start]
-                np.cos(q, out=factors[:, 1])
-                np.sin(q, out=factors[:, 2])
-                factors[:, 3] = q
-                np.matmul(factors, self._fk_basis[i], out=target)
+                q = columns[start]
+                np.cos(q, out=factors[1])
+                np.sin(q, out=factors[2])
+                factors[3] = q
+                np.matmul(factors.T, self._fk_basis[i], out=target)
             else:
                 motion = _motion_batch(joint, values[:, start : start + self._size[i]])
                 front = self._T_frame_parent[i] @ joint.origin

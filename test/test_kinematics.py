@@ -486,7 +486,7 @@ def test_float_cfg_fast_path_equals_reference_for_any_value_form(seed: int) -> N
     assert_poses_close(robot.link_fk(subset), reference_fk(robot, reference_values(robot, subset)))
     as_text = {name: "0.3" for name in subset}
     assert_poses_close(robot.link_fk(as_text), robot.link_fk(subset))
-    assert kin._cfg_matrices  # the fast path was taken (and cached)
+    assert kin._cfg_plans  # the fast path was taken (and cached)
 
 
 @pytest.mark.filterwarnings("error")
