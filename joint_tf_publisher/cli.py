@@ -23,6 +23,7 @@ from .describe import check_report, format_number, pose_record, pose_table
 from .errors import ModelError
 from .joint_values import parse_joint_values
 from .model import Robot
+from .xmlio import MAX_DESCRIPTION_BYTES
 
 PROG = "joint-tf-publisher"
 
@@ -37,13 +38,18 @@ class UsageError(Exception):
     """A command line that names something the model does not have (exit status 2)."""
 
 
-def load_model(path: str, model_name: str | None = None) -> Robot:
-    """The robot in ``path`` (.urdf, .sdf, .xacro; ``-`` reads stdin). Raises ModelError."""
-    if path == "-":
-        return Robot.from_xml_string(
-            sys.stdin.buffer.read(), source="<stdin>", model_name=model_name
-        )
-    return Robot.load(path, model_name=model_name)
+def load_model(args: argparse.Namespace) -> Robot:
+    """The robot named by ``args.model`` (.urdf, .sdf, .xacro; ``-``: the text read from
+    stdin by ``main``, in ``args.stdin_bytes``). Raises ModelError."""
+    if args.model == "-":
+        return Robot.from_xml_string(args.stdin_bytes, source="<stdin>", model_name=args.model_name)
+    return Robot.load(args.model, model_name=args.model_name)
+
+
+def read_stdin() -> bytes:
+    """Standard input, at most one byte beyond ``MAX_DESCRIPTION_BYTES``: an endless stream
+    is then refused by the parser's size check instead of filling memory."""
+    return sys.stdin.buffer.read(MAX_DESCRIPTION_BYTES + 1)
 
 
 def _print_warnings(robot: Robot) -> None:
@@ -65,14 +71,14 @@ def _joint_cfg(robot: Robot, values: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     ascii_only = args.ascii or not _can_encode(sys.stdout, "└│├")
     sys.stdout.write(check_report(robot, ascii_only=ascii_only))
     return 1 if args.strict and robot.warnings else 0
 
 
 def cmd_fk(args: argparse.Namespace) -> int:
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     _print_warnings(robot)
     cfg = _joint_cfg(robot, args.values)
     poses = robot.link_fk(cfg, clamp=args.clamp)
@@ -101,7 +107,7 @@ def cmd_fk(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from .graph import render_dot, robot_to_dot
 
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     _print_warnings(robot)
     dot_text = robot_to_dot(robot)
     if args.output in (None, "-"):
@@ -115,7 +121,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_poses
 
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     _print_warnings(robot)
     cfg = _joint_cfg(robot, args.values)
     if args.sweep is not None:
@@ -148,7 +154,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     _print_warnings(robot)
     return run_demo(
         robot,
@@ -163,11 +169,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from .demo import run_with_node
 
-    robot = load_model(args.model, args.model_name)
+    robot = load_model(args)
     _print_warnings(robot)
     if args.ee is not None and args.ee not in robot.links:
         raise UsageError(f"unknown link {args.ee!r} in robot {robot.name!r}")
-    description = sys.stdin.read() if args.model == "-" else _description_text(args.model)
+    description = (
+        args.stdin_bytes.decode("utf-8", errors="replace")
+        if args.model == "-"
+        else _description_text(args.model)
+    )
     return run_with_node(
         robot,
         description,
@@ -421,6 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.ros_args = ros_args
+    args.stdin_bytes = read_stdin() if getattr(args, "model", None) == "-" else b""
     # Model warnings are printed by the commands themselves, not also through logging; the
     # level is restored after, for callers of main() in a longer-lived process (tests).
     logger = logging.getLogger("joint_tf_publisher")
