@@ -19,16 +19,18 @@ Behaviour worth knowing (documented in README.md too):
 - Mimic joints follow their leader through chains of any depth; a value given for a mimic
   joint in the message is ignored (the leader decides).
 - Values are clamped to hard or soft limits (``clamp``); non-finite values never reach /tf.
+- The joint-state subscriptions keep up to ``JOINT_STATES_DEPTH`` messages (best effort, as
+  sensor data QoS), and ``spin`` takes every message waiting on each wake-up: a node paused a
+  few milliseconds on a busy machine catches up instead of dropping a burst at 1 kHz.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,10 +42,13 @@ from numpy.typing import NDArray
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
+from rclpy.signals import SignalHandlerGuardCondition
+from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
@@ -63,6 +68,11 @@ _THROTTLE_S = 10.0
 _MAX_REMEMBERED_NAMES = 1000
 # Longest a shutdown by signal can go unnoticed by the spin loop, seconds.
 _SHUTDOWN_POLL_S = 0.25
+# While joint states stream: the longest the executor's entities (parameter services, timers,
+# the description topic) wait between two turns of the executor, seconds.
+_SERVICE_PERIOD_S = 0.01
+#: Queue depth of the joint-state subscriptions: 100 ms at 1 kHz (sensor data QoS has 5).
+JOINT_STATES_DEPTH = 100
 _NAMES_PER_LINE = 10
 
 
@@ -163,6 +173,18 @@ def relative_poses(
     T_root_child = np.stack([poses_root[name] for name in children])
     T_parent_child = np.linalg.inv(T_root_parent) @ T_root_child
     return T_parent_child[:, :3, 3], matrices_to_quaternions(T_parent_child[:, :3, :3])
+
+
+def joint_states_qos() -> QoSProfile:
+    """QoS of the joint-state subscriptions: sensor data's (best effort, so any publisher
+    matches; volatile) with a deeper queue, ``JOINT_STATES_DEPTH``. A fresh object per call:
+    rclpy writes QoS overrides into the profile it is given."""
+    return QoSProfile(
+        depth=JOINT_STATES_DEPTH,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE,
+    )
 
 
 def make_transform(parent: str, child: str) -> TransformStamped:
@@ -289,20 +311,18 @@ class JointTfPublisher(Node):
         self._throttle = Throttle(_THROTTLE_S)
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        # A fresh profile per subscription: rclpy applies QoS overrides to the profile object
-        # it is given, which would otherwise leak into rclpy's shared qos_profile_sensor_data.
         self._joint_state_sub = self.create_subscription(
             JointState,
             "joint_states",
             self._on_joint_state,
-            copy.copy(qos_profile_sensor_data),
+            joint_states_qos(),
             qos_overriding_options=QoSOverridingOptions.with_default_policies(),
         )
         self._multi_dof_sub = self.create_subscription(
             MultiDOFJointState,
             "multi_dof_joint_states",
             self._on_multi_dof_joint_state,
-            copy.copy(qos_profile_sensor_data),
+            joint_states_qos(),
             qos_overriding_options=QoSOverridingOptions.with_default_policies(),
         )
 
@@ -311,6 +331,15 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._update_default_timer()
+
+    @property
+    def joint_state_inputs(self) -> tuple[tuple[Subscription[Any], Callable[[Any], None]], ...]:
+        """The hot subscriptions (JointState, MultiDOFJointState) and their callbacks, which
+        ``spin`` serves itself."""
+        return (
+            (self._joint_state_sub, self._on_joint_state),
+            (self._multi_dof_sub, self._on_multi_dof_joint_state),
+        )
 
     # -- parameters ---------------------------------------------------------------------------
 
@@ -709,18 +738,91 @@ def main(args: list[str] | None = None) -> int:
     executor = SingleThreadedExecutor()
     try:
         executor.add_node(node)
-        # Not rclpy.spin(): it waits without a timeout, and a SIGINT/SIGTERM that lands while
-        # the executor is not waiting yet can leave it blocked after the context was shut
-        # down (seen about once in 25 starts). A bounded wait notices the shutdown.
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=_SHUTDOWN_POLL_S)
+        spin(node, executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise  # a bug: keep its traceback
+        # else a signal shut ROS down while the loop was using its entities: a clean exit
     finally:
         executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
+    """Run ``node`` until ROS shuts down: joint states from a reused wait set, the rest
+    through ``executor``.
+
+    Not ``rclpy.spin``: its executor builds a wait set of every entity of the node (parameter
+    services, subscriptions, timers, events) for each callback, which alone takes about half
+    a core at 1 kHz. Here each turn waits on the two joint-state subscriptions (and rclpy's
+    signal guard, so SIGINT/SIGTERM wake it) with one reused wait set and handles every
+    message waiting, in arrival order, each published as robot_state_publisher does (none
+    coalesced; rate limiting decides). Everything else gets a turn of ``executor``
+    (``spin_once``: one ready callback) at least every ``_SERVICE_PERIOD_S`` and whenever a
+    timer is due. When no joint state arrives for that long, the loop blocks in the executor
+    instead (it serves joint states too, one per turn), so an idle node does not poll and
+    answers parameter requests at once. Every wait is bounded: a shutdown cannot go unnoticed
+    (rclpy.spin could block after a signal that landed before it waited).
+    """
+    context = node.context
+    if context.handle is None:
+        raise RuntimeError("the node's context is not initialised")
+    inputs = node.joint_state_inputs
+    wait_set = _rclpy.WaitSet(len(inputs), 1, 0, 0, 0, 0, context.handle)
+    signal_guard = SignalHandlerGuardCondition(context)
+    try:
+        next_turn = time.monotonic() + _SERVICE_PERIOD_S
+        streaming = False  # a joint state was handled since the executor's last turn
+        while context.ok():
+            wait_s = min(next_turn - time.monotonic(), _next_timer_s(node))
+            handled = _handle_joint_states(wait_set, inputs, signal_guard, wait_s, next_turn)
+            streaming = streaming or handled > 0
+            if time.monotonic() < next_turn and _next_timer_s(node) > 0.0:
+                continue
+            # The executor's turn: a glance while joint states stream, else a bounded block.
+            executor.spin_once(timeout_sec=0.0 if streaming else _SHUTDOWN_POLL_S)
+            streaming = False
+            next_turn = time.monotonic() + _SERVICE_PERIOD_S
+    finally:
+        signal_guard.destroy()
+        wait_set.destroy_when_not_in_use()
+
+
+def _handle_joint_states(
+    wait_set: Any,
+    inputs: Sequence[tuple[Subscription[Any], Callable[[Any], None]]],
+    signal_guard: SignalHandlerGuardCondition,
+    wait_s: float,
+    deadline: float,
+) -> int:
+    """Wait up to ``wait_s`` for joint states, then handle every message waiting (until
+    ``deadline``, monotonic s, so a flood cannot starve the executor); return the count."""
+    (first, _), (second, _) = inputs  # entered: the handles stay valid meanwhile
+    with first.handle, second.handle, signal_guard.handle:
+        wait_set.clear_entities()
+        for subscription, _ in inputs:
+            wait_set.add_subscription(subscription.handle)
+        wait_set.add_guard_condition(signal_guard.handle)
+        wait_set.wait(max(0, int(wait_s * 1e9)))
+        handled = 0
+        for subscription, callback in inputs:
+            handle, msg_type = subscription.handle, subscription.msg_type
+            while (taken := handle.take_message(msg_type, False)) is not None:
+                callback(taken[0])
+                handled += 1
+                if time.monotonic() >= deadline:
+                    return handled
+    return handled
+
+
+def _next_timer_s(node: Node) -> float:
+    """Seconds until the node's next timer is due (inf without one; <= 0 when due)."""
+    due_ns = [ns for timer in node.timers if (ns := timer.time_until_next_call()) is not None]
+    return min(due_ns) * 1e-9 if due_ns else math.inf
 
 
 def _startup_failure(reason: str) -> int:

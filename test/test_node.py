@@ -266,11 +266,12 @@ def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> N
 # -- QoS ----------------------------------------------------------------------------------------
 
 
-def test_joint_states_use_sensor_data_qos_with_overrides(ros: Any) -> None:
+def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> None:
     node = make_node(ros, robot_description=TWO_LINKS)
     for subscription in (node._joint_state_sub, node._multi_dof_sub):
         assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
-        assert subscription.qos_profile.depth == 5
+        assert subscription.qos_profile.durability == DurabilityPolicy.VOLATILE
+        assert subscription.qos_profile.depth == node_module.JOINT_STATES_DEPTH == 100
     override = "qos_overrides./joint_states.subscription.reliability"
     overridden = JointTfPublisher(
         context=ros.context,
@@ -282,3 +283,14 @@ def test_joint_states_use_sensor_data_qos_with_overrides(ros: Any) -> None:
     ros._owned.append(overridden)
     ros.executor.add_node(overridden)
     assert overridden._joint_state_sub.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert overridden._joint_state_sub.qos_profile.depth == node_module.JOINT_STATES_DEPTH
+    depth = JointTfPublisher(
+        context=ros.context,
+        parameter_overrides=[
+            Parameter("robot_description", value=TWO_LINKS),
+            Parameter("qos_overrides./joint_states.subscription.depth", value=7),
+        ],
+    )
+    ros._owned.append(depth)
+    assert depth._joint_state_sub.qos_profile.depth == 7
+    assert depth._multi_dof_sub.qos_profile.depth == node_module.JOINT_STATES_DEPTH

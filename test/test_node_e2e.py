@@ -473,7 +473,7 @@ ARM_JOINTS = [
 def reliable_input(namespace: str) -> dict[str, Any]:
     """QoS overrides making the node's joint_states subscription reliable, depth 100.
 
-    The default (sensor data: best effort, depth 5) may drop a burst on a loaded machine;
+    The default (best effort, depth 100) may still drop a long burst on a loaded machine;
     tests that count publications use this, and so exercise the QoS overrides too.
     """
     prefix = f"qos_overrides.{namespace}/joint_states.subscription"
@@ -954,6 +954,103 @@ class TestRuntimeChanges:
         np.testing.assert_allclose(
             matrix_of(t.transform), planar.joints["lift_joint"].child_pose(0.2), atol=TOLERANCE
         )
+
+
+# -- busy input: a paused node, streaming at a high rate -------------------------------------------
+
+
+@pytest.fixture(scope="class")
+def busy_arm(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    """The arm with the DEFAULT input QoS, ignore_timestamp, default positions at 50 Hz."""
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/arm_busy",
+        {
+            "robot_description": ARM_URDF.read_text(),
+            "ignore_timestamp": True,
+            "publish_default_positions": True,
+            "publish_frequency": 50.0,
+        },
+        handshake=("joint_1", "link_1"),
+    )
+    yield node
+    assert node.stop(signal.SIGTERM) == 0
+    assert "Traceback" not in node.stderr()
+
+
+def stamps_of(messages: Sequence[TFMessage], child: str) -> list[int]:
+    """The stamp (ns) of each message carrying ``child``, in arrival order."""
+    return [
+        stamp_ns(t.header.stamp)
+        for msg in messages
+        for t in msg.transforms
+        if t.child_frame_id == child
+    ]
+
+
+class TestBusyInput:
+    def test_a_burst_queued_while_paused_is_published_whole(self, busy_arm: NodeUnderTest) -> None:
+        """60 JointStates sent while the node is stopped (SIGSTOP) all wait in its queue
+        (best effort, depth JOINT_STATES_DEPTH; sensor data QoS's depth 5 would keep 5) and
+        each is published, in order, as its own TFMessage once it runs again."""
+        base = fresh_stamp()
+        burst = [seconds_to_ns(base + 0.001 * k) for k in range(60)]
+        start = len(busy_arm.probe.tf)
+        busy_arm.process.send_signal(signal.SIGSTOP)
+        try:
+            pause(0.2)
+            for k in range(60):
+                busy_arm.publish(["joint_2"], [0.01 * k], base + 0.001 * k)
+            pause(0.2)
+        finally:
+            busy_arm.process.send_signal(signal.SIGCONT)
+        wait_until(
+            lambda: set(burst) <= set(stamps_of(busy_arm.probe.tf.messages(start), "link_2")),
+            what=lambda: (
+                f"all 60 stamps (got "
+                f"{len(set(burst) & set(stamps_of(busy_arm.probe.tf.messages(start), 'link_2')))})"
+            ),
+        )
+        received = [s for s in stamps_of(busy_arm.probe.tf.messages(start), "link_2") if s in burst]
+        assert received == burst  # each once, in order
+
+    def test_parameters_and_timers_are_served_while_joint_states_stream(
+        self, busy_arm: NodeUnderTest
+    ) -> None:
+        """At about 500 Hz of JointState the node still answers set_parameters, applies the
+        change to the next messages, and publishes default positions on its timer."""
+        probe = busy_arm.probe
+        assert busy_arm._params_client.wait_for_service(timeout_sec=WAIT_S)
+        request = SetParameters.Request()
+        request.parameters = [ParameterMsg(name="frame_prefix", value=parameter_value("busy/"))]
+        base = fresh_stamp()
+        start = len(probe.tf)
+        future = None
+        sent_after_answer = 0
+        deadline = time.monotonic() + WAIT_S
+        k = 0
+        while sent_after_answer < 200 and time.monotonic() < deadline:
+            busy_arm.publish(["joint_1"], [0.001 * (k % 100)], base + 0.001 * k)
+            k += 1
+            if k == 300:
+                future = busy_arm._params_client.call_async(request)
+            if future is not None and future.done():
+                sent_after_answer += 1
+            probe.spin_for(0.002)
+        assert future is not None and future.done(), "no set_parameters answer while streaming"
+        assert future.result().results[0].successful
+        wait_until(
+            lambda: stamps_of(probe.tf.messages(start), "busy/link_1"),
+            what="joint states published with the new prefix",
+        )
+        # Default positions (joint_3 ... never received) keep coming on the 50 Hz timer.
+        defaults = [
+            msg
+            for msg in probe.tf.messages(start)
+            if any(t.child_frame_id.endswith("link_3") for t in msg.transforms)
+        ]
+        assert len(defaults) >= 10, f"{len(defaults)} default-position messages in {k} sends"
 
 
 # -- simulated time -------------------------------------------------------------------------
