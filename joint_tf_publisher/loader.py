@@ -55,5 +55,6 @@ def expand_xacro(path: Path) -> str:
     try:
         document = xacro.process_file(str(path))
     except Exception as exc:  # xacro raises many types; report them all as model errors
-        raise ModelError(f"xacro failed: {exc}", source=str(path)) from None
+        reason = " ".join(str(exc).split())  # xacro's messages span lines; keep one
+        raise ModelError(f"xacro failed: {reason}", source=str(path)) from None
     return str(document.toxml())

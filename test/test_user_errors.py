@@ -230,11 +230,6 @@ def limit_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.load_model reads all of stdin before the size cap: MemoryError traceback "
-    "(reported)",
-)
 def test_cli_endless_stdin_one_line_exit_1(tmp_path: Path) -> None:
     """``joint-tf-publisher check -`` fed an endless stream: refused after the size cap."""
     with open("/dev/zero", "rb") as endless:
@@ -264,9 +259,6 @@ def test_cli_unreadable_file_one_line_exit_1(kind: str, tmp_path: Path) -> None:
     assert_one_clear_line(completed, f"{path}:", ())
 
 
-@pytest.mark.xfail(
-    strict=True, reason="loader.expand_xacro passes xacro's two-line message on (reported)"
-)
 def test_cli_bad_xacro_one_line_exit_1(tmp_path: Path) -> None:
     probe = subprocess.run(
         [sys.executable, "-c", "import xacro"], capture_output=True, timeout=RUN_TIMEOUT_S
