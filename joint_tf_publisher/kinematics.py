@@ -73,7 +73,7 @@ _NOT_CACHED: Any = object()
 #: beyond, joint by joint on (N, 4, 4) stacks (less memory traffic).
 _FEW_CONFIGURATIONS = 16
 #: Batched FK computes this many configurations at a time (cache-sized working arrays).
-_BATCH_CHUNK = 1024
+_BATCH_CHUNK = 2048
 
 
 @dataclass

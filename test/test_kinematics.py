@@ -585,7 +585,7 @@ def test_link_fk_batch_equals_repeated_single() -> None:
 @pytest.mark.parametrize("rows", [1, 5, 33, 80, 2100])
 def test_link_fk_batch_matches_reference_for_small_and_large_batches(rows: int) -> None:
     # Few configurations and many take different paths (all links at once, joint by joint);
-    # 2100 spans three chunks of batched FK, the last one partial.
+    # 2100 spans two chunks of batched FK, the last one partial.
     robot = random_robot(13, count=30)
     rng = np.random.default_rng(rows)
     cfgs = [random_cfg(robot, rng) for _ in range(rows)]
