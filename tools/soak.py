@@ -120,7 +120,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--reliable",
         action="store_true",
         help="make the node's joint_states subscription reliable, depth 1000 (default: its "
-        "sensor-data QoS, best effort, depth 5, which drops what it cannot take)",
+        "own best-effort QoS, which drops what the node cannot take)",
     )
     parser.add_argument(
         "--unknown-names",
@@ -281,7 +281,7 @@ def write_params(directory: Path, description: str, reliable: bool = False) -> P
     """The node's parameters file: the description, a prefix, every message published.
 
     ``reliable``: the node's joint_states subscription made reliable with depth 1000 (through
-    its QoS override parameters) instead of the sensor-data default (best effort, depth 5).
+    its QoS override parameters) instead of its best-effort default.
     """
     path = directory / "soak_params.yaml"
     lines = [
