@@ -671,16 +671,18 @@ class JointTfPublisher(Node):
 
     def _send_moving(self, model: LoadedModel, indices: NDArray[np.intp], stamp: Time) -> None:
         translations, quaternions = model.kin.joint_transforms(model.positions, indices)
-        finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
-        if not finite.all():
-            # Defence in depth: the kinematics rejects non-finite input already.
-            if self._throttle.due("non-finite"):
-                self.get_logger().error("non-finite transforms withheld")
-            indices, translations, quaternions = (
-                indices[finite],
-                translations[finite],
-                quaternions[finite],
-            )
+        # Defence in depth (the kinematics rejects non-finite input already): a whole-array
+        # check first (finite in practice), rows only when it fails.
+        if not (np.isfinite(translations).all() and np.isfinite(quaternions).all()):
+            finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
+            if not finite.all():
+                if self._throttle.due("non-finite"):
+                    self.get_logger().error("non-finite transforms withheld")
+                indices, translations, quaternions = (
+                    indices[finite],
+                    translations[finite],
+                    quaternions[finite],
+                )
         frames = [model.moving_frames[i] for i in indices.tolist()]
         self._tf.send_arrays(frames, stamp, translations, quaternions)
 

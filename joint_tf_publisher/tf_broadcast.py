@@ -73,7 +73,8 @@ class SerializedTFMessage:
     most of the cost of a publication (rclpy converts every field by attribute access). For
     fixed frame ids the serialized message has a fixed layout in which only the stamps and
     the 7 doubles of each transform change, so it is built once as a byte template and then
-    written with two numpy scatters; ``Publisher.publish(bytes)`` sends it as is.
+    written through uint32 and float64 views of it (three indexed assignments);
+    ``Publisher.publish(bytes)`` sends it as is.
 
     Layout (CDR, little endian, as every ROS 2 RMW serializes): a 4-byte encapsulation
     header, then each primitive aligned to its size counted from the end of the header; a
@@ -112,27 +113,31 @@ class SerializedTFMessage:
             align(8)
             value_offsets.append(len(payload))
             payload.extend(struct.pack("<7d", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+        message = self.ENCAPSULATION + bytes(payload)
         head = len(self.ENCAPSULATION)
-        self._buffer = np.frombuffer(self.ENCAPSULATION + bytes(payload), dtype=np.uint8).copy()
-        self._stamp_index = (
-            np.array(stamp_offsets, dtype=np.intp)[:, None] + head + np.arange(8)
-        ).ravel()
-        self._value_index = (
-            np.array(value_offsets, dtype=np.intp)[:, None] + head + np.arange(56)
-        ).ravel()
+        # Views of one buffer whose payload (after the 4-byte header) starts 8-byte aligned:
+        # the stamps are 4-aligned uint32 pairs and the transforms 8-aligned doubles, so
+        # ``write`` assigns them through two index arrays, with no byte shuffling.
+        storage = np.zeros(len(message) + 8, dtype=np.uint8)
+        start = (-storage.ctypes.data - head) % 8
+        self._buffer = storage[start : start + len(message)]
+        self._buffer[:] = np.frombuffer(message, dtype=np.uint8)
+        self._words = self._buffer[: len(message) // 4 * 4].view("<u4")
+        self._doubles = self._buffer[head : head + (len(message) - head) // 8 * 8].view("<f8")
+        stamps = (np.array(stamp_offsets, dtype=np.intp) + head) // 4
+        self._stamp_index = stamps[:, None] + np.arange(2)
+        values = np.array(value_offsets, dtype=np.intp) // 8
+        self._translation_index = values[:, None] + np.arange(3)
+        self._rotation_index = values[:, None] + np.arange(3, 7)
 
     def write(
         self, stamp: Time, translations: NDArray[np.float64], quaternions: NDArray[np.float64]
     ) -> bytes:
         """The serialized message: every transform stamped ``stamp``, translations in metres
         (N, 3) and quaternions x, y, z, w (N, 4), in the order of ``frames``."""
-        count = len(self.frames)
-        stamp_bytes = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), dtype=np.uint8)
-        self._buffer[self._stamp_index] = np.tile(stamp_bytes, count)
-        values = np.empty((count, 7))
-        values[:, :3] = translations
-        values[:, 3:] = quaternions
-        self._buffer[self._value_index] = values.view(np.uint8).ravel()
+        self._words[self._stamp_index] = (stamp.sec & 0xFFFFFFFF, stamp.nanosec)
+        self._doubles[self._translation_index] = translations
+        self._doubles[self._rotation_index] = quaternions
         return self._buffer.tobytes()
 
     def matches_rmw(self) -> bool:

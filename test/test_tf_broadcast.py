@@ -16,7 +16,7 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
-from rclpy.serialization import deserialize_message  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.tf_broadcast import (  # noqa: E402
@@ -59,6 +59,24 @@ def test_serialized_message_reads_back_as_the_same_message() -> None:
         t, q = random_transforms(len(FRAMES), seed)
         msg = deserialize_message(layout.write(stamp, t, q), TFMessage)
         assert_message(msg, FRAMES, stamp, t, q)
+
+
+def test_size_equals_the_rmw_serialization_and_every_write_stands_alone() -> None:
+    """As long as rclpy's serialization (no trailing padding; the RMW leaves its padding
+    bytes unset, so they are not compared) and read back equal, write after write (the
+    buffer is reused)."""
+    from joint_tf_publisher.tf_broadcast import _transform, fill_transforms
+
+    for frames in (FRAMES, FRAMES[:1], []):
+        layout = SerializedTFMessage(frames)
+        for seed, stamp in enumerate([Time(sec=-5, nanosec=999_999_999), Time(sec=7, nanosec=3)]):
+            t, q = random_transforms(len(frames), seed)
+            expected = TFMessage(
+                transforms=fill_transforms([_transform(*pair) for pair in frames], t, q, stamp)
+            )
+            written = layout.write(stamp, t, q)
+            assert len(written) == len(serialize_message(expected))
+            assert deserialize_message(written, TFMessage) == expected
 
 
 def test_layout_is_checked_against_the_rmw() -> None:
