@@ -59,6 +59,10 @@ BoolArray = NDArray[np.bool_]
 SCALAR_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
 #: Accepted values of ``clamp``: none, the hard ``<limit>`` range, or hard intersected with soft.
 CLAMP_MODES = (None, "hard", "soft")
+#: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
+#: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
+#: could overflow a transform to inf.
+MAX_JOINT_VALUE = 1e100
 
 _VALUE_SIZES = {"planar": 3, "floating": 7, "ball": 4, "revolute2": 2, "universal": 2}
 #: Where the (x, y, z, w) quaternion starts inside a joint's values.
@@ -95,10 +99,10 @@ class Update:
 
     ``moved``: indices into ``moving_joints`` whose transform may have changed (the joints given
     plus their mimic followers, and any joint whose stored value a clamp changed), sorted.
-    ``clamped``: joints whose value was clamped. ``rejected``: joints given a non-finite value
-    or a zero quaternion (they keep their last good value). ``unknown``: names that are not a
-    moving joint's variable (fixed joints included). ``ignored_mimic``: names of mimic joints,
-    whose value always comes from their leader.
+    ``clamped``: joints whose value was clamped. ``rejected``: joints given a non-finite value,
+    one beyond +-MAX_JOINT_VALUE, or a zero quaternion (they keep their last good value).
+    ``unknown``: names that are not a moving joint's variable (fixed joints included).
+    ``ignored_mimic``: names of mimic joints, whose value always comes from their leader.
     """
 
     moved: IndexArray
@@ -663,10 +667,12 @@ class Kinematics:
         slots = plan.slots
         moved = plan.joint_mask.copy()
         rejected: list[int] = []
-        if not math.isfinite(float(np.add.reduce(accepted))):
-            finite = np.isfinite(accepted)
-            if not finite.all():
-                bad = np.unique(plan.joints[~finite])
+        # One cheap check for the common case; max(|v|) neither overflows nor warns, and a
+        # comparison with NaN is False.
+        if not float(np.maximum.reduce(np.absolute(accepted), initial=0.0)) <= MAX_JOINT_VALUE:
+            usable = np.absolute(accepted) <= MAX_JOINT_VALUE  # False for NaN and inf
+            if not usable.all():
+                bad = np.unique(plan.joints[~usable])
                 keep = ~np.isin(plan.joints, bad)
                 accepted, slots = accepted[keep], slots[keep]
                 moved[bad] = False

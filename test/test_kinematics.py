@@ -8,6 +8,7 @@ of SPEC.md and model.py: T_parent_child(q) = origin @ motion(q) @ child_offset).
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Joint, Limit, Link, ModelError, Robot, SafetyController
-from joint_tf_publisher.kinematics import Kinematics, Update
+from joint_tf_publisher.kinematics import MAX_JOINT_VALUE, Kinematics, Update
 from joint_tf_publisher.model import Mimic
 
 Array = NDArray[np.float64]
@@ -309,10 +310,7 @@ FILE_ROBOTS = [
 
 
 def load(relative: str) -> Robot:
-    path = HERE.parent / relative
-    if not path.exists():
-        pytest.skip(f"{relative} not present")
-    return Robot.load(path)
+    return Robot.load(HERE.parent / relative)
 
 
 # -- compiled structure -----------------------------------------------------------------------
@@ -767,15 +765,29 @@ def test_non_finite_values_are_rejected_and_keep_the_last_good_value() -> None:
     assert positions.values[index["j2"]] != before[index["j2"]]
 
 
-def test_mimic_overflow_keeps_the_follower_finite() -> None:
+def test_values_beyond_the_maximum_are_rejected_like_nan() -> None:
     kin = chain_robot().kinematics
     positions = kin.new_positions()
-    update = kin.apply(positions, ["j1"], [1e308], clamp=None)
-    # m1 = 2 * j1 overflows: m1 keeps its last good value (0), so m2 and m3 stay finite.
+    index = {j.name: i for i, j in enumerate(kin.moving_joints)}
+    update = kin.apply(positions, ["j1", "c1"], [0.25, MAX_JOINT_VALUE], clamp=None)
+    assert update.rejected == [] and positions.values[index["c1"]] == MAX_JOINT_VALUE
+    update = kin.apply(positions, ["j1", "c1"], [1e308, -2 * MAX_JOINT_VALUE], clamp=None)
+    assert update.rejected == ["j1", "c1"]
+    assert positions.values[index["j1"]] == 0.25  # the last good value
+    assert positions.values[index["m1"]] == 0.5  # its follower did not move either
+
+
+def test_mimic_overflow_keeps_the_follower_finite() -> None:
+    robot = chain_robot()
+    robot.joints["m1"].mimic = Mimic("j1", 1e250, 0.0)
+    kin = Kinematics(robot)
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["j1"], [1e99], clamp=None)
+    # m1 = 1e250 * j1 overflows: m1 keeps its last good value (0), so m2 and m3 stay finite.
     assert update.rejected == ["m1"]
     assert np.isfinite(positions.values).all()
     index = {j.name: i for i, j in enumerate(kin.moving_joints)}
-    assert positions.values[index["j1"]] == 1e308
+    assert positions.values[index["j1"]] == 1e99
     assert positions.values[index["m1"]] == 0.0
 
 
@@ -979,3 +991,20 @@ def test_broken_trees_raise_model_error_with_line() -> None:
 def test_update_is_a_plain_report() -> None:
     update = Update(moved=np.array([1, 2], dtype=np.intp))
     assert update.clamped == update.rejected == update.unknown == update.ignored_mimic == []
+
+
+@pytest.mark.parametrize("value", [1e308, -1.7e308, math.inf, math.nan, 5e-324])
+def test_apply_with_extreme_values_raises_no_numpy_warning(value: float) -> None:
+    # numpy warnings would reach the node's stderr as bare Python warnings.
+    robot = load("test/urdf/all_joint_types.urdf")
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    names = list(kin.variable_names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for clamp in (None, "hard", "soft"):
+            kin.apply(positions, names, [value] * len(names), clamp=clamp)
+        translations, quaternions = kin.joint_transforms(
+            positions, np.arange(len(kin.moving_joints))
+        )
+    assert np.isfinite(translations).all() and np.isfinite(quaternions).all()

@@ -418,10 +418,6 @@ def test_log_is_throttled_per_kind(storm: StormResult) -> None:
         assert np.all(gaps >= 0.99), f"{kind!r}: {len(times)} lines, gaps {gaps.round(3)}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kinematics.apply's overflow check prints numpy RuntimeWarnings to stderr (reported)",
-)
 def test_log_has_only_short_clear_node_lines(storm: StormResult) -> None:
     """No traceback, no bare Python warnings, no line longer than a terminal page."""
     assert "Traceback" not in storm.log_text, storm.log_text[-3000:]
