@@ -22,6 +22,7 @@ help:
 
 env:
 	@$(PYTHON) tools/env.py
+	@sh tools/ensure_graphviz.sh
 
 run: env
 	@$(VENV)/bin/joint-tf-publisher run $(MODEL)
@@ -40,11 +41,12 @@ format: env
 
 # pytest exits 5 when it collected no test: make fails on every non-zero status, so an
 # empty run can never pass.
+# JTP_STRICT_SKIPS=1: a skipped test fails (test/conftest.py), except launch_testing modules.
 pytest: env
-	$(VPY) -m pytest test -q
+	JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
 test: lint
-	$(VPY) -m pytest test -q
+	JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
 bench: env
 	@if [ -f requirements/bench.txt ]; then $(VPY) -m pip install -q --disable-pip-version-check -r requirements/bench.txt; fi

@@ -6,6 +6,10 @@ Environment (set before any test imports rclpy, inherited by every subprocess a 
   sessions on one machine (teammates, CI, ``make run``) do not hear each other.
 * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Kilted): discovery and traffic stay on loopback.
 
+Strict runs: with ``JTP_STRICT_SKIPS=1`` (``make test`` and so CI set it) a skipped test or test
+module fails, except the launch_testing modules of ``SKIP_ALLOWED_MODULES``: a broken or partial
+environment can never pass by skipping.
+
 Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests run without it):
 
 * ``ros``: a :class:`RosHarness` with its own rclpy context, one node and an executor;
@@ -35,6 +39,42 @@ def pytest_configure(config: pytest.Config) -> None:
     """Give this session its own DDS domain on localhost unless the caller chose one."""
     os.environ.setdefault("ROS_DOMAIN_ID", str(private_domain_id(os.getpid())))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+
+#: Test modules allowed to skip in a strict run (``make test``): they need a full ROS 2 install
+#: (launch_testing), and test_node_e2e.py covers the same behaviour over real rclpy and DDS.
+SKIP_ALLOWED_MODULES = frozenset({"test_launch_node.py"})
+
+
+def strict_skips() -> bool:
+    """True when skips are failures: ``make test`` (and so CI) sets JTP_STRICT_SKIPS=1."""
+    return os.environ.get("JTP_STRICT_SKIPS") == "1"
+
+
+def _fail_skip(report: pytest.CollectReport | pytest.TestReport, where: str) -> None:
+    """Turn a skipped report into a failure naming the skip's reason."""
+    if not report.skipped or os.path.basename(where) in SKIP_ALLOWED_MODULES:
+        return
+    reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+    report.outcome = "failed"
+    report.longrepr = f"skipped in a strict run (JTP_STRICT_SKIPS=1), reason: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """In a strict run, a module that skips itself (importorskip) fails instead."""
+    outcome = yield
+    if strict_skips():
+        _fail_skip(outcome.get_result(), str(collector.path))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """In a strict run, a skipped test fails instead (an xfail stays an xfail)."""
+    outcome = yield
+    report = outcome.get_result()
+    if strict_skips() and not hasattr(report, "wasxfail"):
+        _fail_skip(report, str(item.path))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
