@@ -589,6 +589,12 @@ class Kinematics:
             self._zero_values.copy(), np.zeros(len(self.moving_joints), dtype=bool)
         )
 
+    def variable_values(self, positions: JointPositions) -> dict[str, float]:
+        """Every moving joint's variables (``Joint.variable_names``, mimic followers included)
+        with their stored values: rad, m, or quaternion components."""
+        values = positions.values.tolist()
+        return {name: values[slot] for name, (_, slot) in self._variable_lookup.items()}
+
     def _clamp_range(self, clamp: str | None) -> tuple[Array, Array] | None:
         if clamp is None:
             return None

@@ -83,34 +83,6 @@ def leader_joints(robot: Robot) -> list[Joint]:
     return [j for j in robot.joints.values() if j.joint_type != "fixed" and j.mimic is None]
 
 
-def follower_values(robot: Robot, leader_values: dict[str, Any]) -> dict[str, float]:
-    """Values of the mimic joints given their leaders' values (chains resolved).
-
-    A follower whose leader chain has no value is left out.
-    """
-    values: dict[str, float] = {}
-
-    def resolve(joint: Joint, depth: int) -> float | None:
-        if joint.mimic is None:
-            value = leader_values.get(joint.name)
-            return None if value is None else float(value)
-        if joint.name in values:
-            return values[joint.name]
-        leader = robot.joints.get(joint.mimic.joint)
-        if leader is None or depth > len(robot.joints):
-            return None
-        leader_value = resolve(leader, depth + 1)
-        if leader_value is None:
-            return None
-        values[joint.name] = joint.mimic.multiplier * leader_value + joint.mimic.offset
-        return values[joint.name]
-
-    for joint in robot.joints.values():
-        if joint.mimic is not None:
-            resolve(joint, 0)
-    return values
-
-
 class JointSweep:
     """A sine sweep of every leader joint through its range, for the ``demo`` source.
 
@@ -157,9 +129,15 @@ class JointSweep:
         for name, value in cfg.items():
             names.extend(self.robot.joints[name].variable_names)
             positions.extend(float(v) for v in np.atleast_1d(value))
-        for name, value in follower_values(self.robot, cfg).items():
-            names.append(name)
-            positions.append(value)
+        # Mimic followers as the kinematics resolves them (chains included), not clamped.
+        kin = self.robot.kinematics
+        state = kin.new_positions()
+        kin.apply(state, names, positions, clamp=None)
+        resolved = kin.variable_values(state)
+        for joint in kin.moving_joints:
+            if joint.mimic is not None:
+                names.append(joint.name)
+                positions.append(resolved[joint.name])
         return names, positions
 
 

@@ -25,7 +25,7 @@ from joint_tf_publisher.status import (
     default_end_effector,
     format_status,
 )
-from joint_tf_publisher.sweep import JointSweep, follower_values, sweep_frames, value_range
+from joint_tf_publisher.sweep import JointSweep, sweep_frames, value_range
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_ARM = REPO / "urdf" / "demo_arm.urdf"
@@ -56,10 +56,12 @@ def test_mimic_chain_follows_leader() -> None:
     assert state["left_inner_finger_joint"] == pytest.approx(-state["finger_joint"])
 
 
-def test_follower_values_with_offset() -> None:
+def test_followers_with_offset_in_the_joint_state() -> None:
     robot = Robot.load(ALL_TYPES)
-    assert follower_values(robot, {"hinge_joint": 0.25}) == {"follower_joint": 2 * 0.25 + 0.5}
-    assert follower_values(robot, {}) == {}
+    names, positions = JointSweep(robot).joint_state_at(1.3)
+    state = dict(zip(names, positions, strict=True))
+    # all_joint_types.urdf: follower_joint = 2 * hinge_joint + 0.5 (hand-read from the file).
+    assert state["follower_joint"] == pytest.approx(2 * state["hinge_joint"] + 0.5)
 
 
 def test_sweep_covers_the_limits_and_overshoots_some() -> None:

@@ -1008,3 +1008,16 @@ def test_apply_with_extreme_values_raises_no_numpy_warning(value: float) -> None
             positions, np.arange(len(kin.moving_joints))
         )
     assert np.isfinite(translations).all() and np.isfinite(quaternions).all()
+
+
+def test_variable_values_name_every_variable_with_mimic_followers_resolved() -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["j1", "c1"], [0.25, -2.0], clamp=None)
+    values = kin.variable_values(positions)
+    assert set(values) == {name for j in kin.moving_joints for name in j.variable_names}
+    # chain_robot: m1 = 2 j1, m2 = -m1 + 0.1, m3 = 0.5 m2 (its docstring).
+    assert values["j1"] == 0.25 and values["c1"] == -2.0
+    assert values["m1"] == pytest.approx(0.5)
+    assert values["m2"] == pytest.approx(-0.4)
+    assert values["m3"] == pytest.approx(-0.2)
