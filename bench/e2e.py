@@ -193,7 +193,15 @@ class Probe:
         tf_qos = QoSProfile(
             depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
         )
-        self.node.create_subscription(TFMessage, "/tf", self._on_tf, tf_qos, raw=True)
+        # /tf arrives at up to 1 kHz: a node of its own, outside the executor, read by a
+        # thread with a reused wait set (the executor's per-message overhead would make the
+        # bench the slow reliable reader that stalls the node's writer).
+        self.tf_node = rclpy.create_node("jtp_bench_tf")
+        self._tf_type = TFMessage
+        self._tf_sub = self.tf_node.create_subscription(
+            TFMessage, "/tf", lambda _: None, tf_qos, raw=True
+        )
+        self._closing = False
         static_qos = QoSProfile(
             depth=1,
             reliability=ReliabilityPolicy.RELIABLE,
@@ -209,6 +217,8 @@ class Probe:
         self.executor.add_node(self.node)
         self._spinner = threading.Thread(target=self._spin, daemon=True)
         self._spinner.start()
+        self._tf_reader = threading.Thread(target=self._read_tf, daemon=True)
+        self._tf_reader.start()
 
     def _spin(self) -> None:
         while self._rclpy.ok():
@@ -216,6 +226,23 @@ class Probe:
                 self.executor.spin_once(timeout_sec=0.1)
             except Exception:  # shutdown while waiting
                 return
+
+    def _read_tf(self) -> None:
+        """Take every /tf message as it arrives (one reused wait set), until close()."""
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+        handle = self._tf_sub.handle
+        wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, self.tf_node.context.handle)
+        try:
+            while self._rclpy.ok() and not self._closing:
+                with handle:
+                    wait_set.clear_entities()
+                    wait_set.add_subscription(handle)
+                    wait_set.wait(100_000_000)
+                    while (taken := handle.take_message(self._tf_type, True)) is not None:
+                        self._on_tf(taken[0])
+        except Exception:  # shutdown while waiting
+            return
 
     def _on_tf(self, data: bytes) -> None:
         receipt = time.time_ns()
@@ -245,8 +272,11 @@ class Probe:
         return stamp_ns
 
     def close(self) -> None:
-        """Stop spinning and destroy the node."""
+        """Stop spinning and reading, and destroy the nodes."""
+        self._closing = True
+        self._tf_reader.join(timeout=2.0)
         self.executor.shutdown(timeout_sec=1.0)
+        self.tf_node.destroy_node()
         self.node.destroy_node()
 
 

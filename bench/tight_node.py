@@ -1,4 +1,4 @@
-"""The real node spun by a lean loop: the proposal the e2e ``node-tight`` rows measure.
+"""The real node spun by a lean loop: the reference the e2e ``node-lean`` rows measure.
 
 ``python -m bench.tight_node --ros-args ...`` builds ``JointTfPublisher`` unchanged and runs
 it with ``spin_lean`` instead of ``rclpy.spin``. The e2e floor rows show that rclpy's
@@ -7,7 +7,10 @@ subscriptions, timers, events) for each callback, costs about half a core at 1 k
 any joint math. ``spin_lean`` waits on the joint_states subscription alone with a reused wait
 set, takes every JointState waiting, and hands everything else (parameter services,
 multi-DOF states, the description topic, timers) to the ordinary executor at most every
-``SERVICE_PERIOD_S``. Bench only: evidence for the node's owner (``node.main``).
+``SERVICE_PERIOD_S``. Bench only: the evidence that led to ``node.spin``, which ``node.main``
+now uses (the same idea, plus the multi-DOF subscription and rclpy's signal guard in the wait
+set, an executor turn when a timer is due, and a blocking executor wait when idle); the
+``node-lean`` rows stay as a reference for it.
 """
 
 from __future__ import annotations
