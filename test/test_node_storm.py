@@ -296,8 +296,8 @@ def run_storm(
         )
         spin_for(executor, 0.05)
 
-    # Then every variable at +-1.7e308: finite values whose transforms overflow (the planar
-    # joint's), which the node must withhold rather than publish.
+    # Then every variable at +-1.7e308: finite values whose transforms would overflow (the
+    # planar joint's), which must never reach /tf.
     for value in (1.7e308, -1.7e308, 1.7e308):
         huge = JointState(name=list(kin.variable_names), position=[value] * len(kin.variable_names))
         huge.header.stamp.sec = 50
