@@ -309,36 +309,67 @@ def percentile(sorted_values: list[int], fraction: float) -> float:
     return float(sorted_values[index])
 
 
+def stop_requested() -> bool:
+    """True once the main process wrote a line to (or closed) the monitor's stdin."""
+    return bool(select.select([sys.stdin], [], [], 0.0)[0])
+
+
 def run_monitor(args: argparse.Namespace) -> int:
-    """The monitor process: count /tf until a line (or EOF) on stdin, then print its summary."""
+    """The monitor process: count /tf until a line (or EOF) on stdin, then print its summary.
+
+    /tf is read with one reused wait set, taking every queued message per wake-up: through an
+    executor (about a wait-set rebuild per message) the monitor could become the slow reliable
+    reader whose full history stalls the node's /tf writer, and the soak would measure itself.
+    """
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from tf2_msgs.msg import TFMessage
 
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("soak_monitor", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
     monitor = TfMonitor(args.check_every)
     tf_qos = QoSProfile(
         depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
     )
-    node.create_subscription(TFMessage, "/tf", monitor, tf_qos, raw=True)
+    subscription = node.create_subscription(TFMessage, "/tf", monitor, tf_qos, raw=True)
     print("READY", flush=True)
-    next_poll = 0.0
-    while True:
-        executor.spin_once(timeout_sec=0.01)
-        if time.monotonic() >= next_poll:
-            next_poll = time.monotonic() + 0.05
-            if select.select([sys.stdin], [], [], 0.0)[0]:
-                break
+    try:
+        _read_with_wait_set(subscription, context, TFMessage, monitor)
+    except (ImportError, AttributeError):  # an rclpy without these internals: its executor
+        from rclpy.executors import SingleThreadedExecutor
+
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        while not stop_requested():
+            executor.spin_once(timeout_sec=0.01)
+        executor.shutdown()
     print("MONITOR " + json.dumps(monitor.summary()), flush=True)
-    executor.shutdown()
     node.destroy_node()
     rclpy.try_shutdown(context=context)
     return 0
+
+
+def _read_with_wait_set(
+    subscription: Any, context: Any, message_type: Any, monitor: TfMonitor
+) -> None:
+    """Wait on ``subscription`` alone and hand every serialized message to ``monitor``."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    handle = subscription.handle
+    wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
+    next_poll = 0.0
+    while True:
+        with handle:
+            wait_set.clear_entities()
+            wait_set.add_subscription(handle)
+            wait_set.wait(10_000_000)  # ns
+            while (taken := handle.take_message(message_type, True)) is not None:
+                monitor(taken[0])
+        if time.monotonic() >= next_poll:
+            next_poll = time.monotonic() + 0.05
+            if stop_requested():
+                return
 
 
 def _read_line(stream: Any, prefix: str, timeout_s: float) -> str:
