@@ -22,7 +22,6 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 from geometry_msgs.msg import Transform  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
+from test_user_errors import NODE  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
@@ -57,14 +57,6 @@ LOG_FORMAT = "[{severity}] [{time}] [{name}]: {message}"
 LOG_LINE = re.compile(r"^\[(?P<severity>\w+)\] \[(?P<time>[\d.]+)\] \[[^\]]*\]: (?P<text>.*)$")
 #: The first good stamp (seconds); good message k is stamped GOOD_EPOCH + k, nanosec 0.
 GOOD_EPOCH = 1000
-
-
-def node_command() -> list[str]:
-    """The node's console script in this interpreter's environment (or its module)."""
-    script = Path(sys.executable).with_name("joint_tf_publisher")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.node"]
 
 
 @dataclass
@@ -203,7 +195,7 @@ def start_node(
     params_path.write_text("\n".join(lines) + "\n")
     log_path = directory / "node.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_CONSOLE_OUTPUT_FORMAT=LOG_FORMAT)
-    command = node_command() + ["--ros-args", "-r", f"__ns:={namespace}"]
+    command = NODE + ["--ros-args", "-r", f"__ns:={namespace}"]
     command += ["--params-file", str(params_path)]
     with log_path.open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
