@@ -773,6 +773,10 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
     context = node.context
     if context.handle is None:
         raise RuntimeError("the node's context is not initialised")
+    if not hasattr(_rclpy, "WaitSet"):  # an rclpy whose internals differ: the plain executor
+        node.get_logger().info("rclpy has no WaitSet binding: spinning with the executor")
+        executor.spin()
+        return
     inputs = node.joint_state_inputs
     wait_set = _rclpy.WaitSet(len(inputs), 1, 0, 0, 0, 0, context.handle)
     signal_guard = SignalHandlerGuardCondition(context)

@@ -294,3 +294,48 @@ def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> Non
     ros._owned.append(depth)
     assert depth._joint_state_sub.qos_profile.depth == 7
     assert depth._multi_dof_sub.qos_profile.depth == node_module.JOINT_STATES_DEPTH
+
+
+def test_spin_falls_back_to_the_executor_without_rclpy_waitset(
+    ros: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An rclpy whose internals lack ``WaitSet``: node.spin still serves joint states."""
+    import threading
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    monkeypatch.setattr(node_module, "_rclpy", types.SimpleNamespace())
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = JointTfPublisher(
+        context=context,
+        parameter_overrides=[
+            Parameter("robot_description", value=ARM_URDF.read_text()),
+            Parameter("ignore_timestamp", value=True),
+        ],
+    )
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=node_module.spin, args=(node, executor), daemon=True)
+    spinner.start()
+    received: list[TFMessage] = []
+    ros.node.create_subscription(TFMessage, "/tf", received.append, 100)
+    publisher = ros.node.create_publisher(JointState, "joint_states", 10)
+    try:
+        state = JointState()
+        state.name = ["joint_1"]
+        state.position = [0.3]
+
+        def published() -> bool:
+            publisher.publish(state)
+            return any(t.child_frame_id for message in received for t in message.transforms)
+
+        assert ros.spin_until(published, timeout_s=15.0), "no /tf through the fallback"
+    finally:
+        context.try_shutdown()
+        spinner.join(timeout=10.0)
+        executor.shutdown()
+        node.destroy_node()
+    assert not spinner.is_alive()
