@@ -284,3 +284,51 @@ def inverse_pose(T_a_b: ArrayLike) -> Array:
     inverse[:3, :3] = rotation_t
     inverse[:3, 3] = -rotation_t @ pose[:3, 3]
     return inverse
+
+
+def quaternion_product_matrices(quaternion: ArrayLike) -> tuple[Array, Array]:
+    """(4, 4) matrices L, R of a quaternion q (x, y, z, w) with q * p = L @ p and p * q = R @ p.
+
+    Columns are products with the unit quaternions e_k, so they hold only +-components of q.
+    """
+    q = np.asarray(quaternion, dtype=np.float64)
+    units = np.eye(4)
+    left = quaternion_multiply(q, units).T
+    right = quaternion_multiply(units, q).T
+    return left, right
+
+
+def _rotation_form() -> Array:
+    """(3, 3, 4, 4) symmetric F with R(q)[j, k] = q @ F[j, k] @ q for unit q (x, y, z, w).
+
+    The homogeneous form of ``quaternion_to_matrix``: 1 - 2 (y^2 + z^2) = x^2 - y^2 - z^2 + w^2.
+    """
+    x, y, z, w = range(4)
+    terms = {
+        (0, 0): [(1, x, x), (-1, y, y), (-1, z, z), (1, w, w)],
+        (0, 1): [(2, x, y), (-2, z, w)],
+        (0, 2): [(2, x, z), (2, y, w)],
+        (1, 0): [(2, x, y), (2, z, w)],
+        (1, 1): [(-1, x, x), (1, y, y), (-1, z, z), (1, w, w)],
+        (1, 2): [(2, y, z), (-2, x, w)],
+        (2, 0): [(2, x, z), (-2, y, w)],
+        (2, 1): [(2, y, z), (2, x, w)],
+        (2, 2): [(-1, x, x), (-1, y, y), (1, z, z), (1, w, w)],
+    }
+    form = np.zeros((3, 3, 4, 4))
+    for (j, k), products in terms.items():
+        for coefficient, a, b in products:
+            form[j, k, a, b] += 0.5 * coefficient
+            form[j, k, b, a] += 0.5 * coefficient
+    return form
+
+
+#: See ``_rotation_form``.
+ROTATION_FORM = _rotation_form()
+
+
+def rotation_quadratic_form(vector: ArrayLike) -> Array:
+    """(4, 4, 3) Q with R(q) @ v = q @ Q[:, :, j] @ q (component j) for unit quaternions q."""
+    v = np.asarray(vector, dtype=np.float64)
+    form: Array = np.einsum("jkab,k->abj", ROTATION_FORM, v)
+    return form
