@@ -47,7 +47,9 @@ from .transforms import (
     matrix_to_quaternion,
     plane_basis,
     quaternion_multiply,
+    quaternion_product_matrices,
     quaternions_to_matrices,
+    rotation_quadratic_form,
     rpy_to_matrices,
 )
 
@@ -69,6 +71,12 @@ _VALUE_SIZES = {"planar": 3, "floating": 7, "ball": 4, "revolute2": 2, "universa
 _QUATERNION_START = {"floating": 3, "ball": 0}
 _IDENTITY_VALUES = {"floating": [0, 0, 0, 0, 0, 0, 1.0], "ball": [0, 0, 0, 1.0]}
 _PLAN_CACHE_SIZE = 64
+#: Below this norm, a quaternion is scaled by its largest component before normalising (the
+#: squares of tiny components would lose digits, or vanish).
+_SMALL_NORM = 1e-100
+#: Joint types whose transform ``joint_transforms`` composes from a motion translation and
+#: quaternion (``_compile_composed_transforms``); revolute2 and universal use child_pose.
+_COMPOSED_TYPES = ("planar", "floating", "ball")
 _HALF_ONE = np.array([0.5, 1.0])
 _IDENTITY = np.eye(4)
 #: Marks a cfg key tuple not yet in the cache (None is a cached answer).
@@ -120,7 +128,9 @@ class _NamePlan:
     slots: IndexArray  # variable slot each accepted name writes
     joints: IndexArray  # moving-joint index of each accepted name
     joint_mask: BoolArray  # per moving joint: given by this message
-    quaternion_joints: tuple[int, ...]  # floating/ball joints whose quaternion is written
+    quaternion_joints: IndexArray  # floating/ball joints whose quaternion is written, ...
+    quaternion_slots: IndexArray  # ... (Q, 4) the variable slots of their quaternions ...
+    quaternion_blocks: IndexArray  # ... and (Q, 7) all their variable slots (_slot_block)
     unknown: list[str]
     ignored_mimic: list[str]
 
@@ -226,6 +236,7 @@ class Kinematics:
         self._compile_mimic()
         self._compile_limits()
         self._compile_joint_transforms()
+        self._compile_composed_transforms()
         self._compile_single_fk()
         self._zero_values = self._initial_values()
         self._zero_list: list[float] = self._zero_values.tolist()
@@ -325,6 +336,10 @@ class Kinematics:
                 self._float_slots[joint.name] = int(self._slot[i])
             for k, name in enumerate(joint.variable_names):
                 self._float_slots[name] = int(self._slot[i]) + k
+        #: (M, 7): each moving joint's variable slots, the last repeated up to 7 columns.
+        self._slot_block = np.minimum(
+            self._slot[:, None] + np.arange(7), (self._slot + self._size - 1)[:, None]
+        )
         self._quaternion_joint_indices = [
             i for i, joint in enumerate(self.moving_joints) if joint.joint_type in _QUATERNION_START
         ]
@@ -491,6 +506,71 @@ class Kinematics:
             self._fixed_translations = poses[:, :3, 3].copy()
             self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
 
+    def _compile_composed_transforms(self) -> None:
+        """Constants for ``joint_transforms`` of planar, floating and ball joints.
+
+        Each such joint's motion is a translation t_m (m) and a unit quaternion q_m in its
+        (origin) frame: floating (x, y, z) and (qx, qy, qz, qw); ball 0 and (qx, qy, qz, qw);
+        planar (x, y, 0) and (0, 0, sin(theta/2), cos(theta/2)) once the plane basis B
+        (``transforms.plane_basis``) is folded into the constants (origin' = origin @ B,
+        offset' = B^T @ child_offset: the motion is then about z, in the xy plane). With
+        R0, t0, q0 of origin' and tc, qc of offset', the child pose in the parent frame is
+
+            quaternion = q0 * q_m * qc = L(q0) R(qc) q_m
+            translation = t0 + R0 t_m + R0 R(q_m) tc
+
+        and R(q_m) tc is a quadratic form in q_m. So with the features
+        f = [t_m (3), q_m q_m^T (16, row-major), q_m (4), 1] per joint, [translation,
+        quaternion] = f @ ``_composed_basis[row]`` (24, 7). ``_composed_slots[row]`` (7,)
+        are the variable slots gathered into (t_m, q_m); columns a joint type does not use
+        repeat one of its slots (a ball joint's zero translation rows ignore them, a planar
+        joint's quaternion is computed from theta).
+        """
+        count = len(self.moving_joints)
+        #: Per moving joint: 0 for 1-DOF joints, 1 for composed ones, 2 for child_pose.
+        self._transform_kind = np.where(self._is_scalar, 0, 2).astype(np.int8)
+        self._composed_row = np.full(count, -1, dtype=np.intp)
+        bases: list[Array] = []
+        slot_rows: list[list[int]] = []
+        planar: list[bool] = []
+        for i, joint in enumerate(self.moving_joints):
+            kind = joint.joint_type
+            if kind not in _COMPOSED_TYPES:
+                continue
+            self._transform_kind[i] = 1
+            self._composed_row[i] = len(bases)
+            start = int(self._slot[i])
+            origin, offset = joint.origin, joint.child_offset
+            if kind == "floating":
+                slot_rows.append(list(range(start, start + 7)))
+            elif kind == "ball":
+                slot_rows.append([start] * 3 + list(range(start, start + 4)))
+            else:  # planar: theta goes to the w column, then becomes sin and cos of theta/2
+                slot_rows.append([start, start + 1] + [start + 2] * 5)
+                plane = np.eye(4)
+                plane[:3, :3] = plane_basis(joint.axis)
+                origin = origin @ plane
+                offset = plane.T @ offset
+            planar.append(kind == "planar")
+            rotation0 = origin[:3, :3]
+            left, _ = quaternion_product_matrices(matrix_to_quaternion(rotation0))
+            _, right = quaternion_product_matrices(matrix_to_quaternion(offset[:3, :3]))
+            basis = np.zeros((24, 7))
+            basis[0:3, :3] = rotation0.T
+            # Translation columns a type does not move along read other slots: zero their rows.
+            basis[{"floating": 3, "ball": 0, "planar": 2}[kind] : 3] = 0.0
+            quadratic = rotation_quadratic_form(offset[:3, 3])  # (4, 4, 3)
+            basis[3:19, :3] = (quadratic @ rotation0.T).reshape(16, 3)
+            basis[19:23, 3:] = (left @ right).T
+            basis[23, :3] = origin[:3, 3]
+            bases.append(basis)
+        self._composed_basis = np.array(bases).reshape(len(bases), 24, 7)
+        self._composed_slots = np.array(slot_rows, dtype=np.intp).reshape(len(bases), 7)
+        #: Rows of the planar joints (empty without).
+        self._composed_planar = np.flatnonzero(planar)
+        self._composed_ones = np.ones((len(bases), 1))
+        self._child_pose_joints = bool(np.any(self._transform_kind == 2))
+
     def _compile_single_fk(self) -> None:
         """Constants of FK: per-joint bases and the work-row layout of single FK.
 
@@ -640,12 +720,18 @@ class Kinematics:
                 quaternion_joints.append(joint_index)
         joint_mask = np.zeros(len(self.moving_joints), dtype=bool)
         joint_mask[joints] = True
+        quaternion_starts = [
+            int(self._slot[i]) + _QUATERNION_START[self.moving_joints[i].joint_type]
+            for i in quaternion_joints
+        ]
         return _NamePlan(
             np.array(message_index, dtype=np.intp),
             np.array(slots, dtype=np.intp),
             np.array(joints, dtype=np.intp),
             joint_mask,
-            tuple(quaternion_joints),
+            np.array(quaternion_joints, dtype=np.intp),
+            np.add.outer(np.array(quaternion_starts, dtype=np.intp), np.arange(4)).reshape(-1, 4),
+            self._slot_block[quaternion_joints],
             unknown,
             ignored_mimic,
         )
@@ -683,14 +769,26 @@ class Kinematics:
                 accepted, slots = accepted[keep], slots[keep]
                 moved[bad] = False
                 rejected.extend(bad.tolist())
-        previous = state.copy() if plan.quaternion_joints else state
-        state[slots] = accepted
-        for i in plan.quaternion_joints:
-            if moved[i] and not self._normalise_quaternion(state, i):
-                start, stop = self._slot[i], self._slot[i] + self._size[i]
-                state[start:stop] = previous[start:stop]
-                moved[i] = False
-                rejected.append(i)
+        if plan.quaternion_joints.size:
+            blocks, quaternion_slots, q_joints = (
+                plan.quaternion_blocks,
+                plan.quaternion_slots,
+                plan.quaternion_joints,
+            )
+            if rejected:  # rejected joints are not written: leave their quaternions alone
+                active = moved[q_joints]
+                blocks, quaternion_slots, q_joints = (
+                    blocks[active],
+                    quaternion_slots[active],
+                    q_joints[active],
+                )
+            previous = state[blocks]  # the joints' values before this message
+            state[slots] = accepted
+            rejected += self._normalise_quaternions(
+                state, quaternion_slots, q_joints, previous, moved
+            )
+        else:
+            state[slots] = accepted
         received = positions.received
         received |= moved
         clamped: list[int] = []
@@ -716,18 +814,39 @@ class Kinematics:
             ignored_mimic=list(plan.ignored_mimic),
         )
 
-    def _normalise_quaternion(self, state: Array, joint_index: int) -> bool:
-        """Normalise a floating/ball joint's stored quaternion; False if it has zero norm."""
-        start = (
-            self._slot[joint_index] + _QUATERNION_START[self.moving_joints[joint_index].joint_type]
-        )
-        quaternion = state[start : start + 4]
-        largest = float(np.max(np.abs(quaternion)))
-        if not 0.0 < largest < np.inf:
-            return False
-        quaternion /= largest  # no overflow in the norm, even for components near 1e308
-        quaternion /= np.linalg.norm(quaternion)
-        return True
+    def _normalise_quaternions(
+        self,
+        state: Array,
+        quaternion_slots: IndexArray,
+        joints: IndexArray,
+        previous: Array,
+        moved: BoolArray,
+    ) -> list[int]:
+        """Normalise the quaternions at ``quaternion_slots`` (Q, 4) of floating/ball ``joints``
+        in ``state``, in place, all at once.
+
+        A joint whose quaternion is zero gets its ``previous`` values (Q, 7: its variable
+        slots, ``_slot_block``) back and is no longer ``moved``; those joints are returned
+        (rejected). Components are at most ``MAX_JOINT_VALUE``, so squares do not overflow.
+        """
+        quaternions = state[quaternion_slots]
+        norms = np.sqrt(np.add.reduce(quaternions * quaternions, axis=1))
+        bad: list[int] = []
+        if not (norms > _SMALL_NORM).all():  # tiny squares lose digits: scale first
+            largest = np.maximum.reduce(np.absolute(quaternions), axis=1)
+            zero = largest == 0.0
+            if zero.any():
+                bad = joints[zero].tolist()
+                state[self._slot_block[bad]] = previous[zero]
+                moved[bad] = False
+                keep = ~zero
+                quaternions, largest = quaternions[keep], largest[keep]
+                quaternion_slots = quaternion_slots[keep]
+            quaternions /= largest[:, None]
+            norms = np.sqrt(np.add.reduce(quaternions * quaternions, axis=1))
+        quaternions /= norms[:, None]
+        state[quaternion_slots] = quaternions
+        return bad
 
     def _update_followers(
         self,
@@ -837,9 +956,14 @@ class Kinematics:
                 names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
                 values.extend(quaternion)
             elif kind == "planar":
+                names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
+                usable = np.abs(translation).max() <= MAX_JOINT_VALUE  # False for NaN
+                usable = usable and np.abs(quaternion).max() <= MAX_JOINT_VALUE
+                if not usable:  # rejected by apply; the products could overflow or warn
+                    values.extend([math.nan] * 3)
+                    continue
                 basis = plane_basis(self.moving_joints[index].axis)  # type: ignore[index]
                 theta = 2.0 * np.arctan2(quaternion[:3] @ basis[:, 2], quaternion[3])
-                names.extend(self.moving_joints[index].variable_names)  # type: ignore[index]
                 values.extend(
                     [
                         float(translation @ basis[:, 0]),
@@ -863,22 +987,28 @@ class Kinematics:
         values = positions.values
         if self._all_scalar:
             return self._scalar_transforms(values, index)
-        translations = np.empty((index.size, 3))
-        quaternions = np.empty((index.size, 4))
-        scalar = self._is_scalar[index]
-        if scalar.any():
-            translations[scalar], quaternions[scalar] = self._scalar_transforms(
-                values, index[scalar]
-            )
-        for k in np.flatnonzero(~scalar):
-            i = int(index[k])
-            start = int(self._slot[i])
-            pose = self.moving_joints[i].child_pose(values[start : start + self._size[i]])
-            translations[k] = pose[:3, 3]
-            quaternions[k] = matrix_to_quaternion(pose[:3, :3])
-        return translations, quaternions
+        # Every row through the 1-DOF closed form first (a multi-DOF joint's basis is zero,
+        # so its row comes out zero), then the other joints' rows overwritten.
+        result = self._scalar_rows(values, index)  # [translation, quaternion] per joint
+        rows = self._composed_row[index]
+        composed = np.flatnonzero(rows >= 0)
+        if composed.size:
+            result[composed] = self._composed_transforms(values)[rows[composed]]
+        if self._child_pose_joints:  # revolute2, universal
+            for k in np.flatnonzero(self._transform_kind[index] == 2):
+                i = int(index[k])
+                start = int(self._slot[i])
+                pose = self.moving_joints[i].child_pose(values[start : start + self._size[i]])
+                result[k, :3] = pose[:3, 3]
+                result[k, 3:] = matrix_to_quaternion(pose[:3, :3])
+        return result[:, :3], result[:, 3:]
 
     def _scalar_transforms(self, values: Array, index: IndexArray) -> tuple[Array, Array]:
+        result = self._scalar_rows(values, index)
+        return result[:, :3], result[:, 3:]
+
+    def _scalar_rows(self, values: Array, index: IndexArray) -> Array:
+        """(n, 7) [translation (m), quaternion x y z w] of 1-DOF joints ``index`` at ``values``."""
         q = values[self._slot[index]]
         angles = np.multiply.outer(q, _HALF_ONE)  # q/2, q
         factors = np.empty((index.size, 1, 6))  # [cos(q/2), cos q, sin(q/2), sin q, 1, q]
@@ -886,8 +1016,32 @@ class Kinematics:
         np.sin(angles, factors[:, 0, 2:4])
         factors[:, 0, 4] = 1.0
         factors[:, 0, 5] = q
-        result = np.matmul(factors, self._transform_basis[index])[:, 0]
-        return result[:, :3], result[:, 3:]
+        result: Array = np.matmul(factors, self._transform_basis[index])[:, 0]
+        return result
+
+    def _composed_transforms(self, values: Array) -> Array:
+        """(K, 7) [translation (m), quaternion x y z w, w >= 0] of every planar, floating and
+        ball joint (rows of ``_composed_basis``) at the variable vector ``values``.
+
+        Stored quaternions are unit (``apply`` normalises them); they are normalised again
+        here, as ``Joint.child_pose`` does, so that a vector written by hand gives its pose.
+        """
+        motion = values.take(self._composed_slots)  # (K, 7): t_m, q_m
+        if self._composed_planar.size:  # theta sits in the w column; rotation about z
+            planar = self._composed_planar
+            half = motion[planar, 6] * 0.5
+            motion[planar, 3:5] = 0.0
+            motion[planar, 5] = np.sin(half)
+            motion[planar, 6] = np.cos(half)
+        quaternion = motion[:, 3:]
+        quaternion /= np.sqrt(np.add.reduce(quaternion * quaternion, axis=1))[:, None]
+        outer = quaternion[:, :, None] * quaternion[:, None, :]
+        features = np.concatenate(
+            (motion[:, :3], outer.reshape(-1, 16), quaternion, self._composed_ones), axis=1
+        )[:, None, :]  # (K, 1, 24)
+        result: Array = np.matmul(features, self._composed_basis)[:, 0]
+        result[:, 3:] *= np.copysign(1.0, result[:, 6:])  # w >= 0, as matrix_to_quaternion
+        return result
 
     def fixed_transforms(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""

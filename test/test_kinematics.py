@@ -1021,3 +1021,94 @@ def test_variable_values_name_every_variable_with_mimic_followers_resolved() -> 
     assert values["m1"] == pytest.approx(0.5)
     assert values["m2"] == pytest.approx(-0.4)
     assert values["m3"] == pytest.approx(-0.2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_joint_transforms_of_multi_dof_joints_equal_child_pose(seed: int) -> None:
+    """The composed closed form of planar, floating and ball joints (and the other paths)
+    equals ``Joint.child_pose`` at the stored values, also for stored quaternions that are
+    not unit (written by hand), large translations and any order of indices."""
+    robot = random_robot(
+        seed, count=14, types=("floating", "ball", "planar", "revolute", "universal", "prismatic")
+    )
+    kin = robot.kinematics
+    rng = np.random.default_rng(seed)
+    positions = kin.new_positions()
+    for _ in range(5):
+        positions.values[:] = rng.uniform(-4.0, 4.0, positions.values.size)
+        for index, joint in enumerate(kin.moving_joints):
+            start = int(kin._slot[index])
+            if joint.joint_type == "floating":
+                positions.values[start : start + 3] *= 10.0 ** rng.uniform(-3, 30)
+            if joint.joint_type in ("floating", "ball"):
+                first = start + (3 if joint.joint_type == "floating" else 0)
+                positions.values[first : first + 4] *= 10.0 ** rng.uniform(-5, 5)
+        indices = rng.integers(0, len(kin.moving_joints), 20)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            translations, quaternions = kin.joint_transforms(positions, indices)
+        for row, index in enumerate(indices):
+            joint = kin.moving_joints[index]
+            start = int(kin._slot[index])
+            expected = joint.child_pose(positions.values[start : start + int(kin._size[index])])
+            scale = max(1.0, float(np.max(np.abs(expected[:3, 3]))))
+            np.testing.assert_allclose(
+                translations[row], expected[:3, 3], atol=1e-12 * scale, rtol=0
+            )
+            rotation = Rotation.from_quat(quaternions[row]).as_matrix()
+            np.testing.assert_allclose(rotation, expected[:3, :3], atol=1e-12, rtol=0)
+            assert abs(np.linalg.norm(quaternions[row]) - 1.0) < 1e-12
+            if joint.joint_type in ("floating", "ball", "planar"):
+                assert quaternions[row][3] >= 0.0
+
+
+def test_apply_normalises_every_quaternion_and_rejects_zero_ones_together() -> None:
+    """apply normalises all written quaternions at once: huge, tiny and partly written ones;
+    a zero quaternion rejects its joint, which keeps all its previous values."""
+    robot = random_robot(5, count=6, types=("floating", "ball"), mimic_share=0.0)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    rng = np.random.default_rng(5)
+    cfg = random_cfg(robot, rng)
+    names, values = state_names_values(kin, cfg)
+    kin.apply(positions, names, values, clamp=None)
+    before = kin.variable_values(positions)
+    joints: dict[str, list[Joint]] = {"floating": [], "ball": []}
+    for joint in kin.moving_joints:
+        joints[joint.joint_type].append(joint)
+    zero_floating, huge_floating = joints["floating"][:2]
+    zero_ball, tiny_ball, partial_ball = joints["ball"][:3]
+    message = {
+        **dict(zip(zero_floating.variable_names, [5.0, 6.0, 7.0, 0.0, 0.0, 0.0, 0.0], strict=True)),
+        **dict(
+            zip(huge_floating.variable_names, [1.0, 2.0, 3.0, 1e100, 0.0, -1e100, 0.0], strict=True)
+        ),
+        **dict(zip(zero_ball.variable_names, [0.0] * 4, strict=True)),
+        **dict(zip(tiny_ball.variable_names, [1e-300, 0.0, 0.0, 1e-300], strict=True)),
+        partial_ball.variable_names[3]: 1e9,  # the other components stay as stored
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        update = kin.apply(positions, list(message), list(message.values()), clamp="hard")
+    assert update.rejected == sorted([zero_floating.name, zero_ball.name])
+    moved = {kin.moving_joints[i].name for i in update.moved}
+    assert moved == {huge_floating.name, tiny_ball.name, partial_ball.name}
+    after = kin.variable_values(positions)
+    for joint in (zero_floating, zero_ball):
+        assert [after[n] for n in joint.variable_names] == [before[n] for n in joint.variable_names]
+    half = math.sqrt(0.5)
+    expected = {
+        huge_floating: [1.0, 2.0, 3.0, half, 0.0, -half, 0.0],
+        tiny_ball: [half, 0.0, 0.0, half],
+    }
+    for joint, stored in expected.items():
+        np.testing.assert_allclose(
+            [after[n] for n in joint.variable_names], stored, atol=1e-15, rtol=0
+        )
+    quaternion = np.array([before[n] for n in partial_ball.variable_names[:3]] + [1e9])
+    np.testing.assert_allclose(
+        [after[n] for n in partial_ball.variable_names],
+        quaternion / np.linalg.norm(quaternion),
+        atol=1e-15,
+        rtol=0,
+    )
