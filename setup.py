@@ -42,9 +42,9 @@ setup(
     entry_points={
         "console_scripts": [
             # The ROS executable: `ros2 run joint_tf_publisher joint_tf_publisher`.
-            f"{PACKAGE_NAME} = {PACKAGE_NAME}.node:main",
+            f"{PACKAGE_NAME} = {PACKAGE_NAME}.entry:node_main",
             # The command line tool (check, fk, run, ...).
-            f"joint-tf-publisher = {PACKAGE_NAME}.cli:main",
+            f"joint-tf-publisher = {PACKAGE_NAME}.entry:cli_main",
         ],
     },
 )

@@ -1,10 +1,18 @@
 """joint_tf_publisher: robot descriptions and joint states to tf2 transforms.
 
-The core (this package without ``node``) needs only numpy and lxml.
+The core (this package without ``node``) needs only numpy and lxml. The model classes are
+imported on first use, so the console scripts (``entry``) start without loading numpy first.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import ModelError
-from .model import Calibration, Dynamics, Joint, Limit, Link, Mimic, Robot, SafetyController
+
+if TYPE_CHECKING:
+    from .model import Calibration, Dynamics, Joint, Limit, Link, Mimic, Robot, SafetyController
 
 __all__ = [
     "Calibration",
@@ -17,3 +25,10 @@ __all__ = [
     "Robot",
     "SafetyController",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The model classes of ``__all__``, imported from ``model`` on first access."""
+    if name in __all__:
+        return getattr(importlib.import_module(".model", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -144,7 +144,7 @@ def test_colcon_installs_the_package_where_ros2_looks(colcon_install: Path) -> N
     assert executable.is_file() and os.access(executable, os.X_OK)
     assert (site_packages / "site-packages" / PACKAGE / "__init__.py").is_file()
     (entry_points,) = (site_packages / "site-packages").glob("*.egg-info/entry_points.txt")
-    assert f"{PACKAGE} = {PACKAGE}.node:main" in entry_points.read_text().splitlines()
+    assert f"{PACKAGE} = {PACKAGE}.entry:node_main" in entry_points.read_text().splitlines()
 
 
 @pytest.mark.slow

@@ -356,3 +356,35 @@ def test_node_bad_parameters_one_line_exit_1(
 ) -> None:
     completed = run([*NODE, "--ros-args", *arguments], env=ros_subprocess_env)
     assert_one_clear_line(completed, NODE_PREFIX, words, ignore=RCL_OWN_LINE)
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_stopped_while_importing_exits_0_without_traceback(
+    signal_name: str, tmp_path: Path
+) -> None:
+    """The console scripts (``entry``) import the node or CLI with SIGINT/SIGTERM ending the
+    process quietly: a Ctrl-C during the half second of imports exits 0, no traceback."""
+    import signal
+
+    (tmp_path / "slow_module.py").write_text(
+        "import sys, time\nprint('importing', flush=True)\ntime.sleep(60)\n"
+    )
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from joint_tf_publisher.entry import _import_quietly; _import_quietly('slow_module')",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "importing"
+    process.send_signal(getattr(signal, signal_name))
+    _, stderr = process.communicate(timeout=RUN_TIMEOUT_S)
+    assert process.returncode == 0, (process.returncode, stderr[-2000:])
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-2000:]

@@ -1,0 +1,42 @@
+"""Console-script entry points that stay quiet when stopped while still starting.
+
+Importing the node or the command line tool (rclpy, numpy, lxml) takes about half a second;
+a SIGINT (Ctrl-C) or SIGTERM in that window would print Python's KeyboardInterrupt
+traceback. While the module loads, these signals end the process quietly with exit code 0;
+then the usual handlers are back and the real ``main`` handles them (the node through
+rclpy, the ``run`` command by stopping its node and demo).
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+from types import FrameType, ModuleType
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_quietly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def _import_quietly(module_name: str) -> ModuleType:
+    """Import ``module_name`` with SIGINT/SIGTERM ending the process quietly (exit 0)."""
+    previous = {number: signal.signal(number, _stop_quietly) for number in _STOP_SIGNALS}
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def node_main() -> int:
+    """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.node.main``)."""
+    main: int = _import_quietly("joint_tf_publisher.node").main()
+    return main
+
+
+def cli_main() -> int:
+    """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main``)."""
+    main: int = _import_quietly("joint_tf_publisher.cli").main()
+    return main
