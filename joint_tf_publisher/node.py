@@ -57,7 +57,6 @@ from .errors import ModelError
 from .kinematics import Kinematics, Update
 from .model import Robot
 from .tf_broadcast import StaticTransformSet, TransformSender
-from .transforms import matrices_to_quaternions
 
 NODE_NAME = "joint_tf_publisher"
 CLAMP_MODES: dict[str, str | None] = {"hard": "hard", "soft": "soft", "none": None}
@@ -163,18 +162,6 @@ def stamp_to_ns(stamp: Time) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
-def relative_poses(
-    poses_root: dict[str, NDArray[np.float64]], parents: Sequence[str], children: Sequence[str]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Translations (N, 3) and quaternions (N, 4, xyzw) of T_parent_child from root poses."""
-    if not parents:
-        return np.zeros((0, 3)), np.zeros((0, 4))
-    T_root_parent = np.stack([poses_root[name] for name in parents])
-    T_root_child = np.stack([poses_root[name] for name in children])
-    T_parent_child = np.linalg.inv(T_root_parent) @ T_root_child
-    return T_parent_child[:, :3, 3], matrices_to_quaternions(T_parent_child[:, :3, :3])
-
-
 def joint_states_qos() -> QoSProfile:
     """QoS of the joint-state subscriptions: sensor data's (best effort, so any publisher
     matches; volatile) with a deeper queue, ``JOINT_STATES_DEPTH``. A fresh object per call:
@@ -205,8 +192,6 @@ class LoadedModel:
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
         moving = self.kin.moving_joints
-        self.moving_parents = [joint.parent for joint in moving]
-        self.moving_children = [joint.child for joint in moving]
         # Per moving joint: message time of the last publication (rate limiter), ns.
         self.last_publish_ns = np.full(len(moving), _NEVER_NS, dtype=np.int64)
         # Set by configure(): which moving joints this node publishes, their cached messages,
@@ -228,9 +213,11 @@ class LoadedModel:
         moving = self.kin.moving_joints
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
         self.moving_frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
-        poses_root = self.kin.link_fk(None, clamp=CLAMP_MODES[settings.clamp])
-        self.default_translations, self.default_quaternions = relative_poses(
-            poses_root, self.moving_parents, self.moving_children
+        # Zero positions clamped into the limits (mimic followers from their leaders).
+        zero = self.kin.new_positions()
+        self.kin.apply(zero, [], [], clamp=CLAMP_MODES[settings.clamp])
+        self.default_translations, self.default_quaternions = self.kin.joint_transforms(
+            zero, np.arange(len(moving))
         )
         self.reset_limiter()
 
