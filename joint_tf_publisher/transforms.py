@@ -16,17 +16,8 @@ Array = NDArray[np.float64]
 
 def rpy_to_matrix(rpy: ArrayLike) -> Array:
     """Rotation matrix (3, 3) from fixed-axis roll, pitch, yaw in radians."""
-    roll, pitch, yaw = np.asarray(rpy, dtype=np.float64)
-    cr, sr = np.cos(roll), np.sin(roll)
-    cp, sp = np.cos(pitch), np.sin(pitch)
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
+    rotations = rpy_to_matrices(np.asarray(rpy, dtype=np.float64).reshape(1, 3))
+    return rotations.reshape(3, 3)
 
 
 def matrix_to_rpy(rotation: ArrayLike) -> Array:
@@ -49,14 +40,7 @@ def quaternion_to_matrix(quat_xyzw: ArrayLike) -> Array:
     norm = np.linalg.norm(q)
     if norm == 0.0 or not np.isfinite(norm):
         raise ValueError(f"quaternion {q.tolist()} has no rotation (norm {norm})")
-    x, y, z, w = q / norm
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return quaternions_to_matrices(q.reshape(1, 4)).reshape(3, 3)
 
 
 def matrix_to_quaternion(rotation: ArrayLike) -> Array:
@@ -136,16 +120,7 @@ def matrices_to_quaternions(rotations: ArrayLike) -> Array:
 
 def axis_angle_to_matrix(axis: ArrayLike, angle: float) -> Array:
     """Rotation matrix (3, 3) by ``angle`` radians about the unit vector ``axis`` (Rodrigues)."""
-    x, y, z = np.asarray(axis, dtype=np.float64)
-    c, s = np.cos(angle), np.sin(angle)
-    v = 1.0 - c
-    return np.array(
-        [
-            [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
-            [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
-            [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
-        ]
-    )
+    return axis_angles_to_matrices(axis, np.array([angle], dtype=np.float64)).reshape(3, 3)
 
 
 def pose_matrix(
