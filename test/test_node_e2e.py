@@ -11,13 +11,11 @@ namespace; every wait is on a condition with a generous timeout, never a fixed s
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -42,6 +40,7 @@ from rclpy.qos import (  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+from test_user_errors import NODE, params_file  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
@@ -82,35 +81,6 @@ FLOATING_URDF = """<?xml version="1.0"?>
 
 
 # -- environment ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _dds_isolation() -> Iterator[None]:
-    """This session's DDS domain on localhost: conftest sets both; kept for importers."""
-    os.environ.setdefault("ROS_DOMAIN_ID", "1")
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    yield
-
-
-def node_command() -> list[str]:
-    """The node's console script in this interpreter's environment (or its module)."""
-    script = Path(sys.executable).with_name("joint_tf_publisher")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.node"]
-
-
-def yaml_value(value: Any) -> str:
-    """A parameter value as YAML (JSON is valid YAML: strings quoted and escaped)."""
-    return json.dumps(value)
-
-
-def write_params(path: Path, params: dict[str, Any]) -> Path:
-    """A ROS 2 parameters file setting ``params`` on every node."""
-    lines = ["/**:", "  ros__parameters:"]
-    lines += [f"    {name}: {yaml_value(value)}" for name, value in params.items()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def wait_until(
@@ -225,16 +195,11 @@ class NodeUnderTest:
         self.namespace = namespace
         self.prefix = str(params.get("frame_prefix", ""))
         workdir.mkdir(parents=True, exist_ok=True)
-        params_file = write_params(workdir / "params.yaml", params)
+        params_path = params_file(workdir / "params.yaml", **params)
         self.stdout_path = workdir / "stdout.txt"
         self.stderr_path = workdir / "stderr.txt"
-        command = node_command() + [
-            "--ros-args",
-            "-r",
-            f"__ns:={namespace}",
-            "--params-file",
-            str(params_file),
-        ]
+        command = [*NODE, "--ros-args", "-r", f"__ns:={namespace}"]
+        command += ["--params-file", str(params_path)]
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, env=os.environ.copy())
         self.joint_states = probe.node.create_publisher(
@@ -1125,7 +1090,8 @@ def test_description_given_with_dash_p(probe: Probe, tmp_path: Path) -> None:
     """``--ros-args -p robot_description:=...``: YAML, so single-quoted (README)."""
     text = ARM_URDF.read_text()
     assert "'" not in text
-    command = node_command() + [
+    command = [
+        *NODE,
         "--ros-args",
         "-r",
         "__ns:=/dash_p",
@@ -1159,9 +1125,9 @@ def test_description_given_with_dash_p(probe: Probe, tmp_path: Path) -> None:
 def run_node(tmp_path: Path, params: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     arguments = ["--ros-args"]
     if params:
-        arguments += ["--params-file", str(write_params(tmp_path / "params.yaml", params))]
+        arguments += ["--params-file", str(params_file(tmp_path / "params.yaml", **params))]
     return subprocess.run(
-        node_command() + arguments,
+        [*NODE, *arguments],
         capture_output=True,
         text=True,
         timeout=60,
@@ -1200,7 +1166,7 @@ def test_startup_errors_exit_1_with_one_line(
 def test_blank_description_on_the_command_line_is_empty() -> None:
     """``-p robot_description:= `` leaves the parameter without a value: same one line."""
     result = subprocess.run(
-        node_command() + ["--ros-args", "-p", "robot_description:= "],
+        [*NODE, "--ros-args", "-p", "robot_description:= "],
         capture_output=True,
         text=True,
         timeout=60,

@@ -21,7 +21,6 @@ from test_node_e2e import (  # noqa: E402
     TOLERANCE,
     NodeUnderTest,
     Probe,
-    _dds_isolation,
     compose,
     fresh_stamp,
     matrix_of,
@@ -36,7 +35,7 @@ from joint_tf_publisher import Robot  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 # Fixtures shared with test_node_e2e: its DDS domain isolation (autouse) and participant.
-__all__ = ["_dds_isolation", "probe"]
+__all__ = ["probe"]
 
 ALL_TYPES = SDF_DIR / "all_joint_types.sdf"
 
