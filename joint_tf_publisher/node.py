@@ -582,8 +582,8 @@ class JointTfPublisher(Node):
                     f"{name} ({count}x)" for name, count in self._rejected_counts.most_common(10)
                 )
                 logger.warning(
-                    "non-finite values (or zero quaternions) ignored, joints keep their last "
-                    f"good value; counts since start: {counts}"
+                    "non-finite values, values beyond +-1e100 or zero quaternions ignored, "
+                    f"joints keep their last good value; counts since start: {counts}"
                 )
         self._report_names_once(
             "unknown", update.unknown, "ignoring names that are not moving joints of the robot"
