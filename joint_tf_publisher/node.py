@@ -54,7 +54,7 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
 from .errors import ModelError
-from .kinematics import Kinematics, Update
+from .kinematics import MAX_JOINT_VALUE, Kinematics, Update
 from .model import Robot
 from .tf_broadcast import StaticTransformSet, TransformSender
 
@@ -582,8 +582,8 @@ class JointTfPublisher(Node):
                     f"{name} ({count}x)" for name, count in self._rejected_counts.most_common(10)
                 )
                 logger.warning(
-                    "non-finite values, values beyond +-1e100 or zero quaternions ignored, "
-                    f"joints keep their last good value; counts since start: {counts}"
+                    f"non-finite values, values beyond +-{MAX_JOINT_VALUE:g} or zero quaternions "
+                    f"ignored, joints keep their last good value; counts since start: {counts}"
                 )
         self._report_names_once(
             "unknown", update.unknown, "ignoring names that are not moving joints of the robot"
