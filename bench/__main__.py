@@ -1,6 +1,6 @@
 """``python -m bench``: the benchmark tables of README "Benchmarks", and results.json.
 
-Sections: fk, batch, build, e2e (see each module). Options may also come from the
+Sections: fk, batch, floor, build, e2e (see each module). Options may also come from the
 environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
 ``make bench BENCH_BASELINE=<git rev>`` work with the Makefile's plain ``python -m bench``.
 
@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "batch", "build", "e2e")
+SECTIONS = ("fk", "batch", "floor", "build", "e2e")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
@@ -144,7 +144,7 @@ def _versions() -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections, printing each table as soon as it is measured."""
-    from . import e2e, fk
+    from . import e2e, fk, floor
 
     info = machine()
     info["versions"] = _versions()
@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     runners: dict[str, Callable[[], tuple[Table, dict[str, Any]]]] = {
         "fk": lambda: fk.run_fk(ctx),
         "batch": lambda: fk.run_batch(ctx),
+        "floor": lambda: floor.run_floor(ctx),
         "build": lambda: fk.run_build(ctx),
         "e2e": lambda: e2e.run_e2e(args.quick, args.rates, args.baseline),
     }

@@ -10,7 +10,8 @@ What is timed per library ("all link poses in the root frame"):
 
 - ours: ``robot.link_fk(cfg)``, a dict of (4, 4) arrays; batch ``robot.link_fk_batch(cfgs)``.
 - pinocchio: ``pin.framesForwardKinematics`` (every frame placement into ``data.oMf``,
-  no copy out); batch: a Python loop over configurations.
+  no copy out); batch: a Python loop over configurations. ``fk_pool_copy`` and
+  ``fk_batch_copy`` also copy every link pose out (section floor only).
 - yourdfpy: ``update_cfg`` then ``get_transform`` for every link; batch: a loop.
 - urchin: ``link_fk(cfg)``; batch ``link_fk_batch(cfgs)``.
 """
@@ -49,6 +50,11 @@ class Peer:
     set_batch: Callable[[BatchValues], int]
     fk_batch: Callable[[], object]
     batch_is_loop: bool
+    #: pinocchio only: the same loops with every link pose copied out into arrays of ours'
+    #: shapes (a dict of (4, 4); a dict of (N, 4, 4)), i.e. what a caller needs to get our
+    #: result from pinocchio (bench/floor.py).
+    fk_pool_copy: Callable[[], object] | None = None
+    fk_batch_copy: Callable[[], object] | None = None
 
 
 class PeerUnavailable(RuntimeError):
@@ -152,7 +158,31 @@ def pinocchio(spec: ModelSpec, path: Path) -> Peer:
         for q in state["qs"]:
             pin.framesForwardKinematics(model, data, q)
 
-    return Peer("pinocchio", fk_pool, poses, set_pool, set_batch, fk_batch, True)
+    def fk_pool_copy() -> None:
+        for q in state["pool"]:
+            pin.framesForwardKinematics(model, data, q)
+            {link: data.oMf[frame].homogeneous for link, frame in frame_ids.items()}
+
+    def fk_batch_copy() -> Poses:
+        qs = state["qs"]
+        stacks = {link: np.empty((len(qs), 4, 4)) for link in frame_ids}
+        for k, q in enumerate(qs):
+            pin.framesForwardKinematics(model, data, q)
+            for link, frame in frame_ids.items():
+                stacks[link][k] = data.oMf[frame].homogeneous
+        return stacks
+
+    return Peer(
+        "pinocchio",
+        fk_pool,
+        poses,
+        set_pool,
+        set_batch,
+        fk_batch,
+        True,
+        fk_pool_copy=fk_pool_copy,
+        fk_batch_copy=fk_batch_copy,
+    )
 
 
 # -- yourdfpy -----------------------------------------------------------------------------------
