@@ -346,6 +346,18 @@ def test_all_joint_types_parsed_properties() -> None:
     assert robot.warnings == []
 
 
+def test_a_default_namespace_on_sdf_is_read_like_the_plain_file() -> None:
+    plain = (SDF_DIR / "all_joint_types.sdf").read_text()
+    text = plain.replace("<sdf ", '<sdf xmlns="http://sdformat.org/schemas/root.xsd" ', 1)
+    robot, expected = Robot.from_xml_string(text), Robot.from_xml_string(plain)
+    assert list(robot.links) == list(expected.links)
+    assert {n: (j.joint_type, j.line) for n, j in robot.joints.items()} == {
+        n: (j.joint_type, j.line) for n, j in expected.joints.items()
+    }
+    cfg = {"revolute_joint": 0.4, "universal_joint": np.array([0.2, -0.3])}
+    assert_poses(robot.link_fk(cfg), expected.link_fk(cfg))
+
+
 # -- versions: axis frames, limits, screw pitch, mimic --------------------------------------------
 
 
