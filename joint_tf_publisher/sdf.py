@@ -576,7 +576,7 @@ def _read_axis(
             if expressed_in:
                 R_M_E = parser.in_model(expressed_in, xyz, what)[:3, :3]
                 axis = R_M_J.T @ R_M_E @ axis
-    limit = _read_limit(parser, element.find("limit"), what)
+    limit = _read_limit(parser, element.find("limit"), what, tag)
     dynamics = None
     dyn = element.find("dynamics")
     if dyn is not None:
@@ -589,9 +589,12 @@ def _read_axis(
     return axis, limit, dynamics
 
 
-def _read_limit(parser: _Parser, element: etree._Element | None, what: str) -> Limit:
-    """``<limit>``: +-1e16 or beyond is unlimited (inf); a negative effort or velocity (not
-    enforced) becomes inf. Defaults are the spec's: unlimited."""
+def _read_limit(
+    parser: _Parser, element: etree._Element | None, what: str, axis_tag: str = "axis"
+) -> Limit:
+    """``<limit>`` of ``<axis>`` or ``<axis2>``: +-1e16 or beyond is unlimited (inf); a negative
+    effort or velocity (not enforced) becomes inf. Defaults are the spec's: unlimited. Absent
+    bounds, or lower above upper, leave that axis unclamped (``Joint.variable_limits``)."""
 
     def value(tag: str, default: float) -> float:
         if element is None:
@@ -605,8 +608,11 @@ def _read_limit(parser: _Parser, element: etree._Element | None, what: str) -> L
     effort = math.inf if effort < 0 else effort
     velocity = math.inf if velocity < 0 else velocity
     if element is not None and lower > upper:
+        unclamped = "the joint is" if axis_tag == "axis" else "its second axis is"
         parser.warn(
-            f"<limit> lower {lower} is above upper {upper}; the joint is not clamped", element, what
+            f"<{axis_tag}><limit> lower {lower} is above upper {upper}; {unclamped} not clamped",
+            element,
+            what,
         )
     return Limit(
         effort=effort,

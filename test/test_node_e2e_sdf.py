@@ -27,6 +27,7 @@ from test_node_e2e import (  # noqa: E402
     probe,
     started,
     tree_of,
+    wait_until,
 )
 from test_sdf import SDF_DIR, all_types_expected, file_link_poses, in_root  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -98,3 +99,32 @@ def test_every_sdf_joint_type_moves_on_tf(sdf_node: NodeUnderTest) -> None:
     for link, T_root_link in expected.items():
         received = compose(tree, link, robot.root)
         np.testing.assert_allclose(received, T_root_link, atol=TOLERANCE, err_msg=link)
+
+
+def test_both_axes_of_a_two_axis_joint_are_clamped(sdf_node: NodeUnderTest) -> None:
+    """universal_joint: <axis> limits [-1, 1], <axis2> limits [-1.2, 0.6] (hard, the default)."""
+    names = [f"{joint}/axis{k}" for joint in ("universal_joint", "revolute2_joint") for k in (1, 2)]
+    msg = sdf_node.publish_and_wait(names, [0.4, 1.5, 0.0, 2.0], fresh_stamp(), "universal_link")
+    received = {t.child_frame_id: matrix_of(t.transform) for t in msg.transforms}
+    robot = Robot.load(ALL_TYPES)
+    universal = robot.joints["universal_joint"]
+    np.testing.assert_allclose(
+        received["universal_link"], universal.child_pose([0.4, 0.6]), atol=TOLERANCE
+    )
+    # revolute2_joint has no <axis2><limit>: its value passes unclamped
+    np.testing.assert_allclose(
+        received["revolute2_link"],
+        robot.joints["revolute2_joint"].child_pose([0.0, 2.0]),
+        atol=TOLERANCE,
+    )
+    msg = sdf_node.publish_and_wait(names[:1], [-3.0], fresh_stamp(), "universal_link")
+    (t,) = msg.transforms
+    np.testing.assert_allclose(
+        matrix_of(t.transform), universal.child_pose([-1.0, 0.6]), atol=TOLERANCE
+    )
+    wait_until(
+        lambda: "clamped to hard limits" in sdf_node.stderr() + sdf_node.stdout_path.read_text(),
+        what="the clamp warning",
+    )
+    log = sdf_node.stderr() + sdf_node.stdout_path.read_text()
+    assert "universal_joint (" in log and "revolute2_joint (" not in log

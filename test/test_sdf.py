@@ -343,6 +343,13 @@ def test_all_joint_types_parsed_properties() -> None:
         "universal_joint/axis2",
     ]
     assert robot.joints["ball_joint"].variable_names == [f"ball_joint/rot_{c}" for c in "xyzw"]
+    universal = robot.joints["universal_joint"]
+    assert universal.limit2 is not None
+    assert (universal.limit2.lower, universal.limit2.upper) == (-1.2, 0.6)
+    # each axis clamps into its own <limit>; SDFormat has no soft limits, so soft = hard
+    assert universal.variable_limits("hard") == [(-1.0, 1.0), (-1.2, 0.6)]
+    assert universal.variable_limits("soft") == [(-1.0, 1.0), (-1.2, 0.6)]
+    assert robot.joints["revolute2_joint"].variable_limits() == [None, None]
     assert robot.warnings == []
 
 
@@ -408,6 +415,34 @@ def test_revolute_without_limits_is_continuous(version: str, continuous: bool) -
     robot = Robot.from_xml_string(two_links("<axis><xyz>0 0 1</xyz></axis>", version=version))
     assert robot.joints["j"].joint_type == "continuous"
     assert robot.joints["j"].hard_limits() is None
+
+
+def test_second_axis_limits_follow_the_first_axis_rules() -> None:
+    """``<axis2><limit>``: absent, at +-1e16 (pre-1.10 default) or lower above upper means
+    that axis is not clamped (a warning for the last), a written range clamps it."""
+
+    def second_axis(limit: str, version: str = "1.9") -> Robot:
+        body = f"<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>0 1 0</xyz>{limit}</axis2>"
+        return Robot.from_xml_string(two_links(body, "universal", version))
+
+    written = second_axis("<limit><lower>-0.4</lower><upper>0.2</upper></limit>")
+    assert written.joints["j"].variable_limits() == [None, (-0.4, 0.2)]
+    assert second_axis("").joints["j"].variable_limits() == [None, None]
+    huge = "<limit><lower>-1e16</lower><upper>1e16</upper></limit>"
+    assert second_axis(huge, "1.6").joints["j"].variable_limits() == [None, None]
+    one_sided = second_axis("<limit><upper>0.2</upper></limit>")
+    assert one_sided.joints["j"].variable_limits() == [None, (-math.inf, 0.2)]
+    inverted = second_axis("\n<limit><lower>1</lower><upper>-1</upper></limit>")
+    assert inverted.joints["j"].variable_limits() == [None, None]
+    text = two_links(
+        "<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>0 1 0</xyz>\n"
+        "<limit><lower>1</lower><upper>-1</upper></limit></axis2>",
+        "universal",
+    )
+    assert Robot.from_xml_string(text).warnings == [
+        f"<string>:{line_with(text, '<limit>')}: joint 'j': <axis2><limit> lower 1.0 is above "
+        "upper -1.0; its second axis is not clamped"
+    ]
 
 
 def test_limits_at_pre_1_10_default_magnitude_are_unlimited() -> None:
