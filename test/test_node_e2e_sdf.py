@@ -1,9 +1,10 @@
 """End to end: the node publishes an SDFormat robot exactly as a URDF one.
 
 The node's real console script runs in a subprocess with ``robot_description`` set to
-``test/sdf/all_joint_types.sdf`` (every SDFormat joint type, a gearbox pair among them); the
-test talks to it over DDS with the harness of ``test_node_e2e.py`` and compares what arrives
-on /tf and /tf_static with the explicit formulas of ``test_sdf.py``.
+``test/sdf/all_joint_types.sdf`` (every SDFormat joint type, a gearbox pair among them), and
+a second one with ``test/sdf/relative_frames.sdf`` (``<frame>`` elements, published as fixed
+links); the tests talk to them over DDS with the harness of ``test_node_e2e.py`` and compare
+what arrives on /tf and /tf_static with the explicit formulas of ``test_sdf.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,17 @@ from test_node_e2e import (  # noqa: E402
     tree_of,
     wait_until,
 )
-from test_sdf import SDF_DIR, all_types_expected, file_link_poses, in_root  # noqa: E402
+from test_sdf import (  # noqa: E402
+    RELATIVE_FRAMES,
+    SDF_DIR,
+    X,
+    Z,
+    all_types_expected,
+    file_link_poses,
+    in_root,
+    relative_frames_zero,
+    screw,
+)
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
@@ -128,3 +139,47 @@ def test_both_axes_of_a_two_axis_joint_are_clamped(sdf_node: NodeUnderTest) -> N
     )
     log = sdf_node.stderr() + sdf_node.stdout_path.read_text()
     assert "universal_joint (" in log and "revolute2_joint (" not in log
+
+
+@pytest.fixture(scope="module")
+def frames_node(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    params = {"robot_description": RELATIVE_FRAMES.read_text()}
+    node = started(probe, tmp_path_factory, "/sdf_frames", params, handshake=("shoulder", "arm"))
+    yield node
+    node.stop()
+
+
+def test_sdf_frames_arrive_on_tf_static_and_follow_their_links(frames_node: NodeUnderTest) -> None:
+    """Each <frame> is a static child of the link it is attached to (mount and tool_offset:
+    base; model_marker: the canonical link base; elbow_marker, attached to the joint elbow:
+    its child link hand), at its pose there; composed with /tf it follows that link."""
+    statics = frames_node.static_set()
+    parents = {
+        "tool": "hand",
+        "sensor": "arm",
+        "mount": "base",
+        "tool_offset": "base",
+        "model_marker": "base",
+        "elbow_marker": "hand",
+    }
+    assert {name: t.header.frame_id for name, t in statics.items()} == parents
+    zero = relative_frames_zero()
+    for name, parent in parents.items():
+        expected = np.linalg.inv(zero[parent]) @ zero[name]
+        received = matrix_of(statics[name].transform)
+        np.testing.assert_allclose(received, expected, atol=TOLERANCE, err_msg=name)
+    shoulder, elbow = 0.4, -1.1
+    msg = frames_node.publish_and_wait(
+        ["shoulder", "elbow"], [shoulder, elbow], fresh_stamp(), "hand"
+    )
+    tree = tree_of([TFMessage(transforms=list(statics.values())), msg])
+    # as test_sdf.test_relative_frames_axes_follow_expressed_in: shoulder about the model's z
+    # through mount, elbow about mount's x through the elbow joint frame
+    s1 = screw(Z, zero["mount"][:3, 3], shoulder)
+    s2 = screw(zero["mount"][:3, :3] @ X, zero["elbow"][:3, 3], elbow)
+    moved = {"base": zero["base"], "elbow_marker": s1 @ s2 @ zero["elbow_marker"]}
+    moved |= {name: zero[name] for name in ("mount", "tool_offset", "model_marker")}
+    robot = Robot.load(RELATIVE_FRAMES)
+    for name, T_root_frame in in_root(robot, moved).items():
+        received = compose(tree, name, robot.root)
+        np.testing.assert_allclose(received, T_root_frame, atol=TOLERANCE, err_msg=name)
