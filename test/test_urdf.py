@@ -17,6 +17,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
+from joint_tf_publisher.loader import expand_xacro
 
 HERE = Path(__file__).parent
 URDF_DIR = HERE / "urdf"
@@ -1172,6 +1173,15 @@ def test_elements_of_other_namespaces_stay_ignored_in_a_namespaced_urdf() -> Non
         f"<string>:{line}: unexpanded xacro element <xacro:property> ignored; expand the file "
         "with xacro first (Robot.load does so for .xacro files)"
     ]
+
+
+def test_xacro_file_with_a_default_namespace_is_expanded_and_read(tmp_path: Path) -> None:
+    """xacro keeps the default namespace in its output: the expanded URDF is still read."""
+    pytest.importorskip("xacro")
+    path = tmp_path / "small_arm.urdf.xacro"
+    path.write_text(with_default_namespace((URDF_DIR / "small_arm.urdf.xacro").read_text()))
+    assert 'xmlns="http://www.ros.org"' in str(expand_xacro(path))
+    assert_same_robot(Robot.load(path), Robot.load(URDF_DIR / "small_arm.urdf.xacro"))
 
 
 def test_namespaced_root_of_another_kind_is_still_refused() -> None:
