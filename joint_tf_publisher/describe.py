@@ -55,6 +55,10 @@ def joint_details(joint: Joint) -> list[str]:
         details.append(f"limits [{format_number(hard[0])}, {format_number(hard[1])}] {unit}")
     elif joint.limit is not None and joint.joint_type in ("revolute", "prismatic"):
         details.append("no position range: not clamped")
+    if joint.joint_type in ("revolute2", "universal"):
+        hard2 = joint.variable_limits("hard")[1]
+        if hard2 is not None:
+            details.append(f"limits2 [{format_number(hard2[0])}, {format_number(hard2[1])}] rad")
     soft = joint.soft_limits()
     if (
         soft is not None

@@ -406,15 +406,16 @@ class Kinematics:
             )
 
     def _compile_limits(self) -> None:
-        """Per-variable clamp ranges (+-inf where a variable is not clamped)."""
+        """Per-variable clamp ranges (+-inf where a variable is not clamped), from
+        ``Joint.variable_limits``: a two-axis joint's second slot gets its ``<axis2>`` range."""
         self._ranges: dict[str, tuple[Array, Array]] = {}
         for mode in ("hard", "soft"):
             lower = np.full(self._num_values, -np.inf)
             upper = np.full(self._num_values, np.inf)
             for i, joint in enumerate(self.moving_joints):
-                limits = joint.hard_limits() if mode == "hard" else joint.soft_limits()
-                if limits is not None:
-                    lower[self._slot[i]], upper[self._slot[i]] = limits
+                for k, limits in enumerate(joint.variable_limits(mode)):
+                    if limits is not None:
+                        lower[self._slot[i] + k], upper[self._slot[i] + k] = limits
             self._ranges[mode] = (lower, upper)
         # For apply: followers are clamped while resolving mimic, not by the vector clip.
         follower_slots = [int(self._slot[i]) for i in np.flatnonzero(self._is_mimic)]

@@ -6,14 +6,18 @@ from pathlib import Path
 
 from .errors import ModelError
 from .model import Robot
-from .xmlio import line_of, parse_xml, read_description
+from .xmlio import drop_root_namespace, line_of, parse_xml, read_description
 
 
 def load_string(
     text: str | bytes, source: str = "<string>", model_name: str | None = None
 ) -> Robot:
-    """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot."""
-    root = parse_xml(text, source)
+    """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot.
+
+    The root element may carry a namespace (``<robot xmlns="...">``): it is dropped from the
+    root and the elements in the same namespace (``xmlio.drop_root_namespace``).
+    """
+    root = drop_root_namespace(parse_xml(text, source))
     tag = root.tag if isinstance(root.tag, str) else ""
     if tag == "robot":
         from .urdf import robot_from_element

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 
 Array = NDArray[np.float64]
 
+#: Joint types whose values are clamped into their ``<limit>`` ranges (two-axis: both axes).
+_CLAMPED_TYPES = ("revolute", "prismatic", "screw", "gearbox", "revolute2", "universal")
+#: Joint types with a second value about ``axis2``, limited by ``limit2``.
+_TWO_AXIS_TYPES = ("revolute2", "universal")
+
 
 @dataclass
 class Limit:
@@ -272,16 +277,15 @@ class Joint:
     get_child_pose = child_pose
 
     def hard_limits(self) -> tuple[float, float] | None:
-        """The [lower, upper] clamp range from ``<limit>``, or None if this joint is not clamped.
+        """The [lower, upper] clamp range (rad or m) of the joint's first (or only) value from
+        ``<limit>``, or None if that value is not clamped.
 
-        Only revolute, prismatic, screw and gearbox joints with a written, ordered range clamp.
+        Only revolute, prismatic, screw and gearbox joints, and the first axis of revolute2 and
+        universal joints, with a written, ordered range clamp.
         """
-        if self.joint_type not in ("revolute", "prismatic", "screw", "gearbox"):
+        if self.joint_type not in _CLAMPED_TYPES:
             return None
-        limit = self.limit
-        if limit is None or not limit.has_position_range or limit.lower > limit.upper:
-            return None
-        return (limit.lower, limit.upper)
+        return _position_range(self.limit)
 
     def soft_limits(self) -> tuple[float, float] | None:
         """The hard range intersected with ``<safety_controller>``'s soft range, if any.
@@ -297,8 +301,27 @@ class Joint:
         lower, upper = max(hard[0], sc.soft_lower_limit), min(hard[1], sc.soft_upper_limit)
         return (lower, upper) if lower <= upper else hard
 
+    def variable_limits(self, clamp: str = "hard") -> list[tuple[float, float] | None]:
+        """The clamp range (rad or m) of each value, in ``variable_names`` order; None where a
+        value is not clamped.
+
+        ``clamp`` is "hard" or "soft". The first value has ``hard_limits()`` or
+        ``soft_limits()``; the second value of a revolute2 or universal joint has the range of
+        ``limit2`` (``<axis2><limit>``) in both modes, as SDFormat gives no soft limits. Every
+        other value (planar, floating, ball) is not clamped. Raises ValueError for another mode.
+        """
+        if clamp not in ("hard", "soft"):
+            raise ValueError(f"clamp must be 'hard' or 'soft', got {clamp!r}")
+        ranges: list[tuple[float, float] | None] = [None] * len(self.variable_names)
+        if ranges:
+            ranges[0] = self.hard_limits() if clamp == "hard" else self.soft_limits()
+        if self.joint_type in _TWO_AXIS_TYPES:
+            ranges[1] = _position_range(self.limit2)
+        return ranges
+
     def is_valid(self, cfg: Any) -> bool:
-        """True if ``cfg`` has this joint type's shape, is finite, and lies in the hard limits."""
+        """True if ``cfg`` has this joint type's shape, is finite, and each value lies in its
+        hard limits (``variable_limits``: both axes of a revolute2 or universal joint)."""
         try:
             if self.joint_type != "fixed":
                 values = np.asarray(cfg, dtype=np.float64)
@@ -307,11 +330,20 @@ class Joint:
             self.motion(cfg)
         except (TypeError, ValueError):
             return False
-        limits = self.hard_limits()
-        if limits is not None:
-            value = float(np.asarray(cfg, dtype=np.float64))
-            return limits[0] <= value <= limits[1]
-        return True
+        if self.joint_type not in _CLAMPED_TYPES:
+            return True
+        flat = np.asarray(cfg, dtype=np.float64).reshape(-1).tolist()
+        return all(
+            limits is None or limits[0] <= value <= limits[1]
+            for value, limits in zip(flat, self.variable_limits("hard"), strict=True)
+        )
+
+
+def _position_range(limit: Limit | None) -> tuple[float, float] | None:
+    """``limit``'s [lower, upper] if it has a written, ordered range (else None: unclamped)."""
+    if limit is None or not limit.has_position_range or limit.lower > limit.upper:
+        return None
+    return (limit.lower, limit.upper)
 
 
 def _scalar(cfg: Any, joint: Joint) -> float:

@@ -11,6 +11,11 @@ its ``<pose>``):
   frame by default). They are stored in the joint frame.
 - ``Joint.origin`` is the joint frame in the parent link frame, ``Joint.child_offset`` the child
   link in the joint frame, so ``T_parent_child(q) = origin @ motion(q) @ child_offset``.
+- Each model ``<frame>`` F (1.7+) is published as a link F hung by a fixed joint F from the
+  link it is attached to (a joint attaches to its child link, ``__model__`` to the canonical
+  link), at X_L_F, its pose in that link's frame; so ``robot.links``, ``link_fk`` and
+  /tf_static carry it like a URDF fixed-joint link. These links and joints follow the model's
+  own in ``robot.links`` and ``robot.joints``, in file order.
 
 Choices where the spec leaves one (README, "Joint semantics and choices", SDFormat): the model
 is the first ``<model>`` (of ``<sdf>`` or its ``<world>``) unless named; a joint to ``world``
@@ -396,6 +401,9 @@ def robot_from_element(root: etree._Element, source: str, model_name: str | None
     kept_links = {link.name: link for link in all_links if link.name not in tree.unreachable_links}
     _drop_dangling_mimics(parser, kept_joints, joints_by_name)
     check_mimics(kept_joints, diag)
+    for frame_link, frame_joint in _frame_attachments(parser, kept_links):
+        kept_links[frame_link.name] = frame_link
+        kept_joints[frame_joint.name] = frame_joint
     return Robot(
         name=model.get("name", ""),
         links=kept_links,
@@ -427,6 +435,52 @@ def _read_frames(parser: _Parser) -> None:
         pose, relative_to = parser.pose(element, f"frame {name!r}")
         attached_to = element.get("attached_to", "").strip() or None
         parser.add_frame(_Frame("frame", name, element, pose, relative_to or attached_to))
+
+
+def _frame_attachments(parser: _Parser, links: dict[str, Link]) -> list[tuple[Link, Joint]]:
+    """Each model ``<frame>`` F (1.7+, file order) as a link F and a fixed joint F hanging it
+    from the link it is attached to, so that it is published like a URDF fixed-joint link.
+
+    The parent is the link F is ultimately attached to (``attached_link``: through joints,
+    which attach to their child link, other frames, and ``__model__``, the canonical link), not
+    the frame ``attached_to`` names; the joint's origin is X_L_F, F's pose in that link's frame
+    at zero configuration. A frame whose link is left out of the TF tree is left out too, with
+    a warning. Frame names are unique across links, joints and frames from 1.7, so the new
+    names clash with nothing.
+    """
+    attachments: list[tuple[Link, Joint]] = []
+    for frame in parser.frames.values():
+        if frame.kind != "frame":
+            continue
+        what = f"frame {frame.name!r}"
+        link = parser.attached_link(frame.name, frame.element, what)
+        if link not in links:
+            parser.warn(
+                f"attached to link {link!r}, which is not in the TF tree; not published",
+                frame.element,
+                what,
+            )
+            continue
+        X_L_F = inverse_pose(parser.in_model(link, frame.element, what)) @ parser.in_model(
+            frame.name, frame.element, what
+        )
+        if not np.all(np.isfinite(X_L_F)):
+            raise parser.error(
+                f"the frame relative to link {link!r} is not finite (poses too large)",
+                frame.element,
+                what,
+            )
+        line = _line(frame.element)
+        joint = Joint(
+            name=frame.name,
+            joint_type="fixed",
+            parent=link,
+            child=frame.name,
+            origin=X_L_F,
+            line=line,
+        )
+        attachments.append((Link(name=frame.name, line=line), joint))
+    return attachments
 
 
 def _read_joint_frames(parser: _Parser, link_names: set[str]) -> list[etree._Element]:
@@ -576,7 +630,7 @@ def _read_axis(
             if expressed_in:
                 R_M_E = parser.in_model(expressed_in, xyz, what)[:3, :3]
                 axis = R_M_J.T @ R_M_E @ axis
-    limit = _read_limit(parser, element.find("limit"), what)
+    limit = _read_limit(parser, element.find("limit"), what, tag)
     dynamics = None
     dyn = element.find("dynamics")
     if dyn is not None:
@@ -589,9 +643,12 @@ def _read_axis(
     return axis, limit, dynamics
 
 
-def _read_limit(parser: _Parser, element: etree._Element | None, what: str) -> Limit:
-    """``<limit>``: +-1e16 or beyond is unlimited (inf); a negative effort or velocity (not
-    enforced) becomes inf. Defaults are the spec's: unlimited."""
+def _read_limit(
+    parser: _Parser, element: etree._Element | None, what: str, axis_tag: str = "axis"
+) -> Limit:
+    """``<limit>`` of ``<axis>`` or ``<axis2>``: +-1e16 or beyond is unlimited (inf); a negative
+    effort or velocity (not enforced) becomes inf. Defaults are the spec's: unlimited. Absent
+    bounds, or lower above upper, leave that axis unclamped (``Joint.variable_limits``)."""
 
     def value(tag: str, default: float) -> float:
         if element is None:
@@ -605,8 +662,11 @@ def _read_limit(parser: _Parser, element: etree._Element | None, what: str) -> L
     effort = math.inf if effort < 0 else effort
     velocity = math.inf if velocity < 0 else velocity
     if element is not None and lower > upper:
+        unclamped = "the joint is" if axis_tag == "axis" else "its second axis is"
         parser.warn(
-            f"<limit> lower {lower} is above upper {upper}; the joint is not clamped", element, what
+            f"<{axis_tag}><limit> lower {lower} is above upper {upper}; {unclamped} not clamped",
+            element,
+            what,
         )
     return Limit(
         effort=effort,

@@ -56,6 +56,24 @@ def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
     return root
 
 
+def drop_root_namespace(root: etree._Element) -> etree._Element:
+    """Take the namespace of ``root``'s own tag off every element in that namespace, in place.
+
+    A description may declare a default namespace on its root (``<robot xmlns="...">``, some
+    xacro outputs), which puts every unprefixed element in it: ``{ns}joint`` instead of
+    ``joint``. The parsers read plain tags, so those elements are renamed to their local names.
+    Elements of other namespaces (``xacro:``, extension blocks) keep theirs, and are ignored as
+    before. Renaming keeps each element's source line. Returns ``root``.
+    """
+    namespace = etree.QName(root).namespace
+    if not namespace:
+        return root
+    prefix = f"{{{namespace}}}"
+    for element in list(root.iter(f"{prefix}*")):
+        element.tag = element.tag[len(prefix) :]
+    return root
+
+
 def read_description(path: Path) -> bytes:
     """The bytes of a description file, refusing (without reading on) one over the size cap."""
     with path.open("rb") as stream:

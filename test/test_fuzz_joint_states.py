@@ -67,14 +67,13 @@ def variable_layout(kin: Kinematics) -> list[str]:
     return [name for joint in kin.moving_joints for name in joint.variable_names]
 
 
-def clamp_range(kin: Kinematics, clamp: str | None, joint_name: str) -> tuple[float, float]:
-    """The [lower, upper] a 1-DOF joint is clamped to in mode ``clamp`` (+-inf if none)."""
+def clamp_range(
+    kin: Kinematics, clamp: str | None, joint_name: str, value: int = 0
+) -> tuple[float, float]:
+    """The [lower, upper] value ``value`` of a joint (its first by default; both axes of a
+    two-axis joint) is clamped to in mode ``clamp`` (+-inf if none)."""
     joint = kin.robot.joints[joint_name]
-    limits = None
-    if clamp == "hard":
-        limits = joint.hard_limits()
-    elif clamp == "soft":
-        limits = joint.soft_limits()
+    limits = None if clamp is None else joint.variable_limits(clamp)[value]
     return limits if limits is not None else (-np.inf, np.inf)
 
 
@@ -152,10 +151,10 @@ def test_apply_keeps_state_finite_and_reports_what_it_did(
                 lower, upper = clamp_range(kin, clamp, joint.name)
                 expected = min(max(given[0][1], lower), upper)
                 assert positions.values[slots[0]] == expected, (joint.name, given, clamp)
-            if clamp is not None and len(slots) == 1:
-                lower, upper = clamp_range(kin, clamp, joint.name)
-                value = positions.values[slots[0]]
-                assert lower <= value <= upper, (joint.name, value, clamp)
+            for k, slot in enumerate(slots if clamp is not None else []):
+                lower, upper = clamp_range(kin, clamp, joint.name, k)
+                value = positions.values[slot]
+                assert lower <= value <= upper, (joint.name, k, value, clamp)
 
 
 @pytest.mark.parametrize("robot_name", sorted(ROBOTS))

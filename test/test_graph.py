@@ -60,6 +60,21 @@ def test_edge_labels_give_type_limits_soft_limits_and_mimic() -> None:
     assert '"base_link" [label="base_link", peripheries=2' in dot_text  # the root
 
 
+def test_edge_labels_give_both_axes_and_limits_of_a_two_axis_joint() -> None:
+    dot_text = robot_to_dot(Robot.load(REPO / "test" / "sdf" / "all_joint_types.sdf"))
+    labels = {
+        m["label"].split("\\n")[0]: m["label"].split("\\n")[1:] for m in EDGE.finditer(dot_text)
+    }
+    assert labels["universal_joint"] == [
+        "universal",
+        "axis 1 0 0",
+        "axis2 0 1 0",
+        "limits [-1, 1] rad",
+        "limits2 [-1.2, 0.6] rad",
+    ]
+    assert labels["revolute2_joint"] == ["revolute2", "axis 0 0 1", "axis2 1 0 0"]
+
+
 def test_quote_escapes() -> None:
     assert quote('a"b\\c') == '"a\\"b\\\\c"'
 

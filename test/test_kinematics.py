@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 TOLERANCE = 1e-9
 ALL_TYPES = list(Joint.TYPES)
 SCALAR = ("revolute", "continuous", "prismatic", "screw", "gearbox")
+TWO_AXIS = ("revolute2", "universal")
 
 # -- independent reference ---------------------------------------------------------------------
 
@@ -100,13 +101,23 @@ def reference_values(
         if clamp is None:
             return value
         limit = joint.limit
-        if joint.joint_type not in ("revolute", "prismatic", "screw", "gearbox") or limit is None:
+        if joint.joint_type not in ("revolute", "prismatic", "screw", "gearbox", *TWO_AXIS):
+            return value
+        if limit is None:
             return value
         lower, upper = limit.lower, limit.upper
         if clamp == "soft" and joint.safety_controller is not None:
             sc = joint.safety_controller
             lower, upper = max(lower, sc.soft_lower_limit), min(upper, sc.soft_upper_limit)
         return min(max(value, lower), upper)
+
+    def clamp_two_axes(joint: Joint, value: Any) -> Array:
+        """Axis 1 as a 1-DOF joint; axis 2 into ``limit2`` in both modes (SDF has no soft)."""
+        first, second = (float(v) for v in value)
+        limit2 = joint.limit2
+        if clamp is not None and limit2 is not None:
+            second = min(max(second, limit2.lower), limit2.upper)
+        return np.array([clamp_value(joint, first), second])
 
     def value_of(joint: Joint) -> Any:
         if joint.mimic is not None:
@@ -116,6 +127,8 @@ def reference_values(
             )
         if joint.name in given:
             value = given[joint.name]
+            if joint.joint_type in TWO_AXIS:
+                return clamp_two_axes(joint, value)
             return clamp_value(joint, value) if joint.joint_type in SCALAR else value
         return {
             "planar": np.zeros(3),
@@ -192,6 +205,8 @@ def random_robot(
             safety_controller=SafetyController(1.0, 1.0, lower * 0.5, upper * 0.5),
             mimic=mimic,
             axis2=unit(rng),
+            # a second range derived from the first (no extra draws: same robots as before)
+            limit2=Limit(effort=1.0, velocity=1.0, lower=0.7 * lower - 0.1, upper=0.6 * upper),
             screw_pitch=float(rng.uniform(-0.2, 0.2)),
         )
         joints[joint.name] = joint
@@ -686,6 +701,69 @@ def test_clamping_modes_clamp_leaders_then_followers_by_their_own_limits(clamp: 
     )
     for name, pose in fk.items():
         np.testing.assert_allclose(batch[name][1], pose, atol=TOLERANCE, rtol=0)
+
+
+TWO_AXIS_SDF = """<sdf version="1.7">
+<model name="two_axis">
+<link name="base"/>
+<link name="u_link"/>
+<link name="r_link"><pose>0 0 0.3 0 0 0</pose></link>
+<link name="open_link"/>
+<joint name="u" type="universal">
+<parent>base</parent><child>u_link</child>
+<axis><xyz>1 0 0</xyz><limit><lower>-0.5</lower><upper>0.5</upper></limit></axis>
+<axis2><xyz>0 1 0</xyz><limit><lower>-1</lower><upper>0.25</upper></limit></axis2>
+</joint>
+<joint name="r2" type="revolute2">
+<parent>u_link</parent><child>r_link</child>
+<axis><xyz>0 0 1</xyz></axis>
+<axis2><xyz>1 0 0</xyz><limit><lower>0.1</lower><upper>0.4</upper></limit></axis2>
+</joint>
+<joint name="open" type="revolute2">
+<parent>base</parent><child>open_link</child>
+<axis><xyz>0 0 1</xyz><limit><lower>-0.2</lower></limit></axis>
+<axis2><xyz>0 1 0</xyz><limit><lower>1</lower><upper>-1</upper></limit></axis2>
+</joint>
+</model>
+</sdf>"""
+
+#: Values beyond every written bound of TWO_AXIS_SDF, and those values clamped by hand: u into
+#: [-0.5, 0.5] x [-1, 0.25]; r2's first axis unlimited, second into [0.1, 0.4]; open's first
+#: axis above -0.2, second unlimited (lower > upper). SDFormat has no soft limits: soft = hard.
+TWO_AXIS_GIVEN = {"u": (0.9, 0.7), "r2": (5.0, -0.3), "open": (-3.0, 9.0)}
+TWO_AXIS_CLAMPED = {"u": (0.5, 0.25), "r2": (5.0, 0.1), "open": (-0.2, 9.0)}
+
+
+@pytest.mark.parametrize("clamp", [None, "hard", "soft"])
+def test_two_axis_joints_clamp_each_axis_into_its_own_limits(clamp: str | None) -> None:
+    robot = Robot.from_xml_string(TWO_AXIS_SDF)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    names = [f"{joint}/axis{k + 1}" for joint in TWO_AXIS_GIVEN for k in range(2)]
+    values = [value for pair in TWO_AXIS_GIVEN.values() for value in pair]
+    update = kin.apply(positions, names, values, clamp=clamp)
+    expected = TWO_AXIS_GIVEN if clamp is None else TWO_AXIS_CLAMPED
+    stored = kin.variable_values(positions)
+    assert {joint: (stored[f"{joint}/axis1"], stored[f"{joint}/axis2"]) for joint in expected} == (
+        expected
+    )
+    assert set(update.clamped) == (set() if clamp is None else {"u", "r2", "open"})
+    reference = reference_fk(robot, {name: np.array(pair) for name, pair in expected.items()})
+    cfg = {name: np.array(pair) for name, pair in TWO_AXIS_GIVEN.items()}
+    assert_poses_close(robot.link_fk(cfg, clamp=clamp), reference)
+    batch = robot.link_fk_batch({name: np.stack([v, v, v]) for name, v in cfg.items()}, clamp)
+    for name, pose in reference.items():
+        np.testing.assert_allclose(batch[name][2], pose, atol=TOLERANCE, rtol=0, err_msg=name)
+
+
+def test_a_second_axis_alone_out_of_range_is_clamped_and_reported() -> None:
+    kin = Robot.from_xml_string(TWO_AXIS_SDF).kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["u/axis1"], [0.3])
+    update = kin.apply(positions, ["u/axis2", "r2/axis2"], [-4.0, 0.2], clamp="hard")
+    assert update.clamped == ["u"]
+    stored = kin.variable_values(positions)
+    assert (stored["u/axis1"], stored["u/axis2"], stored["r2/axis2"]) == (0.3, -1.0, 0.2)
 
 
 def test_clamping_in_range_reports_nothing_and_bad_mode_raises() -> None:

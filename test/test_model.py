@@ -301,6 +301,37 @@ def test_is_valid_without_a_position_range_accepts_any_finite_value() -> None:
     assert not joint.is_valid(math.nan)
 
 
+LIMIT2 = Limit(effort=1.0, velocity=1.0, lower=-0.2, upper=0.3)
+
+
+@pytest.mark.parametrize("kind", ["revolute2", "universal"])
+@pytest.mark.parametrize(
+    ("cfg", "valid"),
+    [
+        ([0.1, 0.2], True),
+        ([-0.5, -0.2], True),
+        ([1.5, 0.3], True),
+        ([0.1, 0.31], False),  # second axis above limit2
+        ([0.1, -0.25], False),  # second axis below limit2
+        ([1.6, 0.0], False),  # first axis above limit
+        ([0.1, math.nan], False),
+    ],
+)
+def test_is_valid_checks_both_axes_of_a_two_axis_joint(
+    kind: str, cfg: list[float], valid: bool
+) -> None:
+    assert make_joint(kind, limit=LIMIT, limit2=LIMIT2).is_valid(cfg) is valid
+
+
+def test_is_valid_two_axis_without_a_second_range_accepts_any_second_value() -> None:
+    inverted = Limit(effort=1.0, velocity=1.0, lower=1.0, upper=-1.0)  # SDF: not clamped
+    unlimited = Limit(effort=1.0, velocity=1.0, lower=-math.inf, upper=math.inf)
+    for limit2 in (None, inverted, unlimited):
+        joint = make_joint("universal", limit=LIMIT, limit2=limit2)
+        assert joint.is_valid([0.0, 99.0]), limit2
+        assert not joint.is_valid([9.0, 0.0]), limit2
+
+
 # -- limits, names -----------------------------------------------------------------------------
 
 
@@ -312,6 +343,22 @@ def test_hard_limits_by_type_and_range() -> None:
     assert make_joint("revolute").hard_limits() is None
     inverted = Limit(effort=1.0, velocity=1.0, lower=1.0, upper=-1.0)
     assert make_joint("revolute", limit=inverted).hard_limits() is None
+
+
+def test_variable_limits_give_each_value_its_range() -> None:
+    sc = SafetyController(k_velocity=1.0, soft_lower_limit=-0.1, soft_upper_limit=2.0)
+    universal = make_joint("universal", limit=LIMIT, limit2=LIMIT2, safety_controller=sc)
+    assert universal.hard_limits() == (-0.5, 1.5)
+    assert universal.variable_limits("hard") == [(-0.5, 1.5), (-0.2, 0.3)]
+    # the safety controller narrows the first axis; the second has no soft range of its own
+    assert universal.variable_limits("soft") == [(-0.1, 1.5), (-0.2, 0.3)]
+    assert make_joint("revolute2", limit2=LIMIT2).variable_limits() == [None, (-0.2, 0.3)]
+    assert make_joint("revolute", limit=LIMIT).variable_limits("soft") == [(-0.5, 1.5)]
+    assert make_joint("planar", limit=LIMIT).variable_limits() == [None] * 3
+    assert make_joint("ball").variable_limits() == [None] * 4
+    assert make_joint("fixed").variable_limits() == []
+    with pytest.raises(ValueError, match="clamp must be 'hard' or 'soft', got 'firm'"):
+        universal.variable_limits("firm")
 
 
 def test_soft_limits_intersect_the_hard_range() -> None:

@@ -171,6 +171,10 @@ def relative_frames_zero() -> dict[str, np.ndarray]:
     tool = tool_offset @ pose()
     tool[:3, :3] = tool_offset[:3, :3] @ Rotation.from_quat([0, 0, 0.5**0.5, 0.5**0.5]).as_matrix()
     sensor = arm @ pose((0, 0, 0.1), (math.radians(90), 0, 0))
+    # <frame>s: model_marker's pose is in the model frame (attached to __model__ by default),
+    # elbow_marker's in the elbow joint frame (attached to the joint: it rides on hand).
+    model_marker = pose((0, 0, 1), (0, 0, 0.25))
+    elbow_marker = elbow @ pose((0, 0.05, 0), (0.3, 0, 0))
     return {
         "base": base,
         "arm": arm,
@@ -178,17 +182,92 @@ def relative_frames_zero() -> dict[str, np.ndarray]:
         "tool": tool,
         "sensor": sensor,
         "mount": mount,
+        "tool_offset": tool_offset,
+        "model_marker": model_marker,
+        "elbow_marker": elbow_marker,
         "elbow": elbow,
     }
+
+
+#: The links of relative_frames.sdf, then its <frame>s, which are published as links too.
+RELATIVE_FRAMES_LINKS = ["base", "arm", "hand", "tool", "sensor"]
+RELATIVE_FRAMES_FRAMES = ["mount", "tool_offset", "model_marker", "elbow_marker"]
 
 
 def test_poses_relative_to_frames_links_and_joints() -> None:
     robot = Robot.load(RELATIVE_FRAMES)
     assert robot.root == "base"
     frames = relative_frames_zero()
-    expected = in_root(robot, {k: frames[k] for k in ("base", "arm", "hand", "tool", "sensor")})
+    names = RELATIVE_FRAMES_LINKS + RELATIVE_FRAMES_FRAMES
+    expected = in_root(robot, {k: frames[k] for k in names})
     assert_poses(compose_fk(robot), expected)
     assert_poses(robot.link_fk(), expected)
+
+
+def test_frames_are_published_as_fixed_links_of_the_link_they_are_attached_to() -> None:
+    """mount is attached to base, tool_offset to mount (so to base), model_marker to the model
+    (the canonical link base), elbow_marker to the joint elbow (its child link hand); each
+    hangs from that link at its pose there, and follows it."""
+    robot = Robot.load(RELATIVE_FRAMES)
+    assert list(robot.links) == RELATIVE_FRAMES_LINKS + RELATIVE_FRAMES_FRAMES
+    assert list(robot.joints)[-4:] == RELATIVE_FRAMES_FRAMES
+    parents = {
+        "mount": "base",
+        "tool_offset": "base",
+        "model_marker": "base",
+        "elbow_marker": "hand",
+    }
+    frames = relative_frames_zero()
+    text = RELATIVE_FRAMES.read_text()
+    for name, parent in parents.items():
+        joint = robot.joints[name]
+        assert (joint.joint_type, joint.parent, joint.child) == ("fixed", parent, name)
+        assert joint.line == robot.links[name].line == line_with(text, f'<frame name="{name}"')
+        X_parent_frame = np.linalg.inv(frames[parent]) @ frames[name]
+        np.testing.assert_allclose(joint.origin, X_parent_frame, atol=1e-12, err_msg=name)
+    assert robot.warnings == []
+
+
+FRAMES_ELSEWHERE = """<link name="a"/>
+<link name="b"><pose>1 0 0 0 0 0</pose></link>
+<link name="free"/>
+<joint name="j" type="revolute">
+<parent>a</parent><child>b</child><axis><xyz>0 0 1</xyz></axis>
+</joint>
+<frame name="on_b_from_a" attached_to="b"><pose relative_to="a">0.2 0.3 0 0 0 0.5</pose></frame>
+<frame name="on_free" attached_to="free"><pose>0 0 1 0 0 0</pose></frame>
+<frame name="on_on_free" attached_to="on_free"/>"""
+
+
+def test_frame_pose_relative_to_another_frame_and_frames_of_left_out_links() -> None:
+    """A frame posed relative to a, attached to b, hangs from b at X_b_f = X_M_b^-1 X_M_a X_a_f
+    and turns with b; frames on a link left out of the tree (free) are left out, warned."""
+    text = sdf(FRAMES_ELSEWHERE)
+    robot = Robot.from_xml_string(text)
+    assert list(robot.links) == ["a", "b", "on_b_from_a"]
+    assert list(robot.joints) == ["j", "on_b_from_a"]
+    X_a_f = pose((0.2, 0.3, 0), (0, 0, 0.5))
+    np.testing.assert_allclose(
+        robot.joints["on_b_from_a"].origin, np.linalg.inv(pose((1, 0, 0))) @ X_a_f, atol=1e-12
+    )
+    q = -0.7
+    expected = {"a": pose(), "b": screw(Z, (1, 0, 0), q) @ pose((1, 0, 0))}
+    expected["on_b_from_a"] = screw(Z, (1, 0, 0), q) @ X_a_f
+    assert_poses(robot.link_fk({"j": q}), expected)
+    for name in ("on_free", "on_on_free"):
+        line = line_with(text, f'<frame name="{name}"')
+        assert (
+            f"<string>:{line}: frame {name!r}: attached to link 'free', which is not in the TF "
+            "tree; not published"
+        ) in robot.warnings
+
+
+def test_frames_before_1_7_are_not_published() -> None:
+    robot = Robot.from_xml_string(
+        sdf('<link name="a"/>\n<frame name="f"><pose>0 0 1 0 0 0</pose></frame>', "1.6")
+    )
+    assert list(robot.links) == ["a"] and robot.joints == {}
+    assert any("<frame> elements need SDFormat 1.7 or later; ignored" in w for w in robot.warnings)
 
 
 @settings(max_examples=20, deadline=None)
@@ -206,9 +285,14 @@ def test_relative_frames_axes_follow_expressed_in(shoulder: float, elbow: float)
         "sensor": s1 @ frames["sensor"],
         "hand": s1 @ s2 @ frames["hand"],
         "tool": s1 @ s2 @ frames["tool"],
+        "mount": frames["mount"],
+        "tool_offset": frames["tool_offset"],
+        "model_marker": frames["model_marker"],
+        "elbow_marker": s1 @ s2 @ frames["elbow_marker"],
     }
     cfg = {"shoulder": shoulder, "elbow": elbow}
     assert_poses(compose_fk(robot, cfg), in_root(robot, model_poses))
+    assert_poses(robot.link_fk(cfg), in_root(robot, model_poses))
 
 
 # -- every joint type against explicit formulas ---------------------------------------------------
@@ -343,7 +427,26 @@ def test_all_joint_types_parsed_properties() -> None:
         "universal_joint/axis2",
     ]
     assert robot.joints["ball_joint"].variable_names == [f"ball_joint/rot_{c}" for c in "xyzw"]
+    universal = robot.joints["universal_joint"]
+    assert universal.limit2 is not None
+    assert (universal.limit2.lower, universal.limit2.upper) == (-1.2, 0.6)
+    # each axis clamps into its own <limit>; SDFormat has no soft limits, so soft = hard
+    assert universal.variable_limits("hard") == [(-1.0, 1.0), (-1.2, 0.6)]
+    assert universal.variable_limits("soft") == [(-1.0, 1.0), (-1.2, 0.6)]
+    assert robot.joints["revolute2_joint"].variable_limits() == [None, None]
     assert robot.warnings == []
+
+
+def test_a_default_namespace_on_sdf_is_read_like_the_plain_file() -> None:
+    plain = (SDF_DIR / "all_joint_types.sdf").read_text()
+    text = plain.replace("<sdf ", '<sdf xmlns="http://sdformat.org/schemas/root.xsd" ', 1)
+    robot, expected = Robot.from_xml_string(text), Robot.from_xml_string(plain)
+    assert list(robot.links) == list(expected.links)
+    assert {n: (j.joint_type, j.line) for n, j in robot.joints.items()} == {
+        n: (j.joint_type, j.line) for n, j in expected.joints.items()
+    }
+    cfg = {"revolute_joint": 0.4, "universal_joint": np.array([0.2, -0.3])}
+    assert_poses(robot.link_fk(cfg), expected.link_fk(cfg))
 
 
 # -- versions: axis frames, limits, screw pitch, mimic --------------------------------------------
@@ -396,6 +499,34 @@ def test_revolute_without_limits_is_continuous(version: str, continuous: bool) -
     robot = Robot.from_xml_string(two_links("<axis><xyz>0 0 1</xyz></axis>", version=version))
     assert robot.joints["j"].joint_type == "continuous"
     assert robot.joints["j"].hard_limits() is None
+
+
+def test_second_axis_limits_follow_the_first_axis_rules() -> None:
+    """``<axis2><limit>``: absent, at +-1e16 (pre-1.10 default) or lower above upper means
+    that axis is not clamped (a warning for the last), a written range clamps it."""
+
+    def second_axis(limit: str, version: str = "1.9") -> Robot:
+        body = f"<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>0 1 0</xyz>{limit}</axis2>"
+        return Robot.from_xml_string(two_links(body, "universal", version))
+
+    written = second_axis("<limit><lower>-0.4</lower><upper>0.2</upper></limit>")
+    assert written.joints["j"].variable_limits() == [None, (-0.4, 0.2)]
+    assert second_axis("").joints["j"].variable_limits() == [None, None]
+    huge = "<limit><lower>-1e16</lower><upper>1e16</upper></limit>"
+    assert second_axis(huge, "1.6").joints["j"].variable_limits() == [None, None]
+    one_sided = second_axis("<limit><upper>0.2</upper></limit>")
+    assert one_sided.joints["j"].variable_limits() == [None, (-math.inf, 0.2)]
+    inverted = second_axis("\n<limit><lower>1</lower><upper>-1</upper></limit>")
+    assert inverted.joints["j"].variable_limits() == [None, None]
+    text = two_links(
+        "<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>0 1 0</xyz>\n"
+        "<limit><lower>1</lower><upper>-1</upper></limit></axis2>",
+        "universal",
+    )
+    assert Robot.from_xml_string(text).warnings == [
+        f"<string>:{line_with(text, '<limit>')}: joint 'j': <axis2><limit> lower 1.0 is above "
+        "upper -1.0; its second axis is not clamped"
+    ]
 
 
 def test_limits_at_pre_1_10_default_magnitude_are_unlimited() -> None:
@@ -622,7 +753,9 @@ def test_joint_between_frames_connects_their_links_from_1_8() -> None:
     assert (joint.parent, joint.child) == ("a", "b")
     # the joint frame is the child frame b_mount: the axis passes through (1, 0, 0.2)
     q = 0.8
-    expected = {"a": pose(), "b": screw(Z, (1, 0, 0.2), q) @ pose((1, 0, 0))}
+    b = screw(Z, (1, 0, 0.2), q) @ pose((1, 0, 0))
+    # the frames are published too: a_tip on a, b_mount on b
+    expected = {"a": pose(), "b": b, "a_tip": pose((0.5, 0, 0)), "b_mount": b @ pose((0, 0, 0.2))}
     assert_poses(compose_fk(robot, {"j": q}), expected)
     assert_poses(robot.link_fk({"j": q}), expected)
     text = sdf(JOINT_TO_FRAMES, "1.7")

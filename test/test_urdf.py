@@ -17,6 +17,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
+from joint_tf_publisher.loader import expand_xacro
 
 HERE = Path(__file__).parent
 URDF_DIR = HERE / "urdf"
@@ -1076,6 +1077,120 @@ def test_bytes_and_str_give_the_same_robot() -> None:
     assert list(a.joints) == list(b.joints)
     for name in a.joints:
         np.testing.assert_array_equal(a.joints[name].origin, b.joints[name].origin)
+
+
+# -- XML namespaces ---------------------------------------------------------------------------
+
+ROS_NAMESPACE = "http://www.ros.org"
+
+
+def with_default_namespace(text: str, namespace: str = ROS_NAMESPACE) -> str:
+    """``text`` with ``xmlns=namespace`` on its ``<robot>`` (the same line: lines unchanged)."""
+    namespaced = re.sub(r"<robot\b", f'<robot xmlns="{namespace}"', text, count=1)
+    assert namespaced != text
+    return namespaced
+
+
+def assert_same_robot(actual: Robot, expected: Robot) -> None:
+    """Same name, root, links and joints (every field the transforms use) and link poses."""
+    assert (actual.name, actual.root) == (expected.name, expected.root)
+    assert list(actual.links) == list(expected.links)
+    assert list(actual.joints) == list(expected.joints)
+    for name, joint in expected.joints.items():
+        other = actual.joints[name]
+        assert (other.joint_type, other.parent, other.child, other.line) == (
+            joint.joint_type,
+            joint.parent,
+            joint.child,
+            joint.line,
+        )
+        np.testing.assert_array_equal(other.origin, joint.origin)
+        np.testing.assert_array_equal(other.axis, joint.axis)
+        assert (other.limit, other.safety_controller, other.mimic, other.dynamics) == (
+            joint.limit,
+            joint.safety_controller,
+            joint.mimic,
+            joint.dynamics,
+        )
+    cfg = {name: 0.3 for name, j in expected.joints.items() if j.joint_type == "revolute"}
+    expected_fk = expected.link_fk(cfg, clamp="hard")
+    for link, pose in actual.link_fk(cfg, clamp="hard").items():
+        np.testing.assert_array_equal(pose, expected_fk[link], err_msg=link)
+    assert actual.warnings == expected.warnings
+
+
+def test_default_namespace_on_robot_loads_like_the_plain_file(tmp_path: Path) -> None:
+    plain = DEMO_ARM.read_text()
+    namespaced = with_default_namespace(plain)
+    expected = Robot.from_xml_string(plain)
+    assert_same_robot(Robot.from_xml_string(namespaced), expected)
+    path = tmp_path / "demo_arm.urdf"
+    path.write_text(namespaced)
+    assert_same_robot(Robot.load(path), Robot.load(DEMO_ARM))
+
+
+def test_prefixed_urdf_namespace_loads_too() -> None:
+    text = robot_text(joint_text()).replace("<", "<u:").replace("<u:/", "</u:")
+    text = text.replace("<u:?xml", "<?xml").replace(
+        '<u:robot name="r">', f'<u:robot xmlns:u="{ROS_NAMESPACE}" name="r">'
+    )
+    assert_same_robot(Robot.from_xml_string(text), Robot.from_xml_string(robot_text(joint_text())))
+
+
+def test_namespaced_urdf_errors_name_their_line(tmp_path: Path) -> None:
+    text = with_default_namespace(robot_text(joint_text(limit=False)))
+    expect_error(
+        text, line_with(text, "<joint"), "joint 'j'", "a revolute joint requires a <limit> element"
+    )
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    line = line_with(text, "<joint")
+    with pytest.raises(ModelError, match=rf"^{re.escape(str(path))}:{line}: joint 'j': a revol"):
+        Robot.load(path)
+
+
+def test_elements_of_other_namespaces_stay_ignored_in_a_namespaced_urdf() -> None:
+    """Only the root's namespace is URDF: a <joint> or <limit> of another namespace (an
+    extension block, xacro leftovers) is not read, and an xacro element still warns."""
+    other = "http://example.com/extension"
+    body = "\n".join(
+        [
+            f'  <ext:joint xmlns:ext="{other}" name="ghost" type="fixed">',
+            '    <parent link="a"/><child link="b"/>',
+            "  </ext:joint>",
+            f'  <gazebo><plugin xmlns="{other}"><joint name="also_ghost"/></plugin></gazebo>',
+            f'  <ros2_control xmlns="{other}" name="hw"><joint name="j"/></ros2_control>',
+            joint_text(f'    <ext:limit xmlns:ext="{other}" lower="-9" upper="9"/>'),
+            '  <xacro:property xmlns:xacro="http://www.ros.org/wiki/xacro" name="x" value="1"/>',
+        ]
+    )
+    text = with_default_namespace(robot_text(body))
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == ["j"]
+    assert robot.joints["j"].hard_limits() == (-1.0, 1.0)
+    line = line_with(text, "xacro:property")
+    assert robot.warnings == [
+        f"<string>:{line}: unexpanded xacro element <xacro:property> ignored; expand the file "
+        "with xacro first (Robot.load does so for .xacro files)"
+    ]
+
+
+def test_xacro_file_with_a_default_namespace_is_expanded_and_read(tmp_path: Path) -> None:
+    """xacro keeps the default namespace in its output: the expanded URDF is still read."""
+    pytest.importorskip("xacro")
+    path = tmp_path / "small_arm.urdf.xacro"
+    path.write_text(with_default_namespace((URDF_DIR / "small_arm.urdf.xacro").read_text()))
+    assert 'xmlns="http://www.ros.org"' in str(expand_xacro(path))
+    assert_same_robot(Robot.load(path), Robot.load(URDF_DIR / "small_arm.urdf.xacro"))
+
+
+def test_namespaced_root_of_another_kind_is_still_refused() -> None:
+    expect_error(
+        f'<?xml version="1.0"?>\n<world xmlns="{ROS_NAMESPACE}" name="w"/>',
+        2,
+        None,
+        r"root element is <world>, expected <robot> \(URDF\) or <sdf>",
+    )
 
 
 # -- hostile XML (basic; deeper hardening tests live with xmlio) --------------------------------
