@@ -65,6 +65,9 @@ CLAMP_MODES = (None, "hard", "soft")
 #: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
 #: could overflow a transform to inf.
 MAX_JOINT_VALUE = 1e100
+#: Largest distance (m) a link may lie from the root by its origins alone (their translations
+#: summed along its path): a model beyond it is refused, as its poses could overflow to inf.
+MAX_REACH = 1e300
 
 _VALUE_SIZES = {"planar": 3, "floating": 7, "ball": 4, "revolute2": 2, "universal": 2}
 #: Where the (x, y, z, w) quaternion starts inside a joint's values.
@@ -166,6 +169,11 @@ def _model_error(robot: Robot, joint: Joint, message: str, line: int | None = No
     )
 
 
+def _translation_norm(pose: Array) -> float:
+    """Length (m) of the translation of a pose (4, 4); inf if it overflows."""
+    return math.hypot(*pose[:3, 3].tolist())
+
+
 def _tree_order(robot: Robot) -> list[Joint]:
     """The joints depth first from the root, children in file order (parents before children).
 
@@ -256,8 +264,21 @@ class Kinematics:
         parent_anchor: dict[str, tuple[Joint | None, Array, int]] = {}
         moving_in_order: list[Joint] = []
         self.fixed_joints: list[Joint] = []
+        # Per link, a bound on its distance from the root (m) at any configuration: the sum of
+        # the origin and child-offset translations above it (motions rotate them or, for
+        # prismatic and screw joints, add their travel, given separately).
+        reach: dict[str, float] = {self.robot.root: 0.0}
         for joint in order:
             above, T_anchor_parent, depth = anchor[joint.parent]
+            reach[joint.child] = reach[joint.parent] + _translation_norm(joint.origin)
+            reach[joint.child] += _translation_norm(joint.child_offset)
+            if not reach[joint.child] <= MAX_REACH:
+                raise _model_error(
+                    self.robot,
+                    joint,
+                    f"link {joint.child!r} can lie up to {reach[joint.child]:.3g} m from the "
+                    f"root link, beyond {MAX_REACH:.0e} m: its poses could overflow",
+                )
             if joint.joint_type == "fixed":
                 self.fixed_joints.append(joint)
                 anchor[joint.child] = (above, T_anchor_parent @ joint.child_pose(), depth)

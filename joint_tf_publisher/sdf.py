@@ -461,9 +461,10 @@ def _frame_attachments(parser: _Parser, links: dict[str, Link]) -> list[tuple[Li
                 what,
             )
             continue
-        X_L_F = inverse_pose(parser.in_model(link, frame.element, what)) @ parser.in_model(
-            frame.name, frame.element, what
-        )
+        X_M_L = parser.in_model(link, frame.element, what)
+        X_M_F = parser.in_model(frame.name, frame.element, what)
+        with np.errstate(over="ignore", invalid="ignore"):  # huge poses: refused just below
+            X_L_F = inverse_pose(X_M_L) @ X_M_F
         if not np.all(np.isfinite(X_L_F)):
             raise parser.error(
                 f"the frame relative to link {link!r} is not finite (poses too large)",
@@ -553,8 +554,9 @@ def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array
     child = parser.attached_link(child, element.find("child"), what)
     X_M_parent = parser.in_model(parent, element.find("parent"), what)
     X_M_child = parser.in_model(child, element.find("child"), what)
-    origin = inverse_pose(X_M_parent) @ X_M_J
-    child_offset = inverse_pose(X_M_J) @ X_M_child
+    with np.errstate(over="ignore", invalid="ignore"):  # huge poses: refused just below
+        origin = inverse_pose(X_M_parent) @ X_M_J
+        child_offset = inverse_pose(X_M_J) @ X_M_child
     if not (np.all(np.isfinite(origin)) and np.all(np.isfinite(child_offset))):
         raise parser.error(
             "the joint frame relative to its links is not finite (poses too large)", element, what

@@ -1190,3 +1190,40 @@ def test_apply_normalises_every_quaternion_and_rejects_zero_ones_together() -> N
         atol=1e-15,
         rtol=0,
     )
+
+
+def _chain_urdf(kind: str, x: str) -> str:
+    """Three links on two joints of ``kind``, each origin ``x`` metres along x."""
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind == "revolute" else ""
+    joints = "".join(
+        f'\n<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+        f'<child link="{child}"/><origin xyz="{x} 0 0"/><axis xyz="0 0 1"/>{limit}</joint>'
+        for name, parent, child in (("j", "a", "b"), ("k", "b", "c"))
+    )
+    return f'<robot name="r"><link name="a"/><link name="b"/><link name="c"/>{joints}\n</robot>'
+
+
+@pytest.mark.parametrize("kind", ["fixed", "revolute"])
+def test_a_model_whose_link_poses_would_overflow_is_refused_without_numpy_warnings(
+    kind: str,
+) -> None:
+    # Each origin alone is within MAX_REACH (1e300 m), their sum is not; with 8e307 m each the
+    # sum overflows to inf, and composing the poses gave inf and NaN with numpy warnings. The
+    # model is refused at compile time instead, naming the first joint beyond the bound.
+    for x, joint, line in (("8e299", "k", 3), ("8e307", "j", 2)):
+        robot = Robot.from_xml_string(_chain_urdf(kind, x), source="far.urdf")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(
+                ModelError, match=rf"far\.urdf:{line}: joint '{joint}': link '.' can lie up to "
+            ):
+                robot.link_fk()
+
+
+def test_a_large_but_finite_model_loads_and_gives_finite_poses() -> None:
+    robot = Robot.from_xml_string(_chain_urdf("revolute", "1e200"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        poses = robot.link_fk({"j": 0.5, "k": -0.5})
+    assert all(np.all(np.isfinite(pose)) for pose in poses.values())
+    assert poses["c"][0, 3] == pytest.approx(1e200 + 1e200 * math.cos(0.5))
