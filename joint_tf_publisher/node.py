@@ -762,7 +762,10 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
         raise RuntimeError("the node's context is not initialised")
     if not hasattr(_rclpy, "WaitSet"):  # an rclpy whose internals differ: the plain executor
         node.get_logger().info("rclpy has no WaitSet binding: spinning with the executor")
-        executor.spin()
+        try:
+            executor.spin()
+        except ExternalShutdownException:  # ROS shut down: return, as the loop below does
+            pass
         return
     inputs = node.joint_state_inputs
     wait_set = _rclpy.WaitSet(len(inputs), 1, 0, 0, 0, 0, context.handle)
