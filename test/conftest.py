@@ -143,6 +143,15 @@ def ros(request: pytest.FixtureRequest) -> Iterator[RosHarness]:
         context.try_shutdown()
 
 
+@pytest.fixture(scope="module")
+def probe() -> Iterator[Any]:
+    """The test module's DDS participant for end-to-end tests (``node_harness.Probe``)."""
+    from node_harness import open_probe  # imports rclpy: only for the tests that need it
+
+    with open_probe() as participant:
+        yield participant
+
+
 @pytest.fixture
 def ros_subprocess_env() -> dict[str, str]:
     """``os.environ`` for a child process on this session's DDS domain, unbuffered output."""

@@ -3,7 +3,7 @@
 The node's real console script runs in a subprocess with ``robot_description`` set to
 ``test/sdf/all_joint_types.sdf`` (every SDFormat joint type, a gearbox pair among them), and
 a second one with ``test/sdf/relative_frames.sdf`` (``<frame>`` elements, published as fixed
-links); the tests talk to them over DDS with the harness of ``test_node_e2e.py`` and compare
+links); the tests talk to them over DDS with the harness of ``node_harness.py`` and compare
 what arrives on /tf and /tf_static with the explicit formulas of ``test_sdf.py``.
 """
 
@@ -17,19 +17,18 @@ import pytest
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
-from scipy.spatial.transform import Rotation  # noqa: E402
-from test_node_e2e import (  # noqa: E402
+from node_harness import (  # noqa: E402
     TOLERANCE,
     NodeUnderTest,
     Probe,
     compose,
     fresh_stamp,
     matrix_of,
-    probe,
     started,
     tree_of,
     wait_until,
 )
+from scipy.spatial.transform import Rotation  # noqa: E402
 from test_sdf import (  # noqa: E402
     RELATIVE_FRAMES,
     SDF_DIR,
@@ -46,8 +45,6 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from joint_tf_publisher import Robot  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
-# Fixtures shared with test_node_e2e: its DDS domain isolation (autouse) and participant.
-__all__ = ["probe"]
 
 ALL_TYPES = SDF_DIR / "all_joint_types.sdf"
 
