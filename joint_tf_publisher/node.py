@@ -47,7 +47,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
-from rclpy.signals import SignalHandlerGuardCondition
+from rclpy.signals import uninstall_signal_handlers
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
@@ -735,6 +735,11 @@ def main(args: list[str] | None = None) -> int:
             raise  # a bug: keep its traceback
         # else a signal shut ROS down while the loop was using its entities: a clean exit
     finally:
+        # rclpy's signal thread triggers every registered signal guard condition (the
+        # executor's) without a lock: destroying one while it runs is a use-after-free
+        # (seen: SIGSEGV in rcl_trigger_guard_condition at Ctrl-C, exit code -11). Uninstalling
+        # the handlers first joins that thread; a second signal now gets Python's defaults.
+        uninstall_signal_handlers()
         executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
@@ -747,8 +752,9 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
 
     Not ``rclpy.spin``: its executor builds a wait set of every entity of the node (parameter
     services, subscriptions, timers, events) for each callback, which alone takes about half
-    a core at 1 kHz. Here each turn waits on the two joint-state subscriptions (and rclpy's
-    signal guard, so SIGINT/SIGTERM wake it) with one reused wait set and handles every
+    a core at 1 kHz. Here each turn waits on the two joint-state subscriptions with one
+    reused wait set (for at most ``_SERVICE_PERIOD_S``, so a signal is noticed within it;
+    no signal guard condition of its own, see ``main``) and handles every
     message waiting, in arrival order, each published as robot_state_publisher does (none
     coalesced; rate limiting decides). Everything else gets a turn of ``executor``
     (``spin_once``: one ready callback) at least every ``_SERVICE_PERIOD_S`` and whenever a
@@ -768,14 +774,13 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
             pass
         return
     inputs = node.joint_state_inputs
-    wait_set = _rclpy.WaitSet(len(inputs), 1, 0, 0, 0, 0, context.handle)
-    signal_guard = SignalHandlerGuardCondition(context)
+    wait_set = _rclpy.WaitSet(len(inputs), 0, 0, 0, 0, 0, context.handle)
     try:
         next_turn = time.monotonic() + _SERVICE_PERIOD_S
         streaming = False  # a joint state was handled since the executor's last turn
         while context.ok():
             wait_s = min(next_turn - time.monotonic(), _next_timer_s(node))
-            handled = _handle_joint_states(wait_set, inputs, signal_guard, wait_s, next_turn)
+            handled = _handle_joint_states(wait_set, inputs, wait_s, next_turn)
             streaming = streaming or handled > 0
             if time.monotonic() < next_turn and _next_timer_s(node) > 0.0:
                 continue
@@ -784,25 +789,22 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
             streaming = False
             next_turn = time.monotonic() + _SERVICE_PERIOD_S
     finally:
-        signal_guard.destroy()
         wait_set.destroy_when_not_in_use()
 
 
 def _handle_joint_states(
     wait_set: Any,
     inputs: Sequence[tuple[Subscription[Any], Callable[[Any], None]]],
-    signal_guard: SignalHandlerGuardCondition,
     wait_s: float,
     deadline: float,
 ) -> int:
     """Wait up to ``wait_s`` for joint states, then handle every message waiting (until
     ``deadline``, monotonic s, so a flood cannot starve the executor); return the count."""
     (first, _), (second, _) = inputs  # entered: the handles stay valid meanwhile
-    with first.handle, second.handle, signal_guard.handle:
+    with first.handle, second.handle:
         wait_set.clear_entities()
         for subscription, _ in inputs:
             wait_set.add_subscription(subscription.handle)
-        wait_set.add_guard_condition(signal_guard.handle)
         wait_set.wait(max(0, int(wait_s * 1e9)))
         handled = 0
         for subscription, callback in inputs:

@@ -300,6 +300,31 @@ class TestArm:
         assert "Traceback" not in arm.stderr()
 
 
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_stopping_while_joint_states_stream_exits_0_every_time(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory, stop_signal: signal.Signals
+) -> None:
+    """Stopped by a signal in the middle of a stream, four times: exit code 0 each time.
+
+    Regression: rclpy's signal thread triggers the signal guard conditions without a lock, and
+    the node destroyed them (its own and its executor's) while that thread could still run,
+    so some stops ended in SIGSEGV (-11) in rcl_trigger_guard_condition, more often on a
+    loaded machine. The node now uninstalls rclpy's handlers before destroying anything."""
+    for attempt in range(4):
+        namespace = f"/stop_{stop_signal.name.lower()}_{attempt}"
+        node = started(
+            probe,
+            tmp_path_factory,
+            namespace,
+            {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
+            handshake=("joint_1", "link_1"),
+        )
+        for k in range(50):
+            node.publish(["joint_1", "joint_2"], [0.01 * k, -0.01 * k], fresh_stamp(0.001))
+        assert node.stop(stop_signal) == 0, f"attempt {attempt}: {node.stderr()[-2000:]}"
+        assert "Traceback" not in node.stderr()
+
+
 # -- ignore_timestamp and soft limits -------------------------------------------------------------
 
 
