@@ -12,7 +12,10 @@ built.
 Environments (the Ubuntu release's system packages, where PyPI has a wheel for them):
 
 * ``humble``: Ubuntu 22.04, Python 3.10, numpy 1.21.5, lxml 4.8.0, scipy 1.8.0,
-  matplotlib 3.5.1.
+  matplotlib 3.5.1, and setuptools 59.6.0 with colcon: there the package is also built as
+  colcon's ament_python build does on Humble (``setup.py egg_info build install``) in a
+  scratch workspace, and the install tree checked (``lib/<package>/<executables>``,
+  ``share/<package>/...``, no setuptools warning about setup.cfg).
 * ``jazzy``: Ubuntu 24.04 (Jazzy, Kilted and Rolling), Python 3.12, numpy 1.26.4, lxml 5.2.1,
   scipy 1.11.4; matplotlib 3.8.4 (24.04 has 3.6.3, which has no wheel for Python 3.12).
 
@@ -38,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +67,22 @@ CORE_TESTS = (
 )
 #: What the test files import besides the pinned packages (any version for that Python).
 TEST_TOOLS = ("pytest", "hypothesis", "xacro")
+#: colcon as a ROS user has it, for the environments that build the package with it.
+COLCON_TOOLS = ("colcon-core", "colcon-ros", "colcon-python-setup-py")
+PACKAGE = "joint_tf_publisher"
+#: What a colcon build must install (relative to install/<package>).
+INSTALLED = (
+    f"lib/{PACKAGE}/{PACKAGE}",
+    f"lib/{PACKAGE}/joint-tf-publisher",
+    f"share/{PACKAGE}/package.xml",
+    f"share/{PACKAGE}/launch/{PACKAGE}.launch.py",
+    f"share/{PACKAGE}/launch/demo.launch.py",
+    f"share/{PACKAGE}/config/{PACKAGE}.yaml",
+    f"share/{PACKAGE}/urdf/demo_arm.urdf",
+    f"share/ament_index/resource_index/packages/{PACKAGE}",
+)
+#: Source folders a colcon workspace copy leaves out.
+NOT_SOURCE = (".venv", ".compat", ".git", "build", "install", "log", "*.egg-info", "*_cache")
 VERSIONS_PROBE = (
     "import json, platform, numpy, lxml.etree as e; print(json.dumps({"
     "'python': platform.python_version(), 'numpy': numpy.__version__, "
@@ -77,6 +97,11 @@ class CompatEnv:
     name: str
     python: str
     pins: tuple[str, ...]
+    colcon: bool = False
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return (*self.pins, *TEST_TOOLS, *(COLCON_TOOLS if self.colcon else ()))
 
     @property
     def path(self) -> Path:
@@ -85,7 +110,7 @@ class CompatEnv:
     @property
     def stamp(self) -> str:
         """What the environment was built from; a change means a rebuild."""
-        text = json.dumps([self.python, self.pins, TEST_TOOLS])
+        text = json.dumps([self.python, self.requirements])
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -93,7 +118,8 @@ ENVIRONMENTS = (
     CompatEnv(
         "humble",
         "3.10",
-        ("numpy==1.21.5", "lxml==4.8.0", "scipy==1.8.0", "matplotlib==3.5.1"),
+        ("numpy==1.21.5", "lxml==4.8.0", "scipy==1.8.0", "matplotlib==3.5.1", "setuptools==59.6.0"),
+        colcon=True,
     ),
     CompatEnv(
         "jazzy",
@@ -140,7 +166,7 @@ def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     shutil.rmtree(env.path, ignore_errors=True)
     run_step([str(interpreter), "-m", "venv", str(env.path)], f"python{env.python} -m venv")
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    run_step([*pip, *env.pins, *TEST_TOOLS], "pip install")
+    run_step([*pip, *env.requirements], "pip install")
     stamp.write_text(env.stamp)
     return python
 
@@ -172,6 +198,51 @@ def run_tests(env: CompatEnv, python: Path) -> tuple[bool, str]:
     return completed.returncode == 0, f"{closing} (log: {log.relative_to(ROOT)})"
 
 
+def colcon_build(python: Path) -> str:
+    """``colcon build`` of a copy of this repository with ``python``'s colcon and setuptools;
+    CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
+    with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
+        workspace = Path(scratch)
+        shutil.copytree(
+            ROOT, workspace / "src" / PACKAGE, ignore=shutil.ignore_patterns(*NOT_SOURCE)
+        )
+        output = run_colcon(python.absolute().parent / "colcon", workspace)
+        warnings = [line for line in output.splitlines() if "Warning" in line]
+        if warnings:
+            raise CompatError(f"colcon build warned: {warnings[0]}")
+        prefix = workspace / "install" / PACKAGE
+        missing = [name for name in INSTALLED if not (prefix / name).is_file()]
+        if missing:
+            raise CompatError(f"colcon build did not install {', '.join(missing)}")
+    return f"colcon build with setuptools {package_version(python, 'setuptools')} installs all"
+
+
+def run_colcon(colcon: Path, workspace: Path) -> str:
+    """Run ``colcon build`` in ``workspace`` (packages under src/); its output, or CompatError."""
+    command = [str(colcon), "--log-base", "log", "build", "--base-paths", "src"]
+    completed = subprocess.run(
+        [*command, "--event-handlers", "console_direct+"],
+        cwd=workspace,
+        env=dict(os.environ, COLCON_HOME=str(workspace / ".colcon")),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = completed.stdout + completed.stderr
+    if completed.returncode != 0:
+        raise CompatError("colcon build failed: " + " | ".join(output.splitlines()[-5:]))
+    return output
+
+
+def package_version(python: Path, module: str) -> str:
+    """``module.__version__`` as ``python`` imports it."""
+    probe = f"import {module}; print({module}.__version__)"
+    completed = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, check=True
+    )
+    return completed.stdout.strip()
+
+
 def check(env: CompatEnv, rebuild: bool) -> bool:
     """Build (if needed) and test one environment, printing its summary line."""
     start = time.monotonic()
@@ -179,6 +250,8 @@ def check(env: CompatEnv, rebuild: bool) -> bool:
         python = ensure_env(env, rebuild)
         passed, result = run_tests(env, python)
         detail = f"{versions(python)}: {result}"
+        if env.colcon:
+            detail += f"; {colcon_build(python)}"
     except (CompatError, subprocess.CalledProcessError) as exc:
         passed, detail = False, str(exc)
     status = "ok" if passed else "FAILED"
