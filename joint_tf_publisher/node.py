@@ -26,6 +26,7 @@ Behaviour worth knowing (documented in README.md too):
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -762,7 +763,8 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
         raise RuntimeError("the node's context is not initialised")
     if not hasattr(_rclpy, "WaitSet"):  # an rclpy whose internals differ: the plain executor
         node.get_logger().info("rclpy has no WaitSet binding: spinning with the executor")
-        executor.spin()
+        with contextlib.suppress(ExternalShutdownException):  # returns as the loop below does
+            executor.spin()
         return
     inputs = node.joint_state_inputs
     wait_set = _rclpy.WaitSet(len(inputs), 1, 0, 0, 0, 0, context.handle)

@@ -318,7 +318,15 @@ def test_spin_falls_back_to_the_executor_without_rclpy_waitset(
     )
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    spinner = threading.Thread(target=node_module.spin, args=(node, executor), daemon=True)
+    raised: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            node_module.spin(node, executor)
+        except BaseException as exc:  # reported below: spin returns when ROS shuts down
+            raised.append(exc)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     received: list[TFMessage] = []
     ros.node.create_subscription(TFMessage, "/tf", received.append, 100)
@@ -339,3 +347,4 @@ def test_spin_falls_back_to_the_executor_without_rclpy_waitset(
         executor.shutdown()
         node.destroy_node()
     assert not spinner.is_alive()
+    assert raised == [], "spin raised instead of returning at shutdown"
