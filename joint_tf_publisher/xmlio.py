@@ -28,7 +28,17 @@ LIBXML2_WITH_AMPLIFICATION_LIMIT = (2, 11, 0)
 _INTERNAL_ENTITY = re.compile(rb"""<!ENTITY\s+([^\s%"'<>&;]+)\s+(?:"([^"]*)"|'([^']*)')""")
 _INTERNAL_PARAMETER_ENTITY = re.compile(rb"""<!ENTITY\s+%\s*[^\s"'<>]+\s+["']""")
 _ENTITY_REFERENCE = re.compile(rb"""&([^\s%"'<>&;#]+);""")
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+#: How a document in a wide encoding starts (BOM, or "<" without one), most specific first.
+_WIDE_ENCODINGS = (
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\x00<", "utf-16-be"),
+    (b"<\x00", "utf-16-le"),
+)
 
 
 def _safe_parser() -> etree.XMLParser:
@@ -86,8 +96,7 @@ def check_entity_expansion(data: bytes, source: str = "<string>") -> None:
     upper bounds: a reference inside a comment counts too. ModelError names the line of the
     first reference (of the most expanding entity) that crosses the bound.
     """
-    if data.startswith(_UTF16_BOMS):
-        data = data.decode("utf-16", errors="replace").encode("utf-8")
+    data = _as_utf8(data)
     if b"<!ENTITY" not in data:
         return
     parameter = _INTERNAL_PARAMETER_ENTITY.search(data)
@@ -116,6 +125,14 @@ def check_entity_expansion(data: bytes, source: str = "<string>") -> None:
                 source=source,
                 line=outside.count(b"\n", 0, reference.start()) + 1,
             )
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """``data`` in UTF-8 if it is UTF-16 or UTF-32 (as libxml2 detects them), else as is."""
+    for start, encoding in _WIDE_ENCODINGS:
+        if data.startswith(start):
+            return data.decode(encoding, errors="replace").encode("utf-8")
+    return data
 
 
 def _expanded_size(

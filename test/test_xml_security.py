@@ -401,9 +401,10 @@ def test_entity_expansion_guard_refuses_blowups(document: str) -> None:
         check_entity_expansion(document.encode())
 
 
-def test_entity_expansion_guard_reads_utf16() -> None:
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
+def test_entity_expansion_guard_reads_wide_encodings(encoding: str) -> None:
     with pytest.raises(ModelError, match="amplification"):
-        check_entity_expansion(quadratic_blowup().encode("utf-16"))
+        check_entity_expansion(quadratic_blowup().encode(encoding))
 
 
 def test_entity_expansion_guard_refuses_a_reference_loop_on_its_line() -> None:
