@@ -6,7 +6,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 MODEL  ?= urdf/demo_arm.urdf
 
-.PHONY: all env run test lint format typecheck pytest bench soak clean distclean help
+.PHONY: all env run test lint format typecheck pytest bench soak compat clean distclean help
 
 all: test
 
@@ -18,6 +18,7 @@ help:
 	@echo "make format   apply ruff's fixes and formatting"
 	@echo "make bench    run the benchmarks"
 	@echo "make soak     run the soak test (tools/soak.py)"
+	@echo "make compat   core tests under Humble's and Jazzy's Python/numpy/lxml (needs pyenv)"
 	@echo "make clean    remove build, cache and colcon output (keeps .venv); distclean: also .venv"
 
 env:
@@ -57,9 +58,13 @@ bench: env
 soak: env
 	$(VPY) tools/soak.py
 
+# Not part of `make test`: needs CPython 3.10 and 3.12 (pyenv) and builds .compat/ from PyPI.
+compat:
+	@$(PYTHON) tools/compat.py
+
 clean:
 	rm -rf build install log .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
-	find . -path ./.venv -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
+	find . \( -path ./.venv -o -path ./.compat \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .compat

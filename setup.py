@@ -32,7 +32,9 @@ setup(
         (f"{SHARE_DIR}/config", files_matching("config/*.yaml")),
         (f"{SHARE_DIR}/urdf", files_matching("urdf/*.urdf", "urdf/*.xacro", "urdf/*.sdf")),
     ],
-    install_requires=["setuptools", "numpy", "lxml"],
+    # The oldest supported distro's system packages (Humble, Ubuntu 22.04: numpy 1.21.5,
+    # lxml 4.8.0); `make compat` runs the core tests with them.
+    install_requires=["setuptools", "numpy>=1.21", "lxml>=4.8"],
     zip_safe=True,
     maintainer="joint_tf_publisher developers",
     maintainer_email="joint_tf_publisher@example.com",

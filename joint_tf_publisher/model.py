@@ -359,7 +359,8 @@ def _scalar(cfg: Any, joint: Joint) -> float:
 def _floating_pose(cfg: Any, joint: Joint) -> Array:
     values = np.asarray(cfg, dtype=np.float64)
     if values.shape == (4, 4):
-        return values.copy()
+        pose: Array = values.copy()  # typed: numpy's stubs give Any under Python 3.10
+        return pose
     if values.shape == (6,):
         return xyz_rpy_to_matrix(values[:3], values[3:])
     if values.shape == (7,):
@@ -376,7 +377,8 @@ def _floating_pose(cfg: Any, joint: Joint) -> Array:
 def _ball_rotation(cfg: Any, joint: Joint) -> Array:
     values = np.asarray(cfg, dtype=np.float64)
     if values.shape == (3, 3):
-        return values.copy()
+        rotation: Array = values.copy()  # typed: numpy's stubs give Any under Python 3.10
+        return rotation
     if values.shape == (4,):
         return quaternion_to_matrix(values)
     if values.shape == (3,):

@@ -26,6 +26,7 @@ Behaviour worth knowing (documented in README.md too):
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -768,10 +769,8 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor) -> None:
         raise RuntimeError("the node's context is not initialised")
     if not hasattr(_rclpy, "WaitSet"):  # an rclpy whose internals differ: the plain executor
         node.get_logger().info("rclpy has no WaitSet binding: spinning with the executor")
-        try:
+        with contextlib.suppress(ExternalShutdownException):  # returns as the loop below does
             executor.spin()
-        except ExternalShutdownException:  # ROS shut down: return, as the loop below does
-            pass
         return
     inputs = node.joint_state_inputs
     wait_set = _rclpy.WaitSet(len(inputs), 0, 0, 0, 0, 0, context.handle)

@@ -6,6 +6,7 @@ resolves no external entities, loads no DTD, touches no network, and refuses hug
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import cast
 
@@ -15,6 +16,29 @@ from .errors import ModelError
 
 #: Largest description accepted, in bytes (a PR2 URDF is about 0.4 MB).
 MAX_DESCRIPTION_BYTES = 32 * 1024 * 1024
+
+#: Most text that internal entity references may add, where libxml2 has no limit of its own.
+MAX_ENTITY_EXPANSION_BYTES = 4 * 1024 * 1024
+
+#: The first libxml2 with its own entity amplification limit ("Maximum entity amplification
+#: factor exceeded"). Older ones (2.9.x: Ubuntu 22.04 and 24.04, so Humble and Jazzy with the
+#: system python3-lxml) expand a quadratic blowup in an attribute for minutes.
+LIBXML2_WITH_AMPLIFICATION_LIMIT = (2, 11, 0)
+
+_INTERNAL_ENTITY = re.compile(rb"""<!ENTITY\s+([^\s%"'<>&;]+)\s+(?:"([^"]*)"|'([^']*)')""")
+_INTERNAL_PARAMETER_ENTITY = re.compile(rb"""<!ENTITY\s+%\s*[^\s"'<>]+\s+["']""")
+_ENTITY_REFERENCE = re.compile(rb"""&([^\s%"'<>&;#]+);""")
+#: How a document in a wide encoding starts (BOM, or "<" without one), most specific first.
+_WIDE_ENCODINGS = (
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\x00<", "utf-16-be"),
+    (b"<\x00", "utf-16-le"),
+)
 
 
 def _safe_parser() -> etree.XMLParser:
@@ -45,6 +69,8 @@ def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
         )
     if not data.strip():
         raise ModelError("description is empty", source=source)
+    if not libxml2_limits_expansion(etree.LIBXML_VERSION):
+        check_entity_expansion(data, source)
     try:
         root = etree.fromstring(data, parser=_safe_parser())
     except etree.XMLSyntaxError as exc:
@@ -72,6 +98,87 @@ def drop_root_namespace(root: etree._Element) -> etree._Element:
     for element in list(root.iter(f"{prefix}*")):
         element.tag = element.tag[len(prefix) :]
     return root
+
+
+def libxml2_limits_expansion(version: tuple[int, ...]) -> bool:
+    """True if libxml2 ``version`` refuses entity amplification itself (2.11 and later)."""
+    return tuple(version[:3]) >= LIBXML2_WITH_AMPLIFICATION_LIMIT
+
+
+def check_entity_expansion(data: bytes, source: str = "<string>") -> None:
+    """Refuse ``data`` if its internal entities would expand it by too much.
+
+    What libxml2 2.11 and later do themselves, for older ones: the text the entity references
+    would add (nested references counted through) must stay within MAX_ENTITY_EXPANSION_BYTES,
+    and internal parameter entities (of no use in a robot description) are refused. Counts are
+    upper bounds: a reference inside a comment counts too. ModelError names the line of the
+    first reference (of the most expanding entity) that crosses the bound.
+    """
+    data = _as_utf8(data)
+    if b"<!ENTITY" not in data:
+        return
+    parameter = _INTERNAL_PARAMETER_ENTITY.search(data)
+    if parameter is not None:
+        raise ModelError(
+            "malformed XML: internal parameter entities are refused",
+            source=source,
+            line=data.count(b"\n", 0, parameter.start()) + 1,
+        )
+    values = {
+        match.group(1): match.group(2) if match.group(2) is not None else match.group(3)
+        for match in _INTERNAL_ENTITY.finditer(data)
+    }
+    # References in the declarations count through the entities using them, not on their own.
+    outside = _INTERNAL_ENTITY.sub(lambda match: b"\n" * match[0].count(b"\n"), data)
+    sizes: dict[bytes, int] = {}
+    added = 0
+    for reference in _ENTITY_REFERENCE.finditer(outside):
+        expanded = _expanded_size(reference.group(1), values, sizes, set())
+        added += expanded - len(reference[0])
+        if max(added, expanded) > MAX_ENTITY_EXPANSION_BYTES:
+            raise ModelError(
+                f"malformed XML: entity expansion refused: entity references would add more"
+                f" than the {MAX_ENTITY_EXPANSION_BYTES} bytes allowed (amplification;"
+                f" libxml2 {_version_text(etree.LIBXML_VERSION)} has no limit of its own)",
+                source=source,
+                line=outside.count(b"\n", 0, reference.start()) + 1,
+            )
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """``data`` in UTF-8 if it is UTF-16 or UTF-32 (as libxml2 detects them), else as is."""
+    for start, encoding in _WIDE_ENCODINGS:
+        if data.startswith(start):
+            return data.decode(encoding, errors="replace").encode("utf-8")
+    return data
+
+
+def _expanded_size(
+    name: bytes, values: dict[bytes, bytes], sizes: dict[bytes, int], open_names: set[bytes]
+) -> int:
+    """Bytes that ``&name;`` expands to (its own length if not an internal entity; memoized).
+
+    A reference loop counts as unbounded (libxml2 refuses it anyway).
+    """
+    if name in sizes:
+        return sizes[name]
+    value = values.get(name)
+    if value is None:
+        return len(name) + 2
+    if name in open_names:
+        return MAX_ENTITY_EXPANSION_BYTES + 1
+    open_names.add(name)
+    size = len(value)
+    for reference in _ENTITY_REFERENCE.finditer(value):
+        size += _expanded_size(reference.group(1), values, sizes, open_names) - len(reference[0])
+        size = min(size, MAX_ENTITY_EXPANSION_BYTES + 1)
+    open_names.discard(name)
+    sizes[name] = size
+    return size
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    return ".".join(str(part) for part in version)
 
 
 def read_description(path: Path) -> bytes:

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Run the core tests under the Python, numpy and lxml of older ROS 2 distros (``make compat``).
+
+Our ``.venv`` has CPython 3.11 and numpy 2 (the Kilted wheels need them); users run the
+package on Ubuntu's system Python packages. This script builds one scratch virtual
+environment per distro combination under ``.compat/`` (git-ignored), from PyPI, with the
+distro's versions pinned, and runs the test files that need no rclpy there with
+``PYTHONPATH`` at this repository (the package is not installed into them). It prints one
+summary line per environment and exits non-zero if any environment failed or could not be
+built.
+
+Environments (the Ubuntu release's system packages, where PyPI has a wheel for them):
+
+* ``humble``: Ubuntu 22.04, Python 3.10, numpy 1.21.5, lxml 4.8.0, scipy 1.8.0,
+  matplotlib 3.5.1, and setuptools 59.6.0 with colcon: there the package is also built as
+  colcon's ament_python build does on Humble (``setup.py egg_info build install``) in a
+  scratch workspace, and the install tree checked (``lib/<package>/<executables>``,
+  ``share/<package>/...``, no setuptools warning about setup.cfg).
+* ``jazzy``: Ubuntu 24.04 (Jazzy, Kilted and Rolling), Python 3.12, numpy 1.26.4, lxml 5.2.1,
+  scipy 1.11.4; matplotlib 3.8.4 (24.04 has 3.6.3, which has no wheel for Python 3.12).
+
+Not covered: pinocchio (``test_kinematics_pinocchio.py``: the ``pin`` 3 wheels need a newer
+numpy; pin 2 has another API) and the ROS-facing tests (rclpy exists only as Kilted wheels
+for CPython 3.11). lxml's wheels bundle their own libxml2 (4.8.0: 2.9.12; 5.2.1: 2.12.6),
+while Ubuntu's python3-lxml uses the system libxml2 (2.9.13 on 22.04, 2.9.14 on 24.04).
+
+Interpreters are looked up as ``$PYENV_ROOT/versions/X.Y.*/bin/python`` (default
+``~/.pyenv``), then ``pythonX.Y`` on PATH. Each environment is rebuilt when its pins change
+(a stamp file in it) and reused otherwise.
+
+Usage: ``python3 tools/compat.py [--only NAME ...] [--rebuild]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPAT_DIR = ROOT / ".compat"
+STAMP_NAME = ".jtp-compat-ok"
+
+#: Test files that need neither rclpy nor pinocchio (every other one imports them).
+CORE_TESTS = (
+    "test_urdf.py",
+    "test_sdf.py",
+    "test_model.py",
+    "test_kinematics.py",
+    "test_transforms.py",
+    "test_validate.py",
+    "test_tree.py",
+    "test_xml_security.py",
+    "test_fuzz_models.py",
+    "test_cli.py",
+    "test_graph.py",
+    "test_plot.py",
+)
+#: What the test files import besides the pinned packages (any version for that Python).
+TEST_TOOLS = ("pytest", "hypothesis", "xacro")
+#: colcon as a ROS user has it, for the environments that build the package with it.
+COLCON_TOOLS = ("colcon-core", "colcon-ros", "colcon-python-setup-py")
+PACKAGE = "joint_tf_publisher"
+#: What a colcon build must install (relative to install/<package>).
+INSTALLED = (
+    f"lib/{PACKAGE}/{PACKAGE}",
+    f"lib/{PACKAGE}/joint-tf-publisher",
+    f"share/{PACKAGE}/package.xml",
+    f"share/{PACKAGE}/launch/{PACKAGE}.launch.py",
+    f"share/{PACKAGE}/launch/demo.launch.py",
+    f"share/{PACKAGE}/config/{PACKAGE}.yaml",
+    f"share/{PACKAGE}/urdf/demo_arm.urdf",
+    f"share/ament_index/resource_index/packages/{PACKAGE}",
+)
+#: Source folders a colcon workspace copy leaves out.
+NOT_SOURCE = (".venv", ".compat", ".git", "build", "install", "log", "*.egg-info", "*_cache")
+VERSIONS_PROBE = (
+    "import json, platform, numpy, lxml.etree as e; print(json.dumps({"
+    "'python': platform.python_version(), 'numpy': numpy.__version__, "
+    "'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION))}))"
+)
+
+
+@dataclass(frozen=True)
+class CompatEnv:
+    """One distro combination: a Python minor version and pinned packages."""
+
+    name: str
+    python: str
+    pins: tuple[str, ...]
+    colcon: bool = False
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return (*self.pins, *TEST_TOOLS, *(COLCON_TOOLS if self.colcon else ()))
+
+    @property
+    def path(self) -> Path:
+        return COMPAT_DIR / self.name
+
+    @property
+    def stamp(self) -> str:
+        """What the environment was built from; a change means a rebuild."""
+        text = json.dumps([self.python, self.requirements])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+ENVIRONMENTS = (
+    CompatEnv(
+        "humble",
+        "3.10",
+        ("numpy==1.21.5", "lxml==4.8.0", "scipy==1.8.0", "matplotlib==3.5.1", "setuptools==59.6.0"),
+        colcon=True,
+    ),
+    CompatEnv(
+        "jazzy",
+        "3.12",
+        ("numpy==1.26.4", "lxml==5.2.1", "scipy==1.11.4", "matplotlib==3.8.4"),
+    ),
+)
+
+
+class CompatError(RuntimeError):
+    """An environment could not be built; the message says which step and why."""
+
+
+def find_interpreter(version: str) -> Path | None:
+    """A CPython ``version`` (``"3.10"``) interpreter: pyenv's newest, else one on PATH."""
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = sorted(
+        (pyenv_root / "versions").glob(f"{version}.*/bin/python"),
+        key=lambda path: [int(part) for part in re.findall(r"\d+", path.parent.parent.name)],
+    )
+    if candidates:
+        return candidates[-1]
+    on_path = shutil.which(f"python{version}")
+    return Path(on_path) if on_path else None
+
+
+def run_step(command: list[str], what: str) -> None:
+    """Run ``command``; CompatError with its last output lines if it fails."""
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        tail = (completed.stdout + completed.stderr).strip().splitlines()[-5:]
+        raise CompatError(f"{what} failed: " + " | ".join(tail))
+
+
+def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
+    """The environment's python, building the environment first where needed."""
+    python = env.path / "bin" / "python"
+    stamp = env.path / STAMP_NAME
+    if not rebuild and stamp.is_file() and stamp.read_text() == env.stamp and python.exists():
+        return python
+    interpreter = find_interpreter(env.python)
+    if interpreter is None:
+        raise CompatError(f"no Python {env.python} found (pyenv or python{env.python} on PATH)")
+    shutil.rmtree(env.path, ignore_errors=True)
+    run_step([str(interpreter), "-m", "venv", str(env.path)], f"python{env.python} -m venv")
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    run_step([*pip, *env.requirements], "pip install")
+    stamp.write_text(env.stamp)
+    return python
+
+
+def versions(python: Path) -> str:
+    """The Python, numpy, lxml and libxml2 versions of an environment, as one phrase."""
+    completed = subprocess.run(
+        [str(python), "-c", VERSIONS_PROBE], capture_output=True, text=True, check=True
+    )
+    found = json.loads(completed.stdout)
+    return (
+        f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
+        f" (libxml2 {found['libxml2']})"
+    )
+
+
+def run_tests(env: CompatEnv, python: Path) -> tuple[bool, str]:
+    """Run CORE_TESTS in ``env``: (passed, pytest's closing counts); the log goes to a file."""
+    log = COMPAT_DIR / f"{env.name}.log"
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += [str(ROOT / "test" / name) for name in CORE_TESTS]
+    environ = dict(os.environ, PYTHONPATH=str(ROOT), JTP_STRICT_SKIPS="1", MPLBACKEND="Agg")
+    with log.open("w") as out:
+        completed = subprocess.run(
+            command, cwd=ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT, check=False
+        )
+    lines = [line for line in log.read_text().splitlines() if line.strip()]
+    closing = lines[-1].strip("= ") if lines else "no output"
+    return completed.returncode == 0, f"{closing} (log: {log.relative_to(ROOT)})"
+
+
+def colcon_build(python: Path) -> str:
+    """``colcon build`` of a copy of this repository with ``python``'s colcon and setuptools;
+    CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
+    with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
+        workspace = Path(scratch)
+        shutil.copytree(
+            ROOT, workspace / "src" / PACKAGE, ignore=shutil.ignore_patterns(*NOT_SOURCE)
+        )
+        output = run_colcon(python.absolute().parent / "colcon", workspace)
+        warnings = [line for line in output.splitlines() if "Warning" in line]
+        if warnings:
+            raise CompatError(f"colcon build warned: {warnings[0]}")
+        prefix = workspace / "install" / PACKAGE
+        missing = [name for name in INSTALLED if not (prefix / name).is_file()]
+        if missing:
+            raise CompatError(f"colcon build did not install {', '.join(missing)}")
+    return f"colcon build with setuptools {package_version(python, 'setuptools')} installs all"
+
+
+def run_colcon(colcon: Path, workspace: Path) -> str:
+    """Run ``colcon build`` in ``workspace`` (packages under src/); its output, or CompatError."""
+    command = [str(colcon), "--log-base", "log", "build", "--base-paths", "src"]
+    completed = subprocess.run(
+        [*command, "--event-handlers", "console_direct+"],
+        cwd=workspace,
+        env=dict(os.environ, COLCON_HOME=str(workspace / ".colcon")),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = completed.stdout + completed.stderr
+    if completed.returncode != 0:
+        raise CompatError("colcon build failed: " + " | ".join(output.splitlines()[-5:]))
+    return output
+
+
+def package_version(python: Path, module: str) -> str:
+    """``module.__version__`` as ``python`` imports it."""
+    probe = f"import {module}; print({module}.__version__)"
+    completed = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, check=True
+    )
+    return completed.stdout.strip()
+
+
+def check(env: CompatEnv, rebuild: bool) -> bool:
+    """Build (if needed) and test one environment, printing its summary line."""
+    start = time.monotonic()
+    try:
+        python = ensure_env(env, rebuild)
+        passed, result = run_tests(env, python)
+        detail = f"{versions(python)}: {result}"
+        if env.colcon:
+            detail += f"; {colcon_build(python)}"
+    except (CompatError, subprocess.CalledProcessError) as exc:
+        passed, detail = False, str(exc)
+    status = "ok" if passed else "FAILED"
+    print(f"compat {env.name}: {status}: {detail} [{time.monotonic() - start:.0f} s]", flush=True)
+    return passed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    names = [env.name for env in ENVIRONMENTS]
+    parser.add_argument("--only", nargs="+", choices=names, help="environments to check")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the environments")
+    args = parser.parse_args(argv)
+    COMPAT_DIR.mkdir(exist_ok=True)
+    chosen = [env for env in ENVIRONMENTS if not args.only or env.name in args.only]
+    results = [check(env, args.rebuild) for env in chosen]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
