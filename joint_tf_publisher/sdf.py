@@ -437,6 +437,17 @@ def _read_frames(parser: _Parser) -> None:
         parser.add_frame(_Frame("frame", name, element, pose, relative_to or attached_to))
 
 
+def _pose_in(X_M_A: Array, X_M_B: Array) -> Array:
+    """X_A_B, frame B's pose in frame A, from both poses in the model frame M.
+
+    Poses so large that the product overflows give inf or NaN entries without a numpy
+    warning: each caller checks the result and raises a ModelError naming the element.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        X_A_B: Array = inverse_pose(X_M_A) @ X_M_B
+    return X_A_B
+
+
 def _frame_attachments(parser: _Parser, links: dict[str, Link]) -> list[tuple[Link, Joint]]:
     """Each model ``<frame>`` F (1.7+, file order) as a link F and a fixed joint F hanging it
     from the link it is attached to, so that it is published like a URDF fixed-joint link.
@@ -463,8 +474,7 @@ def _frame_attachments(parser: _Parser, links: dict[str, Link]) -> list[tuple[Li
             continue
         X_M_L = parser.in_model(link, frame.element, what)
         X_M_F = parser.in_model(frame.name, frame.element, what)
-        with np.errstate(over="ignore", invalid="ignore"):  # huge poses: refused just below
-            X_L_F = inverse_pose(X_M_L) @ X_M_F
+        X_L_F = _pose_in(X_M_L, X_M_F)
         if not np.all(np.isfinite(X_L_F)):
             raise parser.error(
                 f"the frame relative to link {link!r} is not finite (poses too large)",
@@ -554,9 +564,8 @@ def _build_joint(parser: _Parser, element: etree._Element) -> tuple[Joint, Array
     child = parser.attached_link(child, element.find("child"), what)
     X_M_parent = parser.in_model(parent, element.find("parent"), what)
     X_M_child = parser.in_model(child, element.find("child"), what)
-    with np.errstate(over="ignore", invalid="ignore"):  # huge poses: refused just below
-        origin = inverse_pose(X_M_parent) @ X_M_J
-        child_offset = inverse_pose(X_M_J) @ X_M_child
+    origin = _pose_in(X_M_parent, X_M_J)
+    child_offset = _pose_in(X_M_J, X_M_child)
     if not (np.all(np.isfinite(origin)) and np.all(np.isfinite(child_offset))):
         raise parser.error(
             "the joint frame relative to its links is not finite (poses too large)", element, what
