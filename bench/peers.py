@@ -150,9 +150,13 @@ def pinocchio(spec: ModelSpec, path: Path) -> Peer:
         for q in state["pool"]:
             pin.framesForwardKinematics(model, data, q)
 
+    def poses_at(q: np.ndarray) -> Poses:
+        """FK at q, every link pose copied out (``.homogeneous`` is a new array)."""
+        pin.framesForwardKinematics(model, data, q)
+        return {link: data.oMf[frame].homogeneous for link, frame in frame_ids.items()}
+
     def poses() -> Poses:
-        pin.framesForwardKinematics(model, data, state["pool"][0])
-        return {link: np.array(data.oMf[frame].homogeneous) for link, frame in frame_ids.items()}
+        return poses_at(state["pool"][0])
 
     def fk_batch() -> None:
         for q in state["qs"]:
@@ -160,8 +164,7 @@ def pinocchio(spec: ModelSpec, path: Path) -> Peer:
 
     def fk_pool_copy() -> None:
         for q in state["pool"]:
-            pin.framesForwardKinematics(model, data, q)
-            {link: data.oMf[frame].homogeneous for link, frame in frame_ids.items()}
+            poses_at(q)
 
     def fk_batch_copy() -> Poses:
         qs = state["qs"]
