@@ -113,7 +113,7 @@ def node_command(params_file: Path) -> list[str]:
             break
     else:
         found = shutil.which("joint_tf_publisher")
-        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.node"]
+        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.ros.node"]
     return command + ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
 
 
@@ -379,7 +379,7 @@ def extract_revision(revision: str, directory: Path) -> Path:
 
 def variant_command(variant: str, params_file: Path, import_root: Path | None) -> list[str]:
     """The node's console script for ``node``, ``bench.floor_node`` for ``floor``, and
-    ``python -m joint_tf_publisher.node`` from ``import_root`` for a baseline."""
+    ``python -m joint_tf_publisher.ros.node`` from ``import_root`` for a baseline."""
     ros_args = ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
     if variant == "floor":
         return [sys.executable, "-m", "bench.floor_node", *ros_args]

@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.tf_broadcast import SerializedTFMessage, tf_qos
+from joint_tf_publisher.ros.tf_broadcast import SerializedTFMessage, tf_qos
 
 
 class FloorNode(Node):
@@ -50,7 +50,7 @@ class FloorNode(Node):
 
 
 def _static_qos() -> Any:
-    from joint_tf_publisher.tf_broadcast import tf_static_qos
+    from joint_tf_publisher.ros.tf_broadcast import tf_static_qos
 
     return tf_static_qos()
 

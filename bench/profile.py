@@ -103,7 +103,7 @@ def profile_callback(count: int) -> int:
     import rclpy
     from rclpy.parameter import Parameter
 
-    from joint_tf_publisher.node import JointTfPublisher
+    from joint_tf_publisher.ros.node import JointTfPublisher
 
     spec = humanoid()
     rclpy.init()

@@ -22,7 +22,7 @@ from typing import Any
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-from joint_tf_publisher.node import JointTfPublisher, StartupError
+from joint_tf_publisher.ros.node import JointTfPublisher, StartupError
 
 #: Longest wait (s) before the other entities of the node are serviced.
 SERVICE_PERIOD_S = 0.01

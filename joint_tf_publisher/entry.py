@@ -31,12 +31,12 @@ def _import_quietly(module_name: str) -> ModuleType:
 
 
 def node_main() -> int:
-    """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.node.main``)."""
-    main: int = _import_quietly("joint_tf_publisher.node").main()
+    """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.ros.node.main``)."""
+    main: int = _import_quietly("joint_tf_publisher.ros.node").main()
     return main
 
 
 def cli_main() -> int:
-    """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main``)."""
-    main: int = _import_quietly("joint_tf_publisher.cli").main()
+    """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
+    main: int = _import_quietly("joint_tf_publisher.cli.main").main()
     return main

@@ -31,7 +31,7 @@ PACKAGE = "joint_tf_publisher"
 def read_description(model: Path) -> str:
     """The robot description text of a .urdf, .sdf or .xacro file (xacro expanded)."""
     if model.suffix == ".xacro":
-        from joint_tf_publisher.loader import expand_xacro
+        from joint_tf_publisher.description import expand_xacro
 
         return expand_xacro(model)
     return model.read_text()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from joint_tf_publisher.cli import main
+from joint_tf_publisher.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_ARM = REPO / "urdf" / "demo_arm.urdf"
@@ -191,7 +191,7 @@ def test_check_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_console_script_has_no_traceback(broken: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "joint_tf_publisher.cli", "check", str(broken)],
+        [sys.executable, "-m", "joint_tf_publisher.cli.main", "check", str(broken)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -17,7 +17,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.status import (
+from joint_tf_publisher.cli.status import (
     RateMeter,
     StatusPrinter,
     clamped_joints,
@@ -25,7 +25,7 @@ from joint_tf_publisher.status import (
     default_end_effector,
     format_status,
 )
-from joint_tf_publisher.sweep import JointSweep, sweep_frames, value_range
+from joint_tf_publisher.cli.sweep import JointSweep, sweep_frames, value_range
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_ARM = REPO / "urdf" / "demo_arm.urdf"
@@ -200,7 +200,7 @@ def test_status_printer_in_place_on_tty_plain_lines_otherwise() -> None:
 
 
 def _cli(*argv: str) -> list[str]:
-    return [sys.executable, "-m", "joint_tf_publisher.cli", *argv]
+    return [sys.executable, "-m", "joint_tf_publisher.cli.main", *argv]
 
 
 @pytest.mark.ros

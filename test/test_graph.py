@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli import main
-from joint_tf_publisher.graph import output_format, quote, robot_to_dot
+from joint_tf_publisher.cli.graph import output_format, quote, robot_to_dot
+from joint_tf_publisher.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = [

@@ -25,8 +25,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher import node as node_module  # noqa: E402
-from joint_tf_publisher.node import (  # noqa: E402
+from joint_tf_publisher.ros import node as node_module  # noqa: E402
+from joint_tf_publisher.ros.node import (  # noqa: E402
     JointTfPublisher,
     StartupError,
     parse_clamp,

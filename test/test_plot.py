@@ -11,8 +11,8 @@ pytest.importorskip("matplotlib", reason="plot needs matplotlib")
 from matplotlib.image import imread  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
-from joint_tf_publisher.cli import main  # noqa: E402
-from joint_tf_publisher.plot import scene_bounds  # noqa: E402
+from joint_tf_publisher.cli.main import main  # noqa: E402
+from joint_tf_publisher.cli.plot import scene_bounds  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_ARM = str(REPO / "urdf" / "demo_arm.urdf")

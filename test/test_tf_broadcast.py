@@ -19,7 +19,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.tf_broadcast import (  # noqa: E402
+from joint_tf_publisher.ros.tf_broadcast import (  # noqa: E402
     SerializedTFMessage,
     TransformSender,
     tf_qos,
@@ -65,7 +65,7 @@ def test_size_equals_the_rmw_serialization_and_every_write_stands_alone() -> Non
     """As long as rclpy's serialization (no trailing padding; the RMW leaves its padding
     bytes unset, so they are not compared) and read back equal, write after write (the
     buffer is reused)."""
-    from joint_tf_publisher.tf_broadcast import _transform, fill_transforms
+    from joint_tf_publisher.ros.tf_broadcast import _transform, fill_transforms
 
     for frames in (FRAMES, FRAMES[:1], []):
         layout = SerializedTFMessage(frames)

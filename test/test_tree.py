@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from joint_tf_publisher.tree import choose_root, spanning_tree
+from joint_tf_publisher.model.tree import choose_root, spanning_tree
 
 
 @dataclass

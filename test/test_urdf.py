@@ -17,7 +17,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
-from joint_tf_publisher.loader import expand_xacro
+from joint_tf_publisher.description.loader import expand_xacro
 
 HERE = Path(__file__).parent
 URDF_DIR = HERE / "urdf"
@@ -1287,8 +1287,8 @@ def test_mimic_with_empty_joint_name() -> None:
 
 
 def test_urdf_reader_refuses_another_root_when_called_directly() -> None:
-    from joint_tf_publisher.urdf import robot_from_element
-    from joint_tf_publisher.xmlio import parse_xml
+    from joint_tf_publisher.description.urdf import robot_from_element
+    from joint_tf_publisher.description.xmlio import parse_xml
 
     root = parse_xml('<?xml version="1.0"?>\n<sdf version="1.9"/>')
     with pytest.raises(ModelError, match=r"^x\.sdf:2: root element is <sdf>, expected <robot>"):

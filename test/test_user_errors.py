@@ -188,7 +188,7 @@ def where(source: str, line: int | None) -> str:
 
 # -- the command line tool -----------------------------------------------------------------
 
-CLI = console_script("joint-tf-publisher", "joint_tf_publisher.cli")
+CLI = console_script("joint-tf-publisher", "joint_tf_publisher.cli.main")
 
 
 @pytest.mark.parametrize("bad", BAD_DESCRIPTIONS, ids=lambda bad: bad.name)
@@ -284,7 +284,7 @@ def test_cli_good_description_exit_0(tmp_path: Path) -> None:
 
 # -- the node -------------------------------------------------------------------------------
 
-NODE = console_script("joint_tf_publisher", "joint_tf_publisher.node")
+NODE = console_script("joint_tf_publisher", "joint_tf_publisher.ros.node")
 NODE_PREFIX = "joint_tf_publisher: "
 
 

@@ -9,7 +9,7 @@ import pytest
 from joint_tf_publisher import Joint, Link, ModelError
 from joint_tf_publisher.errors import Diagnostics
 from joint_tf_publisher.model import Mimic
-from joint_tf_publisher.validate import assemble_robot
+from joint_tf_publisher.model.validate import assemble_robot
 
 
 def link(name: str, line: int) -> Link:
@@ -134,7 +134,7 @@ def test_mimic_cycle_reached_from_outside_is_reported_on_its_members() -> None:
 
 
 def test_find_root_without_any_root() -> None:
-    from joint_tf_publisher.validate import find_root
+    from joint_tf_publisher.model.validate import find_root
 
     links = {"a": link("a", 2), "b": link("b", 3)}
     parent_of = {"a": joint("ba", "b", "a", 5), "b": joint("ab", "a", "b", 6)}

@@ -22,7 +22,11 @@ import pytest
 from lxml import etree
 
 from joint_tf_publisher import ModelError
-from joint_tf_publisher.xmlio import check_entity_expansion, libxml2_limits_expansion, parse_xml
+from joint_tf_publisher.description.xmlio import (
+    check_entity_expansion,
+    libxml2_limits_expansion,
+    parse_xml,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -153,7 +153,7 @@ def node_command() -> list[str]:
     script = Path(sys.executable).with_name("joint_tf_publisher")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.node"]
+    return [sys.executable, "-m", "joint_tf_publisher.ros.node"]
 
 
 def rss_mib(pid: int) -> float:

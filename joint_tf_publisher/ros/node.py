@@ -54,9 +54,9 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
-from .errors import ModelError
-from .kinematics import MAX_JOINT_VALUE, Kinematics, Update
-from .model import Robot
+from ..errors import ModelError
+from ..kinematics.compiled import MAX_JOINT_VALUE, Kinematics, Update
+from ..robot import Robot
 from .tf_broadcast import StaticTransformSet, TransformSender
 
 NODE_NAME = "joint_tf_publisher"

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ModelError
-from .model import Joint, Robot
-from .transforms import (
+from ..errors import ModelError
+from ..model.elements import Joint, RobotModel
+from ..transforms import (
     axis_angles_to_matrices,
     matrices_to_quaternions,
     matrix_to_quaternion,
@@ -160,7 +160,9 @@ class _MimicLevel:
     leader_joints: IndexArray
 
 
-def _model_error(robot: Robot, joint: Joint, message: str, line: int | None = None) -> ModelError:
+def _model_error(
+    robot: RobotModel, joint: Joint, message: str, line: int | None = None
+) -> ModelError:
     return ModelError(
         message,
         source=robot.source,
@@ -174,7 +176,7 @@ def _translation_norm(pose: Array) -> float:
     return math.hypot(*pose[:3, 3].tolist())
 
 
-def _tree_order(robot: Robot) -> list[Joint]:
+def _tree_order(robot: RobotModel) -> list[Joint]:
     """The joints depth first from the root, children in file order (parents before children).
 
     Raises ModelError for a joint naming a missing link, a link with two parent joints, and
@@ -236,7 +238,7 @@ class Kinematics:
     ``fixed_transforms``, ``link_fk``, ``link_fk_batch``.
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: RobotModel) -> None:
         self.robot = robot
         order = _tree_order(robot)
         self._compile_frames(order)

@@ -33,11 +33,11 @@ import numpy as np
 from lxml import etree
 from numpy.typing import NDArray
 
-from .errors import Diagnostics, ModelError
-from .model import Dynamics, Joint, Limit, Link, Mimic, Robot
-from .transforms import inverse_pose, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
-from .tree import spanning_tree
-from .validate import check_joint_links, check_mimics, check_unique_names
+from ..errors import Diagnostics, ModelError
+from ..model.elements import Dynamics, Joint, Limit, Link, Mimic, RobotModel
+from ..model.tree import spanning_tree
+from ..model.validate import check_joint_links, check_mimics, check_unique_names
+from ..transforms import inverse_pose, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
 from .xmlio import line_of
 
 Array = NDArray[np.float64]
@@ -331,7 +331,9 @@ def _select_model(
     raise diag.error("no <model> in the description", _line(root), "<sdf>")
 
 
-def robot_from_element(root: etree._Element, source: str, model_name: str | None = None) -> Robot:
+def robot_from_element(
+    root: etree._Element, source: str, model_name: str | None = None
+) -> RobotModel:
     """Build a Robot from a parsed ``<sdf>`` root: one model's links and joints.
 
     ``model_name`` picks a model by name; by default the first. Raises ModelError naming
@@ -404,7 +406,7 @@ def robot_from_element(root: etree._Element, source: str, model_name: str | None
     for frame_link, frame_joint in _frame_attachments(parser, kept_links):
         kept_links[frame_link.name] = frame_link
         kept_joints[frame_joint.name] = frame_joint
-    return Robot(
+    return RobotModel(
         name=model.get("name", ""),
         links=kept_links,
         joints=kept_joints,

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .kinematics import SCALAR_TYPES
-from .model import Joint, Limit, Robot
-from .transforms import matrix_to_quaternion, rpy_to_matrix
+from ..kinematics.compiled import SCALAR_TYPES
+from ..model.elements import Joint, Limit
+from ..robot import Robot
+from ..transforms import matrix_to_quaternion, rpy_to_matrix
 
 
 def _limited_range(limit: Limit | None, default: tuple[float, float]) -> tuple[float, float]:

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..description.xmlio import MAX_DESCRIPTION_BYTES
+from ..errors import ModelError
+from ..robot import Robot
 from .describe import check_report, format_number, pose_record, pose_table
-from .errors import ModelError
 from .joint_values import parse_joint_values
-from .model import Robot
-from .xmlio import MAX_DESCRIPTION_BYTES
 
 PROG = "joint-tf-publisher"
 
@@ -197,7 +197,7 @@ def _description_text(path: str) -> str:
     """The description text for the node's robot_description (xacro expanded)."""
     model_path = Path(path)
     if model_path.suffix == ".xacro":
-        from .loader import expand_xacro
+        from ..description.loader import expand_xacro
 
         return expand_xacro(model_path)
     return model_path.read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..model.elements import RobotModel
 from .describe import joint_details
-from .model import Robot
 
 #: Output formats by file suffix; ``dot`` is the DOT text itself.
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -38,7 +38,7 @@ def quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def robot_to_dot(robot: Robot) -> str:
+def robot_to_dot(robot: RobotModel) -> str:
     """DOT text of the robot's tree: one node per link, one labelled edge per joint.
 
     The root link is drawn as a double box; edges run parent to child, coloured by joint type,

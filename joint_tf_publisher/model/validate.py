@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import Diagnostics
-from .model import Joint, Link, Robot
+from ..errors import Diagnostics
+from .elements import Joint, Link, RobotModel
 
 #: Joint types whose value is one number, so they can lead or follow a mimic.
 SINGLE_VALUE_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
@@ -190,7 +190,7 @@ def assemble_robot(
     joints: Sequence[Joint],
     diag: Diagnostics,
     robot_line: int | None = None,
-) -> Robot:
+) -> RobotModel:
     """Check the tree and mimics, and build the Robot (links and joints in file order)."""
     check_unique_names(links, "link", diag)
     check_unique_names(joints, "joint", diag)
@@ -201,7 +201,7 @@ def assemble_robot(
     root = find_root(links_by_name, parent_of, diag, robot_line)
     joints_by_name = {joint.name: joint for joint in joints}
     check_mimics(joints_by_name, diag)
-    return Robot(
+    return RobotModel(
         name=name,
         links=links_by_name,
         joints=joints_by_name,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import Robot
+from ..model.elements import RobotModel
 
 
 def parse_number(text: str) -> float:
@@ -32,7 +32,7 @@ def parse_number(text: str) -> float:
     return value * factor
 
 
-def unknown_joint_message(robot: Robot, name: str) -> str:
+def unknown_joint_message(robot: RobotModel, name: str) -> str:
     """``unknown joint 'x'`` with the closest joint names as suggestions."""
     close = difflib.get_close_matches(name, list(robot.joints), n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
@@ -40,7 +40,7 @@ def unknown_joint_message(robot: Robot, name: str) -> str:
 
 
 def parse_joint_values(
-    robot: Robot, assignments: Sequence[str]
+    robot: RobotModel, assignments: Sequence[str]
 ) -> tuple[dict[str, Any], list[str]]:
     """The cfg given by ``name=value`` assignments, and notes on values that will be ignored.
 

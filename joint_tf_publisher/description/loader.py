@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import ModelError
-from .model import Robot
+from ..errors import ModelError
+from ..model.elements import RobotModel
 from .xmlio import drop_root_namespace, line_of, parse_xml, read_description
 
 
 def load_string(
     text: str | bytes, source: str = "<string>", model_name: str | None = None
-) -> Robot:
+) -> RobotModel:
     """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot.
 
     The root element may carry a namespace (``<robot xmlns="...">``): it is dropped from the
@@ -34,7 +34,7 @@ def load_string(
     )
 
 
-def load_file(path: Path, model_name: str | None = None) -> Robot:
+def load_file(path: Path, model_name: str | None = None) -> RobotModel:
     """Read a .urdf, .sdf or .xacro file (xacro expanded with the ``xacro`` package)."""
     source = str(path)
     try:

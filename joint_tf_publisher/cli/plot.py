@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .model import Robot
+from ..model.elements import RobotModel
 
 Array = NDArray[np.float64]
 
@@ -57,7 +57,7 @@ def scene_bounds(poses_list: Sequence[Mapping[str, Array]]) -> tuple[Array, floa
 
 
 def draw_skeleton(
-    axes: Any, robot: Robot, poses: Mapping[str, Array], axis_length_m: float, labels: bool
+    axes: Any, robot: RobotModel, poses: Mapping[str, Array], axis_length_m: float, labels: bool
 ) -> None:
     """Draw links (points), joints (segments) and frame axes (RGB) of ``poses`` on 3D ``axes``."""
     for joint in robot.joints.values():
@@ -92,7 +92,7 @@ def _frame_axes(axes: Any, centre: Array, half_width: float, elev: float, azim: 
 
 
 def plot_poses(
-    robot: Robot,
+    robot: RobotModel,
     poses_list: Sequence[Mapping[str, Array]],
     path: Path,
     titles: Sequence[str],

@@ -12,7 +12,7 @@ from typing import cast
 
 from lxml import etree
 
-from .errors import ModelError
+from ..errors import ModelError
 
 #: Largest description accepted, in bytes (a PR2 URDF is about 0.4 MB).
 MAX_DESCRIPTION_BYTES = 32 * 1024 * 1024

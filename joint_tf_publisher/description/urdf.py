@@ -20,10 +20,20 @@ from typing import TypeVar
 import numpy as np
 from lxml import etree
 
-from .errors import Diagnostics, ModelError
-from .model import Array, Calibration, Dynamics, Joint, Limit, Link, Mimic, Robot, SafetyController
-from .transforms import pose_matrix, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
-from .validate import assemble_robot
+from ..errors import Diagnostics, ModelError
+from ..model.elements import (
+    Array,
+    Calibration,
+    Dynamics,
+    Joint,
+    Limit,
+    Link,
+    Mimic,
+    RobotModel,
+    SafetyController,
+)
+from ..model.validate import assemble_robot
+from ..transforms import pose_matrix, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
 from .xmlio import line_of
 
 #: The joint types URDF knows (the SDF-only types of Joint.TYPES are refused here).
@@ -60,7 +70,7 @@ class _Context:
         return self.diag.error(message, line_of(element), owner)
 
 
-def robot_from_element(root: etree._Element, source: str = "<string>") -> Robot:
+def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotModel:
     """The Robot described by a parsed URDF ``<robot>`` element; ModelError if invalid."""
     diag = Diagnostics(source)
     if root.tag != "robot":

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import Robot
+from ..robot import Robot
+from ..transforms import quaternion_to_matrix
 from .status import (
     RateMeter,
     StatusPrinter,
@@ -35,7 +36,6 @@ from .status import (
     format_status,
 )
 from .sweep import JointSweep
-from .transforms import quaternion_to_matrix
 
 #: Sent positions remembered for matching /tf stamps back to what was sent.
 SENT_HISTORY = 512
@@ -98,7 +98,7 @@ class TfMonitor:
     def __init__(self, node: Any) -> None:
         from tf2_msgs.msg import TFMessage
 
-        from .tf_broadcast import TF_STATIC_TOPIC, TF_TOPIC, tf_qos, tf_static_qos
+        from ..ros.tf_broadcast import TF_STATIC_TOPIC, TF_TOPIC, tf_qos, tf_static_qos
 
         self.meter = RateMeter()
         self.transforms: dict[str, tuple[str, np.ndarray]] = {}

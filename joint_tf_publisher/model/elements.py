@@ -9,29 +9,24 @@ child). The motion of the joint acts in the joint frame, so
 
 Units: metres and radians. Axes are unit vectors in the joint frame.
 
-This module imports numpy only; parsing lives in ``urdf`` and ``sdf``, compiled forward
+This module imports numpy only; parsing lives in ``description``, compiled forward
 kinematics in ``kinematics``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .transforms import (
+from ..transforms import (
     axis_angle_to_matrix,
     plane_basis,
     quaternion_to_matrix,
     xyz_rpy_to_matrix,
 )
-
-if TYPE_CHECKING:
-    from .kinematics import Kinematics
 
 Array = NDArray[np.float64]
 
@@ -389,11 +384,12 @@ def _ball_rotation(cfg: Any, joint: Joint) -> Array:
 
 
 @dataclass(eq=False)
-class Robot:
-    """A robot: links and joints in file order, a single root link.
+class RobotModel:
+    """A robot description as parsed: links and joints in file order, a single root link.
 
-    Build one with ``Robot.load(path)`` or ``Robot.from_xml_string(text)``. ``warnings``
-    holds the non-fatal oddities found while loading (also logged through ``logging``).
+    Plain data: the parsers build it, ``kinematics`` compiles it. Users get the facade
+    ``joint_tf_publisher.Robot`` (this class plus loading and forward kinematics).
+    ``warnings`` holds the non-fatal oddities found while loading (also logged).
     """
 
     name: str
@@ -402,39 +398,3 @@ class Robot:
     root: str
     source: str = "<string>"
     warnings: list[str] = field(default_factory=list)
-    _kinematics: Kinematics | None = field(default=None, init=False, repr=False)
-
-    @classmethod
-    def load(cls, path: str | Path, model_name: str | None = None) -> Robot:
-        """Read a .urdf, .sdf or .xacro file. Raises ModelError naming file and line."""
-        from .loader import load_file
-
-        return load_file(Path(path), model_name=model_name)
-
-    @classmethod
-    def from_xml_string(
-        cls, text: str | bytes, source: str = "<string>", model_name: str | None = None
-    ) -> Robot:
-        """Parse URDF or SDF text, detected by its root element. Raises ModelError."""
-        from .loader import load_string
-
-        return load_string(text, source=source, model_name=model_name)
-
-    @property
-    def kinematics(self) -> Kinematics:
-        """The compiled kinematics of this robot, built on first use and cached."""
-        if self._kinematics is None:
-            from .kinematics import Kinematics
-
-            self._kinematics = Kinematics(self)
-        return self._kinematics
-
-    def link_fk(
-        self, cfg: Mapping[str, Any] | None = None, clamp: str | None = None
-    ) -> dict[str, Array]:
-        """Every link's pose (4, 4) in the root link frame; see DESIGN.md for cfg."""
-        return self.kinematics.link_fk(cfg, clamp=clamp)
-
-    def link_fk_batch(self, cfgs: Mapping[str, Any], clamp: str | None = None) -> dict[str, Array]:
-        """Every link's poses (N, 4, 4) in the root frame for N configurations."""
-        return self.kinematics.link_fk_batch(cfgs, clamp=clamp)

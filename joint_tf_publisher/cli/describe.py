@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .model import Joint, Robot
-from .transforms import matrix_to_quaternion, matrix_to_rpy
+from ..model.elements import Joint, RobotModel
+from ..transforms import matrix_to_quaternion, matrix_to_rpy
 
 #: Joint types whose values are angles (radians); other one-value types move in metres.
 ANGULAR_TYPES = frozenset(
@@ -75,7 +75,7 @@ def joint_details(joint: Joint) -> list[str]:
     return details
 
 
-def child_joints(robot: Robot) -> dict[str, list[Joint]]:
+def child_joints(robot: RobotModel) -> dict[str, list[Joint]]:
     """The joints leaving each link (by parent link name), in file order."""
     children: dict[str, list[Joint]] = {name: [] for name in robot.links}
     for joint in robot.joints.values():
@@ -83,7 +83,7 @@ def child_joints(robot: Robot) -> dict[str, list[Joint]]:
     return children
 
 
-def tree_lines(robot: Robot, ascii_only: bool = False) -> list[str]:
+def tree_lines(robot: RobotModel, ascii_only: bool = False) -> list[str]:
     """The link tree from the root, one line per link: ``child  <- joint (type; details)``."""
     branch, last, pipe, blank = (
         ("|-- ", "`-- ", "|   ", "    ") if ascii_only else ("├── ", "└── ", "│   ", "    ")
@@ -114,7 +114,7 @@ def tree_lines(robot: Robot, ascii_only: bool = False) -> list[str]:
     return lines
 
 
-def model_counts(robot: Robot) -> dict[str, Any]:
+def model_counts(robot: RobotModel) -> dict[str, Any]:
     """Counts for ``check``: links, joints, joints by type, mimic, soft-limited, DOF."""
     joints = list(robot.joints.values())
     by_type = Counter(joint.joint_type for joint in joints)
@@ -129,7 +129,7 @@ def model_counts(robot: Robot) -> dict[str, Any]:
     }
 
 
-def check_report(robot: Robot, ascii_only: bool = False) -> str:
+def check_report(robot: RobotModel, ascii_only: bool = False) -> str:
     """What ``check`` prints for a valid robot: name, tree, counts and warnings."""
     counts = model_counts(robot)
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts["joints_by_type"].items())

@@ -15,9 +15,9 @@ from typing import TextIO
 import numpy as np
 from numpy.typing import NDArray
 
+from ..model.elements import RobotModel
+from ..transforms import matrix_to_rpy
 from .describe import format_vector
-from .model import Robot
-from .transforms import matrix_to_rpy
 
 Array = NDArray[np.float64]
 
@@ -47,7 +47,7 @@ class RateMeter:
         return len(self._times) / self.window_s
 
 
-def default_end_effector(robot: Robot) -> str:
+def default_end_effector(robot: RobotModel) -> str:
     """The link with the most moving joints above it (ties: fewest joints, then file order)."""
     parent_joint = {joint.child: joint for joint in robot.joints.values()}
     best, best_key = robot.root, (0, 0)
@@ -81,7 +81,7 @@ def compose_to_root(
 
 
 def clamped_joints(
-    robot: Robot, sent: Mapping[str, float], received: Mapping[str, Array]
+    robot: RobotModel, sent: Mapping[str, float], received: Mapping[str, Array]
 ) -> list[str]:
     """Joints whose received transform is not the one their sent value gives: the node clamped.
 

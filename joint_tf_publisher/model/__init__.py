@@ -1,0 +1,26 @@
+"""The robot model: plain dataclasses (``elements``), tree rules (``tree``) and validation.
+
+A leaf of the package: it imports numpy and the package's ``errors`` and ``transforms`` only.
+"""
+
+from .elements import (
+    Calibration,
+    Dynamics,
+    Joint,
+    Limit,
+    Link,
+    Mimic,
+    RobotModel,
+    SafetyController,
+)
+
+__all__ = [
+    "Calibration",
+    "Dynamics",
+    "Joint",
+    "Limit",
+    "Link",
+    "Mimic",
+    "RobotModel",
+    "SafetyController",
+]
