@@ -9,18 +9,17 @@ pinocchio: continuous (cos, sin), floating (x y z qx qy qz qw), planar (x y cos 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
 
 pin = pytest.importorskip("pinocchio")
 
-HERE = Path(__file__).resolve().parent
 TOLERANCE = 1e-9
 
 
@@ -145,7 +144,7 @@ def test_link_fk_matches_pinocchio_on_random_urdf_trees(seed: int) -> None:
     ],
 )
 def test_link_fk_matches_pinocchio_on_test_robots(relative: str) -> None:
-    path = HERE.parent / relative
+    path = TEST_DIR.parent / relative
     if not path.exists():
         pytest.skip(f"{relative} not present")
     robot = Robot.load(path)

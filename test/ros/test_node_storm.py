@@ -37,6 +37,7 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from geometry_msgs.msg import Transform  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from repo_paths import TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
 from test_user_errors import NODE  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -46,7 +47,7 @@ from joint_tf_publisher.kinematics import Kinematics  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
-URDF_PATH = Path(__file__).resolve().parent / "urdf" / "all_joint_types.urdf"
+URDF_PATH = TEST_DIR / "urdf" / "all_joint_types.urdf"
 NAMESPACE = "/storm"
 PREFIX = "storm/"
 STORM_SECONDS = 2.0

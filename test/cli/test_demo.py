@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
@@ -27,10 +28,9 @@ from joint_tf_publisher.cli.status import (
 )
 from joint_tf_publisher.cli.sweep import JointSweep, sweep_frames, value_range
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_ARM = REPO / "urdf" / "demo_arm.urdf"
-ALL_TYPES = REPO / "test" / "urdf" / "all_joint_types.urdf"
-MIMIC_ARM = REPO / "test" / "urdf" / "arm_mimic_gripper.urdf"
+DEMO_ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+ALL_TYPES = REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"
+MIMIC_ARM = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 
 
 # -- sweep ---------------------------------------------------------------------------------
@@ -213,7 +213,7 @@ def test_demo_publishes_joint_states(ros, ros_subprocess_env: dict[str, str]) ->
     ros.node.create_subscription(JointState, "joint_states", received.append, 10)
     process = subprocess.Popen(
         _cli("demo", str(DEMO_ARM), "--rate", "10", "--ros-args", "-p", "rate:=40"),
-        cwd=REPO,
+        cwd=REPO_ROOT,
         env=ros_subprocess_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -246,7 +246,7 @@ def test_run_shows_status_and_stops_on_sigint(ros_subprocess_env: dict[str, str]
     pytest.importorskip("tf2_msgs.msg")
     process = subprocess.Popen(
         _cli("run", str(DEMO_ARM), "--ee", "tool_flange", "--period", "2"),
-        cwd=REPO,
+        cwd=REPO_ROOT,
         env=ros_subprocess_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -295,7 +295,7 @@ def test_run_reports_a_failing_node(ros_subprocess_env: dict[str, str]) -> None:
     pytest.importorskip("tf2_msgs.msg")
     result = subprocess.run(
         _cli("run", str(DEMO_ARM), "--param", "clamp:=sideways", "--duration", "30"),
-        cwd=REPO,
+        cwd=REPO_ROOT,
         env=ros_subprocess_env,
         capture_output=True,
         text=True,

@@ -7,16 +7,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.graph import output_format, quote, robot_to_dot
 from joint_tf_publisher.cli.main import main
 
-REPO = Path(__file__).resolve().parent.parent
 MODELS = [
-    *sorted((REPO / "test" / "urdf").glob("*.urdf")),
-    *sorted((REPO / "test" / "sdf").glob("*.sdf")),
-    REPO / "urdf" / "demo_arm.urdf",
+    *sorted((REPO_ROOT / "test" / "urdf").glob("*.urdf")),
+    *sorted((REPO_ROOT / "test" / "sdf").glob("*.sdf")),
+    REPO_ROOT / "urdf" / "demo_arm.urdf",
 ]
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
 
@@ -40,7 +40,7 @@ def test_dot_has_every_link_and_one_edge_per_joint(path: Path) -> None:
 
 
 def test_edge_labels_give_type_limits_soft_limits_and_mimic() -> None:
-    dot_text = robot_to_dot(Robot.load(REPO / "urdf" / "demo_arm.urdf"))
+    dot_text = robot_to_dot(Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf"))
     labels = {
         m["label"].split("\\n")[0]: m["label"].split("\\n")[1:] for m in EDGE.finditer(dot_text)
     }
@@ -61,7 +61,7 @@ def test_edge_labels_give_type_limits_soft_limits_and_mimic() -> None:
 
 
 def test_edge_labels_give_both_axes_and_limits_of_a_two_axis_joint() -> None:
-    dot_text = robot_to_dot(Robot.load(REPO / "test" / "sdf" / "all_joint_types.sdf"))
+    dot_text = robot_to_dot(Robot.load(REPO_ROOT / "test" / "sdf" / "all_joint_types.sdf"))
     labels = {
         m["label"].split("\\n")[0]: m["label"].split("\\n")[1:] for m in EDGE.finditer(dot_text)
     }
@@ -86,7 +86,7 @@ def test_output_format_by_suffix() -> None:
 
 
 def test_cli_dot_to_stdout_and_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    model = str(REPO / "test" / "urdf" / "all_joint_types.urdf")
+    model = str(REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf")
     assert main(["graph", model]) == 0
     stdout_text = capsys.readouterr().out
     assert main(["graph", model, "-o", str(tmp_path / "tree.dot")]) == 0
@@ -107,7 +107,7 @@ def test_cli_dot_to_stdout_and_file(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_cli_png_is_a_picture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     image = pytest.importorskip("matplotlib.image")
     out = tmp_path / "tree.png"
-    assert main(["graph", str(REPO / "urdf" / "demo_arm.urdf"), "-o", str(out)]) == 0
+    assert main(["graph", str(REPO_ROOT / "urdf" / "demo_arm.urdf"), "-o", str(out)]) == 0
     assert "wrote" in capsys.readouterr().out
     pixels = image.imread(str(out))
     height, width = pixels.shape[:2]
@@ -119,7 +119,7 @@ def test_cli_png_is_a_picture(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 @pytest.mark.parametrize(("suffix", "magic"), [("svg", b"<?xml"), ("pdf", b"%PDF")])
 def test_cli_svg_and_pdf(tmp_path: Path, suffix: str, magic: bytes) -> None:
     out = tmp_path / f"tree.{suffix}"
-    assert main(["graph", str(REPO / "urdf" / "demo_arm.urdf"), "-o", str(out)]) == 0
+    assert main(["graph", str(REPO_ROOT / "urdf" / "demo_arm.urdf"), "-o", str(out)]) == 0
     data = out.read_bytes()
     assert data.startswith(magic)
     if suffix == "svg":
@@ -127,7 +127,7 @@ def test_cli_svg_and_pdf(tmp_path: Path, suffix: str, magic: bytes) -> None:
 
 
 def test_cli_graph_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    model = str(REPO / "urdf" / "demo_arm.urdf")
+    model = str(REPO_ROOT / "urdf" / "demo_arm.urdf")
     assert main(["graph", model, "-o", str(tmp_path / "tree.jpg")]) == 1
     assert "graph: error: cannot tell the format" in capsys.readouterr().err
     bad = tmp_path / "bad.urdf"
@@ -142,5 +142,8 @@ def test_missing_dot_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert main(["graph", str(REPO / "urdf" / "demo_arm.urdf"), "-o", str(tmp_path / "t.png")]) == 1
+    assert (
+        main(["graph", str(REPO_ROOT / "urdf" / "demo_arm.urdf"), "-o", str(tmp_path / "t.png")])
+        == 1
+    )
     assert "'dot' program is not installed" in capsys.readouterr().err

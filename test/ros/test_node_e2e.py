@@ -52,6 +52,7 @@ from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.qos import (  # noqa: E402
     ReliabilityPolicy,
 )
+from repo_paths import TEST_DIR  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 from sensor_msgs.msg import MultiDOFJointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
@@ -62,9 +63,8 @@ from joint_tf_publisher import Robot  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-HERE = Path(__file__).resolve().parent
-ARM_URDF = HERE / "urdf" / "arm_mimic_gripper.urdf"
-PLANAR_URDF = HERE / "urdf" / "mobile_base_planar.urdf"
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+PLANAR_URDF = TEST_DIR / "urdf" / "mobile_base_planar.urdf"
 
 FLOATING_URDF = """<?xml version="1.0"?>
 <robot name="floating_base">

@@ -11,7 +11,6 @@ import re
 import sys
 import types
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ yaml = pytest.importorskip("yaml")
 from rclpy.exceptions import ParameterUninitializedException  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from repo_paths import REPO_ROOT  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.ros import node as node_module  # noqa: E402
@@ -36,9 +36,8 @@ from joint_tf_publisher.ros.node import (  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-ROOT = Path(__file__).resolve().parent.parent
-ARM_URDF = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
-CONFIG = ROOT / "config" / "joint_tf_publisher.yaml"
+ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
+CONFIG = REPO_ROOT / "config" / "joint_tf_publisher.yaml"
 TWO_LINKS = (
     '<robot name="two"><link name="a"/><link name="b"/>'
     '<joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint></robot>'
@@ -119,7 +118,7 @@ def test_config_file_lists_every_parameter_with_its_default(ros: Any) -> None:
 
 def test_readme_documents_every_parameter(ros: Any) -> None:
     node = make_node(ros, robot_description=TWO_LINKS)
-    readme = (ROOT / "README.md").read_text()
+    readme = (REPO_ROOT / "README.md").read_text()
     section = readme.split("## Parameters", 1)[1].split("\n## ", 1)[0]
     rows = set(re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE))
     documented = rows | set(re.findall(r"`(description_from_topic)` is an alias", section))

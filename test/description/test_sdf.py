@@ -20,12 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
+from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
 from joint_tf_publisher.model import Joint
 
-SDF_DIR = Path(__file__).parent / "sdf"
+SDF_DIR = TEST_DIR / "sdf"
 ARM_VERSIONS = ["1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11"]
 HALF_PI = math.pi / 2
 X, Y, Z = np.eye(3)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher.cli.main import main
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_ARM = REPO / "urdf" / "demo_arm.urdf"
-ALL_TYPES = REPO / "test" / "urdf" / "all_joint_types.urdf"
+DEMO_ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+ALL_TYPES = REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"
 
 # Two revolute joints about z, 0.5 m and 0.3 m segments along x: a textbook planar arm.
 PLANAR_ARM = """<?xml version="1.0"?>
@@ -164,7 +164,7 @@ def test_check_invalid_model_one_line_with_line_number(
 
 
 def test_check_sdf_with_closed_chain(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(REPO / "test" / "sdf" / "four_bar.sdf")]) == 0
+    assert main(["check", str(REPO_ROOT / "test" / "sdf" / "four_bar.sdf")]) == 0
     out = capsys.readouterr().out
     assert "rod  <- rod_ground (ball)" in out
     assert "2 warning(s):" in out
@@ -194,7 +194,7 @@ def test_console_script_has_no_traceback(broken: Path) -> None:
         [sys.executable, "-m", "joint_tf_publisher.cli.main", "check", str(broken)],
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=REPO_ROOT,
         timeout=60,
     )
     assert result.returncode == 1
@@ -368,7 +368,7 @@ def test_fk_xacro(capsys: pytest.CaptureFixture[str]) -> None:
     document = run_json(
         capsys,
         "fk",
-        str(REPO / "test" / "urdf" / "small_arm.urdf.xacro"),
+        str(REPO_ROOT / "test" / "urdf" / "small_arm.urdf.xacro"),
         "--link",
         "link_3",
         "--json",

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import time
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import TEST_DIR
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.kinematics import MAX_JOINT_VALUE, JointPositions, Kinematics
-
-TEST_DIR = Path(__file__).resolve().parent
 
 #: A robot whose unclamped joints let huge values through: a continuous joint driving a
 #: continuous mimic with a large multiplier, an unlimited prismatic joint, a floating base.

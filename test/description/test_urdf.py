@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
 from joint_tf_publisher.description.loader import expand_xacro
 
-HERE = Path(__file__).parent
-URDF_DIR = HERE / "urdf"
-DEMO_ARM = HERE.parent / "urdf" / "demo_arm.urdf"
+URDF_DIR = TEST_DIR / "urdf"
+DEMO_ARM = TEST_DIR.parent / "urdf" / "demo_arm.urdf"
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -944,7 +944,7 @@ def test_error_from_file_names_the_file(tmp_path: Path) -> None:
 
 def test_missing_file() -> None:
     with pytest.raises(ModelError, match=r"nothing\.urdf: cannot read file"):
-        Robot.load(HERE / "nothing.urdf")
+        Robot.load(TEST_DIR / "nothing.urdf")
 
 
 def test_model_error_is_a_value_error_with_parts() -> None:
@@ -1026,7 +1026,7 @@ def test_humanoid_file_is_up_to_date() -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "make_humanoid_urdf", HERE / "make_humanoid_urdf.py"
+        "make_humanoid_urdf", TEST_DIR / "make_humanoid_urdf.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

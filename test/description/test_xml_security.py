@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from lxml import etree
+from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import ModelError
 from joint_tf_publisher.description.xmlio import (
@@ -27,8 +28,6 @@ from joint_tf_publisher.description.xmlio import (
     libxml2_limits_expansion,
     parse_xml,
 )
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 #: Bounds every hostile case must respect (generous for a loaded 2-core CI machine).
 MAX_SECONDS = 10.0

@@ -9,13 +9,13 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="plot needs matplotlib")
 from matplotlib.image import imread  # noqa: E402
+from repo_paths import REPO_ROOT  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.cli.main import main  # noqa: E402
 from joint_tf_publisher.cli.plot import scene_bounds  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_ARM = str(REPO / "urdf" / "demo_arm.urdf")
+DEMO_ARM = str(REPO_ROOT / "urdf" / "demo_arm.urdf")
 
 
 def coloured_pixels(pixels: np.ndarray, channel: int) -> int:
@@ -70,7 +70,10 @@ def test_plot_sweep_is_a_strip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("suffix", "magic"), [("svg", b"<?xml"), ("pdf", b"%PDF")])
 def test_plot_vector_formats(tmp_path: Path, suffix: str, magic: bytes) -> None:
     out = tmp_path / f"pose.{suffix}"
-    assert main(["plot", str(REPO / "test" / "urdf" / "all_joint_types.urdf"), "-o", str(out)]) == 0
+    assert (
+        main(["plot", str(REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"), "-o", str(out)])
+        == 0
+    )
     assert out.read_bytes().startswith(magic)
 
 

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
+from repo_paths import TEST_DIR
 
 from joint_tf_publisher import ModelError, Robot
 
-TEST_DIR = Path(__file__).resolve().parent
 #: Large seeds (the 72-joint humanoid) make each example slow without finding more.
 SKIPPED_SEEDS = {"humanoid.urdf"}
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
+from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Joint, Limit, Link, ModelError, Robot, SafetyController
@@ -24,7 +24,6 @@ from joint_tf_publisher.kinematics import MAX_JOINT_VALUE, Kinematics, Update
 from joint_tf_publisher.model import Mimic
 
 Array = NDArray[np.float64]
-HERE = Path(__file__).resolve().parent
 TOLERANCE = 1e-9
 ALL_TYPES = list(Joint.TYPES)
 SCALAR = ("revolute", "continuous", "prismatic", "screw", "gearbox")
@@ -325,7 +324,7 @@ FILE_ROBOTS = [
 
 
 def load(relative: str) -> Robot:
-    return Robot.load(HERE.parent / relative)
+    return Robot.load(TEST_DIR.parent / relative)
 
 
 # -- compiled structure -----------------------------------------------------------------------
