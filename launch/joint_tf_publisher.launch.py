@@ -2,12 +2,12 @@
 
 Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` lists them):
 
-- ``model``: a .urdf, .sdf or .xacro file (default: the bundled ``urdf/demo_arm.urdf``).
-  A .xacro file (or any file when ``xacro_args`` is given) is expanded with xacro.
+- ``model``: a .urdf, .sdf or .xacro file. A .xacro file (or any file when ``xacro_args`` is
+  given) is expanded with xacro. Default: the bundled ``urdf/demo_arm.urdf``, unless
+  ``params_file`` is given: then the description is the file's (or, with
+  ``description_from_topic: true`` there, the robot_description topic's).
 - ``xacro_args``: xacro arguments, ``"name:=value name2:=value2"``.
 - ``robot_description``: the description text itself; when given, ``model`` is not read.
-  With ``model:=''`` and no text the launch file sets no description (a ``params_file``
-  gives it, or ``description_from_topic:=true`` in that file).
 - ``node_name``: the node's name (default ``joint_tf_publisher``); ``robot_state_publisher``
   lets tools that ask that node for ``robot_description`` (gz_ros2_control) find it.
 - ``namespace``: the node's namespace (its ``joint_states`` and ``robot_description`` follow).
@@ -45,13 +45,13 @@ FALSE_TEXTS = ("false", "0", "no", "off")
 
 def declare_arguments() -> list[DeclareLaunchArgument]:
     """The launch arguments of this file, with their defaults and descriptions."""
-    share = Path(get_package_share_directory(PACKAGE))
     keep = "; empty: the value in params_file, else the node's default"
     return [
         DeclareLaunchArgument(
             "model",
-            default_value=str(share / "urdf" / "demo_arm.urdf"),
-            description="robot model file: .urdf, .sdf or .xacro (xacro is expanded)",
+            default_value="",
+            description="robot model file: .urdf, .sdf or .xacro (xacro is expanded); "
+            "empty: the bundled demo arm, or with params_file that file's description",
         ),
         DeclareLaunchArgument(
             "xacro_args",
@@ -139,9 +139,14 @@ def expand_xacro(model: Path, mappings: dict[str, str]) -> str:
 
 
 def model_path(context: LaunchContext) -> Path | None:
-    """The ``model`` file (``~`` expanded), or None for ``model:=''``."""
+    """The ``model`` file (``~`` expanded); if not given, the bundled demo arm, or None when
+    ``params_file`` is given (the description is that file's)."""
     text = LaunchConfiguration("model").perform(context).strip()
-    return Path(os.path.expanduser(text)) if text else None
+    if text:
+        return Path(os.path.expanduser(text))
+    if LaunchConfiguration("params_file").perform(context).strip():
+        return None
+    return Path(get_package_share_directory(PACKAGE)) / "urdf" / "demo_arm.urdf"
 
 
 def uses_model_file_as_is(context: LaunchContext) -> bool:

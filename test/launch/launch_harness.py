@@ -192,17 +192,18 @@ def ros2(*arguments: str, check: bool = True) -> str:
 
 
 def ros2_on_node(node: str, *arguments: str) -> str:
-    """``ros2 ARGUMENTS`` for a command about ``node``, retried while the daemon has not
-    discovered the node yet ("Node not found"), up to ``START_S``."""
+    """Standard output and error of ``ros2 ARGUMENTS``, a command about ``node``, retried
+    while the daemon has not discovered the node yet ("Node not found"), up to ``START_S``;
+    fails the test if the command exits non-zero."""
     deadline = time.monotonic() + START_S
     while True:
         result = subprocess.run(["ros2", *arguments], capture_output=True, text=True, timeout=CLI_S)
-        missing = "Node not found" in result.stdout + result.stderr
-        if not missing:
+        output = result.stdout + result.stderr
+        if "Node not found" not in output:
             if result.returncode != 0:
                 command = " ".join(arguments)
-                pytest.fail(f"ros2 {command}: exit {result.returncode}\n{result.stderr}")
-            return result.stdout
+                pytest.fail(f"ros2 {command}: exit {result.returncode}\n{output}")
+            return output
         if time.monotonic() > deadline:
             pytest.fail(f"ros2 {' '.join(arguments)}: {node} not found")
         time.sleep(0.5)
