@@ -25,6 +25,7 @@ import pytest
 from node_harness import Probe, latched_qos, pause, stamp_msg, stamp_ns, wait_until
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
+from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
@@ -32,7 +33,7 @@ from tf2_msgs.msg import TFMessage
 from joint_tf_publisher import Robot
 
 PACKAGE = "joint_tf_publisher"
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 #: Longest wait for a launch to bring its node up (python imports, DDS discovery), seconds.
 START_S = 90.0
 #: Longest wait for a launch to end after SIGINT, seconds.

@@ -16,5 +16,6 @@ from importlib.metadata import entry_points
 sys.modules["tf2_ros"] = None  # type: ignore[assignment]
 
 if __name__ == "__main__":
-    (script,) = entry_points(group="console_scripts", name="joint_tf_publisher")
+    # The first installation found (an editable one and a colcon one run the same code).
+    script = next(iter(entry_points(group="console_scripts", name="joint_tf_publisher")))
     sys.exit(script.load()())

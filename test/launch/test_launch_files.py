@@ -16,8 +16,9 @@ import re
 from pathlib import Path
 
 from lxml import etree
+from repo_paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 LAUNCH_DIR = ROOT / "launch"
 NODE_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.py"
 XML_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.xml"

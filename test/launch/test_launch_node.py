@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import time
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
+from repo_paths import REPO_ROOT
 
 REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
 pytest.importorskip("launch_testing", reason=REASON)
@@ -34,7 +34,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
 MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 PREFIX = "lt/"

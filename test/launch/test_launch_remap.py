@@ -11,10 +11,10 @@ Skipped where launch_testing is not importable (the pip environment without the 
 from __future__ import annotations
 
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
+from repo_paths import REPO_ROOT
 
 REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
 pytest.importorskip("launch_testing", reason=REASON)
@@ -29,7 +29,7 @@ from launch_harness import START_S, joint_state, send_until_tf  # noqa: E402
 from launch_ros.actions import SetRemap  # noqa: E402
 from node_harness import open_probe, wait_until  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
 MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 REMAPPED = "/arm/remapped_joint_states"

@@ -12,10 +12,10 @@ Skipped where launch_testing is not importable (the pip environment without the 
 from __future__ import annotations
 
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
+from repo_paths import REPO_ROOT
 
 REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
 pytest.importorskip("launch_testing", reason=REASON)
@@ -31,7 +31,7 @@ from node_harness import open_probe  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
 ROBOTS = {
     "r1": ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf",

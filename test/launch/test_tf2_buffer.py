@@ -7,8 +7,11 @@ at a fixed stamp (again every 0.2 s: ``ignore_timestamp`` makes the node republi
 ``tf2_lookup.py``, a separate process with ``tf2_ros.Buffer`` + ``TransformListener``, looks
 up every link in the robot's root frame at that stamp. Each pose must equal
 ``Robot.load(model).link_fk(cfg)`` to 1e-9 (metres, rotation matrix entries). tf2_tools'
-``view_frames`` must list every frame of the three trees. The node's fallback broadcasters
-(tf2_ros made unimportable, ``node_without_tf2_ros.py``) must give the Buffer the same.
+``view_frames`` must list every frame of the three trees. The node's fallbacks must give the
+Buffer the same: tf2_ros made unimportable (``node_without_tf2_ros.py``: the node's own
+publishers where it would use tf2_ros's broadcasters) and, with
+``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``, rclpy's public executor instead of its private wait-set
+binding (for node versions that read that variable; others ignore it).
 
 Needs the ROS 2 tools (a sourced distro, or the kit that ``make test`` builds) with this
 package built and sourced; skipped where launch_testing and tf2_ros are not importable.
@@ -17,6 +20,7 @@ package built and sourced; skipped where launch_testing and tf2_ros are not impo
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -139,7 +143,7 @@ def assert_buffer_matches_fk(probe: Any, model: Path, prefix: str, topic: str) -
 
 @pytest.mark.parametrize("name", list(ROBOTS))
 def test_tf2_buffer_matches_fk(probe: Any, robots_launch: Launch, name: str) -> None:
-    # tf2_ros is importable here (the module needs it), so the node uses its broadcasters.
+    # tf2_ros is importable here (the module needs it): the node's tf2_ros path, if it has one.
     assert_buffer_matches_fk(probe, ROBOTS[name], f"{name}/", f"/{name}/joint_states")
 
 
@@ -171,8 +175,8 @@ def test_sigint_ends_the_three_robots_cleanly(robots_launch: Launch) -> None:
 
 @contextmanager
 def node_without_tf2_ros(model: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The node's console script run with tf2_ros unimportable (its fallback broadcasters),
-    in namespace /fallback with frame prefix fallback/."""
+    """The node's console script run with tf2_ros unimportable and rclpy's public executor
+    (its fallbacks), in namespace /fallback with frame prefix fallback/."""
     params = log.with_suffix(".yaml")
     params.write_text(
         "/**:\n  ros__parameters:\n"
@@ -181,9 +185,13 @@ def node_without_tf2_ros(model: Path, log: Path) -> Iterator[subprocess.Popen[by
         "    ignore_timestamp: true\n"
     )
     command = [kit_python(), str(FALLBACK_NODE), "--ros-args", "-r", "__ns:=/fallback"]
+    env = dict(os.environ, JOINT_TF_PUBLISHER_EXECUTOR="rclpy")
     with open(log, "w") as output:
         process = subprocess.Popen(
-            [*command, "--params-file", str(params)], stdout=output, stderr=subprocess.STDOUT
+            [*command, "--params-file", str(params)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
     try:
         yield process
@@ -197,9 +205,7 @@ def node_without_tf2_ros(model: Path, log: Path) -> Iterator[subprocess.Popen[by
             process.wait()
 
 
-def test_tf2_buffer_matches_fk_through_the_fallback_broadcasters(
-    probe: Any, tmp_path: Path
-) -> None:
+def test_tf2_buffer_matches_fk_through_the_node_s_fallbacks(probe: Any, tmp_path: Path) -> None:
     model = ROBOTS["urdf_mimic"]
     log = tmp_path / "node.log"
     with node_without_tf2_ros(model, log) as process:
