@@ -28,7 +28,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE_NAME}"]),
         (SHARE_DIR, ["package.xml"]),
-        (f"{SHARE_DIR}/launch", files_matching("launch/*.launch.py")),
+        (f"{SHARE_DIR}/launch", files_matching("launch/*.launch.py", "launch/*.launch.xml")),
         (f"{SHARE_DIR}/config", files_matching("config/*.yaml")),
         (f"{SHARE_DIR}/urdf", files_matching("urdf/*.urdf", "urdf/*.xacro", "urdf/*.sdf")),
     ],

@@ -1,98 +1,224 @@
-"""Start joint_tf_publisher on a robot model file (ROS 2 launch; needs a ROS install).
+"""Start joint_tf_publisher on a robot model: a drop-in for robot_state_publisher's launch files.
 
-Arguments:
-- ``model``: path of a .urdf, .sdf or .xacro file (xacro is expanded); default: the bundled
-  ``urdf/demo_arm.urdf``.
-- ``frame_prefix``: text prepended to every frame id (default "").
-- ``use_sim_time``: take time from /clock (default false).
-- ``params_file``: a ROS 2 parameters file (e.g. this package's
-  ``config/joint_tf_publisher.yaml``), applied first; ``model`` always sets
-  robot_description, the other arguments override the file when given.
-- ``namespace``: the node's namespace (default "": topics joint_states, robot_description).
-- ``model_name``: SDFormat only, the ``<model>`` to publish where the file has several.
+Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` lists them):
 
-Example: ``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py model:=/path/arm.urdf``
+- ``model``: a .urdf, .sdf or .xacro file. A .xacro file (or any file when ``xacro_args`` is
+  given) is expanded with xacro. Default: the bundled ``urdf/demo_arm.urdf``, unless
+  ``params_file`` is given: then the description is the file's (or, with
+  ``description_from_topic: true`` there, the robot_description topic's).
+- ``xacro_args``: xacro arguments, ``"name:=value name2:=value2"``.
+- ``robot_description``: the description text itself; when given, ``model`` is not read.
+- ``node_name``: the node's name (default ``joint_tf_publisher``); ``robot_state_publisher``
+  lets tools that ask that node for ``robot_description`` (gz_ros2_control) find it.
+- ``namespace``: the node's namespace (its ``joint_states`` and ``robot_description`` follow).
+- ``params_file``: a ROS 2 parameters file (e.g. the package's
+  ``config/joint_tf_publisher.yaml``), applied first.
+- ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``, ``frame_prefix``,
+  ``model_name`` (SDFormat: the ``<model>`` to publish): the node parameters of these names.
+  Left empty (the default) they keep the value of ``params_file``, else the node's default;
+  given, they override ``params_file``.
+
+Example: ``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py
+model:=robot.urdf.xacro xacro_args:="prefix:=left_ use_gripper:=true" frame_prefix:=r1/``
+
+``demo.launch.py`` reuses ``declare_arguments`` and ``node_actions`` of this file.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchContext, LaunchDescription
+from launch import Action, LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 PACKAGE = "joint_tf_publisher"
+EXECUTABLE = "joint_tf_publisher"
+DEFAULT_NODE_NAME = "joint_tf_publisher"
+TRUE_TEXTS = ("true", "1", "yes", "on")
+FALSE_TEXTS = ("false", "0", "no", "off")
 
 
-def read_description(model: Path) -> str:
-    """The robot description text of a .urdf, .sdf or .xacro file (xacro expanded)."""
-    if model.suffix == ".xacro":
-        from joint_tf_publisher.description import expand_xacro
+def declare_arguments() -> list[DeclareLaunchArgument]:
+    """The launch arguments of this file, with their defaults and descriptions."""
+    keep = "; empty: the value in params_file, else the node's default"
+    return [
+        DeclareLaunchArgument(
+            "model",
+            default_value="",
+            description="robot model file: .urdf, .sdf or .xacro (xacro is expanded); "
+            "empty: the bundled demo arm, or with params_file that file's description",
+        ),
+        DeclareLaunchArgument(
+            "xacro_args",
+            default_value="",
+            description='xacro arguments for model, e.g. "prefix:=left_ use_gripper:=true"',
+        ),
+        DeclareLaunchArgument(
+            "robot_description",
+            default_value="",
+            description="the URDF or SDFormat text itself (then model is not read)",
+        ),
+        DeclareLaunchArgument(
+            "node_name",
+            default_value=DEFAULT_NODE_NAME,
+            description="node name; robot_state_publisher for tools that ask that node",
+        ),
+        DeclareLaunchArgument("namespace", default_value="", description="node namespace"),
+        DeclareLaunchArgument(
+            "params_file",
+            default_value="",
+            description="ROS 2 parameters file, applied before the arguments",
+        ),
+        DeclareLaunchArgument(
+            "publish_frequency",
+            default_value="",
+            description="maximum /tf rate per joint, Hz (node default 20.0)" + keep,
+        ),
+        DeclareLaunchArgument(
+            "ignore_timestamp",
+            default_value="",
+            description="true: no rate limiting (node default false)" + keep,
+        ),
+        DeclareLaunchArgument(
+            "use_sim_time",
+            default_value="",
+            description="true: the node clock follows /clock (default false)" + keep,
+        ),
+        DeclareLaunchArgument(
+            "frame_prefix",
+            default_value="",
+            description="text prepended to every frame id, e.g. r1/" + keep,
+        ),
+        DeclareLaunchArgument(
+            "model_name",
+            default_value="",
+            description="SDFormat: the <model> to publish where the file has several" + keep,
+        ),
+    ]
 
-        return expand_xacro(model)
-    return model.read_text()
+
+def parse_bool(name: str, text: str) -> bool:
+    """A launch argument's ``true``/``false`` text as a bool; ValueError naming it otherwise."""
+    folded = text.strip().lower()
+    if folded in TRUE_TEXTS:
+        return True
+    if folded in FALSE_TEXTS:
+        return False
+    raise ValueError(f"launch argument {name}:={text!r} is not true or false")
 
 
-def true_text(text: str) -> bool:
-    return text.strip().lower() in ("true", "1", "yes", "on")
+def parse_float(name: str, text: str) -> float:
+    """A launch argument's number text as a float; ValueError naming it otherwise."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"launch argument {name}:={text!r} is not a number") from None
 
 
-def node_actions(context: LaunchContext) -> list[Node]:
-    model = Path(os.path.expanduser(LaunchConfiguration("model").perform(context)))
-    params_file = LaunchConfiguration("params_file").perform(context)
-    parameters: list[object] = [params_file] if params_file else []
-    # The description always comes from `model`; the other arguments override the params
-    # file only when given (not at their defaults), so the file can set them.
-    overrides: dict[str, object] = {"robot_description": read_description(model)}
-    frame_prefix = LaunchConfiguration("frame_prefix").perform(context)
-    use_sim_time = true_text(LaunchConfiguration("use_sim_time").perform(context))
-    model_name = LaunchConfiguration("model_name").perform(context)
-    if frame_prefix or not params_file:
-        overrides["frame_prefix"] = frame_prefix
-    if use_sim_time or not params_file:
-        overrides["use_sim_time"] = use_sim_time
-    if model_name:
-        overrides["model_name"] = model_name
+def parse_xacro_args(text: str) -> dict[str, str]:
+    """``"name:=value other:='a b'"`` (shell quoting) as xacro's mappings ``{name: value}``."""
+    mappings: dict[str, str] = {}
+    for item in shlex.split(text):
+        name, separator, value = item.partition(":=")
+        if not separator or not name:
+            raise ValueError(f"xacro_args: {item!r} is not name:=value")
+        mappings[name] = value
+    return mappings
+
+
+def expand_xacro(model: Path, mappings: dict[str, str]) -> str:
+    """The URDF text xacro makes of ``model`` with the arguments ``mappings``."""
+    import xacro
+
+    return str(xacro.process_file(str(model), mappings=mappings).toxml())
+
+
+def model_path(context: LaunchContext) -> Path | None:
+    """The ``model`` file (``~`` expanded); if not given, the bundled demo arm, or None when
+    ``params_file`` is given (the description is that file's)."""
+    text = LaunchConfiguration("model").perform(context).strip()
+    if text:
+        return Path(os.path.expanduser(text))
+    if LaunchConfiguration("params_file").perform(context).strip():
+        return None
+    return Path(get_package_share_directory(PACKAGE)) / "urdf" / "demo_arm.urdf"
+
+
+def uses_model_file_as_is(context: LaunchContext) -> bool:
+    """True when the description is the ``model`` file's text unchanged (no xacro, no text)."""
+    model = model_path(context)
+    return (
+        not LaunchConfiguration("robot_description").perform(context).strip()
+        and model is not None
+        and model.suffix != ".xacro"
+        and not LaunchConfiguration("xacro_args").perform(context).strip()
+    )
+
+
+def description_text(context: LaunchContext) -> str:
+    """The description the node gets: ``robot_description``, else ``model`` (xacro
+    expanded for a .xacro file or when ``xacro_args`` is given); "" for neither."""
+    text = LaunchConfiguration("robot_description").perform(context)
+    if text.strip():
+        return text
+    model = model_path(context)
+    if model is None:
+        return ""
+    xacro_args = LaunchConfiguration("xacro_args").perform(context)
+    if model.suffix == ".xacro" or xacro_args.strip():
+        return expand_xacro(model, parse_xacro_args(xacro_args))
+    return model.read_text(encoding="utf-8")
+
+
+def node_parameters(context: LaunchContext) -> list[object]:
+    """The node's ``parameters``: ``params_file`` first, then the arguments given."""
+    params_file = LaunchConfiguration("params_file").perform(context).strip()
+    parameters: list[object] = [os.path.expanduser(params_file)] if params_file else []
+    overrides: dict[str, object] = {}
+    description = description_text(context)
+    if description:
+        overrides["robot_description"] = description
+    given = {
+        name: LaunchConfiguration(name).perform(context)
+        for name in (
+            "publish_frequency",
+            "ignore_timestamp",
+            "use_sim_time",
+            "frame_prefix",
+            "model_name",
+        )
+    }
+    for name, text in given.items():
+        if not text.strip():
+            continue
+        if name == "publish_frequency":
+            overrides[name] = parse_float(name, text)
+        elif name in ("ignore_timestamp", "use_sim_time"):
+            overrides[name] = parse_bool(name, text)
+        else:
+            overrides[name] = text
     parameters.append(overrides)
+    return parameters
+
+
+def node_actions(context: LaunchContext) -> list[Action]:
+    """The joint_tf_publisher node, configured by this file's launch arguments."""
     return [
         Node(
             package=PACKAGE,
-            executable="joint_tf_publisher",
+            executable=EXECUTABLE,
+            name=LaunchConfiguration("node_name").perform(context),
             namespace=LaunchConfiguration("namespace").perform(context),
             output="screen",
-            parameters=parameters,
+            parameters=node_parameters(context),
         )
     ]
 
 
 def generate_launch_description() -> LaunchDescription:
-    share = Path(get_package_share_directory(PACKAGE))
-    return LaunchDescription(
-        [
-            DeclareLaunchArgument(
-                "model",
-                default_value=str(share / "urdf" / "demo_arm.urdf"),
-                description="robot model file: .urdf, .sdf or .xacro",
-            ),
-            DeclareLaunchArgument(
-                "frame_prefix", default_value="", description="prefix of every frame id"
-            ),
-            DeclareLaunchArgument(
-                "use_sim_time", default_value="false", description="use the /clock topic"
-            ),
-            DeclareLaunchArgument(
-                "params_file",
-                default_value="",
-                description="parameters file applied before the arguments above",
-            ),
-            DeclareLaunchArgument("namespace", default_value="", description="node namespace"),
-            DeclareLaunchArgument(
-                "model_name", default_value="", description="SDFormat: the <model> to publish"
-            ),
-            OpaqueFunction(function=node_actions),
-        ]
-    )
+    return LaunchDescription([*declare_arguments(), OpaqueFunction(function=node_actions)])

@@ -43,7 +43,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 #: Test modules allowed to skip in a strict run (``make test``): they need a full ROS 2 install
 #: (launch_testing), and test_node_e2e.py covers the same behaviour over real rclpy and DDS.
-SKIP_ALLOWED_MODULES = frozenset({"test_launch_node.py"})
+SKIP_ALLOWED_MODULES = frozenset(
+    {
+        "test_launch_arguments.py",
+        "test_launch_node.py",
+        "test_launch_remap.py",
+        "test_launch_two_robots.py",
+        "test_ros2_launch.py",
+        "test_ros2_param.py",
+        "test_tf2_buffer.py",
+    }
+)
 
 
 def strict_skips() -> bool:

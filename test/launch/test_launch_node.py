@@ -1,9 +1,10 @@
 """launch_testing test of launch/joint_tf_publisher.launch.py (needs a ROS 2 install).
 
-Skipped where ``launch_testing`` is not importable (the pip environment); there the same
-behaviour is covered over DDS by test_node_e2e.py, which starts the node's entry point
-directly. With a sourced ROS 2 and the package built, run it with
-``launch_test test/test_launch_node.py`` or ``colcon test``.
+Skipped where ``launch_testing`` is not importable (the pip environment without the kit);
+there the same behaviour is covered over DDS by the node's end-to-end tests, which start its
+entry point directly. With a sourced ROS 2 (or the kit) and the package built, ``make test``
+runs it through launch_testing's pytest plugin; by hand:
+``launch_test test/launch/test_launch_node.py``.
 
 It starts the node through the package's launch file on the sample arm with a frame prefix,
 then checks: the static transforms arrive on /tf_static (with the prefix), a JointState
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import time
 import unittest
-from pathlib import Path
 from typing import Any
 
 import pytest
+from repo_paths import REPO_ROOT
 
-pytest.importorskip("launch_testing", reason="needs launch_testing (ROS 2)")
-pytest.importorskip("launch_ros", reason="needs launch_ros (ROS 2)")
+REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
+pytest.importorskip("launch_testing", reason=REASON)
+pytest.importorskip("launch_ros", reason=REASON)
 
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
@@ -32,7 +34,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
 MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 PREFIX = "lt/"

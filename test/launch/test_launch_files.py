@@ -1,0 +1,163 @@
+"""Static checks of the launch files, run everywhere (no ROS needed).
+
+The launch files themselves run under the real launch system in the other modules of this
+folder (with a sourced distro or the kit); these checks keep them consistent with each other,
+with the package (installed, its executables) and with their documentation: the Python and
+XML launch files offer the same arguments, the demo offers the node's arguments and starts
+only this package's executables, every launch file is installed, and docs/ros.md documents
+every argument.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from pathlib import Path
+
+from lxml import etree
+from repo_paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+LAUNCH_DIR = ROOT / "launch"
+NODE_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.py"
+XML_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.xml"
+DEMO_LAUNCH = LAUNCH_DIR / "demo.launch.py"
+#: The arguments robot_state_publisher users expect of a drop-in launch file.
+DROP_IN_ARGUMENTS = {
+    "model",
+    "xacro_args",
+    "robot_description",
+    "node_name",
+    "namespace",
+    "params_file",
+    "publish_frequency",
+    "ignore_timestamp",
+    "use_sim_time",
+    "frame_prefix",
+    "model_name",
+}
+
+
+def calls_named(tree: ast.AST, name: str) -> list[ast.Call]:
+    """Every call of ``name(...)`` (plain or attribute) in ``tree``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if called == name:
+                found.append(node)
+    return found
+
+
+def module_constants(tree: ast.Module) -> dict[str, object]:
+    """Module-level ``NAME = <literal>`` assignments."""
+    constants: dict[str, object] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    constants[target.id] = statement.value.value
+    return constants
+
+
+def value_of(node: ast.expr, constants: dict[str, object]) -> object:
+    """A literal, or a module constant's value."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    assert isinstance(node, ast.Name) and node.id in constants, ast.dump(node)
+    return constants[node.id]
+
+
+def declared_arguments(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    constants = module_constants(tree)
+    return {
+        str(value_of(call.args[0], constants))
+        for call in calls_named(tree, "DeclareLaunchArgument")
+    }
+
+
+def started_executables(path: Path) -> set[tuple[str, str]]:
+    """(package, executable) of every ``Node(...)`` of a Python launch file."""
+    tree = ast.parse(path.read_text())
+    constants = module_constants(tree)
+    started = set()
+    for call in calls_named(tree, "Node"):
+        keywords = {
+            k.arg: value_of(k.value, constants)
+            for k in call.keywords
+            if k.arg
+            in (
+                "package",
+                "executable",
+            )
+        }
+        started.add((str(keywords["package"]), str(keywords["executable"])))
+    return started
+
+
+def xml_arguments() -> set[str]:
+    return {arg.get("name") for arg in etree.parse(str(XML_LAUNCH)).getroot().iter("arg")}
+
+
+def console_scripts() -> set[str]:
+    setup = (ROOT / "setup.py").read_text()
+    return {
+        name.replace("{PACKAGE_NAME}", "joint_tf_publisher")
+        for name in re.findall(r'f?"([\w{}-]+) = \{PACKAGE_NAME\}\.', setup)
+    }
+
+
+def installed_launch_patterns() -> list[str]:
+    """The glob patterns setup.py installs into share/<package>/launch."""
+    setup = (ROOT / "setup.py").read_text()
+    entry = re.search(r'\(f"\{SHARE_DIR\}/launch", files_matching\(([^)]*)\)\)', setup)
+    assert entry is not None, "setup.py installs no launch folder"
+    return re.findall(r'"([^"]+)"', entry.group(1))
+
+
+def test_the_node_launch_file_offers_the_drop_in_arguments() -> None:
+    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS
+
+
+def test_the_xml_launch_file_offers_the_same_arguments() -> None:
+    assert xml_arguments() == DROP_IN_ARGUMENTS
+
+
+def test_the_demo_offers_the_node_s_arguments_and_its_rate() -> None:
+    text = DEMO_LAUNCH.read_text()
+    assert declared_arguments(DEMO_LAUNCH) == {"rate"}
+    # The node's arguments and node come from the node's launch file itself.
+    assert "NODE_LAUNCH.declare_arguments()" in text
+    assert "NODE_LAUNCH.node_actions(context)" in text
+    assert 'with_name("joint_tf_publisher.launch.py")' in text
+
+
+def test_the_demo_source_shares_the_node_s_namespace() -> None:
+    tree = ast.parse(DEMO_LAUNCH.read_text())
+    (source,) = calls_named(tree, "Node")
+    namespace = next(k.value for k in source.keywords if k.arg == "namespace")
+    assert "LaunchConfiguration" in ast.dump(namespace) and "'namespace'" in ast.dump(namespace)
+
+
+def test_launch_files_start_only_this_package_s_executables() -> None:
+    started = started_executables(NODE_LAUNCH) | started_executables(DEMO_LAUNCH)
+    (node,) = etree.parse(str(XML_LAUNCH)).getroot().iter("node")
+    started.add((node.get("pkg"), node.get("exec")))
+    assert {package for package, _ in started} == {"joint_tf_publisher"}
+    assert {executable for _, executable in started} == console_scripts()
+
+
+def test_every_launch_file_is_installed() -> None:
+    patterns = installed_launch_patterns()
+    for path in LAUNCH_DIR.iterdir():
+        relative = f"launch/{path.name}"
+        assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
+
+
+def test_docs_describe_every_launch_argument() -> None:
+    docs = (ROOT / "docs" / "ros.md").read_text()
+    for name in DROP_IN_ARGUMENTS | {"rate"}:
+        assert f"`{name}" in docs, name
