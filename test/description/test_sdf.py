@@ -828,14 +828,9 @@ ERROR_CASES = [
         r"<sdf>: SDFormat version '1.3'; supported: 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 1.10, 1.11",
     ),
     (
-        sdf('<link name="a"/>\n<model name="inner">\n<link name="b"/>\n</model>'),
+        sdf('<link name="a"/>\n<model name="inner">\n<frame name="f"/>\n</model>'),
         '<model name="inner">',
-        r"model 'inner': nested models are not supported",
-    ),
-    (
-        sdf('<link name="a"/>\n<include>\n<uri>model://x</uri>\n</include>'),
-        "<include>",
-        r"include '': <include> is not supported",
+        r"model 'inner': model has no links",
     ),
     (
         '<sdf version="1.7">\n<world name="w">\n<include>\n<uri>model://x</uri>\n</include>\n'

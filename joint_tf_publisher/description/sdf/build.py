@@ -15,6 +15,8 @@ couplings; ``thread_pitch`` is converted as libsdformat does.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from lxml import etree
 from numpy.typing import NDArray
@@ -23,9 +25,11 @@ from ...model.elements import Joint, Link, RobotModel
 from ...model.tree import spanning_tree
 from ...model.validate import check_joint_links, check_mimics, check_unique_names
 from ...transforms import inverse_pose
-from .context import WORLD, Context, FileOrigin, line, read_version
+from .context import MODEL_FRAME, WORLD, Context, FileOrigin, line, read_version
 from .gearbox import resolve_gearboxes
+from .include import Includer
 from .joints import build_joint
+from .models import ModelFrame, flatten
 from .poses import Frame, PoseGraph, pose_in, read_pose
 from .world import select_model
 
@@ -33,35 +37,32 @@ Array = NDArray[np.float64]
 
 
 def robot_from_element(
-    root: etree._Element, source: str, model_name: str | None = None
+    root: etree._Element,
+    source: str,
+    model_name: str | None = None,
+    path: Path | None = None,
 ) -> RobotModel:
-    """Build a Robot from a parsed ``<sdf>`` root: one model's links and joints.
+    """Build a Robot from a parsed ``<sdf>`` root: one model's links and joints, with its
+    nested and included models.
 
-    ``model_name`` picks a model by name; by default the first. Raises ModelError naming
-    source, line and element for anything invalid or unsupported (nested models,
-    ``<include>``, a world without a model, an unknown version or joint type).
+    ``model_name`` picks a model by name (``world.select_model`` says which otherwise);
+    ``path`` is the file the text was read from, where relative includes start (else the
+    working directory). Raises ModelError naming file, line and element for anything invalid
+    or unsupported (an unknown version or joint type, an include not found, ...).
     """
     version = read_version(root, source)
-    ctx = Context(FileOrigin(source, version, None))
+    ctx = Context(FileOrigin(source, version, path.parent if path is not None else None))
+    includer = Includer(ctx, path)
     model = select_model(root, source, model_name)
-    model_label = f"model {model.get('name')!r}"
-    for tag in ("model", "include"):
-        nested = model.find(tag)
-        if nested is not None:
-            kind = "nested models are" if tag == "model" else "<include> is"
-            raise ctx.error(
-                f"{kind} not supported; flatten the model into one <model>",
-                nested,
-                f"{tag} {nested.get('name', '')!r}".strip(),
-            )
+    includer.expand(model)
+    flat = flatten(ctx, model)
     graph = PoseGraph(ctx)
-    links = _read_links(ctx, graph, model.findall("link"))
-    if not links:
-        raise ctx.error("model has no links", model, model_label)
-    _read_frames(ctx, graph, model.findall("frame"))
-    graph.canonical = _canonical_link(ctx, model, links)
+    links = _read_links(ctx, graph, flat.links)
+    _read_frames(ctx, graph, flat.frames)
+    _read_model_frames(ctx, graph, flat.models)
+    graph.canonical = flat.canonical
     link_names = {link.name for link in links}
-    joint_elements = _read_joint_frames(ctx, graph, model.findall("joint"), link_names)
+    joint_elements = _read_joint_frames(ctx, graph, flat.joints, link_names)
     world_link = _add_world_link(ctx, graph, model, joint_elements)
     for frame in list(graph.frames.values()):  # every pose must resolve, used or not
         graph.in_model(frame.name, frame.element, f"{frame.kind} {frame.name!r}")
@@ -150,6 +151,17 @@ def _read_frames(ctx: Context, graph: PoseGraph, elements: list[etree._Element])
         graph.add(frame)
 
 
+def _read_model_frames(ctx: Context, graph: PoseGraph, models: list[ModelFrame]) -> None:
+    """Register the frames of nested models and merged includes: pose relative to the
+    enclosing model's frame by default, attached to their canonical link."""
+    for model in models:
+        pose, relative_to = read_pose(ctx, model.element, f"model {model.name!r}")
+        relative_to = relative_to or ctx.scope_frame(model.element)
+        frame = Frame("model", model.name, model.element, pose, relative_to, model.canonical)
+        frame.placement = model.placement
+        graph.add(frame)
+
+
 def _read_joint_frames(
     ctx: Context, graph: PoseGraph, elements: list[etree._Element], link_names: set[str]
 ) -> list[etree._Element]:
@@ -184,23 +196,11 @@ def _add_world_link(
         parent = element.find("parent")
         if parent is not None and (parent.text or "").strip() == WORLD:
             model_pose, _ = read_pose(ctx, model, f"model {model.get('name')!r}")
-            graph.set_world(inverse_pose(model_pose))
+            placement = model.get("placement_frame", "").strip()
+            X_world_M = graph.placed(model_pose, MODEL_FRAME, placement, model)
+            graph.set_world(inverse_pose(X_world_M))
             return Link(name=WORLD, line=line(parent))
     return None
-
-
-def _canonical_link(ctx: Context, model: etree._Element, links: list[Link]) -> str:
-    """The model's canonical link: ``canonical_link`` (1.7+), else the first link."""
-    name = model.get("canonical_link", "").strip()
-    if not name or ctx.version(model) < (1, 7):
-        return links[0].name
-    if name not in {link.name for link in links}:
-        raise ctx.error(
-            f"canonical_link {name!r} is not a link of the model",
-            model,
-            f"model {model.get('name')!r}",
-        )
-    return name
 
 
 def _frame_attachments(

@@ -108,6 +108,8 @@ class Context:
         self.diag = SourcedDiagnostics(top.source)
         self._files: dict[etree._Element, FileOrigin] = {}
         self._scopes: dict[etree._Element, str] = {}
+        self._merged: dict[etree._Element, str] = {}
+        self._model_frames: dict[etree._Element, str] = {}
 
     # -- where an element came from ------------------------------------------------------------
 
@@ -118,6 +120,20 @@ class Context:
     def set_scope(self, model: etree._Element, scope: str) -> None:
         """The elements of ``model`` (a ``<model>``) are named in ``scope``."""
         self._scopes[model] = scope
+
+    def mark_merged(self, marker: etree._Element, canonical: str) -> None:
+        """``marker`` is the ``<model>`` left by a merged include whose canonical link is
+        ``canonical`` (named in the model it was merged into)."""
+        self._merged[marker] = canonical
+
+    def merged_canonical(self, model: etree._Element) -> str | None:
+        """The canonical link of a merged include's marker; None for any other model."""
+        return self._merged.get(model)
+
+    def set_model_frame(self, element: etree._Element, frame: str) -> None:
+        """``element`` came from a merged include: its ``__model__`` is ``frame`` (the proxy
+        frame, named in the model it was merged into). The first (innermost) merge wins."""
+        self._model_frames.setdefault(element, frame)
 
     def origin(self, element: etree._Element | None) -> FileOrigin:
         for node in _self_and_ancestors(element):
@@ -138,8 +154,16 @@ class Context:
         return ""
 
     def scope_frame(self, element: etree._Element) -> str:
-        """The model frame of ``element``'s scope: ``__model__`` at the top, else the scope."""
-        return self.scope(element) or MODEL_FRAME
+        """What ``__model__`` means where ``element`` is written: the frame of the enclosing
+        model (``__model__`` at the top, else named like its scope), or a merged include's
+        proxy frame."""
+        for node in _self_and_ancestors(element):
+            proxy = self._model_frames.get(node)
+            if proxy is not None:
+                return scoped(self.scope(node), proxy)
+            if node is not element and node in self._scopes:
+                return self._scopes[node] or MODEL_FRAME
+        return MODEL_FRAME
 
     def label(self, what: str, element: etree._Element) -> None:
         """Messages about ``what`` (``joint 'j'``) from the model checks name element's file."""

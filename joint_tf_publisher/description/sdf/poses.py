@@ -157,26 +157,34 @@ class PoseGraph:
         return frame
 
     def _local(self, frame: Frame) -> Array:
-        """``frame`` in its ``relative_to`` frame: its pose, or for a model with a placement
-        frame P, the pose that puts P (not the model frame) at ``pose``."""
-        if not frame.placement:
-            return frame.pose
-        X_model_P = self._within(frame.placement, frame.name, frame.element, _label(frame))
-        return pose_in(X_model_P, frame.pose)
+        """``frame`` in its ``relative_to`` frame (its pose, placed as ``placed`` says)."""
+        return self.placed(frame.pose, frame.name, frame.placement, frame.element)
+
+    def placed(self, pose: Array, model: str, placement: str, element: etree._Element) -> Array:
+        """The pose of model frame ``model`` whose ``<pose>`` is ``pose``: with a placement
+        frame P, ``pose`` places P, so the model frame is at pose @ inv(X_model_P)."""
+        if not placement:
+            return pose
+        X_model_P = self._within(placement, model, element, f"model {model!r}")
+        return pose_in(X_model_P, pose)
 
     def _within(self, name: str, model: str, element: etree._Element, what: str) -> Array:
         """X_model_name for a frame ``name`` of nested model ``model`` (which poses inside a
-        model always come back to): the poses from ``name`` up to ``model``, composed."""
+        model always come back to): the local poses from ``name`` up to ``model``, composed."""
         pose = np.eye(4)
-        pushed = 0
-        try:
-            while name != model:
-                frame = self._frame(name, element, what)
-                pushed += 1
-                pose = self._local(frame) @ pose
-                name = frame.relative_to
-        finally:
-            del self._resolving[len(self._resolving) - pushed :]
+        seen: list[str] = []
+        while name != model:
+            frame = self.frames.get(name)
+            if frame is None:
+                raise self.ctx.error(f"unknown frame {name!r}", element, what)
+            if name in seen:
+                loop = " -> ".join(seen[seen.index(name) :] + [name])
+                raise self.ctx.error(
+                    f"poses are relative to each other in a cycle: {loop}", element, what
+                )
+            seen.append(name)
+            pose = self._local(frame) @ pose
+            name = frame.relative_to
         return pose
 
     def attached_link(self, name: str, element: etree._Element | None, what: str) -> str:
