@@ -16,6 +16,7 @@ compared with the same robot written out inline in one file.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -459,3 +460,79 @@ def test_merge_needs_1_9_and_is_an_ordinary_include_before(gazebo_env: Path) -> 
     robot = Robot.from_xml_string(text)
     assert "bumper::bar" in robot.links
     assert any("'merge' needs SDFormat 1.9 or later; ignored" in w for w in robot.warnings)
+
+
+# -- worlds -------------------------------------------------------------------------------------
+
+
+def test_a_world_with_scenery_gives_its_one_robot(gazebo_env: Path) -> None:
+    """world.sdf: a light, an included ground plane (static), a Fuel model (not fetched:
+    warned, left out), a static table, a free crate without joints and the included rover."""
+    robot = Robot.load(WORLD)
+    assert robot.name == "rover"
+    assert list(robot.links) == list(Robot.load(ROVER).links)
+    line = line_with(WORLD.read_text(), "<uri>https://")
+    assert any(
+        f"world.sdf:{line - 1}: <include>: left out as scenery: cannot include 'https://" in w
+        for w in robot.warnings
+    )
+    assert Robot.load(WORLD, model_name="crate").name == "crate"
+    assert Robot.load(WORLD, model_name="ground_plane").name == "ground_plane"
+
+
+WORLD_ERRORS = [
+    (
+        '<model name="r1"><link name="a"/><link name="b"/>'
+        '<joint name="j" type="fixed"><parent>a</parent><child>b</child></joint></model>\n'
+        '<model name="r2"><link name="a"/><link name="b"/>'
+        '<joint name="j" type="fixed"><parent>a</parent><child>b</child></joint></model>',
+        r"2 non-static models with joints could be the robot: 'r1' \(line 3\), 'r2' "
+        r"\(line 4\); choose one with model_name",
+    ),
+    (
+        '<model name="a"><link name="x"/></model>\n<model name="b"><link name="y"/></model>',
+        r"2 non-static models could be the robot: 'a' \(line 3\), 'b' \(line 4\)",
+    ),
+    (
+        '<model name="t"><static>true</static><link name="x"/></model>\n'
+        "<include><uri>model://nowhere</uri></include>",
+        r"no model that could be the robot: every model is static \(static: 't' \(line 3\)\); "
+        r"includes not read: 'model://nowhere' \(line 4\)",
+    ),
+]
+
+
+@pytest.mark.parametrize("body,message", WORLD_ERRORS)
+def test_world_without_one_clear_robot_lists_the_candidates(
+    body: str, message: str, gazebo_env: Path
+) -> None:
+    text = f'<sdf version="1.9">\n<world name="w">\n{body}\n</world>\n</sdf>'
+    with pytest.raises(ModelError, match=rf"^<string>:2: world 'w': {message}"):
+        Robot.from_xml_string(text)
+
+
+def test_a_robot_fixed_to_the_world_sits_at_its_include_pose(
+    gazebo_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An included model's <pose> (the include's) places it in the world: the link world
+    is the root, and the model's links sit at that pose in it."""
+    text = (
+        '<sdf version="1.9"><world name="w"><include><uri>model://fixed_arm</uri>'
+        "<pose>1 2 0 0 0 0.5</pose></include></world></sdf>"
+    )
+    folder = gazebo_env / "models" / "fixed_arm"
+    folder.mkdir(parents=True)
+    (folder / "model.sdf").write_text(
+        sdf(
+            '<link name="base"><pose>0 0 0.1 0 0 0</pose></link><link name="tip"/>'
+            '<joint name="anchor" type="fixed"><parent>world</parent><child>base</child></joint>'
+            '<joint name="j" type="revolute"><parent>base</parent><child>tip</child></joint>',
+            "1.9",
+        )
+    )
+    monkeypatch.setenv("GZ_SIM_RESOURCE_PATH", str(gazebo_env / "models"))
+    robot = Robot.from_xml_string(text)
+    assert robot.root == "world"
+    expected = pose((1, 2, 0), (0, 0, 0.5)) @ pose((0, 0, 0.1))
+    np.testing.assert_allclose(robot.link_fk()["base"], expected, atol=1e-12)
+    assert math.isclose(robot.link_fk()["tip"][2, 3], 0.0, abs_tol=1e-12)

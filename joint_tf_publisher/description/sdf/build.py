@@ -53,7 +53,7 @@ def robot_from_element(
     version = read_version(root, source)
     ctx = Context(FileOrigin(source, version, path.parent if path is not None else None))
     includer = Includer(ctx, path)
-    model = select_model(root, source, model_name)
+    model = select_model(ctx, root, includer, model_name)
     includer.expand(model)
     flat = flatten(ctx, model)
     graph = PoseGraph(ctx)
