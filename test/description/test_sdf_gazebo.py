@@ -258,30 +258,54 @@ def test_included_robot_matches_the_same_robot_written_inline(gazebo_env: Path) 
         assert_poses(included.link_fk(cfg), inline.link_fk(cfg))
 
 
-def test_included_robot_poses_composed_by_hand(gazebo_env: Path) -> None:
-    """A few frames of rover.sdf, each file's meaning applied by hand: the include's pose in
-    degrees, the 1.6 gripper's axis in its own model frame, the merged bumper's proxy frame,
-    the camera placed by its lens."""
-    robot = Robot.load(ROVER)
+def rover_moved(cfg: dict[str, float]) -> dict[str, np.ndarray]:
+    """rover.sdf at ``cfg`` (absent joints at 0), composed by hand in its model frame, each
+    file's meaning applied: the include's pose in degrees, the 1.6 gripper's slide axis in
+    its own model frame, the merged bumper's poses from its proxy frame, the camera placed by
+    its lens (tilt turns the lens about its own y)."""
     chassis = pose((0, 0, 0.3))
     arm = chassis @ pose((0.2, 0, 0.1), (0, 0, HALF_PI))
-    gripper = arm @ pose((0, 0, 0.1)) @ pose((0, 0, 0.4), (0.3, 0, 0))
-    finger = gripper @ pose((0, 0.02, 0.03), (0, 0, HALF_PI))
+    upper = arm @ pose((0, 0, 0.1))
+    gripper = upper @ pose((0, 0, 0.4), (0.3, 0, 0))
     proxy = chassis @ pose((0.4, 0, -0.1))
+    flap = proxy @ pose((0.1, 0, 0.05))
     lens = chassis @ pose((0, 0, 0.25))
-    slide = 0.03
-    model_poses = {
+    s_shoulder = screw(arm[:3, :3] @ X, upper[:3, 3], cfg.get("arm::shoulder", 0.0))
+    s_elbow = screw(gripper[:3, :3] @ Y, gripper[:3, 3], cfg.get("arm::elbow", 0.0))
+    s_slide = screw(gripper[:3, :3] @ Y, (0, 0, 0), 0.0, cfg.get("arm::gripper::slide", 0.0))
+    s_flap = screw(Y, flap[:3, 3], cfg.get("flap_hinge", 0.0))
+    s_tilt = screw(Y, lens[:3, 3], cfg.get("camera::tilt", 0.0))
+    return {
         "chassis": chassis,
-        "arm::gripper::finger": screw(gripper[:3, :3] @ Y, (0, 0, 0), 0.0, slide) @ finger,
-        "flap": proxy @ pose((0.1, 0, 0.05)),
+        "arm::base": arm,
+        "arm::upper": s_shoulder @ upper,
+        "arm::gripper::palm": s_shoulder @ s_elbow @ gripper @ pose((0, 0, -0.05)),
+        "arm::gripper::finger": s_shoulder
+        @ s_elbow
+        @ s_slide
+        @ gripper
+        @ pose((0, 0.02, 0.03), (0, 0, HALF_PI)),
+        "bar": proxy @ pose((0, 0, 0.05)),
+        "flap": s_flap @ flap,
         "bumper_tip": proxy @ pose((0.15, 0, 0)),
-        "camera::lens": lens,
         "camera::body": lens @ pose((-0.03, 0, 0)),
+        "camera::lens": s_tilt @ lens,
     }
-    fk = robot.link_fk({"arm::gripper::slide": slide})
-    expected = in_root(robot, model_poses)
-    for name, matrix in expected.items():
-        np.testing.assert_allclose(fk[name], matrix, atol=1e-9, err_msg=name)
+
+
+ROVER_CFG = {
+    "arm::shoulder": 0.4,
+    "arm::elbow": -1.2,
+    "arm::gripper::slide": 0.03,
+    "flap_hinge": 0.7,
+    "camera::tilt": -0.5,
+}
+
+
+def test_included_robot_poses_composed_by_hand(gazebo_env: Path) -> None:
+    robot = Robot.load(ROVER)
+    assert_poses(robot.link_fk(), in_root(robot, rover_moved({})))
+    assert_poses(robot.link_fk(ROVER_CFG), in_root(robot, rover_moved(ROVER_CFG)))
     assert robot.joints["bumper_tip"].parent == "bar"  # the proxy frame is attached to bar
 
 
