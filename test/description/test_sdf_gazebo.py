@@ -504,6 +504,25 @@ def test_a_world_with_scenery_gives_its_one_robot(gazebo_env: Path) -> None:
     assert Robot.load(WORLD, model_name="ground_plane").name == "ground_plane"
 
 
+def test_world_models_are_judged_with_their_includes(gazebo_env: Path) -> None:
+    """An inline world model whose joints all come from an include is the robot; a model that
+    cannot be read is scenery unless model_name asks for it, which then gives the error."""
+    text = (
+        '<sdf version="1.9">\n<world name="w">\n'
+        '<model name="robot"><include><uri>model://gz_gripper</uri></include></model>\n'
+        '<model name="cart"><include><uri>model://missing</uri></include></model>\n'
+        "<include><uri>model://nowhere</uri><name>ghost</name></include>\n"
+        '<model name="box"><link name="b"/></model>\n</world>\n</sdf>'
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.links) == ["gz_gripper::palm", "gz_gripper::finger"]
+    assert robot.name == "robot"
+    for line, name in ((4, "cart"), (5, "ghost")):
+        assert any(f"<string>:{line}: " in w and "left out as scenery" in w for w in robot.warnings)
+        with pytest.raises(ModelError, match=rf"^<string>:{line}: <include>: cannot include"):
+            Robot.from_xml_string(text, model_name=name)
+
+
 WORLD_ERRORS = [
     (
         '<model name="r1"><link name="a"/><link name="b"/>'
@@ -521,7 +540,7 @@ WORLD_ERRORS = [
         '<model name="t"><static>true</static><link name="x"/></model>\n'
         "<include><uri>model://nowhere</uri></include>",
         r"no model that could be the robot: every model is static \(static: 't' \(line 3\)\); "
-        r"includes not read: 'model://nowhere' \(line 4\)",
+        r"not read: 'model://nowhere' \(line 4\)",
     ),
 ]
 
