@@ -10,12 +10,17 @@ from .xmlio import drop_root_namespace, line_of, parse_xml, read_description
 
 
 def load_string(
-    text: str | bytes, source: str = "<string>", model_name: str | None = None
+    text: str | bytes,
+    source: str = "<string>",
+    model_name: str | None = None,
+    path: Path | None = None,
 ) -> RobotModel:
     """Parse URDF (root ``<robot>``) or SDFormat (root ``<sdf>``) text into a Robot.
 
     The root element may carry a namespace (``<robot xmlns="...">``): it is dropped from the
-    root and the elements in the same namespace (``xmlio.drop_root_namespace``).
+    root and the elements in the same namespace (``xmlio.drop_root_namespace``). ``path`` is
+    the file the text came from: SDFormat ``<include>``s of relative paths start from its
+    folder (else from the working directory).
     """
     root = drop_root_namespace(parse_xml(text, source))
     tag = root.tag if isinstance(root.tag, str) else ""
@@ -26,7 +31,7 @@ def load_string(
     if tag == "sdf":
         from .sdf import robot_from_element as sdf_robot_from_element
 
-        return sdf_robot_from_element(root, source, model_name=model_name)
+        return sdf_robot_from_element(root, source, model_name=model_name, path=path)
     raise ModelError(
         f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
         source=source,
@@ -41,11 +46,12 @@ def load_file(path: Path, model_name: str | None = None) -> RobotModel:
         if path.suffix == ".xacro":
             text: str | bytes = expand_xacro(path)
             # Line numbers then count in xacro's output, not in the .xacro file: say so.
-            return load_string(text, source=f"{source} (expanded)", model_name=model_name)
+            expanded = f"{source} (expanded)"
+            return load_string(text, source=expanded, model_name=model_name, path=path)
         text = read_description(path)
     except OSError as exc:
         raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
-    return load_string(text, source=source, model_name=model_name)
+    return load_string(text, source=source, model_name=model_name, path=path)
 
 
 def expand_xacro(path: Path) -> str:

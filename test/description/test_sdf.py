@@ -794,10 +794,16 @@ TWO_MODELS = """<sdf version="1.8">
 </sdf>"""
 
 
-def test_first_model_or_one_by_name() -> None:
-    assert Robot.from_xml_string(TWO_MODELS).name == "first"
-    robot = Robot.from_xml_string(TWO_MODELS, model_name="second")
+def test_world_robot_or_model_by_name() -> None:
+    """In a world, the one model with joints (test_sdf_gazebo.py has the full rule);
+    ``model_name`` picks any model."""
+    robot = Robot.from_xml_string(TWO_MODELS)
     assert (robot.name, robot.root, list(robot.joints)) == ("second", "y", ["j"])
+    assert Robot.from_xml_string(TWO_MODELS, model_name="first").name == "first"
+    two_at_top = '<sdf version="1.8"><model name="a"><link name="x"/></model>' + (
+        '<model name="b"><link name="y"/></model></sdf>'
+    )
+    assert Robot.from_xml_string(two_at_top).name == "a"  # the first, as libsdformat's Root
     with pytest.raises(
         ModelError,
         match=r":1: <sdf>: no <model> named 'third' "
@@ -828,20 +834,9 @@ ERROR_CASES = [
         r"<sdf>: SDFormat version '1.3'; supported: 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 1.10, 1.11",
     ),
     (
-        sdf('<link name="a"/>\n<model name="inner">\n<link name="b"/>\n</model>'),
+        sdf('<link name="a"/>\n<model name="inner">\n<frame name="f"/>\n</model>'),
         '<model name="inner">',
-        r"model 'inner': nested models are not supported",
-    ),
-    (
-        sdf('<link name="a"/>\n<include>\n<uri>model://x</uri>\n</include>'),
-        "<include>",
-        r"include '': <include> is not supported",
-    ),
-    (
-        '<sdf version="1.7">\n<world name="w">\n<include>\n<uri>model://x</uri>\n</include>\n'
-        "</world>\n</sdf>",
-        "<include>",
-        r"<include>: <include> is not supported",
+        r"model 'inner': model has no links",
     ),
     (
         '<sdf version="1.7">\n<world name="empty">\n</world>\n</sdf>',

@@ -1,0 +1,264 @@
+"""One SDFormat ``<model>`` into a ``RobotModel``: links, joints, frames and the TF tree.
+
+Every pose is resolved at the zero configuration (``poses.PoseGraph``). Each model
+``<frame>`` F (1.7+) is published as a link F hung by a fixed joint F from the link it is
+attached to (a joint attaches to its child link, ``__model__`` to the canonical link), at
+X_L_F, its pose in that link's frame; so ``robot.links``, ``link_fk`` and /tf_static carry it
+like a URDF fixed-joint link. These links and joints follow the model's own in
+``robot.links`` and ``robot.joints``, in file order.
+
+Choices where the spec leaves one (README, "Joint semantics and choices", SDFormat): a joint
+to ``world`` adds a link ``world`` at the model's ``<pose>``; the root and the tree follow
+``tree.spanning_tree`` with the canonical link preferred; gearbox joints become mimic
+couplings; ``thread_pitch`` is converted as libsdformat does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+from numpy.typing import NDArray
+
+from ...model.elements import Joint, Link, RobotModel
+from ...model.tree import spanning_tree
+from ...model.validate import check_joint_links, check_mimics, check_unique_names
+from ...transforms import inverse_pose
+from .context import MODEL_FRAME, WORLD, Context, FileOrigin, line, read_version
+from .gearbox import resolve_gearboxes
+from .include import Includer
+from .joints import build_joint
+from .models import ModelFrame, flatten
+from .poses import Frame, PoseGraph, pose_in, read_pose
+from .world import select_model
+
+Array = NDArray[np.float64]
+
+
+def robot_from_element(
+    root: etree._Element,
+    source: str,
+    model_name: str | None = None,
+    path: Path | None = None,
+) -> RobotModel:
+    """Build a Robot from a parsed ``<sdf>`` root: one model's links and joints, with its
+    nested and included models.
+
+    ``model_name`` picks a model by name (``world.select_model`` says which otherwise);
+    ``path`` is the file the text was read from, where relative includes start (else the
+    working directory). Raises ModelError naming file, line and element for anything invalid
+    or unsupported (an unknown version or joint type, an include not found, ...).
+    """
+    version = read_version(root, source)
+    ctx = Context(FileOrigin(source, version, path.parent if path is not None else None))
+    includer = Includer(ctx, path)
+    model = select_model(ctx, root, includer, model_name)
+    includer.expand(model)
+    flat = flatten(ctx, model)
+    graph = PoseGraph(ctx)
+    links = _read_links(ctx, graph, flat.links)
+    _read_frames(ctx, graph, flat.frames)
+    _read_model_frames(ctx, graph, flat.models)
+    graph.canonical = flat.canonical
+    link_names = {link.name for link in links}
+    joint_elements = _read_joint_frames(ctx, graph, flat.joints, link_names)
+    world_link = _add_world_link(ctx, graph, model, joint_elements)
+    for frame in list(graph.frames.values()):  # every pose must resolve, used or not
+        graph.in_model(frame.name, frame.element, f"{frame.kind} {frame.name!r}")
+        if frame.kind == "frame":
+            graph.attached_link(frame.name, frame.element, f"frame {frame.name!r}")
+
+    joints: list[Joint] = []
+    joint_poses: dict[str, Array] = {}
+    for element in joint_elements:
+        joint, X_M_J = build_joint(ctx, graph, element)
+        joints.append(joint)
+        joint_poses[joint.name] = X_M_J
+    joints = resolve_gearboxes(ctx, graph, joints, joint_poses, joint_elements)
+    all_links = ([world_link] if world_link else []) + links
+    kept_links, kept_joints, root_link = _tree(ctx, graph, all_links, joints)
+    for frame_link, frame_joint in _frame_attachments(ctx, graph, kept_links):
+        kept_links[frame_link.name] = frame_link
+        kept_joints[frame_joint.name] = frame_joint
+    return RobotModel(
+        name=model.get("name", ""),
+        links=kept_links,
+        joints=kept_joints,
+        root=root_link,
+        source=source,
+        warnings=ctx.diag.warnings,
+    )
+
+
+def _tree(
+    ctx: Context, graph: PoseGraph, links: list[Link], joints: list[Joint]
+) -> tuple[dict[str, Link], dict[str, Joint], str]:
+    """The links and joints of the TF tree (``tree.spanning_tree``) and its root; warnings
+    name the loop-closing joints, the unreachable links and the mimics of left-out joints."""
+    diag = ctx.diag
+    check_unique_names(joints, "joint", diag)
+    check_joint_links({link.name: link for link in links}, joints, diag)
+    tree = spanning_tree([link.name for link in links], joints, preferred_root=graph.canonical)
+    joints_by_name = {joint.name: joint for joint in joints}
+    parent_in_tree = {joints_by_name[n].child: n for n in tree.tree_joints}
+    for name in tree.loop_joints:
+        joint = joints_by_name[name]
+        diag.warn(
+            f"closed kinematic chain: left out of the TF tree, as link {joint.child!r} "
+            f"already hangs from joint {parent_in_tree.get(joint.child, '?')!r}",
+            joint.line,
+            f"joint {name!r}",
+        )
+    for name in tree.unreachable_links:
+        diag.warn(
+            f"not connected to root link {tree.root!r}; not published", None, f"link {name!r}"
+        )
+    kept_joints = {name: joints_by_name[name] for name in tree.tree_joints}
+    kept_links = {link.name: link for link in links if link.name not in tree.unreachable_links}
+    _drop_dangling_mimics(ctx, kept_joints, joints_by_name)
+    check_mimics(kept_joints, diag)
+    return kept_links, kept_joints, tree.root
+
+
+def _read_links(ctx: Context, graph: PoseGraph, elements: list[etree._Element]) -> list[Link]:
+    """Register each ``<link>`` (pose relative to its model frame by default)."""
+    links: list[Link] = []
+    for element in elements:
+        name = element.get("name", "").strip()
+        if not name:
+            raise ctx.error("<link> needs a 'name'", element, "link")
+        pose, relative_to = read_pose(ctx, element, f"link {name!r}")
+        relative_to = relative_to or ctx.scope_frame(element)
+        graph.add(Frame("link", name, element, pose, relative_to))
+        links.append(Link(name=name, line=line(element)))
+    return links
+
+
+def _read_frames(ctx: Context, graph: PoseGraph, elements: list[etree._Element]) -> None:
+    """Register ``<frame>`` elements (1.7+, else ignored with a warning): pose relative to
+    ``attached_to`` by default, which defaults to the model frame."""
+    for element in elements:
+        name = element.get("name", "").strip()
+        if ctx.version(element) < (1, 7):
+            ctx.warn("<frame> elements need SDFormat 1.7 or later; ignored", element, "frame")
+            continue
+        if not name:
+            raise ctx.error("<frame> needs a 'name'", element, "frame")
+        pose, relative_to = read_pose(ctx, element, f"frame {name!r}")
+        attached_to = element.get("attached_to", "").strip() or ctx.scope_frame(element)
+        frame = Frame("frame", name, element, pose, relative_to or attached_to, attached_to)
+        graph.add(frame)
+
+
+def _read_model_frames(ctx: Context, graph: PoseGraph, models: list[ModelFrame]) -> None:
+    """Register the frames of nested models and merged includes: pose relative to the
+    enclosing model's frame by default, attached to their canonical link."""
+    for model in models:
+        pose, relative_to = read_pose(ctx, model.element, f"model {model.name!r}")
+        relative_to = relative_to or ctx.scope_frame(model.element)
+        frame = Frame("model", model.name, model.element, pose, relative_to, model.canonical)
+        frame.placement = model.placement
+        graph.add(frame)
+
+
+def _read_joint_frames(
+    ctx: Context, graph: PoseGraph, elements: list[etree._Element], link_names: set[str]
+) -> list[etree._Element]:
+    """Register each joint frame (pose relative to the child link by default)."""
+    for element in elements:
+        name = element.get("name", "").strip()
+        if not name:
+            raise ctx.error("<joint> needs a 'name'", element, "joint")
+        what = f"joint {name!r}"
+        child = ctx.required_text(element, "child", what)
+        parent = ctx.required_text(element, "parent", what)
+        frames_allowed = ctx.version(element) >= (1, 8)  # 1.8+: a joint may name a <frame>
+        for role, link in (("parent", parent), ("child", child)):
+            if link in link_names or (role == "parent" and link == WORLD):
+                continue
+            known = graph.frames.get(link)
+            if not (frames_allowed and known is not None and known.kind in ("frame", "model")):
+                kind = "a link or frame" if frames_allowed else "a link"
+                raise ctx.error(
+                    f"{role} {link!r} is not {kind} of the model", element.find(role), what
+                )
+        pose, relative_to = read_pose(ctx, element, what)
+        graph.add(Frame("joint", name, element, pose, relative_to or child))
+    return elements
+
+
+def _add_world_link(
+    ctx: Context, graph: PoseGraph, model: etree._Element, joint_elements: list[etree._Element]
+) -> Link | None:
+    """A link ``world`` (at the inverse of the model's ``<pose>``) if a joint's parent is world."""
+    for element in joint_elements:
+        parent = element.find("parent")
+        if parent is not None and (parent.text or "").strip() == WORLD:
+            model_pose, _ = read_pose(ctx, model, f"model {model.get('name')!r}")
+            placement = model.get("placement_frame", "").strip()
+            X_world_M = graph.placed(model_pose, MODEL_FRAME, placement, model)
+            graph.set_world(inverse_pose(X_world_M))
+            return Link(name=WORLD, line=line(parent))
+    return None
+
+
+def _frame_attachments(
+    ctx: Context, graph: PoseGraph, links: dict[str, Link]
+) -> list[tuple[Link, Joint]]:
+    """Each model ``<frame>`` F (1.7+, file order) as a link F and a fixed joint F hanging it
+    from the link it is attached to, so that it is published like a URDF fixed-joint link.
+
+    The parent is the link F is ultimately attached to (``attached_link``: through joints,
+    which attach to their child link, other frames, and ``__model__``, the canonical link), not
+    the frame ``attached_to`` names; the joint's origin is X_L_F, F's pose in that link's frame
+    at zero configuration. A frame whose link is left out of the TF tree is left out too, with
+    a warning. Frame names are unique across links, joints and frames from 1.7, so the new
+    names clash with nothing.
+    """
+    attachments: list[tuple[Link, Joint]] = []
+    for frame in graph.frames.values():
+        if frame.kind != "frame":
+            continue
+        what = f"frame {frame.name!r}"
+        link = graph.attached_link(frame.name, frame.element, what)
+        if link not in links:
+            ctx.warn(
+                f"attached to link {link!r}, which is not in the TF tree; not published",
+                frame.element,
+                what,
+            )
+            continue
+        X_M_L = graph.in_model(link, frame.element, what)
+        X_M_F = graph.in_model(frame.name, frame.element, what)
+        X_L_F = pose_in(X_M_L, X_M_F)
+        if not np.all(np.isfinite(X_L_F)):
+            raise ctx.error(
+                f"the frame relative to link {link!r} is not finite (poses too large)",
+                frame.element,
+                what,
+            )
+        joint_line = line(frame.element)
+        joint = Joint(
+            name=frame.name,
+            joint_type="fixed",
+            parent=link,
+            child=frame.name,
+            origin=X_L_F,
+            line=joint_line,
+        )
+        attachments.append((Link(name=frame.name, line=joint_line), joint))
+    return attachments
+
+
+def _drop_dangling_mimics(ctx: Context, kept: dict[str, Joint], every: dict[str, Joint]) -> None:
+    """A mimic whose leader was left out of the tree (loop or unreachable) cannot be driven."""
+    for joint in kept.values():
+        if joint.mimic is not None and joint.mimic.joint in every and joint.mimic.joint not in kept:
+            ctx.diag.warn(
+                f"mimics joint {joint.mimic.joint!r}, which is left out of the "
+                "TF tree; the mimic is ignored",
+                joint.mimic.line,
+                f"joint {joint.name!r}",
+            )
+            joint.mimic = None
