@@ -139,6 +139,9 @@ def find_root(
 def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
     """Refuse mimics naming a missing joint, the joint itself, a multi-value joint, or a cycle.
 
+    For URDF, ``assemble_robot`` first drops the mimics urdfdom loads but that cannot apply
+    (``drop_unusable_mimics``), so only the joint itself and cycles remain errors there.
+
     A mimic on a fixed joint (or of one) means nothing and only gets a warning.
     """
     for joint in joints.values():
@@ -188,20 +191,31 @@ def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
             chain.append(current.name)
 
 
-def drop_missing_mimic_leaders(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
-    """Ignore, with a warning, each ``<mimic>`` naming a joint that does not exist.
+def drop_unusable_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
+    """Ignore, with a warning, each ``<mimic>`` that names a joint that does not exist, or
+    that couples a joint of several values (planar, floating) to another.
 
-    urdfdom, robot_state_publisher and pinocchio load such a file, and the joint then takes
-    its own values: here its ``mimic`` is set to None, so it is an ordinary joint. A mimic of
-    the joint itself is left for ``check_mimics`` to refuse.
+    urdfdom, robot_state_publisher, MoveIt and pinocchio load such a file; the joint then
+    takes its own values: its ``mimic`` is set to None, so it is an ordinary joint. A mimic
+    of the joint itself is left for ``check_mimics`` to refuse.
     """
     for joint in joints.values():
         mimic = joint.mimic
-        if mimic is None or mimic.joint == joint.name or mimic.joint in joints:
+        if mimic is None or mimic.joint == joint.name:
             continue
+        leader = joints.get(mimic.joint)
+        if leader is None:
+            reason = f"<mimic> names joint {mimic.joint!r}, which does not exist"
+        else:
+            several = [j for j in (joint, leader) if j.num_dofs > 1]
+            if not several:
+                continue
+            reason = (
+                f"<mimic>: joint {several[0].name!r} is {several[0].joint_type}; only "
+                "single-value joints can mimic or be mimicked"
+            )
         diag.warn(
-            f"<mimic> names joint {mimic.joint!r}, which does not exist; the mimic is ignored "
-            "and the joint moves on its own",
+            f"{reason}; the mimic is ignored and the joint moves on its own",
             mimic.line if mimic.line is not None else joint.line,
             joint_label(joint),
         )
@@ -277,7 +291,7 @@ def assemble_robot(
     check_no_cycles(links_by_name, parent_of, diag)
     root = find_root(links_by_name, parent_of, diag, robot_line)
     joints_by_name = {joint.name: joint for joint in joints}
-    drop_missing_mimic_leaders(joints_by_name, diag)
+    drop_unusable_mimics(joints_by_name, diag)
     check_mimics(joints_by_name, diag)
     check_follower_ranges(joints_by_name, diag)
     return RobotModel(

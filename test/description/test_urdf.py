@@ -912,19 +912,25 @@ def test_mimic_cycle() -> None:
     )
 
 
-def test_mimic_of_multi_value_joint() -> None:
-    body = (
-        joint_text(kind="planar", name="p", limit=False)
-        + "\n"
-        + joint_text('    <mimic joint="p"/>', name="j", parent="b", child="c")
+@pytest.mark.parametrize("role", ["leader", "follower"])
+def test_mimic_coupling_a_multi_value_joint_is_ignored_with_a_warning(role: str) -> None:
+    planar = joint_text(
+        '    <mimic joint="j"/>' if role == "follower" else "",
+        kind="planar",
+        name="p",
+        limit=False,
     )
-    text = robot_text(body, links=("a", "b", "c"))
-    expect_error(
+    follower = joint_text(
+        '    <mimic joint="p"/>' if role == "leader" else "", name="j", parent="b", child="c"
+    )
+    text = robot_text(planar + "\n" + follower, links=("a", "b", "c"))
+    robot = warning_for(
         text,
-        line_with(text, "<mimic"),
-        "joint 'j'",
-        "<mimic>: mimicked joint 'p' is planar; only single-value joints",
+        "<mimic",
+        "<mimic>: joint 'p' is planar; only single-value joints can mimic or be mimicked; "
+        "the mimic is ignored and the joint moves on its own",
     )
+    assert all(joint.mimic is None for joint in robot.joints.values())
 
 
 def test_error_from_file_names_the_file(tmp_path: Path) -> None:
@@ -1275,9 +1281,22 @@ def test_entity_references_and_pis_between_elements_are_skipped() -> None:
     assert robot.warnings == []
 
 
-def test_mimic_with_empty_joint_name() -> None:
-    text = robot_text(joint_text('    <mimic joint=" "/>'))
-    expect_error(text, line_with(text, "<mimic"), "joint 'j'", "<mimic> has an empty 'joint'")
+def test_mimic_with_empty_joint_name_names_no_joint() -> None:
+    text = robot_text(joint_text('    <mimic joint=""/>'))
+    robot = warning_for(
+        text, "<mimic", "joint 'j': <mimic> names joint '', which does not exist; the mimic is"
+    )
+    assert robot.joints["j"].mimic is None
+
+
+@pytest.mark.parametrize("element", ["robot", "joint"])
+def test_empty_robot_or_joint_name_loads_with_a_warning(element: str) -> None:
+    # urdfdom loads both; only a link's name must not be empty (it names a TF frame).
+    text = robot_text(joint_text(name=""))
+    if element == "robot":
+        text = robot_text(joint_text()).replace('<robot name="r">', '<robot name="">')
+    robot = warning_for(text, f"<{element} name=", f"<{element}> has an empty 'name'")
+    assert (robot.name, list(robot.joints)) == (("", ["j"]) if element == "robot" else ("r", [""]))
 
 
 def test_urdf_reader_refuses_another_root_when_called_directly() -> None:

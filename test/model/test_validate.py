@@ -14,7 +14,7 @@ from joint_tf_publisher.model import Limit, Mimic
 from joint_tf_publisher.model.validate import (
     assemble_robot,
     check_mimics,
-    drop_missing_mimic_leaders,
+    drop_unusable_mimics,
     follower_range,
 )
 
@@ -167,9 +167,9 @@ def test_check_mimics_alone_still_refuses_a_missing_leader() -> None:
         check_mimics(joints, Diagnostics("m.sdf"))
 
 
-def test_drop_missing_mimic_leaders_leaves_self_mimic_for_check_mimics() -> None:
+def test_drop_unusable_mimics_leaves_self_mimic_for_check_mimics() -> None:
     joints = {"j1": joint("j1", "a", "b", 5, mimic="j1")}
-    drop_missing_mimic_leaders(joints, Diagnostics("x.urdf"))
+    drop_unusable_mimics(joints, Diagnostics("x.urdf"))
     assert joints["j1"].mimic is not None
 
 
