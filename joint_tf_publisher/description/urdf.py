@@ -341,7 +341,9 @@ def _parse_axis(
     default = np.array([1.0, 0.0, 0.0])
     if element is None:
         return default
-    _required(element, "xyz", ctx, owner)
+    if joint_type not in AXIS_TYPES:
+        return default  # unused; urdfdom reads but never checks it
+    _required(element, "xyz", ctx, owner)  # urdfdom: an <axis> without xyz is 0 0 0
     axis = _vector(element, "xyz", 3, ctx, owner, (1.0, 0.0, 0.0))
     unit_axis, norm = unit_and_norm(axis)
     if unit_axis is None:
@@ -396,7 +398,11 @@ def _parse_limit(
     extras: dict[str, float | None] = {}
     for attribute in ("acceleration", "deceleration", "jerk"):
         if strict:
-            extras[attribute] = _float(element, attribute, ctx, owner, None, allow_inf=True)
+            extras[attribute] = value = _float(element, attribute, ctx, owner, None, True)
+            if value is not None and value < 0.0:
+                raise ctx.error(
+                    f"<limit> {attribute} must not be negative, got {value:g}", element, owner
+                )
         elif element.get(attribute) is not None:
             ctx.diag.warn(f"<limit> {attribute} needs URDF version 1.2; ignored", line, owner)
     if limited:

@@ -193,7 +193,7 @@ def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
 
 def drop_unusable_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
     """Ignore, with a warning, each ``<mimic>`` that names a joint that does not exist, or
-    that couples a joint of several values (planar, floating) to another.
+    that couples a joint without a single value (fixed, planar, floating) to another.
 
     urdfdom, robot_state_publisher, MoveIt and pinocchio load such a file; the joint then
     takes its own values: its ``mimic`` is set to None, so it is an ordinary joint. A mimic
@@ -207,15 +207,16 @@ def drop_unusable_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None
         if leader is None:
             reason = f"<mimic> names joint {mimic.joint!r}, which does not exist"
         else:
-            several = [j for j in (joint, leader) if j.num_dofs > 1]
-            if not several:
+            unfit = [j for j in (joint, leader) if j.joint_type not in SINGLE_VALUE_TYPES]
+            if not unfit:
                 continue
             reason = (
-                f"<mimic>: joint {several[0].name!r} is {several[0].joint_type}; only "
+                f"<mimic>: joint {unfit[0].name!r} is {unfit[0].joint_type}; only "
                 "single-value joints can mimic or be mimicked"
             )
+        moves = "" if joint.joint_type == "fixed" else " and the joint moves on its own"
         diag.warn(
-            f"{reason}; the mimic is ignored and the joint moves on its own",
+            f"{reason}; the mimic is ignored{moves}",
             mimic.line if mimic.line is not None else joint.line,
             joint_label(joint),
         )

@@ -448,14 +448,37 @@ def test_repeated_element_uses_first_with_warning() -> None:
     assert robot.joints["j"].origin[0, 3] == 1.0
 
 
-def test_mimic_on_fixed_joint_warns() -> None:
+def test_mimic_on_fixed_joint_is_ignored_with_a_warning() -> None:
     text = robot_text(
         joint_text()
         + "\n"
         + joint_text('    <mimic joint="j"/>', kind="fixed", name="f", child="c", limit=False),
         links=("a", "b", "c"),
     )
-    warning_for(text, "<mimic", "joint 'f': <mimic>: a mimic joint 'f' is fixed")
+    robot = warning_for(
+        text,
+        "<mimic",
+        "joint 'f': <mimic>: joint 'f' is fixed; only single-value joints can mimic or be "
+        "mimicked; the mimic is ignored",
+    )
+    assert robot.joints["f"].mimic is None
+
+
+def test_mimic_of_a_fixed_joint_is_ignored_and_the_joint_moves_on_its_own() -> None:
+    text = robot_text(
+        joint_text(kind="fixed", limit=False)
+        + "\n"
+        + joint_text('    <mimic joint="j" offset="0.5"/>', name="m", parent="b", child="c"),
+        links=("a", "b", "c"),
+    )
+    robot = warning_for(
+        text,
+        "<mimic",
+        "joint 'm': <mimic>: joint 'j' is fixed; only single-value joints can mimic or be "
+        "mimicked; the mimic is ignored and the joint moves on its own",
+    )
+    pose = robot.link_fk({"m": 0.25})["c"]
+    np.testing.assert_allclose(pose[:3, :3], Rotation.from_rotvec([0.25, 0, 0]).as_matrix())
 
 
 def test_unexpanded_xacro_warns() -> None:
@@ -1563,3 +1586,20 @@ def test_follower_of_an_unlimited_joint_does_not_warn() -> None:
         + joint_text('    <mimic joint="wheel"/>', name="j", parent="b", child="c")
     )
     assert Robot.from_xml_string(robot_text(body, links=("a", "b", "c"))).warnings == []
+
+
+@pytest.mark.parametrize("attribute", ["acceleration", "deceleration", "jerk"])
+def test_version_1_2_refuses_negative_limit_extras(attribute: str) -> None:
+    text = robot_text(joint_text().replace("<limit ", f'<limit {attribute}="-1" '), version="1.2")
+    expect_error(
+        text,
+        line_with(text, "<limit"),
+        "joint 'j'",
+        f"<limit> {attribute} must not be negative, got -1",
+    )
+
+
+@pytest.mark.parametrize("kind", ["fixed", "floating"])
+def test_axis_without_xyz_is_ignored_where_unused(kind: str) -> None:
+    robot = single_joint("    <axis/>", kind=kind, limit=False)
+    np.testing.assert_array_equal(robot.joints["j"].axis, [1.0, 0.0, 0.0])
