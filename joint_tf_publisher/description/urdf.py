@@ -398,11 +398,12 @@ def _parse_limit(
     extras: dict[str, float | None] = {}
     for attribute in ("acceleration", "deceleration", "jerk"):
         if strict:
-            extras[attribute] = value = _float(element, attribute, ctx, owner, None, True)
-            if value is not None and value < 0.0:
+            extra = _float(element, attribute, ctx, owner, None, allow_inf=True)
+            if extra is not None and extra < 0.0:
                 raise ctx.error(
-                    f"<limit> {attribute} must not be negative, got {value:g}", element, owner
+                    f"<limit> {attribute} must not be negative, got {extra:g}", element, owner
                 )
+            extras[attribute] = extra
         elif element.get(attribute) is not None:
             ctx.diag.warn(f"<limit> {attribute} needs URDF version 1.2; ignored", line, owner)
     if limited:
