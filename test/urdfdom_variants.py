@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
+from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import ModelError, Robot
 
-REPO = Path(__file__).resolve().parent.parent
 SEED = 20261123
 #: Pairs of legal unusual forms on BASE_URDF, and random changes of each own description.
 PAIRS = 60
@@ -408,17 +408,18 @@ def read_with_this_package(text: bytes) -> Reading:
 
 def own_descriptions() -> list[Variant]:
     """The project's own URDFs (the .xacro one expanded by xacro), as they are."""
-    from joint_tf_publisher.loader import expand_xacro
+    from joint_tf_publisher.description.loader import expand_xacro
 
     found: list[Variant] = []
-    for path in sorted((REPO / "test" / "urdf").iterdir()) + [REPO / "urdf" / "demo_arm.urdf"]:
+    own = sorted((REPO_ROOT / "test" / "urdf").iterdir()) + [REPO_ROOT / "urdf" / "demo_arm.urdf"]
+    for path in own:
         if path.suffix == ".urdf":
             text = path.read_bytes()
         elif path.name.endswith(".urdf.xacro"):
             text = expand_xacro(path).encode()
         else:
             continue
-        relative = str(path.relative_to(REPO))
+        relative = str(path.relative_to(REPO_ROOT))
         found.append(Variant(relative, "own description", text, relative))
     return found
 

@@ -2,6 +2,8 @@
 
 A robot_description parameter can be set by anything on the ROS graph, so the parser
 resolves no external entities, loads no DTD, touches no network, and refuses huge trees.
+Markup in a namespace prefix the text never declares is read as urdfdom reads it: as unknown
+markup (``prefixes``), under the same protections.
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ from typing import cast
 from lxml import etree
 
 from ..errors import LOGGER, ModelError
+from .prefixes import (
+    UNDECLARED_PREFIX_NAMESPACE,
+    declare_on_root,
+    is_undeclared_prefix,
+    prefix_candidates,
+    undeclared_prefixes,
+)
 
 #: Largest description accepted, in bytes (a PR2 URDF is about 0.4 MB).
 MAX_DESCRIPTION_BYTES = 32 * 1024 * 1024
@@ -25,18 +34,9 @@ MAX_ENTITY_EXPANSION_BYTES = 4 * 1024 * 1024
 #: system python3-lxml) expand a quadratic blowup in an attribute for minutes.
 LIBXML2_WITH_AMPLIFICATION_LIMIT = (2, 11, 0)
 
-#: Namespace (plus the prefix) given to a prefix the text uses without declaring it.
-UNDECLARED_PREFIX_NAMESPACE = "urn:joint-tf-publisher:undeclared-prefix:"
-
 #: Most parses of one text while declaring undeclared prefixes (each round adds some).
 MAX_PREFIX_ROUNDS = 4
 
-_UNDECLARED_PREFIX_MESSAGE = re.compile(r"Namespace prefix (\S+) (?:on|for) ")
-#: A prefixed element (``<p:x``, ``</p:x``) or attribute (`` p:x=``) name; bytes of UTF-8.
-_PREFIXED_NAME = re.compile(rb"(?:</?|\s)([A-Za-z_][A-Za-z0-9_.-]*):[A-Za-z_][A-Za-z0-9_.-]*")
-_PREFIX_DECLARATION = re.compile(rb"\bxmlns:([A-Za-z_][A-Za-z0-9_.-]*)\s*=")
-_ASCII_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_XML_NAME = re.compile(r"[^\s/>]+")
 _INTERNAL_ENTITY = re.compile(rb"""<!ENTITY\s+([^\s%"'<>&;]+)\s+(?:"([^"]*)"|'([^']*)')""")
 _INTERNAL_PARAMETER_ENTITY = re.compile(rb"""<!ENTITY\s+%\s*[^\s"'<>]+\s+["']""")
 _ENTITY_REFERENCE = re.compile(rb"""&([^\s%"'<>&;#]+);""")
@@ -48,17 +48,6 @@ _WIDE_ENCODINGS = (
     (b"<\x00\x00\x00", "utf-32-le"),
     (b"\xfe\xff", "utf-16"),
     (b"\xff\xfe", "utf-16"),
-    (b"\x00<", "utf-16-be"),
-    (b"<\x00", "utf-16-le"),
-)
-#: The same, with the byte order each start implies (to decode and encode a text alike).
-_WIDE_ENCODINGS_BY_ORDER = (
-    (b"\x00\x00\xfe\xff", "utf-32-be"),
-    (b"\xff\xfe\x00\x00", "utf-32-le"),
-    (b"\x00\x00\x00<", "utf-32-be"),
-    (b"<\x00\x00\x00", "utf-32-le"),
-    (b"\xfe\xff", "utf-16-be"),
-    (b"\xff\xfe", "utf-16-le"),
     (b"\x00<", "utf-16-be"),
     (b"<\x00", "utf-16-le"),
 )
@@ -107,7 +96,7 @@ def _parse_declaring_prefixes(data: bytes, source: str) -> etree._Element | None
     ``<drake:joint>`` or ``drake:acceleration="..."`` without any ``xmlns:drake`` as plain
     unknown markup; libxml2 refuses them. Where a parse fails with undeclared prefixes as its
     only errors, those prefixes (and any other the text appears to use without declaring it)
-    are declared on the root's start tag, in UNDECLARED_PREFIX_NAMESPACE, and the text is
+    are declared on the root's start tag (``prefixes.declare_on_root``), and the text is
     parsed again by the same strict parser. The declarations add no line break, so every line
     number is still that of ``data`` (columns on the root's line move). Any other error is
     reported with its own line, even where undeclared prefixes come before it.
@@ -122,14 +111,14 @@ def _parse_declaring_prefixes(data: bytes, source: str) -> etree._Element | None
         except etree.XMLSyntaxError as exc:
             # The parser's own log: the exception's may hold errors of earlier parses.
             errors = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
-            missing = _undeclared_prefixes(errors)
+            missing = undeclared_prefixes(errors)
             if not missing or missing <= declared:
                 raise _syntax_error(exc, errors, source) from None
             reported |= missing
             if not declared:
-                missing |= _prefix_candidates(data)
+                missing |= prefix_candidates(data)
             declared |= missing
-            with_declarations = _declare_on_root(data, sorted(declared))
+            with_declarations = declare_on_root(data, sorted(declared))
             if with_declarations is None:
                 raise _syntax_error(exc, errors, source) from None
             text = with_declarations
@@ -149,23 +138,12 @@ def _parse_declaring_prefixes(data: bytes, source: str) -> etree._Element | None
     )
 
 
-def _undeclared_prefixes(errors: list[etree._LogEntry]) -> set[str]:
-    """The prefixes undeclared according to ``errors``; empty if any is another error."""
-    prefixes: set[str] = set()
-    for error in errors:
-        match = _UNDECLARED_PREFIX_MESSAGE.match(error.message)
-        if error.type != etree.ErrorTypes.NS_ERR_UNDEFINED_NAMESPACE or match is None:
-            return set()
-        prefixes.add(match.group(1))
-    return prefixes
-
-
 def _syntax_error(
     exc: etree.XMLSyntaxError, errors: list[etree._LogEntry], source: str
 ) -> ModelError:
     """ModelError for a failed parse: its first error (``errors``, of level ERROR or above)
     other than an undeclared prefix; ``exc``'s own where there is none."""
-    real = [e for e in errors if e.type != etree.ErrorTypes.NS_ERR_UNDEFINED_NAMESPACE]
+    real = [e for e in errors if not is_undeclared_prefix(e)]
     if not real:
         line = exc.lineno if exc.lineno else None
         message = " ".join(str(exc.msg).split())  # libxml2 messages may span lines
@@ -177,109 +155,6 @@ def _syntax_error(
         source=source,
         line=first.line if first.line else None,
     )
-
-
-def _prefix_candidates(data: bytes) -> set[str]:
-    """Prefixes ``data`` appears to use in element or attribute names but never declares.
-
-    An over-estimate is harmless (an unused declaration changes nothing); prefixes declared
-    anywhere are left out, so that none is declared twice on the root.
-    """
-    text = _as_utf8(data)
-    used = {match.group(1).decode("ascii") for match in _PREFIXED_NAME.finditer(text)}
-    declared = {match.group(1).decode("ascii") for match in _PREFIX_DECLARATION.finditer(text)}
-    return {prefix for prefix in used - declared if not prefix.lower().startswith("xml")}
-
-
-def _declare_on_root(data: bytes, prefixes: list[str]) -> bytes | None:
-    """``data`` with ``xmlns:<prefix>`` declarations added right after the root's name.
-
-    None if the root's start tag is not found (an encoding the scan does not read). Nothing
-    is added but attributes on the root's own line, so line numbers do not change.
-    """
-    if not all(_ASCII_PREFIX.fullmatch(prefix) for prefix in prefixes):
-        return None  # its bytes depend on the text's encoding, which the scan does not know
-    encoding = _scan_encoding(data)
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError:
-        return None
-    end = _root_name_end(text)
-    if end is None:
-        return None
-    declarations = "".join(
-        f' xmlns:{prefix}="{UNDECLARED_PREFIX_NAMESPACE}{prefix}"' for prefix in prefixes
-    )
-    return (text[:end] + declarations + text[end:]).encode(encoding)
-
-
-def _scan_encoding(data: bytes) -> str:
-    """A codec that reads ``data`` losslessly for the scan: its wide encoding, or latin-1.
-
-    Latin-1 maps every byte to one character, so in any ASCII-compatible encoding (UTF-8,
-    ISO-8859-x, ...) the markup characters the scan looks for are where they are in bytes.
-    """
-    for start, encoding in _WIDE_ENCODINGS_BY_ORDER:
-        if data.startswith(start):
-            return encoding
-    return "latin-1"
-
-
-def _root_name_end(text: str) -> int | None:
-    """Index just after the root element's name in well-formed XML ``text``, or None.
-
-    Skips what may come before the root: a byte order mark, the XML declaration,
-    processing instructions, comments, whitespace and a document type declaration (with its
-    internal subset).
-    """
-    index = 0
-    # A byte order mark as decoded from a wide encoding, or from UTF-8 as latin-1.
-    for mark in ("\ufeff", "\xef\xbb\xbf"):
-        if text.startswith(mark):
-            index = len(mark)
-    while index < len(text):
-        if text[index] in " \t\r\n":
-            index += 1
-        elif text.startswith("<?", index):
-            index = _after(text, "?>", index + 2)
-        elif text.startswith("<!--", index):
-            index = _after(text, "-->", index + 4)
-        elif text.startswith("<!DOCTYPE", index):
-            index = _after_doctype(text, index + len("<!DOCTYPE"))
-        elif text.startswith("<", index):
-            name = _XML_NAME.match(text, index + 1)
-            return name.end() if name is not None else None
-        else:
-            return None
-    return None
-
-
-def _after(text: str, end_mark: str, start: int) -> int:
-    """Index just after the next ``end_mark`` from ``start`` (len(text) if there is none)."""
-    found = text.find(end_mark, start)
-    return len(text) if found < 0 else found + len(end_mark)
-
-
-def _after_doctype(text: str, index: int) -> int:
-    """Index just after a document type declaration whose keyword ends at ``index``."""
-    in_subset = False
-    while index < len(text):
-        char = text[index]
-        if char in "\"'":
-            index = _after(text, char, index + 1)
-        elif in_subset and text.startswith("<!--", index):
-            index = _after(text, "-->", index + 4)
-        elif in_subset and text.startswith("<?", index):
-            index = _after(text, "?>", index + 2)
-        elif char == "[":
-            in_subset, index = True, index + 1
-        elif char == "]":
-            in_subset, index = False, index + 1
-        elif char == ">" and not in_subset:
-            return index + 1
-        else:
-            index += 1
-    return index
 
 
 def drop_root_namespace(root: etree._Element) -> etree._Element:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
 from urdfdom_variants import (
     CATEGORIES,
@@ -41,7 +41,7 @@ from joint_tf_publisher import Robot
 
 pin = pytest.importorskip("pinocchio")
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "urdf-compatibility.md"
+DOC = REPO_ROOT / "docs" / "urdf-compatibility.md"
 TOLERANCE = 1e-9
 
 #: Texts urdfdom loads that are refused here on purpose: (our error message pattern, the
