@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from ..model.elements import RobotModel
-from .xmlio import drop_root_namespace, line_of, parse_xml, read_description
+from .xmlio import drop_root_namespace, line_of, parse_xml, read_description, written_tag
 
 
 def load_string(
@@ -33,7 +33,7 @@ def load_string(
 
         return sdf_robot_from_element(root, source, model_name=model_name, path=path)
     raise ModelError(
-        f"root element is <{tag}>, expected <robot> (URDF) or <sdf> (SDFormat)",
+        f"root element is <{written_tag(root)}>, expected <robot> (URDF) or <sdf> (SDFormat)",
         source=source,
         line=line_of(root),
     )

@@ -77,7 +77,7 @@ def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotM
         raise diag.error(f"root element is <{root.tag}>, expected <robot>", line_of(root))
     version = _parse_version(root, diag)
     ctx = _Context(diag, version)
-    name = _required_name(root, ctx, None)
+    name = _required_name(root, ctx, None, empty_ok=True)
     links: list[Link] = []
     joints: list[Joint] = []
     xacro_warned = False
@@ -122,11 +122,18 @@ def _parse_version(root: etree._Element, diag: Diagnostics) -> tuple[int, int]:
 # -- attributes ------------------------------------------------------------------------------
 
 
-def _required_name(element: etree._Element, ctx: _Context, owner: str | None) -> str:
+def _required_name(
+    element: etree._Element, ctx: _Context, owner: str | None, empty_ok: bool = False
+) -> str:
+    """The ``name`` attribute, which must be written; an empty (or blank) name is an error,
+    or where ``empty_ok`` (robots and joints: urdfdom loads them) a warning."""
     value = element.get("name")
-    if value is None or not value.strip():
-        what = "requires 'name'" if value is None else "has an empty 'name'"
-        raise ctx.error(f"<{element.tag}> {what}", element, owner)
+    if value is None:
+        raise ctx.error(f"<{element.tag}> requires 'name'", element, owner)
+    if not value.strip():
+        if not empty_ok:
+            raise ctx.error(f"<{element.tag}> has an empty 'name'", element, owner)
+        ctx.diag.warn(f"<{element.tag}> has an empty 'name'", line_of(element), owner)
     return value
 
 
@@ -239,7 +246,7 @@ def _children_by_tag(
 
 
 def _parse_joint(element: etree._Element, ctx: _Context) -> Joint:
-    name = _required_name(element, ctx, None)
+    name = _required_name(element, ctx, None, empty_ok=True)
     owner = f"joint {name!r}"
     joint_type = _required(element, "type", ctx, owner).strip()
     if joint_type not in URDF_JOINT_TYPES:
@@ -334,7 +341,9 @@ def _parse_axis(
     default = np.array([1.0, 0.0, 0.0])
     if element is None:
         return default
-    _required(element, "xyz", ctx, owner)
+    if joint_type not in AXIS_TYPES:
+        return default  # unused; urdfdom reads but never checks it
+    _required(element, "xyz", ctx, owner)  # urdfdom: an <axis> without xyz is 0 0 0
     axis = _vector(element, "xyz", 3, ctx, owner, (1.0, 0.0, 0.0))
     unit_axis, norm = unit_and_norm(axis)
     if unit_axis is None:
@@ -389,7 +398,12 @@ def _parse_limit(
     extras: dict[str, float | None] = {}
     for attribute in ("acceleration", "deceleration", "jerk"):
         if strict:
-            extras[attribute] = _float(element, attribute, ctx, owner, None, allow_inf=True)
+            extra = _float(element, attribute, ctx, owner, None, allow_inf=True)
+            if extra is not None and extra < 0.0:
+                raise ctx.error(
+                    f"<limit> {attribute} must not be negative, got {extra:g}", element, owner
+                )
+            extras[attribute] = extra
         elif element.get(attribute) is not None:
             ctx.diag.warn(f"<limit> {attribute} needs URDF version 1.2; ignored", line, owner)
     if limited:
@@ -432,9 +446,7 @@ def _parse_calibration(element: etree._Element, ctx: _Context, owner: str) -> Ca
 
 
 def _parse_mimic(element: etree._Element, ctx: _Context, owner: str) -> Mimic:
-    leader = _required(element, "joint", ctx, owner)
-    if not leader.strip():
-        raise ctx.error("<mimic> has an empty 'joint'", element, owner)
+    leader = _required(element, "joint", ctx, owner)  # empty: names no joint (a warning)
     return Mimic(
         joint=leader,
         multiplier=_float_or(element, "multiplier", ctx, owner, 1.0),

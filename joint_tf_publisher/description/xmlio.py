@@ -2,6 +2,8 @@
 
 A robot_description parameter can be set by anything on the ROS graph, so the parser
 resolves no external entities, loads no DTD, touches no network, and refuses huge trees.
+Markup in a namespace prefix the text never declares is read as urdfdom reads it: as unknown
+markup (``prefixes``), under the same protections.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from typing import cast
 
 from lxml import etree
 
-from ..errors import ModelError
+from ..errors import LOGGER, ModelError
+from .prefixes import (
+    UNDECLARED_PREFIX_NAMESPACE,
+    declare_on_root,
+    is_undeclared_prefix,
+    prefix_candidates,
+    undeclared_prefixes,
+)
 
 #: Largest description accepted, in bytes (a PR2 URDF is about 0.4 MB).
 MAX_DESCRIPTION_BYTES = 32 * 1024 * 1024
@@ -24,6 +33,9 @@ MAX_ENTITY_EXPANSION_BYTES = 4 * 1024 * 1024
 #: factor exceeded"). Older ones (2.9.x: Ubuntu 22.04 and 24.04, so Humble and Jazzy with the
 #: system python3-lxml) expand a quadratic blowup in an attribute for minutes.
 LIBXML2_WITH_AMPLIFICATION_LIMIT = (2, 11, 0)
+
+#: Most parses of one text while declaring undeclared prefixes (each round adds some).
+MAX_PREFIX_ROUNDS = 4
 
 _INTERNAL_ENTITY = re.compile(rb"""<!ENTITY\s+([^\s%"'<>&;]+)\s+(?:"([^"]*)"|'([^']*)')""")
 _INTERNAL_PARAMETER_ENTITY = re.compile(rb"""<!ENTITY\s+%\s*[^\s"'<>]+\s+["']""")
@@ -71,15 +83,78 @@ def parse_xml(text: str | bytes, source: str = "<string>") -> etree._Element:
         raise ModelError("description is empty", source=source)
     if not libxml2_limits_expansion(etree.LIBXML_VERSION):
         check_entity_expansion(data, source)
-    try:
-        root = etree.fromstring(data, parser=_safe_parser())
-    except etree.XMLSyntaxError as exc:
-        line = exc.lineno if exc.lineno else None
-        message = " ".join(str(exc.msg).split())  # libxml2 messages may span lines
-        raise ModelError(f"malformed XML: {message}", source=source, line=line) from None
+    root = _parse_declaring_prefixes(data, source)
     if root is None:
         raise ModelError("description has no root element", source=source)
     return root
+
+
+def _parse_declaring_prefixes(data: bytes, source: str) -> etree._Element | None:
+    """Parse ``data`` with the hardened parser, reading undeclared prefixes as urdfdom does.
+
+    XML readers without namespace processing (urdfdom's TinyXML2, libsdformat) read
+    ``<drake:joint>`` or ``drake:acceleration="..."`` without any ``xmlns:drake`` as plain
+    unknown markup; libxml2 refuses them. Where a parse fails with undeclared prefixes as its
+    only errors, those prefixes (and any other the text appears to use without declaring it)
+    are declared on the root's start tag (``prefixes.declare_on_root``), and the text is
+    parsed again by the same strict parser. The declarations add no line break, so every line
+    number is still that of ``data`` (columns on the root's line move). Any other error is
+    reported with its own line, even where undeclared prefixes come before it.
+    """
+    text = data
+    declared: set[str] = set()
+    reported: set[str] = set()
+    for _ in range(MAX_PREFIX_ROUNDS):
+        parser = _safe_parser()
+        try:
+            root = etree.fromstring(text, parser=parser)
+        except etree.XMLSyntaxError as exc:
+            # The parser's own log: the exception's may hold errors of earlier parses.
+            errors = [e for e in parser.error_log if e.level >= etree.ErrorLevels.ERROR]
+            missing = undeclared_prefixes(errors)
+            if not missing or missing <= declared:
+                raise _syntax_error(exc, errors, source) from None
+            reported |= missing
+            if not declared:
+                missing |= prefix_candidates(data)
+            declared |= missing
+            with_declarations = declare_on_root(data, sorted(declared))
+            if with_declarations is None:
+                raise _syntax_error(exc, errors, source) from None
+            text = with_declarations
+            continue
+        if reported:
+            LOGGER.info(
+                "%s: namespace prefix(es) %s used without a declaration: read as extension "
+                "markup (ignored)",
+                source,
+                ", ".join(sorted(reported)),
+            )
+        return root
+    # Each round declares at least one more prefix; this many rounds means a hostile text.
+    raise ModelError(
+        f"malformed XML: more than {MAX_PREFIX_ROUNDS} rounds of undeclared namespace prefixes",
+        source=source,
+    )
+
+
+def _syntax_error(
+    exc: etree.XMLSyntaxError, errors: list[etree._LogEntry], source: str
+) -> ModelError:
+    """ModelError for a failed parse: its first error (``errors``, of level ERROR or above)
+    other than an undeclared prefix; ``exc``'s own where there is none."""
+    real = [e for e in errors if not is_undeclared_prefix(e)]
+    if not real:
+        line = exc.lineno if exc.lineno else None
+        message = " ".join(str(exc.msg).split())  # libxml2 messages may span lines
+        return ModelError(f"malformed XML: {message}", source=source, line=line)
+    first = real[0]
+    message = " ".join(str(first.message).split())
+    return ModelError(
+        f"malformed XML: {message}, line {first.line}, column {first.column}",
+        source=source,
+        line=first.line if first.line else None,
+    )
 
 
 def drop_root_namespace(root: etree._Element) -> etree._Element:
@@ -94,6 +169,8 @@ def drop_root_namespace(root: etree._Element) -> etree._Element:
     namespace = etree.QName(root).namespace
     if not namespace:
         return root
+    if namespace.startswith(UNDECLARED_PREFIX_NAMESPACE):
+        return root  # an undeclared prefix on the root: not a robot or sdf element
     prefix = f"{{{namespace}}}"
     for element in list(root.iter(f"{prefix}*")):
         element.tag = element.tag[len(prefix) :]
@@ -190,6 +267,15 @@ def read_description(path: Path) -> bytes:
             f"description is more than the {MAX_DESCRIPTION_BYTES} bytes allowed", source=str(path)
         )
     return data
+
+
+def written_tag(element: etree._Element) -> str:
+    """``element``'s name as the text writes it: ``drake:robot``, not ``{namespace}robot``."""
+    tag: object = element.tag
+    if not isinstance(tag, str):
+        return ""
+    local = etree.QName(tag).localname
+    return f"{element.prefix}:{local}" if element.prefix else local
 
 
 def line_of(element: etree._Element) -> int | None:

@@ -3,7 +3,8 @@
 Parser-independent: the checks see ``Link`` and ``Joint`` objects in file order, with the
 ``line`` each was written on, and report through a ``Diagnostics`` so every error names
 source, line and element. ``assemble_robot`` runs them all in a fixed order (names, links
-of each joint, one parent per link, cycles, one root, mimic references, mimic cycles).
+of each joint, one parent per link, cycles, one root, mimic references, mimic cycles, the
+ranges mimic followers move over).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from .elements import Joint, Link, RobotModel
 
 #: Joint types whose value is one number, so they can lead or follow a mimic.
 SINGLE_VALUE_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
+
+#: Relative slack (of the larger limit, at least 1) within which a follower's range is inside.
+FOLLOWER_RANGE_TOLERANCE = 1e-9
 
 
 def joint_label(joint: Joint) -> str:
@@ -135,6 +139,9 @@ def find_root(
 def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
     """Refuse mimics naming a missing joint, the joint itself, a multi-value joint, or a cycle.
 
+    For URDF, ``assemble_robot`` first drops the mimics urdfdom loads but that cannot apply
+    (``drop_unusable_mimics``), so only the joint itself and cycles remain errors there.
+
     A mimic on a fixed joint (or of one) means nothing and only gets a warning.
     """
     for joint in joints.values():
@@ -184,6 +191,91 @@ def check_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
             chain.append(current.name)
 
 
+def drop_unusable_mimics(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
+    """Ignore, with a warning, each ``<mimic>`` that names a joint that does not exist, or
+    that couples a joint without a single value (fixed, planar, floating) to another.
+
+    urdfdom, robot_state_publisher, MoveIt and pinocchio load such a file; the joint then
+    takes its own values: its ``mimic`` is set to None, so it is an ordinary joint. A mimic
+    of the joint itself is left for ``check_mimics`` to refuse.
+    """
+    for joint in joints.values():
+        mimic = joint.mimic
+        if mimic is None or mimic.joint == joint.name:
+            continue
+        leader = joints.get(mimic.joint)
+        if leader is None:
+            reason = f"<mimic> names joint {mimic.joint!r}, which does not exist"
+        else:
+            unfit = [j for j in (joint, leader) if j.joint_type not in SINGLE_VALUE_TYPES]
+            if not unfit:
+                continue
+            reason = (
+                f"<mimic>: joint {unfit[0].name!r} is {unfit[0].joint_type}; only "
+                "single-value joints can mimic or be mimicked"
+            )
+        moves = "" if joint.joint_type == "fixed" else " and the joint moves on its own"
+        diag.warn(
+            f"{reason}; the mimic is ignored{moves}",
+            mimic.line if mimic.line is not None else joint.line,
+            joint_label(joint),
+        )
+        joint.mimic = None
+
+
+def follower_range(joint: Joint, joints: Mapping[str, Joint]) -> tuple[float, float] | None:
+    """The values (rad or m) a mimic follower takes as its leader sweeps its hard limits.
+
+    multiplier * [lower, upper] + offset of the leader, through a chain of followers down from
+    the first joint that follows none (followers are not clamped to their own limits). None
+    if ``joint`` is no follower or that first joint has no hard limits. Call after
+    ``check_mimics`` (no cycles, every leader exists).
+    """
+    chain: list[Joint] = []
+    current = joint
+    while current.mimic is not None:
+        chain.append(current)
+        current = joints[current.mimic.joint]
+    limits = current.hard_limits()
+    if not chain or limits is None:
+        return None
+    lower, upper = limits
+    for follower in reversed(chain):
+        assert follower.mimic is not None
+        multiplier, offset = follower.mimic.multiplier, follower.mimic.offset
+        if multiplier == 0.0:
+            lower = upper = offset
+        else:
+            ends = (multiplier * lower + offset, multiplier * upper + offset)
+            lower, upper = min(ends), max(ends)
+    return (lower + 0.0, upper + 0.0)  # + 0.0: no -0 in messages
+
+
+def check_follower_ranges(joints: Mapping[str, Joint], diag: Diagnostics) -> None:
+    """Warn where a mimic follower's range (``follower_range``) leaves its own hard limits.
+
+    A follower moves as its leader says, beyond its own ``<limit>`` if need be (as in
+    joint_state_publisher, MoveIt, pinocchio and robot_state_publisher): the warning says
+    that the limits written for it do not hold.
+    """
+    for joint in joints.values():
+        own = joint.hard_limits()
+        implied = follower_range(joint, joints)
+        if joint.mimic is None or own is None or implied is None:
+            continue
+        slack = FOLLOWER_RANGE_TOLERANCE * max(1.0, abs(own[0]), abs(own[1]))
+        if implied[0] >= own[0] - slack and implied[1] <= own[1] + slack:
+            continue
+        mimic = joint.mimic
+        diag.warn(
+            f"<mimic> moves the joint over [{implied[0]:g}, {implied[1]:g}] "
+            f"({mimic.multiplier:g} * {mimic.joint!r} + {mimic.offset:g}), outside its own "
+            f"limits [{own[0]:g}, {own[1]:g}]; a mimic joint is not clamped to its own limits",
+            mimic.line if mimic.line is not None else joint.line,
+            joint_label(joint),
+        )
+
+
 def assemble_robot(
     name: str,
     links: Sequence[Link],
@@ -200,7 +292,9 @@ def assemble_robot(
     check_no_cycles(links_by_name, parent_of, diag)
     root = find_root(links_by_name, parent_of, diag, robot_line)
     joints_by_name = {joint.name: joint for joint in joints}
+    drop_unusable_mimics(joints_by_name, diag)
     check_mimics(joints_by_name, diag)
+    check_follower_ranges(joints_by_name, diag)
     return RobotModel(
         name=name,
         links=links_by_name,

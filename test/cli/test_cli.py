@@ -129,6 +129,51 @@ def test_check_lists_warnings_and_strict_fails(capsys: pytest.CaptureFixture[str
     assert main(["check", "--strict", str(ALL_TYPES)]) == 1
 
 
+# A PR2-style gripper: the follower mirrors the leader's [0, 0.548] onto [-0.548, 0], outside
+# its own limits (line 14); a third joint mimics a joint that does not exist (line 20).
+GRIPPER = """<?xml version="1.0"?>
+<robot name="gripper">
+  <link name="palm"/>
+  <link name="l_finger"/>
+  <link name="r_finger"/>
+  <link name="thumb"/>
+  <joint name="l_finger_joint" type="revolute">
+    <parent link="palm"/><child link="l_finger"/>
+    <limit effort="1000" velocity="0.5" lower="0" upper="0.548"/>
+  </joint>
+  <joint name="r_finger_joint" type="revolute">
+    <parent link="palm"/><child link="r_finger"/>
+    <limit effort="1000" velocity="0.5" lower="0" upper="0.548"/>
+    <mimic joint="l_finger_joint" multiplier="-1"/>
+  </joint>
+  <joint name="thumb_joint" type="revolute">
+    <parent link="palm"/><child link="thumb"/>
+    <limit effort="1000" velocity="0.5" lower="0" upper="0.548"/>
+    <drake:gear_ratio value="100"/>
+    <mimic joint="ghost_joint"/>
+  </joint>
+</robot>
+"""
+
+
+def test_check_shows_mimic_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "gripper.urdf"
+    path.write_text(GRIPPER)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "thumb  <- thumb_joint (revolute; axis 1 0 0; limits [0, 0.548] rad)\n" in out
+    assert "1 mimic, 0 with safety limits, 3 degrees of freedom (2 independent)" in out
+    assert out.endswith(
+        "2 warning(s):\n"
+        f"  warning: {path}:20: joint 'thumb_joint': <mimic> names joint 'ghost_joint', which"
+        " does not exist; the mimic is ignored and the joint moves on its own\n"
+        f"  warning: {path}:14: joint 'r_finger_joint': <mimic> moves the joint over"
+        " [-0.548, 0] (-1 * 'l_finger_joint' + 0), outside its own limits [0, 0.548];"
+        " a mimic joint is not clamped to its own limits\n"
+    )
+    assert main(["check", "--strict", str(path)]) == 1
+
+
 def test_main_leaves_logging_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
     import logging
 

@@ -448,14 +448,37 @@ def test_repeated_element_uses_first_with_warning() -> None:
     assert robot.joints["j"].origin[0, 3] == 1.0
 
 
-def test_mimic_on_fixed_joint_warns() -> None:
+def test_mimic_on_fixed_joint_is_ignored_with_a_warning() -> None:
     text = robot_text(
         joint_text()
         + "\n"
         + joint_text('    <mimic joint="j"/>', kind="fixed", name="f", child="c", limit=False),
         links=("a", "b", "c"),
     )
-    warning_for(text, "<mimic", "joint 'f': <mimic>: a mimic joint 'f' is fixed")
+    robot = warning_for(
+        text,
+        "<mimic",
+        "joint 'f': <mimic>: joint 'f' is fixed; only single-value joints can mimic or be "
+        "mimicked; the mimic is ignored",
+    )
+    assert robot.joints["f"].mimic is None
+
+
+def test_mimic_of_a_fixed_joint_is_ignored_and_the_joint_moves_on_its_own() -> None:
+    text = robot_text(
+        joint_text(kind="fixed", limit=False)
+        + "\n"
+        + joint_text('    <mimic joint="j" offset="0.5"/>', name="m", parent="b", child="c"),
+        links=("a", "b", "c"),
+    )
+    robot = warning_for(
+        text,
+        "<mimic",
+        "joint 'm': <mimic>: joint 'j' is fixed; only single-value joints can mimic or be "
+        "mimicked; the mimic is ignored and the joint moves on its own",
+    )
+    pose = robot.link_fk({"m": 0.25})["c"]
+    np.testing.assert_allclose(pose[:3, :3], Rotation.from_rotvec([0.25, 0, 0]).as_matrix())
 
 
 def test_unexpanded_xacro_warns() -> None:
@@ -470,6 +493,7 @@ def test_warnings_of_realistic_robots() -> None:
     for path in (
         DEMO_ARM,
         URDF_DIR / "arm_mimic_gripper.urdf",
+        URDF_DIR / "drake_style_arm.urdf",
         URDF_DIR / "mobile_base_planar.urdf",
         URDF_DIR / "humanoid.urdf",
     ):
@@ -737,13 +761,6 @@ ERROR_CASES = [
         "<mimic> names the joint itself",
     ),
     (
-        "mimic of missing joint",
-        joint_text('    <mimic joint="nope"/>'),
-        "<mimic",
-        "joint 'j'",
-        "<mimic> names joint 'nope', which does not exist",
-    ),
-    (
         "missing parent link",
         joint_text(parent="ghost"),
         "<joint",
@@ -918,19 +935,25 @@ def test_mimic_cycle() -> None:
     )
 
 
-def test_mimic_of_multi_value_joint() -> None:
-    body = (
-        joint_text(kind="planar", name="p", limit=False)
-        + "\n"
-        + joint_text('    <mimic joint="p"/>', name="j", parent="b", child="c")
+@pytest.mark.parametrize("role", ["leader", "follower"])
+def test_mimic_coupling_a_multi_value_joint_is_ignored_with_a_warning(role: str) -> None:
+    planar = joint_text(
+        '    <mimic joint="j"/>' if role == "follower" else "",
+        kind="planar",
+        name="p",
+        limit=False,
     )
-    text = robot_text(body, links=("a", "b", "c"))
-    expect_error(
+    follower = joint_text(
+        '    <mimic joint="p"/>' if role == "leader" else "", name="j", parent="b", child="c"
+    )
+    text = robot_text(planar + "\n" + follower, links=("a", "b", "c"))
+    robot = warning_for(
         text,
-        line_with(text, "<mimic"),
-        "joint 'j'",
-        "<mimic>: mimicked joint 'p' is planar; only single-value joints",
+        "<mimic",
+        "<mimic>: joint 'p' is planar; only single-value joints can mimic or be mimicked; "
+        "the mimic is ignored and the joint moves on its own",
     )
+    assert all(joint.mimic is None for joint in robot.joints.values())
 
 
 def test_error_from_file_names_the_file(tmp_path: Path) -> None:
@@ -1281,9 +1304,22 @@ def test_entity_references_and_pis_between_elements_are_skipped() -> None:
     assert robot.warnings == []
 
 
-def test_mimic_with_empty_joint_name() -> None:
-    text = robot_text(joint_text('    <mimic joint=" "/>'))
-    expect_error(text, line_with(text, "<mimic"), "joint 'j'", "<mimic> has an empty 'joint'")
+def test_mimic_with_empty_joint_name_names_no_joint() -> None:
+    text = robot_text(joint_text('    <mimic joint=""/>'))
+    robot = warning_for(
+        text, "<mimic", "joint 'j': <mimic> names joint '', which does not exist; the mimic is"
+    )
+    assert robot.joints["j"].mimic is None
+
+
+@pytest.mark.parametrize("element", ["robot", "joint"])
+def test_empty_robot_or_joint_name_loads_with_a_warning(element: str) -> None:
+    # urdfdom loads both; only a link's name must not be empty (it names a TF frame).
+    text = robot_text(joint_text(name=""))
+    if element == "robot":
+        text = robot_text(joint_text()).replace('<robot name="r">', '<robot name="">')
+    robot = warning_for(text, f"<{element} name=", f"<{element}> has an empty 'name'")
+    assert (robot.name, list(robot.joints)) == (("", ["j"]) if element == "robot" else ("r", [""]))
 
 
 def test_urdf_reader_refuses_another_root_when_called_directly() -> None:
@@ -1307,3 +1343,263 @@ def test_safety_controller_on_an_unclamped_joint_does_not_warn() -> None:
     robot = single_joint(inner, kind="continuous", limit=False)
     assert robot.warnings == []
     assert robot.joints["j"].soft_limits() is None
+
+
+# -- extension markup in undeclared namespace prefixes (Drake) ----------------------------------
+
+
+def test_drake_style_file_loads_without_declaring_its_prefix() -> None:
+    path = URDF_DIR / "drake_style_arm.urdf"
+    assert "xmlns:drake=" not in path.read_text()
+    robot = Robot.load(path)
+    assert robot.root == "world"
+    # <drake:joint name="base_planar"> is extension markup, not a second parent of "base".
+    assert list(robot.joints) == ["world_to_base", "joint_1", "joint_2", "joint_3", "tool_joint"]
+    assert robot.joints["joint_3"].joint_type == "prismatic"
+    assert robot.joints["joint_3"].hard_limits() == (0.0, 0.3)
+    # drake:acceleration is not URDF 1.2's acceleration (which would warn under version 1.0).
+    assert robot.joints["joint_1"].limit.acceleration is None  # type: ignore[union-attr]
+    assert robot.warnings == []
+
+
+def test_undeclared_prefix_logs_one_info_line(caplog: pytest.LogCaptureFixture) -> None:
+    text = robot_text(joint_text('    <drake:gear_ratio value="2"/>'))
+    with caplog.at_level(logging.DEBUG, logger="joint_tf_publisher"):
+        robot = Robot.from_xml_string(text, source="arm.urdf")
+    assert robot.warnings == []
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.INFO,
+            "arm.urdf: namespace prefix(es) drake used without a declaration: read as "
+            "extension markup (ignored)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("top", "inner"),
+    [
+        ('  <drake:joint name="x" type="planar"><parent link="a"/></drake:joint>', ""),
+        ("", '    <drake:rotor_inertia value="1"/>'),
+        ("", '    <dynamics damping="1" drake:coulomb_window="0.1"/>'),
+        ('  <drake:x gz:fidelity="2"><drake:p/><gz:q/></drake:x>', ""),
+        ('  <drake:a><b><drake:c x:y="1"/></b></drake:a>', ""),
+    ],
+    ids=["top-level element", "joint child", "attribute", "two prefixes", "nested"],
+)
+def test_undeclared_prefix_markup_is_ignored(top: str, inner: str) -> None:
+    plain = Robot.from_xml_string(robot_text(joint_text('    <origin xyz="1 2 3"/>')))
+    text = robot_text(top + "\n" + joint_text('    <origin xyz="1 2 3"/>\n' + inner))
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == list(plain.joints) == ["j"]
+    assert robot.joints["j"].line == line_with(text, '<joint name="j"')
+    np.testing.assert_array_equal(robot.joints["j"].origin, plain.joints["j"].origin)
+    assert robot.warnings == []
+
+
+def test_undeclared_prefix_on_the_root_element_tag_and_attribute() -> None:
+    text = robot_text(joint_text()).replace('<robot name="r">', '<robot drake:units="SI" name="r">')
+    assert Robot.from_xml_string(text).name == "r"
+    wrapped = text.replace("<robot ", "<drake:robot ").replace("</robot>", "</drake:robot>")
+    with pytest.raises(ModelError, match=r"^<string>:2: root element is <drake:robot>, expected"):
+        Robot.from_xml_string(wrapped)
+
+
+def test_declared_foreign_namespace_is_ignored() -> None:
+    text = robot_text(
+        '  <foo:joint name="x" type="fixed"/>\n' + joint_text('    <foo:gear value="2"/>')
+    ).replace('<robot name="r">', '<robot name="r" xmlns:foo="http://example.com/foo">')
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == ["j"]
+    assert robot.warnings == []
+
+
+def test_prefix_declared_on_one_element_and_used_outside_it() -> None:
+    text = robot_text(
+        '  <gz:plugin xmlns:gz="http://gazebosim.org/schema"/>\n'
+        + joint_text('    <gz:damping value="1"/>')
+    )
+    assert list(Robot.from_xml_string(text).joints) == ["j"]
+
+
+def test_error_after_undeclared_prefixes_names_its_own_line() -> None:
+    # The first parse fails on the drake markup first; the error reported is the real one.
+    body = (
+        joint_text('    <drake:gear_ratio value="2"/>').replace(
+            "<limit ", '<limit drake:acceleration="3" '
+        )
+        + '\n  <link name="c" drake:x="1">\n  <link name="d"/>'
+    )
+    text = robot_text(body)
+    error = expect_error(text, line_with(text, "</robot>"), None, "malformed XML: ")
+    assert "drake" not in str(error)
+
+
+def test_model_error_after_undeclared_prefixes_names_its_own_line() -> None:
+    body = (
+        '  <drake:collision_filter_group name="g">\n    <drake:member link="a"/>\n'
+        "  </drake:collision_filter_group>\n"
+        + joint_text('    <axis xyz="0 0 0" drake:note="zero"/>')
+    )
+    text = robot_text(body)
+    expect_error(
+        text, line_with(text, "<axis"), "joint 'j'", "<axis> xyz is zero; a revolute joint"
+    )
+
+
+def test_many_prefixes_declared_locally_and_used_outside_their_element() -> None:
+    # Each prefix is declared somewhere, so only libxml2's errors name them, about 100 per
+    # parse: every one of the 250 is still found, and the error after them keeps its line.
+    local = "\n".join(f'  <p{i}:a xmlns:p{i}="urn:x"/><p{i}:b/>' for i in range(250))
+    text = robot_text(local + "\n" + joint_text())
+    assert list(Robot.from_xml_string(text).joints) == ["j"]
+    broken = text.replace('<child link="b"/>', '<child link="b">')
+    expect_error(broken, line_with(broken, "</joint>"), None, "malformed XML: ")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32", "iso-8859-1"])
+def test_undeclared_prefix_in_other_encodings(encoding: str) -> None:
+    declared = encoding.removesuffix("-sig").removesuffix("-be")
+    text = robot_text(joint_text('    <drake:gear_ratio value="2"/>', name="gelenk_ä"))
+    text = text.replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{declared}"?>')
+    robot = Robot.from_xml_string(text.encode(encoding))
+    assert list(robot.joints) == ["gelenk_ä"]
+
+
+def test_undeclared_prefix_with_a_doctype_before_the_root() -> None:
+    text = robot_text(joint_text('    <drake:gear_ratio value="&ratio;"/>')).replace(
+        '<?xml version="1.0"?>',
+        '<?xml version="1.0"?>\n<!-- a comment --><?pi x?>\n'
+        '<!DOCTYPE robot [\n  <!ENTITY ratio "2"> <!-- a ] and > in a comment -->\n'
+        '  <!ENTITY note "a > b ]">\n]>',
+    )
+    robot = Robot.from_xml_string(text)
+    assert robot.joints["j"].line == line_with(text, '<joint name="j"')
+
+
+# -- mimic: missing leader, follower ranges -----------------------------------------------------
+
+
+def test_mimic_of_a_missing_joint_loads_with_a_warning() -> None:
+    text = robot_text(joint_text('    <mimic joint="nope" multiplier="2"/>'))
+    robot = warning_for(
+        text,
+        "<mimic",
+        "joint 'j': <mimic> names joint 'nope', which does not exist; the mimic is ignored and "
+        "the joint moves on its own",
+    )
+    assert robot.warnings[0].startswith(f"<string>:{line_with(text, '<mimic')}: joint 'j': ")
+    assert robot.joints["j"].mimic is None
+    # An ordinary joint: its own value moves it (a mimic's given value would be ignored).
+    moved = robot.link_fk({"j": 0.5})["b"]
+    np.testing.assert_allclose(moved[:3, :3], Rotation.from_rotvec([0.5, 0, 0]).as_matrix())
+
+
+def test_mimic_of_a_missing_joint_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "gripper.urdf"
+    text = robot_text(joint_text('    <mimic joint="ghost_joint"/>'))
+    path.write_text(text)
+    robot = Robot.load(path)
+    assert robot.warnings == [
+        f"{path}:{line_with(text, '<mimic')}: joint 'j': <mimic> names joint 'ghost_joint', "
+        "which does not exist; the mimic is ignored and the joint moves on its own"
+    ]
+
+
+def test_follower_of_a_follower_whose_leader_is_missing_still_follows() -> None:
+    body = (
+        joint_text('    <mimic joint="ghost"/>', name="j1")
+        + "\n"
+        + joint_text('    <mimic joint="j1" multiplier="0.5"/>', name="j2", parent="b", child="c")
+    )
+    robot = Robot.from_xml_string(robot_text(body, links=("a", "b", "c")))
+    assert robot.joints["j1"].mimic is None
+    assert robot.joints["j2"].mimic is not None and robot.joints["j2"].mimic.joint == "j1"
+
+
+def pr2_gripper(follower_limits: str, multiplier: str = "-1", offset: str = "0") -> str:
+    """A PR2-style parallel gripper: the follower mirrors the leader's [0, 0.548]."""
+    return robot_text(
+        joint_text(name="l_finger_joint", child="b").replace(
+            'lower="-1" upper="1"', 'lower="0" upper="0.548"'
+        )
+        + "\n"
+        + joint_text(
+            f'    <mimic joint="l_finger_joint" multiplier="{multiplier}" offset="{offset}"/>',
+            name="r_finger_joint",
+            child="c",
+        ).replace('lower="-1" upper="1"', follower_limits),
+        links=("a", "b", "c"),
+    )
+
+
+def test_follower_range_outside_its_own_limits_warns() -> None:
+    text = pr2_gripper('lower="0" upper="0.548"')
+    warning_for(
+        text,
+        "<mimic",
+        "joint 'r_finger_joint': <mimic> moves the joint over [-0.548, 0] "
+        "(-1 * 'l_finger_joint' + 0), outside its own limits [0, 0.548]; "
+        "a mimic joint is not clamped to its own limits",
+    )
+
+
+@pytest.mark.parametrize(
+    ("limits", "multiplier", "offset"),
+    [
+        ('lower="-0.548" upper="0"', "-1", "0"),
+        ('lower="0" upper="0.548"', "1", "0"),
+        ('lower="-1" upper="1"', "2", "-0.548"),
+        ('lower="0.1" upper="0.1"', "0", "0.1"),
+        ('lower="0" upper="0.274"', "0.5", "0"),
+    ],
+)
+def test_follower_range_inside_its_own_limits_does_not_warn(
+    limits: str, multiplier: str, offset: str
+) -> None:
+    assert Robot.from_xml_string(pr2_gripper(limits, multiplier, offset)).warnings == []
+
+
+def test_follower_range_through_a_chain() -> None:
+    # j2 = 2 * j1, j1 = -j0 over [0, 1]: j2 ranges over [-2, 0], outside [-1, 0].
+    body = "\n".join(
+        [
+            joint_text(name="j0", child="b").replace('lower="-1"', 'lower="0"'),
+            joint_text(
+                '    <mimic joint="j0" multiplier="-1"/>', name="j1", parent="b", child="c"
+            ).replace('lower="-1" upper="1"', 'lower="-1" upper="0"'),
+            joint_text(
+                '    <mimic joint="j1" multiplier="2"/>', name="j2", parent="c", child="d"
+            ).replace('lower="-1" upper="1"', 'lower="-1" upper="0"'),
+        ]
+    )
+    text = robot_text(body, links=("a", "b", "c", "d"))
+    warning_for(
+        text, '<mimic joint="j1"', "joint 'j2': <mimic> moves the joint over [-2, 0] (2 * 'j1' + 0)"
+    )
+
+
+def test_follower_of_an_unlimited_joint_does_not_warn() -> None:
+    body = (
+        joint_text(kind="continuous", name="wheel", limit=False)
+        + "\n"
+        + joint_text('    <mimic joint="wheel"/>', name="j", parent="b", child="c")
+    )
+    assert Robot.from_xml_string(robot_text(body, links=("a", "b", "c"))).warnings == []
+
+
+@pytest.mark.parametrize("attribute", ["acceleration", "deceleration", "jerk"])
+def test_version_1_2_refuses_negative_limit_extras(attribute: str) -> None:
+    text = robot_text(joint_text().replace("<limit ", f'<limit {attribute}="-1" '), version="1.2")
+    expect_error(
+        text,
+        line_with(text, "<limit"),
+        "joint 'j'",
+        f"<limit> {attribute} must not be negative, got -1",
+    )
+
+
+@pytest.mark.parametrize("kind", ["fixed", "floating"])
+def test_axis_without_xyz_is_ignored_where_unused(kind: str) -> None:
+    robot = single_joint("    <axis/>", kind=kind, limit=False)
+    np.testing.assert_array_equal(robot.joints["j"].axis, [1.0, 0.0, 0.0])

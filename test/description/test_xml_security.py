@@ -437,3 +437,69 @@ def test_parse_xml_uses_the_guard_under_an_old_libxml2(monkeypatch: pytest.Monke
     with pytest.raises(ModelError, match=r"libxml2 2\.9\.14 has no limit of its own"):
         parse_xml(quadratic_blowup())
     assert parse_xml('<!DOCTYPE r [<!ENTITY n "r">]><robot name="&n;"/>').get("name") == "r"
+
+
+# -- undeclared namespace prefixes: declared and parsed again, with every protection --------
+
+
+def with_undeclared_prefix(document: str) -> str:
+    """``document`` with ``drake:`` markup (never declared) on and under its root element."""
+    for root in ("<robot ", "<sdf "):
+        if root in document:
+            head, tail = document.split(root, 1)
+            document = f'{head}{root}drake:units="SI" {tail}'
+    closing = "</robot>" if "</robot>" in document else "</sdf>"
+    return document.replace(closing, f'<drake:extra value="1"/>{closing}')
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["urdf-attribute", "urdf-origin", "urdf-content", "urdf-parameter-entity", "sdf-pose-text"],
+)
+def test_undeclared_prefix_and_external_entity_read_no_file(
+    case: str, secret_file: Path, tmp_path: Path
+) -> None:
+    document = with_undeclared_prefix(xxe_documents(secret_file)[case])
+    assert "drake:units" in document and "xmlns:drake" not in document
+    strace_log = tmp_path / "strace.log" if strace_usable(tmp_path) else None
+    report = run_probe({"document": document}, strace_log=strace_log)
+    assert report["outcome"] in ("ok", "ModelError"), report
+    assert "7.25" not in json.dumps(report), report
+    if strace_log is not None:
+        assert str(secret_file) not in strace_log.read_text()
+    assert_bounded(report)
+
+
+def test_undeclared_prefix_and_external_entity_is_the_same_model_error(secret_file: Path) -> None:
+    report = run_probe(
+        {"document": with_undeclared_prefix(xxe_documents(secret_file)["urdf-origin"])}
+    )
+    assert_clear_model_error(report, "<string>", "external entity")
+
+
+@pytest.mark.parametrize(
+    "document",
+    [billion_laughs(where="attribute"), quadratic_blowup()],
+    ids=["billion-laughs", "quadratic"],
+)
+def test_undeclared_prefix_and_entity_bomb_is_refused(document: str) -> None:
+    report = run_probe({"document": with_undeclared_prefix(document)})
+    assert_clear_model_error(report, "<string>", "entity")
+    assert "drake" not in report["message"]
+    assert_bounded(report)
+
+
+def test_undeclared_prefix_and_entity_bomb_under_an_old_libxml2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(etree, "LIBXML_VERSION", (2, 9, 14))
+    with pytest.raises(ModelError, match=r"libxml2 2\.9\.14 has no limit of its own"):
+        parse_xml(with_undeclared_prefix(quadratic_blowup()))
+
+
+def test_undeclared_prefix_and_deep_nesting_is_refused() -> None:
+    depth = 1_000_000
+    document = '<robot name="r" drake:x="1"><link name="a"/>' + "<a>" * depth + "</a>" * depth
+    report = run_probe({"document": document + "</robot>"})
+    assert_clear_model_error(report, "<string>:1", "depth")
+    assert_bounded(report)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import logging
+import math
 
+import numpy as np
 import pytest
 
 from joint_tf_publisher import Joint, Link, ModelError
 from joint_tf_publisher.errors import Diagnostics
-from joint_tf_publisher.model import Mimic
-from joint_tf_publisher.model.validate import assemble_robot
+from joint_tf_publisher.model import Limit, Mimic
+from joint_tf_publisher.model.validate import (
+    assemble_robot,
+    check_mimics,
+    drop_unusable_mimics,
+    follower_range,
+)
 
 
 def link(name: str, line: int) -> Link:
@@ -82,8 +89,8 @@ def test_warning_is_logged(caplog: pytest.LogCaptureFixture) -> None:
         ),
         (
             [link("a", 2), link("b", 3)],
-            [joint("j1", "a", "b", 5, mimic="ghost")],
-            r"^model\.sdf:6: joint 'j1': <mimic> names joint 'ghost', which does not exist",
+            [joint("j1", "a", "b", 5, mimic="j1")],
+            r"^model\.sdf:6: joint 'j1': <mimic> names the joint itself",
         ),
     ],
 )
@@ -140,3 +147,65 @@ def test_find_root_without_any_root() -> None:
     parent_of = {"a": joint("ba", "b", "a", 5), "b": joint("ab", "a", "b", 6)}
     with pytest.raises(ModelError, match=r"^model\.sdf:1: no root link: every link has a parent"):
         find_root(links, parent_of, Diagnostics("model.sdf"), robot_line=1)
+
+
+def test_mimic_of_a_missing_joint_is_dropped_with_a_warning() -> None:
+    joints = [joint("j1", "a", "b", 5, mimic="ghost"), joint("j2", "b", "c", 8, mimic="j1")]
+    robot = assemble_robot("r", [link(n, 1) for n in "abc"], joints, Diagnostics("x.urdf"))
+    assert robot.joints["j1"].mimic is None
+    assert robot.joints["j2"].mimic is not None
+    assert robot.warnings == [
+        "x.urdf:6: joint 'j1': <mimic> names joint 'ghost', which does not exist; the mimic is "
+        "ignored and the joint moves on its own"
+    ]
+
+
+def test_check_mimics_alone_still_refuses_a_missing_leader() -> None:
+    # The SDF reader calls check_mimics directly: there a missing leader stays an error.
+    joints = {"j1": joint("j1", "a", "b", 5, mimic="ghost")}
+    with pytest.raises(ModelError, match=r"^m\.sdf:6: joint 'j1': <mimic> names joint 'ghost'"):
+        check_mimics(joints, Diagnostics("m.sdf"))
+
+
+def test_drop_unusable_mimics_leaves_self_mimic_for_check_mimics() -> None:
+    joints = {"j1": joint("j1", "a", "b", 5, mimic="j1")}
+    drop_unusable_mimics(joints, Diagnostics("x.urdf"))
+    assert joints["j1"].mimic is not None
+
+
+def limited(name: str, lower: float, upper: float, mimic: Mimic | None = None) -> Joint:
+    return Joint(
+        name=name,
+        joint_type="revolute",
+        parent="a",
+        child=name,
+        limit=Limit(effort=1.0, velocity=1.0, lower=lower, upper=upper),
+        mimic=mimic,
+    )
+
+
+@pytest.mark.parametrize(
+    ("multiplier", "offset", "expected"),
+    [
+        (-1.0, 0.0, (-0.548, 0.0)),
+        (2.0, 0.1, (0.1, 1.196)),
+        (0.0, 0.25, (0.25, 0.25)),
+    ],
+)
+def test_follower_range(multiplier: float, offset: float, expected: tuple[float, float]) -> None:
+    joints = {
+        "lead": limited("lead", 0.0, 0.548),
+        "follow": limited("follow", 0.0, 0.548, Mimic("lead", multiplier, offset)),
+    }
+    found = follower_range(joints["follow"], joints)
+    assert found is not None
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-15)
+    assert follower_range(joints["lead"], joints) is None
+
+
+def test_follower_range_of_an_infinite_leader_range() -> None:
+    joints = {
+        "lead": limited("lead", -math.inf, 1.0),
+        "follow": limited("follow", 0.0, 1.0, Mimic("lead", -2.0, 0.5)),
+    }
+    assert follower_range(joints["follow"], joints) == (-1.5, math.inf)
