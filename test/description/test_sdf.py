@@ -652,6 +652,42 @@ def test_mimic_needs_1_11_and_supports_only_the_first_axis() -> None:
         Robot.from_xml_string(bad)
 
 
+def test_a_mimic_of_a_missing_or_fixed_joint_loads_with_a_warning_as_in_urdf() -> None:
+    """The same rules as the URDF reader (one validation path): the joint moves on its own."""
+    for leader, reason in (
+        ("nowhere", "<mimic> names joint 'nowhere', which does not exist"),
+        ("f", "<mimic>: joint 'f' is fixed; only single-value joints can mimic"),
+    ):
+        mimic = f'<axis><xyz>0 0 1</xyz><mimic joint="{leader}"/></axis>'
+        body = (
+            '<link name="a"/>\n<link name="b"/>\n<link name="c"/>\n'
+            '<joint name="f" type="fixed"><parent>a</parent><child>b</child></joint>\n'
+            f'<joint name="k" type="revolute"><parent>b</parent><child>c</child>{mimic}</joint>'
+        )
+        text = sdf(body, "1.11")
+        robot = Robot.from_xml_string(text)
+        assert robot.joints["k"].mimic is None
+        line = line_with(text, "<mimic")
+        assert any(f":{line}: joint 'k': {reason}" in w for w in robot.warnings), robot.warnings
+        assert robot.link_fk({"k": 0.5})["c"].shape == (4, 4)  # moves on its own
+
+
+def test_a_follower_whose_range_leaves_its_own_limits_warns() -> None:
+    limit = "<limit><lower>0</lower><upper>0.5</upper></limit>"
+    mimic = '<mimic joint="j"><multiplier>-1</multiplier></mimic>'
+    body = (
+        '<link name="a"/>\n<link name="b"/>\n<link name="c"/>\n'
+        '<joint name="j" type="revolute"><parent>a</parent><child>b</child>'
+        f"<axis><xyz>0 0 1</xyz>{limit}</axis></joint>\n"
+        '<joint name="k" type="revolute"><parent>b</parent><child>c</child>'
+        f"<axis><xyz>0 0 1</xyz>{limit}{mimic}</axis></joint>"
+    )
+    robot = Robot.from_xml_string(sdf(body, "1.11"))
+    assert any("joint 'k': <mimic> moves the joint over [-0.5, 0]" in w for w in robot.warnings), (
+        robot.warnings
+    )
+
+
 # -- closed chains --------------------------------------------------------------------------------
 
 

@@ -23,7 +23,13 @@ from numpy.typing import NDArray
 
 from ...model.elements import Joint, Link, RobotModel
 from ...model.tree import spanning_tree
-from ...model.validate import check_joint_links, check_mimics, check_unique_names
+from ...model.validate import (
+    check_follower_ranges,
+    check_joint_links,
+    check_mimics,
+    check_unique_names,
+    drop_unusable_mimics,
+)
 from ...transforms import inverse_pose
 from .context import MODEL_FRAME, WORLD, Context, FileOrigin, line, read_version
 from .gearbox import resolve_gearboxes
@@ -117,7 +123,9 @@ def _tree(
     kept_joints = {name: joints_by_name[name] for name in tree.tree_joints}
     kept_links = {link.name: link for link in links if link.name not in tree.unreachable_links}
     _drop_dangling_mimics(ctx, kept_joints, joints_by_name)
+    drop_unusable_mimics(kept_joints, diag)
     check_mimics(kept_joints, diag)
+    check_follower_ranges(kept_joints, diag)
     return kept_links, kept_joints, tree.root
 
 
