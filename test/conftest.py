@@ -23,6 +23,7 @@ Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests ru
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -40,9 +41,16 @@ def private_domain_id(pid: int) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this session its own DDS domain on localhost unless the caller chose one."""
+    """Give this session its own DDS domain on localhost unless the caller chose one.
+
+    Also keep the package's logger propagating to the root logger (where pytest's ``caplog``
+    listens): where launch is installed, launch_testing's pytest plugin imports it before any
+    test, and launch makes every logger created afterwards a LaunchLogger that does not
+    propagate.
+    """
     os.environ.setdefault("ROS_DOMAIN_ID", str(private_domain_id(os.getpid())))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    logging.getLogger("joint_tf_publisher").propagate = True
 
 
 #: The launch tests live in test/launch/ (a test module in a folder of this name).
