@@ -342,9 +342,13 @@ def env_tool_python() -> str:
 
 
 @pytest.mark.skipif(venv_in_use() is None, reason="not running in a venv made by tools/env.py")
-def test_second_env_run_only_checks_and_is_quick() -> None:
+def test_second_env_run_only_checks() -> None:
+    """A current venv is only checked: nothing in it changes (how long it takes is no test's
+    business; on an idle machine about a second)."""
     venv = venv_in_use()
     assert venv is not None
+    marker = venv / ".jtp-env-ok"
+    before = (marker.stat().st_mtime_ns, sorted(p.name for p in venv.iterdir()))
     command: Sequence[str] = [
         env_tool_python(),
         str(ROOT / "tools" / "env.py"),
@@ -352,13 +356,11 @@ def test_second_env_run_only_checks_and_is_quick() -> None:
         "--venv",
         str(venv),
     ]
-    started = time.monotonic()
-    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
-    elapsed_s = time.monotonic() - started
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
     assert result.returncode == 0, result.stderr
     assert "is ready" in result.stderr
-    assert elapsed_s < 5.0
+    assert (marker.stat().st_mtime_ns, sorted(p.name for p in venv.iterdir())) == before
 
 
 def sys_path_of(python: Path | str) -> list[str]:
@@ -494,8 +496,10 @@ SKIPPING_TEST = "import pytest\n\ndef test_it():\n    pytest.skip('no tool')\n"
 
 
 def strict_run(tmp_path: Path, world: str) -> str:
-    """pytest's closing line for two skipping modules under conftest's strict rules."""
-    (tmp_path / "test_launch_node.py").write_text(SKIPPING_MODULE, encoding="utf-8")
+    """pytest's closing line for two skipping modules under conftest's strict rules: one in
+    a ``launch`` folder (as test/launch/), one elsewhere."""
+    (tmp_path / "launch").mkdir(exist_ok=True)
+    (tmp_path / "launch" / "test_launch_node.py").write_text(SKIPPING_MODULE, encoding="utf-8")
     (tmp_path / "test_other.py").write_text(SKIPPING_TEST, encoding="utf-8")
     env = plain_environment(
         JTP_STRICT_SKIPS="1", JTP_ROS_WORLD=world, PYTHONPATH=str(ROOT / "test")

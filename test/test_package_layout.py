@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "joint_tf_publisher"
 # Folders of the repository whose files setup.py installs under share/<package>/<folder>.
 SHARED_DATA_PATTERNS = {
-    "launch": ("*.launch.py",),
+    "launch": ("*.launch.py", "*.launch.xml"),
     "config": ("*.yaml",),
     "urdf": ("*.urdf", "*.xacro", "*.sdf"),
 }
@@ -163,6 +163,7 @@ def test_colcon_installs_the_package_where_ros2_looks(colcon_install: Path) -> N
     # What the README tells users to `ros2 launch`, and the node's parameter file.
     assert (share / "launch" / "joint_tf_publisher.launch.py").is_file()
     assert (share / "launch" / "demo.launch.py").is_file()
+    assert (share / "launch" / "joint_tf_publisher.launch.xml").is_file()
     assert list((share / "config").glob("*.yaml"))
     assert (colcon_install / "share/ament_index/resource_index/packages" / PACKAGE).is_file()
     assert executable.is_file() and os.access(executable, os.X_OK)
