@@ -296,6 +296,7 @@ CURRENT_STAMP = {"inputs": "abc", "mode": "pip-wheels", "base": "", "interfaces"
         ({**CURRENT_STAMP, "interfaces": "old"}, True, False, "rebuild"),
         ({**CURRENT_STAMP, "base": "/another/ros2kit/venv"}, True, False, "rebuild"),
         ({"inputs": "abc"}, True, False, "rebuild"),
+        ({"inputs": "abc", "mode": "pip-wheels", "interfaces": "tf2"}, True, False, "keep"),
     ],
 )
 def test_env_plan_keeps_updates_or_rebuilds(
