@@ -1,40 +1,56 @@
 # joint_tf_publisher: the two commands are `make run` and `make test`.
-# Every target that needs Python sets up .venv first (tools/env.py; a second run only checks).
+# Every target that needs Python first enters the ROS 2 world (tools/ros_env.sh: a sourced
+# distro; else the ROS 2 client kit from ../shared/ros2kit, built into .ros2kit or $ROS2KIT;
+# else ROS 2 from PyPI wheels) and sets up .venv (tools/env.py; a second run only checks).
+# docs/development.md explains the worlds, the caches and CI.
 
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 MODEL  ?= urdf/demo_arm.urdf
+# Prefix of every command that runs Python: enter the ROS 2 world first.
+ROS    := source tools/ros_env.sh &&
+export PYTHON
 
-.PHONY: all env run test lint format typecheck pytest bench soak compat clean distclean help
+.PHONY: all env colcon run test lint format typecheck pytest bench soak compat clean distclean help
 
 all: test
 
 help:
 	@echo "make run      set up if needed, start the node on $(MODEL) with a demo joint sweep"
-	@echo "make test     set up if needed, then ruff, mypy and pytest (non-zero on any failure)"
-	@echo "make env      create or check .venv (ROS 2 from PyPI wheels unless a distro is sourced)"
+	@echo "make test     set up if needed, then ruff, mypy, colcon build and pytest (non-zero on any failure)"
+	@echo "make env      build the ROS 2 kit if it is the world, create or check .venv"
+	@echo "make colcon   colcon build of the package into .colcon/ (with a distro or the kit)"
 	@echo "make lint     ruff check + ruff format --check + mypy"
 	@echo "make format   apply ruff's fixes and formatting"
 	@echo "make bench    run the benchmarks"
 	@echo "make soak     run the soak test (tools/soak.py)"
 	@echo "make compat   core tests under Humble's and Jazzy's Python/numpy/lxml (needs pyenv)"
-	@echo "make clean    remove build, cache and colcon output (keeps .venv); distclean: also .venv"
+	@echo "make clean    remove build, cache and colcon output (keeps .venv and .ros2kit)"
+	@echo "make distclean  also remove .venv, .compat and .ros2kit"
 
 env:
-	@$(PYTHON) tools/env.py
+	@bash tools/ros_env.sh prepare
+	@$(ROS) "$$JTP_PYTHON" tools/env.py
 	@sh tools/ensure_graphviz.sh
 
+# The package built as a ROS user builds it (`colcon build --symlink-install` into .colcon/);
+# tools/ros_env.sh sources .colcon/install so `ros2 launch joint_tf_publisher ...` finds it.
+# Nothing to do in the pip world (no ros2 there).
+colcon: env
+	@bash tools/ros_env.sh colcon
+
 run: env
-	@$(VENV)/bin/joint-tf-publisher run $(MODEL)
+	@$(ROS) $(VENV)/bin/joint-tf-publisher run $(MODEL)
 
 lint: env
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(ROS) $(VENV)/bin/mypy
 
 typecheck: env
-	$(VENV)/bin/mypy
+	$(ROS) $(VENV)/bin/mypy
 
 format: env
 	$(VENV)/bin/ruff check --fix .
@@ -42,29 +58,31 @@ format: env
 
 # pytest exits 5 when it collected no test: make fails on every non-zero status, so an
 # empty run can never pass.
-# JTP_STRICT_SKIPS=1: a skipped test fails (test/conftest.py), except launch_testing modules.
-pytest: env
-	JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
+# JTP_STRICT_SKIPS=1: a skipped test fails (test/conftest.py); only in the pip world (neither
+# a distro nor the kit) may the launch tests skip.
+pytest: env colcon
+	$(ROS) JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
-test: lint
-	JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
+test: lint colcon
+	$(ROS) JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
 bench: env
-	@if [ -f requirements/bench.txt ]; then $(VPY) -m pip install -q --disable-pip-version-check -r requirements/bench.txt; fi
-	@if [ -f bench/__main__.py ]; then $(VPY) -m bench; \
-	elif [ -f bench/run.py ]; then $(VPY) bench/run.py; \
+	@if [ -f requirements/bench.txt ]; then $(ROS) $(VPY) -m pip install -q --disable-pip-version-check -r requirements/bench.txt; fi
+	@if [ -f bench/__main__.py ]; then $(ROS) $(VPY) -m bench; \
+	elif [ -f bench/run.py ]; then $(ROS) $(VPY) bench/run.py; \
 	else echo "no benchmarks yet (bench/__main__.py or bench/run.py)" >&2; exit 1; fi
 
 soak: env
-	$(VPY) tools/soak.py
+	$(ROS) $(VPY) tools/soak.py
 
 # Not part of `make test`: needs CPython 3.10 and 3.12 (pyenv) and builds .compat/ from PyPI.
 compat:
 	@$(PYTHON) tools/compat.py
 
 clean:
-	rm -rf build install log .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
-	find . \( -path ./.venv -o -path ./.compat \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
+	rm -rf build install log .colcon dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
+	find . \( -path ./.venv -o -path ./.compat -o -path ./.ros2kit \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
 
+# .ros2kit is the kit built here (never a kit elsewhere named by ROS2KIT).
 distclean: clean
-	rm -rf $(VENV) .compat
+	rm -rf $(VENV) .compat .ros2kit

@@ -35,6 +35,15 @@ setup(
     # The oldest supported distro's system packages (Humble, Ubuntu 22.04: numpy 1.21.5,
     # lxml 4.8.0); `make compat` runs the core tests with them.
     install_requires=["setuptools", "numpy>=1.21", "lxml>=4.8"],
+    # Optional parts. `colcon test` runs pytest because the "test" extra names it (without,
+    # colcon falls back to unittest and finds no test). `graph` needs Graphviz's `dot`
+    # program, which is not on PyPI (Debian/Ubuntu: apt install graphviz; rosdep key
+    # graphviz); `.dot` output works without it.
+    extras_require={
+        "plot": ["matplotlib>=3.5"],
+        "xacro": ["xacro>=2.0"],
+        "test": ["pytest>=7", "hypothesis>=6", "scipy>=1.8", "pyyaml>=5.4"],
+    },
     zip_safe=True,
     maintainer="joint_tf_publisher developers",
     maintainer_email="joint_tf_publisher@example.com",

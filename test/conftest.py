@@ -7,8 +7,11 @@ Environment (set before any test imports rclpy, inherited by every subprocess a 
 * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Kilted): discovery and traffic stay on loopback.
 
 Strict runs: with ``JTP_STRICT_SKIPS=1`` (``make test`` and so CI set it) a skipped test or test
-module fails, except the launch_testing modules of ``SKIP_ALLOWED_MODULES``: a broken or partial
-environment can never pass by skipping.
+module fails: a broken or partial environment can never pass by skipping. The one allowance:
+the launch tests (``test/launch/``), which need a ROS 2 install (launch, launch_testing, ros2,
+tf2_ros), may skip in the pip world only, where neither a distro nor the ROS 2 client kit is
+present (``JTP_ROS_WORLD``, set by tools/ros_env.sh, is ``pip`` or unset, and launch_testing
+is not importable). With a distro or the kit they must run.
 
 Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests run without it):
 
@@ -19,6 +22,8 @@ Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests ru
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -36,24 +41,35 @@ def private_domain_id(pid: int) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this session its own DDS domain on localhost unless the caller chose one."""
+    """Give this session its own DDS domain on localhost unless the caller chose one.
+
+    Also keep the package's logger propagating to the root logger (where pytest's ``caplog``
+    listens): where launch is installed, launch_testing's pytest plugin imports it before any
+    test, and launch makes every logger created afterwards a LaunchLogger that does not
+    propagate.
+    """
     os.environ.setdefault("ROS_DOMAIN_ID", str(private_domain_id(os.getpid())))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    logging.getLogger("joint_tf_publisher").propagate = True
 
 
-#: Test modules allowed to skip in a strict run (``make test``): they need a full ROS 2 install
-#: (launch_testing), and test_node_e2e.py covers the same behaviour over real rclpy and DDS.
-SKIP_ALLOWED_MODULES = frozenset(
-    {
-        "test_launch_arguments.py",
-        "test_launch_node.py",
-        "test_launch_remap.py",
-        "test_launch_two_robots.py",
-        "test_ros2_launch.py",
-        "test_ros2_param.py",
-        "test_tf2_buffer.py",
-    }
-)
+#: The launch tests live in test/launch/ (a test module in a folder of this name).
+LAUNCH_TEST_FOLDER = "launch"
+
+
+def ros_world() -> str:
+    """``distro``, ``kit`` or ``pip`` as tools/ros_env.sh says; ``pip`` when run without it."""
+    return os.environ.get("JTP_ROS_WORLD") or "pip"
+
+
+def launch_tests_may_skip() -> bool:
+    """True only in the pip world: no distro, no kit, so no launch_testing to run them with."""
+    return ros_world() == "pip" and importlib.util.find_spec("launch_testing") is None
+
+
+def is_launch_test(path: str) -> bool:
+    """True for a test module in a folder named ``launch`` (test/launch/)."""
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) == LAUNCH_TEST_FOLDER
 
 
 def strict_skips() -> bool:
@@ -63,7 +79,7 @@ def strict_skips() -> bool:
 
 def _fail_skip(report: pytest.CollectReport | pytest.TestReport, where: str) -> None:
     """Turn a skipped report into a failure naming the skip's reason."""
-    if not report.skipped or os.path.basename(where) in SKIP_ALLOWED_MODULES:
+    if not report.skipped or (is_launch_test(where) and launch_tests_may_skip()):
         return
     reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
     report.outcome = "failed"
@@ -87,12 +103,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _fail_skip(report, str(item.path))
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    """Show the DDS settings in pytest's header, to tell runs apart when debugging."""
-    return (
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Show the ROS world and DDS settings in pytest's header, to tell runs apart."""
+    launch_tests = "may skip (pip world)" if launch_tests_may_skip() else "must run"
+    return [
+        f"ROS world: {ros_world()} (tools/ros_env.sh); launch tests {launch_tests}",
         f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID')} "
-        f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE')}"
-    )
+        f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE')}",
+    ]
 
 
 @dataclass

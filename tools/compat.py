@@ -82,7 +82,19 @@ INSTALLED = (
     f"share/ament_index/resource_index/packages/{PACKAGE}",
 )
 #: Source folders a colcon workspace copy leaves out.
-NOT_SOURCE = (".venv", ".compat", ".git", "build", "install", "log", "*.egg-info", "*_cache")
+NOT_SOURCE = (
+    ".venv",
+    ".compat",
+    ".git",
+    ".ros2kit",
+    ".colcon",
+    "build",
+    "install",
+    "log",
+    "dist",
+    "*.egg-info",
+    "*_cache",
+)
 VERSIONS_PROBE = (
     "import json, platform, numpy, lxml.etree as e; print(json.dumps({"
     "'python': platform.python_version(), 'numpy': numpy.__version__, "

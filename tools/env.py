@@ -3,9 +3,15 @@
 
 Two worlds:
 
-* A ROS 2 distro is sourced (the interpreter running this script imports ``rclpy`` and
-  ``tf2_msgs``): ``.venv`` is made with ``--system-site-packages`` and only the non-ROS
-  Python dependencies (requirements/dev.txt) go into it. Nothing ROS-related is installed.
+* A ROS 2 is sourced (the interpreter running this script, or the one under it when it is
+  run from a venv this script made, imports ``rclpy`` and ``tf2_msgs``): a distro
+  (/opt/ros/<distro>/setup.bash) or the ROS 2 client kit that ``make`` builds and sources
+  where no distro is (tools/ros_env.sh). ``.venv`` is layered on that interpreter: it sees
+  the ROS interpreter's site-packages after its own (``--system-site-packages`` over a
+  system Python; a ``.pth`` file naming the site-packages of a ROS interpreter that is
+  itself a venv, as the kit's is), and only the non-ROS Python dependencies
+  (requirements/dev.txt) that the ROS interpreter lacks go into it. Nothing ROS-related is
+  installed; like the ROS Python itself, ``.venv`` then works where that ROS is sourced.
 * No ROS 2 (plain Python 3.11, CI, a laptop): ``.venv`` gets ROS 2 Kilted from PyPI wheels
   (requirements/ros.txt); where ``tf2_msgs`` is still not importable, the one-message
   interface package in interfaces/tf2_msgs is generated with ament_cmake and installed into
@@ -13,11 +19,12 @@ Two worlds:
 
 Both end with ``pip install -e .`` and write ``.venv/.jtp-env-ok`` LAST. The marker holds a
 hash of the inputs (requirements, interfaces/, setup.py, setup.cfg, package.xml, this
-script, the mode and the Python version). A run that finds the marker current and the
-import check passing does nothing else (about a second). Changed requirements or packaging
-files update the venv in place; a missing marker or a failing import check means a broken
-or half-built venv, and a change of mode or of interfaces/ cannot be applied in place: those
-remove the venv and rebuild it. See ``plan``.
+script, the mode and the Python version) and the ROS interpreter's prefix. A run that finds
+the marker current and the import check passing does nothing else (about a second). Changed
+requirements or packaging files update the venv in place; a missing marker or a failing
+import check means a broken or half-built venv, and a change of mode, of ROS interpreter or
+of interfaces/ cannot be applied in place: those remove the venv and rebuild it. See
+``plan``.
 
 Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH]``. Exit status 0 when
 the environment is ready (or, with ``--check``, already current), non-zero otherwise.
@@ -40,6 +47,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER_NAME = ".jtp-env-ok"
+#: In a venv layered on a ROS interpreter that is itself a venv: names that one's site-packages.
+ROS_BASE_PTH = "_jtp_ros_base.pth"
 MODE_ROS = "sourced-ros"
 MODE_PIP = "pip-wheels"
 ROS_PROBE = "import rclpy, tf2_msgs.msg"
@@ -92,11 +101,47 @@ def python_imports(python: str | Path, code: str, env: dict[str, str] | None = N
     return result.returncode == 0
 
 
+def made_by_this_script(prefix: Path) -> bool:
+    """True for a venv this script made (it holds the ready marker)."""
+    return (prefix / MARKER_NAME).is_file()
+
+
+def ros_python_candidate() -> str:
+    """The interpreter that would carry a sourced ROS 2: this one, unless it is a project venv.
+
+    ``make`` runs this script with the first ``python3`` on PATH: a distro's system Python or
+    the kit's venv Python. From inside a venv this script made (an activated ``.venv``) the
+    interpreter under it is the candidate instead, so a venv is never layered on itself.
+    """
+    if made_by_this_script(Path(sys.prefix)):
+        return base_python()
+    return sys.executable
+
+
 def detect_mode() -> str:
-    """``sourced-ros`` when the base interpreter already imports rclpy and tf2_msgs."""
-    if python_imports(base_python(), ROS_PROBE):
+    """``sourced-ros`` when the candidate ROS interpreter imports rclpy and tf2_msgs."""
+    if python_imports(ros_python_candidate(), ROS_PROBE):
         return MODE_ROS
     return MODE_PIP
+
+
+def site_packages_of(python: str) -> list[str]:
+    """``python``'s site-packages folders (``site.getsitepackages()``) and its prefixes."""
+    code = (
+        "import site, sys; print(sys.prefix); print(sys.base_prefix); "
+        "print('\\n'.join(site.getsitepackages()))"
+    )
+    result = subprocess.run(
+        [python, "-c", code], env=clean_env(), capture_output=True, text=True, check=True
+    )
+    return result.stdout.splitlines()
+
+
+def ros_base(mode: str) -> str:
+    """What the venv is layered on: the ROS interpreter's prefix, or "" without a sourced ROS."""
+    if mode != MODE_ROS:
+        return ""
+    return site_packages_of(ros_python_candidate())[0]
 
 
 def input_files() -> list[Path]:
@@ -125,11 +170,17 @@ def inputs_hash(mode: str) -> str:
 def wanted_stamp(mode: str) -> dict[str, str]:
     """What the marker of a venv current for this checkout holds.
 
-    ``inputs`` covers everything; ``mode`` and ``interfaces`` are kept apart because a change
-    of either cannot be applied in place (the venv's kind, or an installed tf2_msgs).
+    ``inputs`` covers everything; ``mode``, ``base`` and ``interfaces`` are kept apart because
+    a change of any cannot be applied in place (the venv's kind, the ROS interpreter it is
+    layered on, or an installed tf2_msgs).
     """
     interface_files = sorted(p for p in TF2_MSGS_SOURCE.rglob("*") if p.is_file())
-    return {"inputs": inputs_hash(mode), "mode": mode, "interfaces": files_hash(interface_files)}
+    return {
+        "inputs": inputs_hash(mode),
+        "mode": mode,
+        "base": ros_base(mode),
+        "interfaces": files_hash(interface_files),
+    }
 
 
 def read_marker(venv: Path) -> dict[str, str] | None:
@@ -202,11 +253,33 @@ def pip_install(venv: Path, *args: str | Path, log_file: Path) -> None:
 
 
 def create_venv(venv: Path, mode: str, log_file: Path) -> None:
-    """A fresh venv; with a sourced ROS 2 it sees the system site-packages."""
+    """A fresh venv; with a sourced ROS 2 it sees the ROS interpreter's site-packages.
+
+    Over a system Python (a distro) that is ``--system-site-packages``. Over a ROS
+    interpreter that is itself a venv (the kit) the new venv is made from the Python under
+    it, and a ``.pth`` file appends the ROS venv's site-packages to ``sys.path`` after the
+    new venv's own, as ``--system-site-packages`` would; the ``.pth`` files in those folders
+    are not run (the wheels' bootstrapper would re-execute every start; the sourced ROS
+    environment already sets what it would).
+    """
     command: list[str | Path] = [base_python(), "-m", "venv"]
-    if mode == MODE_ROS:
-        command.append("--system-site-packages")
+    if mode != MODE_ROS:
+        run([*command, venv], log_file=log_file)
+        return
+    ros_prefix, ros_base_prefix, *ros_sites = site_packages_of(ros_python_candidate())
+    if ros_prefix == ros_base_prefix:  # a system Python
+        run([*command, "--system-site-packages", venv], log_file=log_file)
+        return
     run([*command, venv], log_file=log_file)
+    pth = venv_site_packages(venv) / ROS_BASE_PTH
+    pth.write_text("".join(f"{site}\n" for site in ros_sites), encoding="utf-8")
+    log(f"  layered on the ROS venv {ros_prefix} ({pth})")
+
+
+def venv_site_packages(venv: Path) -> Path:
+    """The venv's own site-packages folder."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return venv / "lib" / version / "site-packages"
 
 
 def build_tf2_msgs(venv: Path, log_file: Path) -> None:
@@ -256,9 +329,10 @@ def plan(
     """What to do with the venv: ``keep``, ``update`` (in place) or ``rebuild: <why>``.
 
     No marker means a build never finished (half-built), a failing import check means a
-    broken venv: both are rebuilt from nothing, as is a venv of the other mode or with a
-    tf2_msgs generated from other sources. Otherwise changed inputs (e.g. a teammate added a
-    requirement) update the venv in place, so the processes using it keep working.
+    broken venv: both are rebuilt from nothing, as is a venv of the other mode, layered on
+    another ROS interpreter, or with a tf2_msgs generated from other sources. Otherwise
+    changed inputs (e.g. a teammate added a requirement) update the venv in place, so the
+    processes using it keep working.
     """
     if force_rebuild:
         return "rebuild: asked to"
@@ -266,8 +340,14 @@ def plan(
         return "rebuild: no ready marker (half-built or never built)"
     if not ready:
         return "rebuild: import check failed"
-    for key, what in (("mode", "the mode"), ("interfaces", "interfaces/tf2_msgs")):
-        if stored.get(key) != wanted[key]:
+    changes = (
+        ("mode", "the mode"),
+        ("base", "the ROS interpreter it is layered on"),
+        ("interfaces", "interfaces/tf2_msgs"),
+    )
+    for key, what in changes:
+        # A marker from before ``base`` was recorded is of a venv layered on nothing ("").
+        if stored.get(key, "" if key == "base" else None) != wanted[key]:
             return f"rebuild: {what} changed"
     if stored.get("inputs") != wanted["inputs"]:
         return "update"
