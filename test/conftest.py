@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,15 @@ DOMAIN_ID_RANGE = range(1, 101)
 def private_domain_id(pid: int) -> int:
     """A DDS domain id in 1..100 derived from ``pid`` (ids up to 232 are valid on Linux)."""
     return DOMAIN_ID_RANGE.start + pid % len(DOMAIN_ID_RANGE)
+
+
+#: Test folders whose expectations other folders reuse (the over-DDS SDF tests compare with
+#: test/description's hand-composed poses): importable from any test, even one run alone.
+SHARED_TEST_FOLDERS = ("description",)
+for _folder in SHARED_TEST_FOLDERS:
+    _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), _folder)
+    if _path not in sys.path:
+        sys.path.append(_path)
 
 
 def pytest_configure(config: pytest.Config) -> None:
