@@ -98,7 +98,7 @@ class TfMonitor:
     def __init__(self, node: Any) -> None:
         from tf2_msgs.msg import TFMessage
 
-        from ..ros.tf_broadcast import TF_STATIC_TOPIC, TF_TOPIC, tf_qos, tf_static_qos
+        from ..ros.tf_publishers import TF_STATIC_TOPIC, TF_TOPIC, tf_qos, tf_static_qos
 
         self.meter = RateMeter()
         self.transforms: dict[str, tuple[str, np.ndarray]] = {}
@@ -194,7 +194,7 @@ def node_command(params_file: Path, node_params: Sequence[str]) -> list[str]:
         command = [
             sys.executable,
             "-c",
-            "import sys; from joint_tf_publisher.node import main; sys.exit(main())",
+            "import sys; from joint_tf_publisher.ros.runtime import main; sys.exit(main())",
         ]
     extra = [arg for param in node_params for arg in ("-p", param)]
     return [*command, "--ros-args", "--params-file", str(params_file), *extra]
