@@ -11,7 +11,6 @@ math: the node cannot do better than this row without changing executor or trans
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import numpy as np
 import rclpy
@@ -22,7 +21,8 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.ros.tf_broadcast import SerializedTFMessage, tf_qos
+from joint_tf_publisher.ros.cdr import TFMessageLayout
+from joint_tf_publisher.ros.tf_publishers import tf_qos, tf_static_qos
 
 
 class FloorNode(Node):
@@ -34,25 +34,20 @@ class FloorNode(Node):
         self.declare_parameter("ignore_timestamp", True)
         robot = Robot.from_xml_string(str(text))
         moving = [joint for joint in robot.joints.values() if joint.joint_type != "fixed"]
-        self._layout = SerializedTFMessage([(joint.parent, joint.child) for joint in moving])
+        self._layout = TFMessageLayout([(joint.parent, joint.child) for joint in moving])
         self._translations = np.zeros((len(moving), 3))
         self._quaternions = np.tile([0.0, 0.0, 0.0, 1.0], (len(moving), 1))
         self._publisher = self.create_publisher(TFMessage, "/tf", tf_qos())
-        self._static = self.create_publisher(TFMessage, "/tf_static", _static_qos())
+        self._static = self.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         self._static.publish(TFMessage())
         self.joint_states = self.create_subscription(
             JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data
         )
 
     def _on_joint_state(self, msg: JointState) -> None:
-        raw = self._layout.write(msg.header.stamp, self._translations, self._quaternions)
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        raw = self._layout.write(stamp_ns, self._translations, self._quaternions)
         self._publisher.publish(raw)
-
-
-def _static_qos() -> Any:
-    from joint_tf_publisher.ros.tf_broadcast import tf_static_qos
-
-    return tf_static_qos()
 
 
 def spin_tight(node: FloorNode) -> None:

@@ -4,9 +4,10 @@ Builds the real node in-process on the humanoid (``ignore_timestamp`` true, so e
 is published), then calls its JointState callback directly with synthetic messages: first
 timed without a profiler (mean and median microseconds per callback), then under cProfile.
 The /tf publications go to DDS as in the running node (serialization included), with no
-subscriber. Prints the top functions by own time and by cumulative time, and a split of one
-callback into its stages (JointState deserialization, kinematics.apply, joint_transforms,
-serialization and publish).
+subscriber. The messages are serialized, as the node's subscription delivers them. Prints
+the top functions by own time and by cumulative time, and a split of one callback into its
+stages (reading the CDR bytes, the pipeline with kinematics.apply and joint_transforms inside
+it, writing the TFMessage bytes, publishing), with rclpy's deserialization for comparison.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from .models import humanoid
 TOP_ENTRIES = 25
 
 
-def _synthetic_messages(count: int) -> list[Any]:
+def _synthetic_messages(count: int) -> list[bytes]:
+    from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
 
     spec = humanoid()
@@ -43,7 +45,7 @@ def _synthetic_messages(count: int) -> list[Any]:
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(
             start_ns + k * 1_000_000, 1_000_000_000
         )
-        messages.append(msg)
+        messages.append(serialize_message(msg))
     return messages
 
 
@@ -56,43 +58,63 @@ def _per_call_us(call: Callable[[Any], None], messages: list[Any]) -> list[float
     return samples
 
 
-def _stage_split(node: Any, messages: list[Any]) -> list[tuple[str, float]]:
-    """Median microseconds of the callback's stages, called the way the node calls them.
-
-    Uses the node's internals (``_model``, ``_tf.send_arrays``); an empty list where they
-    changed. The first stage is rclpy's deserialization of the incoming JointState, which
-    happens before the callback and is not in the callback's time.
-    """
-    from rclpy.serialization import deserialize_message, serialize_message
+def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
+    """Median microseconds of the callback's stages, called the way the node calls them
+    (``cdr.JointStateReader``, ``pipeline.joint_state``, ``Publication.to_bytes``, the /tf
+    publisher), and kinematics' share of the pipeline."""
+    from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    model = getattr(node, "_model", None)
-    send_arrays = getattr(getattr(node, "_tf", None), "send_arrays", None)
-    if model is None or send_arrays is None or not hasattr(model, "moving_frames"):
-        return []
-    kin, positions = model.kin, model.positions
+    from joint_tf_publisher.ros.cdr import JointStateReader
+
+    reader, pipeline = JointStateReader(), node.pipeline
     stages: dict[str, list[float]] = {
-        "rclpy: deserialize JointState (before cb)": [],
-        "kinematics.apply": [],
-        "kinematics.joint_transforms": [],
-        "frame list": [],
-        "TransformSender.send_arrays (CDR+publish)": [],
+        "rclpy: deserialize JointState (not used)": [],
+        "cdr: read JointState": [],
+        "pipeline.joint_state": [],
+        "  of which kinematics.apply": [],
+        "  of which kinematics.joint_transforms": [],
+        "Publication.to_bytes": [],
     }
-    raw = serialize_message(messages[0])
-    for msg in messages:
-        t0 = time.perf_counter()
-        deserialize_message(raw, JointState)
-        t1 = time.perf_counter()
-        update = kin.apply(positions, msg.name, msg.position, clamp="hard")
-        t2 = time.perf_counter()
-        translations, quaternions = kin.joint_transforms(positions, update.moved)
-        t3 = time.perf_counter()
-        frames = [model.moving_frames[i] for i in update.moved.tolist()]
-        t4 = time.perf_counter()
-        send_arrays(frames, msg.header.stamp, translations, quaternions)
-        t5 = time.perf_counter()
-        for key, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
-            stages[key].append(seconds * 1e6)
+    model = pipeline.model
+    kin = model.kin
+    spent: dict[str, float] = {"apply": 0.0, "joint_transforms": 0.0}
+
+    def timed(name: str) -> Callable[..., Any]:
+        method = getattr(kin, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            result = method(*args, **kwargs)
+            spent[name] = time.perf_counter() - start
+            return result
+
+        return call
+
+    kin.apply, kin.joint_transforms = timed("apply"), timed("joint_transforms")
+    try:
+        for data in messages:
+            t0 = time.perf_counter()
+            deserialize_message(data, JointState)
+            t1 = time.perf_counter()
+            state = reader.read(data)
+            t2 = time.perf_counter()
+            publication = pipeline.joint_state(*state)
+            t3 = time.perf_counter()
+            publication.to_bytes()
+            t4 = time.perf_counter()
+            seconds = (
+                t1 - t0,
+                t2 - t1,
+                t3 - t2,
+                spent["apply"],
+                spent["joint_transforms"],
+                t4 - t3,
+            )
+            for key, value in zip(stages, seconds, strict=True):
+                stages[key].append(value * 1e6)
+    finally:
+        del kin.apply, kin.joint_transforms
     return [(key, statistics.median(values)) for key, values in stages.items()]
 
 
@@ -114,7 +136,7 @@ def profile_callback(count: int) -> int:
                 Parameter("ignore_timestamp", value=True),
             ]
         )
-        callback = node._on_joint_state
+        ((_, callback), _) = node.joint_state_inputs
         messages = _synthetic_messages(count)
         _per_call_us(callback, messages[: min(200, count)])  # warm caches
         samples = _per_call_us(callback, messages)
@@ -128,7 +150,7 @@ def profile_callback(count: int) -> int:
             f"{statistics.median(samples):.1f} us, p99 {np.quantile(samples, 0.99):.1f} us "
             f"per callback (= {1e6 / statistics.mean(samples):.0f} messages/s on one core)\n"
         )
-        print("stages (median us):")
+        print("stages (median us; publishing is the rest of the callback):")
         for stage, micros in _stage_split(node, messages[: min(2000, count)]):
             print(f"  {stage:40s} {micros:8.1f}")
         profiler = cProfile.Profile()

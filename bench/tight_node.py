@@ -7,10 +7,10 @@ subscriptions, timers, events) for each callback, costs about half a core at 1 k
 any joint math. ``spin_lean`` waits on the joint_states subscription alone with a reused wait
 set, takes every JointState waiting, and hands everything else (parameter services,
 multi-DOF states, the description topic, timers) to the ordinary executor at most every
-``SERVICE_PERIOD_S``. Bench only: the evidence that led to ``node.spin``, which ``node.main``
-now uses (the same idea, plus the multi-DOF subscription and rclpy's signal guard in the wait
-set, an executor turn when a timer is due, and a blocking executor wait when idle); the
-``node-lean`` rows stay as a reference for it.
+``SERVICE_PERIOD_S``. Bench only: the evidence that led to ``ros.runtime.WaitLoop``, which
+the node now uses (the same idea, plus the multi-DOF subscription, an executor turn only when
+something else is ready, and a blocking wait on every entity when idle); the ``node-lean``
+rows stay as a reference for it.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def spin_lean(node: Any, executor: SingleThreadedExecutor) -> None:
     """Serve joint_states from a reused wait set; the rest through ``executor`` every 10 ms."""
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
-    subscription = node._joint_state_sub
-    handle, msg_type, callback = subscription.handle, subscription.msg_type, subscription.callback
+    (subscription, callback), _ = node.joint_state_inputs
+    handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
     context = node.context
     wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
     next_service = time.monotonic()
@@ -42,7 +42,7 @@ def spin_lean(node: Any, executor: SingleThreadedExecutor) -> None:
             wait_set.clear_entities()
             wait_set.add_subscription(handle)
             wait_set.wait(int(SERVICE_PERIOD_S * 1e9))
-            while (taken := handle.take_message(msg_type, False)) is not None:
+            while (taken := handle.take_message(msg_type, raw)) is not None:
                 callback(taken[0])
         now = time.monotonic()
         if now >= next_service:

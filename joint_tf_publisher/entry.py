@@ -2,9 +2,12 @@
 
 Importing the node or the command line tool (rclpy, numpy, lxml) takes about half a second;
 a SIGINT (Ctrl-C) or SIGTERM in that window would print Python's KeyboardInterrupt
-traceback. While the module loads, these signals end the process quietly with exit code 0;
-then the usual handlers are back and the real ``main`` handles them (the node through
-rclpy, the ``run`` command by stopping its node and demo).
+traceback. The node installs its stop signals (``ros.stop_signals``: they only set a flag)
+before importing anything else, and exits 0 once started if one came. For the command line
+tool, while the module loads, these signals end the process quietly with exit code 0; then
+the usual handlers are back and ``run`` handles them by stopping its node and demo; once the
+command has returned (or a signal ended the import), late ones are ignored so that they
+cannot kill the exiting process (a terminal's Ctrl-C and ``ros2 launch`` each send one).
 """
 
 from __future__ import annotations
@@ -16,27 +19,40 @@ from types import FrameType, ModuleType
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+def _ignore_stop_signals() -> None:
+    """From now on SIGINT and SIGTERM are ignored: the process is ending, and a late signal
+    must not interrupt or kill it on its way out (Python resets its own handlers to the
+    default, fatal action while it finalizes; an ignored signal stays ignored)."""
+    for number in _STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+
+
 def _stop_quietly(signum: int, frame: FrameType | None) -> None:
+    _ignore_stop_signals()
     raise SystemExit(0)
 
 
 def _import_quietly(module_name: str) -> ModuleType:
     """Import ``module_name`` with SIGINT/SIGTERM ending the process quietly (exit 0)."""
     previous = {number: signal.signal(number, _stop_quietly) for number in _STOP_SIGNALS}
-    try:
-        return importlib.import_module(module_name)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    module = importlib.import_module(module_name)  # a stop signal: SystemExit, signals ignored
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+    return module
 
 
 def node_main() -> int:
-    """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.ros.node.main``)."""
-    main: int = _import_quietly("joint_tf_publisher.ros.node").main()
+    """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.ros.runtime.main``), with
+    its stop signals installed before anything heavy is imported."""
+    from .ros.stop_signals import StopSignals
+
+    stop = StopSignals()
+    main: int = importlib.import_module("joint_tf_publisher.ros.runtime").main(stop=stop)
     return main
 
 
 def cli_main() -> int:
     """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
     main: int = _import_quietly("joint_tf_publisher.cli.main").main()
+    _ignore_stop_signals()
     return main

@@ -284,7 +284,7 @@ def test_cli_good_description_exit_0(tmp_path: Path) -> None:
 
 # -- the node -------------------------------------------------------------------------------
 
-NODE = console_script("joint_tf_publisher", "joint_tf_publisher.ros.node")
+NODE = console_script("joint_tf_publisher", "joint_tf_publisher.ros.runtime")
 NODE_PREFIX = "joint_tf_publisher: "
 
 

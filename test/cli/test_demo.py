@@ -307,3 +307,23 @@ def test_run_reports_a_failing_node(ros_subprocess_env: dict[str, str]) -> None:
     assert "run: the node exited with status 1:" in result.stderr
     assert "clamp must be one of" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:
+    """``demo`` and ``run`` need rclpy, through ``joint_tf_publisher.ros.demo_source``; no
+    module of ``cli`` imports a ROS package itself (not even inside a function)."""
+    import ast
+
+    ros_packages = {"rclpy", "rcl_interfaces", "sensor_msgs", "std_msgs", "tf2_msgs", "tf2_ros"}
+    found = {}
+    for module in sorted((REPO_ROOT / "joint_tf_publisher" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in ros_packages:
+                    found.setdefault(module.name, []).append(name)
+    assert found == {}

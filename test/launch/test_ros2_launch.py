@@ -355,11 +355,6 @@ class TestDemoInANamespace:
         assert not list(temp_dir.glob("joint_tf_publisher_demo_*")), "temporary file left"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16 item 1: a second SIGINT during the node's shutdown prints a "
-    "KeyboardInterrupt traceback (exit -2); remove this mark with the node's fix",
-)
 def test_ctrl_c_in_a_terminal_ends_everything_cleanly(probe: Any, tmp_path: Path) -> None:
     """SIGINT to the launch's whole process group (a terminal's Ctrl-C: launch forwards a
     second one to each process), repeated; the last tries keep sending SIGINT to the node

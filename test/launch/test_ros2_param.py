@@ -80,11 +80,6 @@ def test_param_describe_shows_descriptions_and_constraints(node: Launch) -> None
     assert "Read only: true" in blocks["description_from_topic"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="publish_frequency's range (0, 1000] Hz is enforced but not declared in its "
-    "ParameterDescriptor (floating_point_range), so `ros2 param describe` cannot show it",
-)
 def test_param_describe_shows_the_range_of_publish_frequency(node: Launch) -> None:
     block = describe(ros2_on_node(NODE, "param", "describe", NODE, "publish_frequency"))
     assert "Min value: 0.0" in block["publish_frequency"]
@@ -123,12 +118,6 @@ def test_node_info_lists_topics_and_parameter_services(node: Launch) -> None:
         assert f"{NODE}/{service}: rcl_interfaces/srv/" in services
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16 item 2: exclude_joints is declared without a value, so GetParameters "
-    "answers nothing for a request including it: dump prints {} and get says 'Parameter not "
-    "set'; remove this mark with the node's fix",
-)
 def test_param_dump_restarts_the_node_unchanged(node: Launch, probe: Any, tmp_path: Path) -> None:
     assert "Parameter not set" not in ros2_on_node(NODE, "param", "get", NODE, "exclude_joints")
     dumped = ros2_on_node(NODE, "param", "dump", NODE)

@@ -1,47 +1,53 @@
-"""In-process tests of the node module: parameters, their documentation, the tf2_ros path.
+"""The node in process, over real rclpy and DDS: declarations, statics, the spin loops.
 
-The behaviour over DDS with the real console script is in test_node_e2e.py; here the node
-runs inside the test process (its own rclpy context, from conftest's ``ros`` fixture), which
-lets a fake ``tf2_ros`` stand in for the real one that is not installable without ROS.
+The node runs inside the test process (its own rclpy context, from conftest's ``ros``
+fixture, or one of its own where it is spun by a thread). The console script over DDS is in
+test_node_e2e.py; the policy (rate limiting, clamping, reports) in test_pipeline.py.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-import types
+import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
-yaml = pytest.importorskip("yaml")
 
-from rclpy.exceptions import ParameterUninitializedException  # noqa: E402
+import rclpy  # noqa: E402
+from rcl_interfaces.msg import ParameterType  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
-from repo_paths import REPO_ROOT  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
+from repo_paths import TEST_DIR  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.ros import node as node_module  # noqa: E402
+from joint_tf_publisher.ros import runtime  # noqa: E402
 from joint_tf_publisher.ros.node import (  # noqa: E402
+    JOINT_STATES_DEPTH,
     JointTfPublisher,
     StartupError,
-    parse_clamp,
-    parse_frequency,
-    parse_joint_names,
 )
+from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
+from joint_tf_publisher.ros.stop_signals import StopSignals  # noqa: E402
+from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw, tf_static_qos  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
-CONFIG = REPO_ROOT / "config" / "joint_tf_publisher.yaml"
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 TWO_LINKS = (
     '<robot name="two"><link name="a"/><link name="b"/>'
     '<joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint></robot>'
 )
+ARM_STATICS = {"pedestal", "arm_base", "ee_link", "hand", "camera_link", "camera_optical_frame"}
 
 
 def make_node(ros: Any, **overrides: Any) -> JointTfPublisher:
@@ -52,47 +58,7 @@ def make_node(ros: Any, **overrides: Any) -> JointTfPublisher:
     return node
 
 
-def declared_defaults(node: JointTfPublisher) -> dict[str, Any]:
-    """The node's own parameters (not rclpy's standard ones) and their values."""
-    names = set(node._parameters) - {"use_sim_time", "start_type_description_service"}
-    values = {}
-    for name in names:
-        if "qos_overrides" in name:
-            continue
-        try:
-            values[name] = node.get_parameter(name).value
-        except ParameterUninitializedException:  # typed, without a default
-            values[name] = None
-    return values
-
-
-# -- values --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("value", [0.0, -1.0, 1000.5, "fast", True])
-def test_publish_frequency_out_of_range_is_rejected(value: Any) -> None:
-    with pytest.raises(node_module._Rejected, match="publish_frequency must be"):
-        parse_frequency(value)
-
-
-def test_publish_frequency_accepts_integers_and_the_bounds() -> None:
-    assert parse_frequency(50) == 50.0
-    assert parse_frequency(1000.0) == 1000.0
-
-
-def test_clamp_modes() -> None:
-    assert [parse_clamp(mode) for mode in ("hard", "soft", "none")] == ["hard", "soft", "none"]
-    with pytest.raises(node_module._Rejected, match="clamp must be one of hard, soft, none"):
-        parse_clamp("tight")
-
-
-def test_exclude_joints_from_array_or_comma_separated_text() -> None:
-    assert parse_joint_names(["a", " b ", ""]) == ("a", "b")
-    assert parse_joint_names("a, b") == ("a", "b")
-    assert parse_joint_names(None) == ()
-
-
-# -- the node in process -------------------------------------------------------------------
+# -- start ----------------------------------------------------------------------------------------
 
 
 def test_empty_description_is_a_startup_error(ros: Any) -> None:
@@ -106,23 +72,42 @@ def test_invalid_description_names_the_line(ros: Any) -> None:
         make_node(ros, robot_description=text)
 
 
-def test_config_file_lists_every_parameter_with_its_default(ros: Any) -> None:
-    node = make_node(ros, robot_description=TWO_LINKS)
-    config = yaml.safe_load(CONFIG.read_text())["/**"]["ros__parameters"]
-    defaults = declared_defaults(node)
-    defaults["robot_description"] = ""  # overridden above to start the node
-    defaults["exclude_joints"] = [""]  # declared without a value; "" names are ignored
-    assert config == defaults
-    assert parse_joint_names(config["exclude_joints"]) == ()
+# -- parameters: the table, declared ----------------------------------------------------------
 
 
-def test_readme_documents_every_parameter(ros: Any) -> None:
+def test_every_parameter_of_the_table_is_declared_with_its_descriptor_and_a_value(
+    ros: Any,
+) -> None:
     node = make_node(ros, robot_description=TWO_LINKS)
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme.split("## Parameters", 1)[1].split("\n## ", 1)[0]
-    rows = set(re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE))
-    documented = rows | set(re.findall(r"`(description_from_topic)` is an alias", section))
-    assert set(declared_defaults(node)) <= documented
+    for spec in PARAMETERS:
+        parameter = node.get_parameter(spec.name)
+        expected = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+        if spec.name != "robot_description":
+            assert parameter.value == expected, spec.name
+        descriptor = node.describe_parameter(spec.name)
+        assert descriptor.description == spec.description
+        assert descriptor.read_only == spec.read_only
+        if spec.float_range is not None:
+            (value_range,) = descriptor.floating_point_range
+            assert (value_range.from_value, value_range.to_value) == spec.float_range
+    # The empty list is a string array (rcl would type a bare [] as a byte array).
+    assert node.get_parameter("exclude_joints").type_ == Parameter.Type.STRING_ARRAY
+    assert node.get_parameter_types(["exclude_joints"]) == [ParameterType.PARAMETER_STRING_ARRAY]
+
+
+def test_a_parameter_given_without_a_value_gets_its_default(ros: Any) -> None:
+    """rcl reads ``exclude_joints: []`` in a parameters file (as ``ros2 param dump`` writes
+    it) and ``-p frame_prefix:=`` as "not set": the node gives them their defaults."""
+    parameters = [
+        Parameter("robot_description", value=TWO_LINKS),
+        Parameter("exclude_joints", Parameter.Type.NOT_SET),
+        Parameter("frame_prefix", Parameter.Type.NOT_SET),
+    ]
+    node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
+    ros._owned.append(node)
+    assert node.get_parameter("exclude_joints").value == []
+    assert node.get_parameter("frame_prefix").value == ""
+    assert node.get_parameter("exclude_joints").type_ == Parameter.Type.STRING_ARRAY
 
 
 def test_runtime_change_is_all_or_nothing(ros: Any) -> None:
@@ -132,57 +117,30 @@ def test_runtime_change_is_all_or_nothing(ros: Any) -> None:
     )
     assert not results.successful
     assert "publish_frequency must be" in results.reason
-    assert node._settings.frame_prefix == ""
+    assert node.settings.frame_prefix == ""
     assert node.get_parameter("frame_prefix").value == ""
+    accepted = node.set_parameters([Parameter("exclude_joints", value=["j", "k"])])
+    assert accepted[0].successful
+    assert node.settings.exclude_joints == ("j", "k")
 
 
-# -- tf2_ros path: a fake with the accumulating static broadcaster of newer distros ----------------
+def test_read_only_parameters_cannot_change(ros: Any) -> None:
+    node = make_node(ros, robot_description=TWO_LINKS)
+    for name in ("description_from_topic", "use_robot_description_topic"):
+        (result,) = node.set_parameters([Parameter(name, value=True)])
+        assert not result.successful
+    assert not node.settings.description_from_topic
 
 
-class _FakeStaticTransformBroadcaster:
-    """Like rclpy tf2_ros's: accumulates what was sent, keeping the first per child frame."""
-
-    def __init__(self, node: Any) -> None:
-        qos = QoSProfile(
-            depth=1,
-            reliability=ReliabilityPolicy.RELIABLE,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL,
-        )
-        self.pub_tf = node.create_publisher(TFMessage, "/tf_static", qos)
-        self.net_message = TFMessage()
-
-    def sendTransform(self, transforms: list[Any]) -> None:  # noqa: N802 (tf2_ros's name)
-        known = {t.child_frame_id for t in self.net_message.transforms}
-        self.net_message.transforms.extend(t for t in transforms if t.child_frame_id not in known)
-        self.pub_tf.publish(self.net_message)
-
-
-class _FakeTransformBroadcaster:
-    def __init__(self, node: Any) -> None:
-        self.pub_tf = node.create_publisher(TFMessage, "/tf", 100)
-
-    def sendTransform(self, transforms: list[Any]) -> None:  # noqa: N802 (tf2_ros's name)
-        self.pub_tf.publish(TFMessage(transforms=transforms))
-
-
-@pytest.fixture
-def fake_tf2_ros(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    module = types.ModuleType("tf2_ros")
-    module.StaticTransformBroadcaster = _FakeStaticTransformBroadcaster  # type: ignore[attr-defined]
-    module.TransformBroadcaster = _FakeTransformBroadcaster  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tf2_ros", module)
-    yield module
+# -- /tf_static: owned, replaced whole ------------------------------------------------------------
 
 
 def late_static_set(ros: Any) -> set[str]:
-    """Child frames of the latched /tf_static message, read by a new subscription."""
+    """Child frames of the latched /tf_static messages, read by a new subscription."""
     received: list[Any] = []
-    qos = QoSProfile(
-        depth=1,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    subscription = ros.node.create_subscription(
+        TFMessage, "/tf_static", received.append, tf_static_qos()
     )
-    subscription = ros.node.create_subscription(TFMessage, "/tf_static", received.append, qos)
     try:
         assert ros.spin_until(lambda: bool(received), timeout_s=10.0), "no /tf_static"
         ros.spin_for(0.2)  # a second writer's sample, if any, would arrive too
@@ -191,43 +149,39 @@ def late_static_set(ros: Any) -> set[str]:
         ros.node.destroy_subscription(subscription)
 
 
-def test_tf2_ros_statics_are_replaced_whole_on_prefix_change(
-    ros: Any, fake_tf2_ros: types.ModuleType
-) -> None:
+def test_statics_are_replaced_whole_on_prefix_change_and_reload(ros: Any) -> None:
     node = make_node(ros, robot_description=ARM_URDF.read_text(), frame_prefix="a/")
-    assert node._tf_static.uses_tf2_ros and node._tf.uses_tf2_ros
-    assert late_static_set(ros) == {
-        "a/pedestal",
-        "a/arm_base",
-        "a/ee_link",
-        "a/hand",
-        "a/camera_link",
-        "a/camera_optical_frame",
-    }
-    result = node.set_parameters([Parameter("frame_prefix", value="b/")])[0]
-    assert result.successful
-    # The fake keeps "a/..." forever in its own message; a fresh broadcaster must be used.
-    assert late_static_set(ros) == {
-        "b/pedestal",
-        "b/arm_base",
-        "b/ee_link",
-        "b/hand",
-        "b/camera_link",
-        "b/camera_optical_frame",
-    }
-
-
-def test_tf2_ros_statics_follow_a_reloaded_description(
-    ros: Any, fake_tf2_ros: types.ModuleType
-) -> None:
-    node = make_node(ros, robot_description=ARM_URDF.read_text())
-    assert "camera_link" in late_static_set(ros)
+    assert late_static_set(ros) == {"a/" + child for child in ARM_STATICS}
+    assert node.set_parameters([Parameter("frame_prefix", value="b/")])[0].successful
+    assert late_static_set(ros) == {"b/" + child for child in ARM_STATICS}
     result = node.set_parameters([Parameter("robot_description", value=TWO_LINKS)])[0]
     assert result.successful, result.reason
-    assert late_static_set(ros) == {"b"}
+    assert late_static_set(ros) == {"b/b"}
 
 
-# -- SDFormat: model_name --------------------------------------------------------------------
+def test_the_node_owns_its_tf_publishers_with_tf2_qos(ros: Any) -> None:
+    node = make_node(ros, robot_description=TWO_LINKS)
+
+    def qos_of(topic: str) -> Any:
+        mine = [
+            info.qos_profile
+            for info in ros.node.get_publishers_info_by_topic(topic)
+            if info.node_name == node.get_name()
+        ]
+        return mine[0] if len(mine) == 1 else None
+
+    assert ros.spin_until(lambda: qos_of("/tf") and qos_of("/tf_static"), timeout_s=10.0)
+    tf, tf_static = qos_of("/tf"), qos_of("/tf_static")
+    assert (tf.reliability, tf.durability) == (
+        ReliabilityPolicy.RELIABLE,
+        DurabilityPolicy.VOLATILE,
+    )
+    assert (tf_static.reliability, tf_static.durability) == (
+        ReliabilityPolicy.RELIABLE,
+        DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    assert layout_matches_rmw()  # so both publish pre-serialized bytes
+
 
 TWO_MODELS = """<?xml version="1.0"?>
 <sdf version="1.9">
@@ -249,17 +203,16 @@ TWO_MODELS = """<?xml version="1.0"?>
 
 def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> None:
     node = make_node(ros, robot_description=TWO_MODELS, model_name="second")
-    assert node._model is not None and node._model.robot.name == "second"
-    assert [t.child_frame_id for t in node._tf_static.transforms] == ["tip_b"]
+    statics = node.pipeline.static_publication(0)
+    assert statics is not None and statics.layout.frames == (("base_b", "tip_b"),)
     result = node.set_parameters([Parameter("model_name", value="nothere")])[0]
     assert not result.successful
     assert "no <model> named 'nothere'" in result.reason
-    assert node._model.robot.name == "second"
     result = node.set_parameters([Parameter("model_name", value="first")])[0]
     assert result.successful, result.reason
-    assert [t.child_frame_id for t in node._tf_static.transforms] == ["tip_a"]
-    translation = node._tf_static.transforms[0].transform.translation
-    assert (translation.x, translation.y, translation.z) == (0.0, 0.0, 1.0)
+    statics = node.pipeline.static_publication(0)
+    assert statics is not None and statics.layout.frames == (("base_a", "tip_a"),)
+    np.testing.assert_allclose(statics.translations, [[0.0, 0.0, 1.0]])
 
 
 # -- QoS ----------------------------------------------------------------------------------------
@@ -267,83 +220,130 @@ def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> N
 
 def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> None:
     node = make_node(ros, robot_description=TWO_LINKS)
-    for subscription in (node._joint_state_sub, node._multi_dof_sub):
+    assert node.joint_state_inputs[0][0].raw  # JointState is read from its bytes
+    for subscription, _ in node.joint_state_inputs:
         assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
         assert subscription.qos_profile.durability == DurabilityPolicy.VOLATILE
-        assert subscription.qos_profile.depth == node_module.JOINT_STATES_DEPTH == 100
-    override = "qos_overrides./joint_states.subscription.reliability"
-    overridden = JointTfPublisher(
-        context=ros.context,
-        parameter_overrides=[
-            Parameter("robot_description", value=TWO_LINKS),
-            Parameter(override, value="reliable"),
-        ],
-    )
-    ros._owned.append(overridden)
-    ros.executor.add_node(overridden)
-    assert overridden._joint_state_sub.qos_profile.reliability == ReliabilityPolicy.RELIABLE
-    assert overridden._joint_state_sub.qos_profile.depth == node_module.JOINT_STATES_DEPTH
-    depth = JointTfPublisher(
-        context=ros.context,
-        parameter_overrides=[
-            Parameter("robot_description", value=TWO_LINKS),
-            Parameter("qos_overrides./joint_states.subscription.depth", value=7),
-        ],
-    )
-    ros._owned.append(depth)
-    assert depth._joint_state_sub.qos_profile.depth == 7
-    assert depth._multi_dof_sub.qos_profile.depth == node_module.JOINT_STATES_DEPTH
+        assert subscription.qos_profile.depth == JOINT_STATES_DEPTH == 100
+    (joint_states, _), (multi_dof, _) = make_node(
+        ros,
+        robot_description=TWO_LINKS,
+        **{
+            "qos_overrides./joint_states.subscription.reliability": "reliable",
+            "qos_overrides./joint_states.subscription.depth": 7,
+        },
+    ).joint_state_inputs
+    assert joint_states.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert joint_states.qos_profile.depth == 7
+    assert multi_dof.qos_profile.depth == JOINT_STATES_DEPTH
 
 
-def test_spin_falls_back_to_the_executor_without_rclpy_waitset(
-    ros: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An rclpy whose internals lack ``WaitSet``: node.spin still serves joint states."""
-    import threading
+# -- spinning: the wait-set loop and the executor fallback ---------------------------------------
 
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from sensor_msgs.msg import JointState
 
-    monkeypatch.setattr(node_module, "_rclpy", types.SimpleNamespace())
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = JointTfPublisher(
-        context=context,
-        parameter_overrides=[
-            Parameter("robot_description", value=ARM_URDF.read_text()),
-            Parameter("ignore_timestamp", value=True),
-        ],
-    )
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    raised: list[BaseException] = []
+class SpunNode:
+    """A node in a context of its own, spun by ``runtime.spin`` on a thread."""
 
-    def spin() -> None:
+    def __init__(self, stop: StopSignals) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = JointTfPublisher(
+            context=self.context,
+            parameter_overrides=[
+                Parameter("robot_description", value=ARM_URDF.read_text()),
+                Parameter("ignore_timestamp", value=True),
+            ],
+        )
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.raised: list[BaseException] = []
+        self.thread = threading.Thread(target=self._spin, args=(stop,), daemon=True)
+        self.thread.start()
+
+    def _spin(self, stop: StopSignals) -> None:
         try:
-            node_module.spin(node, executor)
-        except BaseException as error:  # recorded: spin must return quietly on shutdown
-            raised.append(error)
+            runtime.spin(self.node, self.executor, stop)
+        except BaseException as error:  # recorded: spin must return quietly
+            self.raised.append(error)
 
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
+    def close(self) -> None:
+        self.context.try_shutdown()
+        self.thread.join(timeout=10.0)
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def stop() -> Iterator[StopSignals]:
+    signals = StopSignals()
+    yield signals
+    signals.restore()
+
+
+def serves_joint_states_and_parameters(ros: Any, spun: SpunNode) -> None:
     received: list[TFMessage] = []
     ros.node.create_subscription(TFMessage, "/tf", received.append, 100)
     publisher = ros.node.create_publisher(JointState, "joint_states", 10)
+    state = JointState()
+    state.name = ["joint_1"]
+    state.position = [0.3]
+
+    def published() -> bool:
+        publisher.publish(state)
+        return any(t.child_frame_id == "link_1" for msg in received for t in msg.transforms)
+
+    assert ros.spin_until(published, timeout_s=15.0), "no /tf"
+    parameters = AsyncParameterClient(ros.node, "joint_tf_publisher")
+    assert parameters.wait_for_services(timeout_sec=15.0)
+    future = parameters.set_parameters([Parameter("frame_prefix", value="spun/")])
+    assert ros.spin_until(future.done, timeout_s=15.0), "no set_parameters answer"
+    assert spun.node.settings.frame_prefix == "spun/"
+
+
+@pytest.mark.parametrize("executor", ["wait set", "rclpy"])
+def test_spin_serves_everything_and_returns_at_shutdown(
+    ros: Any, stop: StopSignals, monkeypatch: pytest.MonkeyPatch, executor: str
+) -> None:
+    if executor == "rclpy":
+        monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
+    spun = SpunNode(stop)
     try:
-        state = JointState()
-        state.name = ["joint_1"]
-        state.position = [0.3]
-
-        def published() -> bool:
-            publisher.publish(state)
-            return any(t.child_frame_id for message in received for t in message.transforms)
-
-        assert ros.spin_until(published, timeout_s=15.0), "no /tf through the fallback"
+        serves_joint_states_and_parameters(ros, spun)
     finally:
-        context.try_shutdown()
-        spinner.join(timeout=10.0)
-        executor.shutdown()
-        node.destroy_node()
-    assert not spinner.is_alive()
-    assert raised == [], "node.spin raised at shutdown instead of returning"
+        spun.close()
+    assert not spun.thread.is_alive(), "spin did not return at shutdown"
+    assert spun.raised == [], "spin raised at shutdown instead of returning"
+
+
+@pytest.mark.parametrize("executor", ["wait set", "rclpy"])
+def test_a_stop_signal_ends_spin(
+    stop: StopSignals, monkeypatch: pytest.MonkeyPatch, executor: str
+) -> None:
+    if executor == "rclpy":
+        monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
+    spun = SpunNode(stop)
+    try:
+        time.sleep(0.5)  # the loop blocks on every entity: nothing arrives
+        assert spun.thread.is_alive()
+        os.kill(os.getpid(), signal.SIGINT)
+        spun.thread.join(timeout=10.0)
+        assert not spun.thread.is_alive(), "a stop signal did not end spin"
+        assert spun.raised == []
+        assert spun.context.ok()  # stopped by the flag, not by a shutdown
+    finally:
+        spun.close()
+
+
+def test_stop_signals_set_a_flag_and_wake_never_raise(stop: StopSignals) -> None:
+    woken = threading.Event()
+    stop.wake_with(woken.set)
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
+        os.kill(os.getpid(), number)
+    assert woken.wait(timeout=5.0)
+    time.sleep(0.05)  # Python-level handlers run between bytecodes: none raises
+    assert stop.requested.is_set()
+    stop.close()
+    woken.clear()
+    os.kill(os.getpid(), signal.SIGINT)  # after close: still no exception, nothing woken
+    time.sleep(0.05)
+    assert not woken.is_set()

@@ -1,5 +1,12 @@
 """End-to-end tests of the node: the real console script in a subprocess, over real DDS.
 
+What needs DDS and a process: QoS and its overrides, latched statics reaching late
+subscribers, the serialized JointState read and the serialized /tf written by the node, the
+parameter services, timers and the spin loop under load, the clock jump callback, the
+description topic, startup errors. The policy itself (rate limiting, stamps, clamping,
+mimic, bad values) is tested without DDS in test_pipeline.py; stopping by signals in
+test_node_shutdown.py; the parameter services in test_node_parameters.py.
+
 The test process is an ordinary ROS 2 participant (the "probe", see ``node_harness.py``): it
 publishes JointState and MultiDOFJointState, reads /tf, /tf_static and robot_description, and
 calls the node's set_parameters service. Expected poses come from ``Robot.link_fk``
@@ -12,7 +19,6 @@ namespace; every wait is on a condition with a generous timeout, never a fixed s
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import signal
@@ -177,119 +183,6 @@ class TestArm:
         expected = Rotation.from_rotvec([-0.6, 0.0, 0.0]).as_matrix()
         np.testing.assert_allclose(T[:3, :3], expected, atol=TOLERANCE)
 
-    def test_a_mimic_value_in_the_message_is_ignored(
-        self, arm: NodeUnderTest, robot: Robot
-    ) -> None:
-        msg = arm.publish_and_wait(
-            ["right_knuckle_joint", "finger_joint"], [0.1, 0.5], fresh_stamp(), "right_knuckle"
-        )
-        (t,) = [t for t in msg.transforms if t.child_frame_id == "right_knuckle"]
-        # The leader decides: multiplier -1, so -0.5, not the 0.1 given.
-        np.testing.assert_allclose(
-            matrix_of(t.transform),
-            robot.joints["right_knuckle_joint"].child_pose(-0.5),
-            atol=TOLERANCE,
-        )
-
-    def test_hard_limits_clamp_by_default(self, arm: NodeUnderTest, robot: Robot) -> None:
-        msg = arm.publish_and_wait(["joint_1"], [5.0], fresh_stamp(), "link_1")
-        (t,) = msg.transforms
-        upper = robot.joints["joint_1"].limit.upper
-        np.testing.assert_allclose(
-            matrix_of(t.transform), robot.joints["joint_1"].child_pose(upper), atol=TOLERANCE
-        )
-
-    def test_rate_limited_in_message_time(self, arm: NodeUnderTest) -> None:
-        base = fresh_stamp()
-        start = len(arm.probe.tf)
-        for k in range(20):  # 100 Hz in message time, publish_frequency 20 Hz
-            arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
-            pause(0.005)
-        arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
-        stamps = sorted(
-            stamp_ns(t.header.stamp)
-            for msg in arm.probe.tf.messages(start)
-            for t in msg.transforms
-            if t.child_frame_id == "link_2"
-        )
-        in_burst = [s for s in stamps if s < seconds_to_ns(base + 1.0)]
-        # 20 Hz in message time: the messages at +0, +50, +100 and +150 ms.
-        assert in_burst == [seconds_to_ns(base + 0.05 * k) for k in range(4)]
-
-    def test_stamps_jumping_back_reset_the_limiter(self, arm: NodeUnderTest) -> None:
-        late = fresh_stamp()
-        arm.publish_and_wait(["joint_3"], [0.1], late, "link_3")
-        # A bag loop: time goes back 50 s; robot_state_publisher would publish nothing
-        # until message time caught up again.
-        arm.publish_and_wait(["joint_3"], [0.2], late - 50.0, "link_3")
-        arm.publish_and_wait(["joint_3"], [0.3], late - 49.0, "link_3")
-        wait_until(
-            lambda: "rate limiter reset" in arm.stderr() + arm.stdout_path.read_text(),
-            what="the reset warning",
-        )
-        log = arm.stderr() + arm.stdout_path.read_text()
-        assert log.count("rate limiter reset") == 1
-
-    def test_zero_stamp_uses_the_node_clock(self, arm: NodeUnderTest) -> None:
-        start = len(arm.probe.tf)
-        before = time.time()
-        arm.publish(["joint_4"], [0.25], 0.0)
-        msg = arm.wait_tf(start, "link_4")
-        after = time.time()
-        (t,) = msg.transforms
-        assert before - 1.0 <= stamp_ns(t.header.stamp) * 1e-9 <= after + 1.0
-
-    def test_bad_messages_publish_nothing_wrong(self, arm: NodeUnderTest, robot: Robot) -> None:
-        good = fresh_stamp()
-        arm.publish_and_wait(["joint_5"], [0.5], good, "link_5")
-        start = len(arm.probe.tf)
-        # Length mismatch: dropped whole.
-        arm.publish(["joint_5", "joint_6"], [1.0], good + 1.0)
-        # Unknown names are ignored, known ones published.
-        arm.publish(["no_such_joint", "joint_6"], [1.0, 0.2], good + 2.0)
-        # NaN: joint_5 keeps its last good value; joint_6 is published.
-        arm.publish(["joint_5", "joint_6"], [math.nan, 0.4], good + 3.0)
-        arm.publish(["joint_5", "joint_6"], [math.inf, -math.inf], good + 4.0)
-        # MultiDOFJointState with mismatched lengths.
-        multi = MultiDOFJointState()
-        multi.joint_names = ["joint_5", "joint_6"]
-        multi.transforms = [Transform()]
-        arm.multi_dof.publish(multi)
-        arm.publish_and_wait(["joint_7"], [0.1], good + 5.0, "link_7")  # sentinel
-        assert arm.process.poll() is None
-        published = [t for msg in arm.probe.tf.messages(start) for t in msg.transforms]
-        for t in published:
-            values = [
-                t.transform.translation.x,
-                t.transform.translation.y,
-                t.transform.translation.z,
-                t.transform.rotation.x,
-                t.transform.rotation.y,
-                t.transform.rotation.z,
-                t.transform.rotation.w,
-            ]
-            assert all(math.isfinite(v) for v in values)
-        by_stamp = {(stamp_ns(t.header.stamp), t.child_frame_id): t for t in published}
-        assert (seconds_to_ns(good + 1.0), "link_5") not in by_stamp
-        assert (seconds_to_ns(good + 1.0), "link_6") not in by_stamp
-        joint_5, joint_6 = robot.joints["joint_5"], robot.joints["joint_6"]
-        np.testing.assert_allclose(
-            matrix_of(by_stamp[seconds_to_ns(good + 2.0), "link_6"].transform),
-            joint_6.child_pose(0.2),
-            atol=TOLERANCE,
-        )
-        np.testing.assert_allclose(
-            matrix_of(by_stamp[seconds_to_ns(good + 3.0), "link_6"].transform),
-            joint_6.child_pose(0.4),
-            atol=TOLERANCE,
-        )
-        for stamp in (good + 3.0, good + 4.0):
-            t = by_stamp.get((seconds_to_ns(stamp), "link_5"))
-            if t is not None:  # if published at all, then at its last good value
-                np.testing.assert_allclose(
-                    matrix_of(t.transform), joint_5.child_pose(0.5), atol=TOLERANCE
-                )
-
     def test_robot_description_topic_is_latched(self, arm: NodeUnderTest) -> None:
         recorder = arm.probe.subscribe(String, arm.description_topic, latched_qos())
         messages = wait_until(recorder.messages, what="robot_description")
@@ -298,83 +191,6 @@ class TestArm:
     def test_sigint_exits_cleanly(self, arm: NodeUnderTest) -> None:
         assert arm.stop(signal.SIGINT) == 0
         assert "Traceback" not in arm.stderr()
-
-
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
-def test_stopping_while_joint_states_stream_exits_0_every_time(
-    probe: Probe, tmp_path_factory: pytest.TempPathFactory, stop_signal: signal.Signals
-) -> None:
-    """Stopped by a signal in the middle of a stream, four times: exit code 0 each time.
-
-    Regression: rclpy's signal thread triggers the signal guard conditions without a lock, and
-    the node destroyed them (its own and its executor's) while that thread could still run,
-    so some stops ended in SIGSEGV (-11) in rcl_trigger_guard_condition, more often on a
-    loaded machine. The node now uninstalls rclpy's handlers before destroying anything."""
-    for attempt in range(4):
-        namespace = f"/stop_{stop_signal.name.lower()}_{attempt}"
-        node = started(
-            probe,
-            tmp_path_factory,
-            namespace,
-            {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
-            handshake=("joint_1", "link_1"),
-        )
-        for k in range(50):
-            node.publish(["joint_1", "joint_2"], [0.01 * k, -0.01 * k], fresh_stamp(0.001))
-        assert node.stop(stop_signal) == 0, f"attempt {attempt}: {node.stderr()[-2000:]}"
-        assert "Traceback" not in node.stderr()
-
-
-# -- ignore_timestamp and soft limits -------------------------------------------------------------
-
-
-@pytest.fixture(scope="class")
-def fast_arm(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
-    """The arm with ignore_timestamp and soft limits; stopped by SIGTERM."""
-    node = started(
-        probe,
-        tmp_path_factory,
-        "/arm_fast",
-        {
-            "robot_description": ARM_URDF.read_text(),
-            "ignore_timestamp": True,
-            "clamp": "soft",
-            **reliable_input("/arm_fast"),
-        },
-        handshake=("joint_1", "link_1"),
-    )
-    yield node
-    assert node.stop(signal.SIGTERM) == 0
-    assert "Traceback" not in node.stderr()
-
-
-class TestIgnoreTimestamp:
-    def test_every_message_is_published(self, fast_arm: NodeUnderTest) -> None:
-        base = fresh_stamp()
-        start = len(fast_arm.probe.tf)
-        for k in range(20):
-            fast_arm.publish(["joint_2"], [0.01 * k], base + 0.01 * k)
-            pause(0.005)
-        fast_arm.publish_and_wait(["joint_2"], [0.0], base + 10.0, "link_2")
-        stamps = {
-            stamp_ns(t.header.stamp)
-            for msg in fast_arm.probe.tf.messages(start)
-            for t in msg.transforms
-            if t.child_frame_id == "link_2"
-        }
-        burst = {seconds_to_ns(base + 0.01 * k) for k in range(20)}
-        assert burst <= stamps  # all 20; rate limiting would have kept 4
-
-    def test_soft_limits_clamp(self, fast_arm: NodeUnderTest) -> None:
-        robot = Robot.load(ARM_URDF)
-        joint = robot.joints["joint_1"]
-        msg = fast_arm.publish_and_wait(["joint_1"], [2.95], fresh_stamp(), "link_1")
-        (t,) = msg.transforms
-        soft_upper = joint.safety_controller.soft_upper_limit
-        assert soft_upper < 2.95 < joint.limit.upper
-        np.testing.assert_allclose(
-            matrix_of(t.transform), joint.child_pose(soft_upper), atol=TOLERANCE
-        )
 
 
 # -- planar and floating bases ----------------------------------------------------------------
@@ -394,32 +210,6 @@ def planar_base(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 class TestPlanarBase:
-    def test_moveit_variable_names(self, planar_base: NodeUnderTest) -> None:
-        robot = Robot.load(PLANAR_URDF)
-        names = [
-            "base_planar_joint/x",
-            "base_planar_joint/y",
-            "base_planar_joint/theta",
-            "left_wheel_joint",
-            "right_wheel_joint",
-            "caster_swivel_joint",
-            "caster_wheel_joint",
-            "lift_joint",
-        ]
-        values = [1.5, -0.5, 0.8, 3.0, -3.0, 0.4, 1.0, 0.3]
-        msg = planar_base.publish_and_wait(names, values, fresh_stamp(), "base_footprint")
-        statics = TFMessage(transforms=list(planar_base.static_set().values()))
-        tree = tree_of([statics, msg])
-        cfg = {"base_planar_joint": np.array(values[:3])}
-        cfg.update(zip(names[3:], values[3:], strict=True))
-        assert_matches_fk(tree, robot, cfg)
-        # Explicit: x, y in the odom plane and yaw theta.
-        T = tree["base_footprint"][1]
-        np.testing.assert_allclose(T[:3, 3], [1.5, -0.5, 0.0], atol=TOLERANCE)
-        np.testing.assert_allclose(
-            T[:3, :3], Rotation.from_euler("z", 0.8).as_matrix(), atol=TOLERANCE
-        )
-
     def test_multi_dof_joint_states(self, planar_base: NodeUnderTest) -> None:
         stamp = fresh_stamp()
         multi = MultiDOFJointState()
@@ -456,25 +246,6 @@ def floating_base(
 
 
 class TestFloatingBase:
-    def test_moveit_variable_names(self, floating_base: NodeUnderTest) -> None:
-        robot = Robot.from_xml_string(FLOATING_URDF)
-        rotation = Rotation.from_euler("xyz", [0.3, -0.2, 1.0])
-        xyzw = rotation.as_quat()
-        names = [
-            f"base_joint/{v}"
-            for v in ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")
-        ]
-        values = [0.4, -1.0, 0.2, *xyzw]
-        msg = floating_base.publish_and_wait(
-            names + ["neck"], values + [0.5], fresh_stamp(), "torso"
-        )
-        tree = tree_of([TFMessage(transforms=list(floating_base.static_set().values())), msg])
-        assert_matches_fk(tree, robot, {"base_joint": np.array(values), "neck": 0.5})
-        expected = np.eye(4)
-        expected[:3, :3] = rotation.as_matrix()
-        expected[:3, 3] = np.array([0.4, -1.0, 0.2]) + [0.0, 0.0, 0.5]  # origin z = 0.5
-        np.testing.assert_allclose(tree["torso"][1], expected, atol=TOLERANCE)
-
     def test_multi_dof_joint_states(self, floating_base: NodeUnderTest) -> None:
         stamp = fresh_stamp()
         rotation = Rotation.from_rotvec([0.1, 0.9, -0.4])
@@ -568,18 +339,6 @@ class TestRuntimeChanges:
         (result,) = configured_arm.set_parameters(publish_frequency=0.0)
         assert not result.successful
         assert "publish_frequency" in result.reason
-
-    def test_clamp_mode_changes_at_once(self, configured_arm: NodeUnderTest) -> None:
-        (result,) = configured_arm.set_parameters(clamp="soft")
-        assert result.successful
-        joint = Robot.load(ARM_URDF).joints["joint_2"]
-        msg = configured_arm.publish_and_wait(["joint_2"], [2.4], fresh_stamp(), "link_2")
-        (t,) = [t for t in msg.transforms if t.child_frame_id == "r1/link_2"]
-        np.testing.assert_allclose(
-            matrix_of(t.transform),
-            joint.child_pose(joint.safety_controller.soft_upper_limit),
-            atol=TOLERANCE,
-        )
 
     def test_frame_prefix_change_republishes_statics(self, configured_arm: NodeUnderTest) -> None:
         (result,) = configured_arm.set_parameters(frame_prefix="r2/")
@@ -767,7 +526,7 @@ class TestDescriptionFromTopic:
             probe,
             tmp_path_factory,
             "/from_topic",
-            {"use_robot_description_topic": True},
+            {"description_from_topic": True},
             handshake=None,
         )
         try:
@@ -872,5 +631,5 @@ def test_blank_description_on_the_command_line_is_empty() -> None:
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
         "joint_tf_publisher: parameter robot_description is empty: give the URDF or SDFormat "
-        "text (or set use_robot_description_topic:=true)"
+        "text (or set description_from_topic:=true)"
     ]

@@ -1,0 +1,203 @@
+"""CDR, the ROS 2 wire format, for the node's two hot messages: no rclpy, no message classes.
+
+Every ROS 2 RMW serializes a message as a 4-byte encapsulation header (``00 01 00 00``: CDR,
+little endian) and then each field in order, each primitive aligned to its own size counted
+from the end of that header: a string is a uint32 length (counting its NUL), the bytes and
+the NUL; a sequence is a uint32 count and its elements. Padding bytes carry no meaning (a
+serializer may leave them uninitialised).
+
+- ``JointStateReader`` reads ``sensor_msgs/JointState``: stamp, names and positions. Names
+  change rarely, so it keeps the last message's name block (the bytes from the name count to
+  the end of the last name) and, when the next message has the same bytes at the same place,
+  reuses the decoded names and the offset of the positions: a byte comparison instead of
+  decoding strings. Positions are a numpy view of the message bytes.
+- ``TFMessageLayout`` writes ``tf2_msgs/TFMessage`` for a fixed list of (parent, child) frame
+  pairs: built once as a byte template, then only stamps and the 7 doubles of each transform
+  are written, through uint32 and float64 views of one buffer.
+
+``JointStateReader`` returns None for anything it does not read (another encapsulation, a
+truncated message); the caller then deserializes the message the ordinary way.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+#: CDR little endian, the only encapsulation ``JointStateReader`` reads (options ignored).
+CDR_LE = b"\x00\x01"
+#: Encapsulation header written by ``TFMessageLayout``: CDR little endian, no options.
+ENCAPSULATION = b"\x00\x01\x00\x00"
+#: Size of the encapsulation header; alignment counts from its end.
+HEADER_SIZE = 4
+_STAMP_AND_FRAME_ID = struct.Struct("<iII")  # header.stamp.sec, .nanosec, frame_id length
+_UINT32 = struct.Struct("<I")
+
+
+def _align(offset: int, size: int) -> int:
+    """``offset`` (from the message start) moved up to a multiple of ``size`` in the payload."""
+    return offset + (-(offset - HEADER_SIZE) % size)
+
+
+@dataclass
+class NameBlock:
+    """The name sequence of one JointState layout: its bytes, names, and what follows.
+
+    ``start`` is the message offset of the name count; ``data`` the bytes from there to the
+    end of the last name (the latest seen); ``meaning`` is 1 for the bytes that carry meaning
+    and 0 for padding, ``masked`` = ``data`` with padding zeroed; ``positions_at`` the offset
+    of the position count.
+    """
+
+    start: int
+    data: bytes
+    names: tuple[str, ...]
+    positions_at: int
+    meaning: NDArray[np.uint8]
+    masked: NDArray[np.uint8]
+
+    def matches(self, data: bytes) -> bool:
+        """True if ``data`` has this name block at ``start`` (padding may differ; then the
+        block remembers the new bytes, for a fast comparison next time)."""
+        end = self.start + len(self.data)
+        if data[self.start : end] == self.data:
+            return True
+        if len(data) < end:
+            return False
+        view = np.frombuffer(data, np.uint8, len(self.data), self.start)
+        if not np.array_equal(view & self.meaning, self.masked):
+            return False
+        self.data = data[self.start : end]
+        return True
+
+
+class JointStateData(NamedTuple):
+    """What ``JointStateReader.read`` takes from a JointState (a tuple: cheap to make).
+
+    ``stamp_ns``: header stamp in nanoseconds. ``names``: the same tuple object for every
+    message of one name block. ``positions``: radians or metres, a read-only view of the
+    message (length checked against ``names`` by the caller).
+    """
+
+    stamp_ns: int
+    names: tuple[str, ...]
+    positions: Array
+
+
+class JointStateReader:
+    """Reads serialized ``sensor_msgs/JointState`` messages, remembering the last names."""
+
+    def __init__(self) -> None:
+        self._block: NameBlock | None = None
+
+    def read(self, data: bytes) -> JointStateData | None:
+        """Stamp, names and positions of ``data``; None where it is not CDR little endian or
+        is truncated."""
+        if data[:2] != CDR_LE:
+            return None
+        try:
+            sec, nanosec, frame_id_size = _STAMP_AND_FRAME_ID.unpack_from(data, HEADER_SIZE)
+            start = _align(HEADER_SIZE + 12 + frame_id_size, 4)
+            block = self._block
+            if block is None or block.start != start or not block.matches(data):
+                block = self._block = _read_names(data, start)
+            (count,) = _UINT32.unpack_from(data, block.positions_at)
+            positions = np.frombuffer(
+                data, "<f8", count, _align(block.positions_at + 4, 8) if count else 0
+            )
+        except (struct.error, ValueError, UnicodeDecodeError):
+            return None
+        return JointStateData(sec * 1_000_000_000 + nanosec, block.names, positions)
+
+
+def _read_names(data: bytes, start: int) -> NameBlock:
+    """Decode the name sequence at ``start``; struct.error or ValueError if truncated."""
+    (count,) = _UINT32.unpack_from(data, start)
+    if count > len(data):
+        raise ValueError("name count beyond the message")
+    names: list[str] = []
+    padding: list[int] = []  # offsets (from start) of padding bytes
+    offset = start + 4
+    end = offset
+    for _ in range(count):
+        aligned = _align(offset, 4)
+        padding.extend(range(offset - start, aligned - start))
+        (size,) = _UINT32.unpack_from(data, aligned)
+        end = aligned + 4 + size
+        if size == 0 or end > len(data):
+            raise ValueError("string beyond the message")
+        names.append(data[aligned + 4 : end - 1].decode("utf-8", "replace"))
+        offset = end
+    block = data[start:end]
+    meaning = np.full(len(block), 0xFF, dtype=np.uint8)
+    meaning[padding] = 0
+    masked = np.frombuffer(block, np.uint8) & meaning
+    return NameBlock(start, block, tuple(names), _align(end, 4), meaning, masked)
+
+
+class TFMessageLayout:
+    """Serialized ``tf2_msgs/TFMessage``s for one fixed list of (parent, child) frame pairs.
+
+    ``write`` stamps every transform alike and copies translations and quaternions in; the
+    returned bytes are the whole message, ready for ``Publisher.publish``.
+    """
+
+    def __init__(self, frames: Sequence[tuple[str, str]]) -> None:
+        self.frames = tuple(frames)
+        payload = bytearray()
+
+        def align(size: int) -> None:
+            payload.extend(b"\x00" * (-len(payload) % size))
+
+        def put_uint32(value: int) -> None:
+            align(4)
+            payload.extend(_UINT32.pack(value))
+
+        def put_string(text: str) -> None:
+            encoded = text.encode() + b"\x00"
+            put_uint32(len(encoded))
+            payload.extend(encoded)
+
+        stamp_offsets: list[int] = []
+        value_offsets: list[int] = []
+        put_uint32(len(self.frames))
+        for parent, child in self.frames:
+            align(4)
+            stamp_offsets.append(len(payload))
+            payload.extend(bytes(8))  # int32 sec, uint32 nanosec
+            put_string(parent)
+            put_string(child)
+            align(8)
+            value_offsets.append(len(payload))
+            payload.extend(struct.pack("<7d", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+        message = ENCAPSULATION + bytes(payload)
+        # One buffer whose payload (after the header) starts 8-byte aligned in memory: the
+        # stamps are 4-aligned uint32 pairs, the transforms 8-aligned runs of 7 doubles.
+        storage = np.zeros(len(message) + 8, dtype=np.uint8)
+        first = (-storage.ctypes.data - HEADER_SIZE) % 8
+        self._buffer = storage[first : first + len(message)]
+        self._buffer[:] = np.frombuffer(message, dtype=np.uint8)
+        self._words = self._buffer[: len(message) // 4 * 4].view("<u4")
+        doubles = self._buffer[HEADER_SIZE : HEADER_SIZE + (len(message) - HEADER_SIZE) // 8 * 8]
+        self._doubles = doubles.view("<f8")
+        stamps = (np.array(stamp_offsets, dtype=np.intp) + HEADER_SIZE) // 4
+        self._stamp_index = stamps[:, None] + np.arange(2)
+        values = np.array(value_offsets, dtype=np.intp) // 8
+        self._translation_index = values[:, None] + np.arange(3)
+        self._rotation_index = values[:, None] + np.arange(3, 7)
+
+    def write(self, stamp_ns: int, translations: Array, quaternions: Array) -> bytes:
+        """The message: every transform stamped ``stamp_ns`` (ns since the epoch of its clock),
+        translation row i (metres) and quaternion row i (x, y, z, w) for ``frames[i]``."""
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        self._words[self._stamp_index] = (sec & 0xFFFFFFFF, nanosec)
+        self._doubles[self._translation_index] = translations
+        self._doubles[self._rotation_index] = quaternions
+        return self._buffer.tobytes()

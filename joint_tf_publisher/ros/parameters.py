@@ -1,0 +1,203 @@
+"""The node's parameters as one table, and the settings read from them (no rclpy here).
+
+``PARAMETERS`` lists every parameter the node declares: name, default (its type too),
+description, range and whether it is read-only. The node declares them from it (with
+descriptors that ``ros2 param describe`` shows), validates every change against it
+(``Settings.changed``), and tests check README.md and config/joint_tf_publisher.yaml against
+it. A new parameter is one row here, one field of ``Settings`` with its parser, and its docs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+#: Accepted values of ``clamp`` and what they mean for the kinematics (None: no clamping).
+CLAMP_MODES: dict[str, str | None] = {"hard": "hard", "soft": "soft", "none": None}
+#: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
+MAX_PUBLISH_FREQUENCY = 1000.0
+
+ParameterValue = bool | float | str | tuple[str, ...]
+
+
+class ParameterRejected(ValueError):
+    """A parameter value the node refuses; the text is the reason, naming the parameter."""
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter: name, default (which fixes its type), what it does, its limits.
+
+    ``float_range`` is inclusive (as ROS's FloatingPointRange); ``dynamic_typing`` lets an
+    integer stand for a double (``-p publish_frequency:=50``); ``alias_of`` names the
+    parameter this one is another name for.
+    """
+
+    name: str
+    default: ParameterValue
+    description: str
+    read_only: bool = False
+    dynamic_typing: bool = False
+    float_range: tuple[float, float] | None = None
+    alias_of: str | None = None
+
+    @property
+    def type_name(self) -> str:
+        """The ROS type: bool, double, string or string_array."""
+        if isinstance(self.default, bool):
+            return "bool"
+        if isinstance(self.default, float):
+            return "double"
+        if isinstance(self.default, str):
+            return "string"
+        return "string_array"
+
+
+PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec(
+        "robot_description",
+        "",
+        "URDF or SDFormat text of the robot (required unless description_from_topic)",
+    ),
+    ParameterSpec(
+        "publish_frequency",
+        20.0,
+        "maximum rate (Hz, message time) of /tf publications per joint; (0, 1000]",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+    ),
+    ParameterSpec(
+        "ignore_timestamp",
+        False,
+        "publish every joint state regardless of its stamp (no rate limiting)",
+    ),
+    ParameterSpec("frame_prefix", "", "text prepended to every frame id (plain concatenation)"),
+    ParameterSpec("clamp", "hard", "limits joint values are clamped to: hard, soft or none"),
+    ParameterSpec("exclude_joints", (), "joints whose transforms this node does not publish"),
+    ParameterSpec(
+        "publish_default_positions",
+        False,
+        "publish joints never received at their zero position, at publish_frequency",
+    ),
+    ParameterSpec(
+        "model_name", "", "SDFormat only: the <model> to publish where the file has several"
+    ),
+    ParameterSpec(
+        "description_from_topic",
+        False,
+        "take the description from topic robot_description, not the parameter",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "use_robot_description_topic",
+        False,
+        "alias of description_from_topic (the older robot_state_publisher name)",
+        read_only=True,
+        alias_of="description_from_topic",
+    ),
+)
+PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in PARAMETERS}
+
+
+def parse_frequency(value: Any) -> float:
+    """``publish_frequency`` as a float in (0, 1000] Hz."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterRejected(f"publish_frequency must be a number, got {value!r}")
+    frequency = float(value)
+    if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:
+        raise ParameterRejected(
+            f"publish_frequency must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
+        )
+    return frequency
+
+
+def parse_clamp(value: Any) -> str:
+    """``clamp`` as one of ``CLAMP_MODES``."""
+    if value not in CLAMP_MODES:
+        raise ParameterRejected(f"clamp must be one of {', '.join(CLAMP_MODES)}, got {value!r}")
+    return str(value)
+
+
+def parse_joint_names(value: Any) -> tuple[str, ...]:
+    """``exclude_joints`` as names: a string array, or one comma-separated string; empty names
+    are dropped (None, as rcl reads ``[]`` from a parameters file, is no names)."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    if not all(isinstance(item, str) for item in items):
+        raise ParameterRejected(f"exclude_joints must be a string array, got {value!r}")
+    return tuple(name.strip() for name in items if name.strip())
+
+
+def _parse_bool(name: str) -> Callable[[Any], bool]:
+    def parse(value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ParameterRejected(f"{name} must be a bool, got {value!r}")
+        return value
+
+    return parse
+
+
+def _parse_text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The node's parameters other than the description text, validated.
+
+    ``description_from_topic`` is true when either of its names is.
+    """
+
+    publish_frequency: float = 20.0
+    ignore_timestamp: bool = False
+    frame_prefix: str = ""
+    clamp: str = "hard"
+    exclude_joints: tuple[str, ...] = ()
+    publish_default_positions: bool = False
+    model_name: str = ""
+    description_from_topic: bool = False
+
+    @property
+    def interval_ns(self) -> int:
+        """Minimum spacing of publications per joint in message time, nanoseconds."""
+        return int(round(1e9 / self.publish_frequency))
+
+    @property
+    def clamp_mode(self) -> str | None:
+        """``clamp`` as the kinematics takes it: "hard", "soft" or None."""
+        return CLAMP_MODES[self.clamp]
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Settings:
+        """Settings from parameter values by name (missing ones at their defaults);
+        ParameterRejected for the first invalid one."""
+        return cls().changed(values)
+
+    def changed(self, values: Mapping[str, Any]) -> Settings:
+        """These settings with ``values`` (by parameter name) applied, all or nothing;
+        ParameterRejected for an invalid value. Names without a setting are ignored."""
+        updates: dict[str, Any] = {}
+        for name, value in values.items():
+            spec = PARAMETERS_BY_NAME.get(name)
+            target = spec.alias_of if spec is not None and spec.alias_of else name
+            parse = _PARSERS.get(target)
+            if parse is not None:
+                parsed = parse(value)
+                if target == "description_from_topic":  # either name true: true
+                    parsed = parsed or updates.get(target, False)
+                updates[target] = parsed
+        return replace(self, **updates)
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "publish_frequency": parse_frequency,
+    "ignore_timestamp": _parse_bool("ignore_timestamp"),
+    "frame_prefix": _parse_text,
+    "clamp": parse_clamp,
+    "exclude_joints": parse_joint_names,
+    "publish_default_positions": _parse_bool("publish_default_positions"),
+    "model_name": _parse_text,
+    "description_from_topic": _parse_bool("description_from_topic"),
+}

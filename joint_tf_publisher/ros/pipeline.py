@@ -1,0 +1,296 @@
+"""The node's policy, without rclpy: joint states in, TFMessages to publish out.
+
+``JointStatePipeline`` decides, for each JointState, as robot_state_publisher does and in this
+order: is there a model, do names and positions match, is the message due (rate limit in
+message time, keyed on the joints it names: a message it drops costs no kinematics), and only
+then resolves the values (``Kinematics.apply``: mimic, clamping) and computes the transforms
+of the joints the plan publishes. It also owns the static set (fixed joints), the default
+positions of joints never received, stamps (a zero stamp becomes the node clock's now) and the
+reports of clamped, rejected and unknown values (``reporting.Reporter``).
+
+What it returns is a ``Publication``: a TFMessage layout with a stamp and the transforms,
+which the node's /tf publisher serializes and sends. The node is wiring around this class;
+tests drive it directly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kinematics.compiled import Kinematics, Update
+from ..robot import Robot
+from .cdr import TFMessageLayout
+from .parameters import Settings
+from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
+from .reporting import Reporter
+
+Array = NDArray[np.float64]
+# "Never published" in the rate limiter: far in the past, yet safe to add an interval to.
+_NEVER_NS = -(2**62)
+
+
+class Publication(NamedTuple):
+    """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``translations[i]``
+    (metres) and ``quaternions[i]`` (x, y, z, w), all stamped ``stamp_ns``."""
+
+    layout: TFMessageLayout
+    stamp_ns: int
+    translations: Array
+    quaternions: Array
+
+    def to_bytes(self) -> bytes:
+        """The serialized TFMessage (CDR)."""
+        return self.layout.write(self.stamp_ns, self.translations, self.quaternions)
+
+
+class LoadedModel:
+    """One robot description with what the node keeps for it: joint values, limiter times."""
+
+    def __init__(self, robot: Robot, text: str) -> None:
+        self.robot = robot
+        self.text = text
+        self.kin: Kinematics = robot.kinematics
+        self.positions = self.kin.new_positions()
+        self.joints = JointIndex(self.kin.moving_joints)
+        #: Per moving joint: message time of its last publication (rate limiter), ns.
+        self.last_publish_ns = np.full(len(self.kin.moving_joints), _NEVER_NS, dtype=np.int64)
+
+    def reset_limiter(self) -> None:
+        """Forget all publication times: the next message of every joint is published."""
+        self.last_publish_ns.fill(_NEVER_NS)
+
+
+class Configured:
+    """A model under one set of settings: frames with the prefix, which joints are
+    published, their default transforms, the static set, and the publish plans."""
+
+    def __init__(self, model: LoadedModel, settings: Settings) -> None:
+        kin = model.kin
+        excluded = set(settings.exclude_joints)
+        prefix = settings.frame_prefix
+        moving = kin.moving_joints
+        #: Names in exclude_joints that are no joint of the robot.
+        self.unknown_excluded = sorted(excluded - set(model.robot.joints))
+        self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
+        frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
+        self.plans = PlanCache(model.joints, frames, self.publish_mask)
+        # Zero positions clamped into the limits (mimic followers from their leaders).
+        zero = kin.new_positions()
+        kin.apply(zero, [], [], clamp=settings.clamp_mode)
+        self.default_translations, self.default_quaternions = kin.joint_transforms(
+            zero, np.arange(len(moving))
+        )
+        fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
+        translations, quaternions = kin.fixed_transforms()
+        self.static_layout = TFMessageLayout(
+            [
+                (prefix + kin.fixed_joints[i].parent, prefix + kin.fixed_joints[i].child)
+                for i in fixed
+            ]
+        )
+        self.static_translations = translations[fixed]
+        self.static_quaternions = quaternions[fixed]
+
+
+class JointStatePipeline:
+    """Joint states to TFMessages under ``settings``; see the module docstring.
+
+    ``clock_ns`` reads the node clock (ns), used for zero stamps and default positions.
+    """
+
+    def __init__(self, settings: Settings, reporter: Reporter, clock_ns: Callable[[], int]) -> None:
+        self.settings = settings
+        self.reporter = reporter
+        self._clock_ns = clock_ns
+        self.model: LoadedModel | None = None
+        self._configured: Configured | None = None
+
+    # -- model and settings -----------------------------------------------------------------
+
+    def install(self, model: LoadedModel) -> None:
+        """Make ``model`` current (its limiter starts afresh)."""
+        self.model = model
+        self.configure(self.settings)
+
+    def configure(self, settings: Settings) -> None:
+        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model."""
+        self.settings = settings
+        if self.model is None:
+            return
+        self._configured = Configured(self.model, settings)
+        self.model.reset_limiter()
+        if self._configured.unknown_excluded:
+            self.reporter.logger.warning(
+                "exclude_joints names joints not in the robot: "
+                + ", ".join(self._configured.unknown_excluded)
+            )
+
+    def static_publication(self, stamp_ns: int) -> Publication | None:
+        """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
+        without a model."""
+        configured = self._configured
+        if configured is None:
+            return None
+        return Publication(
+            configured.static_layout,
+            stamp_ns,
+            configured.static_translations,
+            configured.static_quaternions,
+        )
+
+    def reset_limiter(self, reason: str) -> None:
+        """Publish the next message of every joint (a clock or stamp jumped backwards)."""
+        if self.model is not None:
+            self.model.reset_limiter()
+        self.reporter.warn_throttled(
+            "reset", f"{reason}: rate limiter reset (simulation reset or bag loop?)"
+        )
+
+    # -- joint states -----------------------------------------------------------------------
+
+    def joint_state(
+        self, stamp_ns: int, names: tuple[str, ...], positions: Array
+    ) -> Publication | None:
+        """A JointState's transforms to publish, or None (see the module docstring).
+
+        ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres.
+        """
+        model, configured = self.model, self._configured
+        if model is None or configured is None:
+            self.reporter.warn_throttled(
+                "no model", "joint states ignored: no robot description yet"
+            )
+            return None
+        if len(names) != len(positions):
+            self.reporter.warn_throttled(
+                "length",
+                f"JointState dropped: {len(names)} names but {len(positions)} positions",
+            )
+            return None
+        plan = configured.plans.joint_state(names)
+        if plan.unknown or plan.ignored_mimic:
+            self._report_names(plan)
+        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        if not self._due(model, plan.limited, stamp_ns):
+            return None
+        settings = self.settings
+        values = cast(Sequence[float], positions)  # apply takes any array of floats
+        update = model.kin.apply(model.positions, names, values, clamp=settings.clamp_mode)
+        return self._published(model, configured, plan, update, stamp_ns)
+
+    def multi_dof_joint_state(
+        self, stamp_ns: int, names: tuple[str, ...], translations: Array, quaternions: Array
+    ) -> Publication | None:
+        """A MultiDOFJointState's transforms to publish, or None: ``translations`` (K, 3) in
+        metres and ``quaternions`` (K, 4) x y z w per joint name."""
+        model, configured = self.model, self._configured
+        if model is None or configured is None:
+            self.reporter.warn_throttled(
+                "no model", "joint states ignored: no robot description yet"
+            )
+            return None
+        if not len(names) == len(translations) == len(quaternions):
+            self.reporter.warn_throttled(
+                "length",
+                f"MultiDOFJointState dropped: {len(names)} joint names but "
+                f"{len(translations)} transforms",
+            )
+            return None
+        plan = configured.plans.multi_dof(names)
+        if plan.unknown:
+            self._report_names(plan)
+        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        if not self._due(model, plan.limited, stamp_ns):
+            return None
+        update = model.kin.apply_multi_dof(
+            model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
+        )
+        return self._published(model, configured, plan, update, stamp_ns)
+
+    def default_positions(self) -> Publication | None:
+        """Joints never received (and not excluded) at their zero position, clamped, stamped
+        with the node clock; None when there are none."""
+        model, configured = self.model, self._configured
+        if model is None or configured is None:
+            return None
+        pending = np.flatnonzero(configured.publish_mask & ~model.positions.received)
+        if pending.size == 0:
+            return None
+        return Publication(
+            configured.plans.layout(pending),
+            self._clock_ns(),
+            configured.default_translations[pending],
+            configured.default_quaternions[pending],
+        )
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _due(self, model: LoadedModel, limited: IndexArray, stamp_ns: int) -> bool:
+        """The rate limiter, in message time: due when the least recently published joint of
+        ``limited`` was published at least one interval before ``stamp_ns``; a stamp before
+        the latest publication of one of them resets the limiter (and is due)."""
+        if not limited.size:
+            return False
+        if self.settings.ignore_timestamp:
+            return True
+        last_ns = model.last_publish_ns[limited]
+        if stamp_ns < int(last_ns.max()):
+            self.reset_limiter("joint state stamps jumped backwards")
+            return True
+        return stamp_ns >= int(last_ns.min()) + self.settings.interval_ns
+
+    def _published(
+        self,
+        model: LoadedModel,
+        configured: Configured,
+        plan: PublishPlan,
+        update: Update,
+        stamp_ns: int,
+    ) -> Publication | None:
+        """Record the publication time and build what to publish after ``update``."""
+        if update.clamped or update.rejected:
+            self.reporter.update(update, self.settings.clamp)
+        model.last_publish_ns[plan.limited] = stamp_ns
+        if update.rejected or len(update.moved) != len(plan.limited):
+            # Some values were rejected, or a clamp moved other joints: publish what moved.
+            moved = update.moved
+            indices = moved[configured.publish_mask[moved] & model.positions.received[moved]]
+            layout = configured.plans.layout(indices) if indices.size else None
+        else:
+            indices, layout = plan.published, plan.layout
+        if layout is None:
+            return None
+        translations, quaternions = model.kin.joint_transforms(model.positions, indices)
+        # Defence in depth (the kinematics never stores non-finite values): one cheap check,
+        # rows only when it fails.
+        if not math.isfinite(float(translations.sum()) + float(quaternions.sum())):
+            finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
+            if not finite.all():
+                self.reporter.warn_throttled("non-finite", "non-finite transforms withheld")
+                indices = indices[finite]
+                if not indices.size:
+                    return None
+                layout = configured.plans.layout(indices)
+                translations, quaternions = translations[finite], quaternions[finite]
+        return Publication(layout, stamp_ns, translations, quaternions)
+
+    def _zero_stamp_ns(self) -> int:
+        self.reporter.info_once(
+            "zero stamp", "joint states with a zero stamp are stamped with the node clock"
+        )
+        return self._clock_ns()
+
+    def _report_names(self, plan: PublishPlan) -> None:
+        self.reporter.names_once(
+            "unknown", plan.unknown, "ignoring names that are not moving joints of the robot"
+        )
+        self.reporter.names_once(
+            "mimic",
+            plan.ignored_mimic,
+            "values for mimic joints are ignored (they follow their leader)",
+        )

@@ -1,0 +1,99 @@
+"""SIGINT and SIGTERM as a flag and a wake-up call, never as an exception (stdlib only).
+
+The node's console script installs ``StopSignals`` before it imports rclpy or numpy, so from
+its first moments on a stop signal only sets ``requested``: nothing is interrupted half way
+(an import, rclpy.init, a parameter declaration, the destruction of a guard condition), and
+the node ends the same way whenever the signals come, with exit code 0 and no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM as a flag, and a wake-up of the spin loop: never an exception.
+
+    Python's handlers for both only set ``requested``; ``signal.set_wakeup_fd`` makes every
+    signal (received by whichever thread) also write a byte to a pipe, read by a thread of
+    ours that sets the flag and calls ``wake`` (set by ``wake_with``), under a lock that
+    ``close`` takes too: after ``close`` it never runs again. Install it on the main thread.
+    """
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._lock = threading.Lock()
+        self._wake: Callable[[], None] | None = None
+        self._closing = False
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._write_fd, False)
+        self._previous = {number: signal.signal(number, self._on_signal) for number in STOP_SIGNALS}
+        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        self._thread = threading.Thread(target=self._read, name="jtp-stop-signals", daemon=True)
+        self._thread.start()
+
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
+        self.requested.set()
+
+    def _read(self) -> None:
+        while True:
+            data = os.read(self._read_fd, 64)
+            with self._lock:
+                if self._closing or not data:
+                    return
+                self.requested.set()
+                self._call_wake()
+
+    def _call_wake(self) -> None:
+        if self._wake is not None:
+            try:
+                self._wake()
+            except Exception:  # the loop is gone already; nothing left to wake
+                self._wake = None
+
+    def wake_with(self, wake: Callable[[], None] | None) -> None:
+        """Call ``wake`` on every later stop signal (and now, if one came already)."""
+        with self._lock:
+            self._wake = wake
+            if self.requested.is_set() and not self._closing:
+                self._call_wake()
+
+    def wake(self) -> None:
+        """Call the wake function now (e.g. on an external ROS shutdown), unless closed."""
+        with self._lock:
+            if not self._closing:
+                self._call_wake()
+
+    def close(self) -> None:
+        """Stop waking anything and join the thread; the handlers stay (they only set the
+        flag). Idempotent; call it on the thread that created this."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            self._wake = None
+        signal.set_wakeup_fd(self._previous_fd)
+        os.write(self._write_fd, b"\0")  # ends the thread's read
+        self._thread.join()
+        os.close(self._read_fd)
+        os.close(self._write_fd)
+
+    def restore(self) -> None:
+        """``close``, then put back the handlers found at creation (for in-process use)."""
+        self.close()
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def ignore_from_now_on(self) -> None:
+        """``close``, then ignore both signals: at the very end of a process, a late signal
+        must neither raise nor kill it (Python resets its own handlers to the default, fatal
+        action while it finalizes; an ignored signal stays ignored)."""
+        self.close()
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)

@@ -1,0 +1,120 @@
+"""The node's /tf and /tf_static publishers, owned by the node (tf2_ros's topics and QoS).
+
+- ``/tf``: keep last 100, reliable, volatile (tf2_ros ``TransformBroadcaster``).
+- ``/tf_static``: keep last 1, reliable, transient local (tf2_ros
+  ``StaticTransformBroadcaster``): every publication carries the node's whole static set, so
+  the one latched sample a late subscriber gets is complete. Unlike tf2_ros, which merges
+  what is sent into everything sent before, the set is replaced as a whole: a reloaded model
+  or a new frame prefix leaves no stale frames behind.
+
+Both publish a ``pipeline.Publication`` as serialized bytes (``Publisher.publish`` takes
+bytes as they are). ``layout_matches_rmw`` checks once that the RMW reads those bytes back as
+the same message; where it does not, both publishers build message objects instead.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
+from tf2_msgs.msg import TFMessage
+
+from .cdr import TFMessageLayout
+from .pipeline import Publication
+
+TF_TOPIC = "/tf"
+TF_STATIC_TOPIC = "/tf_static"
+
+
+def tf_qos() -> QoSProfile:
+    """QoS of ``/tf``: keep last 100, reliable, volatile (tf2_ros DynamicBroadcasterQoS)."""
+    return QoSProfile(
+        depth=100,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def tf_static_qos() -> QoSProfile:
+    """QoS of ``/tf_static``: keep last 1, reliable, transient local (StaticBroadcasterQoS)."""
+    return QoSProfile(
+        depth=1,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def to_message(publication: Publication) -> TFMessage:
+    """The publication as a ``tf2_msgs/TFMessage`` object."""
+    sec, nanosec = divmod(publication.stamp_ns, 1_000_000_000)
+    stamp = Time(sec=sec, nanosec=nanosec)
+    transforms = []
+    for (parent, child), (tx, ty, tz), (qx, qy, qz, qw) in zip(
+        publication.layout.frames,
+        publication.translations.tolist(),
+        publication.quaternions.tolist(),
+        strict=True,
+    ):
+        msg = TransformStamped()
+        msg.header.stamp = stamp
+        msg.header.frame_id = parent
+        msg.child_frame_id = child
+        translation = msg.transform.translation
+        translation.x, translation.y, translation.z = tx, ty, tz
+        rotation = msg.transform.rotation
+        rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+        transforms.append(msg)
+    return TFMessage(transforms=transforms)
+
+
+@cache
+def layout_matches_rmw() -> bool:
+    """True if the RMW deserializes ``TFMessageLayout``'s bytes into exactly the message
+    ``to_message`` builds (frame names of every length modulo 8, odd values)."""
+    frames = [("p" * (k % 9), "c" * (k % 7 + 1)) for k in range(12)]
+    rng = np.random.default_rng(7)
+    translations = rng.uniform(-5.0, 5.0, (len(frames), 3))
+    quaternions = rng.normal(size=(len(frames), 4))
+    publication = Publication(
+        TFMessageLayout(frames), -1_700_000_123_456_789, translations, quaternions
+    )
+    try:
+        received = deserialize_message(publication.to_bytes(), TFMessage)
+    except Exception:  # any RMW complaint means: do not use these bytes
+        return False
+    return bool(received == to_message(publication))
+
+
+class TfPublisher:
+    """Publishes moving transforms on ``/tf``: one publication, one TFMessage."""
+
+    def __init__(self, node: Node) -> None:
+        self.publisher = node.create_publisher(TFMessage, TF_TOPIC, tf_qos())
+        self.raw = layout_matches_rmw()
+
+    def publish(self, publication: Publication) -> None:
+        """Send ``publication`` (serialized where the RMW reads our bytes)."""
+        self.publisher.publish(publication.to_bytes() if self.raw else to_message(publication))
+
+
+class StaticTfPublisher:
+    """The latched ``/tf_static`` message of one node: always its complete current set."""
+
+    def __init__(self, node: Node) -> None:
+        self.publisher = node.create_publisher(TFMessage, TF_STATIC_TOPIC, tf_static_qos())
+        self.raw = layout_matches_rmw()
+        #: The set last published (None before the first).
+        self.current: Publication | None = None
+
+    def replace(self, publication: Publication) -> None:
+        """Publish ``publication`` as the whole static set (an empty one too: a reload to a
+        model without fixed joints clears the frames of the previous one)."""
+        self.current = publication
+        self.publisher.publish(publication.to_bytes() if self.raw else to_message(publication))

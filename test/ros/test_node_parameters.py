@@ -1,0 +1,174 @@
+"""The console script's parameters over DDS, through rclpy's parameter services (what
+``ros2 param list/get/describe/dump`` call); its log of description warnings; its fallback
+spin loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+yaml = pytest.importorskip("yaml")
+
+from node_harness import (  # noqa: E402
+    NodeUnderTest,
+    Probe,
+    fresh_stamp,
+    matrix_of,
+    started,
+    wait_until,
+)
+from rcl_interfaces.msg import ParameterType  # noqa: E402
+from rclpy.parameter import parameter_value_to_python  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from repo_paths import TEST_DIR  # noqa: E402
+from test_user_errors import NODE  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.ros import runtime  # noqa: E402
+from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+NODE_NAME = "joint_tf_publisher"
+
+
+def call(probe: Probe, future: Any) -> Any:
+    wait_until(lambda: (probe.spin_for(0.01), future.done())[1], what="a parameter service")
+    return future.result()
+
+
+def client(probe: Probe, namespace: str) -> AsyncParameterClient:
+    parameters = AsyncParameterClient(probe.node, f"{namespace}/{NODE_NAME}")
+    wait_until(
+        lambda: (probe.spin_for(0.01), parameters.services_are_ready())[1],
+        what="the parameter services",
+    )
+    return parameters
+
+
+def dump(probe: Probe, namespace: str) -> dict[str, Any]:
+    """What ``ros2 param dump`` writes: every parameter, nested at the dots, under the node's
+    full name."""
+    parameters = client(probe, namespace)
+    names = sorted(call(probe, parameters.list_parameters()).result.names)
+    values = call(probe, parameters.get_parameters(names)).values
+    tree: dict[str, Any] = {}
+    for name, value in zip(names, values, strict=True):
+        assert value.type != ParameterType.PARAMETER_NOT_SET, f"{name} has no value"
+        *parents, leaf = name.split(".")
+        branch = tree
+        for part in parents:
+            branch = branch.setdefault(part, {})
+        branch[leaf] = parameter_value_to_python(value)
+    return {f"{namespace}/{NODE_NAME}": {"ros__parameters": tree}}
+
+
+@pytest.fixture(scope="module")
+def defaults(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    node = started(
+        probe, tmp_path_factory, "/defaults", {"robot_description": ARM_URDF.read_text()}, None
+    )
+    yield node
+    node.stop()
+
+
+def test_every_parameter_has_a_value_and_a_description(
+    probe: Probe, defaults: NodeUnderTest
+) -> None:
+    parameters = client(probe, "/defaults")
+    names = [spec.name for spec in PARAMETERS]
+    listed = call(probe, parameters.list_parameters()).result.names
+    assert set(names) <= set(listed)
+    values = call(probe, parameters.get_parameters(names)).values
+    by_name = dict(zip(names, values, strict=True))
+    # "Parameter not set" was the answer for exclude_joints (declared typed, without a value).
+    assert by_name["exclude_joints"].type == ParameterType.PARAMETER_STRING_ARRAY
+    assert list(by_name["exclude_joints"].string_array_value) == []
+    for spec in PARAMETERS:
+        if spec.name != "robot_description":
+            expected = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            assert parameter_value_to_python(by_name[spec.name]) == expected, spec.name
+    descriptors = call(probe, parameters.describe_parameters(names)).descriptors
+    for spec, descriptor in zip(PARAMETERS, descriptors, strict=True):
+        assert descriptor.description == spec.description
+        assert descriptor.read_only == spec.read_only
+    (frequency_range,) = descriptors[names.index("publish_frequency")].floating_point_range
+    assert (frequency_range.from_value, frequency_range.to_value) == (0.0, 1000.0)
+
+
+def test_a_dump_starts_the_node_again_unchanged(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    params = {"robot_description": ARM_URDF.read_text(), "frame_prefix": "d/", "clamp": "soft"}
+    first = started(probe, tmp_path_factory, "/dumped", params, None)
+    try:
+        dumped = dump(probe, "/dumped")
+    finally:
+        assert first.stop() == 0
+    path = tmp_path_factory.mktemp("dump") / "dump.yaml"
+    path.write_text(yaml.safe_dump(dumped))
+    process = subprocess.Popen(
+        [*NODE, "--ros-args", "-r", "__ns:=/dumped", "--params-file", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+    try:
+        assert dump(probe, "/dumped") == dumped
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+
+
+def test_description_warnings_are_logged_once_through_the_node_logger(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    text = ARM_URDF.read_text().replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 2"/>', 1)
+    assert text != ARM_URDF.read_text()
+    node = started(probe, tmp_path_factory, "/warned", {"robot_description": text}, None)
+    try:
+        wait_until(lambda: "moving joints" in node.stderr(), what="the node's start")
+    finally:
+        assert node.stop() == 0
+    lines = [line for line in node.stderr().splitlines() if "is not a unit vector" in line]
+    assert len(lines) == 1, node.stderr()  # not also bare, through Python logging
+    assert re.match(
+        r"^\[WARN\] \[[\d.]+\] \[[\w.]*joint_tf_publisher\]: robot_description:\d+: ", lines[0]
+    )
+
+
+def test_the_executor_fallback_serves_the_node(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``: no private rclpy API, the same behaviour."""
+    monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
+    robot = Robot.load(ARM_URDF)
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/fallback",
+        {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
+        handshake=("joint_1", "link_1"),
+    )
+    try:
+        msg = node.publish_and_wait(["joint_2"], [0.4], fresh_stamp(), "link_2")
+        (t,) = msg.transforms
+        assert matrix_of(t.transform) == pytest.approx(robot.joints["joint_2"].child_pose(0.4))
+        (result,) = node.set_parameters(frame_prefix="f/")
+        assert result.successful
+        assert "spinning with rclpy's executor" in node.stderr()
+    finally:
+        assert node.stop() == 0
+    assert "Traceback" not in node.stderr()

@@ -1,0 +1,112 @@
+"""Stopping the console script: any number of SIGINT/SIGTERM, at any moment, exit 0.
+
+A terminal's Ctrl-C reaches the whole process group and ``ros2 launch`` forwards another, so
+a node commonly gets two or three signals in quick succession: while starting, while joint
+states stream, while already shutting down. Each run here sends 2 or 3 (SIGINT or SIGTERM,
+0-50 ms apart) at a random moment and expects exit code 0 and no traceback. Regressions this
+guards: a KeyboardInterrupt raised in ``destroy_node`` by the second signal (exit -2 under
+launch), and a SIGSEGV when rclpy's signal thread triggered a guard condition being
+destroyed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from node_harness import Probe, fresh_stamp, started  # noqa: E402
+from repo_paths import TEST_DIR  # noqa: E402
+from test_user_errors import NODE, params_file  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGINT, signal.SIGTERM)
+WAIT_S = 60.0
+
+
+def send_a_few_signals(process: subprocess.Popen[bytes], rng: random.Random) -> list[str]:
+    """2 or 3 stop signals, 0-50 ms apart; their names."""
+    sent = []
+    for _ in range(rng.randint(2, 3)):
+        number = rng.choice(STOP_SIGNALS)
+        if process.poll() is None:
+            process.send_signal(number)
+            sent.append(signal.Signals(number).name)
+        time.sleep(rng.uniform(0.0, 0.05))
+    return sent
+
+
+def handlers_installed(pid: int) -> bool:
+    """True once the process catches SIGTERM (/proc/<pid>/status SigCgt): the console
+    script's own handlers are in place. Before that the interpreter itself is starting,
+    where a signal ends any Python program by the default action."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(
+        next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt")), 16
+    )
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.fixture(scope="module")
+def arm_params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("shutdown") / "params.yaml"
+    yield params_file(path, robot_description=ARM_URDF.read_text(), ignore_timestamp=True)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_signals_while_starting_exit_0(arm_params: Path, seed: int) -> None:
+    """From the moment the console script runs until well after the node is up."""
+    rng = random.Random(seed)
+    process = subprocess.Popen(
+        [*NODE, "--ros-args", "--params-file", str(arm_params)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+    deadline = time.monotonic() + WAIT_S
+    while not handlers_installed(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(rng.uniform(0.0, 1.5))
+    sent = send_a_few_signals(process, rng)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    text = stderr.decode(errors="replace")
+    assert process.returncode == 0, (sent, process.returncode, text[-2000:])
+    assert "Traceback" not in text, (sent, text[-2000:])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signals_while_joint_states_stream_exit_0(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    rng = random.Random(seed)
+    node = started(
+        probe,
+        tmp_path_factory,
+        f"/stop_{seed}",
+        {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
+        handshake=("joint_1", "link_1"),
+    )
+    try:
+        for k in range(rng.randint(5, 60)):
+            node.publish(["joint_1", "joint_2"], [0.01 * k, -0.01 * k], fresh_stamp(0.001))
+        sent = send_a_few_signals(node.process, rng)
+        code = node.process.wait(timeout=WAIT_S)
+    finally:
+        if node.process.poll() is None:
+            node.process.kill()
+    assert code == 0, (sent, code, node.stderr()[-2000:])
+    assert "Traceback" not in node.stderr()

@@ -1,0 +1,134 @@
+"""parameters: the one table, the settings it validates, and the docs that must follow it.
+
+No rclpy: the table, ``Settings`` and the docs checks stand alone. That the node declares
+exactly this table (with descriptors) is checked in test_node.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import pytest
+from repo_paths import REPO_ROOT
+
+from joint_tf_publisher.ros.parameters import (
+    PARAMETERS,
+    PARAMETERS_BY_NAME,
+    ParameterRejected,
+    Settings,
+    parse_clamp,
+    parse_frequency,
+    parse_joint_names,
+)
+
+yaml = pytest.importorskip("yaml")
+
+CONFIG = REPO_ROOT / "config" / "joint_tf_publisher.yaml"
+DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "docs" / "node.md"]
+ROS_TYPE_WORDS = {
+    "bool": "bool",
+    "double": "double",
+    "string": "string",
+    "string_array": "string array",
+}
+
+
+def yaml_value(value: Any) -> Any:
+    """A default as YAML (and rcl) reads it: a tuple is a list."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def test_every_setting_has_one_parameter_and_every_parameter_a_setting() -> None:
+    settings = {field.name for field in dataclasses.fields(Settings)}
+    names = {spec.alias_of or spec.name for spec in PARAMETERS} - {"robot_description"}
+    assert names == settings
+    defaults = Settings()
+    for spec in PARAMETERS:
+        if spec.name in settings:
+            assert getattr(defaults, spec.name) == spec.default, spec.name
+    aliases = [spec for spec in PARAMETERS if spec.alias_of]
+    assert all(PARAMETERS_BY_NAME[spec.alias_of].default == spec.default for spec in aliases)
+
+
+def test_description_from_topic_is_the_name_and_the_old_one_an_alias() -> None:
+    assert PARAMETERS_BY_NAME["description_from_topic"].alias_of is None
+    assert PARAMETERS_BY_NAME["use_robot_description_topic"].alias_of == "description_from_topic"
+    assert Settings.from_values({"use_robot_description_topic": True}).description_from_topic
+    assert Settings.from_values({"description_from_topic": True}).description_from_topic
+    both = {"description_from_topic": False, "use_robot_description_topic": True}
+    assert Settings.from_values(both).description_from_topic
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, 1000.5, "fast", True])
+def test_publish_frequency_out_of_range_is_rejected(value: Any) -> None:
+    with pytest.raises(ParameterRejected, match="publish_frequency must be"):
+        parse_frequency(value)
+
+
+def test_publish_frequency_accepts_integers_and_the_bounds() -> None:
+    assert parse_frequency(50) == 50.0
+    assert parse_frequency(1000.0) == 1000.0
+    assert Settings.from_values({"publish_frequency": 50}).interval_ns == 20_000_000
+
+
+def test_clamp_modes() -> None:
+    assert [parse_clamp(mode) for mode in ("hard", "soft", "none")] == ["hard", "soft", "none"]
+    with pytest.raises(ParameterRejected, match="clamp must be one of hard, soft, none"):
+        parse_clamp("tight")
+    assert Settings(clamp="none").clamp_mode is None
+
+
+def test_exclude_joints_from_array_or_comma_separated_text() -> None:
+    assert parse_joint_names(["a", " b ", ""]) == ("a", "b")
+    assert parse_joint_names("a, b") == ("a", "b")
+    assert parse_joint_names(None) == ()  # rcl reads [] in a parameters file as "not set"
+    with pytest.raises(ParameterRejected, match="exclude_joints must be a string array"):
+        parse_joint_names([1, 2])
+
+
+def test_a_change_is_all_or_nothing() -> None:
+    settings = Settings()
+    with pytest.raises(ParameterRejected, match="publish_frequency"):
+        settings.changed({"frame_prefix": "x/", "publish_frequency": 0.0})
+    assert settings.frame_prefix == ""
+    changed = settings.changed({"frame_prefix": "x/", "use_sim_time": True})
+    assert changed.frame_prefix == "x/"  # names without a setting are not ours: ignored
+
+
+def test_config_file_gives_every_parameter_its_default() -> None:
+    config = yaml.safe_load(CONFIG.read_text())["/**"]["ros__parameters"]
+    assert config == {spec.name: yaml_value(spec.default) for spec in PARAMETERS}
+
+
+def parameter_rows(text: str) -> dict[str, list[str]]:
+    """The rows ``| `name` | type | default | meaning |`` of a "Parameters" section."""
+    section = text.split("## Parameters", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        match = re.match(r"^\| `([a-z_]+)` \|(.*)\|\s*$", line)
+        if match:
+            rows[match.group(1)] = [cell.strip() for cell in match.group(2).split("|")]
+    return rows
+
+
+def documented_default(cell: str) -> Any:
+    """A default as the docs write it: ``""``, ``20.0``, ``false``, ``[]``, ``"hard"``."""
+    word = cell.split()[0]
+    return json.loads(word)
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
+    rows = parameter_rows(path.read_text())
+    for spec in PARAMETERS:
+        if spec.alias_of:  # documented in its main name's row
+            assert f"`{spec.name}`" in rows[spec.alias_of][2], spec.name
+            continue
+        assert spec.name in rows, f"{path.name}: no row for {spec.name}"
+        kind, default, meaning = rows[spec.name][:3]
+        assert kind == ROS_TYPE_WORDS[spec.type_name], spec.name
+        assert documented_default(default) == yaml_value(spec.default), spec.name
+        assert ("Read-only" in meaning) == spec.read_only, spec.name

@@ -1,0 +1,79 @@
+"""tf_publishers: /tf and /tf_static with tf2_ros's QoS, as bytes or as message objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, ReliabilityPolicy  # noqa: E402
+from rclpy.serialization import deserialize_message  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher.ros import tf_publishers  # noqa: E402
+from joint_tf_publisher.ros.cdr import TFMessageLayout  # noqa: E402
+from joint_tf_publisher.ros.pipeline import Publication  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+FRAMES = [("world", "base"), ("base", "l1"), ("l1", "a_much_longer_link_name"), ("x", "y")]
+
+
+def publication(stamp_ns: int = 42_000_000_007) -> Publication:
+    rng = np.random.default_rng(3)
+    quaternions = rng.normal(size=(len(FRAMES), 4))
+    quaternions /= np.linalg.norm(quaternions, axis=1, keepdims=True)
+    return Publication(
+        TFMessageLayout(FRAMES), stamp_ns, rng.uniform(-2, 2, (len(FRAMES), 3)), quaternions
+    )
+
+
+def test_qos_profiles_are_tf2_ros() -> None:
+    tf, static = tf_publishers.tf_qos(), tf_publishers.tf_static_qos()
+    assert (tf.depth, tf.history, tf.reliability, tf.durability) == (
+        100,
+        HistoryPolicy.KEEP_LAST,
+        ReliabilityPolicy.RELIABLE,
+        DurabilityPolicy.VOLATILE,
+    )
+    assert (static.depth, static.history, static.reliability, static.durability) == (
+        1,
+        HistoryPolicy.KEEP_LAST,
+        ReliabilityPolicy.RELIABLE,
+        DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def test_bytes_and_message_objects_are_the_same_message() -> None:
+    assert tf_publishers.layout_matches_rmw()
+    sample = publication()
+    assert deserialize_message(sample.to_bytes(), TFMessage) == tf_publishers.to_message(sample)
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["bytes", "message-objects"])
+def test_both_publishers_send_one_message_either_way(ros: Any, raw: bool) -> None:
+    """Message objects are the path where the RMW would not read our bytes back."""
+    tf = tf_publishers.TfPublisher(ros.node)
+    static = tf_publishers.StaticTfPublisher(ros.node)
+    tf.raw = static.raw = raw
+    listener = ros.create_node("tf_listener")
+    received: list[Any] = []
+    latched: list[Any] = []
+    listener.create_subscription(TFMessage, "/tf", received.append, tf_publishers.tf_qos())
+    sample = publication()
+    static.replace(sample)
+    listener.create_subscription(
+        TFMessage, "/tf_static", latched.append, tf_publishers.tf_static_qos()
+    )
+
+    def sent_and_received() -> bool:
+        tf.publish(sample)
+        return bool(received) and bool(latched)
+
+    assert ros.spin_until(sent_and_received, timeout_s=10.0)
+    expected = tf_publishers.to_message(sample)
+    assert received[0] == expected and latched[-1] == expected
