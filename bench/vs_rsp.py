@@ -191,10 +191,14 @@ class FrameCheck:
 
 
 def rotation_angle(q1: Sequence[float], q2: Sequence[float]) -> float:
-    """Angle (rad) of the rotation between two unit quaternions (q and -q are the same)."""
+    """Angle (rad) of the rotation between two quaternions (q and -q are the same rotation):
+    4 atan2(|a - b|, |a + b|) of the unit quaternions with b on a's side, exact to rounding
+    even for tiny angles (where 2 acos(a . b) loses half the digits)."""
     a, b = np.asarray(q1, dtype=float), np.asarray(q2, dtype=float)
-    dot = abs(float(a @ b)) / (float(np.linalg.norm(a)) * float(np.linalg.norm(b)))
-    return 2.0 * math.acos(min(1.0, dot))
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    if float(a @ b) < 0.0:
+        b = -b
+    return 4.0 * math.atan2(float(np.linalg.norm(a - b)), float(np.linalg.norm(a + b)))
 
 
 def compare_frames(ours: Mapping[str, FramePose], rsp: Mapping[str, FramePose]) -> FrameCheck:

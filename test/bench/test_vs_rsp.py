@@ -225,7 +225,15 @@ def test_a_negated_quaternion_is_the_same_rotation() -> None:
         {"a": pose("base", q=QUARTER_TURN_Z)}, {"a": pose("base", q=negated)}
     )
 
-    assert check.max_rotation_rad == pytest.approx(0.0, abs=1e-7)
+    assert check.max_rotation_rad == 0.0
+
+
+def test_tiny_rotations_are_measured_not_rounded_away() -> None:
+    angle = 1e-12
+    turned = (0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2))
+
+    assert vs_rsp.rotation_angle(IDENTITY, turned) == pytest.approx(angle, rel=1e-6)
+    assert vs_rsp.rotation_angle(IDENTITY, QUARTER_TURN_Z) == pytest.approx(math.pi / 2)
 
 
 def test_value_differences_are_measured_on_common_frames() -> None:
