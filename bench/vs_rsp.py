@@ -454,6 +454,12 @@ def _by_node(turns: Sequence[Turn]) -> dict[str, list[Turn]]:
     return {node: [turn for turn in turns if turn.node == node] for node in NODES}
 
 
+def main_thread_us(window: e2e.RateResult) -> float:
+    """CPU microseconds per JointState of the node's main thread over a window."""
+    share = window.thread_cpu_percent.get("main", 0.0) / 100.0
+    return cpu_per_message_us(0.0, share * window.window_s, window.sent)
+
+
 def _medians(
     windows: Mapping[str, list[e2e.RateResult]], pick: Callable[[e2e.RateResult], float]
 ) -> dict[str, float]:
@@ -476,12 +482,14 @@ def rate_table(turns: Mapping[tuple[str, str], list[Turn]], rounds: int, window_
             "rate Hz",
             "CPU us/msg",
             "CPU ours/RSP",
+            "main thread us/msg",
             "latency median ms",
             "median ours/RSP",
             "p99 ms",
             "drops (of sent)",
             "/tf Hz",
             "RSS MB",
+            "load 1m",
         ],
     )
     for (robot, mode), robot_turns in turns.items():
@@ -489,6 +497,7 @@ def rate_table(turns: Mapping[tuple[str, str], list[Turn]], rounds: int, window_
         for index, rate in enumerate(w.rate_hz for w in robot_turns[0].windows):
             windows = {node: [t.windows[index] for t in by_node[node]] for node in NODES}
             cpu = _medians(windows, lambda w: cpu_per_message_us(0.0, w.cpu_s, w.sent))
+            main = _medians(windows, main_thread_us)
             latency = _medians(windows, lambda w: w.latency(0.5) * 1e3)
             p99 = _medians(windows, lambda w: w.latency(0.99) * 1e3)
             tf_hz = _medians(windows, lambda w: w.received / w.window_s)
@@ -502,20 +511,24 @@ def rate_table(turns: Mapping[tuple[str, str], list[Turn]], rounds: int, window_
                     f"{rate:g}",
                     _pair(cpu, 0),
                     ratio(cpu["ours"], cpu["rsp"]),
+                    _pair(main, 0),
                     _pair(latency, 2),
                     ratio(latency["ours"], latency["rsp"]),
                     _pair(p99, 2),
                     f"{drops} ({sent})" if mode == "ignore_timestamp" else "-",
                     _pair(tf_hz, 0),
                     _pair(rss, 0),
+                    f"{median(w.load_average for n in NODES for w in windows[n]):.1f}",
                 ]
             )
     table.notes.append(
         "CPU us/msg = the node process's utime + stime (/proc/<pid>/stat) over the window / "
-        "JointStates sent; latency = /tf receipt - JointState stamp (wall clock, reader in the "
+        "JointStates sent; main thread = the same for the thread that runs the callbacks "
+        "(/proc/<pid>/task); latency = /tf receipt - JointState stamp (wall clock, reader in the "
         "bench process); drops = JointStates with no /tf message of their stamp, summed over "
         "the rounds (defaults mode: publications are rate-limited to 20 Hz, so none counted); "
-        "RSS = VmRSS at the end of the window"
+        "RSS = VmRSS at the end of the window; load 1m = the machine's load average after "
+        "the windows (both nodes' median)"
     )
     return table
 
