@@ -183,7 +183,8 @@ def instrument(accounts: Accounts) -> None:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.publisher import Publisher
 
-    from joint_tf_publisher import kinematics, node, tf_broadcast
+    from joint_tf_publisher import kinematics
+    from joint_tf_publisher.ros import node, tf_broadcast
 
     patches: list[tuple[Any, str, str]] = [
         (node.JointTfPublisher, "_on_joint_state", CALLBACK),
@@ -229,7 +230,7 @@ def node_main(ros_args: list[str]) -> int:
 
     signal.signal(signal.SIGUSR1, dump)
     instrument(accounts)
-    from joint_tf_publisher import node
+    from joint_tf_publisher.ros import node
 
     return node.main(ros_args)
 

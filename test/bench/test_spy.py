@@ -20,14 +20,14 @@ def _handle_joint_states(wait_set, inputs):
 
 @pytest.fixture
 def sources(tmp_path: Path) -> spy.SourceLines:
-    package = tmp_path / "joint_tf_publisher"
-    package.mkdir()
+    package = tmp_path / "joint_tf_publisher" / "ros"
+    package.mkdir(parents=True)
     (package / "node.py").write_text(SPIN_LOOP)
     return spy.SourceLines([tmp_path / "missing", tmp_path])
 
 
 def loop(line: int) -> Frame:
-    return Frame("_handle_joint_states", "joint_tf_publisher/node.py", line)
+    return Frame("_handle_joint_states", "joint_tf_publisher/ros/node.py", line)
 
 
 def test_a_frame_keeps_function_path_and_line() -> None:
@@ -42,21 +42,21 @@ def test_a_frame_keeps_function_path_and_line() -> None:
 
 def test_raw_lines_sum_per_stack() -> None:
     lines = [
-        "<module> (x:8);spin (joint_tf_publisher/node.py:782) 5\n",
-        "<module> (x:8);spin (joint_tf_publisher/node.py:782) 2\n",
+        "<module> (x:8);spin (joint_tf_publisher/ros/node.py:782) 5\n",
+        "<module> (x:8);spin (joint_tf_publisher/ros/node.py:782) 2\n",
         "<module> (x:8) 1\n",
         "not a sample line\n",
     ]
 
     stacks = spy.parse_raw(lines)
 
-    spin_stack = (Frame("<module>", "x", 8), Frame("spin", "joint_tf_publisher/node.py", 782))
+    spin_stack = (Frame("<module>", "x", 8), Frame("spin", "joint_tf_publisher/ros/node.py", 782))
     assert stacks == {spin_stack: 7, (Frame("<module>", "x", 8),): 1}
 
 
 def test_the_nearest_named_frame_from_the_leaf_decides(sources: spy.SourceLines) -> None:
     numpy_leaf = Frame("_any", "numpy/_core/_methods.py", 61)
-    callback = Frame("JointTfPublisher._on_joint_state", "joint_tf_publisher/node.py", 537)
+    callback = Frame("JointTfPublisher._on_joint_state", "joint_tf_publisher/ros/node.py", 537)
     apply = Frame("Kinematics.apply", "joint_tf_publisher/kinematics.py", 821)
     publish = Frame("Publisher.publish", "rclpy/publisher.py", 74)
 
@@ -79,9 +79,9 @@ def test_spin_loop_lines_are_told_apart_by_their_text(sources: spy.SourceLines) 
 def test_shares_add_up_to_one(sources: spy.SourceLines) -> None:
     stacks = spy.parse_raw(
         [
-            "spin (joint_tf_publisher/node.py:1);"
-            "_handle_joint_states (joint_tf_publisher/node.py:2) 3",
-            "_handle_joint_states (joint_tf_publisher/node.py:3) 1",
+            "spin (joint_tf_publisher/ros/node.py:1);"
+            "_handle_joint_states (joint_tf_publisher/ros/node.py:2) 3",
+            "_handle_joint_states (joint_tf_publisher/ros/node.py:3) 1",
         ]
     )
 
