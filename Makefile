@@ -12,8 +12,12 @@ MODEL  ?= urdf/demo_arm.urdf
 # Prefix of every command that runs Python: enter the ROS 2 world first.
 ROS    := source tools/ros_env.sh &&
 export PYTHON
+# The C++ robot_state_publisher for the bench's vs_rsp section: the rsp build kit beside the
+# repository (benchmark infrastructure, not part of the project) builds it into RSP_ROOT.
+RSP_KIT  ?= $(abspath ../shared/rsp)
+RSP_ROOT ?= $(CURDIR)/.rsp
 
-.PHONY: all env colcon run test lint format typecheck pytest bench soak compat clean distclean help
+.PHONY: all env colcon run test lint format typecheck pytest bench rsp soak compat clean distclean help
 
 all: test
 
@@ -24,7 +28,8 @@ help:
 	@echo "make colcon   colcon build of the package into .colcon/ (with a distro or the kit)"
 	@echo "make lint     ruff check + ruff format --check + mypy"
 	@echo "make format   apply ruff's fixes and formatting"
-	@echo "make bench    run the benchmarks"
+	@echo "make bench    run the benchmarks (builds robot_state_publisher into .rsp first, see rsp)"
+	@echo "make rsp      build the C++ robot_state_publisher into RSP_ROOT where the rsp kit is"
 	@echo "make soak     run the soak test (tools/soak.py)"
 	@echo "make compat   core tests under Humble's and Jazzy's Python/numpy/lxml (needs pyenv)"
 	@echo "make clean    remove build, cache and colcon output (keeps .venv and .ros2kit)"
@@ -66,11 +71,29 @@ pytest: env colcon
 test: lint colcon
 	$(ROS) JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
+# vs_rsp needs robot_state_publisher: built first (target rsp) and, after the sections, its
+# smoke test (pytest marker rsp), unless BENCH_SECTIONS leaves vs_rsp out. A failed build does
+# not stop the sections (vs_rsp then says why it is skipped); a failed section or smoke test
+# fails the run.
+RSP_ENV = RSP_KIT="$(RSP_KIT)" RSP_ROOT="$(RSP_ROOT)"
+WANTS_RSP = case ",$${BENCH_SECTIONS:-vs_rsp}," in *,vs_rsp,*) true;; *) false;; esac
 bench: env
 	@if [ -f requirements/bench.txt ]; then $(ROS) $(VPY) -m pip install -q --disable-pip-version-check -r requirements/bench.txt; fi
-	@if [ -f bench/__main__.py ]; then $(ROS) $(VPY) -m bench; \
-	elif [ -f bench/run.py ]; then $(ROS) $(VPY) bench/run.py; \
-	else echo "no benchmarks yet (bench/__main__.py or bench/run.py)" >&2; exit 1; fi
+	@if $(WANTS_RSP); then $(MAKE) --no-print-directory rsp || true; fi
+	@$(ROS) $(RSP_ENV) $(VPY) -m bench; status=$$?; \
+	if $(WANTS_RSP); then $(ROS) JTP_BENCH_RSP=1 $(RSP_ENV) $(VPY) -m pytest test/bench -q -m rsp || status=1; fi; \
+	exit $$status
+
+# About 13 minutes of compiling on 2 cores the first time, seconds once built. RSP_ROOT=DIR
+# reuses a build elsewhere. Its Debian packages: once, RSP_ROOT=... bash $(RSP_KIT)/build.sh --apt.
+rsp:
+	@if [ -f "$(RSP_KIT)/build.sh" ]; then \
+		echo "robot_state_publisher: building into $(RSP_ROOT) if needed (log: $(RSP_ROOT)/build.log)"; \
+		mkdir -p "$(RSP_ROOT)"; \
+		RSP_ROOT="$(RSP_ROOT)" bash "$(RSP_KIT)/build.sh" >"$(RSP_ROOT)/build.log" 2>&1 \
+			&& echo "robot_state_publisher: ready" \
+			|| { tail -20 "$(RSP_ROOT)/build.log"; echo "robot_state_publisher: build failed (log: $(RSP_ROOT)/build.log)" >&2; exit 1; }; \
+	else echo "robot_state_publisher: no rsp build kit at $(RSP_KIT) (set RSP_KIT): not built"; fi
 
 soak: env
 	$(ROS) $(VPY) tools/soak.py

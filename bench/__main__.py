@@ -1,6 +1,6 @@
-"""``python -m bench``: the benchmark tables of README "Benchmarks", and results.json.
+"""``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk, batch, floor, build, e2e (see each module). Options may also come from the
+Sections: fk, batch, floor, build, e2e, vs_rsp (see each module). Options may also come from the
 environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
 ``make bench BENCH_BASELINE=<git rev>`` work with the Makefile's plain ``python -m bench``.
 
@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "batch", "floor", "build", "e2e")
+SECTIONS = ("fk", "batch", "floor", "build", "e2e", "vs_rsp")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
@@ -84,7 +84,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rates",
         default="100,500,1000",
-        help="JointState rates of the e2e section, Hz (default 100,500,1000)",
+        help="JointState rates of the e2e and vs_rsp sections, Hz (default 100,500,1000)",
+    )
+    parser.add_argument(
+        "--robots",
+        default=os.environ.get("BENCH_ROBOTS", "humanoid,arm"),
+        help="robots of the vs_rsp section (default humanoid,arm)",
     )
     parser.add_argument(
         "--baseline",
@@ -104,6 +109,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"unknown sections {unknown}; choose from {','.join(SECTIONS)}")
     args.sections = sections
     args.rates = [float(rate) for rate in args.rates.split(",") if rate.strip()]
+    args.robots = [robot.strip() for robot in args.robots.split(",") if robot.strip()]
+    unknown = sorted(set(args.robots) - {"humanoid", "arm"})
+    if unknown:
+        parser.error(f"unknown robots {unknown}; choose from humanoid,arm")
     return args
 
 
@@ -144,7 +153,7 @@ def _versions() -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections, printing each table as soon as it is measured."""
-    from . import e2e, fk, floor
+    from . import e2e, fk, floor, vs_rsp
 
     info = machine()
     info["versions"] = _versions()
@@ -157,26 +166,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
     print()
     ctx = fk.make_context(args.quick)
-    runners: dict[str, Callable[[], tuple[Table, dict[str, Any]]]] = {
+    runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
         "fk": lambda: fk.run_fk(ctx),
         "batch": lambda: fk.run_batch(ctx),
         "floor": lambda: floor.run_floor(ctx),
         "build": lambda: fk.run_build(ctx),
         "e2e": lambda: e2e.run_e2e(args.quick, args.rates, args.baseline),
+        "vs_rsp": lambda: vs_rsp.run_vs_rsp(args.quick, args.rates, args.robots),
     }
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:
         started = time.perf_counter()
         try:
-            table, record = runners[section]()
+            tables, record = runners[section]()
         except Exception as exc:  # one broken section must not lose the others' numbers
             traceback.print_exc()
             print(f"### section {section} FAILED: {type(exc).__name__}: {exc}\n", flush=True)
             results["sections"][section] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
-        print(table.render(), flush=True)
+        tables = tables if isinstance(tables, list) else [tables]
+        for table in tables:
+            print(table.render(), flush=True)
         results["sections"][section] = {
-            "table": table.as_json(),
+            "table": tables[0].as_json(),
+            "tables": [table.as_json() for table in tables],
             "data": record,
             "wall_seconds": round(time.perf_counter() - started, 1),
         }

@@ -22,6 +22,7 @@ is limited to localhost, so a run never talks to other processes' nodes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ class RateResult:
     peak_rss_mb: float = 0.0
     thread_cpu_percent: dict[str, float] = field(default_factory=dict)
     load_average: float = 0.0
+    cpu_s: float = 0.0
 
     @property
     def drops(self) -> int:
@@ -117,21 +120,33 @@ def node_command(params_file: Path) -> list[str]:
     return command + ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
 
 
-def write_params(directory: Path, description: str) -> Path:
-    """A parameters file: robot_description (JSON string is valid YAML) and ignore_timestamp."""
-    path = directory / "params.yaml"
-    path.write_text(
-        "/**:\n  ros__parameters:\n"
-        f"    robot_description: {json.dumps(description)}\n"
-        "    ignore_timestamp: true\n"
-    )
+def write_params(
+    directory: Path, description: str, ignore_timestamp: bool = True, name: str = "params"
+) -> Path:
+    """A parameters file ``<name>.yaml``: robot_description (a JSON string is valid YAML) and,
+    with ``ignore_timestamp``, ``ignore_timestamp: true`` (else the node's defaults).
+
+    A file, not ``-p``: rcl's argument parser rejects a URDF with XML comments given by -p.
+    """
+    path = directory / f"{name}.yaml"
+    lines = ["/**:", "  ros__parameters:", f"    robot_description: {json.dumps(description)}"]
+    if ignore_timestamp:
+        lines.append("    ignore_timestamp: true")
+    path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, seconds (/proc/<pid>/stat fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def stat_cpu_seconds(stat: str) -> float:
+    """User + system CPU time, seconds, from the text of /proc/<pid>/stat (fields 14 and 15,
+    utime and stime in clock ticks; counted after the command name's last ``)``, which may
+    hold spaces and parentheses)."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, seconds (/proc/<pid>/stat)."""
+    return stat_cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
 
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
@@ -143,10 +158,9 @@ def thread_cpu_seconds(pid: int) -> dict[str, float]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            seconds = stat_cpu_seconds((task / "stat").read_text())
         except OSError:  # the thread ended meanwhile
             continue
-        seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
         totals[name] = totals.get(name, 0.0) + seconds
     return totals
 
@@ -179,7 +193,7 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 class Probe:
     """The bench's rclpy node: a JointState publisher and a raw /tf subscriber."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, joint_names: Sequence[str]) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -188,7 +202,7 @@ class Probe:
 
         self._rclpy = rclpy
         self.node = rclpy.create_node("jtp_bench_probe")
-        self.joint_names = [joint.name for joint in spec.independent_joints]
+        self.joint_names = list(joint_names)
         self.publisher = self.node.create_publisher(JointState, "joint_states", 100)
         tf_qos = QoSProfile(
             depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
@@ -208,7 +222,10 @@ class Probe:
             durability=DurabilityPolicy.TRANSIENT_LOCAL,
         )
         self.static_count = -1
+        self.static_message: Any = None
+        self.static_received_s = math.nan  # time.monotonic() at the last /tf_static
         self.node.create_subscription(TFMessage, "/tf_static", self._on_static, static_qos)
+        self.sent_count = 0  # JointStates published so far
         self.message = JointState()
         self.message.name = list(self.joint_names)
         self.received: list[tuple[int, int]] = []  # (stamp ns, receipt ns)
@@ -252,6 +269,8 @@ class Probe:
             self.first_raw = bytes(data)
 
     def _on_static(self, msg: Any) -> None:
+        self.static_received_s = time.monotonic()
+        self.static_message = msg
         self.static_count = len(msg.transforms)
 
     def ready(self) -> bool:
@@ -269,6 +288,7 @@ class Probe:
         header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
         self.message.position = positions
         self.publisher.publish(self.message)
+        self.sent_count += 1
         return stamp_ns
 
     def close(self) -> None:
@@ -334,10 +354,11 @@ def measure_rate(
         peak,
         {name: value for name, value in threads.items() if value >= 0.5},
         load,
+        cpu,
     )
 
 
-def _positions(spec: ModelSpec, count: int) -> list[list[float]]:
+def sample_rows(spec: ModelSpec, count: int) -> list[list[float]]:
     rng = np.random.default_rng(11)
     values = spec.sample_independent(rng, count)
     return [[float(values[j.name][k]) for j in spec.independent_joints] for k in range(count)]
@@ -393,10 +414,14 @@ def variant_command(variant: str, params_file: Path, import_root: Path | None) -
 
 
 def start_node(
-    command: list[str], log_path: Path, import_root: Path | None
+    command: list[str],
+    log_path: Path,
+    import_root: Path | None,
+    environ: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start a node subprocess, output to ``log_path``; ``import_root`` first on the path."""
-    env = dict(os.environ)
+    """Start a node subprocess, output to ``log_path``; ``import_root`` first on the path;
+    in ``environ`` (default: this process's environment)."""
+    env = dict(os.environ if environ is None else environ)
     first = str(import_root) if import_root is not None else str(REPO_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [first, env.get("PYTHONPATH")]))
     cwd = import_root if import_root is not None else REPO_ROOT
@@ -462,9 +487,9 @@ def run_e2e(
         "domain_id": os.environ["ROS_DOMAIN_ID"],
         "variants": {},
     }
-    rows = _positions(spec, 997)
+    rows = sample_rows(spec, 997)
     rclpy.init()
-    probe = Probe(spec)
+    probe = Probe([joint.name for joint in spec.independent_joints])
     try:
         for variant, import_root in variants.items():
             command = variant_command(variant, params, import_root)

@@ -1,4 +1,4 @@
-"""Tables for the terminal and README (GitHub pipe tables), and number formatting."""
+"""Tables for the terminal and docs/benchmarks.md (GitHub pipe tables), and number formatting."""
 
 from __future__ import annotations
 

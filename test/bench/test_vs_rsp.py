@@ -1,0 +1,298 @@
+"""The vs_rsp bench section's own logic: finding robot_state_publisher (or why it is skipped),
+CPU per message from /proc, the parameters file, and the frame comparison.
+
+None of these needs robot_state_publisher; the end-to-end run against it is
+test_vs_rsp_smoke.py, which runs only in ``make bench``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import e2e, vs_rsp
+from bench.__main__ import parse_args
+from bench.vs_rsp import FramePose
+
+IDENTITY = (0.0, 0.0, 0.0, 1.0)
+#: 90 degrees about z.
+QUARTER_TURN_Z = (0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5))
+
+
+def make_executable(path: Path, text: str = "#!/bin/sh\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+# -- finding RSP --------------------------------------------------------------------------------
+
+
+def test_a_sourced_ros_with_rsp_is_found_first(tmp_path: Path) -> None:
+    prefix = tmp_path / "opt" / "ros"
+    executable = make_executable(prefix / vs_rsp.RSP_EXECUTABLE)
+    kit = tmp_path / "kit"
+    make_executable(kit / "env.sh")
+    make_executable(tmp_path / "root" / "install" / vs_rsp.RSP_EXECUTABLE)
+    environ = {
+        "AMENT_PREFIX_PATH": f"{tmp_path / 'empty'}{os.pathsep}{prefix}",
+        "RSP_KIT": str(kit),
+        "RSP_ROOT": str(tmp_path / "root"),
+    }
+
+    found = vs_rsp.locate_rsp(environ, tmp_path / "repo")
+
+    assert isinstance(found, vs_rsp.RspFound)
+    assert found.executable == executable
+    assert found.env_script is None
+    assert str(prefix) in found.origin
+
+
+def test_the_kit_build_in_rsp_root_is_found_with_its_env_script(tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    script = make_executable(kit / "env.sh")
+    executable = make_executable(tmp_path / "root" / "install" / vs_rsp.RSP_EXECUTABLE)
+    environ = {"RSP_KIT": str(kit), "RSP_ROOT": str(tmp_path / "root")}
+
+    found = vs_rsp.locate_rsp(environ, tmp_path / "repo")
+
+    assert isinstance(found, vs_rsp.RspFound)
+    assert (found.executable, found.env_script, found.root) == (
+        executable,
+        script,
+        tmp_path / "root",
+    )
+
+
+def test_default_kit_and_root_are_beside_and_inside_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_executable(tmp_path / "shared" / "rsp" / "env.sh")
+    executable = make_executable(repo / ".rsp" / "install" / vs_rsp.RSP_EXECUTABLE)
+
+    found = vs_rsp.locate_rsp({}, repo)
+
+    assert isinstance(found, vs_rsp.RspFound)
+    assert found.executable == executable
+
+
+def test_a_kit_without_a_build_says_how_to_build(tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    make_executable(kit / "env.sh")
+    # A file that is not executable is no build.
+    not_built = tmp_path / "root" / "install" / vs_rsp.RSP_EXECUTABLE
+    not_built.parent.mkdir(parents=True)
+    not_built.write_text("")
+
+    why = vs_rsp.locate_rsp({"RSP_KIT": str(kit), "RSP_ROOT": str(tmp_path / "root")}, tmp_path)
+
+    assert isinstance(why, str)
+    assert f"not built in {tmp_path / 'root'}" in why
+    assert "make bench" in why and "--apt" in why
+
+
+def test_without_kit_or_ros_it_says_nothing_was_found(tmp_path: Path) -> None:
+    why = vs_rsp.locate_rsp(
+        {"AMENT_PREFIX_PATH": str(tmp_path), "RSP_KIT": str(tmp_path / "no-kit")}, tmp_path
+    )
+
+    assert isinstance(why, str)
+    assert why.startswith("no robot_state_publisher")
+    assert str(tmp_path / "no-kit") in why
+
+
+def test_the_section_is_skipped_with_its_reason_and_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AMENT_PREFIX_PATH", "")
+    monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
+
+    tables, record = vs_rsp.run_vs_rsp(quick=True, rates=[100.0])
+
+    assert record["skipped"].startswith("no robot_state_publisher")
+    assert [table.rows for table in tables] == [[]]
+    assert "skipped" in tables[0].title and record["skipped"] in tables[0].render()
+
+
+def test_the_kit_environment_is_sourced_and_keeps_the_bench_domain(tmp_path: Path) -> None:
+    script = tmp_path / "env.sh"
+    script.write_text(
+        'export LD_LIBRARY_PATH="$RSP_ROOT/install/lib"\n'
+        "export ROS_DOMAIN_ID=0\n"
+        'echo "noise on stdout"\n'
+    )
+    found = vs_rsp.RspFound(tmp_path / "rsp", "test", script, tmp_path / "root")
+
+    environ = vs_rsp.rsp_environment(
+        found, {"PATH": os.environ["PATH"], "ROS_DOMAIN_ID": "142", "KEPT": "a=b"}
+    )
+
+    assert environ["LD_LIBRARY_PATH"] == f"{tmp_path / 'root'}/install/lib"
+    assert environ["ROS_DOMAIN_ID"] == "142"
+    assert environ["KEPT"] == "a=b"
+
+
+def test_vs_rsp_is_a_section_with_its_robots() -> None:
+    args = parse_args(["--sections", "e2e,vs_rsp", "--robots", "arm"])
+
+    assert args.sections == ["e2e", "vs_rsp"]
+    assert args.robots == ["arm"]
+    with pytest.raises(SystemExit):
+        parse_args(["--robots", "pr2"])
+
+
+# -- /proc ----------------------------------------------------------------------------------------
+
+
+def test_cpu_seconds_read_past_a_command_name_with_spaces_and_parentheses() -> None:
+    ticks = e2e.CLOCK_TICKS
+    line = f"4242 (py (x) thread) S 1 2 3 4 5 6 7 8 9 10 {3 * ticks} {ticks // 2} 0 0 20 0 9\n"
+
+    assert e2e.stat_cpu_seconds(line) == pytest.approx(3.5)
+
+
+def test_cpu_seconds_of_this_process_agree_with_os_times() -> None:
+    total = sum(range(3_000_000))  # some CPU time to read
+    times = os.times()
+
+    measured = e2e.cpu_seconds(os.getpid())
+
+    assert total > 0
+    assert measured == pytest.approx(times.user + times.system, abs=3.0 / e2e.CLOCK_TICKS)
+
+
+def test_cpu_per_message_is_the_difference_over_the_count() -> None:
+    assert vs_rsp.cpu_per_message_us(10.25, 10.75, 1000) == pytest.approx(500.0)
+    assert math.isnan(vs_rsp.cpu_per_message_us(1.0, 2.0, 0))
+
+
+# -- the parameters file --------------------------------------------------------------------------
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("ignore_timestamp", [True, False])
+def test_rcl_reads_a_commented_urdf_from_the_parameters_file(
+    tmp_path: Path, ignore_timestamp: bool
+) -> None:
+    import rclpy
+
+    text = vs_rsp.ARM_URDF.read_text()
+    assert "<!--" in text and '"' in text and "\n" in text
+    path = e2e.write_params(tmp_path, text, ignore_timestamp, "arm")
+    context = rclpy.Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(path)], context=context)
+    try:
+        node = rclpy.create_node(
+            "robot_state_publisher",
+            context=context,
+            automatically_declare_parameters_from_overrides=True,
+        )
+        assert node.get_parameter("robot_description").value == text
+        assert node.has_parameter("ignore_timestamp") is ignore_timestamp
+        if ignore_timestamp:
+            assert node.get_parameter("ignore_timestamp").value is True
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+# -- frames ---------------------------------------------------------------------------------------
+
+
+def pose(parent: str, xyz: tuple[float, float, float] = (0.0, 0.0, 0.0), q: Any = IDENTITY) -> Any:
+    return FramePose(parent, xyz, tuple(q))
+
+
+def test_equal_transforms_are_the_same_frames_with_zero_differences() -> None:
+    ours = {"a": pose("base", (1.0, 2.0, 3.0), QUARTER_TURN_Z), "b": pose("a")}
+
+    check = vs_rsp.compare_frames(ours, dict(ours))
+
+    assert check.same_frames
+    assert (check.compared, check.max_translation_m, check.max_rotation_rad) == (2, 0.0, 0.0)
+    assert check.describe().startswith("same 2 frames")
+
+
+def test_a_negated_quaternion_is_the_same_rotation() -> None:
+    negated = tuple(-value for value in QUARTER_TURN_Z)
+
+    check = vs_rsp.compare_frames(
+        {"a": pose("base", q=QUARTER_TURN_Z)}, {"a": pose("base", q=negated)}
+    )
+
+    assert check.max_rotation_rad == 0.0
+
+
+def test_tiny_rotations_are_measured_not_rounded_away() -> None:
+    angle = 1e-12
+    turned = (0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2))
+
+    assert vs_rsp.rotation_angle(IDENTITY, turned) == pytest.approx(angle, rel=1e-6)
+    assert vs_rsp.rotation_angle(IDENTITY, QUARTER_TURN_Z) == pytest.approx(math.pi / 2)
+
+
+def test_value_differences_are_measured_on_common_frames() -> None:
+    ours = {"a": pose("base", (0.0, 0.0, 0.5)), "b": pose("a")}
+    rsp = {"a": pose("base", (0.0, 0.001, 0.5), QUARTER_TURN_Z), "b": pose("a")}
+
+    check = vs_rsp.compare_frames(ours, rsp)
+
+    assert check.same_frames
+    assert check.max_translation_m == pytest.approx(0.001)
+    assert check.max_rotation_rad == pytest.approx(math.pi / 2)
+
+
+def test_frames_sent_by_one_node_only_or_under_another_parent_are_listed() -> None:
+    ours = {"a": pose("base"), "finger": pose("knuckle"), "tool": pose("a")}
+    rsp = {"a": pose("base"), "tool": pose("flange")}
+
+    check = vs_rsp.compare_frames(ours, rsp)
+
+    assert not check.same_frames
+    assert check.only_ours == ["a -> tool", "knuckle -> finger"]
+    assert check.only_rsp == ["flange -> tool"]
+    assert check.compared == 1
+    assert "only ours" in check.describe()
+
+
+@pytest.mark.ros
+def test_poses_are_read_from_transform_messages() -> None:
+    from geometry_msgs.msg import TransformStamped
+
+    msg = TransformStamped()
+    msg.header.frame_id, msg.child_frame_id = "base", "tool"
+    msg.transform.translation.x, msg.transform.translation.z = 0.25, -1.5
+    msg.transform.rotation.z, msg.transform.rotation.w = QUARTER_TURN_Z[2:]
+
+    assert vs_rsp.poses_by_child([msg]) == {
+        "tool": FramePose("base", (0.25, 0.0, -1.5), QUARTER_TURN_Z)
+    }
+
+
+# -- robots and tables ----------------------------------------------------------------------------
+
+
+def test_the_arm_sends_its_independent_joints_inside_their_limits() -> None:
+    from joint_tf_publisher import Robot
+
+    robot = vs_rsp.arm_robot()
+    model = Robot.load(vs_rsp.ARM_URDF)
+
+    assert robot.joint_names == [f"joint_{k}" for k in range(1, 8)] + ["finger_joint"]
+    for row in robot.rows[:50]:
+        for name, value in zip(robot.joint_names, row, strict=True):
+            limits = model.joints[name].hard_limits() or (-math.pi, math.pi)
+            assert limits[0] <= value <= limits[1]
+
+
+def test_ratio_and_median() -> None:
+    assert vs_rsp.ratio(300.0, 200.0) == "1.50x"
+    assert vs_rsp.ratio(1.0, 0.0) == "-"
+    assert vs_rsp.ratio(math.nan, 1.0) == "-"
+    assert vs_rsp.median([3.0, math.nan, 1.0, 2.0]) == 2.0
+    assert math.isnan(vs_rsp.median([math.nan]))
