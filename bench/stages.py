@@ -47,8 +47,8 @@ APPLY = "Kinematics.apply (names, clamp, mimic)"
 TRANSFORMS = "Kinematics.joint_transforms"
 CLOCK = "rclpy Clock.now"
 REPORT = "_report"
-CDR = "TFMessage CDR write (SerializedTFMessage.write)"
-SEND = "TransformSender.send_arrays own code"
+CDR = "TFMessage CDR write (TFMessageLayout.write)"
+SEND = "TfPublisher.publish own code"
 PUBLISH = "Publisher.publish (rclpy -> Fast DDS)"
 EXECUTOR = "executor turn (spin_once)"
 TIMERS = "timer check (_next_timer_s)"
@@ -162,6 +162,10 @@ class _WaitSet:
     def destroy_when_not_in_use(self) -> None:
         self.real.destroy_when_not_in_use()
 
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (timers, services, guard conditions, readiness) as rclpy has it."""
+        return getattr(self.real, name)
+
 
 class _Implementation:
     """rclpy's C implementation module, with a WaitSet that makes timed wait sets."""
@@ -184,7 +188,7 @@ def instrument(accounts: Accounts) -> None:
     from rclpy.publisher import Publisher
 
     from joint_tf_publisher import kinematics
-    from joint_tf_publisher.ros import node, tf_broadcast
+    from joint_tf_publisher.ros import cdr, node, runtime, tf_publishers
 
     patches: list[tuple[Any, str, str]] = [
         (node.JointTfPublisher, "_on_joint_state", CALLBACK),
@@ -192,11 +196,11 @@ def instrument(accounts: Accounts) -> None:
         (kinematics.Kinematics, "apply", APPLY),
         (kinematics.Kinematics, "joint_transforms", TRANSFORMS),
         (Clock, "now", CLOCK),
-        (tf_broadcast.SerializedTFMessage, "write", CDR),
-        (tf_broadcast.TransformSender, "send_arrays", SEND),
+        (cdr.TFMessageLayout, "write", CDR),
+        (tf_publishers.TfPublisher, "publish", SEND),
         (Publisher, "publish", PUBLISH),
         (SingleThreadedExecutor, "spin_once", EXECUTOR),
-        (node, "_next_timer_s", TIMERS),
+        (runtime.WaitLoop, "_next_timer_s", TIMERS),
     ]
     for owner, name, stage in patches:
         if hasattr(owner, name):
@@ -210,7 +214,7 @@ def instrument(accounts: Accounts) -> None:
         )
 
     node.JointTfPublisher.joint_state_inputs = property(inputs)  # type: ignore[method-assign,assignment]
-    node._rclpy = _Implementation(node._rclpy, accounts)  # type: ignore[assignment]
+    runtime._rclpy = _Implementation(runtime._rclpy, accounts)  # type: ignore[assignment]
 
 
 def node_main(ros_args: list[str]) -> int:
@@ -230,9 +234,9 @@ def node_main(ros_args: list[str]) -> int:
 
     signal.signal(signal.SIGUSR1, dump)
     instrument(accounts)
-    from joint_tf_publisher.ros import node
+    from joint_tf_publisher.ros import runtime
 
-    return node.main(ros_args)
+    return runtime.main(ros_args)
 
 
 def _dump(pid: int, out: Path, index: int) -> dict[str, Any]:

@@ -109,8 +109,9 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def local_modules() -> set[str]:
-    """Modules of this repository (the package, test helpers, test modules)."""
-    local = {"joint_tf_publisher"}
+    """Modules of this repository (the package, the benchmark harness, test helpers and
+    test modules)."""
+    local = {"joint_tf_publisher", "bench"}
     local.update(path.stem for path in python_files(*TEST_SOURCES))
     return local
 
@@ -197,6 +198,6 @@ def test_the_import_scan_sees_lazy_and_optional_imports() -> None:
     run_imports = third_party_imports(*RUN_SOURCES)
     test_imports = third_party_imports(*TEST_SOURCES)
 
-    assert {"rclpy", "numpy", "lxml", "xacro", "matplotlib", "tf2_ros"} <= set(run_imports)
+    assert {"rclpy", "numpy", "lxml", "xacro", "matplotlib", "tf2_msgs"} <= set(run_imports)
     assert {"launch", "launch_ros", "ament_index_python"} <= set(run_imports)
     assert {"pytest", "hypothesis", "scipy", "yaml", "pinocchio"} <= set(test_imports)

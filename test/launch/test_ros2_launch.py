@@ -361,6 +361,13 @@ def test_ctrl_c_in_a_terminal_ends_everything_cleanly(probe: Any, tmp_path: Path
     every 10 ms until it has exited (a user pressing Ctrl-C again while it stops)."""
     for attempt, repeat_to_node in enumerate((False, False, True)):
         with launched("demo.launch.py", {}, tmp_path / f"launch_{attempt}.log") as launch:
+            # The node first, then /tf sent after it started: a late /tf of the previous
+            # attempt must not count (SIGINT would then hit launch while Python starts).
+            wait_until(
+                lambda: any(n.startswith("joint_tf_publisher-") for n in launch.process_pids()),
+                START_S,
+                what="the node started by launch",
+            )
             seen = len(probe.tf)
             wait_until(lambda n=seen: len(probe.tf) > n, START_S, what="/tf from the demo")
             (node_pid,) = [
