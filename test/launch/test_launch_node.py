@@ -94,9 +94,12 @@ class TestJointTfPublisherLaunch(unittest.TestCase):
         msg.header.stamp.sec = 1234
 
         def seen() -> bool:
+            # A new stamp each try: the node's rate limiter (message time) rightly drops a
+            # repeated stamp, and the first message may go out before discovery completes.
+            msg.header.stamp.sec += 1
             publisher.publish(msg)
             return any(
-                t.child_frame_id == PREFIX + "link_1" and t.header.stamp.sec == 1234
+                t.child_frame_id == PREFIX + "link_1" and t.header.stamp.sec > 1234
                 for m in received
                 for t in m.transforms
             )
