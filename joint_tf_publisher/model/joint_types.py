@@ -112,7 +112,7 @@ class JointType:
 
     def motion(self, joint: JointGeometry, values: Array) -> Array:
         """Motion poses (N, 4, 4) of ``joint`` at values (N, size), from the form and terms."""
-        features = self.form.pose_features(values)
+        features = self.form.pose_features(values.T, values.shape[0])
         terms = self.motion_terms(joint).reshape(-1, 16)
         motions: Array = (features @ terms).reshape(-1, 4, 4)
         return motions

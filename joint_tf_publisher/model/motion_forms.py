@@ -20,13 +20,17 @@ so one product gives a joint's translation and quaternion at once (``kinematics`
 Any motion fits this shape: its 16 entries can serve as features with unit matrices as
 terms. Few, cheap features make the hot paths fast: one matrix product per form.
 
-Feature functions work on many rows at once (one row per joint and configuration): values
-(R, size) in, features written into ``out`` (R, F), which may be a strided view.
+Feature functions work on many rows at once (one row per joint and configuration): the
+values come variable by variable, ``variables[k]`` (R,) the k-th value of every row (an array
+(size, R) or a tuple of (R,) arrays, so that the hot paths pass a gathered vector without a
+reshape), and the features go into ``out`` (R, F), which may be a strided view. Pose feature 0
+is the constant 1, set by the caller (single FK keeps it in a template): pose fillers write
+features 1 to F - 1. Transform fillers write every feature.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +39,10 @@ from numpy.typing import NDArray
 from ..transforms import ROTATION_FORM, quaternion_multiply
 
 Array = NDArray[np.float64]
-#: Fills ``out`` (R, F) with the features of values (R, size).
-FeatureFiller = Callable[[Array, Array], None]
+#: The values of R rows, variable by variable: ``variables[k]`` (R,) is value k of every row.
+Variables = Array | Sequence[Array]
+#: Fills ``out`` (R, F) with the features of ``variables``.
+FeatureFiller = Callable[[Variables, Array], None]
 
 #: From this many rows on, cos and sin come from one tan (see ``cos_sin``).
 TAN_HALF_ANGLE_FROM = 256
@@ -57,16 +63,17 @@ class MotionForm:
     fill_pose_features: FeatureFiller
     fill_transform_features: FeatureFiller
 
-    def pose_features(self, values: Array) -> Array:
-        """(R, F) pose features of values (R, size)."""
-        out = np.empty((values.shape[0], self.pose_feature_count))
-        self.fill_pose_features(values, out)
+    def pose_features(self, variables: Variables, count: int) -> Array:
+        """(R, F) pose features of ``count`` rows of values, given variable by variable."""
+        out = np.empty((count, self.pose_feature_count))
+        out[:, 0] = 1.0
+        self.fill_pose_features(variables, out)
         return out
 
-    def transform_features(self, values: Array) -> Array:
-        """(R, T) transform features of values (R, size)."""
-        out = np.empty((values.shape[0], self.transform_feature_count))
-        self.fill_transform_features(values, out)
+    def transform_features(self, variables: Variables, count: int) -> Array:
+        """(R, T) transform features of ``count`` rows of values, given variable by variable."""
+        out = np.empty((count, self.transform_feature_count))
+        self.fill_transform_features(variables, out)
         return out
 
 
@@ -93,8 +100,10 @@ def cos_sin(angles: Array, cos_out: Array, sin_out: Array) -> None:
     sin_out *= 2.0
 
 
-def unit_quaternion_rows(quaternions: Array) -> Array:
-    """Quaternion rows (R, 4) divided by their norms (the caller keeps them away from zero)."""
+def unit_quaternion_rows(variables: Variables) -> Array:
+    """(R, 4) unit quaternions of the variables x, y, z, w (each (R,)), divided by their
+    norms (the caller keeps them away from zero)."""
+    quaternions = np.stack(list(variables), axis=1)
     norms = np.sqrt(np.add.reduce(quaternions * quaternions, axis=1))
     unit: Array = quaternions / norms[:, None]
     return unit
@@ -109,26 +118,33 @@ def _quadratic(quaternions: Array) -> Array:
 # -- fixed: no values; features [1] ------------------------------------------------------------
 
 
-def _fill_constant(values: Array, out: Array) -> None:
+def _fill_nothing(variables: Variables, out: Array) -> None:
+    """Pose features of a fixed joint: only the constant 1, which the caller sets."""
+
+
+def _fill_constant(variables: Variables, out: Array) -> None:
     out[:, 0] = 1.0
 
 
-FIXED = MotionForm("fixed", 0, 1, 1, (0,), _fill_constant, _fill_constant)
+FIXED = MotionForm("fixed", 0, 1, 1, (0,), _fill_nothing, _fill_constant)
 
 
-# -- screw: one value q; pose [1, cos q, sin q, q] ------------------------------------------
+# -- screw: one value q; pose [1, cos q, sin q, q] ----------------------------------------------
 
 
-def _fill_screw_pose(values: Array, out: Array) -> None:
-    q = values[:, 0]
-    out[:, 0] = 1.0
-    cos_sin(q, out[:, 1], out[:, 2])
+def _fill_screw_pose(variables: Variables, out: Array) -> None:
+    q = variables[0]
+    if q.size < TAN_HALF_ANGLE_FROM:  # cos_sin, inlined: the hot path of single FK
+        np.cos(q, out[:, 1])
+        np.sin(q, out[:, 2])
+    else:
+        cos_sin(q, out[:, 1], out[:, 2])
     out[:, 3] = q
 
 
-def _fill_screw_transform(values: Array, out: Array) -> None:
+def _fill_screw_transform(variables: Variables, out: Array) -> None:
     """[cos q, cos q/2, sin q, sin q/2, 1, q]: two trigonometric calls for four features."""
-    q = values[:, 0]
+    q = variables[0]
     angles = np.multiply.outer(q, _ONE_HALF)
     np.cos(angles, out=out[:, 0:2])
     np.sin(angles, out=out[:, 2:4])
@@ -139,7 +155,7 @@ def _fill_screw_transform(values: Array, out: Array) -> None:
 SCREW = MotionForm("screw", 1, 4, 6, (4, 0, 2, 5), _fill_screw_pose, _fill_screw_transform)
 
 
-# -- two axes: q1, q2; pose [1, c1, s1] x [1, c2, s2] ---------------------------------------
+# -- two axes: q1, q2; pose [1, c1, s1] x [1, c2, s2] ------------------------------------------
 
 
 def _one_cos_sin(angles: Array) -> Array:
@@ -150,17 +166,17 @@ def _one_cos_sin(angles: Array) -> Array:
     return rows
 
 
-def _fill_two_axis_pose(values: Array, out: Array) -> None:
-    first, second = _one_cos_sin(values[:, 0]), _one_cos_sin(values[:, 1])
+def _fill_two_axis_pose(variables: Variables, out: Array) -> None:
+    first, second = _one_cos_sin(variables[0]), _one_cos_sin(variables[1])
     out[:] = (first[:, :, None] * second[:, None, :]).reshape(-1, 9)
 
 
-def _fill_two_axis_transform(values: Array, out: Array) -> None:
+def _fill_two_axis_transform(variables: Variables, out: Array) -> None:
     """Pose features, then [cos, sin](q1/2) x [cos, sin](q2/2)."""
-    _fill_two_axis_pose(values, out[:, :9])
-    half = values * 0.5
-    first = np.stack((np.cos(half[:, 0]), np.sin(half[:, 0])), axis=1)
-    second = np.stack((np.cos(half[:, 1]), np.sin(half[:, 1])), axis=1)
+    _fill_two_axis_pose(variables, out[:, :9])
+    first_half, second_half = variables[0] * 0.5, variables[1] * 0.5
+    first = np.stack((np.cos(first_half), np.sin(first_half)), axis=1)
+    second = np.stack((np.cos(second_half), np.sin(second_half)), axis=1)
     out[:, 9:13] = (first[:, :, None] * second[:, None, :]).reshape(-1, 4)
 
 
@@ -169,19 +185,20 @@ TWO_AXIS = MotionForm(
 )
 
 
-# -- planar: x, y, theta; pose [1, cos theta, sin theta, x, y] -------------------------------
+# -- planar: x, y, theta; pose [1, cos theta, sin theta, x, y] ---------------------------------
 
 
-def _fill_planar_pose(values: Array, out: Array) -> None:
-    out[:, 0] = 1.0
-    cos_sin(values[:, 2], out[:, 1], out[:, 2])
-    out[:, 3:5] = values[:, 0:2]
+def _fill_planar_pose(variables: Variables, out: Array) -> None:
+    cos_sin(variables[2], out[:, 1], out[:, 2])
+    out[:, 3] = variables[0]
+    out[:, 4] = variables[1]
 
 
-def _fill_planar_transform(values: Array, out: Array) -> None:
+def _fill_planar_transform(variables: Variables, out: Array) -> None:
     """Pose features, then [cos theta/2, sin theta/2]."""
-    _fill_planar_pose(values, out[:, :5])
-    half = values[:, 2] * 0.5
+    out[:, 0] = 1.0
+    _fill_planar_pose(variables, out[:, :5])
+    half = variables[2] * 0.5
     np.cos(half, out=out[:, 5])
     np.sin(half, out=out[:, 6])
 
@@ -192,17 +209,22 @@ PLANAR = MotionForm("planar", 3, 5, 7, tuple(range(5)), _fill_planar_pose, _fill
 # -- floating: x, y, z, qx, qy, qz, qw; pose [1, x, y, z, q q^T] --------------------------------
 
 
-def _fill_floating_pose(values: Array, out: Array) -> None:
-    out[:, 0] = 1.0
-    out[:, 1:4] = values[:, 0:3]
-    out[:, 4:20] = _quadratic(unit_quaternion_rows(values[:, 3:7]))
+def _fill_translation(variables: Variables, out: Array) -> None:
+    """Features 1, 2, 3: x, y, z (variables 0, 1, 2)."""
+    for k in range(3):
+        out[:, 1 + k] = variables[k]
 
 
-def _fill_floating_transform(values: Array, out: Array) -> None:
+def _fill_floating_pose(variables: Variables, out: Array) -> None:
+    _fill_translation(variables, out)
+    out[:, 4:20] = _quadratic(unit_quaternion_rows(variables[3:7]))
+
+
+def _fill_floating_transform(variables: Variables, out: Array) -> None:
     """Pose features, then the unit quaternion."""
-    quaternions = unit_quaternion_rows(values[:, 3:7])
+    quaternions = unit_quaternion_rows(variables[3:7])
     out[:, 0] = 1.0
-    out[:, 1:4] = values[:, 0:3]
+    _fill_translation(variables, out)
     out[:, 4:20] = _quadratic(quaternions)
     out[:, 20:24] = quaternions
 
@@ -215,14 +237,13 @@ FLOATING = MotionForm(
 # -- ball: qx, qy, qz, qw; pose [1, q q^T] -----------------------------------------------------
 
 
-def _fill_ball_pose(values: Array, out: Array) -> None:
-    out[:, 0] = 1.0
-    out[:, 1:17] = _quadratic(unit_quaternion_rows(values))
+def _fill_ball_pose(variables: Variables, out: Array) -> None:
+    out[:, 1:17] = _quadratic(unit_quaternion_rows(variables[0:4]))
 
 
-def _fill_ball_transform(values: Array, out: Array) -> None:
+def _fill_ball_transform(variables: Variables, out: Array) -> None:
     """Pose features, then the unit quaternion."""
-    quaternions = unit_quaternion_rows(values)
+    quaternions = unit_quaternion_rows(variables[0:4])
     out[:, 0] = 1.0
     out[:, 1:17] = _quadratic(quaternions)
     out[:, 17:21] = quaternions
