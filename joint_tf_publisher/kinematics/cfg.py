@@ -102,9 +102,9 @@ class CfgReader:
 
     def single(self, cfg: Mapping[Any, Any] | None, clamp: str | None) -> Array:
         """(V,) variable vector of one cfg, clamped and with followers resolved."""
-        check_clamp(clamp)
         values = self._single_values(cfg) if cfg else self.layout.zero_values
         if clamp is not None:
+            check_clamp(clamp)
             rows = values[None].copy()
             self.resolve(rows, clamp)
             values = rows[0]

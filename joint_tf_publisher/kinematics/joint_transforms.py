@@ -53,7 +53,9 @@ class _GroupRows:
     """The rows of one transforms call that belong to one form group."""
 
     form: MotionForm
-    rows: IndexArray | None  # rows of the result (None: all of them, in order)
+    #: Rows of the result: a slice where they are contiguous (the product is written straight
+    #: into the result), else an index array.
+    rows: slice | IndexArray
     slots: IndexArray  # (n,) for a one-value form, else (size, n): values to read
     bases: Array  # (n, T, 7) the joints' bases, gathered once
 
@@ -91,10 +93,11 @@ class JointTransforms:
                     continue
                 members = layout.row_in_group[index[rows]]
                 slots = group.slots[members]
+                contiguous = bool(rows[-1] - rows[0] == rows.size - 1)
                 plan.append(
                     _GroupRows(
                         form=group.form,
-                        rows=None if rows.size == index.size else rows,
+                        rows=slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
                         slots=slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
                         bases=self.bases[g][members],
                     )
@@ -110,26 +113,26 @@ class JointTransforms:
         again, as ``Joint.child_pose`` does, so that a vector written by hand gives its pose.
         """
         index = np.asarray(indices, dtype=np.intp).reshape(-1)
-        plan = self._plan(index)
-        if len(plan) == 1 and plan[0].rows is None:
-            result = _rows(plan[0], values)
-        else:
-            result = np.empty((index.size, 7))
-            for part in plan:
-                result[part.rows] = _rows(part, values)
-        return result[:, :3], result[:, 3:]
+        result = np.empty((index.size, 1, 7))
+        for part in self._plan(index):
+            if isinstance(part.rows, slice):
+                _rows(part, values, result[part.rows])
+            else:
+                result[part.rows] = _rows(part, values, np.empty((part.bases.shape[0], 1, 7)))
+        return result[:, 0, :3], result[:, 0, 3:]
 
     def fixed(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
         return self._fixed_translations.copy(), self._fixed_quaternions.copy()
 
 
-def _rows(part: _GroupRows, values: Array) -> Array:
-    """(n, 7) [translation, quaternion] of the joints of ``part`` at the variable vector."""
+def _rows(part: _GroupRows, values: Array, out: Array) -> Array:
+    """``out`` (n, 1, 7) filled with [translation, quaternion] of the joints of ``part`` at
+    the variable vector."""
     gathered = values[part.slots]
     variables: Variables = (gathered,) if gathered.ndim == 1 else gathered
     form = part.form
     features = np.empty((gathered.shape[-1], 1, form.transform_feature_count))
     form.fill_transform_features(variables, features[:, 0])
-    result: Array = np.matmul(features, part.bases)[:, 0]
+    result: Array = np.matmul(features, part.bases, out)
     return result
