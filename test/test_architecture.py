@@ -104,7 +104,6 @@ def test_everything_outside_ros_imports_with_numpy_and_lxml_alone() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="kinematics/compiled.py and ros/node.py are being split")
 def test_no_module_is_over_the_size_a_reader_can_hold() -> None:
     long = {
         str(module.relative_to(PACKAGE)): lines

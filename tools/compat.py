@@ -52,18 +52,26 @@ STAMP_NAME = ".jtp-compat-ok"
 
 #: Test files that need neither rclpy nor pinocchio (every other one imports them).
 CORE_TESTS = (
-    "test_urdf.py",
-    "test_sdf.py",
-    "test_model.py",
-    "test_kinematics.py",
+    "description/test_urdf.py",
+    "description/test_sdf.py",
+    "model/test_model.py",
+    "kinematics/test_layout.py",
+    "kinematics/test_joint_types.py",
+    "kinematics/test_state.py",
+    "kinematics/test_joint_state_names.py",
+    "kinematics/test_mimic.py",
+    "kinematics/test_joint_transforms.py",
+    "kinematics/test_cfg.py",
+    "kinematics/test_fk.py",
+    "kinematics/test_fk_batch.py",
     "test_transforms.py",
-    "test_validate.py",
-    "test_tree.py",
-    "test_xml_security.py",
-    "test_fuzz_models.py",
-    "test_cli.py",
-    "test_graph.py",
-    "test_plot.py",
+    "model/test_validate.py",
+    "model/test_tree.py",
+    "description/test_xml_security.py",
+    "description/test_fuzz_models.py",
+    "cli/test_cli.py",
+    "cli/test_graph.py",
+    "cli/test_plot.py",
 )
 #: What the test files import besides the pinned packages (any version for that Python).
 TEST_TOOLS = ("pytest", "hypothesis", "xacro")

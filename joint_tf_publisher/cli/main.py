@@ -204,8 +204,14 @@ def _description_text(path: str) -> str:
 
 
 def _clamped_joints(robot: Robot, cfg: dict[str, Any], clamp: str | None) -> list[str]:
-    """Joints (mimic followers included) whose value ``clamp`` changes, by the kinematics."""
-    single = {name: float(value) for name, value in cfg.items() if np.ndim(value) == 0}
+    """Joints whose value ``clamp`` changes, by the kinematics (a cfg ignores the values of
+    mimic followers, and computed followers are never clamped)."""
+    followers = {joint.name for joint in robot.joints.values() if joint.mimic is not None}
+    single = {
+        name: float(value)
+        for name, value in cfg.items()
+        if np.ndim(value) == 0 and name not in followers
+    }
     if clamp is None or not single:
         return []
     kinematics = robot.kinematics

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..kinematics.compiled import SCALAR_TYPES
 from ..model.elements import Joint, Limit
+from ..model.joint_types import SINGLE_VALUE_TYPES
 from ..robot import Robot
 from ..transforms import matrix_to_quaternion, rpy_to_matrix
 
@@ -59,7 +59,7 @@ def joint_value(joint: Joint, fraction: float) -> Any:
     """
     kind = joint.joint_type
     centred = 2.0 * fraction - 1.0
-    if kind in SCALAR_TYPES:
+    if kind in SINGLE_VALUE_TYPES:
         return _between(value_range(joint), fraction)
     if kind in ("revolute2", "universal"):
         half_pi = (-math.pi / 2, math.pi / 2)

@@ -1,13 +1,25 @@
-"""Compiled kinematics of a validated model: state resolution (mimic, clamping), per-joint
-transforms and forward kinematics, single and batched."""
+"""Compiled kinematics of a validated model, one concern per module:
 
-from .compiled import CLAMP_MODES, MAX_JOINT_VALUE, SCALAR_TYPES, JointPositions, Kinematics, Update
+- ``layout``: the tree compiled once (order, fixed joints folded, frames, variable slots);
+- ``joint_state_names`` and ``state``: JointState input resolved into a variable vector
+  (mimic, clamping, rejection of unusable values);
+- ``joint_transforms``: per-joint parent->child transforms (what the node publishes);
+- ``cfg``: urdfpy-style configurations into variable rows;
+- ``fk`` and ``fk_batch``: forward kinematics of one or many configurations;
+- ``kinematics``: the ``Kinematics`` facade holding them all.
+
+What each joint type is (its values, limits and motion) comes from ``model.joint_types``.
+"""
+
+from .kinematics import Kinematics
+from .layout import CLAMP_LIMITS, Layout
+from .state import MAX_JOINT_VALUE, JointPositions, Update
 
 __all__ = [
-    "CLAMP_MODES",
+    "CLAMP_LIMITS",
     "MAX_JOINT_VALUE",
-    "SCALAR_TYPES",
     "JointPositions",
     "Kinematics",
+    "Layout",
     "Update",
 ]

@@ -21,19 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..transforms import (
-    axis_angle_to_matrix,
-    plane_basis,
-    quaternion_to_matrix,
-    xyz_rpy_to_matrix,
-)
+from .joint_types import JOINT_TYPES
 
 Array = NDArray[np.float64]
-
-#: Joint types whose values are clamped into their ``<limit>`` ranges (two-axis: both axes).
-_CLAMPED_TYPES = ("revolute", "prismatic", "screw", "gearbox", "revolute2", "universal")
-#: Joint types with a second value about ``axis2``, limited by ``limit2``.
-_TWO_AXIS_TYPES = ("revolute2", "universal")
 
 
 @dataclass
@@ -138,21 +128,12 @@ class Joint:
     - floating: (6,) x y z roll pitch yaw, (7,) x y z qx qy qz qw, or a (4, 4) pose.
     - revolute2, universal: (2,) radians, rotation about ``axis`` then about ``axis2``.
     - ball: (4,) quaternion qx qy qz qw, (3,) roll pitch yaw, or a (3, 3) rotation.
+
+    Each type's semantics (values, limits, motion) is its entry in
+    ``model.joint_types.JOINT_TYPES``; the methods below read it.
     """
 
-    TYPES: ClassVar[list[str]] = [
-        "fixed",
-        "prismatic",
-        "revolute",
-        "continuous",
-        "floating",
-        "planar",
-        "screw",
-        "gearbox",
-        "revolute2",
-        "universal",
-        "ball",
-    ]
+    TYPES: ClassVar[list[str]] = list(JOINT_TYPES)
 
     name: str
     joint_type: str
@@ -181,84 +162,31 @@ class Joint:
         self.origin = _as_pose(self.origin)
         self.child_offset = _as_pose(self.child_offset)
 
-    # -- configuration shapes -------------------------------------------------------------
+    # -- configuration shapes (from the joint-type table, ``model.joint_types``) ------------
 
     @property
     def num_dofs(self) -> int:
         """Degrees of freedom of the joint's motion (mimic and gearbox joints still count 1)."""
-        return {
-            "fixed": 0,
-            "floating": 6,
-            "planar": 3,
-            "revolute2": 2,
-            "universal": 2,
-            "ball": 3,
-        }.get(self.joint_type, 1)
+        return JOINT_TYPES[self.joint_type].dofs
 
     @property
     def variable_names(self) -> list[str]:
         """JointState names of this joint's values: MoveIt's names for multi-DOF joints."""
-        kind = self.joint_type
-        if kind == "fixed":
-            return []
-        if kind == "planar":
-            return [f"{self.name}/{v}" for v in ("x", "y", "theta")]
-        if kind == "floating":
-            return [
-                f"{self.name}/{v}"
-                for v in ("trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z", "rot_w")
-            ]
-        if kind == "ball":
-            return [f"{self.name}/{v}" for v in ("rot_x", "rot_y", "rot_z", "rot_w")]
-        if kind in ("revolute2", "universal"):
-            return [f"{self.name}/axis1", f"{self.name}/axis2"]
-        return [self.name]
+        return JOINT_TYPES[self.joint_type].variable_names(self.name)
 
     # -- urdfpy API --------------------------------------------------------------------------
 
     def motion(self, cfg: Any) -> Array:
         """Pose (4, 4) of the moved joint frame in the joint frame at zero, for ``cfg``.
 
-        Raises ValueError for a cfg of the wrong shape for this joint type.
+        Raises ValueError for a cfg of a shape this joint type does not take.
         """
-        kind = self.joint_type
-        pose = np.eye(4)
-        if kind == "fixed":
-            return pose
-        if kind in ("revolute", "continuous", "gearbox"):
-            pose[:3, :3] = axis_angle_to_matrix(self.axis, _scalar(cfg, self))
-        elif kind == "prismatic":
-            pose[:3, 3] = _scalar(cfg, self) * self.axis
-        elif kind == "screw":
-            angle = _scalar(cfg, self)
-            pose[:3, :3] = axis_angle_to_matrix(self.axis, angle)
-            pose[:3, 3] = self.screw_pitch * angle * self.axis
-        elif kind == "planar":
-            values = np.asarray(cfg, dtype=np.float64)
-            if values.shape not in ((2,), (3,)):
-                raise ValueError(
-                    f"joint {self.name!r}: planar cfg must have shape (2,) or (3,), "
-                    f"got {values.shape}"
-                )
-            basis = plane_basis(self.axis)
-            pose[:3, 3] = basis[:, 0] * values[0] + basis[:, 1] * values[1]
-            if values.shape == (3,):
-                pose[:3, :3] = axis_angle_to_matrix(basis[:, 2], values[2])
-        elif kind == "floating":
-            pose = _floating_pose(cfg, self)
-        elif kind in ("revolute2", "universal"):
-            values = np.asarray(cfg, dtype=np.float64)
-            if values.shape != (2,):
-                raise ValueError(
-                    f"joint {self.name!r}: {kind} cfg must have shape (2,), got {values.shape}"
-                )
-            axis2 = self.axis2 if self.axis2 is not None else np.array([0.0, 1.0, 0.0])
-            pose[:3, :3] = axis_angle_to_matrix(self.axis, values[0]) @ axis_angle_to_matrix(
-                axis2, values[1]
-            )
-        elif kind == "ball":
-            pose[:3, :3] = _ball_rotation(cfg, self)
-        return pose
+        kind = JOINT_TYPES[self.joint_type]
+        if kind.size == 0:
+            return np.eye(4)
+        values = kind.values_from_cfg(self.name, np.asarray(cfg, dtype=np.float64)[None])
+        motion: Array = kind.motion(self, values)[0]
+        return motion
 
     def child_pose(self, cfg: Any = None) -> Array:
         """Pose (4, 4) of the child link in the parent link frame at configuration ``cfg``.
@@ -278,7 +206,7 @@ class Joint:
         Only revolute, prismatic, screw and gearbox joints, and the first axis of revolute2 and
         universal joints, with a written, ordered range clamp.
         """
-        if self.joint_type not in _CLAMPED_TYPES:
+        if JOINT_TYPES[self.joint_type].limits[:1] != ("limit",):
             return None
         return _position_range(self.limit)
 
@@ -300,37 +228,40 @@ class Joint:
         """The clamp range (rad or m) of each value, in ``variable_names`` order; None where a
         value is not clamped.
 
-        ``clamp`` is "hard" or "soft". The first value has ``hard_limits()`` or
+        ``clamp`` is "hard" or "soft". A value clamped by ``<limit>`` has ``hard_limits()`` or
         ``soft_limits()``; the second value of a revolute2 or universal joint has the range of
         ``limit2`` (``<axis2><limit>``) in both modes, as SDFormat gives no soft limits. Every
-        other value (planar, floating, ball) is not clamped. Raises ValueError for another mode.
+        other value (continuous, planar, floating, ball) is not clamped. Raises ValueError for
+        another mode.
         """
         if clamp not in ("hard", "soft"):
             raise ValueError(f"clamp must be 'hard' or 'soft', got {clamp!r}")
-        ranges: list[tuple[float, float] | None] = [None] * len(self.variable_names)
-        if ranges:
-            ranges[0] = self.hard_limits() if clamp == "hard" else self.soft_limits()
-        if self.joint_type in _TWO_AXIS_TYPES:
-            ranges[1] = _position_range(self.limit2)
+        ranges: list[tuple[float, float] | None] = []
+        for source in JOINT_TYPES[self.joint_type].limits:
+            if source == "limit":
+                ranges.append(self.hard_limits() if clamp == "hard" else self.soft_limits())
+            elif source == "limit2":
+                ranges.append(_position_range(self.limit2))
+            else:
+                ranges.append(None)
         return ranges
 
     def is_valid(self, cfg: Any) -> bool:
         """True if ``cfg`` has this joint type's shape, is finite, and each value lies in its
         hard limits (``variable_limits``: both axes of a revolute2 or universal joint)."""
+        kind = JOINT_TYPES[self.joint_type]
+        if kind.size == 0:
+            return True
         try:
-            if self.joint_type != "fixed":
-                values = np.asarray(cfg, dtype=np.float64)
-                if not np.all(np.isfinite(values)):
-                    return False
-            self.motion(cfg)
+            array = np.asarray(cfg, dtype=np.float64)
+            if not np.all(np.isfinite(array)):
+                return False
+            values = kind.values_from_cfg(self.name, array[None])[0].tolist()
         except (TypeError, ValueError):
             return False
-        if self.joint_type not in _CLAMPED_TYPES:
-            return True
-        flat = np.asarray(cfg, dtype=np.float64).reshape(-1).tolist()
         return all(
             limits is None or limits[0] <= value <= limits[1]
-            for value, limits in zip(flat, self.variable_limits("hard"), strict=True)
+            for value, limits in zip(values, self.variable_limits("hard"), strict=True)
         )
 
 
@@ -339,48 +270,6 @@ def _position_range(limit: Limit | None) -> tuple[float, float] | None:
     if limit is None or not limit.has_position_range or limit.lower > limit.upper:
         return None
     return (limit.lower, limit.upper)
-
-
-def _scalar(cfg: Any, joint: Joint) -> float:
-    values = np.asarray(cfg, dtype=np.float64)
-    if values.size != 1:
-        raise ValueError(
-            f"joint {joint.name!r}: {joint.joint_type} cfg must be a float, "
-            f"got shape {values.shape}"
-        )
-    return float(values.reshape(()))
-
-
-def _floating_pose(cfg: Any, joint: Joint) -> Array:
-    values = np.asarray(cfg, dtype=np.float64)
-    if values.shape == (4, 4):
-        pose: Array = values.copy()  # typed: numpy's stubs give Any under Python 3.10
-        return pose
-    if values.shape == (6,):
-        return xyz_rpy_to_matrix(values[:3], values[3:])
-    if values.shape == (7,):
-        pose = np.eye(4)
-        pose[:3, :3] = quaternion_to_matrix(values[3:])
-        pose[:3, 3] = values[:3]
-        return pose
-    raise ValueError(
-        f"joint {joint.name!r}: floating cfg must have shape (6,), (7,) or (4, 4), "
-        f"got {values.shape}"
-    )
-
-
-def _ball_rotation(cfg: Any, joint: Joint) -> Array:
-    values = np.asarray(cfg, dtype=np.float64)
-    if values.shape == (3, 3):
-        rotation: Array = values.copy()  # typed: numpy's stubs give Any under Python 3.10
-        return rotation
-    if values.shape == (4,):
-        return quaternion_to_matrix(values)
-    if values.shape == (3,):
-        return xyz_rpy_to_matrix((0.0, 0.0, 0.0), values)[:3, :3]
-    raise ValueError(
-        f"joint {joint.name!r}: ball cfg must have shape (4,), (3,) or (3, 3), got {values.shape}"
-    )
 
 
 @dataclass(eq=False)

@@ -13,9 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import Diagnostics
 from .elements import Joint, Link, RobotModel
-
-#: Joint types whose value is one number, so they can lead or follow a mimic.
-SINGLE_VALUE_TYPES = frozenset({"revolute", "continuous", "prismatic", "screw", "gearbox"})
+from .joint_types import SINGLE_VALUE_TYPES
 
 #: Relative slack (of the larger limit, at least 1) within which a follower's range is inside.
 FOLLOWER_RANGE_TOLERANCE = 1e-9
@@ -303,3 +301,30 @@ def assemble_robot(
         source=diag.source,
         warnings=diag.warnings,
     )
+
+
+class _ErrorsOnly(Diagnostics):
+    """Diagnostics that raise errors and drop warnings (already given when the model loaded)."""
+
+    def warn(self, message: str, line: int | None = None, element: str | None = None) -> None:
+        return None
+
+
+def check_model(robot: RobotModel) -> None:
+    """Raise the ModelError ``assemble_robot`` raises for a model built some other way (by
+    hand, or edited after loading): the same checks of links, tree, root and mimics.
+
+    A loaded model passes; warnings are not repeated. ``kinematics`` calls this before
+    compiling, so a hand-built model fails with the parsers' wording. The URDF parser's
+    leniency (``drop_unusable_mimics``) does not apply: a mimic that cannot apply is refused
+    rather than removed from the caller's joints.
+    """
+    diag = _ErrorsOnly(robot.source)
+    joints = list(robot.joints.values())
+    check_joint_links(robot.links, joints, diag)
+    parent_of = parent_joints(joints, diag)
+    check_no_cycles(robot.links, parent_of, diag)
+    root = find_root(robot.links, parent_of, diag)
+    if root != robot.root:
+        raise diag.error(f"the root link is {root!r}, not {robot.root!r}", None, "robot")
+    check_mimics(robot.joints, diag)

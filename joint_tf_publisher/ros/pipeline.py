@@ -22,7 +22,7 @@ from typing import NamedTuple, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kinematics.compiled import Kinematics, Update
+from ..kinematics import Kinematics, Update
 from ..robot import Robot
 from .cdr import TFMessageLayout
 from .parameters import Settings
@@ -56,7 +56,7 @@ class LoadedModel:
         self.text = text
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
-        self.joints = JointIndex(self.kin.moving_joints)
+        self.joints = JointIndex(self.kin)
         #: Per moving joint: message time of its last publication (rate limiter), ns.
         self.last_publish_ns = np.full(len(self.kin.moving_joints), _NEVER_NS, dtype=np.int64)
 
@@ -173,7 +173,7 @@ class JointStatePipeline:
             )
             return None
         plan = configured.plans.joint_state(names)
-        if plan.unknown or plan.ignored_mimic:
+        if plan.unknown or plan.first_value_only:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
         if not self._due(model, plan.limited, stamp_ns):
@@ -290,7 +290,8 @@ class JointStatePipeline:
             "unknown", plan.unknown, "ignoring names that are not moving joints of the robot"
         )
         self.reporter.names_once(
-            "mimic",
-            plan.ignored_mimic,
-            "values for mimic joints are ignored (they follow their leader)",
+            "first value",
+            plan.first_value_only,
+            "bare names of multi-value joints (as Gazebo's bridge publishes them) set their "
+            "first value only",
         )

@@ -2,8 +2,9 @@
 
 A ``PublishPlan`` belongs to one robot model under one set of settings and one tuple of names
 (a JointState's ``name``, or a MultiDOFJointState's ``joint_names``). It owns the moving-joint
-indices the rate limiter keys on (the joints named, plus their mimic followers), the indices
-published (those not excluded) and the byte layout of their TFMessage. ``PlanCache`` keeps
+indices the rate limiter keys on (the joints named, plus their mimic followers, as the
+kinematics reads the names), the indices published (those not excluded) and the byte layout
+of their TFMessage. ``PlanCache`` keeps
 one per name tuple, found by identity first: ``cdr.JointStateReader`` hands out the same tuple
 object for every message with the same name block.
 
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model.elements import Joint
+from ..kinematics import Kinematics
+from ..model.joint_types import JOINT_TYPES
 from .cdr import TFMessageLayout
 
 IndexArray = NDArray[np.intp]
@@ -33,7 +35,8 @@ class PublishPlan:
 
     ``limited``: moving-joint indices, sorted. ``published``: the subset this node publishes,
     sorted, and ``layout`` its TFMessage (None when nothing is published). ``unknown``: names
-    that are no moving joint's variable; ``ignored_mimic``: names of mimic joints.
+    that are no moving joint's variable; ``first_value_only``: bare names of multi-value joints
+    (as Gazebo's bridge publishes them), which set their first value only.
     """
 
     names: tuple[str, ...]
@@ -41,36 +44,32 @@ class PublishPlan:
     published: IndexArray
     layout: TFMessageLayout | None
     unknown: tuple[str, ...]
-    ignored_mimic: tuple[str, ...]
+    first_value_only: tuple[str, ...]
 
 
 class JointIndex:
-    """Where names point among one model's moving joints, and who follows whom (mimic)."""
+    """Where names point among one model's moving joints, read as the kinematics reads them."""
 
-    def __init__(self, moving_joints: Sequence[Joint]) -> None:
-        index_of = {joint.name: i for i, joint in enumerate(moving_joints)}
-        #: Variable name (joint name for 1-DOF joints, MoveIt's ``joint/x`` otherwise) -> index.
-        self.variable_joint = {
-            name: i for i, joint in enumerate(moving_joints) for name in joint.variable_names
-        }
-        #: Multi-DOF joint name (planar, floating, ball) -> index.
+    def __init__(self, kin: Kinematics) -> None:
+        self._kin = kin
+        #: Names a MultiDOFJointState sets (joints whose type takes a transform) -> index.
         self.multi_dof_joint = {
             joint.name: i
-            for i, joint in enumerate(moving_joints)
-            if joint.joint_type in ("planar", "floating", "ball")
+            for i, joint in enumerate(kin.moving_joints)
+            if JOINT_TYPES[joint.joint_type].from_transform is not None
         }
-        self.is_mimic = [joint.mimic is not None for joint in moving_joints]
-        #: Per moving joint: the joints that follow it through mimic chains of any depth.
-        self.followers: list[list[int]] = [[] for _ in moving_joints]
-        for i, joint in enumerate(moving_joints):
-            seen = {i}
-            leader = joint.mimic.joint if joint.mimic is not None else None
-            while leader is not None and leader in index_of and index_of[leader] not in seen:
-                k = index_of[leader]
-                seen.add(k)
-                self.followers[k].append(i)
-                mimic = moving_joints[k].mimic
-                leader = mimic.joint if mimic is not None else None
+
+    def joint_state(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
+        """The joints a JointState with ``names`` moves (sorted; mimic followers included),
+        its unknown names and its bare names of multi-value joints."""
+        plan = self._kin.joint_state_plan(names)
+        return plan.moves, plan.unknown, plan.first_value_only
+
+    def multi_dof(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
+        """As ``joint_state`` for a MultiDOFJointState's joint names."""
+        found = sorted({self.multi_dof_joint[n] for n in names if n in self.multi_dof_joint})
+        unknown = [name for name in names if name not in self.multi_dof_joint]
+        return np.array(found, dtype=np.intp), unknown, []
 
 
 class PlanCache:
@@ -125,27 +124,14 @@ class PlanCache:
         return plan
 
     def _make_plan(self, multi_dof: bool, names: tuple[str, ...]) -> PublishPlan:
-        joints = self._joints
-        lookup = joints.multi_dof_joint if multi_dof else joints.variable_joint
-        limited: set[int] = set()
-        unknown: list[str] = []
-        ignored_mimic: list[str] = []
-        for name in names:
-            index = lookup.get(name)
-            if index is None:
-                unknown.append(name)
-            elif joints.is_mimic[index]:
-                ignored_mimic.append(name)
-            else:
-                limited.add(index)
-                limited.update(joints.followers[index])
-        limited_array = np.array(sorted(limited), dtype=np.intp)
-        published = limited_array[self._publish_mask[limited_array]]
+        read = self._joints.multi_dof if multi_dof else self._joints.joint_state
+        limited, unknown, first_value_only = read(names)
+        published = limited[self._publish_mask[limited]]
         return PublishPlan(
             names,
-            limited_array,
+            limited,
             published,
             self.layout(published) if published.size else None,
             tuple(unknown),
-            tuple(ignored_mimic),
+            tuple(first_value_only),
         )

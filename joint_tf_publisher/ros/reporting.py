@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..kinematics.compiled import MAX_JOINT_VALUE, Update
+from ..kinematics import MAX_JOINT_VALUE, Update
 
 #: Seconds between two reports of one kind.
 THROTTLE_S = 10.0
@@ -76,7 +76,7 @@ class Reporter:
 
     def update(self, update: Update, clamp: str) -> None:
         """Report what one kinematics update clamped (to ``clamp`` limits), rejected or
-        ignored."""
+        did not know."""
         if update.clamped:
             self.clamp_counts.update(update.clamped)
             if self.throttle.due("clamped"):
@@ -94,11 +94,6 @@ class Reporter:
                 )
         self.names_once(
             "unknown", update.unknown, "ignoring names that are not moving joints of the robot"
-        )
-        self.names_once(
-            "mimic",
-            update.ignored_mimic,
-            "values for mimic joints are ignored (they follow their leader)",
         )
 
     def names_once(self, kind: str, names: Sequence[str], text: str) -> None:

@@ -388,7 +388,7 @@ def test_fk_multi_dof_values(capsys: pytest.CaptureFixture[str]) -> None:
         (["elbow_joint"], r"'elbow_joint': joint values are written name=value"),
         (["elbow_joint=abc"], r"'abc' is not a number"),
         (["elbow_joint=nan"], r"'nan' is not a finite number"),
-        (["elbow_joint=1,2"], r"'elbow_joint=1,2': .*must be a float"),
+        (["elbow_joint=1,2"], r"'elbow_joint=1,2': .*takes one number"),
         (["--link", "hand"], r"unknown link 'hand'"),
     ],
 )

@@ -1,9 +1,10 @@
 """Fuzzing the JointState resolver: ``robot.kinematics.apply`` on whatever a driver sends.
 
-Names are drawn from the robot's variables (mimic and fixed joints included), from unknown
-strings, with duplicates; values from every float (NaN, +-inf, +-1e308, subnormals). After any
-``apply`` the stored joint vector is finite, quaternions are unit, clamped joints are inside
-their range, rejected joints kept their last good value, unknown names are reported, and the
+Names are drawn from the robot's variables (mimic and fixed joints included), bare names of
+multi-value joints, unknown strings, with duplicates; values from every float (NaN, +-inf,
++-1e308, subnormals). After any ``apply`` the stored joint vector is finite, quaternions are
+unit, values given are inside their clamp range, followers not given follow their leader
+(unclamped), rejected joints kept their last good value, unknown names are reported, and the
 transforms the node would publish are finite. Mismatched lengths raise ValueError and change
 nothing; 10,000 unknown names cost little time and no lasting memory.
 """
@@ -65,6 +66,15 @@ def variable_layout(kin: Kinematics) -> list[str]:
     return [name for joint in kin.moving_joints for name in joint.variable_names]
 
 
+def bare_multi_value_names(kin: Kinematics) -> list[str]:
+    """Bare names that set a multi-value joint's first value (Gazebo's bridge)."""
+    return [
+        joint.name
+        for joint in kin.moving_joints
+        if joint.joint_type in ("revolute2", "universal", "ball")
+    ]
+
+
 def clamp_range(
     kin: Kinematics, clamp: str | None, joint_name: str, value: int = 0
 ) -> tuple[float, float]:
@@ -78,7 +88,7 @@ def clamp_range(
 @st.composite
 def joint_state(draw: st.DrawFn, kin: Kinematics) -> tuple[list[str], list[float]]:
     """A JointState's names and positions (equal lengths): known, mimic, fixed, unknown names."""
-    known = variable_layout(kin)
+    known = variable_layout(kin) + bare_multi_value_names(kin)
     fixed = [joint.name for joint in kin.fixed_joints] or ["no_fixed_joint"]
     name = st.one_of(
         st.sampled_from(known),
@@ -127,28 +137,45 @@ def test_apply_keeps_state_finite_and_reports_what_it_did(
     kin = kinematics_of(robot_name)
     positions = kin.new_positions()
     layout = variable_layout(kin)
+    bare = bare_multi_value_names(kin)
     for _ in range(data.draw(st.integers(1, 3), label="messages")):
         names, values = data.draw(joint_state(kin), label="joint_state")
         previous = positions.values.copy()
         update = kin.apply(positions, names, values, clamp=clamp)
         check_positions_sane(kin, positions)
-        assert update.unknown == [name for name in names if name not in layout]
+        assert update.unknown == [name for name in names if name not in layout + bare]
+        assert update.first_value_only == [name for name in names if name in bare]
         rejected = set(update.rejected)
         for joint in kin.moving_joints:
             slots = [layout.index(name) for name in joint.variable_names]
             given = [
-                (n, v) for n, v in zip(names, values, strict=True) if n in joint.variable_names
+                (n, v)
+                for n, v in zip(names, values, strict=True)
+                if n in joint.variable_names or n == joint.name
             ]
             if joint.name in rejected:
                 # Given a bad value, or a mimic follower whose computed value overflowed.
                 assert given or joint.mimic is not None, f"{joint.name} rejected, not given"
                 np.testing.assert_array_equal(positions.values[slots], previous[slots])
-            elif given and joint.mimic is None and not all(usable(v) for _, v in given):
+                continue
+            if given and not all(usable(v) for _, v in given):
                 pytest.fail(f"{joint.name} was given an unusable value but not rejected")
-            if len(given) == 1 and joint.mimic is None and len(slots) == 1 and usable(given[0][1]):
+            if len(given) == 1 and len(slots) == 1:
                 lower, upper = clamp_range(kin, clamp, joint.name)
                 expected = min(max(given[0][1], lower), upper)
                 assert positions.values[slots[0]] == expected, (joint.name, given, clamp)
+            if joint.mimic is not None and not given:
+                # Not given: multiplier * leader + offset whenever the leader moved (not
+                # clamped to its own limits), else as it was.
+                leader = kin.moving_joints.index(kin.robot.joints[joint.mimic.joint])
+                expected = (
+                    joint.mimic.multiplier * positions.values[layout.index(joint.mimic.joint)]
+                    + joint.mimic.offset
+                )
+                if leader not in update.moved:
+                    expected = previous[slots[0]]
+                assert positions.values[slots[0]] == expected, (joint.name, clamp)
+                continue
             for k, slot in enumerate(slots if clamp is not None else []):
                 lower, upper = clamp_range(kin, clamp, joint.name, k)
                 value = positions.values[slot]

@@ -240,11 +240,11 @@ def test_child_offset_is_applied_after_the_motion() -> None:
 @pytest.mark.parametrize(
     ("kind", "cfg", "message"),
     [
-        ("revolute", [0.1, 0.2], r"revolute cfg must be a float, got shape \(2,\)"),
-        ("planar", [1.0], r"planar cfg must have shape \(2,\) or \(3,\), got \(1,\)"),
-        ("floating", [1.0] * 5, r"floating cfg must have shape \(6,\), \(7,\) or \(4, 4\)"),
-        ("universal", [1.0] * 3, r"universal cfg must have shape \(2,\), got \(3,\)"),
-        ("ball", [1.0] * 5, r"ball cfg must have shape \(4,\), \(3,\) or \(3, 3\)"),
+        ("revolute", [0.1, 0.2], r"a revolute joint takes one number, got shape \(2,\)"),
+        ("planar", [1.0], r"a planar joint takes shape \(2,\) or \(3,\), got shape \(1,\)"),
+        ("floating", [1.0] * 5, r"a floating joint takes shape \(6,\), \(7,\) or \(4, 4\)"),
+        ("universal", [1.0] * 3, r"a universal joint takes shape \(2,\), got shape \(3,\)"),
+        ("ball", [1.0] * 5, r"a ball joint takes shape \(4,\), \(3,\) or \(3, 3\)"),
     ],
 )
 def test_wrong_cfg_shape_is_a_value_error(kind: str, cfg: list[float], message: str) -> None:

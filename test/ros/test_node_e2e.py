@@ -183,6 +183,19 @@ class TestArm:
         expected = Rotation.from_rotvec([-0.6, 0.0, 0.0]).as_matrix()
         np.testing.assert_allclose(T[:3, :3], expected, atol=TOLERANCE)
 
+    def test_a_mimic_value_in_the_message_wins(self, arm: NodeUnderTest, robot: Robot) -> None:
+        """As robot_state_publisher: -0.1 as given for right_knuckle_joint, not the -0.5 its
+        leader finger_joint implies (multiplier -1); its own follower takes it up."""
+        msg = arm.publish_and_wait(
+            ["right_knuckle_joint", "finger_joint"], [-0.1, 0.5], fresh_stamp(), "right_knuckle"
+        )
+        received = {t.child_frame_id: matrix_of(t.transform) for t in msg.transforms}
+        for joint in ("right_knuckle_joint", "right_inner_finger_joint"):
+            expected = robot.joints[joint].child_pose(-0.1)
+            np.testing.assert_allclose(
+                received[robot.joints[joint].child], expected, atol=TOLERANCE
+            )
+
     def test_robot_description_topic_is_latched(self, arm: NodeUnderTest) -> None:
         recorder = arm.probe.subscribe(String, arm.description_topic, latched_qos())
         messages = wait_until(recorder.messages, what="robot_description")

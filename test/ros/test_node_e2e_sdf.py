@@ -112,6 +112,28 @@ class TestAllJointTypes:
             received = compose(tree, link, robot.root)
             np.testing.assert_allclose(received, T_root_link, atol=TOLERANCE, err_msg=link)
 
+    def test_bare_names_as_gazebos_bridge_sends_them(self, sdf_node: NodeUnderTest) -> None:
+        """ros_gz's bridge names each joint by its bare name with its first axis's position:
+        a two-axis joint's first angle (the second stays as set), a ball joint's rotation
+        about x (Gazebo's first ball value, the x of its rotation vector)."""
+        names = ["universal_joint/axis2", "revolute2_joint/axis2"]
+        names += ["universal_joint", "revolute2_joint", "ball_joint"]
+        msg = sdf_node.publish_and_wait(
+            names, [-0.3, 0.4, 0.2, -1.1, 0.7], fresh_stamp(), "universal_link"
+        )
+        received = {t.child_frame_id: matrix_of(t.transform) for t in msg.transforms}
+        robot = Robot.load(ALL_TYPES)
+        expected = {
+            "universal_link": robot.joints["universal_joint"].child_pose([0.2, -0.3]),
+            "revolute2_link": robot.joints["revolute2_joint"].child_pose([-1.1, 0.4]),
+            "ball_link": robot.joints["ball_joint"].child_pose(
+                Rotation.from_rotvec([0.7, 0.0, 0.0]).as_quat()
+            ),
+        }
+        assert set(received) == set(expected)
+        for link, pose in expected.items():
+            np.testing.assert_allclose(received[link], pose, atol=TOLERANCE, err_msg=link)
+
     def test_both_axes_of_a_two_axis_joint_are_clamped(self, sdf_node: NodeUnderTest) -> None:
         """universal_joint: <axis> limits [-1, 1], <axis2> [-1.2, 0.6] (hard, the default)."""
         names = [

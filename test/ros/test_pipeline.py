@@ -122,19 +122,24 @@ def test_a_message_publishes_its_joints_and_their_mimic_followers(arm: Rig) -> N
     assert arm.logger.lines == []
 
 
-def test_a_value_for_a_mimic_joint_is_ignored_and_reported_once(arm: Rig) -> None:
-    publication = arm.send(["right_knuckle_joint", "finger_joint"], [0.1, 0.5])
+def test_a_value_for_a_mimic_joint_wins_clamped_like_any(arm: Rig) -> None:
+    """The measurement wins, as in robot_state_publisher; right_knuckle_joint's own limits
+    are [-0.8, 0] (its leader finger_joint's x -1 would say -0.5)."""
+    publication = arm.send(["right_knuckle_joint", "finger_joint"], [-0.1, 0.5])
     assert publication is not None
-    assert_pose(publication, arm.robot, "right_knuckle_joint", -0.5)
-    arm.send(["right_knuckle_joint", "finger_joint"], [0.1, 0.4], T0 + 100 * MS)
-    assert arm.logger.containing("mimic joints are ignored") == [
-        (
-            "info",
-            "values for mimic joints are ignored (they follow their leader): right_knuckle_joint",
-        )
-    ]
-    only_mimic = arm.send(["right_knuckle_joint"], [0.2], T0 + 200 * MS)
-    assert only_mimic is None  # nothing of its own to publish
+    assert_pose(publication, arm.robot, "right_knuckle_joint", -0.1)
+    assert_pose(publication, arm.robot, "right_inner_finger_joint", -0.1)  # follows it (x 1)
+    clamped = arm.send(["right_knuckle_joint", "finger_joint"], [0.1, 0.4], T0 + 100 * MS)
+    assert clamped is not None
+    assert_pose(clamped, arm.robot, "right_knuckle_joint", 0.0)
+    assert arm.logger.containing("clamped to hard limits")
+    only_follower = arm.send(["right_knuckle_joint"], [-0.2], T0 + 200 * MS)
+    assert only_follower is not None
+    assert {child for _, child in only_follower.layout.frames} == {
+        "right_knuckle",
+        "right_inner_finger",
+    }
+    assert_pose(only_follower, arm.robot, "right_inner_finger_joint", -0.2)
 
 
 def test_unknown_names_are_ignored_and_each_reported_once(arm: Rig) -> None:
@@ -397,3 +402,28 @@ def test_every_joint_type_publishes_its_child_pose(all_types: Rig) -> None:
     assert publication is not None
     for name, value in values.items():
         assert_pose(publication, all_types.robot, name, value)
+
+
+GAZEBO_SDF = """<sdf version="1.9">
+<model name="gazebo">
+<link name="base"/><link name="u_link"/><link name="ball_link"/>
+<joint name="u" type="universal">
+<parent>base</parent><child>u_link</child>
+<axis><xyz>1 0 0</xyz></axis><axis2><xyz>0 1 0</xyz></axis2>
+</joint>
+<joint name="ball" type="ball"><parent>base</parent><child>ball_link</child></joint>
+</model>
+</sdf>"""
+
+
+def test_bare_names_of_multi_value_joints_set_their_first_value(tmp_path: Any) -> None:
+    """Gazebo's ros_gz bridge names every joint by its bare name with its first axis's
+    position: a universal joint's first angle; a ball joint's rotation about x."""
+    path = tmp_path / "gazebo.sdf"
+    path.write_text(GAZEBO_SDF)
+    rig = Rig(path)
+    publication = rig.send(["u", "ball"], [0.3, 0.8])
+    assert publication is not None
+    assert_pose(publication, rig.robot, "u", [0.3, 0.0])
+    assert_pose(publication, rig.robot, "ball", Rotation.from_rotvec([0.8, 0, 0]).as_quat())
+    assert rig.logger.containing("set their first value only: u, ball")

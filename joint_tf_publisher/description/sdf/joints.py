@@ -16,6 +16,7 @@ from lxml import etree
 from numpy.typing import NDArray
 
 from ...model.elements import Dynamics, Joint, Limit, Mimic
+from ...model.joint_types import TWO_AXIS_TYPES
 from ...transforms import unit_and_norm
 from .context import WORLD, Context, line
 from .poses import PoseGraph, pose_in
@@ -37,7 +38,6 @@ SDF_JOINT_TYPES = (
 
 #: Joint types that move along or about ``<axis>`` (and ``<axis2>`` for the two-axis ones).
 _AXIS_TYPES = ("revolute", "continuous", "prismatic", "screw", "gearbox", "revolute2", "universal")
-_TWO_AXIS_TYPES = ("revolute2", "universal")
 
 #: Limits at or beyond this magnitude mean "unlimited" (the pre-1.10 default is +-1e16).
 UNLIMITED = 1e16
@@ -86,7 +86,7 @@ def build_joint(ctx: Context, graph: PoseGraph, element: etree._Element) -> tupl
         joint.axis, joint.limit, joint.dynamics = _read_axis(ctx, graph, element, "axis", X_M_J)
         if axis_element is not None:
             joint.mimic = _read_mimic(ctx, axis_element, what)
-        if joint_type in _TWO_AXIS_TYPES or joint_type == "gearbox":
+        if joint_type in TWO_AXIS_TYPES or joint_type == "gearbox":
             joint.axis2, joint.limit2, _ = _read_axis(ctx, graph, element, "axis2", X_M_J)
             axis2_element = element.find("axis2")
             if axis2_element is not None and axis2_element.find("mimic") is not None:
@@ -96,7 +96,7 @@ def build_joint(ctx: Context, graph: PoseGraph, element: etree._Element) -> tupl
                     axis2_element.find("mimic"),
                     what,
                 )
-        if joint_type in _TWO_AXIS_TYPES:
+        if joint_type in TWO_AXIS_TYPES:
             if joint.mimic is not None:
                 raise ctx.error(
                     f"<mimic> on a {joint_type} joint is not supported",

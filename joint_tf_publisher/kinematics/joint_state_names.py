@@ -1,0 +1,203 @@
+"""How the names of one JointState map onto the variable vector: a plan, cached per tuple.
+
+A name is, in this order:
+
+- a variable name (``Layout.variable_lookup``): a one-value joint's own name, or MoveIt's
+  ``<joint>/<variable>`` name of a value of a multi-value joint: it writes that slot;
+- the bare name of a multi-value joint whose table entry has a ``BareName`` rule (Gazebo's
+  ros_gz bridge publishes every joint under its bare name with its first axis's position): a
+  two-axis joint's first value; a ball joint's rotation about x (its first rotation-vector
+  component, see ``model.joint_types``). Listed in ``first_value_only``;
+- anything else (other names, fixed joints, bare names of planar and floating joints): listed
+  in ``unknown``.
+
+A value given for a mimic follower is used (robot_state_publisher's rule: the measurement
+wins); the followers not given are computed from their leaders (``followers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .layout import CLAMP_LIMITS, Follower, Layout
+
+Array = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+BoolArray = NDArray[np.bool_]
+
+#: Plans kept per Kinematics (distinct name tuples); beyond, the cache starts again.
+PLAN_CACHE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class ConvertedName:
+    """A bare name whose one value sets several values (``BareName.values``)."""
+
+    message_index: int
+    joint: int
+    slots: IndexArray
+    convert: Callable[[Array], Array]
+
+
+@dataclass(frozen=True)
+class FollowerSteps:
+    """Mimic followers to compute, in dependency order, as plain tuples: a few followers cost
+    less in a Python loop than in numpy calls."""
+
+    #: Per follower: (slot, leader slot, multiplier, offset, joint, leader joint).
+    steps: tuple[tuple[int, int, float, float, int, int], ...]
+    slots: list[int]
+    joints: list[int]
+    #: The same as index arrays (numpy converts a list index on every use).
+    slot_index: IndexArray
+    joint_index: IndexArray
+
+
+def follower_steps(followers: Iterable[Follower]) -> FollowerSteps:
+    """The steps computing ``followers`` (given in dependency order)."""
+    chosen = list(followers)
+    return FollowerSteps(
+        steps=tuple(
+            (f.slot, f.leader_slot, f.multiplier, f.offset, f.joint, f.leader) for f in chosen
+        ),
+        slots=[f.slot for f in chosen],
+        joints=[f.joint for f in chosen],
+        slot_index=np.array([f.slot for f in chosen], dtype=np.intp),
+        joint_index=np.array([f.joint for f in chosen], dtype=np.intp),
+    )
+
+
+@dataclass(frozen=True)
+class NamePlan:
+    """How the names of one JointState message map onto the variable vector."""
+
+    message_index: IndexArray  # position in the message of each value written as given
+    slots: IndexArray  # variable slot each of them writes
+    joints: IndexArray  # moving joint of each
+    joint_mask: BoolArray  # (M,) joints given by this message
+    converted: tuple[ConvertedName, ...]
+    quaternion_joints: IndexArray  # floating/ball joints whose quaternion is written, ...
+    quaternion_slots: IndexArray  # ... (Q, 4) the slots of their quaternions ...
+    quaternion_blocks: IndexArray  # ... and (Q, 7) all their slots (the last one repeated)
+    #: Mimic followers not given: computed from their leaders.
+    followers: FollowerSteps
+    #: Per clamp mode, (lower, upper) per slot: every given value's range; +-inf for the
+    #: followers computed from their leaders (never clamped).
+    ranges: dict[str, tuple[Array, Array]]
+    #: Slots of the mimic followers given in this message.
+    given_follower_slots: list[int]
+    #: Moving joints this message moves: those given and the followers of those (sorted).
+    moves: IndexArray
+    unknown: list[str]
+    first_value_only: list[str]
+
+
+def _ranges(layout: Layout, given_followers: set[int]) -> dict[str, tuple[Array, Array]]:
+    """Clamp ranges for a message giving ``given_followers``: each follower not given is
+    never clamped (+-inf); every other slot has its own range."""
+    computed = [f.slot for f in layout.followers if f.joint not in given_followers]
+    ranges: dict[str, tuple[Array, Array]] = {}
+    for mode in CLAMP_LIMITS:
+        lower, upper = (bound.copy() for bound in layout.ranges[mode])
+        lower[computed], upper[computed] = -np.inf, np.inf
+        ranges[mode] = (lower, upper)
+    return ranges
+
+
+def _moves(layout: Layout, given: BoolArray) -> IndexArray:
+    """The joints given and, transitively, the followers of those."""
+    moved = given.copy()
+    for follower in layout.followers:  # leaders come first
+        if moved[follower.leader]:
+            moved[follower.joint] = True
+    return np.flatnonzero(moved).astype(np.intp)
+
+
+class NamePlans:
+    """The plans of one layout, made on first use and cached per tuple of names."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self._plans: dict[tuple[str, ...], NamePlan] = {}
+        block = layout.slot[:, None] + np.arange(7)
+        #: (M, 7): each moving joint's slots, the last repeated up to 7 columns.
+        self.slot_block = np.minimum(block, (layout.slot + layout.size - 1)[:, None])
+        self._quaternion_start = dict(
+            zip(layout.quaternion_joints, layout.quaternion_slots, strict=True)
+        )
+        #: Plans of messages that give no follower share these ranges.
+        self._independent_ranges = _ranges(layout, set())
+
+    def plan(self, names: tuple[str, ...]) -> NamePlan:
+        """The plan of a message with these names (cached)."""
+        plan = self._plans.get(names)
+        if plan is None:
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[names] = self._make_plan(names)
+        return plan
+
+    def _make_plan(self, names: tuple[str, ...]) -> NamePlan:
+        layout = self.layout
+        message_index: list[int] = []
+        slots: list[int] = []
+        joints: list[int] = []
+        converted: list[ConvertedName] = []
+        quaternion_joints: list[int] = []
+        unknown: list[str] = []
+        first_value_only: list[str] = []
+        for position, name in enumerate(names):
+            found = layout.variable_lookup.get(name)
+            if found is None:
+                index = layout.moving_index.get(name)
+                bare = layout.joint_types[index].bare_name if index is not None else None
+                if index is None or bare is None:
+                    unknown.append(name)
+                    continue
+                first_value_only.append(name)
+                start = int(layout.slot[index])
+                if bare.values is not None:
+                    targets = np.array([start + k for k in bare.variables], dtype=np.intp)
+                    converted.append(ConvertedName(position, index, targets, bare.values))
+                    start_q = self._quaternion_start.get(index)
+                    if start_q is not None and index not in quaternion_joints:
+                        quaternion_joints.append(index)
+                    continue
+                found = (index, start + bare.variables[0])
+            joint, slot = found
+            message_index.append(position)
+            slots.append(slot)
+            joints.append(joint)
+            start_q = self._quaternion_start.get(joint)
+            if start_q is not None and start_q <= slot < start_q + 4:
+                if joint not in quaternion_joints:
+                    quaternion_joints.append(joint)
+        joint_mask = np.zeros(len(layout.moving_joints), dtype=bool)
+        joint_mask[joints] = True
+        joint_mask[[c.joint for c in converted]] = True
+        given_followers = {f.joint for f in layout.followers if joint_mask[f.joint]}
+        starts = [self._quaternion_start[i] for i in quaternion_joints]
+        return NamePlan(
+            message_index=np.array(message_index, dtype=np.intp),
+            slots=np.array(slots, dtype=np.intp),
+            joints=np.array(joints, dtype=np.intp),
+            joint_mask=joint_mask,
+            converted=tuple(converted),
+            quaternion_joints=np.array(quaternion_joints, dtype=np.intp),
+            quaternion_slots=np.add.outer(np.array(starts, dtype=np.intp), np.arange(4)).reshape(
+                -1, 4
+            ),
+            quaternion_blocks=self.slot_block[quaternion_joints],
+            followers=follower_steps(f for f in layout.followers if f.joint not in given_followers),
+            ranges=_ranges(layout, given_followers)
+            if given_followers
+            else self._independent_ranges,
+            given_follower_slots=[f.slot for f in layout.followers if f.joint in given_followers],
+            moves=_moves(layout, joint_mask),
+            unknown=unknown,
+            first_value_only=first_value_only,
+        )

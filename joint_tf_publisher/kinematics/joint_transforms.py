@@ -1,0 +1,138 @@
+"""Per-joint transforms, what the node publishes: T_parent_child of each joint as a
+translation (metres) and a unit quaternion (x, y, z, w; its sign as the closed form gives it:
+q and -q are the same rotation).
+
+For a moving joint, T_parent_child(v) = origin @ motion(v) @ child_offset. With the motion
+written as terms weighted by features (``model.motion_forms``), both parts are linear in the
+joint's transform features t(v):
+
+    translation = sum_k t_k (origin @ M_k @ child_offset)[:3, 3]   (k over the pose features)
+    quaternion  = q_origin * (sum_k t_k Q_k) * q_offset = sum_k t_k L(q_origin) R(q_offset) Q_k
+
+so each joint gets a constant basis (T, 7) and the transforms of many joints of one form are
+one stacked product [t] @ basis. Fixed joints' transforms are constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..model.motion_forms import MotionForm, Variables
+from ..transforms import matrices_to_quaternions, matrix_to_quaternion, quaternion_product_matrices
+from .layout import Layout
+
+Array = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+
+
+def transform_basis(layout: Layout, index: int) -> Array:
+    """(T, 7) basis of moving joint ``index``: [translation (3), quaternion (4)] = t @ basis."""
+    joint = layout.moving_joints[index]
+    kind = layout.joint_types[index]
+    form = kind.form
+    basis = np.zeros((form.transform_feature_count, 7))
+    motion_terms = kind.motion_terms(joint)
+    poses = joint.origin @ motion_terms @ joint.child_offset  # (F, 4, 4)
+    np.add.at(basis[:, :3], list(form.pose_in_transform), poses[:, :3, 3])
+    left, _ = quaternion_product_matrices(matrix_to_quaternion(joint.origin[:3, :3]))
+    _, right = quaternion_product_matrices(matrix_to_quaternion(joint.child_offset[:3, :3]))
+    basis[:, 3:] = kind.quaternion_terms(joint) @ (left @ right).T
+    return basis
+
+
+#: Index sets whose plans are kept (the node asks for the same few sets again and again).
+PLAN_CACHE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class _GroupRows:
+    """The rows of one transforms call that belong to one form group."""
+
+    form: MotionForm
+    #: Rows of the result: a slice where they are contiguous (the product is written straight
+    #: into the result), else an index array.
+    rows: slice | IndexArray
+    slots: IndexArray  # (n,) for a one-value form, else (size, n): values to read
+    bases: Array  # (n, T, 7) the joints' bases, gathered once
+
+
+class JointTransforms:
+    """Closed-form parent->child transforms of a layout's joints."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        #: Per form group: (J, T, 7) bases of its joints.
+        self.bases = [
+            np.array([transform_basis(layout, int(i)) for i in group.joints]).reshape(
+                len(group.joints), group.form.transform_feature_count, 7
+            )
+            for group in layout.groups
+        ]
+        self._plans: dict[bytes, list[_GroupRows]] = {}
+        poses = np.array([joint.child_pose() for joint in layout.fixed_joints]).reshape(-1, 4, 4)
+        self._fixed_translations = poses[:, :3, 3].copy()
+        self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
+
+    def _plan(self, index: IndexArray) -> list[_GroupRows]:
+        """Per group present in ``index``: its rows, slots and bases (cached per index set)."""
+        key = index.tobytes()
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            layout = self.layout
+            groups = layout.group_of[index]
+            plan = []
+            for g, group in enumerate(layout.groups):
+                rows = np.flatnonzero(groups == g)
+                if not rows.size:
+                    continue
+                members = layout.row_in_group[index[rows]]
+                slots = group.slots[members]
+                contiguous = bool(rows[-1] - rows[0] == rows.size - 1)
+                plan.append(
+                    _GroupRows(
+                        form=group.form,
+                        rows=slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
+                        slots=slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
+                        bases=self.bases[g][members],
+                    )
+                )
+            self._plans[key] = plan
+        return plan
+
+    def transforms(self, values: Array, indices: Any) -> tuple[Array, Array]:
+        """Translations (n, 3) in metres and unit quaternions (n, 4) x y z w of
+        ``moving_joints[i]`` for each i in ``indices``, at the variable vector ``values``.
+
+        Stored quaternions are unit (``apply`` normalises them); the features normalise them
+        again, as ``Joint.child_pose`` does, so that a vector written by hand gives its pose.
+        """
+        index = np.asarray(indices, dtype=np.intp).reshape(-1)
+        result = np.empty((index.size, 1, 7))
+        for part in self._plan(index):
+            if isinstance(part.rows, slice):
+                _rows(part, values, result[part.rows])
+            else:
+                result[part.rows] = _rows(part, values, np.empty((part.bases.shape[0], 1, 7)))
+        return result[:, 0, :3], result[:, 0, 3:]
+
+    def fixed(self) -> tuple[Array, Array]:
+        """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
+        return self._fixed_translations.copy(), self._fixed_quaternions.copy()
+
+
+def _rows(part: _GroupRows, values: Array, out: Array) -> Array:
+    """``out`` (n, 1, 7) filled with [translation, quaternion] of the joints of ``part`` at
+    the variable vector."""
+    gathered = values[part.slots]
+    variables: Variables = (gathered,) if gathered.ndim == 1 else gathered
+    form = part.form
+    features = np.empty((gathered.shape[-1], 1, form.transform_feature_count))
+    form.fill_transform_features(variables, features[:, 0])
+    result: Array = np.matmul(features, part.bases, out)
+    return result

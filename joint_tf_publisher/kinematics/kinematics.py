@@ -1,0 +1,160 @@
+"""``Kinematics``: one robot compiled once, the one object callers hold.
+
+A thin facade over the package's parts, each compiled from the same ``Layout``:
+
+- ``StateResolver`` (``state``): JointState input into a ``JointPositions`` vector;
+- ``JointTransforms`` (``joint_transforms``): per-joint parent->child transforms to publish;
+- ``CfgReader`` (``cfg``): urdfpy-style cfg mappings into variable rows;
+- ``SingleFk`` (``fk``) and ``BatchFk`` (``fk_batch``): link poses in the root frame.
+
+Frames: every pose is T_a_b (frame b in frame a); FK poses are in the root link frame, in
+metres. Quaternions are (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..model.elements import Joint, RobotModel
+from .cfg import CfgReader
+from .fk import SingleFk
+from .fk_batch import BatchFk
+from .joint_state_names import NamePlan
+from .joint_transforms import JointTransforms
+from .layout import Layout
+from .state import JointPositions, StateResolver, Update
+
+Array = NDArray[np.float64]
+IndexArray = NDArray[np.intp]
+
+#: Up to this many configurations, batched FK composes all links at once by pointer jumping
+#: (``SingleFk.link_poses_few``); beyond, joint by joint (``BatchFk``: less memory traffic).
+FEW_CONFIGURATIONS = 16
+
+
+class Kinematics:
+    """A robot's tree compiled into numpy arrays (see the module docstring).
+
+    Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
+    ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``joints_moved_by``,
+    ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``fixed_transforms``,
+    ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
+    (``model.validate``).
+    """
+
+    def __init__(self, robot: RobotModel) -> None:
+        self.robot = robot
+        self.layout = Layout(robot)
+        self.state = StateResolver(self.layout)
+        self.transforms = JointTransforms(self.layout)
+        self.cfg = CfgReader(self.layout)
+        self.single_fk = SingleFk(self.layout)
+        self.batch_fk = BatchFk(self.layout)
+
+    @property
+    def moving_joints(self) -> list[Joint]:
+        """Non-fixed joints, parents before children (by depth): ``JointPositions`` order."""
+        return self.layout.moving_joints
+
+    @property
+    def fixed_joints(self) -> list[Joint]:
+        """Fixed joints in tree order: ``fixed_transforms`` order."""
+        return self.layout.fixed_joints
+
+    @property
+    def variable_names(self) -> list[str]:
+        """JointState names of the values a user sets (mimic followers left out)."""
+        return self.layout.variable_names
+
+    @property
+    def link_names(self) -> list[str]:
+        """Links in file order: the order of FK results."""
+        return self.layout.link_names
+
+    # -- joint state ---------------------------------------------------------------------------
+
+    def new_positions(self) -> JointPositions:
+        """A fresh state: every joint at zero (identity quaternions), nothing received."""
+        return self.state.new_positions()
+
+    def apply(
+        self,
+        positions: JointPositions,
+        names: Sequence[str],
+        values: Sequence[float],
+        clamp: str | None = "hard",
+    ) -> Update:
+        """Set values by JointState name; clamp; resolve mimic (``state``)."""
+        return self.state.apply(positions, names, values, clamp)
+
+    def apply_multi_dof(
+        self,
+        positions: JointPositions,
+        joint_names: Sequence[str],
+        translations: Any,
+        quaternions: Any,
+        clamp: str | None = "hard",
+    ) -> Update:
+        """Set multi-DOF joints from MultiDOFJointState transforms (``state``)."""
+        return self.state.apply_multi_dof(positions, joint_names, translations, quaternions, clamp)
+
+    def joints_moved_by(self, names: Sequence[str]) -> IndexArray:
+        """Moving joints a JointState with these names moves: those named and the followers
+        computed from them (sorted; cached per tuple of names). A clamp may move others."""
+        return self.state.plans.plan(tuple(names)).moves
+
+    def joint_state_plan(self, names: Sequence[str]) -> NamePlan:
+        """How ``apply`` reads a JointState with these names (cached per tuple; read only):
+        ``moves`` (as ``joints_moved_by``), ``unknown`` and ``first_value_only`` names."""
+        return self.state.plans.plan(tuple(names))
+
+    def variable_values(self, positions: JointPositions) -> dict[str, float]:
+        """Every moving joint's values by JointState name, followers included."""
+        return self.state.variable_values(positions)
+
+    # -- transforms for publishing -------------------------------------------------------------
+
+    def joint_transforms(self, positions: JointPositions, indices: Any) -> tuple[Array, Array]:
+        """Parent->child translations (n, 3) in metres and quaternions (n, 4) x y z w of
+        ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored
+        values."""
+        return self.transforms.transforms(positions.values, indices)
+
+    def fixed_transforms(self) -> tuple[Array, Array]:
+        """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
+        return self.transforms.fixed()
+
+    # -- forward kinematics --------------------------------------------------------------------
+
+    def link_fk(
+        self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
+    ) -> dict[str, Array]:
+        """Every link's pose (4, 4) in the root link frame, in file order.
+
+        ``cfg`` maps joint names (or Joint objects, or MoveIt variable names) to values of the
+        shapes ``Joint.motion`` takes; absent joints sit at zero; a value for a mimic follower
+        is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
+        unknown names and non-finite values.
+        """
+        poses = self.single_fk.link_poses(self.cfg.single(cfg, clamp))
+        # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
+        return dict(zip(self.layout.link_names, poses, strict=False))
+
+    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
+        """Every link's poses (N, 4, 4) in the root frame for N configurations.
+
+        ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
+        joints, (N, ...) of ``Joint.motion``'s shapes for the others).
+        """
+        values = self.cfg.batch(cfgs, clamp)
+        if values.shape[0] == 1:
+            poses = self.single_fk.link_poses(values[0])[:, None]
+        elif values.shape[0] <= FEW_CONFIGURATIONS:
+            poses = self.single_fk.link_poses_few(values)
+        else:
+            poses = self.batch_fk.link_poses(values)
+        return dict(zip(self.layout.link_names, poses, strict=True))

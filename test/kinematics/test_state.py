@@ -1,0 +1,296 @@
+"""JointState resolution (``apply``): values stored, clamped, rejected, quaternions normalised.
+
+The mimic follower rule has its own file, test_mimic.py; names (MoveIt names, bare names,
+MultiDOFJointState) are in test_joint_state_names.py."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kinematics_reference import (
+    TOLERANCE,
+    assert_poses_close,
+    assert_transforms_match,
+    chain_robot,
+    load,
+    random_cfg,
+    random_robot,
+    reference_fk,
+    reference_values,
+    state_names_values,
+)
+
+from joint_tf_publisher import Joint, Robot
+from joint_tf_publisher.kinematics import MAX_JOINT_VALUE, Update
+
+
+def test_new_positions_start_at_zero_with_identity_quaternions_and_mimic_offsets() -> None:
+    robot = random_robot(2)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    assert not positions.received.any()
+    translations, quaternions = kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
+    zero = reference_values(robot, {})
+    assert_transforms_match(kin, translations, quaternions, range(len(kin.moving_joints)), zero)
+    assert kin.new_positions() is not positions
+
+
+TWO_AXIS_SDF = """<sdf version="1.7">
+<model name="two_axis">
+<link name="base"/>
+<link name="u_link"/>
+<link name="r_link"><pose>0 0 0.3 0 0 0</pose></link>
+<link name="open_link"/>
+<joint name="u" type="universal">
+<parent>base</parent><child>u_link</child>
+<axis><xyz>1 0 0</xyz><limit><lower>-0.5</lower><upper>0.5</upper></limit></axis>
+<axis2><xyz>0 1 0</xyz><limit><lower>-1</lower><upper>0.25</upper></limit></axis2>
+</joint>
+<joint name="r2" type="revolute2">
+<parent>u_link</parent><child>r_link</child>
+<axis><xyz>0 0 1</xyz></axis>
+<axis2><xyz>1 0 0</xyz><limit><lower>0.1</lower><upper>0.4</upper></limit></axis2>
+</joint>
+<joint name="open" type="revolute2">
+<parent>base</parent><child>open_link</child>
+<axis><xyz>0 0 1</xyz><limit><lower>-0.2</lower></limit></axis>
+<axis2><xyz>0 1 0</xyz><limit><lower>1</lower><upper>-1</upper></limit></axis2>
+</joint>
+</model>
+</sdf>"""
+
+#: Values beyond every written bound of TWO_AXIS_SDF, and those values clamped by hand: u into
+#: [-0.5, 0.5] x [-1, 0.25]; r2's first axis unlimited, second into [0.1, 0.4]; open's first
+#: axis above -0.2, second unlimited (lower > upper). SDFormat has no soft limits: soft = hard.
+TWO_AXIS_GIVEN = {"u": (0.9, 0.7), "r2": (5.0, -0.3), "open": (-3.0, 9.0)}
+TWO_AXIS_CLAMPED = {"u": (0.5, 0.25), "r2": (5.0, 0.1), "open": (-0.2, 9.0)}
+
+
+@pytest.mark.parametrize("clamp", [None, "hard", "soft"])
+def test_two_axis_joints_clamp_each_axis_into_its_own_limits(clamp: str | None) -> None:
+    robot = Robot.from_xml_string(TWO_AXIS_SDF)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    names = [f"{joint}/axis{k + 1}" for joint in TWO_AXIS_GIVEN for k in range(2)]
+    values = [value for pair in TWO_AXIS_GIVEN.values() for value in pair]
+    update = kin.apply(positions, names, values, clamp=clamp)
+    expected = TWO_AXIS_GIVEN if clamp is None else TWO_AXIS_CLAMPED
+    stored = kin.variable_values(positions)
+    assert {joint: (stored[f"{joint}/axis1"], stored[f"{joint}/axis2"]) for joint in expected} == (
+        expected
+    )
+    assert set(update.clamped) == (set() if clamp is None else {"u", "r2", "open"})
+    reference = reference_fk(robot, {name: np.array(pair) for name, pair in expected.items()})
+    cfg = {name: np.array(pair) for name, pair in TWO_AXIS_GIVEN.items()}
+    assert_poses_close(robot.link_fk(cfg, clamp=clamp), reference)
+    batch = robot.link_fk_batch({name: np.stack([v, v, v]) for name, v in cfg.items()}, clamp)
+    for name, pose in reference.items():
+        np.testing.assert_allclose(batch[name][2], pose, atol=TOLERANCE, rtol=0, err_msg=name)
+
+
+def test_a_second_axis_alone_out_of_range_is_clamped_and_reported() -> None:
+    kin = Robot.from_xml_string(TWO_AXIS_SDF).kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["u/axis1"], [0.3])
+    update = kin.apply(positions, ["u/axis2", "r2/axis2"], [-4.0, 0.2], clamp="hard")
+    assert update.clamped == ["u"]
+    stored = kin.variable_values(positions)
+    assert (stored["u/axis1"], stored["u/axis2"], stored["r2/axis2"]) == (0.3, -1.0, 0.2)
+
+
+def test_clamping_in_range_reports_nothing_and_bad_mode_raises() -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["j1", "j2"], [0.0, 0.1], clamp="hard")
+    assert update.clamped == []
+    with pytest.raises(ValueError, match="clamp must be one of"):
+        kin.apply(positions, ["j1"], [0.0], clamp="firm")
+
+
+def test_random_robot_clamps_into_range_per_mode() -> None:
+    robot = random_robot(21, count=30, mimic_share=0.5)
+    kin = robot.kinematics
+    rng = np.random.default_rng(21)
+    cfg = random_cfg(robot, rng, scale=4.0)
+    for clamp in (None, "hard", "soft"):
+        positions = kin.new_positions()
+        names, values = state_names_values(kin, cfg)
+        kin.apply(positions, names, values, clamp=clamp)
+        expected = reference_values(robot, cfg, clamp)
+        translations, quaternions = kin.joint_transforms(
+            positions, np.arange(len(kin.moving_joints))
+        )
+        assert_transforms_match(
+            kin, translations, quaternions, range(len(kin.moving_joints)), expected
+        )
+        assert_poses_close(robot.link_fk(cfg, clamp=clamp), reference_fk(robot, expected))
+
+
+def test_apply_by_names_gives_the_reference_transforms_for_every_type() -> None:
+    robot = random_robot(31, count=30)
+    kin = robot.kinematics
+    rng = np.random.default_rng(31)
+    positions = kin.new_positions()
+    cfg = random_cfg(robot, rng)
+    names, values = state_names_values(kin, cfg)
+    update = kin.apply(positions, names, values, clamp=None)
+    assert update.moved.tolist() == list(range(len(kin.moving_joints)))
+    assert positions.received.all()
+    expected = reference_values(robot, cfg)
+    indices = rng.permutation(len(kin.moving_joints))[:9]
+    translations, quaternions = kin.joint_transforms(positions, indices)
+    assert translations.shape == (9, 3) and quaternions.shape == (9, 4)
+    assert_transforms_match(kin, translations, quaternions, indices, expected)
+
+
+def test_non_finite_values_are_rejected_and_keep_the_last_good_value() -> None:
+    robot = chain_robot()
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["j1", "c1"], [0.3, 1.0], clamp=None)
+    before = positions.values.copy()
+    update = kin.apply(positions, ["j1", "c1", "j2"], [float("nan"), float("inf"), 0.1], clamp=None)
+    assert update.rejected == ["j1", "c1"]
+    index = {j.name: i for i, j in enumerate(kin.moving_joints)}
+    assert update.moved.tolist() == [index["j2"]]
+    unchanged = [index[n] for n in ("j1", "m1", "m2", "m3", "c1")]
+    translations, quaternions = kin.joint_transforms(positions, unchanged)
+    values = {"j1": 0.3, "m1": 0.6, "m2": -0.5, "m3": -0.25, "c1": 1.0}
+    assert_transforms_match(kin, translations, quaternions, unchanged, values)
+    assert np.isfinite(positions.values).all()
+    assert positions.values[index["j2"]] != before[index["j2"]]
+
+
+def test_values_beyond_the_maximum_are_rejected_like_nan() -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    index = {j.name: i for i, j in enumerate(kin.moving_joints)}
+    update = kin.apply(positions, ["j1", "c1"], [0.25, MAX_JOINT_VALUE], clamp=None)
+    assert update.rejected == [] and positions.values[index["c1"]] == MAX_JOINT_VALUE
+    update = kin.apply(positions, ["j1", "c1"], [1e308, -2 * MAX_JOINT_VALUE], clamp=None)
+    assert update.rejected == ["j1", "c1"]
+    assert positions.values[index["j1"]] == 0.25  # the last good value
+    assert positions.values[index["m1"]] == 0.5  # its follower did not move either
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(-1e6, 1e6), st.just(float("nan")), st.just(float("inf"))),
+        min_size=4,
+        max_size=4,
+    ),
+    clamp=st.sampled_from([None, "hard", "soft"]),
+)
+def test_apply_keeps_every_value_finite_property(values: list[float], clamp: str | None) -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["j1", "j2", "c1", "w1"], values, clamp=clamp)
+    assert np.isfinite(positions.values).all()
+    bad = {n for n, v in zip(["j1", "j2", "c1", "w1"], values, strict=True) if not np.isfinite(v)}
+    assert set(update.rejected) == bad
+    translations, quaternions = kin.joint_transforms(positions, np.arange(7))
+    assert np.isfinite(translations).all() and np.isfinite(quaternions).all()
+
+
+def test_update_is_a_plain_report() -> None:
+    update = Update(moved=np.array([1, 2], dtype=np.intp))
+    assert update.clamped == update.rejected == update.unknown == update.ignored_mimic == []
+
+
+@pytest.mark.parametrize("value", [1e308, -1.7e308, math.inf, math.nan, 5e-324])
+def test_apply_with_extreme_values_raises_no_numpy_warning(value: float) -> None:
+    # numpy warnings would reach the node's stderr as bare Python warnings.
+    robot = load("test/urdf/all_joint_types.urdf")
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    names = list(kin.variable_names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for clamp in (None, "hard", "soft"):
+            kin.apply(positions, names, [value] * len(names), clamp=clamp)
+        translations, quaternions = kin.joint_transforms(
+            positions, np.arange(len(kin.moving_joints))
+        )
+    assert np.isfinite(translations).all() and np.isfinite(quaternions).all()
+
+
+def test_variable_values_name_every_variable_with_mimic_followers_resolved() -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["j1", "c1"], [0.25, -2.0], clamp=None)
+    values = kin.variable_values(positions)
+    assert set(values) == {name for j in kin.moving_joints for name in j.variable_names}
+    # chain_robot: m1 = 2 j1, m2 = -m1 + 0.1, m3 = 0.5 m2 (its docstring).
+    assert values["j1"] == 0.25 and values["c1"] == -2.0
+    assert values["m1"] == pytest.approx(0.5)
+    assert values["m2"] == pytest.approx(-0.4)
+    assert values["m3"] == pytest.approx(-0.2)
+
+
+def test_apply_normalises_every_quaternion_and_rejects_zero_ones_together() -> None:
+    """apply normalises all written quaternions at once: huge, tiny and partly written ones;
+    a zero quaternion rejects its joint, which keeps all its previous values."""
+    robot = random_robot(5, count=6, types=("floating", "ball"), mimic_share=0.0)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    rng = np.random.default_rng(5)
+    cfg = random_cfg(robot, rng)
+    names, values = state_names_values(kin, cfg)
+    kin.apply(positions, names, values, clamp=None)
+    before = kin.variable_values(positions)
+    joints: dict[str, list[Joint]] = {"floating": [], "ball": []}
+    for joint in kin.moving_joints:
+        joints[joint.joint_type].append(joint)
+    zero_floating, huge_floating = joints["floating"][:2]
+    zero_ball, tiny_ball, partial_ball = joints["ball"][:3]
+    message = {
+        **dict(zip(zero_floating.variable_names, [5.0, 6.0, 7.0, 0.0, 0.0, 0.0, 0.0], strict=True)),
+        **dict(
+            zip(huge_floating.variable_names, [1.0, 2.0, 3.0, 1e100, 0.0, -1e100, 0.0], strict=True)
+        ),
+        **dict(zip(zero_ball.variable_names, [0.0] * 4, strict=True)),
+        **dict(zip(tiny_ball.variable_names, [1e-300, 0.0, 0.0, 1e-300], strict=True)),
+        partial_ball.variable_names[3]: 1e9,  # the other components stay as stored
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        update = kin.apply(positions, list(message), list(message.values()), clamp="hard")
+    assert update.rejected == sorted([zero_floating.name, zero_ball.name])
+    moved = {kin.moving_joints[i].name for i in update.moved}
+    assert moved == {huge_floating.name, tiny_ball.name, partial_ball.name}
+    after = kin.variable_values(positions)
+    for joint in (zero_floating, zero_ball):
+        assert [after[n] for n in joint.variable_names] == [before[n] for n in joint.variable_names]
+    half = math.sqrt(0.5)
+    expected = {
+        huge_floating: [1.0, 2.0, 3.0, half, 0.0, -half, 0.0],
+        tiny_ball: [half, 0.0, 0.0, half],
+    }
+    for joint, stored in expected.items():
+        np.testing.assert_allclose(
+            [after[n] for n in joint.variable_names], stored, atol=1e-15, rtol=0
+        )
+    quaternion = np.array([before[n] for n in partial_ball.variable_names[:3]] + [1e9])
+    np.testing.assert_allclose(
+        [after[n] for n in partial_ball.variable_names],
+        quaternion / np.linalg.norm(quaternion),
+        atol=1e-15,
+        rtol=0,
+    )
+
+
+def _chain_urdf(kind: str, x: str) -> str:
+    """Three links on two joints of ``kind``, each origin ``x`` metres along x."""
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind == "revolute" else ""
+    joints = "".join(
+        f'\n<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+        f'<child link="{child}"/><origin xyz="{x} 0 0"/><axis xyz="0 0 1"/>{limit}</joint>'
+        for name, parent, child in (("j", "a", "b"), ("k", "b", "c"))
+    )
+    return f'<robot name="r"><link name="a"/><link name="b"/><link name="c"/>{joints}\n</robot>'
