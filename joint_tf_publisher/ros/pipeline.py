@@ -15,7 +15,6 @@ tests drive it directly.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, cast
 
@@ -267,17 +266,6 @@ class JointStatePipeline:
         if layout is None:
             return None
         translations, quaternions = model.kin.joint_transforms(model.positions, indices)
-        # Defence in depth (the kinematics never stores non-finite values): one cheap check,
-        # rows only when it fails (or when large finite values sum to inf).
-        if not math.isfinite(np.add.reduce(translations, None) + np.add.reduce(quaternions, None)):
-            finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
-            if not finite.all():
-                self.reporter.warn_throttled("non-finite", "non-finite transforms withheld")
-                indices = indices[finite]
-                if not indices.size:
-                    return None
-                layout = configured.plans.layout(indices)
-                translations, quaternions = translations[finite], quaternions[finite]
         return Publication(layout, stamp_ns, translations, quaternions)
 
     def _zero_stamp_ns(self) -> int:
