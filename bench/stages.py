@@ -136,12 +136,21 @@ class _Handle:
 
 
 class _Subscription:
-    """An rclpy Subscription seen through a timed handle."""
+    """An rclpy Subscription seen through a timed handle; equal to the subscription it wraps
+    (so the spin loop tells its hot subscriptions from the node's others)."""
 
     def __init__(self, subscription: Any, accounts: Accounts) -> None:
+        self.subscription = subscription
         self.msg_type = subscription.msg_type
+        self.raw = subscription.raw
         real = subscription.handle
         self.handle = _Handle(real, accounts.timed(TAKE, real.take_message, EMPTY_TAKE))
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or other is self.subscription
+
+    def __hash__(self) -> int:
+        return hash(self.subscription)
 
 
 class _WaitSet:

@@ -15,7 +15,6 @@ tests drive it directly.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, cast
 
@@ -239,10 +238,10 @@ class JointStatePipeline:
         if self.settings.ignore_timestamp:
             return True
         last_ns = model.last_publish_ns[limited]
-        if stamp_ns < int(last_ns.max()):
+        if stamp_ns < int(np.maximum.reduce(last_ns)):
             self.reset_limiter("joint state stamps jumped backwards")
             return True
-        return stamp_ns >= int(last_ns.min()) + self.settings.interval_ns
+        return stamp_ns >= int(np.minimum.reduce(last_ns)) + self.settings.interval_ns
 
     def _published(
         self,
@@ -255,7 +254,8 @@ class JointStatePipeline:
         """Record the publication time and build what to publish after ``update``."""
         if update.clamped or update.rejected:
             self.reporter.update(update, self.settings.clamp)
-        model.last_publish_ns[plan.limited] = stamp_ns
+        if not self.settings.ignore_timestamp:  # else never read (configure resets it)
+            model.last_publish_ns[plan.limited] = stamp_ns
         if update.rejected or len(update.moved) != len(plan.limited):
             # Some values were rejected, or a clamp moved other joints: publish what moved.
             moved = update.moved
@@ -266,17 +266,6 @@ class JointStatePipeline:
         if layout is None:
             return None
         translations, quaternions = model.kin.joint_transforms(model.positions, indices)
-        # Defence in depth (the kinematics never stores non-finite values): one cheap check,
-        # rows only when it fails.
-        if not math.isfinite(float(translations.sum()) + float(quaternions.sum())):
-            finite = np.isfinite(translations).all(axis=1) & np.isfinite(quaternions).all(axis=1)
-            if not finite.all():
-                self.reporter.warn_throttled("non-finite", "non-finite transforms withheld")
-                indices = indices[finite]
-                if not indices.size:
-                    return None
-                layout = configured.plans.layout(indices)
-                translations, quaternions = translations[finite], quaternions[finite]
         return Publication(layout, stamp_ns, translations, quaternions)
 
     def _zero_stamp_ns(self) -> int:

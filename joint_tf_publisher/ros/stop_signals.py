@@ -21,9 +21,11 @@ class StopSignals:
     """SIGINT and SIGTERM as a flag, and a wake-up of the spin loop: never an exception.
 
     Python's handlers for both only set ``requested``; ``signal.set_wakeup_fd`` makes every
-    signal (received by whichever thread) also write a byte to a pipe, read by a thread of
-    ours that sets the flag and calls ``wake`` (set by ``wake_with``), under a lock that
-    ``close`` takes too: after ``close`` it never runs again. Install it on the main thread.
+    signal with a Python handler (received by whichever thread) also write its number to a
+    pipe, read by a thread of ours that sets the flag (for these two) and calls ``wake`` (set
+    by ``wake_with``; for any signal, so that the main thread gets back to Python and runs
+    the handler), under a lock that ``close`` takes too: after ``close`` it never runs
+    again. Install it on the main thread.
     """
 
     def __init__(self) -> None:
@@ -43,11 +45,14 @@ class StopSignals:
 
     def _read(self) -> None:
         while True:
-            data = os.read(self._read_fd, 64)
+            data = os.read(self._read_fd, 64)  # signal numbers, one byte each
             with self._lock:
                 if self._closing or not data:
                     return
-                self.requested.set()
+                if any(number in STOP_SIGNALS for number in data):
+                    self.requested.set()
+                # Any other signal with a Python handler: wake the loop too, so that the main
+                # thread returns to Python and runs that handler.
                 self._call_wake()
 
     def _call_wake(self) -> None:

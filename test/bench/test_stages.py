@@ -84,11 +84,6 @@ def test_a_clock_read_costs_less_than_a_millisecond() -> None:
 
 @pytest.mark.ros
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="bench.stages' SIGUSR1 counter dump is not yet delivered inside the redesigned "
-    "node's runtime (ros/runtime.py): the profiler must follow the new stop-signal handling",
-)
 def test_the_timed_node_reports_every_hot_stage(ros_subprocess_env: dict[str, str]) -> None:
     import subprocess
     import sys

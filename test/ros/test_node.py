@@ -334,6 +334,23 @@ def test_a_stop_signal_ends_spin(
         spun.close()
 
 
+def test_another_signal_wakes_the_loop_without_stopping_it(stop: StopSignals) -> None:
+    """A handler of another signal (a profiler's SIGUSR1) runs on the main thread: the loop
+    is woken to let it run, and does not stop."""
+    woken = threading.Event()
+    handled: list[int] = []
+    stop.wake_with(woken.set)
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: handled.append(number))
+    try:
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert woken.wait(timeout=5.0)
+        time.sleep(0.05)
+        assert handled == [signal.SIGUSR1]
+        assert not stop.requested.is_set()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
 def test_stop_signals_set_a_flag_and_wake_never_raise(stop: StopSignals) -> None:
     woken = threading.Event()
     stop.wake_with(woken.set)
