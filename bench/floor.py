@@ -1,7 +1,7 @@
 """Section ``floor``: what the FK ratios against pinocchio are made of, on pr2_like.
 
 pinocchio's timed call (``framesForwardKinematics``) leaves its poses inside ``data.oMf``;
-ours returns what DESIGN.md's API promises, a new dict of (4, 4) arrays (batched: of
+ours returns what the public API promises, a new dict of (4, 4) arrays (batched: of
 (N, 4, 4) arrays). This section measures, in the same run and interleaved:
 
 - pinocchio as in the fk and batch sections, and pinocchio with every link pose copied out

@@ -1,4 +1,4 @@
-"""URDF ``<robot>`` element to a Robot, with the joint semantics of SPEC.md.
+"""URDF ``<robot>`` element to a Robot, with the joint semantics of docs/joint-semantics.md.
 
 Reads every element and attribute of the URDF ``<joint>`` (origin, parent, child, axis,
 calibration, dynamics, limit, mimic, safety_controller) and the names of ``<link>``s; visual,

@@ -31,7 +31,7 @@ class Limit:
     """``<limit>``: position range (rad or m), effort (N or Nm), velocity (rad/s or m/s).
 
     ``has_position_range`` is False where the file wrote neither ``lower`` nor ``upper``
-    (URDF 1.0/1.1): such a joint is not clamped (SPEC.md, "Limits in practice").
+    (URDF 1.0/1.1): such a joint is not clamped (docs/joint-semantics.md, "Limits in practice").
     """
 
     effort: float = 0.0
