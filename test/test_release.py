@@ -130,7 +130,13 @@ def test_pip_install_of_the_source_gives_a_working_command_line(tmp_path: Path) 
     prefix = tmp_path / "prefix"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q"]
-        + ["--disable-pip-version-check", "--prefix", str(prefix), str(source)],
+        + [
+            "--disable-pip-version-check",
+            "--ignore-installed",
+            "--prefix",
+            str(prefix),
+            str(source),
+        ],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_S,
