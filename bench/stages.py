@@ -171,7 +171,9 @@ class _Handle:
 
 
 class _Subscription:
-    """An rclpy Subscription seen through a timed handle (other attributes forwarded)."""
+    """An rclpy Subscription seen through a timed handle (other attributes forwarded). It is
+    equal to the subscription it wraps: the spin loop tells its hot subscriptions from the
+    node's others by comparing them."""
 
     def __init__(self, subscription: Any, accounts: Accounts) -> None:
         self.real = subscription
@@ -180,6 +182,12 @@ class _Subscription:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+    def __eq__(self, other: object) -> bool:
+        return self.real is (other.real if isinstance(other, _Subscription) else other)
+
+    def __hash__(self) -> int:
+        return id(self.real)
 
 
 def _unwrapped(value: Any) -> Any:

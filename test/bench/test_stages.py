@@ -87,6 +87,22 @@ def test_instrumenting_this_node_finds_every_function_it_times() -> None:
     assert stages._resolve(stages.RUNTIME_MODULE, "_rclpy") is not None
 
 
+def test_a_timed_subscription_equals_the_one_it_wraps() -> None:
+    class Handle:
+        def take_message(self, *args: object) -> None:
+            return None
+
+    class Subscription:
+        handle = Handle()
+
+    real, other = Subscription(), Subscription()
+    timed = stages._Subscription(real, stages.Accounts())
+
+    assert real in [timed] and timed == real and real == timed
+    assert other not in [timed] and timed != other
+    assert timed.handle.take_message() is None
+
+
 def test_a_clock_read_costs_less_than_a_millisecond() -> None:
     assert 0 < stages.clock_read_ns(1000) < 1e6
 
