@@ -13,8 +13,9 @@ The node runs as in the e2e section (a subprocess, ``ignore_timestamp: true``, t
   thread's CPU per message is that stage's CPU per message.
 
 Stages are found by walking each sampled stack from its leaf to its root and taking the first
-frame that names one (``classify``); frames of the node's own spin loop are told apart by the
-text of their source line (a wait, a take, the rest). Prints one table (us per message) and,
+frame that names one (``classify``: the functions ``bench.stages`` times); frames of the
+node's own spin loop are told apart by the text of their source line (a wait, a take, the
+rest). Prints one table (us per message) and,
 with ``--raw PATH``, keeps py-spy's raw stacks for a flame graph.
 """
 
@@ -36,42 +37,20 @@ from pathlib import Path
 
 from . import e2e
 from .models import humanoid
+from .stages import LOOP, STAGE_PATCHES, TAKE, WAIT, context_switches
+from .stages import STAGES as STAGE_NAMES
 
 #: A py-spy raw frame: ``function (path:line)``.
 FRAME = re.compile(r"^(?P<function>.*) \((?P<path>[^():]+):(?P<line>\d+)\)$")
 
-# Stage names, in the order the table lists them.
-TAKE = "rclpy take + deserialize JointState (C, message __init__)"
-WAIT = "wait set: wait (returns ready or sleeps)"
-LOOP = "spin loop bookkeeping (wait set refill, handles, clock)"
-TIMERS = "timer check (_next_timer_s)"
-EXECUTOR = "executor turn (spin_once every 10 ms: services, events)"
-APPLY = "kinematics.apply (names, clamp, mimic)"
-TRANSFORMS = "kinematics.joint_transforms (73 transforms)"
-LIMITER = "callback: rate limiter, stamp, masks, frame list"
-CLOCK = "callback: rclpy Clock.now"
-REPORT = "callback: _report (clamp/unknown bookkeeping)"
-CDR = "TFMessage CDR write (tf_broadcast)"
-PUBLISH = "publish (rclpy -> Fast DDS, serialized bytes)"
 OTHER = "other"
-STAGES = (TAKE, WAIT, LOOP, TIMERS, EXECUTOR, APPLY, TRANSFORMS, LIMITER, CLOCK, REPORT, CDR)
-STAGES = (*STAGES, PUBLISH, OTHER)
-
-#: Functions that name a stage wherever they appear in a stack (exact py-spy names).
-FUNCTION_STAGES = {
-    "Publisher.publish": PUBLISH,
-    "SerializedTFMessage.write": CDR,
-    "TransformSender.send_arrays": CDR,
-    "Kinematics.joint_transforms": TRANSFORMS,
-    "Kinematics.apply": APPLY,
-    "Clock.now": CLOCK,
-    "JointTfPublisher._report": REPORT,
-    "JointTfPublisher._on_joint_state": LIMITER,
-    "JointTfPublisher._publish_moving": LIMITER,
-    "JointTfPublisher._send_moving": LIMITER,
-    "_next_timer_s": TIMERS,
-    "SingleThreadedExecutor.spin_once": EXECUTOR,
-}
+#: The stages of ``bench.stages`` (one list for both tools), then OTHER.
+STAGES = (*STAGE_NAMES, OTHER)
+#: Functions that name a stage wherever they appear in a stack, as py-spy names them
+#: (``Class.function``): the functions ``bench.stages`` wraps.
+FUNCTION_STAGES = {path: stage for _, path, stage in STAGE_PATCHES}
+#: The spin loop's own functions, whose lines are told apart by their text.
+SPIN_LOOP_PACKAGE = "joint_tf_publisher/"
 
 
 @dataclass(frozen=True)
@@ -128,7 +107,7 @@ def classify(stack: tuple[Frame, ...], sources: SourceLines) -> str:
             return FUNCTION_STAGES[frame.function]
         if "/msg/_" in frame.path and frame.function.endswith("__init__"):
             return TAKE
-        if frame.function in ("_handle_joint_states", "spin") and frame.path.endswith("node.py"):
+        if frame.path.startswith(SPIN_LOOP_PACKAGE) and _is_spin_loop(frame.function):
             text = sources.text(frame)
             if "take_message" in text:
                 return TAKE
@@ -138,6 +117,11 @@ def classify(stack: tuple[Frame, ...], sources: SourceLines) -> str:
     return OTHER
 
 
+def _is_spin_loop(function: str) -> bool:
+    """The node's spin loop: ``WaitLoop``'s methods, or an older node's spin functions."""
+    return function.startswith("WaitLoop.") or function in ("spin", "_handle_joint_states")
+
+
 def stage_shares(stacks: Counter[tuple[Frame, ...]], sources: SourceLines) -> dict[str, float]:
     """Share (0..1) of the samples in each stage."""
     counts: Counter[str] = Counter()
@@ -145,14 +129,6 @@ def stage_shares(stacks: Counter[tuple[Frame, ...]], sources: SourceLines) -> di
         counts[classify(stack, sources)] += count
     total = sum(counts.values())
     return {stage: counts[stage] / total for stage in STAGES} if total else {}
-
-
-def context_switches(pid: int) -> int:
-    """Voluntary context switches of a process's main thread so far (/proc/<pid>/status)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("voluntary_ctxt_switches:"):
-            return int(line.split()[1])
-    return 0
 
 
 def run(rate_hz: float, seconds: float, sampling_hz: int, raw_path: Path | None) -> int:

@@ -60,9 +60,8 @@ def test_an_exception_is_still_accounted() -> None:
 
 
 def test_the_table_is_per_message_with_the_rest_of_the_thread_as_loop() -> None:
-    before = stages.Accounts().snapshot()
-    before["thread_ns"] = 1_000_000
-    after = stages.Accounts().snapshot()
+    before = stages.Accounts().snapshot(thread_ns=1_000_000)
+    after = stages.Accounts().snapshot(thread_ns=0)
     after["calls"][stages.TAKE] = 200
     after["exclusive_ns"][stages.TAKE] = 20_000_000  # 20 ms
     after["exclusive_ns"][stages.PUBLISH] = 10_000_000
@@ -76,6 +75,32 @@ def test_the_table_is_per_message_with_the_rest_of_the_thread_as_loop() -> None:
     assert rows[stages.PUBLISH] == (0.0, 100.0)
     assert rows[stages.LOOP][1] == pytest.approx(200.0)
     assert sum(micros for _, micros in rows.values()) == pytest.approx(500.0)
+
+
+@pytest.mark.ros
+def test_instrumenting_this_node_finds_every_function_it_times() -> None:
+    """Every wrapped function exists in the node as it is: a renamed one would be reported as
+    not instrumented, and this fails until STAGE_PATCHES follows the node."""
+    for module, path, _ in stages.STAGE_PATCHES:
+        assert stages._resolve(module, path) is not None, f"{module}.{path}"
+    assert stages._resolve(*stages.NODE_CLASS) is not None
+    assert stages._resolve(stages.RUNTIME_MODULE, "_rclpy") is not None
+
+
+def test_a_timed_subscription_equals_the_one_it_wraps() -> None:
+    class Handle:
+        def take_message(self, *args: object) -> None:
+            return None
+
+    class Subscription:
+        handle = Handle()
+
+    real, other = Subscription(), Subscription()
+    timed = stages._Subscription(real, stages.Accounts())
+
+    assert real in [timed] and timed == real and real == timed
+    assert other not in [timed] and timed != other
+    assert timed.handle.take_message() is None
 
 
 def test_a_clock_read_costs_less_than_a_millisecond() -> None:

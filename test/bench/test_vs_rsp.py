@@ -2,7 +2,7 @@
 CPU per message from /proc, the parameters file, and the frame comparison.
 
 None of these needs robot_state_publisher; the end-to-end run against it is
-test_vs_rsp_smoke.py, which runs only in ``make bench``.
+smoke_vs_rsp.py, which runs only in ``make bench``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The vs_rsp section end to end against the real robot_state_publisher, shortened.
 
-Runs only in ``make bench`` (``JTP_BENCH_RSP=1``, see conftest.py): it needs RSP built
-(about 13 minutes the first time), which ``make test`` does not do.
+Runs only in ``make bench``, which names this file (``pytest test/bench/smoke_vs_rsp.py``): its
+name does not match pytest's ``test_*.py``, so ``make test`` never collects it. It needs RSP
+built (about 13 minutes the first time), which ``make test`` does not do.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from bench import vs_rsp
 
-pytestmark = [pytest.mark.rsp, pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 #: The one frame the arm's /tf lacks with robot_state_publisher: right_inner_finger_joint
 #: mimics right_knuckle_joint, itself a mimic, and RSP resolves mimic joints in one pass in
