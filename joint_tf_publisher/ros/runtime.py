@@ -102,10 +102,11 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor, stop: StopSig
         return
     # A guard condition of our own (not the node's: a shutdown destroys those first).
     wake = GuardCondition(None, None, context=node.context)
+    loop = WaitLoop(node, executor, node.joint_state_inputs, wake)  # before stop.wake below
     stop.wake_with(wake.trigger)
     node.context.on_shutdown(stop.wake)
     try:
-        WaitLoop(node, executor, node.joint_state_inputs, wake).run(stop.requested.is_set)
+        loop.run(stop.requested.is_set)
     finally:
         stop.wake_with(None)  # nothing triggers it from here on
         wake.destroy()
@@ -147,18 +148,21 @@ class WaitLoop:
         self._hot_set = _rclpy.WaitSet(len(self._hot), 1, 0, 0, 0, 0, context)
         self._held = ExitStack()
         self._full_set: Any = None
+        #: Set by ROS's shutdown (registered first, so it is set before the wake-up).
+        self._down = False
+        node.context.on_shutdown(self._mark_down)
         self._adds: list[Callable[[Any], Any]] = []
         self._events = 0
         self._timers: list[Any] = []
 
     def run(self, stopped: Callable[[], bool]) -> None:
         """Serve the node until ``stopped()`` or a ROS shutdown."""
-        context = self._node.context
+        self._down = self._down or not self._node.context.ok()
         try:
             self._collect()
             streaming = False
             next_check = 0.0
-            while not stopped() and context.ok():
+            while not stopped() and not self._down:
                 if not streaming:
                     streaming = self._wait_all(block=True) > 0
                     next_check = time.monotonic() + SERVICE_PERIOD_S
@@ -173,6 +177,9 @@ class WaitLoop:
             pass
         finally:
             self._held.close()
+
+    def _mark_down(self) -> None:
+        self._down = True
 
     # -- the two waits ----------------------------------------------------------------------
 
@@ -271,6 +278,8 @@ class WaitLoop:
 
     def _next_timer_s(self) -> float:
         """Seconds until the node's next timer is due (inf without one; <= 0 when due)."""
+        if not self._timers:
+            return float("inf")
         due = [ns for timer in self._timers if (ns := timer.time_until_next_call()) is not None]
         return min(due) * 1e-9 if due else float("inf")
 
