@@ -124,19 +124,34 @@ def test_the_wheel_holds_the_package_data_files_scripts_and_licence(wheel: Path)
     assert any(r.startswith("pytest") and 'extra == "test"' in r for r in requirements)
 
 
+INSTALLED_COPIES = (
+    "import importlib.metadata as m; "
+    "print(sorted(str(d.locate_file('')) for d in m.distributions() "
+    "if d.metadata['Name'] in ('joint_tf_publisher', 'joint-tf-publisher')))"
+)
+
+
+def installed_copies() -> str:
+    """Where this interpreter's environment has the package installed (pip's view)."""
+    return subprocess.run(
+        [sys.executable, "-c", INSTALLED_COPIES],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
 @pytest.mark.slow
 def test_pip_install_of_the_source_gives_a_working_command_line(tmp_path: Path) -> None:
     source = source_copy(tmp_path / "src")
+    before = installed_copies()
     prefix = tmp_path / "prefix"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q"]
-        + [
-            "--disable-pip-version-check",
-            "--ignore-installed",
-            "--prefix",
-            str(prefix),
-            str(source),
-        ],
+        # --ignore-installed: without it pip would first uninstall the venv's editable install.
+        + ["--disable-pip-version-check", "--ignore-installed", "--prefix", str(prefix)]
+        + [str(source)],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_S,
@@ -169,3 +184,4 @@ def test_pip_install_of_the_source_gives_a_working_command_line(tmp_path: Path) 
     assert (prefix / "share" / PACKAGE / "package.xml").is_file()
     assert check.returncode == 0, check.stderr
     assert "demo_arm" in check.stdout
+    assert installed_copies() == before  # the environment's own install is left alone

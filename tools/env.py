@@ -201,10 +201,17 @@ def write_marker(venv: Path, stamp: dict[str, str]) -> None:
     (venv / MARKER_NAME).write_text(text, encoding="utf-8")
 
 
+#: The console scripts ``pip install -e .`` puts in the venv (``make run`` starts one).
+CONSOLE_SCRIPTS = ("joint-tf-publisher", "joint_tf_publisher")
+
+
 def venv_ready(venv: Path) -> bool:
-    """The quick import check, run by the venv's interpreter."""
+    """The quick check: the package's console scripts exist (its editable install is there;
+    an import alone could find the checkout through the working directory or a sourced colcon
+    workspace) and the venv's interpreter imports ROS 2 and the package."""
     python = venv_python(venv)
-    return python.exists() and python_imports(python, READY_PROBE)
+    scripts = all((venv / "bin" / name).is_file() for name in CONSOLE_SCRIPTS)
+    return python.exists() and scripts and python_imports(python, READY_PROBE)
 
 
 def run(
