@@ -171,11 +171,12 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     moves_mask[plan.moves] = True
     # Followers computed by this plan (their leaders move), and a bound on their magnitude.
     computed = [step for step in plan.followers.steps if moves_mask[step[4]]]
-    magnitude = np.full(layout.num_values, MAX_JOINT_VALUE)
+    magnitude: dict[int, float] = {}  # slot -> bound (Python floats: inf without a warning)
     by_level: dict[int, list[tuple[int, int, float, float]]] = {}
     level_of = {follower.joint: follower.level for follower in layout.followers}
     for slot, leader_slot, multiplier, offset, joint, _ in computed:
-        magnitude[slot] = abs(multiplier) * magnitude[leader_slot] + abs(offset)
+        leader = magnitude.get(leader_slot, MAX_JOINT_VALUE)
+        magnitude[slot] = abs(multiplier) * leader + abs(offset)
         if not magnitude[slot] <= _FAST_FOLLOWER_BOUND:
             return None
         by_level.setdefault(level_of[joint], []).append((slot, leader_slot, multiplier, offset))

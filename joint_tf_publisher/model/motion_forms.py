@@ -66,6 +66,9 @@ class MotionForm:
     fill_transform_features: FeatureFiller
     #: Some transform features alone, by index (each (R,)); None: compute them all.
     some_transform_features: FeaturePicker | None = None
+    #: (cos index, sin index, scale): transform features cos(scale q) and sin(scale q) of
+    #: the form's first value q, which a caller may take as one exp(i scale q).
+    trigonometric_pairs: tuple[tuple[int, int, float], ...] = ()
 
     def pose_features(self, variables: Variables, count: int) -> Array:
         """(R, F) pose features of ``count`` rows of values, given variable by variable."""
@@ -193,6 +196,7 @@ SCREW = MotionForm(
     _fill_screw_pose,
     _fill_screw_transform,
     _screw_transform_features_at,
+    ((0, 2, 1.0), (1, 3, 0.5)),
 )
 
 
