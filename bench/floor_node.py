@@ -35,8 +35,7 @@ class FloorNode(Node):
         robot = Robot.from_xml_string(str(text))
         moving = [joint for joint in robot.joints.values() if joint.joint_type != "fixed"]
         self._layout = TFMessageLayout([(joint.parent, joint.child) for joint in moving])
-        self._translations = np.zeros((len(moving), 3))
-        self._quaternions = np.tile([0.0, 0.0, 0.0, 1.0], (len(moving), 1))
+        self._poses = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], (len(moving), 1))
         self._publisher = self.create_publisher(TFMessage, "/tf", tf_qos())
         self._static = self.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         self._static.publish(TFMessage())
@@ -46,7 +45,7 @@ class FloorNode(Node):
 
     def _on_joint_state(self, msg: JointState) -> None:
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        raw = self._layout.write(stamp_ns, self._translations, self._quaternions)
+        raw = self._layout.write(stamp_ns, self._poses)
         self._publisher.publish(raw)
 
 

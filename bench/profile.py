@@ -6,7 +6,7 @@ timed without a profiler (mean and median microseconds per callback), then under
 The /tf publications go to DDS as in the running node (serialization included), with no
 subscriber. The messages are serialized, as the node's subscription delivers them. Prints
 the top functions by own time and by cumulative time, and a split of one callback into its
-stages (reading the CDR bytes, the pipeline with kinematics.apply and joint_transforms inside
+stages (reading the CDR bytes, the pipeline with kinematics.apply and joint_poses inside
 it, writing the TFMessage bytes, publishing), with rclpy's deserialization for comparison.
 """
 
@@ -73,12 +73,12 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
         "cdr: read JointState": [],
         "pipeline.joint_state": [],
         "  of which kinematics.apply": [],
-        "  of which kinematics.joint_transforms": [],
+        "  of which kinematics.joint_poses": [],
         "Publication.to_bytes": [],
     }
     model = pipeline.model
     kin = model.kin
-    spent: dict[str, float] = {"apply": 0.0, "joint_transforms": 0.0}
+    spent: dict[str, float] = {"apply": 0.0, "joint_poses": 0.0}
 
     def timed(name: str) -> Callable[..., Any]:
         method = getattr(kin, name)
@@ -91,7 +91,7 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
 
         return call
 
-    kin.apply, kin.joint_transforms = timed("apply"), timed("joint_transforms")
+    kin.apply, kin.joint_poses = timed("apply"), timed("joint_poses")
     try:
         for data in messages:
             t0 = time.perf_counter()
@@ -108,13 +108,13 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
                 t2 - t1,
                 t3 - t2,
                 spent["apply"],
-                spent["joint_transforms"],
+                spent["joint_poses"],
                 t4 - t3,
             )
             for key, value in zip(stages, seconds, strict=True):
                 stages[key].append(value * 1e6)
     finally:
-        del kin.apply, kin.joint_transforms
+        del kin.apply, kin.joint_poses
     return [(key, statistics.median(values)) for key, values in stages.items()]
 
 

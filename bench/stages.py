@@ -50,7 +50,7 @@ PIPELINE = "pipeline.joint_state own code (checks, limiter)"
 PLAN = "plan lookup (PlanCache.joint_state)"
 APPLY = "Kinematics.apply (names, clamp, mimic)"
 PUBLISHED = "pipeline._published own code (limiter record, finiteness, Publication)"
-TRANSFORMS = "Kinematics.joint_transforms"
+TRANSFORMS = "Kinematics.joint_poses"
 TF_PUBLISH = "TfPublisher.publish own code"
 CDR_WRITE = "TFMessage CDR write (TFMessageLayout.write)"
 PUBLISH = "Publisher.publish (rclpy -> Fast DDS)"
@@ -73,7 +73,7 @@ STAGE_PATCHES = (
     ("joint_tf_publisher.ros.plans", "PlanCache.joint_state", PLAN),
     ("joint_tf_publisher.kinematics", "Kinematics.apply", APPLY),
     ("joint_tf_publisher.ros.pipeline", "JointStatePipeline._published", PUBLISHED),
-    ("joint_tf_publisher.kinematics", "Kinematics.joint_transforms", TRANSFORMS),
+    ("joint_tf_publisher.kinematics", "Kinematics.joint_poses", TRANSFORMS),
     ("joint_tf_publisher.ros.tf_publishers", "TfPublisher.publish", TF_PUBLISH),
     ("joint_tf_publisher.ros.cdr", "TFMessageLayout.write", CDR_WRITE),
     ("rclpy.publisher", "Publisher.publish", PUBLISH),

@@ -13,17 +13,22 @@ A name is, in this order:
 
 A value given for a mimic follower is used (robot_state_publisher's rule: the measurement
 wins); the followers not given are computed from their leaders (``followers``).
+
+A plan of one-value names (no bare name to convert, no quaternion written) also has a
+``FastApply``: the common message (every value usable and inside its clamp range, nothing
+stored outside its range) resolved in a few whole-vector numpy calls, with no Python loop
+over joints. Anything else falls back to the general rules in ``state``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .layout import CLAMP_LIMITS, Follower, Layout
+from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Follower, Layout
 
 Array = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
@@ -71,6 +76,41 @@ def follower_steps(followers: Iterable[Follower]) -> FollowerSteps:
     )
 
 
+#: A follower whose computed value could exceed this (from leaders within +-MAX_JOINT_VALUE)
+#: keeps its plan off the fast path, where no value is checked after it is computed.
+_FAST_FOLLOWER_BOUND = 1e300
+
+
+@dataclass(frozen=True)
+class FollowerLevel:
+    """Followers of one mimic level, computed at once: value = multiplier * leader + offset."""
+
+    slots: IndexArray
+    leader_slots: IndexArray
+    multipliers: Array
+    offsets: Array
+
+
+@dataclass(frozen=True)
+class FastApply:
+    """The common message of one plan in whole-vector numpy calls (see the module docstring).
+
+    ``apply`` writes the values at ``message_index`` into ``slots`` of a copy of the stored
+    vector; if the copy lies inside ``bounds[clamp]`` it needs no clamp and holds no unusable
+    value, and the followers are computed level by level (``levels``); else the general path
+    runs on the untouched vector. ``moves_mask`` (M,): the joints this message moves.
+    """
+
+    message_index: IndexArray
+    slots: IndexArray
+    #: Per clamp mode (None included): (lower, upper) per slot: each given value's range
+    #: within +-MAX_JOINT_VALUE, any stored value's too (a clamp mode that changed leaves
+    #: values outside), and +-inf for the followers not given.
+    bounds: dict[str | None, tuple[Array, Array]]
+    levels: tuple[FollowerLevel, ...]
+    moves_mask: BoolArray
+
+
 @dataclass(frozen=True)
 class NamePlan:
     """How the names of one JointState message map onto the variable vector."""
@@ -94,6 +134,8 @@ class NamePlan:
     moves: IndexArray
     unknown: list[str]
     first_value_only: list[str]
+    #: The fast path of this plan; None when it converts bare names or writes quaternions.
+    fast: FastApply | None = None
 
 
 def _ranges(layout: Layout, given_followers: set[int]) -> dict[str, tuple[Array, Array]]:
@@ -115,6 +157,50 @@ def _moves(layout: Layout, given: BoolArray) -> IndexArray:
         if moved[follower.leader]:
             moved[follower.joint] = True
     return np.flatnonzero(moved).astype(np.intp)
+
+
+def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
+    """The fast path of ``plan`` (built without one), or None where it cannot have one:
+    bare names to convert, quaternions written, or a slot named twice (every value given
+    must be checked, not only the one written last)."""
+    if plan.converted or plan.quaternion_joints.size:
+        return None
+    if np.unique(plan.slots).size != plan.slots.size:
+        return None
+    moves_mask = np.zeros(len(layout.moving_joints), dtype=bool)
+    moves_mask[plan.moves] = True
+    # Followers computed by this plan (their leaders move), and a bound on their magnitude.
+    computed = [step for step in plan.followers.steps if moves_mask[step[4]]]
+    magnitude: dict[int, float] = {}  # slot -> bound (Python floats: inf without a warning)
+    by_level: dict[int, list[tuple[int, int, float, float]]] = {}
+    level_of = {follower.joint: follower.level for follower in layout.followers}
+    for slot, leader_slot, multiplier, offset, joint, _ in computed:
+        leader = magnitude.get(leader_slot, MAX_JOINT_VALUE)
+        magnitude[slot] = abs(multiplier) * leader + abs(offset)
+        if not magnitude[slot] <= _FAST_FOLLOWER_BOUND:
+            return None
+        by_level.setdefault(level_of[joint], []).append((slot, leader_slot, multiplier, offset))
+    levels = tuple(
+        FollowerLevel(
+            slots=np.array([step[0] for step in steps], dtype=np.intp),
+            leader_slots=np.array([step[1] for step in steps], dtype=np.intp),
+            multipliers=np.array([step[2] for step in steps]),
+            offsets=np.array([step[3] for step in steps]),
+        )
+        for _, steps in sorted(by_level.items())
+    )
+    not_given = [f.slot for f in layout.followers if not plan.joint_mask[f.joint]]
+    bounds: dict[str | None, tuple[Array, Array]] = {}
+    for mode in (None, *CLAMP_LIMITS):
+        if mode is None:
+            lower = np.full(layout.num_values, -MAX_JOINT_VALUE)
+            upper = np.full(layout.num_values, MAX_JOINT_VALUE)
+        else:
+            lower = np.maximum(plan.ranges[mode][0], -MAX_JOINT_VALUE)
+            upper = np.minimum(plan.ranges[mode][1], MAX_JOINT_VALUE)
+        lower[not_given], upper[not_given] = -np.inf, np.inf
+        bounds[mode] = (lower, upper)
+    return FastApply(plan.message_index, plan.slots, bounds, levels, moves_mask)
 
 
 class NamePlans:
@@ -181,7 +267,7 @@ class NamePlans:
         joint_mask[[c.joint for c in converted]] = True
         given_followers = {f.joint for f in layout.followers if joint_mask[f.joint]}
         starts = [self._quaternion_start[i] for i in quaternion_joints]
-        return NamePlan(
+        plan = NamePlan(
             message_index=np.array(message_index, dtype=np.intp),
             slots=np.array(slots, dtype=np.intp),
             joints=np.array(joints, dtype=np.intp),
@@ -201,3 +287,5 @@ class NamePlans:
             unknown=unknown,
             first_value_only=first_value_only,
         )
+        plan.moves.flags.writeable = False  # handed out as Update.moved by the fast path
+        return replace(plan, fast=_fast_apply(plan, layout))

@@ -50,14 +50,61 @@ PLAN_CACHE_SIZE = 64
 
 @dataclass(frozen=True)
 class _GroupRows:
-    """The rows of one transforms call that belong to one form group."""
+    """The rows of one transforms call that belong to one form group.
+
+    The result rows are ``constant + sum_k features[k] * terms[k]``, each (n, 7): the basis
+    rows of the constant feature (pose feature 0, always 1), and those of each other
+    feature whose basis is not zero for these joints (``used``). A pair of them that are
+    cos and sin of one angle a (the form's ``trigonometric_pairs``) is one complex term
+    instead: cos a T_cos + sin a T_sin = Re(exp(i a) (T_cos - i T_sin)), two numpy calls
+    fewer. A revolute joint of a URDF (no child offset) needs one such pair: cos and sin of
+    half its angle.
+    """
 
     form: MotionForm
-    #: Rows of the result: a slice where they are contiguous (the product is written straight
-    #: into the result), else an index array.
+    #: Rows of the result: a slice where they are contiguous (computed straight into the
+    #: result), else an index array.
     rows: slice | IndexArray
-    slots: IndexArray  # (n,) for a one-value form, else (size, n): values to read
-    bases: Array  # (n, T, 7) the joints' bases, gathered once
+    #: Values to read: (n,) for a one-value form, else (size, n); a slice where contiguous.
+    slots: slice | IndexArray
+    constant: Array  # (n, 7)
+    used: tuple[int, ...]  # features with a non-zero basis, the constant and pairs left out
+    terms: tuple[Array, ...]  # (n, 7) each, for ``used``
+    #: Per trigonometric pair used: (scale, complex terms (n, 7)).
+    rotations: tuple[tuple[float, NDArray[np.complex128]], ...]
+
+
+def _group_rows(
+    form: MotionForm, rows: slice | IndexArray, slots: IndexArray, bases: Array
+) -> _GroupRows:
+    """``_GroupRows`` of joints with ``bases`` (n, T, 7), reading their values at ``slots``."""
+    constant_feature = form.pose_in_transform[0]
+    used = [
+        k
+        for k in range(form.transform_feature_count)
+        if k != constant_feature and bool(np.any(bases[:, k, :]))
+    ]
+    rotations = []
+    for cos_index, sin_index, scale in form.trigonometric_pairs:
+        if cos_index in used and sin_index in used:
+            used.remove(cos_index)
+            used.remove(sin_index)
+            rotations.append((scale, bases[:, cos_index, :] - 1j * bases[:, sin_index, :]))
+    flat = slots.reshape(-1)
+    contiguous = flat.size > 0 and bool(
+        np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size))
+    )
+    return _GroupRows(
+        form=form,
+        rows=rows,
+        slots=slice(int(flat[0]), int(flat[0]) + flat.size)
+        if contiguous and slots.ndim == 1
+        else slots,
+        constant=bases[:, constant_feature, :].copy(),
+        used=tuple(used),
+        terms=tuple(bases[:, k, :].copy() for k in used),
+        rotations=tuple(rotations),
+    )
 
 
 class JointTransforms:
@@ -95,11 +142,11 @@ class JointTransforms:
                 slots = group.slots[members]
                 contiguous = bool(rows[-1] - rows[0] == rows.size - 1)
                 plan.append(
-                    _GroupRows(
-                        form=group.form,
-                        rows=slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
-                        slots=slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
-                        bases=self.bases[g][members],
+                    _group_rows(
+                        group.form,
+                        slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
+                        slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
+                        self.bases[g][members],
                     )
                 )
             self._plans[key] = plan
@@ -112,14 +159,20 @@ class JointTransforms:
         Stored quaternions are unit (``apply`` normalises them); the features normalise them
         again, as ``Joint.child_pose`` does, so that a vector written by hand gives its pose.
         """
+        poses = self.poses(values, indices)
+        return poses[:, :3], poses[:, 3:]
+
+    def poses(self, values: Array, indices: Any) -> Array:
+        """``transforms`` as one array (n, 7): translation x y z (metres), then quaternion
+        x y z w per row, the order of a ``geometry_msgs/Transform`` on the wire."""
         index = np.asarray(indices, dtype=np.intp).reshape(-1)
-        result = np.empty((index.size, 1, 7))
+        result = np.empty((index.size, 7))
         for part in self._plan(index):
             if isinstance(part.rows, slice):
                 _rows(part, values, result[part.rows])
             else:
-                result[part.rows] = _rows(part, values, np.empty((part.bases.shape[0], 1, 7)))
-        return result[:, 0, :3], result[:, 0, 3:]
+                result[part.rows] = _rows(part, values, np.empty((part.constant.shape[0], 7)))
+        return result
 
     def fixed(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
@@ -127,12 +180,21 @@ class JointTransforms:
 
 
 def _rows(part: _GroupRows, values: Array, out: Array) -> Array:
-    """``out`` (n, 1, 7) filled with [translation, quaternion] of the joints of ``part`` at
-    the variable vector."""
+    """``out`` (n, 7) filled with [translation, quaternion] of the joints of ``part`` at the
+    variable vector ``values``."""
     gathered = values[part.slots]
-    variables: Variables = (gathered,) if gathered.ndim == 1 else gathered
-    form = part.form
-    features = np.empty((gathered.shape[-1], 1, form.transform_feature_count))
-    form.fill_transform_features(variables, features[:, 0])
-    result: Array = np.matmul(features, part.bases, out)
-    return result
+    first = gathered if gathered.ndim == 1 else gathered[0]
+    if part.rotations:
+        scale, rotation = part.rotations[0]
+        turned = np.exp(first * (1j * scale))[:, None] * rotation
+        np.add(turned.real, part.constant, out=out)
+        for scale, rotation in part.rotations[1:]:
+            out += (np.exp(first * (1j * scale))[:, None] * rotation).real
+    else:
+        np.copyto(out, part.constant)
+    if part.used:
+        variables: Variables = (gathered,) if gathered.ndim == 1 else gathered
+        features = part.form.transform_features_at(variables, first.shape[0], part.used)
+        for feature, term in zip(features, part.terms, strict=True):
+            out += feature[:, None] * term
+    return out

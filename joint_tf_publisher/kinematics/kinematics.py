@@ -41,7 +41,8 @@ class Kinematics:
 
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
     ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``joints_moved_by``,
-    ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``fixed_transforms``,
+    ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
+    ``fixed_transforms``,
     ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
@@ -123,6 +124,11 @@ class Kinematics:
         ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored
         values."""
         return self.transforms.transforms(positions.values, indices)
+
+    def joint_poses(self, positions: JointPositions, indices: Any) -> Array:
+        """``joint_transforms`` as one array (n, 7) of rows [x, y, z, qx, qy, qz, qw]
+        (metres; unit quaternion), the order of a ``geometry_msgs/Transform``."""
+        return self.transforms.poses(positions.values, indices)
 
     def fixed_transforms(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""

@@ -38,6 +38,10 @@ BoolArray = NDArray[np.bool_]
 MAX_REACH = 1e300
 #: The limits a joint value can be clamped to (``None`` in their place: no clamping).
 CLAMP_LIMITS = ("hard", "soft")
+#: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
+#: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
+#: could overflow a transform to inf.
+MAX_JOINT_VALUE = 1e100
 
 
 @dataclass(frozen=True)

@@ -27,17 +27,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .joint_state_names import FollowerSteps, NamePlan, NamePlans
-from .layout import Layout, check_clamp
+from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
+from .layout import MAX_JOINT_VALUE, Layout, check_clamp
 
 Array = NDArray[np.float64]
 IndexArray = NDArray[np.intp]
 BoolArray = NDArray[np.bool_]
 
-#: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
-#: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
-#: could overflow a transform to inf.
-MAX_JOINT_VALUE = 1e100
 #: Below this norm, a quaternion is scaled by its largest component before normalising (the
 #: squares of tiny components would lose digits, or vanish).
 _SMALL_NORM = 1e-100
@@ -117,6 +113,12 @@ class StateResolver:
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
         plan = self.plans.plan(tuple(names))
+        if plan.fast is not None and _apply_fast(plan.fast, positions, given_values, clamp):
+            return Update(
+                moved=plan.moves,
+                unknown=list(plan.unknown),
+                first_value_only=list(plan.first_value_only),
+            )
         state = positions.values
         accepted = given_values[plan.message_index]
         slots, joints = plan.slots, plan.joints
@@ -258,6 +260,24 @@ class StateResolver:
         update = self.apply(positions, names, values, clamp)
         update.unknown = unknown
         return update
+
+
+def _apply_fast(
+    fast: FastApply, positions: JointPositions, given_values: Array, clamp: str | None
+) -> bool:
+    """The common message in whole-vector calls (``FastApply``): True if applied; False,
+    with ``positions`` untouched, if a value is unusable or a clamp has work to do."""
+    candidate = positions.values.copy()
+    candidate[fast.slots] = given_values[fast.message_index]
+    lower, upper = fast.bounds[clamp]
+    # fmax/fmin turn NaN into a bound, so NaN differs too; the bytes compare in one call.
+    if np.fmin(np.fmax(candidate, lower), upper).tobytes() != candidate.tobytes():
+        return False
+    for level in fast.levels:
+        candidate[level.slots] = candidate[level.leader_slots] * level.multipliers + level.offsets
+    positions.values[:] = candidate
+    positions.received |= fast.moves_mask
+    return True
 
 
 def _unclamp_rejected(

@@ -43,6 +43,8 @@ Array = NDArray[np.float64]
 Variables = Array | Sequence[Array]
 #: Fills ``out`` (R, F) with the features of ``variables``.
 FeatureFiller = Callable[[Variables, Array], None]
+#: The features of ``variables`` at the given indices, each (R,).
+FeaturePicker = Callable[[Variables, Sequence[int]], list[Array]]
 
 #: From this many rows on, cos and sin come from one tan (see ``cos_sin``).
 TAN_HALF_ANGLE_FROM = 256
@@ -62,6 +64,11 @@ class MotionForm:
     pose_in_transform: tuple[int, ...]
     fill_pose_features: FeatureFiller
     fill_transform_features: FeatureFiller
+    #: Some transform features alone, by index (each (R,)); None: compute them all.
+    some_transform_features: FeaturePicker | None = None
+    #: (cos index, sin index, scale): transform features cos(scale q) and sin(scale q) of
+    #: the form's first value q, which a caller may take as one exp(i scale q).
+    trigonometric_pairs: tuple[tuple[int, int, float], ...] = ()
 
     def pose_features(self, variables: Variables, count: int) -> Array:
         """(R, F) pose features of ``count`` rows of values, given variable by variable."""
@@ -75,6 +82,17 @@ class MotionForm:
         out = np.empty((count, self.transform_feature_count))
         self.fill_transform_features(variables, out)
         return out
+
+    def transform_features_at(
+        self, variables: Variables, count: int, indices: Sequence[int]
+    ) -> list[Array]:
+        """Transform features ``indices`` alone, each (R,): what a caller that needs a few
+        of them computes (a URDF revolute joint's transform needs 2 of the screw form's 6)."""
+        if self.some_transform_features is not None:
+            return self.some_transform_features(variables, indices)
+        features = np.empty((self.transform_feature_count, count))
+        self.fill_transform_features(variables, features.T)
+        return [features[k] for k in indices]
 
 
 def cos_sin(angles: Array, cos_out: Array, sin_out: Array) -> None:
@@ -152,7 +170,34 @@ def _fill_screw_transform(variables: Variables, out: Array) -> None:
     out[:, 5] = q
 
 
-SCREW = MotionForm("screw", 1, 4, 6, (4, 0, 2, 5), _fill_screw_pose, _fill_screw_transform)
+def _screw_transform_features_at(variables: Variables, indices: Sequence[int]) -> list[Array]:
+    """The features of ``_fill_screw_transform`` at ``indices``, each computed alone."""
+    q = variables[0]
+    angles = {k: q for k in (0, 2)}
+    if 1 in indices or 3 in indices:
+        angles[1] = angles[3] = q * 0.5
+    features: list[Array] = []
+    for k in indices:
+        if k in (0, 1):
+            features.append(np.cos(angles[k]))
+        elif k in (2, 3):
+            features.append(np.sin(angles[k]))
+        else:
+            features.append(np.ones_like(q) if k == 4 else np.array(q, dtype=np.float64))
+    return features
+
+
+SCREW = MotionForm(
+    "screw",
+    1,
+    4,
+    6,
+    (4, 0, 2, 5),
+    _fill_screw_pose,
+    _fill_screw_transform,
+    _screw_transform_features_at,
+    ((0, 2, 1.0), (1, 3, 0.5)),
+)
 
 
 # -- two axes: q1, q2; pose [1, c1, s1] x [1, c2, s2] ------------------------------------------

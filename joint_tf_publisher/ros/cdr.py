@@ -13,7 +13,8 @@ serializer may leave them uninitialised).
   decoding strings. Positions are a numpy view of the message bytes.
 - ``TFMessageLayout`` writes ``tf2_msgs/TFMessage`` for a fixed list of (parent, child) frame
   pairs: built once as a byte template, then only stamps and the 7 doubles of each transform
-  are written, through uint32 and float64 views of one buffer.
+  (translation, quaternion: ``poses`` rows) are written, through uint32 and float64 views of
+  one buffer, three indexed assignments in all.
 
 ``JointStateReader`` returns None for anything it does not read (another encapsulation, a
 truncated message); the caller then deserializes the message the ordinary way.
@@ -145,8 +146,8 @@ def _read_names(data: bytes, start: int) -> NameBlock:
 class TFMessageLayout:
     """Serialized ``tf2_msgs/TFMessage``s for one fixed list of (parent, child) frame pairs.
 
-    ``write`` stamps every transform alike and copies translations and quaternions in; the
-    returned bytes are the whole message, ready for ``Publisher.publish``.
+    ``write`` stamps every transform alike and copies the poses in; the returned bytes are the
+    whole message, ready for ``Publisher.publish``.
     """
 
     def __init__(self, frames: Sequence[tuple[str, str]]) -> None:
@@ -188,16 +189,17 @@ class TFMessageLayout:
         doubles = self._buffer[HEADER_SIZE : HEADER_SIZE + (len(message) - HEADER_SIZE) // 8 * 8]
         self._doubles = doubles.view("<f8")
         stamps = (np.array(stamp_offsets, dtype=np.intp) + HEADER_SIZE) // 4
-        self._stamp_index = stamps[:, None] + np.arange(2)
+        self._sec_index, self._nanosec_index = stamps, stamps + 1
         values = np.array(value_offsets, dtype=np.intp) // 8
-        self._translation_index = values[:, None] + np.arange(3)
-        self._rotation_index = values[:, None] + np.arange(3, 7)
+        self._pose_index = values[:, None] + np.arange(7)
 
-    def write(self, stamp_ns: int, translations: Array, quaternions: Array) -> bytes:
+    def write(self, stamp_ns: int, poses: Array) -> bytes:
         """The message: every transform stamped ``stamp_ns`` (ns since the epoch of its clock),
-        translation row i (metres) and quaternion row i (x, y, z, w) for ``frames[i]``."""
+        row i of ``poses`` (n, 7) for ``frames[i]``: translation x y z (metres), then
+        quaternion x y z w."""
         sec, nanosec = divmod(stamp_ns, 1_000_000_000)
-        self._words[self._stamp_index] = (sec & 0xFFFFFFFF, nanosec)
-        self._doubles[self._translation_index] = translations
-        self._doubles[self._rotation_index] = quaternions
+        words = self._words
+        words[self._sec_index] = sec & 0xFFFFFFFF
+        words[self._nanosec_index] = nanosec
+        self._doubles[self._pose_index] = poses
         return self._buffer.tobytes()

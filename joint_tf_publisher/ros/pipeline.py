@@ -34,17 +34,26 @@ _NEVER_NS = -(2**62)
 
 
 class Publication(NamedTuple):
-    """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``translations[i]``
-    (metres) and ``quaternions[i]`` (x, y, z, w), all stamped ``stamp_ns``."""
+    """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``poses[i]``
+    (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``."""
 
     layout: TFMessageLayout
     stamp_ns: int
-    translations: Array
-    quaternions: Array
+    poses: Array
+
+    @property
+    def translations(self) -> Array:
+        """(n, 3) metres."""
+        return self.poses[:, :3]
+
+    @property
+    def quaternions(self) -> Array:
+        """(n, 4) x y z w."""
+        return self.poses[:, 3:]
 
     def to_bytes(self) -> bytes:
         """The serialized TFMessage (CDR)."""
-        return self.layout.write(self.stamp_ns, self.translations, self.quaternions)
+        return self.layout.write(self.stamp_ns, self.poses)
 
 
 class LoadedModel:
@@ -81,9 +90,7 @@ class Configured:
         # Zero positions clamped into the limits (mimic followers from their leaders).
         zero = kin.new_positions()
         kin.apply(zero, [], [], clamp=settings.clamp_mode)
-        self.default_translations, self.default_quaternions = kin.joint_transforms(
-            zero, np.arange(len(moving))
-        )
+        self.default_poses = kin.joint_poses(zero, np.arange(len(moving)))
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         translations, quaternions = kin.fixed_transforms()
         self.static_layout = TFMessageLayout(
@@ -92,8 +99,7 @@ class Configured:
                 for i in fixed
             ]
         )
-        self.static_translations = translations[fixed]
-        self.static_quaternions = quaternions[fixed]
+        self.static_poses = np.hstack((translations, quaternions))[fixed]
 
 
 class JointStatePipeline:
@@ -138,8 +144,7 @@ class JointStatePipeline:
         return Publication(
             configured.static_layout,
             stamp_ns,
-            configured.static_translations,
-            configured.static_quaternions,
+            configured.static_poses,
         )
 
     def reset_limiter(self, reason: str) -> None:
@@ -223,8 +228,7 @@ class JointStatePipeline:
         return Publication(
             configured.plans.layout(pending),
             self._clock_ns(),
-            configured.default_translations[pending],
-            configured.default_quaternions[pending],
+            configured.default_poses[pending],
         )
 
     # -- steps ------------------------------------------------------------------------------
@@ -265,8 +269,7 @@ class JointStatePipeline:
             indices, layout = plan.published, plan.layout
         if layout is None:
             return None
-        translations, quaternions = model.kin.joint_transforms(model.positions, indices)
-        return Publication(layout, stamp_ns, translations, quaternions)
+        return Publication(layout, stamp_ns, model.kin.joint_poses(model.positions, indices))
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(

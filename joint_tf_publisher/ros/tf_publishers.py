@@ -80,11 +80,8 @@ def layout_matches_rmw() -> bool:
     ``to_message`` builds (frame names of every length modulo 8, odd values)."""
     frames = [("p" * (k % 9), "c" * (k % 7 + 1)) for k in range(12)]
     rng = np.random.default_rng(7)
-    translations = rng.uniform(-5.0, 5.0, (len(frames), 3))
-    quaternions = rng.normal(size=(len(frames), 4))
-    publication = Publication(
-        TFMessageLayout(frames), -1_700_000_123_456_789, translations, quaternions
-    )
+    poses = np.hstack((rng.uniform(-5.0, 5.0, (len(frames), 3)), rng.normal(size=(len(frames), 4))))
+    publication = Publication(TFMessageLayout(frames), -1_700_000_123_456_789, poses)
     try:
         received = deserialize_message(publication.to_bytes(), TFMessage)
     except Exception:  # any RMW complaint means: do not use these bytes

@@ -265,3 +265,17 @@ def test_a_new_joint_type_is_one_table_entry(monkeypatch: pytest.MonkeyPatch) ->
     np.testing.assert_allclose(translations[0], expected[:3, 3], atol=TOLERANCE)
     rotation = Rotation.from_quat(quaternions[0]).as_matrix()
     np.testing.assert_allclose(rotation, expected[:3, :3], atol=TOLERANCE)
+
+
+@pytest.mark.parametrize(
+    "form", [forms.SCREW, forms.TWO_AXIS, forms.PLANAR, forms.FLOATING, forms.BALL]
+)
+def test_features_picked_by_index_are_the_filled_features(form: forms.MotionForm) -> None:
+    rng = np.random.default_rng(5)
+    rows = 11
+    variables = rng.uniform(-3.0, 3.0, (form.size, rows))
+    everything = form.transform_features(variables, rows)
+    indices = list(range(form.transform_feature_count))
+    for picked in (indices, indices[::-1], indices[1::2]):
+        features = form.transform_features_at(variables, rows, picked)
+        np.testing.assert_allclose(np.array(features), everything[:, picked].T, atol=1e-15)

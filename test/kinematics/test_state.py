@@ -294,3 +294,61 @@ def _chain_urdf(kind: str, x: str) -> str:
         for name, parent, child in (("j", "a", "b"), ("k", "b", "c"))
     )
     return f'<robot name="r"><link name="a"/><link name="b"/><link name="c"/>{joints}\n</robot>'
+
+
+# -- the fast path (joint_state_names.FastApply) ----------------------------------------------
+
+
+def test_a_message_of_one_value_names_in_range_takes_the_fast_path() -> None:
+    # chain_robot: j1 leads a three-level mimic chain m1 -> m2 -> m3.
+    kin = chain_robot().kinematics
+    names = ("j1", "j2", "c1", "w1")
+    plan = kin.joint_state_plan(names)
+    assert plan.fast is not None
+    assert [level.slots.size for level in plan.fast.levels] == [1, 1, 1]
+    positions = kin.new_positions()
+    update = kin.apply(positions, names, [0.4, 0.1, 2.0, 7.0], clamp="hard")
+    assert update.clamped == [] and update.rejected == []
+    assert update.moved is plan.moves  # the plan's own array: nothing was recomputed
+    stored = kin.variable_values(positions)
+    assert stored["m1"] == 0.8 and stored["m2"] == pytest.approx(-0.7)
+    assert stored["m3"] == pytest.approx(-0.35)
+    assert positions.received.all()
+
+
+def test_the_fast_path_gives_what_the_reference_gives_on_random_robots() -> None:
+    for seed in range(5):
+        robot = random_robot(40 + seed, count=30, types=("revolute", "prismatic", "continuous"))
+        kin = robot.kinematics
+        rng = np.random.default_rng(seed)
+        for clamp in (None, "hard", "soft"):
+            cfg = {}
+            for joint in robot.joints.values():
+                if joint.joint_type == "fixed" or joint.mimic is not None:
+                    continue
+                limits = joint.variable_limits(clamp or "hard")[0]
+                low, high = limits if limits is not None else (-3.0, 3.0)
+                cfg[joint.name] = float(rng.uniform(low, high))
+            names, values = state_names_values(kin, cfg)
+            assert kin.joint_state_plan(tuple(names)).fast is not None
+            positions = kin.new_positions()
+            update = kin.apply(positions, tuple(names), values, clamp=clamp)
+            assert update.clamped == []
+            expected = reference_values(robot, cfg, clamp)
+            translations, quaternions = kin.joint_transforms(
+                positions, np.arange(len(kin.moving_joints))
+            )
+            assert_transforms_match(
+                kin, translations, quaternions, range(len(kin.moving_joints)), expected
+            )
+
+
+def test_values_left_outside_by_a_clamp_mode_change_are_clamped_by_the_next_message() -> None:
+    kin = chain_robot().kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["j1", "j2"], [0.9, 5.0], clamp=None)  # j2 stored beyond [0, 0.2]
+    update = kin.apply(positions, ["c1"], [1.0], clamp="hard")  # in range, j2 not given
+    assert kin.joint_state_plan(("c1",)).fast is not None
+    assert update.clamped == ["j2"]  # m1 = 1.8 is beyond its limits, but computed: kept
+    stored = kin.variable_values(positions)
+    assert (stored["j2"], stored["m1"], stored["c1"]) == (0.2, 1.8, 1.0)

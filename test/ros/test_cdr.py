@@ -150,7 +150,7 @@ def test_layout_writes_what_the_rmw_reads_and_writes(count: int) -> None:
     layout = TFMessageLayout(frames)
     for seed, stamp_ns in enumerate([0, 1_700_000_123_456_789_012, -3_500_000_001]):
         translations, quaternions = random_transforms(count, seed)
-        data = layout.write(stamp_ns, translations, quaternions)
+        data = layout.write(stamp_ns, np.hstack((translations, quaternions)))
         expected = expected_message(frames, stamp_ns, translations, quaternions)
         assert deserialize_message(data, TFMessage) == expected
         assert len(data) == len(serialize_message(expected))  # padding aside, the same bytes
@@ -159,8 +159,8 @@ def test_layout_writes_what_the_rmw_reads_and_writes(count: int) -> None:
 def test_each_write_stands_alone() -> None:
     frames = [("a", "b"), ("b", "c")]
     layout = TFMessageLayout(frames)
-    first = layout.write(5, *random_transforms(2, 1))
+    first = layout.write(5, np.hstack(random_transforms(2, 1)))
     second_values = random_transforms(2, 2)
-    second = layout.write(6, *second_values)
+    second = layout.write(6, np.hstack(second_values))
     assert first != second
     assert deserialize_message(second, TFMessage) == expected_message(frames, 6, *second_values)

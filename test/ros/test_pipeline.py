@@ -249,7 +249,7 @@ def test_a_dropped_message_costs_no_kinematics(arm: Rig, monkeypatch: pytest.Mon
     model = arm.pipeline.model
     assert model is not None
     calls: list[str] = []
-    for name in ("apply", "joint_transforms"):
+    for name in ("apply", "joint_poses"):
         method = getattr(model.kin, name)
 
         def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
@@ -259,7 +259,7 @@ def test_a_dropped_message_costs_no_kinematics(arm: Rig, monkeypatch: pytest.Mon
         monkeypatch.setattr(model.kin, name, counted)
     stamps = [T0 + MS * k for k in range(100)]  # 1 kHz for 100 ms: 2 due at 20 Hz
     assert len(published_stamps(arm, ["joint_1", "joint_2"], stamps)) == 2
-    assert calls == ["apply", "joint_transforms"] * 2
+    assert calls == ["apply", "joint_poses"] * 2
 
 
 def test_ignore_timestamp_publishes_every_message() -> None:

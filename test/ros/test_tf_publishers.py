@@ -27,9 +27,8 @@ def publication(stamp_ns: int = 42_000_000_007) -> Publication:
     rng = np.random.default_rng(3)
     quaternions = rng.normal(size=(len(FRAMES), 4))
     quaternions /= np.linalg.norm(quaternions, axis=1, keepdims=True)
-    return Publication(
-        TFMessageLayout(FRAMES), stamp_ns, rng.uniform(-2, 2, (len(FRAMES), 3)), quaternions
-    )
+    translations = rng.uniform(-2, 2, (len(FRAMES), 3))
+    return Publication(TFMessageLayout(FRAMES), stamp_ns, np.hstack((translations, quaternions)))
 
 
 def test_qos_profiles_are_tf2_ros() -> None:
