@@ -12,8 +12,8 @@ What each joint type is (its values, limits and motion) comes from ``model.joint
 """
 
 from .kinematics import Kinematics
-from .layout import CLAMP_LIMITS, Layout
-from .state import MAX_JOINT_VALUE, JointPositions, Update
+from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Layout
+from .state import JointPositions, Update
 
 __all__ = [
     "CLAMP_LIMITS",
