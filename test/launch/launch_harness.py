@@ -41,6 +41,8 @@ START_S = 90.0
 STOP_S = 30.0
 #: Longest a ros2 CLI command may take, seconds.
 CLI_S = 60.0
+#: Characters of a launch's output that a failure shows (``Launch.describe``).
+OUTPUT_TAIL = 6000
 
 _PID_LINE = re.compile(r"\[INFO\] \[([\w.-]+)\]: process started with pid \[(\d+)\]")
 
@@ -108,6 +110,31 @@ class Launch:
         wait_until(seen, timeout, what=lambda: f"{pattern!r} in:\n{self.output()[-3000:]}")
         return found[0]
 
+    @contextmanager
+    def explained(self) -> Iterator[None]:
+        """A failure inside the block (``pytest.fail``, an assertion) fails again with
+        ``describe()`` appended: which of the launch's processes still run, and its output
+        and its nodes' (output="screen"), so that the failure explains itself."""
+        try:
+            yield
+        except (AssertionError, pytest.fail.Exception) as err:
+            pytest.fail(f"{err}\n{self.describe()}")
+
+    def describe(self) -> str:
+        """The launch's state for a failure message: the launch process, each process it
+        started (running or ended) and the tail of the output."""
+        status = self.process.poll()
+        launch = "running" if status is None else f"ended with exit code {status}"
+        processes = ", ".join(
+            f"{name} (pid {pid}, {'running' if _running(pid) else 'ended'})"
+            for name, pid in self.process_pids().items()
+        )
+        return (
+            f"ros2 launch {self.launch_file}: {launch}; started: {processes or 'nothing'}\n"
+            f"--- its output and its nodes' ({self.log_path}), last {OUTPUT_TAIL} characters:\n"
+            f"{self.output()[-OUTPUT_TAIL:]}"
+        )
+
     def process_pids(self) -> dict[str, int]:
         """The processes launch started so far: launch's process name -> pid."""
         return {name: int(pid) for name, pid in _PID_LINE.findall(self.output())}
@@ -156,6 +183,15 @@ class Launch:
         assert "process has died" not in output, output[-4000:]
         finished = output.count("process has finished cleanly")
         assert finished == len(self.process_pids()), output[-4000:]
+
+
+def _running(pid: int) -> bool:
+    """True while process ``pid`` exists and is no zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @contextmanager
