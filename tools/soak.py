@@ -15,7 +15,14 @@ Report (text, then one ``SOAK_REPORT {json}`` line): messages in and out, droppe
 CPU use. Exit status 0 when the node stayed up, published, never published a non-finite value
 and its memory after the warm-up grew by at most ``--max-rss-growth-mb``; 1 otherwise.
 
-Usage: ``python tools/soak.py [--seconds 60] [--rate 1000]`` in the project venv
+``--seconds`` feeds for a wall-clock time: a loaded machine sends fewer messages in it.
+``--messages N`` feeds by count instead: exactly N messages, at most ``--rate`` per second,
+however long the machine takes (the warm-up and the memory samples fall after the same number
+of messages however slow the sender is), so the node is judged on the same burst on any
+machine. A feed by count that has not sent its N messages after ``MAX_SLOWDOWN`` times their
+nominal time (N / rate) gives up, and the run fails saying so.
+
+Usage: ``python tools/soak.py [--seconds 60 | --messages 60000] [--rate 1000]`` in the venv
 (``.venv/bin/python``); ``ROS_DOMAIN_ID`` is respected (a private one is chosen if unset).
 """
 
@@ -47,6 +54,10 @@ FIRST_STAMP_OFFSET = 8
 STAMP = struct.Struct("<iI")
 CONNECT_TIMEOUT_S = 60.0
 DRAIN_S = 1.0
+#: A feed by count (--messages) gives up after this many times its nominal time (at least
+#: MIN_GIVE_UP_S): the sender is then far too slow for the run to mean anything.
+MAX_SLOWDOWN = 20.0
+MIN_GIVE_UP_S = 30.0
 
 
 @dataclass
@@ -63,10 +74,16 @@ class SoakReport:
 
     model: str
     moving_joints: int
+    #: The feed's duration at full rate: --seconds, or --messages / --rate.
     seconds: float
+    #: The highest sending rate; a loaded machine sends slower.
     rate_hz: float
     reliable: bool = False
     unknown_names: int = 0
+    #: --messages: the number of messages to send (None: feed for ``seconds``).
+    messages_target: int | None = None
+    #: Wall-clock time the feed took.
+    feed_seconds: float = math.nan
     messages_in: int = 0
     messages_out: int = 0
     dropped: int = 0
@@ -95,14 +112,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="soak.py", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
-    parser.add_argument("--seconds", type=float, default=60.0, help="feeding time (default 60)")
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="feeding time, wall clock (default 60; a loaded machine sends fewer messages)",
+    )
+    length.add_argument(
+        "--messages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="feed exactly N messages at up to --rate, however long that takes (instead "
+        "of --seconds; the warm-up is then --warmup times --rate messages)",
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="JointState Hz (default 1000)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="URDF or SDF file")
     parser.add_argument(
         "--warmup",
         type=float,
         default=None,
-        help="seconds before the baseline memory sample (default: 10%% of --seconds, 1..10 s)",
+        help="seconds (with --messages: their number at --rate) before the baseline memory "
+        "sample (default: 10%% of the feed, 1..10 s)",
     )
     parser.add_argument(
         "--max-rss-growth-mb",
@@ -132,11 +164,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--monitor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.rate <= 0 or args.check_every < 1 or args.unknown_names < 0:
+    if args.messages is not None and args.messages <= 0:
+        parser.error("--messages must be positive")
+    if args.rate <= 0 or args.check_every < 1 or args.unknown_names < 0:
         parser.error(
-            "--seconds and --rate must be positive, --check-every at least 1, "
-            "--unknown-names not negative"
+            "--rate must be positive, --check-every at least 1, --unknown-names not negative"
         )
+    if args.messages is not None:
+        args.seconds = args.messages / args.rate  # their duration at full rate
+    elif args.seconds is None:
+        args.seconds = 60.0
+    if args.seconds <= 0:
+        parser.error("--seconds must be positive")
     if args.warmup is None:
         args.warmup = min(10.0, max(1.0, 0.1 * args.seconds))
     return args
@@ -403,6 +442,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
         rate_hz=args.rate,
         reliable=args.reliable,
         unknown_names=args.unknown_names,
+        messages_target=args.messages,
     )
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -431,13 +471,15 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
                 report.rss_start_mib = rss_mib(process.pid)
                 cpu_start = [cpu_seconds(p.pid) for p in (process, monitor)]
                 feeder_start = time.process_time()
+                feed_start = time.monotonic()
                 _feed(args, report, feeder, publisher, process, JointState)
+                report.feed_seconds = time.monotonic() - feed_start
                 cpu_end = [cpu_seconds(p.pid) for p in (process, monitor)]
                 report.feeder_cpu_percent = 100.0 * (time.process_time() - feeder_start)
                 report.node_cpu_percent = 100.0 * (cpu_end[0] - cpu_start[0])
                 report.monitor_cpu_percent = 100.0 * (cpu_end[1] - cpu_start[1])
                 for name in ("feeder_cpu_percent", "node_cpu_percent", "monitor_cpu_percent"):
-                    setattr(report, name, getattr(report, name) / args.seconds)
+                    setattr(report, name, getattr(report, name) / report.feed_seconds)
                 report.load_average = os.getloadavg()[0]
                 report.rss_end_mib = rss_mib(process.pid)
                 time.sleep(DRAIN_S)  # let the last transforms reach the monitor
@@ -489,16 +531,31 @@ def _feed(
     process: subprocess.Popen[bytes],
     joint_state_type: Any,
 ) -> None:
-    """Publish at ``args.rate`` for ``args.seconds``; sample the node's memory on the way."""
+    """Publish at most ``args.rate`` messages a second, for ``args.seconds`` or (with
+    ``args.messages``) until that many are sent; sample the node's memory on the way.
+
+    The feed's progress is its time in the first case and, by count, the nominal time of the
+    messages sent (their number over the rate): the warm-up, the memory samples and the
+    values sent then depend on the count only, not on how fast this machine sends them.
+    """
     period = 1.0 / args.rate
+    by_count = args.messages is not None
+    give_up_s = max(MIN_GIVE_UP_S, MAX_SLOWDOWN * args.seconds)
     message = joint_state_type()
     message.name = feeder.names
     start = time.monotonic()
     next_send = start
-    next_sample = start + args.warmup
+    next_sample = args.warmup
     sample_every = max(1.0, args.seconds / 20.0)
-    while (now := time.monotonic()) - start < args.seconds:
-        if now >= next_sample:
+    while True:
+        now = time.monotonic()
+        progress = report.messages_in * period if by_count else now - start
+        if by_count:
+            if report.messages_in >= args.messages or now - start > give_up_s:
+                break
+        elif progress >= args.seconds:
+            break
+        if progress >= next_sample:
             rss = rss_mib(process.pid)
             report.memory_samples.append(MemorySample(round(now - start, 2), round(rss, 2)))
             if math.isnan(report.rss_warm_mib):
@@ -512,7 +569,7 @@ def _feed(
         stamp_ns = time.time_ns()
         message.header.stamp.sec = stamp_ns // 1_000_000_000
         message.header.stamp.nanosec = stamp_ns % 1_000_000_000
-        positions = feeder.values(now - start)
+        positions = feeder.values(progress)
         if args.unknown_names:
             sent = report.messages_in
             noise = [f"noise_{sent}_{k}" for k in range(args.unknown_names)]
@@ -552,6 +609,13 @@ def _summarise(
     report.latency_p99_ms = float(summary.get("latency_p99_ms", math.nan))
     report.latency_max_ms = float(summary.get("latency_max_ms", math.nan))
     report.rss_growth_mib = report.rss_end_mib - report.rss_warm_mib
+    target = report.messages_target
+    if target is not None and report.messages_in < target and report.node_alive:
+        report.failures.append(
+            f"the feeder sent {report.messages_in} of its {target} messages in "
+            f"{report.feed_seconds:.1f} s and gave up (load average {report.load_average:.1f}): "
+            "this machine is too slow to feed the node (no verdict on the node)"
+        )
     if not report.node_alive:
         report.failures.append(f"the node died (exit {report.node_exit_status}):\n{node_log}")
     if report.messages_out == 0:
@@ -571,10 +635,15 @@ def print_report(report: SoakReport) -> None:
     """The human-readable report, then the machine-readable line."""
     lines = [
         f"soak: {report.model} ({report.moving_joints} moving joints), "
-        f"{report.seconds:g} s at {report.rate_hz:g} Hz"
+        + (
+            f"{report.messages_target} messages at up to {report.rate_hz:g} Hz"
+            if report.messages_target is not None
+            else f"{report.seconds:g} s at {report.rate_hz:g} Hz"
+        )
         + (", reliable joint_states" if report.reliable else "")
         + (f", {report.unknown_names} fresh unknown names" if report.unknown_names else ""),
-        f"  messages in      {report.messages_in}",
+        f"  messages in      {report.messages_in} in {report.feed_seconds:.1f} s "
+        f"({report.messages_in / report.feed_seconds:.0f} Hz)",
         f"  messages out     {report.messages_out} (/tf of this node)",
         f"  dropped          {report.dropped} "
         f"({100.0 * report.dropped / max(1, report.messages_in):.2f} %)",

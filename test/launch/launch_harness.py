@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from node_harness import Probe, latched_qos, pause, stamp_msg, stamp_ns, wait_until
+from node_harness import Probe, pause, stamp_msg, stamp_ns, wait_until
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
@@ -40,6 +41,8 @@ START_S = 90.0
 STOP_S = 30.0
 #: Longest a ros2 CLI command may take, seconds.
 CLI_S = 60.0
+#: Characters of a launch's output that a failure shows (``Launch.describe``).
+OUTPUT_TAIL = 6000
 
 _PID_LINE = re.compile(r"\[INFO\] \[([\w.-]+)\]: process started with pid \[(\d+)\]")
 
@@ -107,6 +110,31 @@ class Launch:
         wait_until(seen, timeout, what=lambda: f"{pattern!r} in:\n{self.output()[-3000:]}")
         return found[0]
 
+    @contextmanager
+    def explained(self) -> Iterator[None]:
+        """A failure inside the block (``pytest.fail``, an assertion) fails again with
+        ``describe()`` appended: which of the launch's processes still run, and its output
+        and its nodes' (output="screen"), so that the failure explains itself."""
+        try:
+            yield
+        except (AssertionError, pytest.fail.Exception) as err:
+            pytest.fail(f"{err}\n{self.describe()}")
+
+    def describe(self) -> str:
+        """The launch's state for a failure message: the launch process, each process it
+        started (running or ended) and the tail of the output."""
+        status = self.process.poll()
+        launch = "running" if status is None else f"ended with exit code {status}"
+        processes = ", ".join(
+            f"{name} (pid {pid}, {'running' if _running(pid) else 'ended'})"
+            for name, pid in self.process_pids().items()
+        )
+        return (
+            f"ros2 launch {self.launch_file}: {launch}; started: {processes or 'nothing'}\n"
+            f"--- its output and its nodes' ({self.log_path}), last {OUTPUT_TAIL} characters:\n"
+            f"{self.output()[-OUTPUT_TAIL:]}"
+        )
+
     def process_pids(self) -> dict[str, int]:
         """The processes launch started so far: launch's process name -> pid."""
         return {name: int(pid) for name, pid in _PID_LINE.findall(self.output())}
@@ -155,6 +183,15 @@ class Launch:
         assert "process has died" not in output, output[-4000:]
         finished = output.count("process has finished cleanly")
         assert finished == len(self.process_pids()), output[-4000:]
+
+
+def _running(pid: int) -> bool:
+    """True while process ``pid`` exists and is no zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @contextmanager
@@ -223,34 +260,79 @@ def ros2_daemon() -> Iterator[None]:
 # -- DDS exchanges -----------------------------------------------------------------------------
 
 
-def static_transforms(probe: Probe, timeout: float = START_S) -> dict[str, Any]:
-    """child frame -> TransformStamped of the latched /tf_static set, read by a new
-    subscription (a late joiner), once it holds at least one message."""
-    received: list[TFMessage] = []
-    subscription = probe.node.create_subscription(
-        TFMessage, "/tf_static", received.append, latched_qos()
+#: Depth of the test's /tf_static readers: tf2_ros's TransformListener's, room for the latched
+#: set of every node at once.
+STATIC_DEPTH = 100
+#: How long a /tf_static read listens past its first message for the latched sets of the
+#: other live publishers (a new reader's matches with them do not all come at once), seconds.
+STATIC_SETTLE_S = 0.5
+
+
+def static_listener_qos() -> QoSProfile:
+    """QoS of the test's /tf_static readers: reliable, transient local, keep last
+    ``STATIC_DEPTH``, as tf2_ros's TransformListener reads /tf_static.
+
+    Not keep last 1 (``node_harness.latched_qos``), which is right for one publisher only:
+    /tf_static has no key, so such a reader holds one sample for all its writers. When the
+    latched sets of several nodes reach it before it takes one (a new reader matching nodes
+    that all published already, or nodes starting together), it keeps one of them (Fast DDS:
+    the most recently published, by source timestamp) and drops the others for good; a new
+    reader meets the same race again, so the node that published first was never seen."""
+    return QoSProfile(
+        depth=STATIC_DEPTH,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
     )
-    try:
-        wait_until(lambda: received, timeout, what="/tf_static")
-        pause(0.5)  # every live publisher's latched sample
-    finally:
-        probe.node.destroy_subscription(subscription)
-    return {t.child_frame_id: t for msg in received for t in msg.transforms}
 
 
 def wait_static_children(
     probe: Probe, children: set[str], timeout: float = START_S
 ) -> dict[str, Any]:
-    """The /tf_static set once it holds every frame of ``children``."""
-    latest: dict[str, Any] = {}
+    """child frame -> TransformStamped of the latched /tf_static sets of the live publishers,
+    read by one new (late-joining) subscription once it holds every frame of ``children``
+    and has listened ``STATIC_SETTLE_S`` past its first message (``children`` empty: the
+    sets heard in that time).
+
+    One subscription for the whole wait, never a new one per try: a node that starts late is
+    matched by it and delivers its set then. On a timeout the failure names the missing
+    frames, the frames heard and the nodes publishing /tf_static."""
+    received: list[TFMessage] = []
+    first_at: list[float] = []  # monotonic time of the first message
+
+    def on_message(msg: TFMessage) -> None:
+        first_at[:] = first_at or [time.monotonic()]
+        received.append(msg)
+
+    def heard() -> dict[str, Any]:
+        return {t.child_frame_id: t for msg in received for t in msg.transforms}
 
     def complete() -> bool:
-        latest.clear()
-        latest.update(static_transforms(probe, timeout))
-        return children <= set(latest)
+        settled = bool(first_at) and time.monotonic() >= first_at[0] + STATIC_SETTLE_S
+        return settled and children <= set(heard())
 
-    wait_until(complete, timeout, what=lambda: f"{sorted(children - set(latest))} on /tf_static")
-    return latest
+    def missing() -> str:
+        frames = heard()
+        return (
+            f"{sorted(children - set(frames))} on /tf_static; heard {len(received)} "
+            f"message(s) with {sorted(frames)}; {static_publishers(probe)}"
+        )
+
+    subscription = probe.node.create_subscription(
+        TFMessage, "/tf_static", on_message, static_listener_qos()
+    )
+    try:
+        wait_until(complete, timeout, what=missing)
+    finally:
+        probe.node.destroy_subscription(subscription)
+    return heard()
+
+
+def static_publishers(probe: Probe) -> str:
+    """The nodes the probe sees publishing /tf_static, for failure messages."""
+    infos = probe.node.get_publishers_info_by_topic("/tf_static")
+    nodes = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in infos)
+    return f"{len(nodes)} /tf_static publisher(s): {nodes}"
 
 
 def joint_state(names: Sequence[str], positions: Sequence[float], stamp_s: float) -> Any:

@@ -78,13 +78,15 @@ def fixed_children(robot: Robot, prefix: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def robots_launch(probe: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launch]:
-    """The three robots' launch, up: every robot's static transforms received."""
+    """The three robots' launch, up: every robot's static transforms received (a failure
+    shows what was heard, who publishes, and the output of the launch and its nodes)."""
     log = tmp_path_factory.mktemp("bundled_robots") / "launch.log"
     with launched(str(ROBOTS_LAUNCH), {}, log) as launch:
         expected: set[str] = set()
         for name, model in ROBOTS.items():
             expected |= fixed_children(Robot.load(model), f"{name}/")
-        wait_static_children(probe, expected)
+        with launch.explained():
+            wait_static_children(probe, expected)
         yield launch
 
 
