@@ -119,13 +119,15 @@ class JointTransforms:
             )
             for group in layout.groups
         ]
-        self._plans: dict[bytes, list[_GroupRows]] = {}
+        self._plans: dict[bytes, PosePlan] = {}
         poses = np.array([joint.child_pose() for joint in layout.fixed_joints]).reshape(-1, 4, 4)
         self._fixed_translations = poses[:, :3, 3].copy()
         self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
 
-    def _plan(self, index: IndexArray) -> list[_GroupRows]:
-        """Per group present in ``index``: its rows, slots and bases (cached per index set)."""
+    def plan(self, indices: Any) -> PosePlan:
+        """How the poses of ``moving_joints[i]`` for each i in ``indices`` are computed: per
+        group present, its rows, slots and terms (cached per index set)."""
+        index = np.asarray(indices, dtype=np.intp).reshape(-1)
         key = index.tobytes()
         plan = self._plans.get(key)
         if plan is None:
@@ -133,7 +135,7 @@ class JointTransforms:
                 self._plans.clear()
             layout = self.layout
             groups = layout.group_of[index]
-            plan = []
+            parts = []
             for g, group in enumerate(layout.groups):
                 rows = np.flatnonzero(groups == g)
                 if not rows.size:
@@ -141,7 +143,7 @@ class JointTransforms:
                 members = layout.row_in_group[index[rows]]
                 slots = group.slots[members]
                 contiguous = bool(rows[-1] - rows[0] == rows.size - 1)
-                plan.append(
+                parts.append(
                     _group_rows(
                         group.form,
                         slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
@@ -149,7 +151,7 @@ class JointTransforms:
                         self.bases[g][members],
                     )
                 )
-            self._plans[key] = plan
+            plan = self._plans[key] = PosePlan(index.size, tuple(parts))
         return plan
 
     def transforms(self, values: Array, indices: Any) -> tuple[Array, Array]:
@@ -165,18 +167,31 @@ class JointTransforms:
     def poses(self, values: Array, indices: Any) -> Array:
         """``transforms`` as one array (n, 7): translation x y z (metres), then quaternion
         x y z w per row, the order of a ``geometry_msgs/Transform`` on the wire."""
-        index = np.asarray(indices, dtype=np.intp).reshape(-1)
-        result = np.empty((index.size, 7))
-        for part in self._plan(index):
-            if isinstance(part.rows, slice):
-                _rows(part, values, result[part.rows])
-            else:
-                result[part.rows] = _rows(part, values, np.empty((part.constant.shape[0], 7)))
-        return result
+        return poses_of(self.plan(indices), values)
 
     def fixed(self) -> tuple[Array, Array]:
         """Translation (F, 3) in metres and quaternion (F, 4) x y z w of each fixed joint."""
         return self._fixed_translations.copy(), self._fixed_quaternions.copy()
+
+
+@dataclass(frozen=True)
+class PosePlan:
+    """The poses of one index set: ``count`` rows, computed by ``parts`` (one per group)."""
+
+    count: int
+    parts: tuple[_GroupRows, ...]
+
+
+def poses_of(plan: PosePlan, values: Array) -> Array:
+    """The poses (n, 7) of ``plan``'s joints at the variable vector ``values``: translation
+    x y z (metres), quaternion x y z w."""
+    result = np.empty((plan.count, 7))
+    for part in plan.parts:
+        if isinstance(part.rows, slice):
+            _rows(part, values, result[part.rows])
+        else:
+            result[part.rows] = _rows(part, values, np.empty((part.constant.shape[0], 7)))
+    return result
 
 
 def _rows(part: _GroupRows, values: Array, out: Array) -> Array:

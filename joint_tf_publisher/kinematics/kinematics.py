@@ -4,6 +4,7 @@ A thin facade over the package's parts, each compiled from the same ``Layout``:
 
 - ``StateResolver`` (``state``): JointState input into a ``JointPositions`` vector;
 - ``JointTransforms`` (``joint_transforms``): per-joint parent->child transforms to publish;
+- ``HotPath`` (``hot_path``): one message's values to the poses to publish, in one call;
 - ``CfgReader`` (``cfg``): urdfpy-style cfg mappings into variable rows;
 - ``SingleFk`` (``fk``) and ``BatchFk`` (``fk_batch``): link poses in the root frame.
 
@@ -23,9 +24,10 @@ from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
+from .hot_path import HotPath
 from .joint_state_names import NamePlan
 from .joint_transforms import JointTransforms
-from .layout import Layout
+from .layout import Layout, check_clamp
 from .state import JointPositions, StateResolver, Update
 
 Array = NDArray[np.float64]
@@ -42,7 +44,7 @@ class Kinematics:
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
     ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``joints_moved_by``,
     ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
-    ``fixed_transforms``,
+    ``hot_path``, ``fixed_transforms``,
     ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
@@ -124,6 +126,16 @@ class Kinematics:
         ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored
         values."""
         return self.transforms.transforms(positions.values, indices)
+
+    def hot_path(self, names: Sequence[str], indices: Any, clamp: str | None) -> HotPath | None:
+        """``apply`` of messages with these names then ``joint_poses`` of ``indices``, compiled
+        into one call for the common message (``hot_path``); None where the names' plan has no
+        fast path (bare names to convert, quaternions, a name given twice)."""
+        check_clamp(clamp)
+        fast = self.state.plans.plan(tuple(names)).fast
+        if fast is None:
+            return None
+        return HotPath(fast, clamp, self.transforms.plan(indices))
 
     def joint_poses(self, positions: JointPositions, indices: Any) -> Array:
         """``joint_transforms`` as one array (n, 7) of rows [x, y, z, qx, qy, qz, qw]

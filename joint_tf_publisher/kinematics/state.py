@@ -113,7 +113,7 @@ class StateResolver:
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
         plan = self.plans.plan(tuple(names))
-        if plan.fast is not None and _apply_fast(plan.fast, positions, given_values, clamp):
+        if plan.fast is not None and apply_fast(plan.fast, positions, given_values, clamp):
             return Update(
                 moved=plan.moves,
                 unknown=list(plan.unknown),
@@ -262,11 +262,12 @@ class StateResolver:
         return update
 
 
-def _apply_fast(
+def apply_fast(
     fast: FastApply, positions: JointPositions, given_values: Array, clamp: str | None
 ) -> bool:
     """The common message in whole-vector calls (``FastApply``): True if applied; False,
-    with ``positions`` untouched, if a value is unusable or a clamp has work to do."""
+    with ``positions`` untouched, if a value is unusable or a clamp has work to do (then
+    ``StateResolver.apply`` takes it). ``given_values``: the message's values, float64."""
     candidate = positions.values.copy()
     candidate[fast.slots] = given_values[fast.message_index]
     lower, upper = fast.bounds[clamp]

@@ -4,9 +4,11 @@
 order: is there a model, do names and positions match, is the message due (rate limit in
 message time, keyed on the joints it names: a message it drops costs no kinematics), and only
 then resolves the values (``Kinematics.apply``: mimic, clamping) and computes the transforms
-of the joints the plan publishes. It also owns the static set (fixed joints), the default
-positions of joints never received, stamps (a zero stamp becomes the node clock's now) and the
-reports of clamped, rejected and unknown values (``reporting.Reporter``).
+of the joints the plan publishes (the common message in one call, ``PublishPlan.hot``; any
+other through ``Kinematics.apply``, which reports what it clamped or rejected). It also owns
+the static set (fixed joints), the default positions of joints never received, stamps (a zero
+stamp becomes the node clock's now) and the reports of clamped, rejected and unknown values
+(``reporting.Reporter``).
 
 What it returns is a ``Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
@@ -86,7 +88,7 @@ class Configured:
         self.unknown_excluded = sorted(excluded - set(model.robot.joints))
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
         frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
-        self.plans = PlanCache(model.joints, frames, self.publish_mask)
+        self.plans = PlanCache(model.joints, frames, self.publish_mask, settings.clamp_mode)
         # Zero positions clamped into the limits (mimic followers from their leaders).
         zero = kin.new_positions()
         kin.apply(zero, [], [], clamp=settings.clamp_mode)
@@ -182,9 +184,15 @@ class JointStatePipeline:
         stamp_ns = stamp_ns or self._zero_stamp_ns()
         if not self._due(model, plan.limited, stamp_ns):
             return None
-        settings = self.settings
+        hot = plan.hot
+        if hot is not None:  # the common message: values to poses in one call
+            poses = hot.poses(model.positions, positions)
+            if poses is not None:
+                if not self.settings.ignore_timestamp:
+                    model.last_publish_ns[plan.limited] = stamp_ns
+                return Publication(cast(TFMessageLayout, plan.layout), stamp_ns, poses)
         values = cast(Sequence[float], positions)  # apply takes any array of floats
-        update = model.kin.apply(model.positions, names, values, clamp=settings.clamp_mode)
+        update = model.kin.apply(model.positions, names, values, clamp=self.settings.clamp_mode)
         return self._published(model, configured, plan, update, stamp_ns)
 
     def multi_dof_joint_state(

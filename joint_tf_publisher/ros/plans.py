@@ -4,7 +4,8 @@ A ``PublishPlan`` belongs to one robot model under one set of settings and one t
 (a JointState's ``name``, or a MultiDOFJointState's ``joint_names``). It owns the moving-joint
 indices the rate limiter keys on (the joints named, plus their mimic followers, as the
 kinematics reads the names), the indices published (those not excluded) and the byte layout
-of their TFMessage. ``PlanCache`` keeps
+of their TFMessage, and the hot path from a JointState's values to those poses.
+``PlanCache`` keeps
 one per name tuple, found by identity first: ``cdr.JointStateReader`` hands out the same tuple
 object for every message with the same name block.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kinematics import Kinematics
+from ..kinematics import HotPath, Kinematics
 from ..model.joint_types import JOINT_TYPES
 from .cdr import TFMessageLayout
 
@@ -45,13 +46,17 @@ class PublishPlan:
     layout: TFMessageLayout | None
     unknown: tuple[str, ...]
     first_value_only: tuple[str, ...]
+    #: A JointState's values to the poses of ``published`` in one call, for the common
+    #: message (``kinematics.HotPath``); None for MultiDOFJointStates, plans that publish
+    #: nothing and names without a fast path.
+    hot: HotPath | None = None
 
 
 class JointIndex:
     """Where names point among one model's moving joints, read as the kinematics reads them."""
 
     def __init__(self, kin: Kinematics) -> None:
-        self._kin = kin
+        self.kin = kin
         #: Names a MultiDOFJointState sets (joints whose type takes a transform) -> index.
         self.multi_dof_joint = {
             joint.name: i
@@ -62,7 +67,7 @@ class JointIndex:
     def joint_state(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
         """The joints a JointState with ``names`` moves (sorted; mimic followers included),
         its unknown names and its bare names of multi-value joints."""
-        plan = self._kin.joint_state_plan(names)
+        plan = self.kin.joint_state_plan(names)
         return plan.moves, plan.unknown, plan.first_value_only
 
     def multi_dof(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
@@ -81,8 +86,10 @@ class PlanCache:
         joints: JointIndex,
         frames: Sequence[tuple[str, str]],
         publish_mask: BoolArray,
+        clamp: str | None,
     ) -> None:
         self._joints = joints
+        self._clamp = clamp
         self._frames = list(frames)
         self._publish_mask = publish_mask
         self._plans: dict[tuple[bool, tuple[str, ...]], PublishPlan] = {}
@@ -127,6 +134,9 @@ class PlanCache:
         read = self._joints.multi_dof if multi_dof else self._joints.joint_state
         limited, unknown, first_value_only = read(names)
         published = limited[self._publish_mask[limited]]
+        hot = None
+        if not multi_dof and published.size:
+            hot = self._joints.kin.hot_path(names, published, self._clamp)
         return PublishPlan(
             names,
             limited,
@@ -134,4 +144,5 @@ class PlanCache:
             self.layout(published) if published.size else None,
             tuple(unknown),
             tuple(first_value_only),
+            hot,
         )

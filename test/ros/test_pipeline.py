@@ -17,6 +17,7 @@ from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.kinematics import HotPath
 from joint_tf_publisher.ros.parameters import Settings
 from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel, Publication
 from joint_tf_publisher.ros.reporting import Reporter, Throttle
@@ -249,17 +250,27 @@ def test_a_dropped_message_costs_no_kinematics(arm: Rig, monkeypatch: pytest.Mon
     model = arm.pipeline.model
     assert model is not None
     calls: list[str] = []
-    for name in ("apply", "joint_poses"):
-        method = getattr(model.kin, name)
+    for owner, name in ((model.kin, "apply"), (model.kin, "joint_poses"), (HotPath, "poses")):
+        method = getattr(owner, name)
 
         def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
             calls.append(_name)
             return _method(*args, **kwargs)
 
-        monkeypatch.setattr(model.kin, name, counted)
+        monkeypatch.setattr(owner, name, counted)
     stamps = [T0 + MS * k for k in range(100)]  # 1 kHz for 100 ms: 2 due at 20 Hz
     assert len(published_stamps(arm, ["joint_1", "joint_2"], stamps)) == 2
-    assert calls == ["apply", "joint_poses"] * 2
+    assert calls == ["poses"] * 2  # the hot path: values to poses in one call
+
+
+def test_a_message_with_work_for_the_clamp_takes_the_general_path(arm: Rig) -> None:
+    in_range = arm.send(["joint_1", "joint_2"], [0.1, 0.2], T0)
+    beyond = arm.send(["joint_1", "joint_2"], [0.1, 100.0], T0 + 100 * MS)
+    assert in_range is not None and beyond is not None
+    assert arm.logger.containing("clamped")  # reported: the general path ran
+    limits = arm.robot.joints["joint_2"].hard_limits()
+    assert limits is not None
+    assert_pose(beyond, arm.robot, "joint_2", limits[1])
 
 
 def test_ignore_timestamp_publishes_every_message() -> None:
