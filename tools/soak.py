@@ -512,10 +512,18 @@ def _wait_connected(
     executor: Any, publisher: Any, node: Any, process: subprocess.Popen[bytes], log_path: Path
 ) -> None:
     """Until the node subscribes to our joint states and its /tf meets the monitor."""
-    deadline = time.monotonic() + CONNECT_TIMEOUT_S
+    start = time.monotonic()
     while not (publisher.get_subscription_count() > 0 and node.count_publishers("/tf") > 0):
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the node did not come up; its log:\n{log_path.read_text()}")
+        status = process.poll()
+        if status is not None or time.monotonic() > start + CONNECT_TIMEOUT_S:
+            state = "running" if status is None else f"exited with status {status}"
+            raise RuntimeError(
+                f"the node did not come up in {time.monotonic() - start:.0f} s (process "
+                f"{state}; joint_states subscribers {publisher.get_subscription_count()}, /tf "
+                f"publishers {node.count_publishers('/tf')}; load average "
+                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); its log:\n"
+                f"{log_path.read_text()}"
+            )
         executor.spin_once(timeout_sec=0.05)
     # Matching of the node's /tf writer with the monitor's reader may lag a little.
     end = time.monotonic() + 1.0
