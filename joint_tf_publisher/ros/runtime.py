@@ -24,7 +24,8 @@ Executors. ``spin`` serves the node with the first of these that this rclpy has,
 An unknown value, or one this rclpy lacks, is logged as a warning and the first available is
 used; an unset or empty variable means the first available. The node logs which one spins.
 All three serve the same node the same way (parameter services, timers, QoS events, clock
-jumps), end at a stop signal or a ROS shutdown, and let a callback's exception propagate.
+jumps), end at a stop signal or a ROS shutdown (also one from another thread that comes
+under a callback), and let a callback's exception propagate.
 
 The wait-set loop. ``rclpy.spin``'s executor builds a wait set of every entity of the node
 (parameter services, QoS event handlers, subscriptions, timers) for each callback: at 1 kHz
@@ -48,6 +49,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import rclpy
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.guard_condition import GuardCondition
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -78,6 +80,7 @@ SPINNING_WITH = {
 EXECUTOR_SHUTDOWN_S = 1.0
 
 HotInput = tuple[Any, Callable[[Any], None]]  # (rclpy Subscription, callback)
+RCLError = _rclpy.RCLError
 
 
 def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
@@ -149,7 +152,9 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
     ``available_executors()``; None: as ``EXECUTOR_VARIABLE`` says, see the module docstring).
 
     The executor is made here, and shut down (the node removed from it) before this returns,
-    also when a callback raises (the exception propagates).
+    also when a callback raises (the exception propagates). A ROS shutdown from another thread
+    may destroy an entity or the context under a callback or a wait (InvalidHandle,
+    RCLError): that ends the loop quietly, as the shutdown does between callbacks.
     """
     logger = node.get_logger()
     if executor is None:
@@ -159,18 +164,24 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
     if executor not in available_executors():
         raise ValueError(f"executor {executor!r} is not one of {available_executors()}")
     logger.info(f"spinning with {SPINNING_WITH[executor]}")
-    if executor == EVENTS:
-        _spin_events(node, stop)
-        return
-    plain = SingleThreadedExecutor(context=node.context)
     try:
-        plain.add_node(node)
-        if executor == WAITSET:
-            _spin_wait_sets(node, plain, stop)
-        else:
-            _spin_plain(node, plain, stop)
-    finally:
-        plain.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+        if executor == EVENTS:
+            _spin_events(node, stop)
+            return
+        plain = SingleThreadedExecutor(context=node.context)
+        try:
+            plain.add_node(node)
+            if executor == WAITSET:
+                _spin_wait_sets(node, plain, stop)
+            else:
+                _spin_plain(node, plain, stop)
+        finally:
+            plain.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+    except (InvalidHandle, RCLError):
+        if node.context.ok():
+            raise
+        # ROS shut down (from another thread) under a callback or a wait, destroying an entity
+        # or the context in use: the shutdown ends the loop, as it does between callbacks.
 
 
 def _events_executor_type() -> Callable[..., Executor] | None:
