@@ -6,7 +6,8 @@ publishes JointState and MultiDOFJointState, records /tf, /tf_static and robot_d
 and calls the node's set_parameters service. ``NodeUnderTest`` starts the real console
 script in a namespace with a parameters file; every wait is on a condition with a generous
 timeout, never a fixed sleep. All rclpy calls stay on the test's thread: waiting helpers
-spin the probe (``pause``).
+spin the probe (``pause``). ``EXECUTORS`` and ``executor_variable`` run a module's nodes
+under each executor the node can spin with (``runtime.EXECUTOR_VARIABLE``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ from test_user_errors import NODE, params_file
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.ros import runtime
 
 WAIT_S = 20.0
 TOLERANCE = 1e-6
+#: The executors the node can spin with under this rclpy, best first (test ids).
+EXECUTORS = runtime.available_executors()
 
 # -- environment ----------------------------------------------------------------------------
 
@@ -68,6 +72,21 @@ def pause(seconds: float) -> None:
         _active_probes[-1].spin_for(seconds)
     else:
         time.sleep(seconds)
+
+
+@contextlib.contextmanager
+def executor_variable(executor: str) -> Iterator[str]:
+    """Inside, ``runtime.EXECUTOR_VARIABLE`` is ``executor``: node processes started then
+    (they inherit ``os.environ``) spin with it. The previous value is restored after."""
+    previous = os.environ.get(runtime.EXECUTOR_VARIABLE)
+    os.environ[runtime.EXECUTOR_VARIABLE] = executor
+    try:
+        yield executor
+    finally:
+        if previous is None:
+            del os.environ[runtime.EXECUTOR_VARIABLE]
+        else:
+            os.environ[runtime.EXECUTOR_VARIABLE] = previous
 
 
 # -- the test's DDS participant ----------------------------------------------------------------

@@ -2,26 +2,45 @@
 
 Stop signals. ``main`` replaces Python's handlers of SIGINT and SIGTERM (rclpy installs none)
 with ones that only set a flag, and ``signal.set_wakeup_fd`` has each signal wake a thread
-that wakes the spin loop. No signal ever raises into Python code: any number of them, at any
-moment (starting, streaming, shutting down), end the node the same way, with exit code 0 and
-no traceback; nothing triggers a guard condition while it is destroyed (that thread is joined
-first); and once everything is closed, late signals are ignored.
+that wakes the spin loop (a guard condition of the wait-set loop or of the plain executor; a
+Future of the events loop, as that executor takes no guard conditions). No signal ever
+raises into Python code: any number of them, at any moment (starting, streaming, shutting
+down), end the node the same way, with exit code 0 and no traceback; nothing triggers a
+guard condition while it is destroyed (that thread is joined first); and once everything is
+closed, late signals are ignored.
 
-Spinning. ``rclpy.spin``'s executor builds a wait set of every entity of the node (parameter
-services, QoS event handlers, subscriptions, timers) for each callback: at 1 kHz about half a
-core before any joint math. ``WaitLoop`` keeps two wait sets instead. While joint states
-stream, it waits on the joint-state subscriptions (and its wake guard condition) only, takes
-every message waiting and hands it to the node; every ``SERVICE_PERIOD_S``, and whenever a
-timer is due, it looks at everything else without blocking and gives the executor a turn if
-anything is ready. When no joint state came for that long, it blocks on every entity of the
-node: an idle node does not wake up at all, and answers a parameter request at once.
-``WaitLoop`` uses rclpy's wait-set binding (``_rclpy.WaitSet``, not public API); where it is
-missing, or with ``JOINT_TF_PUBLISHER_EXECUTOR=rclpy`` in the environment, the node spins with
-the plain executor instead (same behaviour, more CPU per message).
+Executors. ``spin`` serves the node with the first of these that this rclpy has, unless
+``JOINT_TF_PUBLISHER_EXECUTOR`` in the environment names another one:
+
+* ``events``: rclpy's events executor, ``rclpy.experimental.EventsExecutor`` (Kilted and
+  later; experimental upstream), spun by ``events_loop.EventsLoop``. In C++, called back by
+  the middleware instead of waiting on a wait set for each callback: in our runs from 0 to
+  about 50 % less CPU per JointState than ``waitset`` (docs/node.md has the numbers).
+* ``waitset``: ``WaitLoop`` (below), over rclpy's wait-set binding (``_rclpy.WaitSet``, not
+  public API): Humble and Jazzy have no events executor.
+* ``rclpy``: rclpy's ``SingleThreadedExecutor`` alone (public API only; the most CPU per
+  message), where the wait-set binding is missing too.
+
+An unknown value, or one this rclpy lacks, is logged as a warning and the first available is
+used; an unset or empty variable means the first available. The node logs which one spins.
+All three serve the same node the same way (parameter services, timers, QoS events, clock
+jumps), end at a stop signal or a ROS shutdown (also one from another thread that comes
+under a callback), and let a callback's exception propagate.
+
+The wait-set loop. ``rclpy.spin``'s executor builds a wait set of every entity of the node
+(parameter services, QoS event handlers, subscriptions, timers) for each callback: at 1 kHz
+about half a core before any joint math. ``WaitLoop`` keeps two wait sets instead. While
+joint states stream, it waits on the joint-state subscriptions (and its wake guard
+condition) only, takes every message waiting and hands it to the node; every
+``SERVICE_PERIOD_S``, and whenever a timer is due, it looks at everything else without
+blocking and gives the executor a turn if anything is ready. When no joint state came for
+that long, it blocks on every entity of the node: an idle node does not wake up at all, and
+answers a parameter request at once.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -30,13 +49,15 @@ from contextlib import ExitStack
 from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.exceptions import InvalidHandle
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.guard_condition import GuardCondition
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from ..errors import ModelError
+from .events_loop import EventsLoop
 from .node import NODE_NAME, JointTfPublisher, StartupError
 from .stop_signals import StopSignals
 
@@ -44,10 +65,22 @@ from .stop_signals import StopSignals
 SERVICE_PERIOD_S = 0.05
 #: Most messages taken from one subscription per wake-up (its queue depth).
 MAX_TAKEN = 100
-#: Environment variable: ``rclpy`` spins with rclpy's executor only (no private API).
+#: Environment variable naming the executor to spin with: one of ``EXECUTORS``.
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"
+EVENTS, WAITSET, RCLPY = "events", "waitset", "rclpy"
+#: The executors, best first (see the module docstring).
+EXECUTORS = (EVENTS, WAITSET, RCLPY)
+#: What the node logs at startup: "spinning with ...".
+SPINNING_WITH = {
+    EVENTS: "rclpy's events executor (rclpy.experimental.EventsExecutor)",
+    WAITSET: "the wait-set loop (rclpy's wait-set binding)",
+    RCLPY: "rclpy's executor",
+}
+#: Longest the executor's shutdown waits for a spin to end, seconds (it has ended already).
+EXECUTOR_SHUTDOWN_S = 1.0
 
 HotInput = tuple[Any, Callable[[Any], None]]  # (rclpy Subscription, callback)
+RCLError = _rclpy.RCLError
 
 
 def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
@@ -73,13 +106,10 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
             return _startup_failure(str(err))
         except (ModelError, ValueError, TypeError, rclpy.exceptions.ParameterException) as err:
             return _startup_failure(f"{type(err).__name__}: {err}")
-        executor = SingleThreadedExecutor()
         try:
-            executor.add_node(node)
-            spin(node, executor, stop)
+            spin(node, stop)
         finally:
             stop.close()  # from here on nothing triggers the node's guard conditions
-            executor.shutdown(timeout_sec=1.0)
             node.destroy_node()
         return 0
     finally:
@@ -88,18 +118,100 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
         stop.ignore_from_now_on()
 
 
-def spin(node: JointTfPublisher, executor: SingleThreadedExecutor, stop: StopSignals) -> None:
-    """Serve ``node`` until ``stop`` is requested or ROS shuts down (see the module docstring)."""
-    if not hasattr(_rclpy, "WaitSet") or os.environ.get(EXECUTOR_VARIABLE) == "rclpy":
-        node.get_logger().info("spinning with rclpy's executor")
-        node_wake = node.create_guard_condition(_return_from_spin_once)
-        stop.wake_with(node_wake.trigger)
+def available_executors() -> tuple[str, ...]:
+    """The ``EXECUTORS`` this rclpy can spin with, best first (``rclpy`` always)."""
+    found = [EVENTS] if _events_executor_type() is not None else []
+    if hasattr(_rclpy, "WaitSet"):
+        found.append(WAITSET)
+    return (*found, RCLPY)
+
+
+def choose_executor(requested: str | None) -> tuple[str, str | None]:
+    """The executor to spin with for ``requested`` (the value of ``EXECUTOR_VARIABLE``, None
+    or empty for the best available), and a warning when that is not the one requested."""
+    available = available_executors()
+    best = available[0]
+    value = (requested or "").strip().lower()
+    if not value:
+        return best, None
+    if value not in EXECUTORS:
+        return best, (
+            f"{EXECUTOR_VARIABLE}={requested!r} is not one of {', '.join(EXECUTORS)}: "
+            f"spinning with the default, {best}"
+        )
+    if value not in available:
+        return best, (
+            f"{EXECUTOR_VARIABLE}={value}: this rclpy has no {SPINNING_WITH[value]}: "
+            f"spinning with {best}"
+        )
+    return value, None
+
+
+def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None) -> None:
+    """Serve ``node`` until ``stop`` is requested or ROS shuts down, with ``executor`` (one of
+    ``available_executors()``; None: as ``EXECUTOR_VARIABLE`` says, see the module docstring).
+
+    The executor is made here, and shut down (the node removed from it) before this returns,
+    also when a callback raises (the exception propagates). A ROS shutdown from another thread
+    may destroy an entity or the context under a callback or a wait (InvalidHandle,
+    RCLError): that ends the loop quietly, as the shutdown does between callbacks.
+    """
+    logger = node.get_logger()
+    if executor is None:
+        executor, warning = choose_executor(os.environ.get(EXECUTOR_VARIABLE))
+        if warning is not None:
+            logger.warning(warning)
+    if executor not in available_executors():
+        raise ValueError(f"executor {executor!r} is not one of {available_executors()}")
+    logger.info(f"spinning with {SPINNING_WITH[executor]}")
+    try:
+        if executor == EVENTS:
+            _spin_events(node, stop)
+            return
+        plain = SingleThreadedExecutor(context=node.context)
         try:
-            with_executor(executor, node, stop.requested.is_set)
+            plain.add_node(node)
+            if executor == WAITSET:
+                _spin_wait_sets(node, plain, stop)
+            else:
+                _spin_plain(node, plain, stop)
+        finally:
+            plain.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+    except (InvalidHandle, RCLError):
+        if node.context.ok():
+            raise
+        # ROS shut down (from another thread) under a callback or a wait, destroying an entity
+        # or the context in use: the shutdown ends the loop, as it does between callbacks.
+
+
+def _events_executor_type() -> Callable[..., Executor] | None:
+    """``rclpy.experimental.EventsExecutor``, or None where rclpy has none."""
+    try:
+        experimental = importlib.import_module("rclpy.experimental")
+    except ImportError:
+        return None
+    found: Callable[..., Executor] | None = getattr(experimental, "EventsExecutor", None)
+    return found
+
+
+def _spin_events(node: JointTfPublisher, stop: StopSignals) -> None:
+    events_executor = _events_executor_type()
+    assert events_executor is not None  # spin checked it
+    executor = events_executor(context=node.context)
+    loop = EventsLoop(executor, node.context)
+    try:
+        executor.add_node(node)
+        stop.wake_with(loop.wake)
+        try:
+            loop.run(stop.requested.is_set)
         finally:
             stop.wake_with(None)
-            node.destroy_guard_condition(node_wake)
-        return
+    finally:
+        loop.close()  # nothing completes the loop's Future from here on
+        executor.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+
+
+def _spin_wait_sets(node: JointTfPublisher, executor: Executor, stop: StopSignals) -> None:
     # A guard condition of our own (not the node's: a shutdown destroys those first).
     wake = GuardCondition(None, None, context=node.context)
     loop = WaitLoop(node, executor, node.joint_state_inputs, wake)  # before stop.wake below
@@ -112,9 +224,17 @@ def spin(node: JointTfPublisher, executor: SingleThreadedExecutor, stop: StopSig
         wake.destroy()
 
 
-def with_executor(
-    executor: SingleThreadedExecutor, node: Node, stopped: Callable[[], bool]
-) -> None:
+def _spin_plain(node: JointTfPublisher, executor: Executor, stop: StopSignals) -> None:
+    node_wake = node.create_guard_condition(_return_from_spin_once)
+    stop.wake_with(node_wake.trigger)
+    try:
+        with_executor(executor, node, stop.requested.is_set)
+    finally:
+        stop.wake_with(None)
+        node.destroy_guard_condition(node_wake)
+
+
+def with_executor(executor: Executor, node: Node, stopped: Callable[[], bool]) -> None:
     """Spin with rclpy's executor alone (public API) until ``stopped()`` or a shutdown."""
     try:
         while not stopped() and node.context.ok():
@@ -133,7 +253,7 @@ class WaitLoop:
     def __init__(
         self,
         node: Node,
-        executor: SingleThreadedExecutor,
+        executor: Executor,
         hot: Sequence[HotInput],
         wake: Any,
     ) -> None:

@@ -1,17 +1,12 @@
-"""The node in process, over real rclpy and DDS: declarations, statics, the spin loops.
+"""The node in process, over real rclpy and DDS: declarations, statics, QoS.
 
 The node runs inside the test process (its own rclpy context, from conftest's ``ros``
-fixture, or one of its own where it is spun by a thread). The console script over DDS is in
-test_node_e2e.py; the policy (rate limiting, clamping, reports) in test_pipeline.py.
+fixture). The console script over DDS is in test_node_e2e.py; the policy (rate limiting,
+clamping, reports) in test_pipeline.py; the spin loops in test_runtime.py.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,24 +15,18 @@ import pytest
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
-import rclpy  # noqa: E402
 from rcl_interfaces.msg import ParameterType  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.ros import runtime  # noqa: E402
 from joint_tf_publisher.ros.node import (  # noqa: E402
     JOINT_STATES_DEPTH,
     JointTfPublisher,
     StartupError,
 )
 from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
-from joint_tf_publisher.ros.stop_signals import StopSignals  # noqa: E402
 from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw, tf_static_qos  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -236,131 +225,3 @@ def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> Non
     assert joint_states.qos_profile.reliability == ReliabilityPolicy.RELIABLE
     assert joint_states.qos_profile.depth == 7
     assert multi_dof.qos_profile.depth == JOINT_STATES_DEPTH
-
-
-# -- spinning: the wait-set loop and the executor fallback ---------------------------------------
-
-
-class SpunNode:
-    """A node in a context of its own, spun by ``runtime.spin`` on a thread."""
-
-    def __init__(self, stop: StopSignals) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = JointTfPublisher(
-            context=self.context,
-            parameter_overrides=[
-                Parameter("robot_description", value=ARM_URDF.read_text()),
-                Parameter("ignore_timestamp", value=True),
-            ],
-        )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.raised: list[BaseException] = []
-        self.thread = threading.Thread(target=self._spin, args=(stop,), daemon=True)
-        self.thread.start()
-
-    def _spin(self, stop: StopSignals) -> None:
-        try:
-            runtime.spin(self.node, self.executor, stop)
-        except BaseException as error:  # recorded: spin must return quietly
-            self.raised.append(error)
-
-    def close(self) -> None:
-        self.context.try_shutdown()
-        self.thread.join(timeout=10.0)
-        self.executor.shutdown()
-        self.node.destroy_node()
-
-
-@pytest.fixture
-def stop() -> Iterator[StopSignals]:
-    signals = StopSignals()
-    yield signals
-    signals.restore()
-
-
-def serves_joint_states_and_parameters(ros: Any, spun: SpunNode) -> None:
-    received: list[TFMessage] = []
-    ros.node.create_subscription(TFMessage, "/tf", received.append, 100)
-    publisher = ros.node.create_publisher(JointState, "joint_states", 10)
-    state = JointState()
-    state.name = ["joint_1"]
-    state.position = [0.3]
-
-    def published() -> bool:
-        publisher.publish(state)
-        return any(t.child_frame_id == "link_1" for msg in received for t in msg.transforms)
-
-    assert ros.spin_until(published, timeout_s=15.0), "no /tf"
-    parameters = AsyncParameterClient(ros.node, "joint_tf_publisher")
-    assert parameters.wait_for_services(timeout_sec=15.0)
-    future = parameters.set_parameters([Parameter("frame_prefix", value="spun/")])
-    assert ros.spin_until(future.done, timeout_s=15.0), "no set_parameters answer"
-    assert spun.node.settings.frame_prefix == "spun/"
-
-
-@pytest.mark.parametrize("executor", ["wait set", "rclpy"])
-def test_spin_serves_everything_and_returns_at_shutdown(
-    ros: Any, stop: StopSignals, monkeypatch: pytest.MonkeyPatch, executor: str
-) -> None:
-    if executor == "rclpy":
-        monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
-    spun = SpunNode(stop)
-    try:
-        serves_joint_states_and_parameters(ros, spun)
-    finally:
-        spun.close()
-    assert not spun.thread.is_alive(), "spin did not return at shutdown"
-    assert spun.raised == [], "spin raised at shutdown instead of returning"
-
-
-@pytest.mark.parametrize("executor", ["wait set", "rclpy"])
-def test_a_stop_signal_ends_spin(
-    stop: StopSignals, monkeypatch: pytest.MonkeyPatch, executor: str
-) -> None:
-    if executor == "rclpy":
-        monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
-    spun = SpunNode(stop)
-    try:
-        time.sleep(0.5)  # the loop blocks on every entity: nothing arrives
-        assert spun.thread.is_alive()
-        os.kill(os.getpid(), signal.SIGINT)
-        spun.thread.join(timeout=10.0)
-        assert not spun.thread.is_alive(), "a stop signal did not end spin"
-        assert spun.raised == []
-        assert spun.context.ok()  # stopped by the flag, not by a shutdown
-    finally:
-        spun.close()
-
-
-def test_another_signal_wakes_the_loop_without_stopping_it(stop: StopSignals) -> None:
-    """A handler of another signal (a profiler's SIGUSR1) runs on the main thread: the loop
-    is woken to let it run, and does not stop."""
-    woken = threading.Event()
-    handled: list[int] = []
-    stop.wake_with(woken.set)
-    previous = signal.signal(signal.SIGUSR1, lambda number, frame: handled.append(number))
-    try:
-        os.kill(os.getpid(), signal.SIGUSR1)
-        assert woken.wait(timeout=5.0)
-        time.sleep(0.05)
-        assert handled == [signal.SIGUSR1]
-        assert not stop.requested.is_set()
-    finally:
-        signal.signal(signal.SIGUSR1, previous)
-
-
-def test_stop_signals_set_a_flag_and_wake_never_raise(stop: StopSignals) -> None:
-    woken = threading.Event()
-    stop.wake_with(woken.set)
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
-        os.kill(os.getpid(), number)
-    assert woken.wait(timeout=5.0)
-    time.sleep(0.05)  # Python-level handlers run between bytecodes: none raises
-    assert stop.requested.is_set()
-    stop.close()
-    woken.clear()
-    os.kill(os.getpid(), signal.SIGINT)  # after close: still no exception, nothing woken
-    time.sleep(0.05)
-    assert not woken.is_set()

@@ -14,7 +14,8 @@ calls the node's set_parameters service. Expected poses come from ``Robot.link_f
 scipy's Rotation.
 
 One node process per test class (the classes run one after another), each in its own
-namespace; every wait is on a condition with a generous timeout, never a fixed sleep.
+namespace; every wait is on a condition with a generous timeout, never a fixed sleep. The
+module runs once per executor the node can spin with (``probe`` below).
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from geometry_msgs.msg import Transform  # noqa: E402
 from node_harness import (  # noqa: E402
+    EXECUTORS,
     TOLERANCE,
     WAIT_S,
     NodeUnderTest,
     Probe,
     assert_matches_fk,
+    executor_variable,
     fresh_stamp,
     latched_qos,
     matrix_of,
@@ -66,6 +69,7 @@ from test_user_errors import NODE, params_file  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.ros import runtime  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -97,6 +101,14 @@ FLOATING_URDF = """<?xml version="1.0"?>
   </joint>
 </robot>
 """
+
+
+@pytest.fixture(scope="module", params=EXECUTORS)
+def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
+    """conftest's probe; every node started while it is in use spins with one executor
+    (each in turn: the module's tests run once per executor)."""
+    with executor_variable(request.param):
+        yield probe
 
 
 # -- the arm with a mimic gripper, default parameters ---------------------------------------------
@@ -144,6 +156,11 @@ def robot() -> Robot:
 
 
 class TestArm:
+    def test_spins_with_the_executor_asked_for(self, arm: NodeUnderTest) -> None:
+        executor = os.environ[runtime.EXECUTOR_VARIABLE]
+        wait_until(lambda: "spinning with" in arm.stderr(), what="the node's executor line")
+        assert f"spinning with {runtime.SPINNING_WITH[executor]}" in arm.stderr()
+
     def test_qos_overrides_apply(self, arm: NodeUnderTest, probe: Probe) -> None:
         (reliable,) = probe.node.get_subscriptions_info_by_topic("/arm/joint_states")
         assert reliable.qos_profile.reliability == ReliabilityPolicy.RELIABLE

@@ -1,6 +1,6 @@
 """The console script's parameters over DDS, through rclpy's parameter services (what
-``ros2 param list/get/describe/dump`` call); its log of description warnings; its fallback
-spin loop.
+``ros2 param list/get/describe/dump`` call); its log of description warnings. The module
+runs once per executor the node can spin with (``probe`` below).
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 yaml = pytest.importorskip("yaml")
 
 from node_harness import (  # noqa: E402
+    EXECUTORS,
     NodeUnderTest,
     Probe,
+    executor_variable,
     fresh_stamp,
     matrix_of,
     started,
@@ -41,6 +43,14 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 NODE_NAME = "joint_tf_publisher"
+
+
+@pytest.fixture(scope="module", params=EXECUTORS)
+def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
+    """conftest's probe; every node started while it is in use spins with one executor
+    (each in turn: the module's tests run once per executor)."""
+    with executor_variable(request.param):
+        yield probe
 
 
 def call(probe: Probe, future: Any) -> Any:
@@ -149,16 +159,17 @@ def test_description_warnings_are_logged_once_through_the_node_logger(
     )
 
 
-def test_the_executor_fallback_serves_the_node(
-    probe: Probe, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+def test_each_executor_serves_the_node_and_is_named_in_its_log(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``: no private rclpy API, the same behaviour."""
-    monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, "rclpy")
+    """Joint states and a parameter change, with the executor of this round of the module
+    (``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``: no private rclpy API, the same behaviour)."""
+    executor = os.environ[runtime.EXECUTOR_VARIABLE]
     robot = Robot.load(ARM_URDF)
     node = started(
         probe,
         tmp_path_factory,
-        "/fallback",
+        f"/served_{executor}",
         {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
         handshake=("joint_1", "link_1"),
     )
@@ -168,7 +179,7 @@ def test_the_executor_fallback_serves_the_node(
         assert matrix_of(t.transform) == pytest.approx(robot.joints["joint_2"].child_pose(0.4))
         (result,) = node.set_parameters(frame_prefix="f/")
         assert result.successful
-        assert "spinning with rclpy's executor" in node.stderr()
+        assert f"spinning with {runtime.SPINNING_WITH[executor]}" in node.stderr()
     finally:
         assert node.stop() == 0
     assert "Traceback" not in node.stderr()

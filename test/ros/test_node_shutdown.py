@@ -3,7 +3,8 @@
 A terminal's Ctrl-C reaches the whole process group and ``ros2 launch`` forwards another, so
 a node commonly gets two or three signals in quick succession: while starting, while joint
 states stream, while already shutting down. Each run here sends 2 or 3 (SIGINT or SIGTERM,
-0-50 ms apart) at a random moment and expects exit code 0 and no traceback. Regressions this
+0-50 ms apart) at a random moment and expects exit code 0 and no traceback, under each
+executor the node can spin with. Regressions this
 guards: a KeyboardInterrupt raised in ``destroy_node`` by the second signal (exit -2 under
 launch), and a SIGSEGV when rclpy's signal thread triggered a guard condition being
 destroyed.
@@ -24,9 +25,11 @@ import pytest
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
-from node_harness import Probe, fresh_stamp, started  # noqa: E402
+from node_harness import EXECUTORS, Probe, fresh_stamp, started  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from test_user_errors import NODE, params_file  # noqa: E402
+
+from joint_tf_publisher.ros import runtime  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -67,15 +70,16 @@ def arm_params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield params_file(path, robot_description=ARM_URDF.read_text(), ignore_timestamp=True)
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("seed", range(8))
-def test_signals_while_starting_exit_0(arm_params: Path, seed: int) -> None:
+def test_signals_while_starting_exit_0(arm_params: Path, seed: int, executor: str) -> None:
     """From the moment the console script runs until well after the node is up."""
     rng = random.Random(seed)
     process = subprocess.Popen(
         [*NODE, "--ros-args", "--params-file", str(arm_params)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=os.environ.copy(),
+        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
     )
     deadline = time.monotonic() + WAIT_S
     while not handlers_installed(process.pid) and time.monotonic() < deadline:
@@ -88,15 +92,21 @@ def test_signals_while_starting_exit_0(arm_params: Path, seed: int) -> None:
     assert "Traceback" not in text, (sent, text[-2000:])
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("seed", range(4))
 def test_signals_while_joint_states_stream_exit_0(
-    probe: Probe, tmp_path_factory: pytest.TempPathFactory, seed: int
+    probe: Probe,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    executor: str,
 ) -> None:
     rng = random.Random(seed)
+    monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, executor)
     node = started(
         probe,
         tmp_path_factory,
-        f"/stop_{seed}",
+        f"/stop_{executor}_{seed}",
         {"robot_description": ARM_URDF.read_text(), "ignore_timestamp": True},
         handshake=("joint_1", "link_1"),
     )
@@ -110,3 +120,4 @@ def test_signals_while_joint_states_stream_exit_0(
             node.process.kill()
     assert code == 0, (sent, code, node.stderr()[-2000:])
     assert "Traceback" not in node.stderr()
+    assert f"spinning with {runtime.SPINNING_WITH[executor]}" in node.stderr()

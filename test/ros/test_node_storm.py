@@ -5,7 +5,8 @@ process publishes a few seconds of bad JointState and MultiDOFJointState message
 lengths, NaN, inf, +-1e308, duplicate, mimic, fixed and unknown names, 10,000-name messages,
 zero quaternions, zero and jumping stamps, values whose transforms overflow) with a good
 message every tenth, and records /tf.
-The storm runs once per module; each test judges one claim about it.
+The storm runs once per module and executor the node can spin with; each test judges one
+claim about it.
 
 Held: the node stays up; every transform it publishes is finite with a unit quaternion; every
 publication stamped like a good message carries exactly that message's transforms; after the
@@ -36,6 +37,7 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from geometry_msgs.msg import Transform  # noqa: E402
+from node_harness import EXECUTORS, executor_variable  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
@@ -44,6 +46,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.kinematics import Kinematics  # noqa: E402
+from joint_tf_publisher.ros import runtime  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
@@ -215,9 +218,12 @@ def stop_node(process: subprocess.Popen[bytes]) -> int | None:
     return process.returncode
 
 
-@pytest.fixture(scope="module")
-def storm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StormResult]:
-    """Run the storm once for the module: node up, storm, final good state, node stopped."""
+@pytest.fixture(scope="module", params=EXECUTORS)
+def storm(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[StormResult]:
+    """Run the storm once for the module and executor: node up, storm, final good state,
+    node stopped."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
@@ -226,9 +232,12 @@ def storm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StormResult]:
     node = rclpy.create_node("storm_probe", context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    process, log_path = start_node(tmp_path_factory.mktemp("storm"))
+    with executor_variable(request.param):
+        process, log_path = start_node(tmp_path_factory.mktemp("storm"))
     try:
-        yield run_storm(node, executor, process, log_path)
+        result = run_storm(node, executor, process, log_path)
+        assert f"spinning with {runtime.SPINNING_WITH[request.param]}" in result.log_text
+        yield result
     finally:
         stop_node(process)
         executor.shutdown()
@@ -443,8 +452,9 @@ def reached(counter: Callable[[], int], target: int) -> bool:
     return counter() >= target
 
 
+@pytest.mark.parametrize("spinning_with", EXECUTORS)
 def test_hostile_descriptions_at_run_time_are_rejected(
-    tmp_path: Path, ros_subprocess_env: dict[str, str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spinning_with: str
 ) -> None:
     """In topic mode, each bad description is refused with one log line; the old model stays."""
     import rclpy
@@ -458,6 +468,7 @@ def test_hostile_descriptions_at_run_time_are_rejected(
     node = rclpy.create_node("hostile_probe", context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
+    monkeypatch.setenv(runtime.EXECUTOR_VARIABLE, spinning_with)
     process, log_path = start_node(
         tmp_path, namespace, use_robot_description_topic=True, frame_prefix=prefix
     )
