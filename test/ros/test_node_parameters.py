@@ -9,7 +9,8 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -53,9 +54,30 @@ def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
         yield probe
 
 
-def call(probe: Probe, future: Any) -> Any:
-    wait_until(lambda: (probe.spin_for(0.01), future.done())[1], what="a parameter service")
-    return future.result()
+#: A request with no answer after this long is sent again, seconds.
+RESEND_S = 2.0
+
+
+def call(probe: Probe, request: Callable[[], Any]) -> Any:
+    """The answer to ``request()`` (a read-only parameter service call, so safe to repeat).
+
+    Sent again while unanswered: right after discovery the node's reply can be dropped,
+    before its response writer has matched the probe's reader (rmw_fastrtps gives up after
+    100 ms and logs "failed to send response (timeout): client will not receive response").
+    """
+    futures = [request()]
+    last_sent = [time.monotonic()]
+
+    def answered() -> bool:
+        probe.spin_for(0.01)
+        done = any(future.done() for future in futures)
+        if not done and time.monotonic() - last_sent[0] > RESEND_S:
+            futures.append(request())
+            last_sent[0] = time.monotonic()
+        return done
+
+    wait_until(answered, what="a parameter service")
+    return next(future for future in futures if future.done()).result()
 
 
 def client(probe: Probe, namespace: str) -> AsyncParameterClient:
@@ -71,8 +93,8 @@ def dump(probe: Probe, namespace: str) -> dict[str, Any]:
     """What ``ros2 param dump`` writes: every parameter, nested at the dots, under the node's
     full name."""
     parameters = client(probe, namespace)
-    names = sorted(call(probe, parameters.list_parameters()).result.names)
-    values = call(probe, parameters.get_parameters(names)).values
+    names = sorted(call(probe, lambda: parameters.list_parameters()).result.names)
+    values = call(probe, lambda: parameters.get_parameters(names)).values
     tree: dict[str, Any] = {}
     for name, value in zip(names, values, strict=True):
         assert value.type != ParameterType.PARAMETER_NOT_SET, f"{name} has no value"
@@ -98,9 +120,9 @@ def test_every_parameter_has_a_value_and_a_description(
 ) -> None:
     parameters = client(probe, "/defaults")
     names = [spec.name for spec in PARAMETERS]
-    listed = call(probe, parameters.list_parameters()).result.names
+    listed = call(probe, lambda: parameters.list_parameters()).result.names
     assert set(names) <= set(listed)
-    values = call(probe, parameters.get_parameters(names)).values
+    values = call(probe, lambda: parameters.get_parameters(names)).values
     by_name = dict(zip(names, values, strict=True))
     # "Parameter not set" was the answer for exclude_joints (declared typed, without a value).
     assert by_name["exclude_joints"].type == ParameterType.PARAMETER_STRING_ARRAY
@@ -109,7 +131,7 @@ def test_every_parameter_has_a_value_and_a_description(
         if spec.name != "robot_description":
             expected = list(spec.default) if isinstance(spec.default, tuple) else spec.default
             assert parameter_value_to_python(by_name[spec.name]) == expected, spec.name
-    descriptors = call(probe, parameters.describe_parameters(names)).descriptors
+    descriptors = call(probe, lambda: parameters.describe_parameters(names)).descriptors
     for spec, descriptor in zip(PARAMETERS, descriptors, strict=True):
         assert descriptor.description == spec.description
         assert descriptor.read_only == spec.read_only
