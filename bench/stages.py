@@ -48,9 +48,11 @@ CALLBACK = "callback: own code (JointTfPublisher._on_joint_state, _publish)"
 CDR_READ = "JointState CDR read (stamp, name block check, positions)"
 PIPELINE = "pipeline.joint_state own code (checks, limiter)"
 PLAN = "plan lookup (PlanCache.joint_state)"
-APPLY = "Kinematics.apply (names, clamp, mimic)"
+APPLY = "Kinematics.apply (names, clamp, mimic: the general path)"
+HOT_APPLY = "hot path: fast apply (values, bounds check, mimic levels)"
+HOT_POSES = "hot path: poses of the published joints"
 PUBLISHED = "pipeline._published own code (limiter record, finiteness, Publication)"
-TRANSFORMS = "Kinematics.joint_poses"
+TRANSFORMS = "Kinematics.joint_poses (the general path)"
 TF_PUBLISH = "TfPublisher.publish own code"
 CDR_WRITE = "TFMessage CDR write (TFMessageLayout.write)"
 PUBLISH = "Publisher.publish (rclpy -> Fast DDS)"
@@ -61,7 +63,8 @@ READY = "others-ready check (WaitLoop._others_ready)"
 COLLECT = "entity collection (WaitLoop._collect)"
 TIMERS = "timer check (_next_timer_s)"
 LOOP = "spin loop's own Python (remainder)"
-STAGES = (WAIT, REFILL, TAKE, EMPTY_TAKE, CALLBACK, CDR_READ, PIPELINE, PLAN, APPLY, PUBLISHED)
+STAGES = (WAIT, REFILL, TAKE, EMPTY_TAKE, CALLBACK, CDR_READ, PIPELINE, PLAN, HOT_APPLY)
+STAGES = (*STAGES, HOT_POSES, APPLY, PUBLISHED)
 STAGES = (*STAGES, TRANSFORMS, TF_PUBLISH, CDR_WRITE, PUBLISH, CLOCK, EXECUTOR, FULL_TURN)
 STAGES = (*STAGES, READY, COLLECT, TIMERS, LOOP)
 
@@ -71,6 +74,8 @@ STAGE_PATCHES = (
     ("joint_tf_publisher.ros.cdr", "JointStateReader.read", CDR_READ),
     ("joint_tf_publisher.ros.pipeline", "JointStatePipeline.joint_state", PIPELINE),
     ("joint_tf_publisher.ros.plans", "PlanCache.joint_state", PLAN),
+    ("joint_tf_publisher.kinematics.hot_path", "apply_fast", HOT_APPLY),
+    ("joint_tf_publisher.kinematics.hot_path", "poses_of", HOT_POSES),
     ("joint_tf_publisher.kinematics", "Kinematics.apply", APPLY),
     ("joint_tf_publisher.ros.pipeline", "JointStatePipeline._published", PUBLISHED),
     ("joint_tf_publisher.kinematics", "Kinematics.joint_poses", TRANSFORMS),
@@ -345,7 +350,11 @@ def run(rate_hz: float, seconds: float) -> int:
     params = e2e.write_params(workdir, spec.to_urdf())
     out = workdir / "counters"
     os.mkfifo(f"{out}.fifo")
-    environ = {**os.environ, OUT_VARIABLE: str(out)}
+    from joint_tf_publisher.ros.runtime import EXECUTOR_VARIABLE
+
+    # The stages are those of the wait-set loop, whose wait and take are Python calls (the
+    # events executor's are C++, out of this tool's reach).
+    environ = {**os.environ, OUT_VARIABLE: str(out), EXECUTOR_VARIABLE: "waitset"}
     command = [sys.executable, "-m", "bench.stages", "--node", "--ros-args"]
     command += ["--params-file", str(params), "--log-level", "warn"]
     rows = e2e.sample_rows(spec, 997)
