@@ -169,27 +169,26 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
         return None
     moves_mask = np.zeros(len(layout.moving_joints), dtype=bool)
     moves_mask[plan.moves] = True
+    not_given = [f for f in layout.followers if not plan.joint_mask[f.joint]]
     # Followers computed by this plan (their leaders move), and a bound on their magnitude.
-    computed = [step for step in plan.followers.steps if moves_mask[step[4]]]
     magnitude: dict[int, float] = {}  # slot -> bound (Python floats: inf without a warning)
-    by_level: dict[int, list[tuple[int, int, float, float]]] = {}
-    level_of = {follower.joint: follower.level for follower in layout.followers}
-    for slot, leader_slot, multiplier, offset, joint, _ in computed:
-        leader = magnitude.get(leader_slot, MAX_JOINT_VALUE)
-        magnitude[slot] = abs(multiplier) * leader + abs(offset)
-        if not magnitude[slot] <= _FAST_FOLLOWER_BOUND:
+    by_level: dict[int, list[Follower]] = {}
+    for follower in (f for f in not_given if moves_mask[f.joint]):  # leaders first
+        leader = magnitude.get(follower.leader_slot, MAX_JOINT_VALUE)
+        magnitude[follower.slot] = abs(follower.multiplier) * leader + abs(follower.offset)
+        if not magnitude[follower.slot] <= _FAST_FOLLOWER_BOUND:
             return None
-        by_level.setdefault(level_of[joint], []).append((slot, leader_slot, multiplier, offset))
+        by_level.setdefault(follower.level, []).append(follower)
     levels = tuple(
         FollowerLevel(
-            slots=np.array([step[0] for step in steps], dtype=np.intp),
-            leader_slots=np.array([step[1] for step in steps], dtype=np.intp),
-            multipliers=np.array([step[2] for step in steps]),
-            offsets=np.array([step[3] for step in steps]),
+            slots=np.array([f.slot for f in followers], dtype=np.intp),
+            leader_slots=np.array([f.leader_slot for f in followers], dtype=np.intp),
+            multipliers=np.array([f.multiplier for f in followers]),
+            offsets=np.array([f.offset for f in followers]),
         )
-        for _, steps in sorted(by_level.items())
+        for _, followers in sorted(by_level.items())
     )
-    not_given = [f.slot for f in layout.followers if not plan.joint_mask[f.joint]]
+    free = [f.slot for f in not_given]  # never clamped: kept, or computed from a leader
     bounds: dict[str | None, tuple[Array, Array]] = {}
     for mode in (None, *CLAMP_LIMITS):
         if mode is None:
@@ -198,7 +197,7 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
         else:
             lower = np.maximum(plan.ranges[mode][0], -MAX_JOINT_VALUE)
             upper = np.minimum(plan.ranges[mode][1], MAX_JOINT_VALUE)
-        lower[not_given], upper[not_given] = -np.inf, np.inf
+        lower[free], upper[free] = -np.inf, np.inf
         bounds[mode] = (lower, upper)
     return FastApply(plan.message_index, plan.slots, bounds, levels, moves_mask)
 

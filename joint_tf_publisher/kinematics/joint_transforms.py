@@ -90,21 +90,23 @@ def _group_rows(
             used.remove(cos_index)
             used.remove(sin_index)
             rotations.append((scale, bases[:, cos_index, :] - 1j * bases[:, sin_index, :]))
-    flat = slots.reshape(-1)
-    contiguous = flat.size > 0 and bool(
-        np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size))
-    )
     return _GroupRows(
         form=form,
         rows=rows,
-        slots=slice(int(flat[0]), int(flat[0]) + flat.size)
-        if contiguous and slots.ndim == 1
-        else slots,
+        slots=_as_slice(slots) if slots.ndim == 1 else slots,
         constant=bases[:, constant_feature, :].copy(),
         used=tuple(used),
         terms=tuple(bases[:, k, :].copy() for k in used),
         rotations=tuple(rotations),
     )
+
+
+def _as_slice(index: IndexArray) -> slice | IndexArray:
+    """``index`` (1-D) as a slice where it counts up by one (a cheaper read and write), else
+    as it is."""
+    if index.size and bool(np.array_equal(index, np.arange(index[0], index[0] + index.size))):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
 
 
 class JointTransforms:
@@ -142,11 +144,10 @@ class JointTransforms:
                     continue
                 members = layout.row_in_group[index[rows]]
                 slots = group.slots[members]
-                contiguous = bool(rows[-1] - rows[0] == rows.size - 1)
                 parts.append(
                     _group_rows(
                         group.form,
-                        slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows,
+                        _as_slice(rows),
                         slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
                         self.bases[g][members],
                     )

@@ -48,7 +48,6 @@ FeaturePicker = Callable[[Variables, Sequence[int]], list[Array]]
 
 #: From this many rows on, cos and sin come from one tan (see ``cos_sin``).
 TAN_HALF_ANGLE_FROM = 256
-_ONE_HALF = np.array([1.0, 0.5])
 
 
 @dataclass(frozen=True)
@@ -160,31 +159,28 @@ def _fill_screw_pose(variables: Variables, out: Array) -> None:
     out[:, 3] = q
 
 
-def _fill_screw_transform(variables: Variables, out: Array) -> None:
-    """[cos q, cos q/2, sin q, sin q/2, 1, q]: two trigonometric calls for four features."""
-    q = variables[0]
-    angles = np.multiply.outer(q, _ONE_HALF)
-    np.cos(angles, out=out[:, 0:2])
-    np.sin(angles, out=out[:, 2:4])
-    out[:, 4] = 1.0
-    out[:, 5] = q
-
-
 def _screw_transform_features_at(variables: Variables, indices: Sequence[int]) -> list[Array]:
-    """The features of ``_fill_screw_transform`` at ``indices``, each computed alone."""
+    """The screw form's transform features at ``indices``, each (R,), computed alone:
+    [cos q, cos q/2, sin q, sin q/2, 1, q] (the cos/sin pairs are its
+    ``trigonometric_pairs``)."""
     q = variables[0]
-    angles = {k: q for k in (0, 2)}
-    if 1 in indices or 3 in indices:
-        angles[1] = angles[3] = q * 0.5
+    half = q * 0.5 if 1 in indices or 3 in indices else q
     features: list[Array] = []
     for k in indices:
+        angle = half if k in (1, 3) else q
         if k in (0, 1):
-            features.append(np.cos(angles[k]))
+            features.append(np.cos(angle))
         elif k in (2, 3):
-            features.append(np.sin(angles[k]))
+            features.append(np.sin(angle))
         else:
             features.append(np.ones_like(q) if k == 4 else np.array(q, dtype=np.float64))
     return features
+
+
+def _fill_screw_transform(variables: Variables, out: Array) -> None:
+    """All six ``_screw_transform_features_at``."""
+    for k, feature in enumerate(_screw_transform_features_at(variables, range(6))):
+        out[:, k] = feature
 
 
 SCREW = MotionForm(
