@@ -283,6 +283,19 @@ def random_cfg(robot: Robot, rng: np.random.Generator, scale: float = 2.5) -> di
     }
 
 
+def in_range_cfg(robot: Robot, clamp: str | None, rng: np.random.Generator) -> dict[str, float]:
+    """A value for every non-fixed, non-mimic one-value joint, inside its ``clamp`` range
+    ("hard" for None; [-3, 3] without one): a message with nothing to clamp."""
+    cfg = {}
+    for joint in robot.joints.values():
+        if joint.joint_type == "fixed" or joint.mimic is not None:
+            continue
+        limits = joint.variable_limits(clamp or "hard")[0]
+        low, high = limits if limits is not None else (-3.0, 3.0)
+        cfg[joint.name] = float(rng.uniform(low, high))
+    return cfg
+
+
 def chain_robot() -> Robot:
     """j1 (revolute, hard [-1, 1], soft [-0.5, 0.5]) -> m1 = 2 j1 (limits [-1.5, 1.5]) ->
     m2 = -m1 + 0.1 (limits [-0.3, 2]) -> m3 = 0.5 m2 (continuous); j2 prismatic [0, 0.2];

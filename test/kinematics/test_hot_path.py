@@ -6,20 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from kinematics_reference import chain_robot, random_robot
-
-from joint_tf_publisher.kinematics import Kinematics
-
-
-def in_range_values(kin: Kinematics, names: list[str], clamp: str | None, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    values = []
-    for name in names:
-        joint = kin.robot.joints[name]
-        limits = joint.variable_limits(clamp or "hard")[0]
-        low, high = limits if limits is not None else (-3.0, 3.0)
-        values.append(rng.uniform(low, high))
-    return np.array(values)
+from kinematics_reference import chain_robot, in_range_cfg, random_robot
 
 
 @pytest.mark.parametrize("clamp", [None, "hard", "soft"])
@@ -33,7 +20,8 @@ def test_the_hot_path_gives_what_apply_and_joint_poses_give(clamp: str | None) -
         assert hot is not None
         hot_positions, general_positions = kin.new_positions(), kin.new_positions()
         for message in range(3):
-            values = in_range_values(kin, names, clamp, 10 * seed + message)
+            cfg = in_range_cfg(robot, clamp, np.random.default_rng(10 * seed + message))
+            values = np.array([cfg[name] for name in names])
             poses = hot.poses(hot_positions, values)
             kin.apply(general_positions, names, values, clamp=clamp)
             assert poses is not None

@@ -17,6 +17,7 @@ from kinematics_reference import (
     assert_poses_close,
     assert_transforms_match,
     chain_robot,
+    in_range_cfg,
     load,
     random_cfg,
     random_robot,
@@ -322,13 +323,7 @@ def test_the_fast_path_gives_what_the_reference_gives_on_random_robots() -> None
         kin = robot.kinematics
         rng = np.random.default_rng(seed)
         for clamp in (None, "hard", "soft"):
-            cfg = {}
-            for joint in robot.joints.values():
-                if joint.joint_type == "fixed" or joint.mimic is not None:
-                    continue
-                limits = joint.variable_limits(clamp or "hard")[0]
-                low, high = limits if limits is not None else (-3.0, 3.0)
-                cfg[joint.name] = float(rng.uniform(low, high))
+            cfg = in_range_cfg(robot, clamp, rng)
             names, values = state_names_values(kin, cfg)
             assert kin.joint_state_plan(tuple(names)).fast is not None
             positions = kin.new_positions()
