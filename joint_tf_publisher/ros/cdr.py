@@ -40,6 +40,7 @@ ENCAPSULATION = b"\x00\x01\x00\x00"
 HEADER_SIZE = 4
 _STAMP_AND_FRAME_ID = struct.Struct("<iII")  # header.stamp.sec, .nanosec, frame_id length
 _UINT32 = struct.Struct("<I")
+_FLOAT64 = np.dtype("<f8")
 
 
 def _align(offset: int, size: int) -> int:
@@ -54,13 +55,14 @@ class NameBlock:
     ``start`` is the message offset of the name count; ``data`` the bytes from there to the
     end of the last name (the latest seen); ``meaning`` is 1 for the bytes that carry meaning
     and 0 for padding, ``masked`` = ``data`` with padding zeroed; ``positions_at`` the offset
-    of the position count.
+    of the position count, ``values_at`` that of the first position.
     """
 
     start: int
     data: bytes
     names: tuple[str, ...]
     positions_at: int
+    values_at: int
     meaning: NDArray[np.uint8]
     masked: NDArray[np.uint8]
 
@@ -110,9 +112,7 @@ class JointStateReader:
             if block is None or block.start != start or not block.matches(data):
                 block = self._block = _read_names(data, start)
             (count,) = _UINT32.unpack_from(data, block.positions_at)
-            positions = np.frombuffer(
-                data, "<f8", count, _align(block.positions_at + 4, 8) if count else 0
-            )
+            positions = np.frombuffer(data, _FLOAT64, count, block.values_at if count else 0)
         except (struct.error, ValueError, UnicodeDecodeError):
             return None
         return JointStateData(sec * 1_000_000_000 + nanosec, block.names, positions)
@@ -140,7 +140,10 @@ def _read_names(data: bytes, start: int) -> NameBlock:
     meaning = np.full(len(block), 0xFF, dtype=np.uint8)
     meaning[padding] = 0
     masked = np.frombuffer(block, np.uint8) & meaning
-    return NameBlock(start, block, tuple(names), _align(end, 4), meaning, masked)
+    positions_at = _align(end, 4)
+    return NameBlock(
+        start, block, tuple(names), positions_at, _align(positions_at + 4, 8), meaning, masked
+    )
 
 
 class TFMessageLayout:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 #: Accepted values of ``clamp`` and what they mean for the kinematics (None: no clamping).
@@ -159,7 +160,7 @@ class Settings:
     model_name: str = ""
     description_from_topic: bool = False
 
-    @property
+    @cached_property  # read for every JointState
     def interval_ns(self) -> int:
         """Minimum spacing of publications per joint in message time, nanoseconds."""
         return int(round(1e9 / self.publish_frequency))

@@ -28,11 +28,10 @@ from ..robot import Robot
 from .cdr import TFMessageLayout
 from .parameters import Settings
 from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
+from .rate_limiter import RateLimiter
 from .reporting import Reporter
 
 Array = NDArray[np.float64]
-# "Never published" in the rate limiter: far in the past, yet safe to add an interval to.
-_NEVER_NS = -(2**62)
 
 
 class Publication(NamedTuple):
@@ -67,12 +66,8 @@ class LoadedModel:
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
         self.joints = JointIndex(self.kin)
-        #: Per moving joint: message time of its last publication (rate limiter), ns.
-        self.last_publish_ns = np.full(len(self.kin.moving_joints), _NEVER_NS, dtype=np.int64)
-
-    def reset_limiter(self) -> None:
-        """Forget all publication times: the next message of every joint is published."""
-        self.last_publish_ns.fill(_NEVER_NS)
+        #: Per moving joint: message time of its last publication.
+        self.limiter = RateLimiter(len(self.kin.moving_joints))
 
 
 class Configured:
@@ -130,7 +125,7 @@ class JointStatePipeline:
         if self.model is None:
             return
         self._configured = Configured(self.model, settings)
-        self.model.reset_limiter()
+        self.model.limiter.reset()
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
@@ -152,7 +147,7 @@ class JointStatePipeline:
     def reset_limiter(self, reason: str) -> None:
         """Publish the next message of every joint (a clock or stamp jumped backwards)."""
         if self.model is not None:
-            self.model.reset_limiter()
+            self.model.limiter.reset()
         self.reporter.warn_throttled(
             "reset", f"{reason}: rate limiter reset (simulation reset or bag loop?)"
         )
@@ -189,7 +184,7 @@ class JointStatePipeline:
             poses = hot.poses(model.positions, positions)
             if poses is not None:
                 if not self.settings.ignore_timestamp:
-                    model.last_publish_ns[plan.limited] = stamp_ns
+                    model.limiter.record(plan.limited, stamp_ns)
                 return Publication(cast(TFMessageLayout, plan.layout), stamp_ns, poses)
         values = cast(Sequence[float], positions)  # apply takes any array of floats
         update = model.kin.apply(model.positions, names, values, clamp=self.settings.clamp_mode)
@@ -249,11 +244,11 @@ class JointStatePipeline:
             return False
         if self.settings.ignore_timestamp:
             return True
-        last_ns = model.last_publish_ns[limited]
-        if stamp_ns < int(np.maximum.reduce(last_ns)):
+        earliest_ns, latest_ns = model.limiter.extremes(limited)
+        if stamp_ns < latest_ns:
             self.reset_limiter("joint state stamps jumped backwards")
             return True
-        return stamp_ns >= int(np.minimum.reduce(last_ns)) + self.settings.interval_ns
+        return stamp_ns >= earliest_ns + self.settings.interval_ns
 
     def _published(
         self,
@@ -267,7 +262,7 @@ class JointStatePipeline:
         if update.clamped or update.rejected:
             self.reporter.update(update, self.settings.clamp)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
-            model.last_publish_ns[plan.limited] = stamp_ns
+            model.limiter.record(plan.limited, stamp_ns)
         if update.rejected or len(update.moved) != len(plan.limited):
             # Some values were rejected, or a clamp moved other joints: publish what moved.
             moved = update.moved

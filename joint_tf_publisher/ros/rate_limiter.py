@@ -1,0 +1,53 @@
+"""robot_state_publisher's rate limiter: per moving joint, in message time. No rclpy here.
+
+A JointState is due when the least recently published joint it names was published at least
+one interval (1 / ``publish_frequency``) before the message's stamp; publishing it records its
+stamp for each of those joints. A stamp earlier than one of those times means the clock went
+back (a simulation reset, a bag played again): the caller then resets the limiter.
+
+Messages of one name plan ask about the same (read-only) index array again and again, so
+``RateLimiter`` keeps the earliest and latest time of the array it was last asked about, until
+a time changes: a message the limiter drops costs two integer comparisons and no numpy call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+IndexArray = NDArray[np.intp]
+#: "Never published": far in the past, yet safe to add an interval to (ns).
+NEVER_NS = -(2**62)
+
+
+class RateLimiter:
+    """Per joint (an index among the model's moving joints), the message time of its last
+    publication, ns since the epoch of the messages' clock."""
+
+    def __init__(self, joint_count: int) -> None:
+        self._last_ns = np.full(joint_count, NEVER_NS, dtype=np.int64)
+        # The index array last asked about or recorded, and the earliest and latest time
+        # among its joints; None once a time changed by other means.
+        self._known: IndexArray | None = None
+        self._earliest_ns = self._latest_ns = NEVER_NS
+
+    def extremes(self, joints: IndexArray) -> tuple[int, int]:
+        """The earliest and latest publication time (ns) among ``joints`` (not empty; never
+        modified by the caller, as the array is remembered by identity)."""
+        if joints is not self._known:
+            last_ns = self._last_ns[joints]
+            self._earliest_ns = int(np.minimum.reduce(last_ns))
+            self._latest_ns = int(np.maximum.reduce(last_ns))
+            self._known = joints
+        return self._earliest_ns, self._latest_ns
+
+    def record(self, joints: IndexArray, stamp_ns: int) -> None:
+        """``joints`` were published at message time ``stamp_ns``."""
+        self._last_ns[joints] = stamp_ns
+        self._known = joints
+        self._earliest_ns = self._latest_ns = stamp_ns
+
+    def reset(self) -> None:
+        """Forget every publication time: the next message of every joint is due."""
+        self._last_ns.fill(NEVER_NS)
+        self._known = None
