@@ -7,6 +7,10 @@ environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
 OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
 builds, slow a current numpy. This command removes both from its own environment (and the
 node subprocess's) before numpy loads, and says so; ``--keep-openblas-env`` keeps them.
+
+Bytecode: before the sections that start the node (e2e, vs_rsp) the package's .pyc files are
+written (``e2e.byte_compile``), as pip and colcon write them at install; where
+PYTHONDONTWRITEBYTECODE is set the node would otherwise compile itself at every start.
 """
 
 from __future__ import annotations
@@ -164,6 +168,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if _UNSET_OPENBLAS:
         print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
+    if {"e2e", "vs_rsp"} & set(args.sections):
+        e2e.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
     ctx = fk.make_context(args.quick)
     runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {

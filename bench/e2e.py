@@ -21,6 +21,7 @@ is limited to localhost, so a run never talks to other processes' nodes.
 
 from __future__ import annotations
 
+import compileall
 import json
 import math
 import os
@@ -382,6 +383,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "joint_tf_publisher"
 
 
+def byte_compile(import_root: Path = REPO_ROOT) -> None:
+    """Write the .pyc files of the package under ``import_root``, as an installed package has
+    them (pip and colcon compile at install): where PYTHONDONTWRITEBYTECODE is set, as on some
+    CI machines, the node would otherwise compile its modules at every start (about 80 ms)."""
+    compileall.compile_dir(import_root / PACKAGE, quiet=1)
+
+
 def extract_revision(revision: str, directory: Path) -> Path:
     """``git archive`` the package at ``revision`` into ``directory``; return the import root.
 
@@ -395,6 +403,7 @@ def extract_revision(revision: str, directory: Path) -> Path:
     if archive.returncode != 0:
         raise RuntimeError(f"git archive {revision}: {archive.stderr.decode().strip()}")
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    byte_compile(root)
     return root
 
 
