@@ -57,6 +57,8 @@ READY_PROBE = (
     "joint_tf_publisher"
 )
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
+#: The /diagnostics message package where the ROS world lacks it (requirements/ros.txt too).
+DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs>=5.5.1"
 # The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
 REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
 
@@ -324,6 +326,10 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, log_file)
+    if not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
+        # A ROS world without it (the ROS 2 client kit): the Kilted wheel, as ros.txt names it.
+        log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
+        pip_install(venv, DIAGNOSTIC_MSGS_WHEEL, log_file=log_file)
     log("installing development requirements (requirements/dev.txt)")
     pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
     log("installing joint_tf_publisher in editable mode")

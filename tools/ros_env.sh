@@ -42,6 +42,9 @@ _jtp_enter() {
     # shellcheck disable=SC1091
     . "$_jtp_kit_scripts/env.sh" || return 1
     [ -n "$domain_was_set" ] || unset ROS_DOMAIN_ID
+    # Message wheels tools/env.py adds to .venv (diagnostic_msgs) keep their libraries in
+    # .venv/lib, which the kit's library path does not name.
+    export LD_LIBRARY_PATH="$PWD/.venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
   if [ "$JTP_ROS_WORLD" != pip ]; then
     JTP_PYTHON=$(command -v python3)
