@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-from rclpy.clock import JumpThreshold, TimeJump
+from rclpy.clock import Clock, JumpThreshold, TimeJump
+from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
@@ -35,6 +36,8 @@ from std_msgs.msg import String
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
 from .cdr import JointStateData, JointStateReader
+from .diagnostics import DiagnosticsPublisher
+from .health import JOINT_STATES, MULTI_DOF_JOINT_STATES, GraphFacts
 from .parameters import PARAMETERS, ParameterRejected, Settings
 from .pipeline import JointStatePipeline, LoadedModel, Publication
 from .reporting import Logger, Reporter
@@ -201,11 +204,14 @@ class JointTfPublisher(Node):
             post_callback=self._on_clock_jump,
         )
         self._default_timer: Timer | None = None
+        self._diagnostics = DiagnosticsPublisher(self)
+        self._diagnostic_timer: Timer | None = None
         if model is not None:
             self._install(model)
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._update_default_timer()
+        self._update_diagnostic_timer()
 
     @property
     def settings(self) -> Settings:
@@ -253,6 +259,7 @@ class JointTfPublisher(Node):
     def _publish(self, publication: Publication | None) -> None:
         if publication is not None:
             self._tf.publish(publication)
+            self.pipeline.health.published += 1
 
     def _publish_default_positions(self) -> None:
         self._publish(self.pipeline.default_positions())
@@ -305,6 +312,8 @@ class JointTfPublisher(Node):
             old.publish_default_positions,
         ):
             self._update_default_timer()
+        if settings.diagnostic_period != old.diagnostic_period:
+            self._update_diagnostic_timer()
         return SetParametersResult(successful=True)
 
     def _update_default_timer(self) -> None:
@@ -315,6 +324,41 @@ class JointTfPublisher(Node):
             self._default_timer = self.create_timer(
                 1.0 / self.settings.publish_frequency, self._publish_default_positions
             )
+
+    # -- health ---------------------------------------------------------------------------------
+
+    def _update_diagnostic_timer(self) -> None:
+        """The health report every ``diagnostic_period`` s of the steady clock (a sim clock
+        that never starts must not stop the report that says so); none for 0."""
+        if self._diagnostic_timer is not None:
+            self.destroy_timer(self._diagnostic_timer)
+            self._diagnostic_timer = None
+        if self.settings.diagnostic_period > 0.0:
+            self._diagnostic_timer = self.create_timer(
+                self.settings.diagnostic_period,
+                self._report_health,
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
+            )
+
+    def _report_health(self) -> None:
+        """Publish the health report on /diagnostics and log its warning about joints never
+        received (throttled)."""
+        publishers = {
+            topic: self._publisher_nodes(topic) for topic in (JOINT_STATES, MULTI_DOF_JOINT_STATES)
+        }
+        use_sim_time = bool(self.get_parameter("use_sim_time").value)
+        now_ns = self._now_ns()
+        report = self.pipeline.health.report(GraphFacts(publishers, now_ns, use_sim_time))
+        self._diagnostics.publish(report, now_ns)
+        if report.missing_log is not None:
+            self.pipeline.reporter.warn_throttled("never received", report.missing_log)
+
+    def _publisher_nodes(self, topic: str) -> tuple[str, ...]:
+        """Fully qualified names of the nodes publishing ``topic`` (relative to this node)."""
+        infos = self.get_publishers_info_by_topic(self.resolve_topic_name(topic))
+        return tuple(
+            sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in infos)
+        )
 
     # -- model ----------------------------------------------------------------------------------
 
@@ -327,15 +371,11 @@ class JointTfPublisher(Node):
 
     def _install(self, model: LoadedModel) -> None:
         """Make ``model`` current: publish its description (parameter mode) and statics."""
-        self.pipeline.install(model)
+        loaded = self.pipeline.install(model)
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
-        kin = model.kin
-        self.get_logger().info(
-            f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
-            f"{len(kin.fixed_joints)} fixed joints"
-        )
+        self.get_logger().info(loaded)
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""

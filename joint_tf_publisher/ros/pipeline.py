@@ -17,6 +17,7 @@ tests drive it directly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, cast
 
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 from ..kinematics import Kinematics, Update
 from ..robot import Robot
 from .cdr import TFMessageLayout
+from .health import JOINT_STATES, MULTI_DOF_JOINT_STATES, JointStateHealth, RobotFacts, StreamSlot
 from .parameters import Settings
 from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
 from .rate_limiter import RateLimiter
@@ -105,19 +107,35 @@ class JointStatePipeline:
     ``clock_ns`` reads the node clock (ns), used for zero stamps and default positions.
     """
 
-    def __init__(self, settings: Settings, reporter: Reporter, clock_ns: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        reporter: Reporter,
+        clock_ns: Callable[[], int],
+        health: JointStateHealth | None = None,
+    ) -> None:
         self.settings = settings
         self.reporter = reporter
         self._clock_ns = clock_ns
+        #: What the node knows about its inputs (fed here, read by /diagnostics).
+        self.health = health or JointStateHealth(settings.joint_state_timeout)
         self.model: LoadedModel | None = None
         self._configured: Configured | None = None
+        # The health slot of the last JointState plan (found by identity, as the plan).
+        self._slot_plan: PublishPlan | None = None
+        self._slot: StreamSlot | None = None
 
     # -- model and settings -----------------------------------------------------------------
 
-    def install(self, model: LoadedModel) -> None:
-        """Make ``model`` current (its limiter starts afresh)."""
+    def install(self, model: LoadedModel) -> str:
+        """Make ``model`` current (its limiter and its health start afresh); return the line
+        to log (robot, joint counts)."""
         self.model = model
         self.configure(self.settings)
+        settings = self.settings
+        return self.health.install(
+            RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix)
+        )
 
     def configure(self, settings: Settings) -> None:
         """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model."""
@@ -126,6 +144,12 @@ class JointStatePipeline:
             return
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
+        self._slot_plan = self._slot = None
+        self.health.timeout_s = settings.joint_state_timeout
+        if self.health.facts is not None:  # same model, new exclusions or prefix
+            self.health.facts = RobotFacts(
+                self.model.kin, settings.exclude_joints, settings.frame_prefix
+            )
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
@@ -168,12 +192,17 @@ class JointStatePipeline:
             )
             return None
         if len(names) != len(positions):
+            self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
                 f"JointState dropped: {len(names)} names but {len(positions)} positions",
             )
             return None
         plan = configured.plans.joint_state(names)
+        slot = self._slot
+        if slot is None or plan is not self._slot_plan:
+            slot = self._joint_state_slot(plan)
+        slot.received(stamp_ns, time.monotonic_ns())
         if plan.unknown or plan.first_value_only:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -188,6 +217,8 @@ class JointStatePipeline:
                 return Publication(cast(TFMessageLayout, plan.layout), stamp_ns, poses)
         values = cast(Sequence[float], positions)  # apply takes any array of floats
         update = model.kin.apply(model.positions, names, values, clamp=self.settings.clamp_mode)
+        if update.clamped:
+            self.health.clamped(names, values, update.clamped, self.settings.clamp)
         return self._published(model, configured, plan, update, stamp_ns)
 
     def multi_dof_joint_state(
@@ -202,6 +233,7 @@ class JointStatePipeline:
             )
             return None
         if not len(names) == len(translations) == len(quaternions):
+            self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
                 f"MultiDOFJointState dropped: {len(names)} joint names but "
@@ -209,6 +241,9 @@ class JointStatePipeline:
             )
             return None
         plan = configured.plans.multi_dof(names)
+        self.health.slot(MULTI_DOF_JOINT_STATES, names, plan.limited).received(
+            stamp_ns, time.monotonic_ns()
+        )
         if plan.unknown:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -217,6 +252,8 @@ class JointStatePipeline:
         update = model.kin.apply_multi_dof(
             model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
         )
+        if update.clamped:
+            self.health.clamped(names, (), update.clamped, self.settings.clamp)
         return self._published(model, configured, plan, update, stamp_ns)
 
     def default_positions(self) -> Publication | None:
@@ -261,6 +298,7 @@ class JointStatePipeline:
         """Record the publication time and build what to publish after ``update``."""
         if update.clamped or update.rejected:
             self.reporter.update(update, self.settings.clamp)
+            self.health.rejected(update.rejected)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
             model.limiter.record(plan.limited, stamp_ns)
         if update.rejected or len(update.moved) != len(plan.limited):
@@ -273,6 +311,13 @@ class JointStatePipeline:
         if layout is None:
             return None
         return Publication(layout, stamp_ns, model.kin.joint_poses(model.positions, indices))
+
+    def _joint_state_slot(self, plan: PublishPlan) -> StreamSlot:
+        """The health slot of JointStates with ``plan``'s names (looked up once per plan)."""
+        self.health.unknown(plan.unknown)
+        self._slot = self.health.slot(JOINT_STATES, plan.names, plan.limited)
+        self._slot_plan = plan
+        return self._slot
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(

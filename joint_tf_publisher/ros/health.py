@@ -1,0 +1,500 @@
+"""Joint-state health: what the node knows about its inputs, without rclpy.
+
+``JointStateHealth`` is fed by the pipeline and read once per ``diagnostic_period`` by the
+node, which turns its ``HealthReport`` into a ``diagnostic_msgs/DiagnosticArray`` status and
+its log facts into log lines (one source of truth for /diagnostics and the logs).
+
+The hot path costs one ``StreamSlot.received`` call per message: a counter, the message
+stamp and the arrival time (steady clock) written into the slot of the message's shape (its
+source topic and tuple of names, whose joints are known once). Everything else (which joints
+never arrived, which stopped, rates, the clock) is worked out by ``report``. Rare events
+(clamped or rejected values, mismatched lengths) are recorded as they happen.
+
+Levels follow diagnostic_updater: OK, WARN, ERROR, STALE (a stream that stopped); the
+status's level is the worst condition and its message that condition's sentence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kinematics import Kinematics
+
+IndexArray = NDArray[np.intp]
+
+#: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
+#: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
+CLOCK_DOMAIN_MARGIN_S = 3600.0
+#: Names shown in one message or value before "and N more".
+NAMES_SHOWN = 10
+#: What usually publishes joint states, for the never-received warning.
+USUAL_PUBLISHERS = (
+    "joint_state_publisher (no hardware), ros2_control's joint_state_broadcaster, "
+    "or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
+)
+NS_PER_S = 1_000_000_000
+#: The joint-state topics (relative names), the sources ``slot`` takes.
+JOINT_STATES = "joint_states"
+MULTI_DOF_JOINT_STATES = "multi_dof_joint_states"
+
+
+class Level(IntEnum):
+    """diagnostic_msgs/DiagnosticStatus levels, worst last."""
+
+    OK = 0
+    WARN = 1
+    ERROR = 2
+    STALE = 3
+
+
+class Key:
+    """The stable keys of ``HealthReport.values`` (docs/node.md lists them)."""
+
+    ROBOT = "robot"
+    MOVING_JOINTS = "moving joints"
+    PUBLISHERS = "joint state publishers"
+    RATE_IN = "joint states in (msg/s)"
+    RATE_OUT = "tf out (msg/s)"
+    LAST_AGE = "last joint state age (s)"
+    NEVER_RECEIVED = "never received joints"
+    MISSING_FRAMES = "frames missing from /tf"
+    STOPPED = "stopped joints"
+    CLAMPED = "clamped joints"
+    REJECTED = "rejected values"
+    LENGTHS = "mismatched lengths"
+    UNKNOWN = "unknown names"
+    CLOCK = "node clock (s)"
+    STAMP = "newest joint state stamp (s)"
+    TWO_PUBLISHERS = "joints given by two publishers"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One problem found: its level and one sentence naming it."""
+
+    level: Level
+    message: str
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """One period's status: ``level`` the worst condition, ``message`` its sentence (or
+    "joint states OK"), ``values`` (key, text) pairs with every ``Key`` in a fixed order.
+    ``missing_log`` is the warning to log about never-received joints (None when all
+    arrived)."""
+
+    robot: str
+    level: Level
+    message: str
+    values: tuple[tuple[str, str], ...]
+    conditions: tuple[Condition, ...]
+    missing_log: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What the node knows from ROS at report time.
+
+    ``publishers``: per joint-state topic the node names of its publishers. ``node_clock_ns``:
+    the node clock (ROS time) now; ``use_sim_time``: whether that clock follows /clock.
+    """
+
+    publishers: Mapping[str, Sequence[str]]
+    node_clock_ns: int
+    use_sim_time: bool = False
+
+
+class StreamSlot:
+    """The messages of one shape (source topic and tuple of names) since the model loaded.
+
+    ``joints``: the moving joints such a message updates (mimic followers included).
+    """
+
+    __slots__ = ("source", "names", "joints", "arrivals", "last_stamp_ns", "last_arrival_ns")
+
+    def __init__(self, source: str, names: tuple[str, ...], joints: IndexArray) -> None:
+        self.source = source
+        self.names = names
+        self.joints = joints
+        self.arrivals = 0
+        self.last_stamp_ns = 0
+        self.last_arrival_ns = 0
+
+    def received(self, stamp_ns: int, arrival_ns: int) -> None:
+        """One message of this shape, stamped ``stamp_ns`` (message time), arrived at
+        ``arrival_ns`` (steady clock): the hot path's whole cost."""
+        self.arrivals += 1
+        self.last_stamp_ns = stamp_ns
+        self.last_arrival_ns = arrival_ns
+
+
+@dataclass
+class _Clamps:
+    count: int = 0
+    excursion: float = 0.0
+
+
+@dataclass
+class _Period:
+    """Counts since the last report."""
+
+    clamps: dict[str, _Clamps] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=dict)
+    lengths: int = 0
+
+
+class RobotFacts:
+    """The facts of one model the report needs: joint names, the frames each moving joint
+    carries (its child link and everything below it, with ``frame_prefix``), excluded joints,
+    mimic leaders. ``ranges``: per clamp mode, (lower, upper) per JointState variable name."""
+
+    def __init__(self, kin: Kinematics, excluded: Iterable[str], frame_prefix: str) -> None:
+        layout = kin.layout
+        moving = kin.moving_joints
+        self.robot = kin.robot.name
+        self.joint_names = [joint.name for joint in moving]
+        self.num_fixed = len(kin.fixed_joints)
+        excluded_names = set(excluded)
+        self.excluded = np.array([name in excluded_names for name in self.joint_names], dtype=bool)
+        index = {name: i for i, name in enumerate(self.joint_names)}
+        #: Per moving joint: its mimic leader's index, or -1.
+        self.leader = np.array(
+            [
+                index.get(joint.mimic.joint, -1) if joint.mimic is not None else -1
+                for joint in moving
+            ],
+            dtype=np.intp,
+        )
+        #: Per moving joint: frames (prefixed link names) absent while it is never received.
+        self.frames_below: list[list[str]] = [[] for _ in moving]
+        for link_index, link_name in enumerate(layout.link_names):
+            frame = int(layout.link_frame[link_index])
+            while frame > 0:  # frame i + 1 is moving joint i's child frame
+                self.frames_below[frame - 1].append(frame_prefix + link_name)
+                frame = int(layout.parent_frame[frame - 1])
+        self._ranges = layout.ranges
+        self._variables = layout.variable_lookup
+
+    def excursion(self, name: str, value: float, clamp: str) -> tuple[str, float] | None:
+        """For a JointState variable ``name`` given ``value``: its joint and how far
+        ``value`` lies beyond its ``clamp`` limits (radians or metres), None if within."""
+        found = self._variables.get(name)
+        if found is None:
+            return None
+        joint, slot = found
+        lower, upper = self._ranges[clamp]
+        beyond = max(float(lower[slot]) - value, value - float(upper[slot]))
+        return (self.joint_names[joint], beyond) if beyond > 0.0 else None
+
+
+class JointStateHealth:
+    """The health model of one node (see the module docstring).
+
+    ``timeout_s``: seconds after which a joint never received, or a stream silent, is
+    reported (``joint_state_timeout``). ``steady_ns`` reads the steady clock (arrival times,
+    ages, rates); tests pass their own.
+    """
+
+    def __init__(
+        self, timeout_s: float = 1.0, steady_ns: Callable[[], int] = time.monotonic_ns
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.steady_ns = steady_ns
+        self.facts: RobotFacts | None = None
+        #: /tf messages published (the node adds one per publication).
+        self.published = 0
+        self._slots: dict[tuple[str, tuple[str, ...]], StreamSlot] = {}
+        self._unknown: set[str] = set()
+        self._period = _Period()
+        self._since_ns = steady_ns()
+        self._last_report_ns = self._since_ns
+        self._last_arrivals: dict[tuple[str, tuple[str, ...]], int] = {}
+        self._last_published = 0
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def install(self, facts: RobotFacts) -> str:
+        """A model (re)loaded: forget every stream; return the INFO line to log."""
+        self.facts = facts
+        self._slots.clear()
+        self._last_arrivals.clear()
+        self._unknown.clear()
+        self._period = _Period()
+        self._since_ns = self.steady_ns()
+        movable = len(facts.joint_names)
+        excluded = int(facts.excluded.sum())
+        return (
+            f"robot {facts.robot!r}: {movable} moving joints ({excluded} excluded), "
+            f"{facts.num_fixed} fixed joints"
+        )
+
+    def slot(self, source: str, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
+        """The slot of messages from ``source`` (a topic) with ``names``, updating moving
+        joints ``joints``; made once per shape. A joint in the slots of two sources (or two
+        shapes) that both arrive within a period is reported as given by two publishers."""
+        key = (source, names)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = StreamSlot(source, names, joints)
+        return slot
+
+    def clamped(
+        self, names: Sequence[str], values: Sequence[float], joints: Sequence[str], clamp: str
+    ) -> None:
+        """A message's values (``names``, ``values``) clamped ``joints`` to ``clamp`` limits."""
+        facts = self.facts
+        if facts is None:
+            return
+        clamps = self._period.clamps
+        for joint in joints:
+            clamps.setdefault(joint, _Clamps()).count += 1
+        for name, value in zip(names, values, strict=False):
+            found = facts.excursion(name, float(value), clamp)
+            if found is not None and found[0] in clamps:
+                record = clamps[found[0]]
+                record.excursion = max(record.excursion, found[1])
+
+    def rejected(self, joints: Sequence[str]) -> None:
+        """Values for ``joints`` rejected (NaN, infinite, beyond +-1e100, zero quaternion)."""
+        rejected = self._period.rejected
+        for joint in joints:
+            rejected[joint] = rejected.get(joint, 0) + 1
+
+    def mismatched_lengths(self) -> None:
+        """A message dropped: its names and values differ in length."""
+        self._period.lengths += 1
+
+    def unknown(self, names: Iterable[str]) -> None:
+        """Names that are no moving joint's variable (listed, not a problem)."""
+        if len(self._unknown) < 1000:
+            self._unknown.update(names)
+
+    # -- the report -----------------------------------------------------------------------------
+
+    def report(self, graph: GraphFacts) -> HealthReport:
+        """This period's status; starts the next period."""
+        now_ns = self.steady_ns()
+        elapsed_s = max((now_ns - self._last_report_ns) / NS_PER_S, 1e-9)
+        facts = self.facts
+        slots = list(self._slots.values())
+        arrivals = sum(slot.arrivals for slot in slots)
+        previous = sum(self._last_arrivals.values())
+        rate_in = (arrivals - previous) / elapsed_s
+        rate_out = (self.published - self._last_published) / elapsed_s
+        active = [s for s in slots if s.arrivals != self._last_arrivals.get((s.source, s.names), 0)]
+        self._last_arrivals = {(s.source, s.names): s.arrivals for s in slots}
+        self._last_published = self.published
+        self._last_report_ns = now_ns
+        period, self._period = self._period, _Period()
+
+        conditions: list[Condition] = []
+        values: dict[str, str] = dict.fromkeys(_KEYS, "")
+        values[Key.RATE_IN] = f"{rate_in:.1f}"
+        values[Key.RATE_OUT] = f"{rate_out:.1f}"
+        all_publishers = sorted({node for nodes in graph.publishers.values() for node in nodes})
+        values[Key.PUBLISHERS] = f"{len(all_publishers)}" + (
+            f": {', '.join(all_publishers)}" if all_publishers else ""
+        )
+        values[Key.CLOCK] = _seconds(graph.node_clock_ns)
+        values[Key.LENGTHS] = str(period.lengths)
+        values[Key.UNKNOWN] = _names(sorted(self._unknown))
+        waited_s = (now_ns - self._since_ns) / NS_PER_S
+        timed_out = waited_s >= self.timeout_s
+        missing_log = None
+
+        if graph.use_sim_time and graph.node_clock_ns == 0:
+            conditions.append(
+                Condition(
+                    Level.ERROR,
+                    "use_sim_time is true but no /clock has been received: the node clock "
+                    "stands at 0 (start the simulator or a clock publisher)",
+                )
+            )
+        if facts is None:
+            conditions.append(Condition(Level.WARN, "no robot description loaded yet"))
+            return _finish("", conditions, values, None)
+        values[Key.ROBOT] = facts.robot
+        values[Key.MOVING_JOINTS] = str(len(facts.joint_names))
+
+        newest_arrival_ns = max((s.last_arrival_ns for s in slots if s.arrivals), default=0)
+        if arrivals:
+            age_s = (now_ns - newest_arrival_ns) / NS_PER_S
+            values[Key.LAST_AGE] = f"{age_s:.2f}"
+            if age_s >= self.timeout_s:
+                conditions.append(
+                    Condition(
+                        Level.STALE,
+                        f"no joint state for {age_s:.1f} s: the joint-state stream stopped",
+                    )
+                )
+        elif timed_out and facts.joint_names:
+            publishers = len(all_publishers)
+            if publishers == 0:
+                said = "nothing publishes joint_states"
+            else:
+                said = f"{publishers} publisher(s) on joint_states sent nothing"
+            conditions.append(
+                Condition(
+                    Level.ERROR,
+                    f"no joint state received in {waited_s:.1f} s: {said}",
+                )
+            )
+
+        joint_count = len(facts.joint_names)
+        last_arrival = np.zeros(joint_count, dtype=np.int64)
+        for slot in slots:
+            if slot.arrivals:
+                np.maximum.at(last_arrival, slot.joints, slot.last_arrival_ns)
+        received = (last_arrival > 0) | facts.excluded
+        _follow_leaders(facts.leader, received, last_arrival)
+        never = [facts.joint_names[i] for i in np.flatnonzero(~received).tolist()]
+        missing = sorted(
+            {frame for i in np.flatnonzero(~received).tolist() for frame in facts.frames_below[i]}
+        )
+        values[Key.NEVER_RECEIVED] = _names(never)
+        values[Key.MISSING_FRAMES] = _names(missing)
+        if never and timed_out:
+            sentence = (
+                f"{len(never)} joint(s) never received: {_names(never)}; frames missing "
+                f"from /tf: {_names(missing)}"
+            )
+            if arrivals:  # else the ERROR above says it
+                conditions.append(Condition(Level.WARN, sentence))
+            missing_log = f"{sentence}. Joint states usually come from {USUAL_PUBLISHERS}"
+
+        if arrivals and newest_arrival_ns and (now_ns - newest_arrival_ns) < self.timeout_s * 1e9:
+            stopped = [
+                (facts.joint_names[i], (now_ns - int(last_arrival[i])) / NS_PER_S)
+                for i in np.flatnonzero(received & ~facts.excluded).tolist()
+                if last_arrival[i] and now_ns - int(last_arrival[i]) >= self.timeout_s * 1e9
+            ]
+            if stopped:
+                text = _names([f"{name} ({age:.1f} s)" for name, age in stopped])
+                values[Key.STOPPED] = text
+                conditions.append(
+                    Condition(
+                        Level.WARN,
+                        f"{len(stopped)} joint(s) stopped updating while others go on: {text}",
+                    )
+                )
+
+        if period.clamps:
+            text = _names(
+                [
+                    f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
+                    for name, record in sorted(period.clamps.items())
+                ]
+            )
+            values[Key.CLAMPED] = text
+            conditions.append(
+                Condition(Level.WARN, f"joint values clamped to their limits: {text}")
+            )
+        if period.rejected:
+            text = _names([f"{name} ({count}x)" for name, count in sorted(period.rejected.items())])
+            values[Key.REJECTED] = text
+            conditions.append(
+                Condition(
+                    Level.ERROR,
+                    f"joint values rejected (NaN, infinite or beyond +-1e100), the joints keep "
+                    f"their last good value: {text}",
+                )
+            )
+        if period.lengths:
+            conditions.append(
+                Condition(
+                    Level.WARN,
+                    f"{period.lengths} joint state(s) dropped: names and positions differ "
+                    "in length",
+                )
+            )
+
+        stamps = [s.last_stamp_ns for s in slots if s.arrivals and s.last_stamp_ns]
+        if stamps:
+            newest_stamp_ns = max(stamps)
+            values[Key.STAMP] = _seconds(newest_stamp_ns)
+            offset_s = (newest_stamp_ns - graph.node_clock_ns) / NS_PER_S
+            if graph.node_clock_ns and abs(offset_s) > self.timeout_s + CLOCK_DOMAIN_MARGIN_S:
+                conditions.append(
+                    Condition(
+                        Level.WARN,
+                        f"joint state stamps ({_seconds(newest_stamp_ns)} s) are {offset_s:+.0f} s "
+                        f"from the node clock ({_seconds(graph.node_clock_ns)} s): a sim clock "
+                        "and a wall clock mixed (use_sim_time)?",
+                    )
+                )
+
+        shared = _shared_joints(active, joint_count)
+        if shared:
+            entries = []
+            for joint, sources in shared:
+                nodes = sorted({n for source in sources for n in graph.publishers.get(source, ())})
+                if len(nodes) >= 2 or len(sources) >= 2:
+                    shown = ", ".join(nodes) if nodes else ", ".join(sources)
+                    entries.append(f"{facts.joint_names[joint]} ({shown})")
+            if entries:
+                text = _names(entries)
+                values[Key.TWO_PUBLISHERS] = text
+                conditions.append(Condition(Level.WARN, f"joints given by two publishers: {text}"))
+        return _finish(facts.robot, conditions, values, missing_log)
+
+
+_KEYS = tuple(value for name, value in vars(Key).items() if name.isupper())
+
+
+def _follow_leaders(
+    leader: IndexArray, received: NDArray[np.bool_], last: NDArray[np.int64]
+) -> None:
+    """Mimic followers (chains of any depth) whose leader arrived count as received, at
+    their leader's arrival time."""
+    changed = True
+    while changed:
+        changed = False
+        for follower in np.flatnonzero((leader >= 0) & ~received).tolist():
+            if received[leader[follower]]:
+                received[follower] = True
+                last[follower] = last[leader[follower]]
+                changed = True
+
+
+def _shared_joints(
+    active: Sequence[StreamSlot], joint_count: int
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Joints that two slots active this period both update, with the slots' sources."""
+    if len(active) < 2:
+        return []
+    owners: list[list[StreamSlot]] = [[] for _ in range(joint_count)]
+    for slot in active:
+        for joint in slot.joints.tolist():
+            owners[joint].append(slot)
+    return [
+        (joint, tuple(sorted({slot.source for slot in slots})))
+        for joint, slots in enumerate(owners)
+        if len(slots) >= 2
+    ]
+
+
+def _finish(
+    robot: str, conditions: list[Condition], values: dict[str, str], missing_log: str | None
+) -> HealthReport:
+    worst = max(conditions, key=lambda condition: condition.level, default=None)
+    level = worst.level if worst is not None else Level.OK
+    message = worst.message if worst is not None else "joint states OK"
+    return HealthReport(
+        robot, level, message, tuple(values.items()), tuple(conditions), missing_log
+    )
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = len(names) - NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / NS_PER_S:.3f}"
