@@ -281,170 +281,185 @@ class JointStateHealth:
         """This period's status; starts the next period."""
         now_ns = self.steady_ns()
         elapsed_s = max((now_ns - self._last_report_ns) / NS_PER_S, 1e-9)
-        facts = self.facts
         slots = list(self._slots.values())
-        arrivals = sum(slot.arrivals for slot in slots)
-        previous = sum(self._last_arrivals.values())
-        rate_in = (arrivals - previous) / elapsed_s
-        rate_out = (self.published - self._last_published) / elapsed_s
         active = [s for s in slots if s.arrivals != self._last_arrivals.get((s.source, s.names), 0)]
+        arrived = sum(slot.arrivals for slot in slots) - sum(self._last_arrivals.values())
+        values: dict[str, str] = dict.fromkeys(KEYS, "")
+        values[Key.RATE_IN] = f"{arrived / elapsed_s:.1f}"
+        values[Key.RATE_OUT] = f"{(self.published - self._last_published) / elapsed_s:.1f}"
         self._last_arrivals = {(s.source, s.names): s.arrivals for s in slots}
         self._last_published = self.published
         self._last_report_ns = now_ns
         period, self._period = self._period, _Period()
-
-        conditions: list[Condition] = []
-        values: dict[str, str] = dict.fromkeys(_KEYS, "")
-        values[Key.RATE_IN] = f"{rate_in:.1f}"
-        values[Key.RATE_OUT] = f"{rate_out:.1f}"
-        all_publishers = sorted({node for nodes in graph.publishers.values() for node in nodes})
-        values[Key.PUBLISHERS] = f"{len(all_publishers)}" + (
-            f": {', '.join(all_publishers)}" if all_publishers else ""
-        )
+        publishers = sorted({node for nodes in graph.publishers.values() for node in nodes})
+        values[Key.PUBLISHERS] = ", ".join([str(len(publishers)), *publishers])
         values[Key.CLOCK] = _seconds(graph.node_clock_ns)
         values[Key.LENGTHS] = str(period.lengths)
-        values[Key.UNKNOWN] = _names(sorted(self._unknown))
-        waited_s = (now_ns - self._since_ns) / NS_PER_S
-        timed_out = waited_s >= self.timeout_s
-        missing_log = None
+        values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
-        if graph.use_sim_time and graph.node_clock_ns == 0:
-            conditions.append(
-                Condition(
-                    Level.ERROR,
-                    "use_sim_time is true but no /clock has been received: the node clock "
-                    "stands at 0 (start the simulator or a clock publisher)",
-                )
-            )
+        conditions = _sim_clock(graph)
+        facts = self.facts
         if facts is None:
             conditions.append(Condition(Level.WARN, "no robot description loaded yet"))
             return _finish("", conditions, values, None)
         values[Key.ROBOT] = facts.robot
         values[Key.MOVING_JOINTS] = str(len(facts.joint_names))
-
-        newest_arrival_ns = max((s.last_arrival_ns for s in slots if s.arrivals), default=0)
-        if arrivals:
-            age_s = (now_ns - newest_arrival_ns) / NS_PER_S
-            values[Key.LAST_AGE] = f"{age_s:.2f}"
-            if age_s >= self.timeout_s:
-                conditions.append(
-                    Condition(
-                        Level.STALE,
-                        f"no joint state for {age_s:.1f} s: the joint-state stream stopped",
-                    )
-                )
-        elif timed_out and facts.joint_names:
-            publishers = len(all_publishers)
-            if publishers == 0:
-                said = "nothing publishes joint_states"
-            else:
-                said = f"{publishers} publisher(s) on joint_states sent nothing"
-            conditions.append(
-                Condition(
-                    Level.ERROR,
-                    f"no joint state received in {waited_s:.1f} s: {said}",
-                )
-            )
-
-        joint_count = len(facts.joint_names)
-        last_arrival = np.zeros(joint_count, dtype=np.int64)
-        for slot in slots:
-            if slot.arrivals:
-                np.maximum.at(last_arrival, slot.joints, slot.last_arrival_ns)
-        received = (last_arrival > 0) | facts.excluded
-        _follow_leaders(facts.leader, received, last_arrival)
-        never = [facts.joint_names[i] for i in np.flatnonzero(~received).tolist()]
-        missing = sorted(
-            {frame for i in np.flatnonzero(~received).tolist() for frame in facts.frames_below[i]}
-        )
-        values[Key.NEVER_RECEIVED] = _names(never)
-        values[Key.MISSING_FRAMES] = _names(missing)
-        if never and timed_out:
-            sentence = (
-                f"{len(never)} joint(s) never received: {_names(never)}; frames missing "
-                f"from /tf: {_names(missing)}"
-            )
-            if arrivals:  # else the ERROR above says it
-                conditions.append(Condition(Level.WARN, sentence))
-            missing_log = f"{sentence}. Joint states usually come from {USUAL_PUBLISHERS}"
-
-        if arrivals and newest_arrival_ns and (now_ns - newest_arrival_ns) < self.timeout_s * 1e9:
-            stopped = [
-                (facts.joint_names[i], (now_ns - int(last_arrival[i])) / NS_PER_S)
-                for i in np.flatnonzero(received & ~facts.excluded).tolist()
-                if last_arrival[i] and now_ns - int(last_arrival[i]) >= self.timeout_s * 1e9
-            ]
-            if stopped:
-                text = _names([f"{name} ({age:.1f} s)" for name, age in stopped])
-                values[Key.STOPPED] = text
-                conditions.append(
-                    Condition(
-                        Level.WARN,
-                        f"{len(stopped)} joint(s) stopped updating while others go on: {text}",
-                    )
-                )
-
-        if period.clamps:
-            text = _names(
-                [
-                    f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
-                    for name, record in sorted(period.clamps.items())
-                ]
-            )
-            values[Key.CLAMPED] = text
-            conditions.append(
-                Condition(Level.WARN, f"joint values clamped to their limits: {text}")
-            )
-        if period.rejected:
-            text = _names([f"{name} ({count}x)" for name, count in sorted(period.rejected.items())])
-            values[Key.REJECTED] = text
-            conditions.append(
-                Condition(
-                    Level.ERROR,
-                    f"joint values rejected (NaN, infinite or beyond +-1e100), the joints keep "
-                    f"their last good value: {text}",
-                )
-            )
-        if period.lengths:
-            conditions.append(
-                Condition(
-                    Level.WARN,
-                    f"{period.lengths} joint state(s) dropped: names and positions differ "
-                    "in length",
-                )
-            )
-
-        stamps = [s.last_stamp_ns for s in slots if s.arrivals and s.last_stamp_ns]
-        if stamps:
-            newest_stamp_ns = max(stamps)
-            values[Key.STAMP] = _seconds(newest_stamp_ns)
-            offset_s = (newest_stamp_ns - graph.node_clock_ns) / NS_PER_S
-            if graph.node_clock_ns and abs(offset_s) > self.timeout_s + CLOCK_DOMAIN_MARGIN_S:
-                conditions.append(
-                    Condition(
-                        Level.WARN,
-                        f"joint state stamps ({_seconds(newest_stamp_ns)} s) are {offset_s:+.0f} s "
-                        f"from the node clock ({_seconds(graph.node_clock_ns)} s): a sim clock "
-                        "and a wall clock mixed (use_sim_time)?",
-                    )
-                )
-
-        shared = _shared_joints(active, joint_count)
-        if shared:
-            entries = []
-            for joint, sources in shared:
-                nodes = sorted({n for source in sources for n in graph.publishers.get(source, ())})
-                if len(nodes) >= 2 or len(sources) >= 2:
-                    shown = ", ".join(nodes) if nodes else ", ".join(sources)
-                    entries.append(f"{facts.joint_names[joint]} ({shown})")
-            if entries:
-                text = _names(entries)
-                values[Key.TWO_PUBLISHERS] = text
-                conditions.append(Condition(Level.WARN, f"joints given by two publishers: {text}"))
+        timeout_ns = int(self.timeout_s * NS_PER_S)
+        joints = _JointArrivals(facts, slots, now_ns)
+        conditions += self._stream(joints, len(publishers), values)
+        never = joints.never_received(values)
+        missing_log = None
+        if never is not None and now_ns - self._since_ns >= timeout_ns:
+            if joints.any:  # else the stream's ERROR says it
+                conditions.append(Condition(Level.WARN, never))
+            missing_log = f"{never}. Joint states usually come from {USUAL_PUBLISHERS}"
+        conditions += joints.stopped(timeout_ns, values)
+        conditions += _period_conditions(period, values)
+        conditions += _stamp_clock(slots, graph, self.timeout_s, values)
+        conditions += _two_publishers(active, facts, graph, values)
         return _finish(facts.robot, conditions, values, missing_log)
 
+    def _stream(
+        self, joints: _JointArrivals, publishers: int, values: dict[str, str]
+    ) -> list[Condition]:
+        """The stream as a whole: stopped (STALE) or never started (ERROR)."""
+        if joints.any:
+            age_s = joints.newest_age_ns / NS_PER_S
+            values[Key.LAST_AGE] = f"{age_s:.2f}"
+            if age_s < self.timeout_s:
+                return []
+            sentence = f"no joint state for {age_s:.1f} s: the joint-state stream stopped"
+            return [Condition(Level.STALE, sentence)]
+        waited_s = (joints.now_ns - self._since_ns) / NS_PER_S
+        if waited_s < self.timeout_s or not joints.facts.joint_names:
+            return []
+        if publishers == 0:
+            said = "nothing publishes joint_states"
+        else:
+            said = f"{publishers} publisher(s) on joint_states sent nothing"
+        return [Condition(Level.ERROR, f"no joint state received in {waited_s:.1f} s: {said}")]
 
-_KEYS = tuple(value for name, value in vars(Key).items() if name.isupper())
+
+KEYS = tuple(value for name, value in vars(Key).items() if name.isupper())
+
+
+class _JointArrivals:
+    """Per moving joint, when a message last updated it (0: never), at one report."""
+
+    def __init__(self, facts: RobotFacts, slots: Sequence[StreamSlot], now_ns: int) -> None:
+        self.facts = facts
+        self.now_ns = now_ns
+        self.last_ns = np.zeros(len(facts.joint_names), dtype=np.int64)
+        arrived = [slot for slot in slots if slot.arrivals]
+        for slot in arrived:
+            np.maximum.at(self.last_ns, slot.joints, slot.last_arrival_ns)
+        self.any = bool(arrived)
+        self.newest_age_ns = now_ns - max((s.last_arrival_ns for s in arrived), default=now_ns)
+        self.received = (self.last_ns > 0) | facts.excluded
+        _follow_leaders(facts.leader, self.received, self.last_ns)
+
+    def never_received(self, values: dict[str, str]) -> str | None:
+        """The sentence naming joints never received and their frames, None if none."""
+        never = np.flatnonzero(~self.received).tolist()
+        names = [self.facts.joint_names[i] for i in never]
+        missing = sorted({frame for i in never for frame in self.facts.frames_below[i]})
+        values[Key.NEVER_RECEIVED] = ", ".join(names)
+        values[Key.MISSING_FRAMES] = ", ".join(missing)
+        if not names:
+            return None
+        return (
+            f"{len(names)} joint(s) never received: {_names(names)}; frames missing from /tf: "
+            f"{_names(missing)}"
+        )
+
+    def stopped(self, timeout_ns: int, values: dict[str, str]) -> list[Condition]:
+        """Joints silent for ``timeout_ns`` while others still arrive (WARN)."""
+        if not self.any or self.newest_age_ns >= timeout_ns:
+            return []
+        ages = self.now_ns - self.last_ns
+        silent = np.flatnonzero((self.last_ns > 0) & ~self.facts.excluded & (ages >= timeout_ns))
+        if not silent.size:
+            return []
+        text = _names(
+            [f"{self.facts.joint_names[i]} ({ages[i] / NS_PER_S:.1f} s)" for i in silent.tolist()]
+        )
+        values[Key.STOPPED] = text
+        sentence = f"{silent.size} joint(s) stopped updating while others go on: {text}"
+        return [Condition(Level.WARN, sentence)]
+
+
+def _sim_clock(graph: GraphFacts) -> list[Condition]:
+    """use_sim_time with a node clock at 0: no /clock (ERROR)."""
+    if not (graph.use_sim_time and graph.node_clock_ns == 0):
+        return []
+    sentence = (
+        "use_sim_time is true but no /clock has been received: the node clock stands at 0 "
+        "(start the simulator or a clock publisher)"
+    )
+    return [Condition(Level.ERROR, sentence)]
+
+
+def _stamp_clock(
+    slots: Sequence[StreamSlot], graph: GraphFacts, timeout_s: float, values: dict[str, str]
+) -> list[Condition]:
+    """Joint-state stamps in another clock domain than the node clock (WARN)."""
+    stamps = [s.last_stamp_ns for s in slots if s.arrivals and s.last_stamp_ns]
+    if not stamps:
+        return []
+    newest_ns = max(stamps)
+    values[Key.STAMP] = _seconds(newest_ns)
+    offset_s = (newest_ns - graph.node_clock_ns) / NS_PER_S
+    if not graph.node_clock_ns or abs(offset_s) <= timeout_s + CLOCK_DOMAIN_MARGIN_S:
+        return []
+    sentence = (
+        f"joint state stamps ({_seconds(newest_ns)} s) are {offset_s:+.0f} s from the node "
+        f"clock ({_seconds(graph.node_clock_ns)} s): a sim clock and a wall clock mixed "
+        "(use_sim_time)?"
+    )
+    return [Condition(Level.WARN, sentence)]
+
+
+def _period_conditions(period: _Period, values: dict[str, str]) -> list[Condition]:
+    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths (WARN)."""
+    conditions = []
+    if period.clamps:
+        text = _names(
+            [
+                f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
+                for name, record in sorted(period.clamps.items())
+            ]
+        )
+        values[Key.CLAMPED] = text
+        conditions.append(Condition(Level.WARN, f"joint values clamped to their limits: {text}"))
+    if period.rejected:
+        text = _names([f"{name} ({count}x)" for name, count in sorted(period.rejected.items())])
+        values[Key.REJECTED] = text
+        sentence = (
+            "joint values rejected (NaN, infinite or beyond +-1e100), the joints keep their "
+            f"last good value: {text}"
+        )
+        conditions.append(Condition(Level.ERROR, sentence))
+    if period.lengths:
+        sentence = f"{period.lengths} joint state(s) dropped: names and positions differ in length"
+        conditions.append(Condition(Level.WARN, sentence))
+    return conditions
+
+
+def _two_publishers(
+    active: Sequence[StreamSlot], facts: RobotFacts, graph: GraphFacts, values: dict[str, str]
+) -> list[Condition]:
+    """Joints given by two publishers this period (WARN): a joint in two message shapes
+    that both arrived, from two topics or from a topic with two or more publishers."""
+    entries = []
+    for joint, sources in _shared_joints(active, len(facts.joint_names)):
+        nodes = sorted({node for source in sources for node in graph.publishers.get(source, ())})
+        if len(nodes) >= 2 or len(sources) >= 2:
+            entries.append(f"{facts.joint_names[joint]} ({', '.join(nodes or sources)})")
+    if not entries:
+        return []
+    text = _names(entries)
+    values[Key.TWO_PUBLISHERS] = text
+    return [Condition(Level.WARN, f"joints given by two publishers: {text}")]
 
 
 def _follow_leaders(

@@ -17,7 +17,6 @@ tests drive it directly.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, cast
 
@@ -119,6 +118,7 @@ class JointStatePipeline:
         self._clock_ns = clock_ns
         #: What the node knows about its inputs (fed here, read by /diagnostics).
         self.health = health or JointStateHealth(settings.joint_state_timeout)
+        self._steady_ns = self.health.steady_ns
         self.model: LoadedModel | None = None
         self._configured: Configured | None = None
         # The health slot of the last JointState plan (found by identity, as the plan).
@@ -202,7 +202,7 @@ class JointStatePipeline:
         slot = self._slot
         if slot is None or plan is not self._slot_plan:
             slot = self._joint_state_slot(plan)
-        slot.received(stamp_ns, time.monotonic_ns())
+        slot.received(stamp_ns, self._steady_ns())
         if plan.unknown or plan.first_value_only:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -242,7 +242,7 @@ class JointStatePipeline:
             return None
         plan = configured.plans.multi_dof(names)
         self.health.slot(MULTI_DOF_JOINT_STATES, names, plan.limited).received(
-            stamp_ns, time.monotonic_ns()
+            stamp_ns, self._steady_ns()
         )
         if plan.unknown:
             self._report_names(plan)
