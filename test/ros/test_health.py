@@ -276,9 +276,14 @@ def test_the_hot_path_writes_one_slot_per_message(
     arm: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The slot of a message shape is looked up once; each message then only writes it."""
-    calls = []
+    calls: list[tuple[Any, ...]] = []
     lookup = arm.health.slot
-    monkeypatch.setattr(arm.health, "slot", lambda *args: calls.append(args) or lookup(*args))
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return lookup(*args)
+
+    monkeypatch.setattr(arm.health, "slot", counted)
     for _ in range(50):
         arm.send(LEADERS)
     assert len(calls) == 1
