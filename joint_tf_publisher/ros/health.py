@@ -331,7 +331,7 @@ class JointStateHealth:
             sentence = f"no joint state for {age_s:.1f} s: the joint-state stream stopped"
             return [Condition(Level.STALE, sentence)]
         waited_s = (joints.now_ns - self._since_ns) / NS_PER_S
-        if waited_s < self.timeout_s or not joints.facts.joint_names:
+        if waited_s < self.timeout_s or joints.facts.excluded.all():  # nothing to wait for
             return []
         if publishers == 0:
             said = "nothing publishes joint_states"

@@ -157,6 +157,12 @@ def test_excluded_joints_and_followers_of_a_received_leader_count_as_received() 
     assert rig.report().level == Level.OK
 
 
+def test_a_robot_whose_joints_are_all_excluded_waits_for_nothing() -> None:
+    rig = Rig(exclude_joints=tuple(joint.name for joint in Robot.load(ARM_URDF).joints.values()))
+    rig.wait(5.0)
+    assert rig.report().level == Level.OK
+
+
 def test_a_stream_that_stopped_is_stale_with_its_age(arm: Rig) -> None:
     arm.send(LEADERS)
     arm.wait(2.5)
