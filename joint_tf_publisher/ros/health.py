@@ -39,6 +39,9 @@ USUAL_PUBLISHERS = (
     "or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
 )
 NS_PER_S = 1_000_000_000
+#: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
+#: cannot grow memory).
+MAX_SLOTS = 256
 #: The joint-state topics (relative names), the sources ``slot`` takes.
 JOINT_STATES = "joint_states"
 MULTI_DOF_JOINT_STATES = "multi_dof_joint_states"
@@ -222,8 +225,8 @@ class JointStateHealth:
     def install(self, facts: RobotFacts) -> str:
         """A model (re)loaded: forget every stream; return the INFO line to log."""
         self.facts = facts
-        self._slots.clear()
-        self._last_arrivals.clear()
+        self._slots = {}
+        self._last_arrivals = {}
         self._unknown.clear()
         self._period = _Period()
         self._since_ns = self.steady_ns()
@@ -241,8 +244,21 @@ class JointStateHealth:
         key = (source, names)
         slot = self._slots.get(key)
         if slot is None:
+            if len(self._slots) >= MAX_SLOTS:
+                self._fold()
             slot = self._slots[key] = StreamSlot(source, names, joints)
         return slot
+
+    def _fold(self) -> None:
+        """Fold every slot into one (no names) that updates all their joints: ages and rates
+        stay right for the stream as a whole; per-joint ages become the newest of them."""
+        slots = list(self._slots.values())
+        folded = StreamSlot("", (), np.unique(np.concatenate([s.joints for s in slots])))
+        folded.arrivals = sum(s.arrivals for s in slots)
+        folded.last_stamp_ns = max(s.last_stamp_ns for s in slots)
+        folded.last_arrival_ns = max(s.last_arrival_ns for s in slots)
+        self._slots = {("", ()): folded}
+        self._last_arrivals = {("", ()): sum(self._last_arrivals.values())}
 
     def clamped(
         self, names: Sequence[str], values: Sequence[float], joints: Sequence[str], clamp: str
@@ -481,6 +497,7 @@ def _shared_joints(
     active: Sequence[StreamSlot], joint_count: int
 ) -> list[tuple[int, tuple[str, ...]]]:
     """Joints that two slots active this period both update, with the slots' sources."""
+    active = [slot for slot in active if slot.names]  # not the folded slot
     if len(active) < 2:
         return []
     owners: list[list[StreamSlot]] = [[] for _ in range(joint_count)]

@@ -18,6 +18,7 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.ros.health import (
     JOINT_STATES,
     KEYS,
+    MAX_SLOTS,
     MULTI_DOF_JOINT_STATES,
     GraphFacts,
     HealthReport,
@@ -295,6 +296,19 @@ def test_the_hot_path_writes_one_slot_per_message(
     assert len(calls) == 1
     (slot,) = arm.health._slots.values()
     assert (slot.arrivals, slot.last_stamp_ns, slot.last_arrival_ns) == (50, arm.stamp_ns, 10 * S)
+
+
+def test_a_flood_of_message_shapes_is_folded_keeping_rates_and_ages(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.report()
+    for k in range(2 * MAX_SLOTS):
+        arm.send([*LEADERS, f"stranger_{k}"])
+    assert len(arm.health._slots) <= MAX_SLOTS
+    arm.wait(1.0)
+    arm.send(LEADERS)
+    report = arm.report()
+    assert values(report)[Key.RATE_IN] == f"{2 * MAX_SLOTS + 1:.1f}"
+    assert report.level == Level.OK
 
 
 def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
