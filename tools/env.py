@@ -54,11 +54,14 @@ MODE_PIP = "pip-wheels"
 ROS_PROBE = "import rclpy, tf2_msgs.msg"
 READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
-    "joint_tf_publisher"
+    "diagnostic_msgs.msg, joint_tf_publisher"
 )
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
-#: The /diagnostics message package where the ROS world lacks it (requirements/ros.txt too).
+#: The /diagnostics message package where the ROS world lacks it (requirements/ros.txt too),
+#: installed under this folder of the venv (tools/ros_env.sh names it).
 DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs>=5.5.1"
+DIAGNOSTIC_MSGS_PROBE = "import diagnostic_msgs.msg"
+ROS_EXTRA_PREFIX = "ros-extra"
 # The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
 REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
 
@@ -326,10 +329,13 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, log_file)
-    if not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
-        # A ROS world without it (the ROS 2 client kit): the Kilted wheel, as ros.txt names it.
+    if mode == MODE_ROS and not python_imports(ros_python_candidate(), DIAGNOSTIC_MSGS_PROBE):
+        # A ROS world without it (the ROS 2 client kit): the Kilted wheel, into a prefix of its
+        # own that tools/ros_env.sh puts on the ROS interpreter's paths (launched nodes run
+        # on that interpreter, not on the venv's).
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
-        pip_install(venv, DIAGNOSTIC_MSGS_WHEEL, log_file=log_file)
+        prefix = venv / ROS_EXTRA_PREFIX
+        pip_install(venv, "--prefix", prefix, "--no-deps", DIAGNOSTIC_MSGS_WHEEL, log_file=log_file)
     log("installing development requirements (requirements/dev.txt)")
     pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
