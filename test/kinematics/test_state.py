@@ -347,3 +347,54 @@ def test_values_left_outside_by_a_clamp_mode_change_are_clamped_by_the_next_mess
     assert update.clamped == ["j2"]  # m1 = 1.8 is beyond its limits, but computed: kept
     stored = kin.variable_values(positions)
     assert (stored["j2"], stored["m1"], stored["c1"]) == (0.2, 1.8, 1.0)
+
+
+# -- limits and multi-value joints, by example -----------------------------------------------
+
+ONLY_LOWER_URDF = """<robot name="only_lower">
+<link name="base"/><link name="arm"/><link name="wheel"/>
+<joint name="shoulder" type="revolute">
+  <parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+  <limit lower="-1.0" effort="1" velocity="1"/>
+</joint>
+<joint name="wheel" type="revolute">
+  <parent link="arm"/><child link="wheel"/><axis xyz="0 0 1"/>
+  <limit effort="1" velocity="1"/>
+</joint>
+</robot>"""
+
+
+def test_a_limit_with_only_lower_written_clamps_to_the_default_upper_of_zero() -> None:
+    """URDF's ``upper`` defaults to 0; only where neither bound is written is a joint left
+    unclamped (docs/joint-semantics.md, "Limits in practice")."""
+    robot = Robot.from_xml_string(ONLY_LOWER_URDF)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["shoulder", "wheel"], [0.5, 0.5], clamp="hard")
+    assert update.clamped == ["shoulder"]
+    assert kin.variable_values(positions) == {"shoulder": 0.0, "wheel": 0.5}
+    update = kin.apply(positions, ["shoulder", "wheel"], [-3.0, -3.0], clamp="hard")
+    assert update.clamped == ["shoulder"]
+    assert kin.variable_values(positions) == {"shoulder": -1.0, "wheel": -3.0}
+
+
+@pytest.mark.parametrize("joint_type", ["planar", "floating"])
+def test_a_multi_value_joint_with_one_nan_component_keeps_all_its_previous_values(
+    joint_type: str,
+) -> None:
+    robot = random_robot(7, count=3, types=(joint_type,), mimic_share=0.0)
+    kin = robot.kinematics
+    joint = kin.moving_joints[0]
+    names = list(joint.variable_names)
+    positions = kin.new_positions()
+    good = [0.1 * (k + 1) for k in range(len(names))]
+    kin.apply(positions, names, good, clamp="hard")
+    before = kin.variable_values(positions)
+    for broken in range(len(names)):
+        values = list(good)
+        values[broken] = math.nan
+        values = [v if k == broken else v + 0.05 for k, v in enumerate(values)]
+        update = kin.apply(positions, names, values, clamp="hard")
+        assert update.rejected == [joint.name]
+        assert update.moved.size == 0
+        assert kin.variable_values(positions) == before

@@ -293,6 +293,23 @@ def test_stamps_jumping_back_reset_the_limiter_with_one_warning(arm: Rig) -> Non
     )
 
 
+def test_a_stamp_behind_only_some_of_the_joints_resets_the_limiter_with_one_warning(
+    arm: Rig,
+) -> None:
+    """Behind one joint's last publication, though not behind the other's: still a jump."""
+    assert arm.send(["joint_2"], [0.1], T0) is not None
+    assert arm.send(["joint_1"], [0.1], T0 + 100 * MS) is not None
+    # Past joint_2's publication by more than an interval, behind joint_1's.
+    assert arm.send(["joint_1", "joint_2"], [0.2, 0.2], T0 + 60 * MS) is not None
+    assert len(arm.logger.containing("rate limiter reset")) == 1
+    # The limiter started afresh from that message: joint_3 never published, is due.
+    assert arm.send(["joint_1", "joint_2"], [0.3, 0.3], T0 + 70 * MS) is None
+    assert arm.send(["joint_3"], [0.3], T0 + 70 * MS) is not None
+    # Behind again, within the throttle period: reset, but no second warning.
+    assert arm.send(["joint_1", "joint_3"], [0.4, 0.4], T0 + 65 * MS) is not None
+    assert len(arm.logger.containing("rate limiter reset")) == 1
+
+
 def test_a_node_clock_jump_resets_the_limiter(arm: Rig) -> None:
     assert arm.send(["joint_3"], [0.1], T0) is not None
     assert arm.send(["joint_3"], [0.2], T0 + 10 * MS) is None
