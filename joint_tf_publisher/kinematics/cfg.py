@@ -20,18 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, IndexArray
+from ..bounded_cache import bounded_cache
 from ..model.joint_types import unit_quaternions
 from .layout import Layout, check_clamp
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-
-#: Name tuples whose plans are kept; beyond, the cache starts again.
-PLAN_CACHE_SIZE = 64
-#: Marks a name tuple not yet in the cache (None is a cached answer).
-_NOT_CACHED: Any = object()
 
 
 @dataclass(frozen=True)
@@ -67,7 +60,8 @@ class CfgReader:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self._zero_list: list[float] = layout.zero_values.tolist()
-        self._plans: dict[tuple[Any, ...], CfgPlan | None] = {}
+        #: The fast-path plan of a cfg with these keys (``bounded_cache`` of ``_make_plan``).
+        self.plan = bounded_cache(self._make_plan)
         self._fixed_names = {joint.name for joint in layout.fixed_joints}
         # cfg names whose value is one number: one-value joints and variable names; -1 for
         # mimic followers and fixed joints (their values are ignored).
@@ -118,9 +112,7 @@ class CfgReader:
         non-finite values, followers that overflow).
         """
         keys = tuple(cfg)
-        plan = self._plans.get(keys, _NOT_CACHED)
-        if plan is _NOT_CACHED:
-            plan = self.plan(keys)
+        plan = self.plan(keys)
         if plan is not None:
             try:
                 given = np.fromiter(cfg.values(), np.float64, len(keys))
@@ -133,9 +125,9 @@ class CfgReader:
                     return fast
         return self._single_values_general(cfg)
 
-    def plan(self, keys: tuple[Any, ...]) -> CfgPlan | None:
+    def _make_plan(self, keys: tuple[Any, ...]) -> CfgPlan | None:
         """The fast-path plan of a cfg with these keys, None where such a cfg takes the general
-        path (cached, at most ``PLAN_CACHE_SIZE`` tuples).
+        path.
 
         Its (V, K) matrix S gives values = zero_values + S @ given: column k writes given
         value k into its slot and, scaled by the multipliers along a mimic chain, into every
@@ -144,9 +136,6 @@ class CfgReader:
         that are not one number, a slot given twice, and robots with quaternion values (which
         need normalising).
         """
-        cached = self._plans.get(keys, _NOT_CACHED)
-        if cached is not _NOT_CACHED:
-            return cached  # type: ignore[no-any-return]
         layout = self.layout
         matrix = np.zeros((layout.num_values, len(keys)))
         usable = not layout.quaternion_joints
@@ -164,18 +153,14 @@ class CfgReader:
         for follower in layout.followers:
             matrix[follower.slot] = follower.multiplier * matrix[follower.leader_slot]
         largest = float(np.max(np.abs(matrix), initial=1.0))
-        if len(self._plans) >= PLAN_CACHE_SIZE:
-            self._plans.clear()
-        plan = None
-        if usable and math.isfinite(largest):
-            plan = CfgPlan(
-                matrix,
-                1e300 / largest,
-                np.array(columns, dtype=np.intp),
-                np.array(slots, dtype=np.intp),
-            )
-        self._plans[keys] = plan
-        return plan
+        if not (usable and math.isfinite(largest)):
+            return None
+        return CfgPlan(
+            matrix,
+            1e300 / largest,
+            np.array(columns, dtype=np.intp),
+            np.array(slots, dtype=np.intp),
+        )
 
     def _single_values_general(self, cfg: Mapping[Any, Any]) -> Array:
         """``_single_values`` for any cfg: floats on a Python list, other values in numpy."""

@@ -26,16 +26,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Follower, Layout
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
-
-#: Plans kept per Kinematics (distinct name tuples); beyond, the cache starts again.
-PLAN_CACHE_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -207,7 +201,8 @@ class NamePlans:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._plans: dict[tuple[str, ...], NamePlan] = {}
+        #: The plan of a message with these names (``bounded_cache``).
+        self.plan = bounded_cache(self._make_plan)
         block = layout.slot[:, None] + np.arange(7)
         #: (M, 7): each moving joint's slots, the last repeated up to 7 columns.
         self.slot_block = np.minimum(block, (layout.slot + layout.size - 1)[:, None])
@@ -216,15 +211,6 @@ class NamePlans:
         )
         #: Plans of messages that give no follower share these ranges.
         self._independent_ranges = _ranges(layout, set())
-
-    def plan(self, names: tuple[str, ...]) -> NamePlan:
-        """The plan of a message with these names (cached)."""
-        plan = self._plans.get(names)
-        if plan is None:
-            if len(self._plans) >= PLAN_CACHE_SIZE:
-                self._plans.clear()
-            plan = self._plans[names] = self._make_plan(names)
-        return plan
 
     def _make_plan(self, names: tuple[str, ...]) -> NamePlan:
         layout = self.layout
@@ -286,5 +272,5 @@ class NamePlans:
             unknown=unknown,
             first_value_only=first_value_only,
         )
-        plan.moves.flags.writeable = False  # handed out as Update.moved by the fast path
+        plan.moves.flags.writeable = False  # handed out as Update.moved and the limiter's key
         return replace(plan, fast=_fast_apply(plan, layout))

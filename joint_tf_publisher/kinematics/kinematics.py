@@ -4,7 +4,8 @@ A thin facade over the package's parts, each compiled from the same ``Layout``:
 
 - ``StateResolver`` (``state``): JointState input into a ``JointPositions`` vector;
 - ``JointTransforms`` (``joint_transforms``): per-joint parent->child transforms to publish;
-- ``HotPath`` (``hot_path``): one message's values to the poses to publish, in one call;
+- ``MessagePlan`` (``message_plan``): per message shape, a JointState's values to the poses
+  to publish, in one call;
 - ``CfgReader`` (``cfg``): urdfpy-style cfg mappings into variable rows;
 - ``SingleFk`` (``fk``) and ``BatchFk`` (``fk_batch``): link poses in the root frame.
 
@@ -14,24 +15,21 @@ metres. Quaternions are (x, y, z, w).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
-from .hot_path import HotPath
-from .joint_state_names import NamePlan
 from .joint_transforms import JointTransforms
 from .layout import Layout, check_clamp
+from .message_plan import MessagePlan, message_plan
 from .state import JointPositions, StateResolver, Update
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
 
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping
 #: (``SingleFk.link_poses_few``); beyond, joint by joint (``BatchFk``: less memory traffic).
@@ -42,10 +40,9 @@ class Kinematics:
     """A robot's tree compiled into numpy arrays (see the module docstring).
 
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
-    ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``joints_moved_by``,
-    ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
-    ``hot_path``, ``fixed_transforms``,
-    ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
+    ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``message_plans``,
+    ``multi_dof_moves``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
+    ``fixed_transforms``, ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
 
@@ -105,15 +102,25 @@ class Kinematics:
         """Set multi-DOF joints from MultiDOFJointState transforms (``state``)."""
         return self.state.apply_multi_dof(positions, joint_names, translations, quaternions, clamp)
 
-    def joints_moved_by(self, names: Sequence[str]) -> IndexArray:
-        """Moving joints a JointState with these names moves: those named and the followers
-        computed from them (sorted; cached per tuple of names). A clamp may move others."""
-        return self.state.plans.plan(tuple(names)).moves
+    def message_plans(
+        self, clamp: str | None, publish_mask: BoolArray
+    ) -> Callable[[tuple[str, ...]], MessagePlan]:
+        """The ``MessagePlan`` of JointStates by their tuple of names, under ``clamp``,
+        publishing the moving joints where ``publish_mask`` (M,) is True: a ``bounded_cache``
+        of ``message_plan.message_plan``, so each shape is compiled once."""
+        check_clamp(clamp)
+        mask = np.array(publish_mask, dtype=bool).reshape(len(self.layout.moving_joints))
+        mask.flags.writeable = False
 
-    def joint_state_plan(self, names: Sequence[str]) -> NamePlan:
-        """How ``apply`` reads a JointState with these names (cached per tuple; read only):
-        ``moves`` (as ``joints_moved_by``), ``unknown`` and ``first_value_only`` names."""
-        return self.state.plans.plan(tuple(names))
+        def build(names: tuple[str, ...]) -> MessagePlan:
+            return message_plan(self.state, self.transforms, names, clamp, mask)
+
+        return bounded_cache(build)
+
+    def multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
+        """The moving joints a MultiDOFJointState with ``joint_names`` sets (sorted,
+        read-only) and its names that set none (cached per tuple)."""
+        return self.state.multi_dof_moves(joint_names)
 
     def variable_values(self, positions: JointPositions) -> dict[str, float]:
         """Every moving joint's values by JointState name, followers included."""
@@ -126,16 +133,6 @@ class Kinematics:
         ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored
         values."""
         return self.transforms.transforms(positions.values, indices)
-
-    def hot_path(self, names: Sequence[str], indices: Any, clamp: str | None) -> HotPath | None:
-        """``apply`` of messages with these names then ``joint_poses`` of ``indices``, compiled
-        into one call for the common message (``hot_path``); None where the names' plan has no
-        fast path (bare names to convert, quaternions, a name given twice)."""
-        check_clamp(clamp)
-        fast = self.state.plans.plan(tuple(names)).fast
-        if fast is None:
-            return None
-        return HotPath(fast, clamp, self.transforms.plan(indices))
 
     def joint_poses(self, positions: JointPositions, indices: Any) -> Array:
         """``joint_transforms`` as one array (n, 7) of rows [x, y, z, qx, qy, qz, qw]

@@ -25,14 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
 from .layout import MAX_JOINT_VALUE, Layout, check_clamp
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
 
 #: Below this norm, a quaternion is scaled by its largest component before normalising (the
 #: squares of tiny components would lose digits, or vanish).
@@ -63,15 +60,13 @@ class Update:
     good value, followers too), and followers whose computed value overflows. ``unknown``:
     names that are not a moving joint's value (fixed joints included). ``first_value_only``:
     bare names of multi-value joints, which set only their first value (Gazebo's bridge; see
-    ``joint_state_names``). ``ignored_mimic``: always empty, as a value given for a mimic
-    follower is used (kept for callers written for the earlier rule).
+    ``joint_state_names``).
     """
 
     moved: IndexArray
     clamped: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
-    ignored_mimic: list[str] = field(default_factory=list)
     first_value_only: list[str] = field(default_factory=list)
 
 
@@ -82,6 +77,8 @@ class StateResolver:
         self.layout = layout
         self.plans = NamePlans(layout)
         self._names = [joint.name for joint in layout.moving_joints]
+        #: The joints a MultiDOFJointState with these joint names moves (``bounded_cache``).
+        self.multi_dof_moves = bounded_cache(self._multi_dof_moves)
 
     def new_positions(self) -> JointPositions:
         """A fresh state: every joint at zero (identity quaternions), nothing received."""
@@ -119,6 +116,14 @@ class StateResolver:
                 unknown=list(plan.unknown),
                 first_value_only=list(plan.first_value_only),
             )
+        return self.apply_general(plan, positions, given_values, clamp)
+
+    def apply_general(
+        self, plan: NamePlan, positions: JointPositions, given_values: Array, clamp: str | None
+    ) -> Update:
+        """``apply`` by the general rules (module docstring), without trying the fast path:
+        for a message the fast path declined. ``given_values``: the message's values, float64,
+        one per name of ``plan``."""
         state = positions.values
         accepted = given_values[plan.message_index]
         slots, joints = plan.slots, plan.joints
@@ -216,6 +221,22 @@ class StateResolver:
         quaternions /= norms[:, None]
         state[quaternion_slots] = quaternions
         return bad
+
+    def _multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
+        """The moving joints ``joint_names`` set through a transform (sorted, read-only), and
+        the names that set none (``apply_multi_dof`` lists them in ``unknown``)."""
+        layout = self.layout
+        moves: set[int] = set()
+        unknown: list[str] = []
+        for name in joint_names:
+            index = layout.moving_index.get(name)
+            if index is None or layout.joint_types[index].from_transform is None:
+                unknown.append(name)
+            else:
+                moves.add(index)
+        joints = np.array(sorted(moves), dtype=np.intp)
+        joints.flags.writeable = False
+        return joints, tuple(unknown)
 
     def apply_multi_dof(
         self,

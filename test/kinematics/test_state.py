@@ -201,7 +201,7 @@ def test_apply_keeps_every_value_finite_property(values: list[float], clamp: str
 
 def test_update_is_a_plain_report() -> None:
     update = Update(moved=np.array([1, 2], dtype=np.intp))
-    assert update.clamped == update.rejected == update.unknown == update.ignored_mimic == []
+    assert update.clamped == update.rejected == update.unknown == update.first_value_only == []
 
 
 @pytest.mark.parametrize("value", [1e308, -1.7e308, math.inf, math.nan, 5e-324])
@@ -297,14 +297,14 @@ def _chain_urdf(kind: str, x: str) -> str:
     return f'<robot name="r"><link name="a"/><link name="b"/><link name="c"/>{joints}\n</robot>'
 
 
-# -- the fast path (joint_state_names.FastApply) ----------------------------------------------
+# -- the fast path (joint_state_names.FastApply, by StateResolver.plans) --------------------
 
 
 def test_a_message_of_one_value_names_in_range_takes_the_fast_path() -> None:
     # chain_robot: j1 leads a three-level mimic chain m1 -> m2 -> m3.
     kin = chain_robot().kinematics
     names = ("j1", "j2", "c1", "w1")
-    plan = kin.joint_state_plan(names)
+    plan = kin.state.plans.plan(names)
     assert plan.fast is not None
     assert [level.slots.size for level in plan.fast.levels] == [1, 1, 1]
     positions = kin.new_positions()
@@ -325,7 +325,7 @@ def test_the_fast_path_gives_what_the_reference_gives_on_random_robots() -> None
         for clamp in (None, "hard", "soft"):
             cfg = in_range_cfg(robot, clamp, rng)
             names, values = state_names_values(kin, cfg)
-            assert kin.joint_state_plan(tuple(names)).fast is not None
+            assert kin.state.plans.plan(tuple(names)).fast is not None
             positions = kin.new_positions()
             update = kin.apply(positions, tuple(names), values, clamp=clamp)
             assert update.clamped == []
@@ -343,7 +343,7 @@ def test_values_left_outside_by_a_clamp_mode_change_are_clamped_by_the_next_mess
     positions = kin.new_positions()
     kin.apply(positions, ["j1", "j2"], [0.9, 5.0], clamp=None)  # j2 stored beyond [0, 0.2]
     update = kin.apply(positions, ["c1"], [1.0], clamp="hard")  # in range, j2 not given
-    assert kin.joint_state_plan(("c1",)).fast is not None
+    assert kin.state.plans.plan(("c1",)).fast is not None
     assert update.clamped == ["j2"]  # m1 = 1.8 is beyond its limits, but computed: kept
     stored = kin.variable_values(positions)
     assert (stored["j2"], stored["m1"], stored["c1"]) == (0.2, 1.8, 1.0)
