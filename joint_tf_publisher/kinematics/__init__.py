@@ -14,12 +14,13 @@ What each joint type is (its values, limits and motion) comes from ``model.joint
 """
 
 from .kinematics import Kinematics
-from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Layout
+from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, ClampMode, Layout
 from .message_plan import MessagePlan, Resolved
 from .state import JointPositions, Update
 
 __all__ = [
     "CLAMP_LIMITS",
+    "ClampMode",
     "MAX_JOINT_VALUE",
     "JointPositions",
     "Kinematics",

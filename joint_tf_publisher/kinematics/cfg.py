@@ -24,7 +24,7 @@ import numpy as np
 from ..arrays import Array, IndexArray
 from ..bounded_cache import bounded_cache
 from ..model.joint_types import unit_quaternions
-from .layout import Layout, check_clamp
+from .layout import ClampMode, Layout
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,10 @@ class CfgReader:
 
     # -- one configuration ---------------------------------------------------------------------
 
-    def single(self, cfg: Mapping[Any, Any] | None, clamp: str | None) -> Array:
+    def single(self, cfg: Mapping[Any, Any] | None, clamp: ClampMode) -> Array:
         """(V,) variable vector of one cfg, clamped and with followers resolved."""
         values = self._single_values(cfg) if cfg else self.layout.zero_values
         if clamp is not None:
-            check_clamp(clamp)
             rows = values[None].copy()
             self.resolve(rows, clamp)
             values = rows[0]
@@ -192,9 +191,8 @@ class CfgReader:
 
     # -- many configurations -------------------------------------------------------------------
 
-    def batch(self, cfgs: Mapping[Any, Any], clamp: str | None) -> Array:
+    def batch(self, cfgs: Mapping[Any, Any], clamp: ClampMode) -> Array:
         """(N, V) variable rows of a batched cfg, clamped and with followers resolved."""
-        check_clamp(clamp)
         values = self._batch_values_fast(cfgs)
         if values is None:
             values = self._batch_values_general(cfgs, self._batch_size(cfgs))
@@ -301,7 +299,7 @@ class CfgReader:
             name = layout.moving_joints[int(layout.slot_joint[slot])].name
             raise ValueError(f"joint {name!r}: non-finite value in cfg")
 
-    def resolve(self, values: Array, clamp: str | None) -> None:
+    def resolve(self, values: Array, clamp: ClampMode) -> None:
         """Clamp the independent values of rows (N, V) and set the followers, in place."""
         if clamp is not None:
             lower, upper = self._ranges[clamp]

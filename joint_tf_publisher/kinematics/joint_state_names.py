@@ -29,7 +29,7 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
-from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Follower, Layout
+from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, ClampMode, Follower, Layout
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class FastApply:
     #: Per clamp mode (None included): (lower, upper) per slot: each given value's range
     #: within +-MAX_JOINT_VALUE, any stored value's too (a clamp mode that changed leaves
     #: values outside), and +-inf for the followers not given.
-    bounds: dict[str | None, tuple[Array, Array]]
+    bounds: dict[ClampMode, tuple[Array, Array]]
     levels: tuple[FollowerLevel, ...]
     moves_mask: BoolArray
 
@@ -183,7 +183,7 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
         for _, followers in sorted(by_level.items())
     )
     free = [f.slot for f in not_given]  # never clamped: kept, or computed from a leader
-    bounds: dict[str | None, tuple[Array, Array]] = {}
+    bounds: dict[ClampMode, tuple[Array, Array]] = {}
     for mode in (None, *CLAMP_LIMITS):
         if mode is None:
             lower = np.full(layout.num_values, -MAX_JOINT_VALUE)

@@ -88,8 +88,9 @@ class Kinematics:
         values: Sequence[float],
         clamp: str | None = "hard",
     ) -> Update:
-        """Set values by JointState name; clamp; resolve mimic (``state``)."""
-        return self.state.apply(positions, names, values, clamp)
+        """Set values by JointState name; clamp; resolve mimic (``state``). ValueError for a
+        ``clamp`` other than None, "hard" or "soft"."""
+        return self.state.apply(positions, names, values, check_clamp(clamp))
 
     def apply_multi_dof(
         self,
@@ -100,7 +101,9 @@ class Kinematics:
         clamp: str | None = "hard",
     ) -> Update:
         """Set multi-DOF joints from MultiDOFJointState transforms (``state``)."""
-        return self.state.apply_multi_dof(positions, joint_names, translations, quaternions, clamp)
+        return self.state.apply_multi_dof(
+            positions, joint_names, translations, quaternions, check_clamp(clamp)
+        )
 
     def message_plans(
         self, clamp: str | None, publish_mask: BoolArray
@@ -108,12 +111,12 @@ class Kinematics:
         """The ``MessagePlan`` of JointStates by their tuple of names, under ``clamp``,
         publishing the moving joints where ``publish_mask`` (M,) is True: a ``bounded_cache``
         of ``message_plan.message_plan``, so each shape is compiled once."""
-        check_clamp(clamp)
+        mode = check_clamp(clamp)
         mask = np.array(publish_mask, dtype=bool).reshape(len(self.layout.moving_joints))
         mask.flags.writeable = False
 
         def build(names: tuple[str, ...]) -> MessagePlan:
-            return message_plan(self.state, self.transforms, names, clamp, mask)
+            return message_plan(self.state, self.transforms, names, mode, mask)
 
         return bounded_cache(build)
 
@@ -155,7 +158,7 @@ class Kinematics:
         is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
         unknown names and non-finite values.
         """
-        poses = self.single_fk.link_poses(self.cfg.single(cfg, clamp))
+        poses = self.single_fk.link_poses(self.cfg.single(cfg, check_clamp(clamp)))
         # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
         return dict(zip(self.layout.link_names, poses, strict=False))
 
@@ -165,7 +168,7 @@ class Kinematics:
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
         joints, (N, ...) of ``Joint.motion``'s shapes for the others).
         """
-        values = self.cfg.batch(cfgs, clamp)
+        values = self.cfg.batch(cfgs, check_clamp(clamp))
         if values.shape[0] == 1:
             poses = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, TypeGuard
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +38,11 @@ BoolArray = NDArray[np.bool_]
 #: summed along its path): a model beyond it is refused, as its poses could overflow to inf.
 MAX_REACH = 1e300
 #: The limits a joint value can be clamped to (``None`` in their place: no clamping).
-CLAMP_LIMITS = ("hard", "soft")
+CLAMP_LIMITS: tuple[Literal["hard"], Literal["soft"]] = ("hard", "soft")
+#: A clamp mode as the kinematics takes it: "hard" (``<limit>``), "soft" (intersected with
+#: ``<safety_controller>``) or None (no clamping). Checked once where it comes in
+#: (``check_clamp``); typed everywhere after.
+ClampMode = Literal["hard", "soft"] | None
 #: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
 #: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
 #: could overflow a transform to inf.
@@ -66,10 +71,16 @@ class FormGroup:
     slots: IndexArray  # (J, size) variable slots of each joint
 
 
-def check_clamp(clamp: str | None) -> None:
-    """ValueError unless ``clamp`` is None, "hard" or "soft"."""
-    if clamp is not None and clamp not in CLAMP_LIMITS:
+def is_clamp_mode(clamp: object) -> TypeGuard[ClampMode]:
+    """True if ``clamp`` is a ``ClampMode``: None, "hard" or "soft"."""
+    return clamp is None or clamp in CLAMP_LIMITS
+
+
+def check_clamp(clamp: object) -> ClampMode:
+    """``clamp`` as a ``ClampMode``; ValueError unless it is None, "hard" or "soft"."""
+    if not is_clamp_mode(clamp):
         raise ValueError(f"clamp must be one of (None, 'hard', 'soft'), got {clamp!r}")
+    return clamp
 
 
 def _translation_norm(pose: Array) -> float:

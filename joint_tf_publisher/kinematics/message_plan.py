@@ -22,6 +22,7 @@ from typing import NamedTuple
 from ..arrays import Array, BoolArray, IndexArray
 from .joint_state_names import NamePlan
 from .joint_transforms import JointTransforms, PosePlan, poses_of
+from .layout import ClampMode
 from .state import JointPositions, StateResolver, Update, apply_fast
 
 
@@ -60,7 +61,7 @@ class MessagePlan:
     ``publish_mask`` (see the module docstring). Arrays are read-only."""
 
     names: tuple[str, ...]
-    clamp: str | None
+    clamp: ClampMode
     #: Moving joints the message moves: those named and their mimic followers (sorted).
     moves: IndexArray
     #: The subset of ``moves`` published, and its bytes (the key of its TFMessage layout).
@@ -100,7 +101,7 @@ def message_plan(
     resolver: StateResolver,
     transforms: JointTransforms,
     names: tuple[str, ...],
-    clamp: str | None,
+    clamp: ClampMode,
     publish_mask: BoolArray,
 ) -> MessagePlan:
     """The ``MessagePlan`` of messages with ``names`` under ``clamp``, publishing the moving

@@ -29,7 +29,7 @@ import numpy as np
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
-from .layout import MAX_JOINT_VALUE, Layout, check_clamp
+from .layout import MAX_JOINT_VALUE, ClampMode, Layout
 
 #: Below this norm, a quaternion is scaled by its largest component before normalising (the
 #: squares of tiny components would lose digits, or vanish).
@@ -98,14 +98,13 @@ class StateResolver:
         positions: JointPositions,
         names: Sequence[str],
         values: Sequence[float],
-        clamp: str | None = "hard",
+        clamp: ClampMode = "hard",
     ) -> Update:
         """Set values by JointState name; clamp; compute the followers not given.
 
         ``values`` in radians or metres (quaternion components unitless), one per name.
-        Raises ValueError for a bad ``clamp`` or lengths that differ. See ``Update``.
+        Raises ValueError for lengths that differ. See ``Update``.
         """
-        check_clamp(clamp)
         given_values = np.asarray(values, dtype=np.float64)
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
@@ -119,7 +118,7 @@ class StateResolver:
         return self.apply_general(plan, positions, given_values, clamp)
 
     def apply_general(
-        self, plan: NamePlan, positions: JointPositions, given_values: Array, clamp: str | None
+        self, plan: NamePlan, positions: JointPositions, given_values: Array, clamp: ClampMode
     ) -> Update:
         """``apply`` by the general rules (module docstring), without trying the fast path:
         for a message the fast path declined. ``given_values``: the message's values, float64,
@@ -244,7 +243,7 @@ class StateResolver:
         joint_names: Sequence[str],
         translations: Any,
         quaternions: Any,
-        clamp: str | None = "hard",
+        clamp: ClampMode = "hard",
     ) -> Update:
         """Set multi-DOF joints from ``sensor_msgs/MultiDOFJointState`` transforms.
 
@@ -284,7 +283,7 @@ class StateResolver:
 
 
 def apply_fast(
-    fast: FastApply, positions: JointPositions, given_values: Array, clamp: str | None
+    fast: FastApply, positions: JointPositions, given_values: Array, clamp: ClampMode
 ) -> bool:
     """The common message in whole-vector calls (``FastApply``): True if applied; False,
     with ``positions`` untouched, if a value is unusable or a clamp has work to do (then

@@ -14,8 +14,10 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from ..kinematics import ClampMode
+
 #: Accepted values of ``clamp`` and what they mean for the kinematics (None: no clamping).
-CLAMP_MODES: dict[str, str | None] = {"hard": "hard", "soft": "soft", "none": None}
+CLAMP_MODES: dict[str, ClampMode] = {"hard": "hard", "soft": "soft", "none": None}
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
 
@@ -166,7 +168,7 @@ class Settings:
         return int(round(1e9 / self.publish_frequency))
 
     @property
-    def clamp_mode(self) -> str | None:
+    def clamp_mode(self) -> ClampMode:
         """``clamp`` as the kinematics takes it: "hard", "soft" or None."""
         return CLAMP_MODES[self.clamp]
 
