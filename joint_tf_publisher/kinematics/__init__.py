@@ -14,13 +14,12 @@ What each joint type is (its values, limits and motion) comes from ``model.joint
 """
 
 from .kinematics import Kinematics
-from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, ClampMode, Layout
+from .layout import CLAMPING, MAX_JOINT_VALUE, Layout
 from .message_plan import MessagePlan, Resolved
 from .state import JointPositions, Update
 
 __all__ = [
-    "CLAMP_LIMITS",
-    "ClampMode",
+    "CLAMPING",
     "MAX_JOINT_VALUE",
     "JointPositions",
     "Kinematics",

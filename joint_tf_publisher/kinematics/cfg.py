@@ -4,9 +4,9 @@ A cfg maps joint names (or Joint objects, or MoveIt variable names) to values of
 the joint's type takes (``model.joint_types``); absent joints sit at zero. A cfg is a
 configuration of the independent joints, as in urdfpy: a value given for a mimic follower is
 ignored, and every follower is multiplier * leader + offset from its leader's (clamped) value,
-never clamped to its own limits. With ``clamp`` ("hard" or "soft") the independent values are
-clamped first. (A JointState is a measurement instead: there a follower's own value wins, see
-``state``.)
+never clamped to its own limits. With ``clamp`` (``ClampMode.HARD`` or ``SOFT``) the
+independent values are clamped first. (A JointState is a measurement instead: there a
+follower's own value wins, see ``state``.)
 
 A cfg of plain numbers keyed by one-value joint or variable names takes a fast path: one
 matrix product with a matrix cached per tuple of names (``CfgPlan``).
@@ -23,8 +23,9 @@ import numpy as np
 
 from ..arrays import Array, IndexArray
 from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampMode
 from ..model.joint_types import unit_quaternions
-from .layout import ClampMode, Layout
+from .layout import Layout
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class CfgReader:
             for chosen in [[f for f in layout.followers if f.level == level]]
         ]
         # Clamping acts on independent values only: followers are computed afterwards.
-        self._ranges: dict[str, tuple[Array, Array]] = {}
+        self._ranges: dict[ClampMode, tuple[Array, Array]] = {}
         followers = [f.slot for f in layout.followers]
         for mode, (lower, upper) in layout.ranges.items():
             lower, upper = lower.copy(), upper.copy()
@@ -97,7 +98,7 @@ class CfgReader:
     def single(self, cfg: Mapping[Any, Any] | None, clamp: ClampMode) -> Array:
         """(V,) variable vector of one cfg, clamped and with followers resolved."""
         values = self._single_values(cfg) if cfg else self.layout.zero_values
-        if clamp is not None:
+        if clamp is not ClampMode.NONE:
             rows = values[None].copy()
             self.resolve(rows, clamp)
             values = rows[0]
@@ -177,7 +178,7 @@ class CfgReader:
             rows = np.array(values)[None]
             self._fill(rows, deferred, batched=False)
             self._check(rows)
-            self.resolve(rows, None)
+            self.resolve(rows, ClampMode.NONE)
             single: Array = rows[0]
             return single
         for follower in self.layout.followers:
@@ -301,7 +302,7 @@ class CfgReader:
 
     def resolve(self, values: Array, clamp: ClampMode) -> None:
         """Clamp the independent values of rows (N, V) and set the followers, in place."""
-        if clamp is not None:
+        if clamp is not ClampMode.NONE:
             lower, upper = self._ranges[clamp]
             np.clip(values, lower, upper, out=values)
         for level in self._levels:

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
-from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, ClampMode, Follower, Layout
+from ..model.clamp_mode import ClampMode
+from .layout import CLAMPING, MAX_JOINT_VALUE, Follower, Layout
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class FastApply:
 
     message_index: IndexArray
     slots: IndexArray
-    #: Per clamp mode (None included): (lower, upper) per slot: each given value's range
+    #: Per clamp mode (``NONE`` included): (lower, upper) per slot: each given value's range
     #: within +-MAX_JOINT_VALUE, any stored value's too (a clamp mode that changed leaves
     #: values outside), and +-inf for the followers not given.
     bounds: dict[ClampMode, tuple[Array, Array]]
@@ -121,7 +122,7 @@ class NamePlan:
     followers: FollowerSteps
     #: Per clamp mode, (lower, upper) per slot: every given value's range; +-inf for the
     #: followers computed from their leaders (never clamped).
-    ranges: dict[str, tuple[Array, Array]]
+    ranges: dict[ClampMode, tuple[Array, Array]]
     #: Slots of the mimic followers given in this message.
     given_follower_slots: list[int]
     #: Moving joints this message moves: those given and the followers of those (sorted).
@@ -132,12 +133,12 @@ class NamePlan:
     fast: FastApply | None = None
 
 
-def _ranges(layout: Layout, given_followers: set[int]) -> dict[str, tuple[Array, Array]]:
+def _ranges(layout: Layout, given_followers: set[int]) -> dict[ClampMode, tuple[Array, Array]]:
     """Clamp ranges for a message giving ``given_followers``: each follower not given is
     never clamped (+-inf); every other slot has its own range."""
     computed = [f.slot for f in layout.followers if f.joint not in given_followers]
-    ranges: dict[str, tuple[Array, Array]] = {}
-    for mode in CLAMP_LIMITS:
+    ranges: dict[ClampMode, tuple[Array, Array]] = {}
+    for mode in CLAMPING:
         lower, upper = (bound.copy() for bound in layout.ranges[mode])
         lower[computed], upper[computed] = -np.inf, np.inf
         ranges[mode] = (lower, upper)
@@ -184,8 +185,8 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     )
     free = [f.slot for f in not_given]  # never clamped: kept, or computed from a leader
     bounds: dict[ClampMode, tuple[Array, Array]] = {}
-    for mode in (None, *CLAMP_LIMITS):
-        if mode is None:
+    for mode in ClampMode:
+        if mode is ClampMode.NONE:
             lower = np.full(layout.num_values, -MAX_JOINT_VALUE)
             upper = np.full(layout.num_values, MAX_JOINT_VALUE)
         else:

@@ -22,12 +22,13 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampLike, ClampMode
 from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
 from .joint_transforms import JointTransforms
-from .layout import Layout, check_clamp
+from .layout import Layout
 from .message_plan import MessagePlan, message_plan
 from .state import JointPositions, StateResolver, Update
 
@@ -86,11 +87,11 @@ class Kinematics:
         positions: JointPositions,
         names: Sequence[str],
         values: Sequence[float],
-        clamp: str | None = "hard",
+        clamp: ClampLike = ClampMode.HARD,
     ) -> Update:
-        """Set values by JointState name; clamp; resolve mimic (``state``). ValueError for a
-        ``clamp`` other than None, "hard" or "soft"."""
-        return self.state.apply(positions, names, values, check_clamp(clamp))
+        """Set values by JointState name; clamp; resolve mimic (``state``). ``clamp`` as
+        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode)."""
+        return self.state.apply(positions, names, values, ClampMode.of(clamp))
 
     def apply_multi_dof(
         self,
@@ -98,20 +99,20 @@ class Kinematics:
         joint_names: Sequence[str],
         translations: Any,
         quaternions: Any,
-        clamp: str | None = "hard",
+        clamp: ClampLike = ClampMode.HARD,
     ) -> Update:
         """Set multi-DOF joints from MultiDOFJointState transforms (``state``)."""
         return self.state.apply_multi_dof(
-            positions, joint_names, translations, quaternions, check_clamp(clamp)
+            positions, joint_names, translations, quaternions, ClampMode.of(clamp)
         )
 
     def message_plans(
-        self, clamp: str | None, publish_mask: BoolArray
+        self, clamp: ClampLike, publish_mask: BoolArray
     ) -> Callable[[tuple[str, ...]], MessagePlan]:
         """The ``MessagePlan`` of JointStates by their tuple of names, under ``clamp``,
         publishing the moving joints where ``publish_mask`` (M,) is True: a ``bounded_cache``
         of ``message_plan.message_plan``, so each shape is compiled once."""
-        mode = check_clamp(clamp)
+        mode = ClampMode.of(clamp)
         mask = np.array(publish_mask, dtype=bool).reshape(len(self.layout.moving_joints))
         mask.flags.writeable = False
 
@@ -149,7 +150,7 @@ class Kinematics:
     # -- forward kinematics --------------------------------------------------------------------
 
     def link_fk(
-        self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
+        self, cfg: Mapping[Any, Any] | None = None, clamp: ClampLike = None
     ) -> dict[str, Array]:
         """Every link's pose (4, 4) in the root link frame, in file order.
 
@@ -158,17 +159,17 @@ class Kinematics:
         is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
         unknown names and non-finite values.
         """
-        poses = self.single_fk.link_poses(self.cfg.single(cfg, check_clamp(clamp)))
+        poses = self.single_fk.link_poses(self.cfg.single(cfg, ClampMode.of(clamp)))
         # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
         return dict(zip(self.layout.link_names, poses, strict=False))
 
-    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
+    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: ClampLike = None) -> dict[str, Array]:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
 
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
         joints, (N, ...) of ``Joint.motion``'s shapes for the others).
         """
-        values = self.cfg.batch(cfgs, check_clamp(clamp))
+        values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if values.shape[0] == 1:
             poses = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:

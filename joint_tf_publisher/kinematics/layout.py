@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, TypeGuard
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
+from ..model.clamp_mode import ClampMode
 from ..model.elements import Joint, RobotModel
 from ..model.joint_types import JOINT_TYPES, JointType
 from ..model.motion_forms import MotionForm
@@ -37,12 +37,8 @@ BoolArray = NDArray[np.bool_]
 #: Largest distance (m) a link may lie from the root by its origins alone (their translations
 #: summed along its path): a model beyond it is refused, as its poses could overflow to inf.
 MAX_REACH = 1e300
-#: The limits a joint value can be clamped to (``None`` in their place: no clamping).
-CLAMP_LIMITS: tuple[Literal["hard"], Literal["soft"]] = ("hard", "soft")
-#: A clamp mode as the kinematics takes it: "hard" (``<limit>``), "soft" (intersected with
-#: ``<safety_controller>``) or None (no clamping). Checked once where it comes in
-#: (``check_clamp``); typed everywhere after.
-ClampMode = Literal["hard", "soft"] | None
+#: The clamp modes that clamp (``ClampMode.NONE`` does not): ``Layout.ranges`` has each.
+CLAMPING = (ClampMode.HARD, ClampMode.SOFT)
 #: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
 #: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
 #: could overflow a transform to inf.
@@ -69,18 +65,6 @@ class FormGroup:
     form: MotionForm
     joints: IndexArray  # (J,) moving joint indices, ascending
     slots: IndexArray  # (J, size) variable slots of each joint
-
-
-def is_clamp_mode(clamp: object) -> TypeGuard[ClampMode]:
-    """True if ``clamp`` is a ``ClampMode``: None, "hard" or "soft"."""
-    return clamp is None or clamp in CLAMP_LIMITS
-
-
-def check_clamp(clamp: object) -> ClampMode:
-    """``clamp`` as a ``ClampMode``; ValueError unless it is None, "hard" or "soft"."""
-    if not is_clamp_mode(clamp):
-        raise ValueError(f"clamp must be one of (None, 'hard', 'soft'), got {clamp!r}")
-    return clamp
 
 
 def _translation_norm(pose: Array) -> float:
@@ -279,9 +263,9 @@ class Layout:
 
     def _collect_limits(self) -> None:
         """Per clamp mode, each slot's range (+-inf where a value is not clamped)."""
-        #: "hard"/"soft" -> (lower (V,), upper (V,)), from ``Joint.variable_limits``.
-        self.ranges: dict[str, tuple[Array, Array]] = {}
-        for mode in CLAMP_LIMITS:
+        #: ``CLAMPING`` mode -> (lower (V,), upper (V,)), from ``Joint.variable_limits``.
+        self.ranges: dict[ClampMode, tuple[Array, Array]] = {}
+        for mode in CLAMPING:
             lower = np.full(self.num_values, -np.inf)
             upper = np.full(self.num_values, np.inf)
             for i, joint in enumerate(self.moving_joints):

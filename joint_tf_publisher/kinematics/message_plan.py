@@ -19,10 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
+
 from ..arrays import Array, BoolArray, IndexArray
+from ..model.clamp_mode import ClampMode
 from .joint_state_names import NamePlan
 from .joint_transforms import JointTransforms, PosePlan, poses_of
-from .layout import ClampMode
 from .state import JointPositions, StateResolver, Update, apply_fast
 
 
@@ -73,6 +75,8 @@ class MessagePlan:
     first_value_only: tuple[str, ...]
     publish_mask: BoolArray
     name_plan: NamePlan
+    #: The fast path's per-slot (lower, upper) bounds under ``clamp`` (unused without one).
+    fast_bounds: tuple[Array, Array]
     pose_plan: PosePlan
     resolver: StateResolver
     transforms: JointTransforms
@@ -81,7 +85,7 @@ class MessagePlan:
         """Apply ``values`` (float64, one per name: radians or metres) to ``positions`` and
         return what to publish (``Resolved``)."""
         fast = self.name_plan.fast
-        if fast is not None and apply_fast(fast, positions, values, self.clamp):
+        if fast is not None and apply_fast(fast, self.fast_bounds, positions, values):
             poses = poses_of(self.pose_plan, positions.values)
             return Resolved(self.published, self.published_key, poses, (), ())
         update = self.resolver.apply_general(self.name_plan, positions, values, self.clamp)
@@ -95,6 +99,9 @@ class MessagePlan:
             update.clamped,
             update.rejected,
         )
+
+
+_NO_BOUNDS: tuple[Array, Array] = (np.empty(0), np.empty(0))
 
 
 def message_plan(
@@ -120,6 +127,7 @@ def message_plan(
         first_value_only=tuple(name_plan.first_value_only),
         publish_mask=publish_mask,
         name_plan=name_plan,
+        fast_bounds=name_plan.fast.bounds[clamp] if name_plan.fast is not None else _NO_BOUNDS,
         pose_plan=transforms.plan(published),
         resolver=resolver,
         transforms=transforms,

@@ -5,9 +5,10 @@
 value), normalises quaternions, writes the rest, clamps, and computes the mimic followers not
 given in the message from their leaders. The rules, in order:
 
-1. Every value given is clamped into its joint's range for the clamp mode ("hard": ``<limit>``;
-   "soft": intersected with ``<safety_controller>``; None: no clamping). This includes a value
-   given for a mimic follower: the measurement wins, as in robot_state_publisher.
+1. Every value given is clamped into its joint's range for the ``ClampMode`` (``HARD``:
+   ``<limit>``; ``SOFT``: intersected with ``<safety_controller>``; ``NONE``: no clamping).
+   This includes a value given for a mimic follower: the measurement wins, as in
+   robot_state_publisher.
 2. A follower not given follows its leader: whenever the leader moves, the follower becomes
    multiplier * leader + offset from the leader's final (clamped) value, and is not clamped
    to its own limits (as joint_state_publisher, MoveIt, pinocchio
@@ -28,8 +29,9 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampMode
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
-from .layout import MAX_JOINT_VALUE, ClampMode, Layout
+from .layout import MAX_JOINT_VALUE, Layout
 
 #: Below this norm, a quaternion is scaled by its largest component before normalising (the
 #: squares of tiny components would lose digits, or vanish).
@@ -98,7 +100,7 @@ class StateResolver:
         positions: JointPositions,
         names: Sequence[str],
         values: Sequence[float],
-        clamp: ClampMode = "hard",
+        clamp: ClampMode = ClampMode.HARD,
     ) -> Update:
         """Set values by JointState name; clamp; compute the followers not given.
 
@@ -109,7 +111,8 @@ class StateResolver:
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
         plan = self.plans.plan(tuple(names))
-        if plan.fast is not None and apply_fast(plan.fast, positions, given_values, clamp):
+        fast = plan.fast
+        if fast is not None and apply_fast(fast, fast.bounds[clamp], positions, given_values):
             return Update(
                 moved=plan.moves,
                 unknown=list(plan.unknown),
@@ -148,7 +151,7 @@ class StateResolver:
         received = positions.received
         received |= moved
         clamped: list[int] = []
-        if clamp is not None:
+        if clamp is not ClampMode.NONE:
             lower, upper = plan.ranges[clamp]
             if rejected and plan.given_follower_slots:
                 lower, upper = _unclamp_rejected(self.layout, plan, rejected, lower, upper)
@@ -243,7 +246,7 @@ class StateResolver:
         joint_names: Sequence[str],
         translations: Any,
         quaternions: Any,
-        clamp: ClampMode = "hard",
+        clamp: ClampMode = ClampMode.HARD,
     ) -> Update:
         """Set multi-DOF joints from ``sensor_msgs/MultiDOFJointState`` transforms.
 
@@ -283,14 +286,14 @@ class StateResolver:
 
 
 def apply_fast(
-    fast: FastApply, positions: JointPositions, given_values: Array, clamp: ClampMode
+    fast: FastApply, bounds: tuple[Array, Array], positions: JointPositions, given_values: Array
 ) -> bool:
     """The common message in whole-vector calls (``FastApply``): True if applied; False,
     with ``positions`` untouched, if a value is unusable or a clamp has work to do (then
     ``StateResolver.apply`` takes it). ``given_values``: the message's values, float64."""
     candidate = positions.values.copy()
     candidate[fast.slots] = given_values[fast.message_index]
-    lower, upper = fast.bounds[clamp]
+    lower, upper = bounds
     # fmax/fmin turn NaN into a bound, so NaN differs too; the bytes compare in one call.
     if np.fmin(np.fmax(candidate, lower), upper).tobytes() != candidate.tobytes():
         return False
