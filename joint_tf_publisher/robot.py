@@ -14,14 +14,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, overload
 
-import numpy as np
-from numpy.typing import NDArray
-
+from .arrays import Array
 from .description.loader import load_file, load_string
 from .kinematics import Kinematics
 from .model import ClampLike, Link, RobotModel
 
-Array = NDArray[np.float64]
 LinkRef = str | Link
 
 

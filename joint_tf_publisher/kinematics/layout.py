@@ -21,18 +21,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, IndexArray
 from ..errors import ModelError
 from ..model.clamp_mode import ClampMode
 from ..model.elements import Joint, RobotModel
 from ..model.joint_types import JOINT_TYPES, JointType
 from ..model.motion_forms import MotionForm
 from ..model.validate import check_model
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
 
 #: Largest distance (m) a link may lie from the root by its origins alone (their translations
 #: summed along its path): a model beyond it is refused, as its poses could overflow to inf.

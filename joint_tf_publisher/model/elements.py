@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ..arrays import Array
 from .clamp_mode import ClampMode
 from .joint_types import JOINT_TYPES
-
-Array = NDArray[np.float64]
 
 
 @dataclass
