@@ -18,11 +18,15 @@ from repo_paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "joint_tf_publisher"
 
-#: Leaf modules: they import nothing of the package, and every layer may import them.
-LEAVES = {"errors", "transforms", "arrays", "bounded_cache"}
+#: Modules that import nothing of the package: the array aliases and the bounded cache.
+BASE = {"arrays", "bounded_cache"}
+#: Leaf modules: they import the base at most, and every layer may import them.
+LEAVES = BASE | {"errors", "transforms"}
 #: What each part may import from the package (besides itself).
 ALLOWED: dict[str, set[str]] = {
-    **{leaf: set() for leaf in LEAVES},
+    **{base: set() for base in BASE},
+    "errors": BASE,
+    "transforms": BASE,
     "model": LEAVES,
     "description": LEAVES | {"model"},
     "kinematics": LEAVES | {"model"},
