@@ -14,7 +14,7 @@ What each joint type is (its values, limits and motion) comes from ``model.joint
 """
 
 from .kinematics import Kinematics
-from .layout import CLAMPING, MAX_JOINT_VALUE, Layout
+from .layout import CLAMPING, MAX_JOINT_VALUE, Layout, compile_layout
 from .message_plan import MessagePlan, Resolved
 from .state import JointPositions, Update
 
@@ -27,4 +27,5 @@ __all__ = [
     "MessagePlan",
     "Resolved",
     "Update",
+    "compile_layout",
 ]

@@ -28,7 +28,7 @@ from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
 from .joint_transforms import JointTransforms
-from .layout import Layout
+from .layout import compile_layout
 from .message_plan import MessagePlan, message_plan
 from .state import JointPositions, StateResolver, Update
 
@@ -49,7 +49,7 @@ class Kinematics:
 
     def __init__(self, robot: RobotModel) -> None:
         self.robot = robot
-        self.layout = Layout(robot)
+        self.layout = compile_layout(robot)
         self.state = StateResolver(self.layout)
         self.transforms = JointTransforms(self.layout)
         self.cfg = CfgReader(self.layout)
