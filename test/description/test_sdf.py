@@ -943,13 +943,6 @@ ERROR_CASES = [
     ),
     (two_links("<axis>\n<xyz>0 0 0</xyz>\n</axis>"), "<xyz>", r"joint 'j': <axis><xyz> is zero"),
     (
-        two_links(
-            "<axis>\n<xyz>1 0 0</xyz>\n</axis>\n<axis2><xyz>2 0 0</xyz></axis2>", "universal"
-        ),
-        '<joint name="j"',
-        r"joint 'j': <axis> and <axis2> are parallel",
-    ),
-    (
         two_links("<axis><xyz>0 0 1</xyz></axis>\n<thread_pitch>0</thread_pitch>", "screw"),
         "<thread_pitch>",
         r"joint 'j': <thread_pitch> 0.0 \(radians per metre\) gives no finite pitch",
@@ -1016,3 +1009,197 @@ def test_warnings_for_odd_but_readable_input() -> None:
     )
     robot = Robot.from_xml_string(old)
     assert any("'relative_to' needs SDFormat 1.7" in w for w in robot.warnings)
+
+
+# -- what libsdformat reads without error ---------------------------------------------------------
+
+
+def warning_at(robot: Robot, line: int, text: str) -> str:
+    """The one warning of ``robot`` at ``line`` that contains ``text``."""
+    found = [w for w in robot.warnings if f"<string>:{line}: " in w and text in w]
+    assert len(found) == 1, robot.warnings
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "kind,axes,needle,message,second_axis",
+    [
+        (
+            "universal",
+            "<axis><xyz>1 0 0</xyz></axis>",
+            '<joint name="j"',
+            "joint 'j': universal joint without <axis2>: degenerate, its second axis is (0, 0, 1)",
+            Z,
+        ),
+        (
+            "revolute2",
+            "<axis><xyz>0 0 1</xyz></axis>",
+            '<joint name="j"',
+            "its second axis is (0, 0, 1) parallel to <axis>",
+            Z,
+        ),
+        (
+            "revolute2",
+            "<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>-2 0 0</xyz></axis2>",
+            "<axis2>",
+            "joint 'j': <axis2> is parallel to <axis>: degenerate, both values turn about one line",
+            -X,
+        ),
+    ],
+)
+def test_degenerate_two_axis_joints_load_with_a_warning(
+    kind: str, axes: str, needle: str, message: str, second_axis: np.ndarray
+) -> None:
+    """libsdformat reads a revolute2 or universal joint without <axis2>, or with <axis2>
+    parallel to <axis>: so does this reader, warning at the line, the motion as written."""
+    text = two_links(axes, kind)
+    robot = Robot.from_xml_string(text)
+    warning_at(robot, line_with(text, needle), message)
+    first_axis = robot.joints["j"].axis
+    q1, q2 = 0.3, -0.7
+    first = Rotation.from_rotvec(q1 * first_axis).as_matrix()
+    second = Rotation.from_rotvec(q2 * np.asarray(second_axis, dtype=float)).as_matrix()
+    expected = {"a": pose(), "b": rotation_about((0, 0, 0), first @ second)}
+    assert_poses(robot.link_fk({"j": [q1, q2]}), expected)
+    assert_poses(compose_fk(robot, {"j": [q1, q2]}), expected)
+
+
+def test_gearbox_without_reference_body_loads_without_the_coupling() -> None:
+    """libsdformat needs no <gearbox_reference_body>: the joint loads uncoupled, with a
+    warning at its line, turning wheel_out about its own <axis> by its own value."""
+    text = GEARBOX_ALONE.replace("<gearbox_reference_body>base</gearbox_reference_body>\n", "")
+    robot = Robot.from_xml_string(text)
+    warning_at(
+        robot,
+        line_with(text, '<joint name="gear"'),
+        "joint 'gear': gearbox without <gearbox_reference_body>: the coupling is left out",
+    )
+    gear = robot.joints["gear"]
+    assert (gear.parent, gear.child, gear.mimic) == ("wheel_in", "wheel_out", None)
+    q_in, q_gear = 0.4, -1.1
+    wheel_in = screw(Z, (0, 0, 0), -q_in)
+    expected = {
+        "base": pose(),
+        "wheel_in": wheel_in,
+        "wheel_out": wheel_in @ screw(Z, (0.3, 0, 0), q_gear) @ pose((0.3, 0, 0)),
+    }
+    cfg = {"in_joint": q_in, "gear": q_gear}
+    assert_poses(robot.link_fk(cfg), expected)
+    assert_poses(compose_fk(robot, cfg), expected)
+
+
+FRAME_GRAPH_JOINTS = sdf(
+    """<link name="base"/>
+<link name="arm"><pose>0 0 0.5 0 0 0</pose></link>
+<link name="hand"><pose>0 0 1 0 0 0</pose></link>
+<link name="tool"><pose>0.1 0 1 0 0 0</pose></link>
+<joint name="shoulder" type="revolute">
+<parent>__model__</parent><child>arm</child><axis><xyz>1 0 0</xyz></axis>
+</joint>
+<joint name="elbow" type="revolute">
+<parent>shoulder</parent><child>hand</child><axis><xyz>0 1 0</xyz></axis>
+</joint>
+<frame name="mount" attached_to="elbow"><pose relative_to="hand">0.1 0 0 0 0 0</pose></frame>
+<joint name="tool_joint" type="fixed"><parent>mount</parent><child>tool</child></joint>""",
+    "1.8",
+)
+
+
+def test_parent_and_child_may_name_any_frame_from_1_8() -> None:
+    """libsdformat resolves <parent>/<child> through the frame graph: a joint to its child
+    link (shoulder -> arm), a frame to the link it is attached to (mount -> elbow -> hand),
+    __model__ to the canonical link; the joint's own pose stays relative to its <child>."""
+    robot = Robot.from_xml_string(FRAME_GRAPH_JOINTS)
+    links = {name: (j.parent, j.child) for name, j in robot.joints.items() if name != "mount"}
+    assert links == {
+        "shoulder": ("base", "arm"),
+        "elbow": ("arm", "hand"),
+        "tool_joint": ("hand", "tool"),
+    }
+    assert robot.joints["mount"].parent == "hand"
+    assert robot.warnings == []
+    q = 0.6
+    arm = screw(X, (0, 0, 0.5), q) @ pose((0, 0, 0.5))
+    hand = arm @ screw(Y, (0, 0, 0.5), q) @ pose((0, 0, 0.5))
+    expected = {
+        "base": pose(),
+        "arm": arm,
+        "hand": hand,
+        "mount": hand @ pose((0.1, 0, 0)),
+        "tool": hand @ pose((0.1, 0, 0)),
+    }
+    cfg = {"shoulder": q, "elbow": q}
+    assert_poses(robot.link_fk(cfg), expected)
+    assert_poses(compose_fk(robot, cfg), expected)
+
+
+@pytest.mark.parametrize(
+    "old,new,needle,message",
+    [
+        (
+            'version="1.8"',
+            'version="1.7"',
+            "<parent>__model__",
+            r"joint 'shoulder': parent '__model__' is not a link of the model",
+        ),
+        (
+            "<parent>shoulder</parent>",
+            "<parent>elbow</parent>",
+            "<parent>elbow",
+            r"joint 'elbow': a joint cannot name itself as its parent",
+        ),
+    ],
+)
+def test_frame_graph_joint_errors(old: str, new: str, needle: str, message: str) -> None:
+    text = FRAME_GRAPH_JOINTS.replace(old, new)
+    with pytest.raises(ModelError, match=rf"^<string>:{line_with(text, needle)}: {message}"):
+        Robot.from_xml_string(text)
+
+
+def test_pre_1_7_joint_named_like_a_link_is_renamed_as_libsdformat_does() -> None:
+    """Before 1.7 a joint may share its link's name; libsdformat renames it NAME_joint (then
+    NAME_joint0, ...), so Gazebo's joint states carry the new name. Its pose stays its own."""
+    text = sdf(
+        """<link name="base"/>
+<link name="wheel"><pose>1 0 0 0 0 0</pose></link>
+<link name="wheel_joint"><pose>2 0 0 0 0 0</pose></link>
+<joint name="wheel" type="revolute">
+<parent>base</parent><child>wheel</child><pose>0 0 0.1 0 0 0</pose>
+<axis><xyz>0 0 1</xyz></axis>
+</joint>
+<joint name="wheel_joint" type="fixed"><parent>base</parent><child>wheel_joint</child></joint>""",
+        "1.6",
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == ["wheel_joint0", "wheel_joint_joint"]
+    warning_at(
+        robot,
+        line_with(text, '<joint name="wheel"'),
+        "joint 'wheel': name 'wheel' is already used by a link of model 'm'; renamed "
+        "'wheel_joint0', as libsdformat does before SDFormat 1.7",
+    )
+    warning_at(robot, line_with(text, '<joint name="wheel_joint"'), "'wheel_joint_joint'")
+    np.testing.assert_allclose(robot.joints["wheel_joint0"].origin, pose((1, 0, 0.1)))
+    q = 0.8
+    expected = {
+        "base": pose(),
+        "wheel": screw(Z, (1, 0, 0.1), q) @ pose((1, 0, 0)),
+        "wheel_joint": pose((2, 0, 0)),
+    }
+    assert_poses(robot.link_fk({"wheel_joint0": q}), expected)
+
+
+def test_a_loop_through_the_root_says_the_link_is_the_root() -> None:
+    """Every link some joint's child: the canonical link is the root and the joint to it
+    closes the loop; the warning says so (it named a parent joint '?' before)."""
+    text = two_links("<axis><xyz>0 0 1</xyz></axis>").replace(
+        "</joint>",
+        '</joint>\n<joint name="back" type="fixed"><parent>b</parent><child>a</child></joint>',
+    )
+    robot = Robot.from_xml_string(text)
+    assert robot.root == "a" and list(robot.joints) == ["j"]
+    message = warning_at(robot, line_with(text, '<joint name="back"'), "joint 'back'")
+    assert message.endswith(
+        "closed kinematic chain: left out of the TF tree, as link 'a' is the root of the TF "
+        "tree (every link is some joint's child)"
+    )
