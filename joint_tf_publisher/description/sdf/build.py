@@ -232,9 +232,7 @@ def _add_world_link(
     return Link(name=WORLD, line=line(world_parent))
 
 
-def _top_model_pose(
-    ctx: Context, graph: PoseGraph, model: etree._Element, needed: bool
-) -> Array:
+def _top_model_pose(ctx: Context, graph: PoseGraph, model: etree._Element, needed: bool) -> Array:
     """X_world_M, the robot model's frame in the world (or in nothing: its ``<sdf>``).
 
     Its ``<pose>`` places its ``placement_frame`` if it names one. A malformed ``<pose>`` is an

@@ -88,9 +88,7 @@ def select_model(
     )
 
 
-def _checked(
-    ctx: Context, robot: etree._Element, models: list[etree._Element]
-) -> etree._Element:
+def _checked(ctx: Context, robot: etree._Element, models: list[etree._Element]) -> etree._Element:
     """``robot``, once the other ``models`` are checked as libsdformat would: a model of the
     robot's name is an error (which one is meant?); two other models of one name, and a
     malformed ``<pose>`` of another model, are warnings (libsdformat refuses the file, but
