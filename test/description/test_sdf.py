@@ -1203,3 +1203,24 @@ def test_a_loop_through_the_root_says_the_link_is_the_root() -> None:
         "closed kinematic chain: left out of the TF tree, as link 'a' is the root of the TF "
         "tree (every link is some joint's child)"
     )
+
+
+def test_pre_1_7_link_written_after_a_joint_of_its_name_is_renamed() -> None:
+    """libsdformat's Model::Load renames the later element of the two: a link NAME_link."""
+    text = sdf(
+        """<link name="base"/>
+<link name="tip"/>
+<joint name="x" type="fixed"><parent>base</parent><child>tip</child></joint>
+<link name="x"><pose>0 0 1 0 0 0</pose></link>""",
+        "1.6",
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.links) == ["base", "tip"] and list(robot.joints) == ["x"]
+    warning_at(
+        robot,
+        line_with(text, '<link name="x"'),
+        "link 'x': name 'x' is already used by a joint of model 'm'; renamed 'x_link'",
+    )
+    assert any("link 'x_link'" in w and "not connected" in w for w in robot.warnings)
+    # the joint's frame is its own (at its child tip), not the link x it once shared a name with
+    np.testing.assert_allclose(robot.joints["x"].origin, pose(), atol=1e-15)
