@@ -784,8 +784,11 @@ JOINT_TO_FRAMES = """<link name="a"/>
 </joint>"""
 
 
-def test_joint_between_frames_connects_their_links_from_1_8() -> None:
-    robot = Robot.from_xml_string(sdf(JOINT_TO_FRAMES, "1.8"))
+@pytest.mark.parametrize("version", ["1.7", "1.8"])
+def test_joint_between_frames_connects_their_links(version: str) -> None:
+    """SDFormat 1.8 allows it; libsdformat, which converts a 1.7 file to its own version,
+    reads it in 1.7 too, and so does this reader."""
+    robot = Robot.from_xml_string(sdf(JOINT_TO_FRAMES, version))
     joint = robot.joints["j"]
     assert (joint.parent, joint.child) == ("a", "b")
     # the joint frame is the child frame b_mount: the axis passes through (1, 0, 0.2)
@@ -795,13 +798,6 @@ def test_joint_between_frames_connects_their_links_from_1_8() -> None:
     expected = {"a": pose(), "b": b, "a_tip": pose((0.5, 0, 0)), "b_mount": b @ pose((0, 0, 0.2))}
     assert_poses(compose_fk(robot, {"j": q}), expected)
     assert_poses(robot.link_fk({"j": q}), expected)
-    text = sdf(JOINT_TO_FRAMES, "1.7")
-    with pytest.raises(
-        ModelError,
-        match=rf":{line_with(text, '<parent>a_tip')}: joint 'j': "
-        r"parent 'a_tip' is not a link of the model",
-    ):
-        Robot.from_xml_string(text)
 
 
 def test_frames_attached_in_a_cycle_are_refused() -> None:
@@ -891,7 +887,7 @@ ERROR_CASES = [
             "<parent>a</parent>\n<child>nope</child>\n</joint>"
         ),
         "<child>nope",
-        r"joint 'j': child 'nope' is not a link of the model",
+        r"joint 'j': child 'nope' is not a link or frame of the model",
     ),
     (
         sdf(
@@ -973,7 +969,7 @@ ERROR_CASES = [
             "<parent>a</parent>\n<child>world</child>\n</joint>"
         ),
         "<child>world",
-        r"joint 'j': child 'world' is not a link of the model",
+        r"joint 'j': child 'world' is not a link or frame of the model",
     ),
 ]
 
@@ -1105,11 +1101,13 @@ FRAME_GRAPH_JOINTS = sdf(
 )
 
 
-def test_parent_and_child_may_name_any_frame_from_1_8() -> None:
+@pytest.mark.parametrize("version", ["1.7", "1.8"])
+def test_parent_and_child_may_name_any_frame(version: str) -> None:
     """libsdformat resolves <parent>/<child> through the frame graph: a joint to its child
     link (shoulder -> arm), a frame to the link it is attached to (mount -> elbow -> hand),
-    __model__ to the canonical link; the joint's own pose stays relative to its <child>."""
-    robot = Robot.from_xml_string(FRAME_GRAPH_JOINTS)
+    __model__ to the canonical link; the joint's own pose stays relative to its <child>.
+    SDFormat allows it from 1.8, libsdformat (which converts older files) in every version."""
+    robot = Robot.from_xml_string(FRAME_GRAPH_JOINTS.replace("1.8", version))
     links = {name: (j.parent, j.child) for name, j in robot.joints.items() if name != "mount"}
     assert links == {
         "shoulder": ("base", "arm"),
@@ -1133,14 +1131,25 @@ def test_parent_and_child_may_name_any_frame_from_1_8() -> None:
     assert_poses(compose_fk(robot, cfg), expected)
 
 
+def test_parent_and_child_name_joints_and_the_model_frame_before_1_7() -> None:
+    """Before 1.7 there are no <frame>s, but joints and __model__ are frames libsdformat
+    resolves all the same."""
+    kept = [line for line in FRAME_GRAPH_JOINTS.splitlines() if "mount" not in line]
+    robot = Robot.from_xml_string("\n".join(kept).replace("1.8", "1.6"))
+    assert {name: (j.parent, j.child) for name, j in robot.joints.items()} == {
+        "shoulder": ("base", "arm"),
+        "elbow": ("arm", "hand"),
+    }
+
+
 @pytest.mark.parametrize(
     "old,new,needle,message",
     [
         (
-            'version="1.8"',
-            'version="1.7"',
-            "<parent>__model__",
-            r"joint 'shoulder': parent '__model__' is not a link of the model",
+            "<child>arm</child>",
+            "<child>ghost</child>",
+            "<child>ghost",
+            r"joint 'shoulder': child 'ghost' is not a link or frame of the model",
         ),
         (
             "<parent>shoulder</parent>",

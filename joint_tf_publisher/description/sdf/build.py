@@ -180,9 +180,11 @@ def _read_joint_frames(
     ctx: Context, graph: PoseGraph, elements: list[etree._Element], link_names: set[str]
 ) -> list[etree._Element]:
     """Register each joint frame (pose relative to the child frame by default), then check
-    what ``<parent>`` and ``<child>`` name: a link (or ``world`` as parent); from 1.8 any frame
+    what ``<parent>`` and ``<child>`` name: a link (or ``world`` as parent) or any other frame
     of the model (a joint, a ``<frame>``, a nested model, ``__model__``), which
-    ``build_joint`` resolves to its link as libsdformat's frame graph does."""
+    ``build_joint`` resolves to its link as libsdformat's frame graph does. SDFormat allows
+    frames there from 1.8; libsdformat, which converts older files to its own version, reads
+    them in every version, and so does this reader."""
     for element in elements:
         name = element.get("name", "").strip()
         if not name:
@@ -194,18 +196,18 @@ def _read_joint_frames(
         graph.add(Frame("joint", name, element, pose, relative_to or child))
     for element in elements:
         what = f"joint {element.get('name', '').strip()!r}"
-        frames_allowed = ctx.version(element) >= (1, 8)
         for role in ("parent", "child"):
             role_element = element.find(role)
             link = ctx.required_text(element, role, what)
             if link in link_names or (role == "parent" and link == WORLD):
                 continue
-            if frames_allowed and link == element.get("name", "").strip():
+            if link == element.get("name", "").strip():
                 raise ctx.error(f"a joint cannot name itself as its {role}", role_element, what)
-            if frames_allowed and (link == MODEL_FRAME or link in graph.frames):
+            if link == MODEL_FRAME or link in graph.frames:
                 continue
-            kind = "a link or frame" if frames_allowed else "a link"
-            raise ctx.error(f"{role} {link!r} is not {kind} of the model", role_element, what)
+            raise ctx.error(
+                f"{role} {link!r} is not a link or frame of the model", role_element, what
+            )
     return elements
 
 
