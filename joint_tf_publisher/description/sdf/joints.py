@@ -60,7 +60,8 @@ def build_joint(ctx: Context, graph: PoseGraph, element: etree._Element) -> tupl
     parent = ctx.required_text(element, "parent", what)
     child = ctx.required_text(element, "child", what)
     X_M_J = graph.in_model(name, element, what)
-    # A joint naming a <frame> (1.8+) connects the links those frames are attached to.
+    # A joint naming another frame (a <frame>, a joint, a model) connects the links they are
+    # attached to, as libsdformat's frame graph resolves them.
     if parent != WORLD:
         parent = _attached_link(ctx, graph, parent, element.find("parent"), what)
     child = _attached_link(ctx, graph, child, element.find("child"), what)
