@@ -1060,10 +1060,16 @@ def test_degenerate_two_axis_joints_load_with_a_warning(
     assert_poses(compose_fk(robot, {"j": [q1, q2]}), expected)
 
 
-def test_gearbox_without_reference_body_loads_without_the_coupling() -> None:
-    """libsdformat needs no <gearbox_reference_body>: the joint loads uncoupled, with a
-    warning at its line, turning wheel_out about its own <axis> by its own value."""
-    text = GEARBOX_ALONE.replace("<gearbox_reference_body>base</gearbox_reference_body>\n", "")
+@pytest.mark.parametrize(
+    "reference", ["", "<gearbox_reference_body>__default__</gearbox_reference_body>\n"]
+)
+def test_gearbox_without_reference_body_loads_without_the_coupling(reference: str) -> None:
+    """libsdformat needs no <gearbox_reference_body> (its default is __default__): the joint
+    loads uncoupled, with a warning at its line, turning wheel_out about its own <axis> by its
+    own value."""
+    text = GEARBOX_ALONE.replace(
+        "<gearbox_reference_body>base</gearbox_reference_body>\n", reference
+    )
     robot = Robot.from_xml_string(text)
     warning_at(
         robot,
