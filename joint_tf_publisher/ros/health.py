@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 import numpy as np
-from numpy.typing import NDArray
 
-from ..kinematics import Kinematics
-
-IndexArray = NDArray[np.intp]
+from ..arrays import Array, IndexArray
+from ..model.clamp_mode import ClampMode
+from .health_facts import RobotFacts
 
 #: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
 #: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
@@ -152,50 +151,6 @@ class _Period:
     lengths: int = 0
 
 
-class RobotFacts:
-    """The facts of one model the report needs: joint names, the frames each moving joint
-    carries (its child link and everything below it, with ``frame_prefix``), excluded joints,
-    mimic leaders. ``ranges``: per clamp mode, (lower, upper) per JointState variable name."""
-
-    def __init__(self, kin: Kinematics, excluded: Iterable[str], frame_prefix: str) -> None:
-        layout = kin.layout
-        moving = kin.moving_joints
-        self.robot = kin.robot.name
-        self.joint_names = [joint.name for joint in moving]
-        self.num_fixed = len(kin.fixed_joints)
-        excluded_names = set(excluded)
-        self.excluded = np.array([name in excluded_names for name in self.joint_names], dtype=bool)
-        index = {name: i for i, name in enumerate(self.joint_names)}
-        #: Per moving joint: its mimic leader's index, or -1.
-        self.leader = np.array(
-            [
-                index.get(joint.mimic.joint, -1) if joint.mimic is not None else -1
-                for joint in moving
-            ],
-            dtype=np.intp,
-        )
-        #: Per moving joint: frames (prefixed link names) absent while it is never received.
-        self.frames_below: list[list[str]] = [[] for _ in moving]
-        for link_index, link_name in enumerate(layout.link_names):
-            frame = int(layout.link_frame[link_index])
-            while frame > 0:  # frame i + 1 is moving joint i's child frame
-                self.frames_below[frame - 1].append(frame_prefix + link_name)
-                frame = int(layout.parent_frame[frame - 1])
-        self._ranges = layout.ranges
-        self._variables = layout.variable_lookup
-
-    def excursion(self, name: str, value: float, clamp: str) -> tuple[str, float] | None:
-        """For a JointState variable ``name`` given ``value``: its joint and how far
-        ``value`` lies beyond its ``clamp`` limits (radians or metres), None if within."""
-        found = self._variables.get(name)
-        if found is None:
-            return None
-        joint, slot = found
-        lower, upper = self._ranges[clamp]
-        beyond = max(float(lower[slot]) - value, value - float(upper[slot]))
-        return (self.joint_names[joint], beyond) if beyond > 0.0 else None
-
-
 class JointStateHealth:
     """The health model of one node (see the module docstring).
 
@@ -261,11 +216,15 @@ class JointStateHealth:
         self._last_arrivals = {("", ()): sum(self._last_arrivals.values())}
 
     def clamped(
-        self, names: Sequence[str], values: Sequence[float], joints: Sequence[str], clamp: str
+        self,
+        names: Sequence[str],
+        values: Sequence[float] | Array,
+        joints: Sequence[str],
+        clamp: ClampMode,
     ) -> None:
         """A message's values (``names``, ``values``) clamped ``joints`` to ``clamp`` limits."""
         facts = self.facts
-        if facts is None:
+        if facts is None or not joints:
             return
         clamps = self._period.clamps
         for joint in joints:
@@ -372,7 +331,7 @@ class _JointArrivals:
         self.any = bool(arrived)
         self.newest_age_ns = now_ns - max((s.last_arrival_ns for s in arrived), default=now_ns)
         self.received = (self.last_ns > 0) | facts.excluded
-        _follow_leaders(facts.leader, self.received, self.last_ns)
+        facts.follow_leaders(self.received, self.last_ns)
 
     def never_received(self, values: dict[str, str]) -> str | None:
         """The sentence naming joints never received and their frames, None if none."""
@@ -476,21 +435,6 @@ def _two_publishers(
     text = _names(entries)
     values[Key.TWO_PUBLISHERS] = text
     return [Condition(Level.WARN, f"joints given by two publishers: {text}")]
-
-
-def _follow_leaders(
-    leader: IndexArray, received: NDArray[np.bool_], last: NDArray[np.int64]
-) -> None:
-    """Mimic followers (chains of any depth) whose leader arrived count as received, at
-    their leader's arrival time."""
-    changed = True
-    while changed:
-        changed = False
-        for follower in np.flatnonzero((leader >= 0) & ~received).tolist():
-            if received[leader[follower]]:
-                received[follower] = True
-                last[follower] = last[leader[follower]]
-                changed = True
 
 
 def _shared_joints(
