@@ -229,11 +229,9 @@ class JointStateHealth:
         clamps = self._period.clamps
         for joint in joints:
             clamps.setdefault(joint, _Clamps()).count += 1
-        for name, value in zip(names, values, strict=False):
-            found = facts.excursion(name, float(value), clamp)
-            if found is not None and found[0] in clamps:
-                record = clamps[found[0]]
-                record.excursion = max(record.excursion, found[1])
+        for joint, beyond in facts.excursions(tuple(names), values, clamp).items():
+            if joint in clamps:
+                clamps[joint].excursion = max(clamps[joint].excursion, beyond)
 
     def rejected(self, joints: Sequence[str]) -> None:
         """Values for ``joints`` rejected (NaN, infinite, beyond +-1e100, zero quaternion)."""

@@ -4,12 +4,13 @@ clamped value went beyond."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..arrays import BoolArray
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from ..kinematics import Kinematics
 from ..model.clamp_mode import ClampMode
 
@@ -17,7 +18,7 @@ from ..model.clamp_mode import ClampMode
 class RobotFacts:
     """The facts of one model the report needs: joint names, the frames each moving joint
     carries (its child link and everything below it, with ``frame_prefix``), excluded joints,
-    mimic leaders. ``ranges``: per clamp mode, (lower, upper) per JointState variable name."""
+    mimic leaders, and each joint's limits per clamp mode."""
 
     def __init__(self, kin: Kinematics, excluded: Iterable[str], frame_prefix: str) -> None:
         layout = kin.layout
@@ -45,17 +46,31 @@ class RobotFacts:
                 frame = int(layout.parent_frame[frame - 1])
         self._ranges = layout.ranges
         self._variables = layout.variable_lookup
+        #: Per tuple of JointState names: (message index, slot, moving joint) of each name
+        #: that is a moving joint's variable (``bounded_cache``).
+        self.message_slots = bounded_cache(self._message_slots)
 
-    def excursion(self, name: str, value: float, clamp: ClampMode) -> tuple[str, float] | None:
-        """For a JointState variable ``name`` given ``value``: its joint and how far
-        ``value`` lies beyond its ``clamp`` limits (radians or metres), None if within."""
-        found = self._variables.get(name)
-        if found is None:
-            return None
-        joint, slot = found
+    def _message_slots(self, names: tuple[str, ...]) -> tuple[IndexArray, IndexArray, IndexArray]:
+        found = [
+            (i, *self._variables[name]) for i, name in enumerate(names) if name in self._variables
+        ]
+        rows = np.array(found, dtype=np.intp).reshape(-1, 3)
+        return rows[:, 0], rows[:, 2], rows[:, 1]
+
+    def excursions(
+        self, names: tuple[str, ...], values: Sequence[float] | Array, clamp: ClampMode
+    ) -> dict[str, float]:
+        """Per joint, how far the values a message (``names``, ``values``) gives it lie beyond
+        its ``clamp`` limits, the largest (radians or metres); joints within are left out."""
+        index, slots, joints = self.message_slots(names)
+        given = np.asarray(values, dtype=np.float64)[index]
         lower, upper = self._ranges[clamp]
-        beyond = max(float(lower[slot]) - value, value - float(upper[slot]))
-        return (self.joint_names[joint], beyond) if beyond > 0.0 else None
+        beyond = np.maximum(lower[slots] - given, given - upper[slots])
+        result: dict[str, float] = {}
+        for k in np.flatnonzero(beyond > 0.0).tolist():
+            name = self.joint_names[joints[k]]
+            result[name] = max(result.get(name, 0.0), float(beyond[k]))
+        return result
 
     def follow_leaders(self, received: BoolArray, last_ns: NDArray[np.int64]) -> None:
         """Mimic followers (chains of any depth) whose leader is ``received`` count as
