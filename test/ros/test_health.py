@@ -26,7 +26,7 @@ from joint_tf_publisher.ros.health import (
     Key,
     Level,
 )
-from joint_tf_publisher.ros.parameters import Settings
+from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
 from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
 from joint_tf_publisher.ros.reporting import Reporter
 
@@ -317,3 +317,17 @@ def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
     arm.pipeline.install(LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text()))
     arm.wait(1.0)
     assert arm.report().level == Level.ERROR  # nothing received since the reload
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("diagnostic_period", -1.0, "diagnostic_period must be >= 0 and <= 3600 s, got -1"),
+        ("joint_state_timeout", 0.0, "joint_state_timeout must be > 0 and <= 3600 s, got 0"),
+        ("joint_state_timeout", "1", "joint_state_timeout must be a number of seconds"),
+    ],
+)
+def test_the_health_parameters_are_checked(name: str, value: Any, reason: str) -> None:
+    with pytest.raises(ParameterRejected, match=reason):
+        Settings.from_values({name: value})
+    assert getattr(Settings.from_values({name: 2}), name) == 2.0  # an integer is accepted

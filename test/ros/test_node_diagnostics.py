@@ -145,6 +145,15 @@ class TestArm:
         assert {"link_7", "ee_link", "hand", "left_knuckle"} <= set(missing)  # all below joint_7
         assert "link_6" not in missing
         assert float(values(status)[Key.RATE_IN]) > 0.0
+        # The same fact in the log: one throttled WARN saying what usually publishes them.
+        line = wait_until(
+            lambda: next(
+                (text for text in arm.stderr().splitlines() if "never received: joint_7" in text),
+                None,
+            ),
+            what="the never-received warning in the log",
+        )
+        assert line.startswith("[WARN]") and "joint_state_broadcaster" in line
 
     def test_clamping_is_a_warning_naming_the_joint(
         self, arm: NodeUnderTest, monitor: Monitor
