@@ -301,23 +301,44 @@ def frame_findings(observation: Observation) -> list[Finding]:
             )
         ]
     heard = heard_frames(observation)
-    prefix = observation.frame_prefix
-    frame_of = {link: prefix + link for link in robot.links}
+    frame_of = {link: observation.frame_prefix + link for link in robot.links}
     if not any(frame in heard for frame in frame_of.values()):
         return [robot_absent_finding(observation, robot, heard)]
-    parent_joint = {joint.child: joint for joint in robot.joints.values()}
-    missing_below: dict[str, list[str]] = defaultdict(list)  # cause joint -> its frames missing
-    for link in robot.links:
-        if frame_of[link] in heard or link not in parent_joint:
-            continue
-        cause = parent_joint[link]
-        while cause.parent in parent_joint and frame_of[cause.parent] not in heard:
-            cause = parent_joint[cause.parent]
-        missing_below[cause.name].append(frame_of[link])
     return [
         missing_frames_finding(observation, robot, robot.joints[name], frames)
-        for name, frames in missing_below.items()
+        for name, frames in unreachable_frames(observation, robot).items()
     ]
+
+
+def unreachable_frames(observation: Observation, robot: RobotModel) -> dict[str, list[str]]:
+    """joint -> the description frames that TF cannot reach from the robot's root because
+    that joint (the topmost one above them whose child is not published) is missing."""
+    published = {heard.child for heard in observation.transforms}
+    frame_of = {link: observation.frame_prefix + link for link in robot.links}
+    parent_joint = {joint.child: joint for joint in robot.joints.values()}
+    missing_below: dict[str, list[str]] = defaultdict(list)
+    for link in robot.links:
+        cause: Joint | None = None
+        step = link
+        while step in parent_joint:
+            if frame_of[step] not in published:
+                cause = parent_joint[step]
+            step = parent_joint[step].parent
+        if cause is not None:
+            missing_below[cause.name].append(frame_of[link])
+    return dict(missing_below)
+
+
+def explained_roots(observation: Observation) -> set[str]:
+    """Frames of the description whose parent transform is missing (``frame_findings``
+    explains them; they are no separate trees to report)."""
+    robot = observation.robot
+    if robot is None:
+        return set()
+    return {
+        observation.frame_prefix + robot.joints[name].child
+        for name in unreachable_frames(observation, robot)
+    }
 
 
 def robot_absent_finding(observation: Observation, robot: RobotModel, heard: set[str]) -> Finding:
@@ -487,7 +508,13 @@ def tree_roots(transforms: Iterable[HeardTransform]) -> dict[str, set[str]]:
 
 
 def split_tree_findings(observation: Observation) -> list[Finding]:
-    trees = tree_roots(observation.transforms)
+    """Several trees, but for subtrees below a missing joint of the description."""
+    explained = explained_roots(observation)
+    trees = {
+        root: frames
+        for root, frames in tree_roots(observation.transforms).items()
+        if root not in explained
+    }
     if len(trees) < 2:
         return []
     roots = sorted(trees, key=lambda root: (-len(trees[root]), root))

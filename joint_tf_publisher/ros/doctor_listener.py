@@ -119,14 +119,27 @@ class Listener:
 
     def __init__(self, node: Node, read_description: bool) -> None:
         self.heard = Heard()
-        node.create_subscription(TFMessage, TF_TOPIC, self._on_tf, tf_qos())
-        node.create_subscription(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos())
-        node.create_subscription(Clock, "/clock", self._on_clock, clock_qos())
-        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100)
+        self.node = node
+        self.subscriptions: list[Any] = []
+        subscribe = node.create_subscription
+        self.subscriptions += [
+            subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
+            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos()),
+            subscribe(Clock, "/clock", self._on_clock, clock_qos()),
+            subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
+        ]
         if read_description:
-            node.create_subscription(
-                String, "/robot_description", self._on_description, latched_qos()
+            self.subscriptions.append(
+                subscribe(String, "/robot_description", self._on_description, latched_qos())
             )
+
+    def stop(self) -> Heard:
+        """End the listening (the graph and parameter queries that follow spin the node
+        again); what was heard."""
+        for subscription in self.subscriptions:
+            self.node.destroy_subscription(subscription)
+        self.subscriptions.clear()
+        return self.heard
 
     def _store(self, message: Any, static: bool, publisher: str) -> None:
         for stamped in message.transforms:
@@ -226,7 +239,7 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
         listener = Listener(session.node, read_description=not target.description_given)
         started = time.monotonic()
         session.spin(lambda: False, seconds)
-        heard = listener.heard
+        heard = listener.stop()
         heard.listened_s = time.monotonic() - started
         heard.now_ns = time.time_ns()
         node = session.node
