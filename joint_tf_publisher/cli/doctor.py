@@ -292,8 +292,7 @@ def frame_findings(observation: Observation) -> list[Finding]:
             Finding(
                 Severity.NOTE,
                 Kind.NO_DESCRIPTION,
-                "no robot description was available: the frames heard were not checked "
-                "against one",
+                "no robot description was available: the frames heard were not checked against one",
                 "no description file was given, no node was named with --node, and nothing "
                 "was heard on the robot_description topic",
                 "give the description file (doctor robot.urdf) or the node that has it "
@@ -382,8 +381,7 @@ def missing_frames_finding(
     )
     if joint.name in observation.excluded_joints:
         cause = (
-            f"joint {joint.name!r} is in the node's exclude_joints and no other node "
-            "publishes it"
+            f"joint {joint.name!r} is in the node's exclude_joints and no other node publishes it"
         )
         fix = "start the node that owns this joint, or remove it from exclude_joints"
     elif joint.joint_type == "fixed":
@@ -657,7 +655,7 @@ def format_time(stamp_ns: int) -> str:
     """A stamp as an ISO date (UTC) when it looks like wall time (after 2001), else seconds."""
     seconds = stamp_ns / NS_PER_S
     if seconds > 1e9:
-        moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
+        moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
         return f"{seconds:.3f} s ({moment:%Y-%m-%d %H:%M:%S} UTC)"
     return f"{seconds:.3f} s"
 

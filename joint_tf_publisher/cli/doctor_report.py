@@ -57,11 +57,13 @@ def json_report(observation: Observation, findings: Sequence[Finding]) -> str:
 def text_report(observation: Observation, findings: Sequence[Finding]) -> str:
     """The findings, most serious first, each with ``cause:`` and ``fix:``, then a summary."""
     heard = heard_summary(observation)
-    robot = f"robot {heard['robot']!r} from {heard['description_source']}; " if heard["robot"] else ""
+    robot = observation.robot
+    described = f"robot {robot.name!r} from {observation.description_source}; " if robot else ""
+    publishers = {heard.publisher for heard in observation.transforms if heard.publisher}
     lines = [
-        f"listened {observation.listened_s:.1f} s: {robot}{heard['tf_frames']} frames on /tf, "
-        f"{heard['tf_static_frames']} on /tf_static, from {len(heard['tf_publishers'])} "  # type: ignore[arg-type]
-        f"named publisher(s); {heard['diagnostic_statuses']} /diagnostics status(es)",
+        f"listened {observation.listened_s:.1f} s: {described}{heard['tf_frames']} frames on "
+        f"/tf, {heard['tf_static_frames']} on /tf_static, from {len(publishers)} named "
+        f"publisher(s); {len(observation.statuses)} /diagnostics status(es)",
         "",
     ]
     for finding in findings:

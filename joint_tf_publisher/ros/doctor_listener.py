@@ -198,7 +198,7 @@ def ask_parameters(
     pending: dict[str, tuple[Any, Any, Sequence[str]]] = {}
     deadline = time.monotonic() + PARAMETER_TIMEOUT_S
     for target, names in requests.items():
-        client = node.create_client(GetParameters, f"{target}/get_parameters")
+        client: Any = node.create_client(GetParameters, f"{target}/get_parameters")
         pending[target] = (client, None, names)
     answers: dict[str, dict[str, Any]] = {}
 

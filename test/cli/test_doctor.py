@@ -103,7 +103,9 @@ def test_a_missing_mimic_follower_points_at_its_leader_and_an_empty_topic_is_sai
 
 
 def test_a_missing_fixed_joint_and_an_excluded_joint_have_their_own_causes() -> None:
-    fixed = only(healthy(transforms=arm_transforms(skip=("gripper_mount_joint",))), Kind.MISSING_FRAMES)
+    fixed = only(
+        healthy(transforms=arm_transforms(skip=("gripper_mount_joint",))), Kind.MISSING_FRAMES
+    )
     assert "/tf_static" in fixed.cause
     excluded = healthy(
         transforms=arm_transforms(skip=("elbow_joint",)), excluded_joints=("elbow_joint",)
@@ -175,7 +177,10 @@ def test_non_ok_diagnostics_are_reported_whatever_their_keys() -> None:
     statuses = [
         DiagnosticRecord("joint_tf_publisher: joint states", 0, "all good", "demo_arm"),
         DiagnosticRecord(
-            "joint_tf_publisher: joint states", 1, "1 joint never received", "demo_arm",
+            "joint_tf_publisher: joint states",
+            1,
+            "1 joint never received",
+            "demo_arm",
             (("never received", "wrist_1_joint"),),
         ),
         DiagnosticRecord("battery", 3, "no update", ""),
@@ -205,10 +210,10 @@ def test_no_description_is_a_note_only() -> None:
     assert is_healthy(findings)
 
 
-@pytest.mark.parametrize(
-    "arguments", [["--seconds", "0"], ["--lag", "-1"], ["--node", "a//b"]]
-)
-def test_a_bad_command_line_exits_2(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("arguments", [["--seconds", "0"], ["--lag", "-1"], ["--node", "a//b"]])
+def test_a_bad_command_line_exits_2(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["doctor", *arguments])
     assert exit_info.value.code == 2
