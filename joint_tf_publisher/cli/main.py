@@ -24,6 +24,7 @@ from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from ..robot import Robot
 from .describe import check_report, format_number, pose_record, pose_table
+from .doctor_command import add_doctor_parser
 from .joint_values import parse_joint_values
 
 PROG = "joint-tf-publisher"
@@ -188,31 +189,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         duration_s=args.duration,
         end_effector=args.ee,
         node_params=args.param,
-    )
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor_command import node_name, run_doctor
-
-    if args.seconds <= 0.0 or args.lag <= 0.0:
-        raise UsageError("--seconds and --lag must be positive")
-    try:
-        node = node_name(args.node) if args.node is not None else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    robot = None
-    if args.model is not None:
-        robot = load_model(args)
-        _print_warnings(robot)
-    return run_doctor(
-        robot,
-        "<stdin>" if args.model == "-" else str(args.model),
-        node,
-        args.seconds,
-        args.lag,
-        args.frame_prefix,
-        args.json,
-        args.ros_args,
     )
 
 
@@ -446,65 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=cmd_run)
 
-    _add_doctor(commands)
+    add_doctor_parser(commands)
     return parser
-
-
-def _add_doctor(commands: Any) -> None:
-    from .doctor import DEFAULT_LAG_S
-    from .doctor_command import DEFAULT_SECONDS
-
-    doctor = commands.add_parser(
-        "doctor",
-        help="listen to a running system and say why frames are missing or wrong (needs rclpy)",
-        description="Listen a few seconds to /tf, /tf_static, /clock, /diagnostics and the "
-        "robot description, and say in plain words what is wrong, most serious first, each "
-        "with its likely cause and the fix: description frames absent from TF (and the "
-        "joint that moves each), frames published twice or with two parents, lagging "
-        "frames, stamps of another clock, use_sim_time without /clock, a TF graph split "
-        "into several trees, and what /diagnostics reports. Exit 0 when healthy, 1 when a "
-        "problem is found.",
-    )
-    doctor.add_argument(
-        "model",
-        nargs="?",
-        metavar="MODEL",
-        help="robot description to check the frames against (.urdf, .sdf, .xacro or -); "
-        "default: the robot_description of --node, else of the robot_description topic",
-    )
-    doctor.add_argument(
-        "--model-name",
-        metavar="NAME",
-        help="SDFormat: the <model> to use where the file has several",
-    )
-    doctor.add_argument(
-        "--node",
-        metavar="NAME",
-        help="the state publisher's node (e.g. /joint_tf_publisher): its robot_description, "
-        "frame_prefix, exclude_joints and namespace (its joint_states) are used",
-    )
-    doctor.add_argument(
-        "--seconds",
-        type=float,
-        default=DEFAULT_SECONDS,
-        metavar="S",
-        help=f"how long to listen (default {DEFAULT_SECONDS:g})",
-    )
-    doctor.add_argument(
-        "--lag",
-        type=float,
-        default=DEFAULT_LAG_S,
-        metavar="S",
-        help="a /tf frame whose newest stamp is older than the newest by more than S seconds "
-        f"is lagging (default {DEFAULT_LAG_S:g})",
-    )
-    doctor.add_argument(
-        "--frame-prefix",
-        metavar="PREFIX",
-        help="prefix of the robot's frames (default: the node's frame_prefix, else none)",
-    )
-    doctor.add_argument("--json", action="store_true", help="machine-readable output")
-    doctor.set_defaults(func=cmd_doctor)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,14 +9,14 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli.doctor import (
+from joint_tf_publisher.cli.doctor import diagnose
+from joint_tf_publisher.cli.doctor_observation import (
     NS_PER_S,
     DiagnosticRecord,
     HeardTransform,
     Kind,
     Observation,
     Severity,
-    diagnose,
     is_healthy,
 )
 from joint_tf_publisher.cli.doctor_report import json_report, text_report
