@@ -156,7 +156,7 @@ def missing_frames_finding(
                 f"{observation.joint_state_topic}"
             )
         fix = (
-            f"start what publishes {leader!r}'s state: {JOINT_STATE_SOURCES}; check its "
+            f"start what publishes the state of {leader!r}: {JOINT_STATE_SOURCES}; check its "
             f"joint names against the description; or set publish_default_positions:=true "
             "to publish never-received joints at zero"
         )
