@@ -39,6 +39,7 @@ DEFAULT_LAG_S = 1.0
 def diagnose(observation: Observation, lag_s: float = DEFAULT_LAG_S) -> list[Finding]:
     """Every finding of ``observation``, most serious first (stable within a severity)."""
     findings: list[Finding] = []
+    findings += node_findings(observation)
     findings += clock_findings(observation)
     if not observation.transforms:
         findings.append(no_tf_finding(observation))
@@ -66,6 +67,23 @@ def no_tf_finding(observation: Observation) -> Finding:
         "joint_tf_publisher.launch.py model:=robot.urdf); `ros2 node list` shows what runs "
         "here; give this command the same environment as the robot",
     )
+
+
+def node_findings(observation: Observation) -> list[Finding]:
+    """The state publisher named on the command line did not answer."""
+    if observation.silent_node is None:
+        return []
+    return [
+        Finding(
+            Severity.ERROR,
+            Kind.NODE_SILENT,
+            f"node {observation.silent_node} did not answer (its parameter service)",
+            "it is not running, has another name or namespace, or runs with another ROS_DOMAIN_ID",
+            "`ros2 node list` shows the nodes that run here; give doctor the state "
+            "publisher's full name (--node /namespace/name)",
+            {"node": observation.silent_node},
+        )
+    ]
 
 
 # -- clocks --------------------------------------------------------------------------------

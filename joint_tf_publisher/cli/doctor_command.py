@@ -65,6 +65,7 @@ def observation_of(
         joint_state_topic=heard.joint_state_topic,
         joint_state_publishers=heard.joint_state_publishers,
         sim_time_nodes=heard.sim_time_nodes,
+        silent_node=heard.silent_node,
     )
 
 

@@ -37,6 +37,7 @@ class Kind(enum.Enum):
     """What a finding is about (the ``kind`` field of ``--json``)."""
 
     NO_TF = "no_tf"
+    NODE_SILENT = "node_silent"
     SIM_TIME_WITHOUT_CLOCK = "sim_time_without_clock"
     CLOCK_SILENT = "clock_silent"
     CLOCK_DOMAIN = "clock_domain"
@@ -89,7 +90,8 @@ class Observation:
     ``now_ns``: the doctor's wall clock when listening ended. ``clock_ns``: the newest /clock
     time heard (None: none). ``robot``: the description to check the frames against (None:
     none available), with the ``frame_prefix`` and ``excluded_joints`` of the node that
-    publishes it. ``sim_time_nodes``: nodes whose ``use_sim_time`` is true.
+    publishes it. ``sim_time_nodes``: nodes whose ``use_sim_time`` is true. ``silent_node``:
+    the state publisher named by the user when it did not answer.
     """
 
     listened_s: float
@@ -105,6 +107,7 @@ class Observation:
     joint_state_topic: str = "/joint_states"
     joint_state_publishers: list[str] = field(default_factory=list)
     sim_time_nodes: list[str] = field(default_factory=list)
+    silent_node: str | None = None
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ class Heard:
     ``TransformKey``; ``statuses``: the newest diagnostic status of each name;
     ``clock_ns``: the newest /clock time; ``description``: the robot_description topic's
     text; ``now_ns``: the wall clock when listening ended; the graph's publishers and the
-    nodes whose use_sim_time is true; ``setup``: the state publisher's parameters."""
+    nodes whose use_sim_time is true; ``setup``: the state publisher's parameters;
+    ``silent_node``: the node named on the command line when it did not answer."""
 
     transforms: dict[TransformKey, tuple[int, int]] = field(default_factory=dict)
     statuses: dict[str, StatusRecord] = field(default_factory=dict)
@@ -67,6 +68,7 @@ class Heard:
     joint_state_publishers: list[str] = field(default_factory=list)
     sim_time_nodes: list[str] = field(default_factory=list)
     setup: NodeSetup | None = None
+    silent_node: str | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,8 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
             requests[publisher] = ("use_sim_time", *STATE_PUBLISHER_PARAMETERS)
         answers = ask_parameters(session, requests)
     heard.sim_time_nodes = sorted(name for name, got in answers.items() if got.get("use_sim_time"))
+    if target.node is not None and target.node not in answers:
+        heard.silent_node = target.node
     if publisher is not None and publisher in answers:
         values = answers[publisher]
         heard.setup = NodeSetup(

@@ -117,7 +117,6 @@ def test_a_robot_under_another_prefix_is_one_finding_naming_the_prefix() -> None
     observation = healthy(transforms=arm_transforms(prefix="r1/"))
     finding = only(observation, Kind.ROBOT_ABSENT)
     assert "r1/base_link" in finding.cause
-    assert healthy(transforms=arm_transforms(prefix="r1/"), frame_prefix="r1/").robot is ARM
     assert diagnose(healthy(transforms=arm_transforms(prefix="r1/"), frame_prefix="r1/")) == []
 
 
@@ -202,6 +201,11 @@ def test_findings_come_most_serious_first_and_json_carries_them() -> None:
     assert document["findings"][0]["kind"] == "missing_frames"
     text = text_report(observation, findings)
     assert text.index("ERROR:") < text.index("WARNING:") and "  fix:" in text
+
+
+def test_a_named_node_that_does_not_answer_is_an_error() -> None:
+    finding = only(healthy(silent_node="/robot_state_publisher"), Kind.NODE_SILENT)
+    assert finding.severity is Severity.ERROR and "/robot_state_publisher" in finding.summary
 
 
 def test_no_description_is_a_note_only() -> None:

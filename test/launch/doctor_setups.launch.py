@@ -8,6 +8,10 @@ Argument ``setup``:
   on /tf, a frame the node publishes too.
 - ``sim_time_no_clock``: healthy, but the node has ``use_sim_time: true`` and nothing
   publishes /clock.
+- ``diagnostics_warn``: healthy, and the source also publishes a WARN status on /diagnostics.
+
+Argument ``python``: the interpreter of the source (default: launch's; ``diagnostics_warn``
+needs one that imports diagnostic_msgs).
 """
 
 from __future__ import annotations
@@ -36,15 +40,17 @@ LEADERS = (
     "wrist_3_joint",
     "left_finger_joint",
 )
-SETUPS = ("healthy", "missing_joint", "second_publisher", "sim_time_no_clock")
+SETUPS = ("healthy", "missing_joint", "second_publisher", "sim_time_no_clock", "diagnostics_warn")
 
 
 def setup_actions(context: LaunchContext) -> list[Action]:
     setup = context.launch_configurations["setup"]
+    python = context.launch_configurations["python"]
     if setup not in SETUPS:
         raise ValueError(f"setup must be one of {SETUPS}, got {setup!r}")
     joints = [j for j in LEADERS if not (setup == "missing_joint" and j == "wrist_1_joint")]
     extra = ["--tf", "base_link", "shoulder_link"] if setup == "second_publisher" else []
+    extra += ["--diagnostic"] if setup == "diagnostics_warn" else []
     node = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(str(ROOT / "launch" / "joint_tf_publisher.launch.py")),
         launch_arguments={
@@ -53,7 +59,7 @@ def setup_actions(context: LaunchContext) -> list[Action]:
         }.items(),
     )
     source = ExecuteProcess(
-        cmd=[sys.executable, str(HERE / "doctor_joint_source.py"), *joints, *extra],
+        cmd=[python, str(HERE / "doctor_joint_source.py"), *joints, *extra],
         name="doctor_joint_source",
         output="screen",
     )
@@ -64,6 +70,9 @@ def generate_launch_description() -> LaunchDescription:
     return LaunchDescription(
         [
             DeclareLaunchArgument("setup", description=f"one of {', '.join(SETUPS)}"),
+            DeclareLaunchArgument(
+                "python", default_value=sys.executable, description="the source's interpreter"
+            ),
             OpaqueFunction(function=setup_actions),
         ]
     )

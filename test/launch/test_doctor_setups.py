@@ -114,3 +114,23 @@ def test_a_sim_time_node_without_clock_is_found_without_naming_the_node(tmp_path
             (finding,) = findings_of(report, "sim_time_without_clock")
             assert finding["details"]["nodes"] == [NODE]
             assert finding["summary"].startswith("clock:")
+
+
+def test_a_status_on_diagnostics_that_is_not_ok_is_reported(tmp_path: Path) -> None:
+    # The source runs with this interpreter (it imports diagnostic_msgs, which the kit lacks).
+    arguments = {"setup": "diagnostics_warn", "python": sys.executable}
+    with launched(LAUNCH_FILE, arguments, tmp_path / "launch.log") as launch:
+        with launch.explained():
+            status, report = doctor_until(
+                lambda _, report: bool(findings_of(report, "diagnostics")), "--node", NODE
+            )
+            assert status == 1
+            (finding,) = findings_of(report, "diagnostics")
+            assert finding["severity"] == "warning"
+            assert finding["details"] == {
+                "name": "doctor_joint_source: joint states",
+                "level": "WARN",
+                "hardware_id": "demo_arm",
+                "message": "wrist_1_joint stopped",
+                "values": {"stopped joints": "wrist_1_joint"},
+            }
