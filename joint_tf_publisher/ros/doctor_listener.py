@@ -173,6 +173,20 @@ class Listener:
         self.heard.description = message.data
 
 
+def by_publisher_name(
+    transforms: dict[TransformKey, tuple[int, int]], names: dict[str, str]
+) -> dict[TransformKey, tuple[int, int]]:
+    """``transforms`` keyed by publisher gid rekeyed by the publishing node's name (``names``:
+    gid -> name; "" for a gid the graph no longer knows), the entries of one node's several
+    publishers merged (newest stamp, summed counts)."""
+    merged: dict[TransformKey, tuple[int, int]] = {}
+    for (parent, child, static, gid), (newest_ns, count) in transforms.items():
+        key = (parent, child, static, names.get(gid, ""))
+        before_ns, before_count = merged.get(key, (0, 0))
+        merged[key] = (max(before_ns, newest_ns), before_count + count)
+    return merged
+
+
 def full_name(namespace: str, name: str) -> str:
     return f"{namespace.rstrip('/')}/{name}"
 
@@ -246,10 +260,7 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
         heard.now_ns = time.time_ns()
         node = session.node
         gids = publishers_by_gid(node, TF_TOPIC) | publishers_by_gid(node, TF_STATIC_TOPIC)
-        heard.transforms = {
-            (parent, child, static, gids.get(gid, "")): newest
-            for (parent, child, static, gid), newest in heard.transforms.items()
-        }
+        heard.transforms = by_publisher_name(heard.transforms, gids)
         publisher = state_publisher(session, target)
         namespace = publisher.rsplit("/", 1)[0] if publisher else ""
         heard.joint_state_topic = f"{namespace}/joint_states"
