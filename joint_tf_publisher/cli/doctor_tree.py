@@ -118,13 +118,14 @@ def robot_absent_finding(observation: Observation, robot: RobotModel, heard: set
 def missing_frames_finding(
     observation: Observation, robot: RobotModel, joint: Joint, frames: Sequence[str]
 ) -> Finding:
-    """Frames ``frames`` missing because ``joint`` (the topmost joint above them whose child
-    is missing) is never published."""
+    """Frames ``frames`` missing, or cut off from the root, because ``joint`` (the topmost
+    joint above them whose child is missing) is never published."""
     details: dict[str, object] = {"joint": joint.name, "joint_type": joint.joint_type}
     details["frames"] = list(frames)
+    root = observation.frame_prefix + robot.root
     summary = (
-        f"{len(frames)} frame(s) of robot {robot.name!r} missing from TF: "
-        f"{short_list(frames)} (below joint {joint.name!r}, {joint.joint_type})"
+        f"{len(frames)} frame(s) of robot {robot.name!r} missing from TF or cut off from its "
+        f"root {root!r}: {short_list(frames)} (below joint {joint.name!r}, {joint.joint_type})"
     )
     if joint.name in observation.excluded_joints:
         cause = (
