@@ -56,12 +56,13 @@ READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
     "diagnostic_msgs.msg, joint_tf_publisher"
 )
-TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
-#: The /diagnostics message package where the ROS world lacks it (requirements/ros.txt too),
-#: installed under this folder of the venv (tools/ros_env.sh names it).
-DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs>=5.5.1"
+#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed over a sourced
+#: ROS 2 that lacks it (the client kit), without its dependencies (the sourced ROS 2 has them),
+#: into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
+DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
 DIAGNOSTIC_MSGS_PROBE = "import diagnostic_msgs.msg"
 ROS_EXTRA_PREFIX = "ros-extra"
+TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
 REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
 
@@ -329,17 +330,26 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, log_file)
-    if mode == MODE_ROS and not python_imports(ros_python_candidate(), DIAGNOSTIC_MSGS_PROBE):
-        # A ROS world without it (the ROS 2 client kit): the Kilted wheel, into a prefix of its
-        # own that tools/ros_env.sh puts on the ROS interpreter's paths (launched nodes run
-        # on that interpreter, not on the venv's).
+    elif not python_imports(ros_python_candidate(), DIAGNOSTIC_MSGS_PROBE):
+        # A sourced ROS 2 without it (the client kit): the wheel, into a prefix of its own that
+        # tools/ros_env.sh puts on the ROS interpreter's paths (the colcon-installed node runs
+        # on that interpreter, not on the venv's, and imports it at start).
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
         prefix = venv / ROS_EXTRA_PREFIX
-        pip_install(venv, "--prefix", prefix, "--no-deps", DIAGNOSTIC_MSGS_WHEEL, log_file=log_file)
+        requirement = ros_requirement(DIAGNOSTIC_MSGS_WHEEL)
+        pip_install(venv, "--prefix", prefix, "--no-deps", requirement, log_file=log_file)
     log("installing development requirements (requirements/dev.txt)")
     pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def ros_requirement(name: str) -> str:
+    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
+    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
+        if line.split(">")[0].split("=")[0].strip() == name:
+            return line.strip()
+    raise EnvError(f"requirements/ros.txt names no {name}")
 
 
 def plan(
