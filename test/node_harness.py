@@ -271,7 +271,22 @@ class NodeUnderTest:
         stamp_s = stamp_ns(msg.header.stamp) * 1e-9
         return self._send_until_seen(lambda: self.multi_dof.publish(msg), child, stamp_s)
 
-    def _send_until_seen(self, send: Callable[[], None], child: str, stamp_s: float) -> TFMessage:
+    def handshake(self, joint: str, child: str) -> TFMessage:
+        """Publish ``joint`` at 0 until its /tf (``child``) arrives, each attempt stamped anew
+        (1 s, 1.1 s, ...: before every fresh_stamp()). The node's first /tf can go out before
+        the probe's /tf reader is matched, and its rate limiter never publishes a repeated
+        stamp twice: a handshake resending one stamp could wait forever."""
+        attempts = [0]
+
+        def send() -> None:
+            self.publish([joint], [0.0], 1.0 + 0.1 * attempts[0])
+            attempts[0] += 1
+
+        return self._send_until_seen(send, child, None)
+
+    def _send_until_seen(
+        self, send: Callable[[], None], child: str, stamp_s: float | None
+    ) -> TFMessage:
         start = len(self.probe.tf)
         deadline = time.monotonic() + WAIT_S
         while True:
@@ -389,14 +404,14 @@ def started(
 ) -> NodeUnderTest:
     """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
 
-    The handshake publishes the joint at 0 with stamp 1 s, before every fresh_stamp().
+    The handshake publishes the joint at 0 stamped from 1 s on, before every fresh_stamp().
     """
     node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
     try:
         node.wait_connected()
         if handshake is not None:
             joint, child = handshake
-            node.publish_and_wait([joint], [0.0], 1.0, child)
+            node.handshake(joint, child)
     except BaseException:
         node.stop()
         raise
