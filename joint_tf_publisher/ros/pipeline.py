@@ -30,6 +30,7 @@ from .parameters import Settings
 from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
 from .rate_limiter import RateLimiter
 from .reporting import Reporter
+from .zeros import start_positions
 
 Array = NDArray[np.float64]
 
@@ -84,10 +85,10 @@ class Configured:
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
         frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
         self.plans = PlanCache(model.joints, frames, self.publish_mask, settings.clamp_mode)
-        # Zero positions clamped into the limits (mimic followers from their leaders).
-        zero = kin.new_positions()
-        kin.apply(zero, [], [], clamp=settings.clamp_mode)
-        self.default_poses = kin.joint_poses(zero, np.arange(len(moving)))
+        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
+        #: limits, mimic followers from their leaders.
+        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
+        self.default_poses = kin.joint_poses(self.start, np.arange(len(moving)))
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         translations, quaternions = kin.fixed_transforms()
         self.static_layout = TFMessageLayout(
@@ -114,10 +115,10 @@ class JointStatePipeline:
 
     # -- model and settings -----------------------------------------------------------------
 
-    def install(self, model: LoadedModel) -> None:
-        """Make ``model`` current (its limiter starts afresh)."""
+    def install(self, model: LoadedModel, settings: Settings | None = None) -> None:
+        """Make ``model`` current (its limiter starts afresh), under ``settings`` if given."""
         self.model = model
-        self.configure(self.settings)
+        self.configure(settings or self.settings)
 
     def configure(self, settings: Settings) -> None:
         """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model."""
@@ -126,6 +127,10 @@ class JointStatePipeline:
             return
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
+        # Joints never received take their (new) start values.
+        positions, start = self.model.positions, self._configured.start
+        waiting = ~positions.received[self.model.kin.layout.slot_joint]
+        positions.values[waiting] = start.values[waiting]
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
@@ -220,8 +225,8 @@ class JointStatePipeline:
         return self._published(model, configured, plan, update, stamp_ns)
 
     def default_positions(self) -> Publication | None:
-        """Joints never received (and not excluded) at their zero position, clamped, stamped
-        with the node clock; None when there are none."""
+        """Joints never received (and not excluded) at their start position (``zeros.*``, else
+        zero; clamped), stamped with the node clock; None when there are none."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             return None
