@@ -38,6 +38,7 @@ from std_msgs.msg import String
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
 from .cdr import JointStateData, JointStateReader
+from .joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from .parameters import (
     PARAMETERS,
     ZEROS_DESCRIPTION,
@@ -193,9 +194,12 @@ class JointTfPublisher(Node):
         self._declaring_zeros = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
-        self._joint_state_sub = self._subscribe_joint_states("joint_states", self._reader)
+        self._joint_state_sub = self._subscribe_joint_states(
+            "joint_states", self._reader, JOINT_STATES_SOURCE
+        )
         #: The source_list topics as given, with their subscriptions.
         self._sources: dict[str, Subscription[Any]] = {}
+        self._next_source = FIRST_LISTED_SOURCE
         try:
             self._check_topics(settings.source_list)
         except ParameterRejected as err:
@@ -240,12 +244,15 @@ class JointTfPublisher(Node):
 
     # -- joint states ---------------------------------------------------------------------------
 
-    def _subscribe_joint_states(self, topic: str, reader: JointStateReader) -> Subscription[Any]:
+    def _subscribe_joint_states(
+        self, topic: str, reader: JointStateReader, source: int
+    ) -> Subscription[Any]:
         """A JointState subscription to ``topic`` (relative to the namespace), read from its
-        bytes by ``reader`` (one per topic: it caches the topic's name blocks)."""
+        bytes by ``reader`` (one per topic: it caches the topic's name blocks), its messages
+        handed on as from topic number ``source`` (``joint_sources``)."""
 
         def on_message(data: bytes) -> None:
-            self._on_joint_state(data, reader)
+            self._on_joint_state(data, reader, source)
 
         return self.create_subscription(
             JointState,
@@ -279,12 +286,20 @@ class JointTfPublisher(Node):
             self.destroy_subscription(self._sources.pop(topic))
         for topic in topics:
             if topic not in self._sources:
-                self._sources[topic] = self._subscribe_joint_states(topic, JointStateReader())
+                self._sources[topic] = self._subscribe_joint_states(
+                    topic, JointStateReader(), self._next_source
+                )
+                self._next_source += 1
                 self.get_logger().info(
                     f"reading joint states from {self.resolve_topic_name(topic)} too"
                 )
 
-    def _on_joint_state(self, data: bytes, reader: JointStateReader | None = None) -> None:
+    def _on_joint_state(
+        self,
+        data: bytes,
+        reader: JointStateReader | None = None,
+        source: int = JOINT_STATES_SOURCE,
+    ) -> None:
         state = (reader or self._reader).read(data)
         if state is None:  # not CDR little endian: let the RMW deserialize it
             msg = deserialize_message(data, JointState)
@@ -294,7 +309,7 @@ class JointTfPublisher(Node):
                 tuple(msg.name),
                 np.asarray(msg.position, dtype=np.float64),
             )
-        self._publish(self.pipeline.joint_state(*state))
+        self._publish(self.pipeline.joint_state(*state, source))
 
     def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
         translations = np.array(

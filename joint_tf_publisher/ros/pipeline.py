@@ -26,8 +26,9 @@ from numpy.typing import NDArray
 from ..kinematics import Kinematics, Update
 from ..robot import Robot
 from .cdr import TFMessageLayout
+from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
-from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
+from .plans import BoolArray, IndexArray, JointIndex, PlanCache, PublishPlan
 from .rate_limiter import RateLimiter
 from .reporting import Reporter
 from .zeros import start_positions
@@ -69,6 +70,8 @@ class LoadedModel:
         self.joints = JointIndex(self.kin)
         #: Per moving joint: message time of its last publication.
         self.limiter = RateLimiter(len(self.kin.moving_joints))
+        #: Per moving joint: the topic of its last value (several joint-state topics).
+        self.sources = JointSources(len(self.kin.moving_joints))
 
 
 class Configured:
@@ -160,11 +163,17 @@ class JointStatePipeline:
     # -- joint states -----------------------------------------------------------------------
 
     def joint_state(
-        self, stamp_ns: int, names: tuple[str, ...], positions: Array
+        self,
+        stamp_ns: int,
+        names: tuple[str, ...],
+        positions: Array,
+        source: int = JOINT_STATES_SOURCE,
     ) -> Publication | None:
         """A JointState's transforms to publish, or None (see the module docstring).
 
-        ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres.
+        ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres;
+        ``source`` tells the topic it came from (``joint_sources``: between topics, the newer
+        stamp wins).
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
@@ -182,7 +191,16 @@ class JointStatePipeline:
         if plan.unknown or plan.first_value_only:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, plan.limited, stamp_ns):
+        model.sources.note(source)
+        if model.sources.several and not self.settings.ignore_timestamp:
+            kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
+            if kept is not None:  # some values are older than another topic's: left out
+                if not kept.any():
+                    return None
+                names = tuple(name for name, keep in zip(names, kept.tolist(), strict=True) if keep)
+                positions = positions[kept]
+                plan = configured.plans.joint_state(names)
+        if not self._due(model, plan.limited, stamp_ns, source):
             return None
         hot = plan.hot
         if hot is not None:  # the common message: values to poses in one call
@@ -190,16 +208,23 @@ class JointStatePipeline:
             if poses is not None:
                 if not self.settings.ignore_timestamp:
                     model.limiter.record(plan.limited, stamp_ns)
+                    model.sources.record(plan.limited, source)
                 return Publication(cast(TFMessageLayout, plan.layout), stamp_ns, poses)
         values = cast(Sequence[float], positions)  # apply takes any array of floats
         update = model.kin.apply(model.positions, names, values, clamp=self.settings.clamp_mode)
-        return self._published(model, configured, plan, update, stamp_ns)
+        return self._published(model, configured, plan, update, stamp_ns, source)
 
     def multi_dof_joint_state(
-        self, stamp_ns: int, names: tuple[str, ...], translations: Array, quaternions: Array
+        self,
+        stamp_ns: int,
+        names: tuple[str, ...],
+        translations: Array,
+        quaternions: Array,
+        source: int = MULTI_DOF_SOURCE,
     ) -> Publication | None:
         """A MultiDOFJointState's transforms to publish, or None: ``translations`` (K, 3) in
-        metres and ``quaternions`` (K, 4) x y z w per joint name."""
+        metres and ``quaternions`` (K, 4) x y z w per joint name; ``source`` as in
+        ``joint_state``."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             self.reporter.warn_throttled(
@@ -217,12 +242,13 @@ class JointStatePipeline:
         if plan.unknown:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, plan.limited, stamp_ns):
+        model.sources.note(source)
+        if not self._due(model, plan.limited, stamp_ns, source):
             return None
         update = model.kin.apply_multi_dof(
             model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
         )
-        return self._published(model, configured, plan, update, stamp_ns)
+        return self._published(model, configured, plan, update, stamp_ns, source)
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else
@@ -241,19 +267,55 @@ class JointStatePipeline:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _due(self, model: LoadedModel, limited: IndexArray, stamp_ns: int) -> bool:
+    def _due(self, model: LoadedModel, limited: IndexArray, stamp_ns: int, source: int) -> bool:
         """The rate limiter, in message time: due when the least recently published joint of
         ``limited`` was published at least one interval before ``stamp_ns``; a stamp before
-        the latest publication of one of them resets the limiter (and is due)."""
+        the latest publication of one of them by the same topic resets the limiter (and is
+        due); one before values of other topics only is no jump back."""
         if not limited.size:
             return False
         if self.settings.ignore_timestamp:
             return True
         earliest_ns, latest_ns = model.limiter.extremes(limited)
         if stamp_ns < latest_ns:
-            self.reset_limiter("joint state stamps jumped backwards")
-            return True
+            sources = model.sources
+            if (
+                not sources.several
+                or (
+                    (model.limiter.times(limited) > stamp_ns)
+                    & ~sources.from_others(limited, source)
+                ).any()
+            ):
+                self.reset_limiter("joint state stamps jumped backwards")
+                return True
         return stamp_ns >= earliest_ns + self.settings.interval_ns
+
+    def _newer_than_other_topics(
+        self, model: LoadedModel, plan: PublishPlan, stamp_ns: int, source: int
+    ) -> BoolArray | None:
+        """Which values of the message to keep: False for those of joints whose value from
+        another topic has a newer stamp than ``stamp_ns`` (each counted in
+        ``sources.conflicts``); None when every value is kept."""
+        if stamp_ns >= model.limiter.extremes(plan.limited)[1]:
+            return None  # nothing newer (the common case: no array built)
+        name_plan = model.kin.joint_state_plan(plan.names)
+        converted = name_plan.converted
+        joints = np.concatenate((name_plan.joints, [c.joint for c in converted])).astype(np.intp)
+        where = np.concatenate((name_plan.message_index, [c.message_index for c in converted]))
+        older = (model.limiter.times(joints) > stamp_ns) & model.sources.from_others(joints, source)
+        if not older.any():
+            return None
+        kept = np.ones(len(plan.names), dtype=bool)
+        kept[where[older].astype(np.intp)] = False
+        moving = model.kin.moving_joints
+        conflicting = sorted(moving[j].name for j in set(joints[older].tolist()))
+        model.sources.conflicts.update(conflicting)
+        self.reporter.names_once(
+            "older than another topic",
+            conflicting,
+            "joints given by several topics: a value older than another topic's is ignored",
+        )
+        return kept
 
     def _published(
         self,
@@ -262,12 +324,14 @@ class JointStatePipeline:
         plan: PublishPlan,
         update: Update,
         stamp_ns: int,
+        source: int,
     ) -> Publication | None:
         """Record the publication time and build what to publish after ``update``."""
         if update.clamped or update.rejected:
             self.reporter.update(update, self.settings.clamp)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
             model.limiter.record(plan.limited, stamp_ns)
+            model.sources.record(plan.limited, source)
         if update.rejected or len(update.moved) != len(plan.limited):
             # Some values were rejected, or a clamp moved other joints: publish what moved.
             moved = update.moved

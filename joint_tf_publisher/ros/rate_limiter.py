@@ -41,6 +41,10 @@ class RateLimiter:
             self._known = joints
         return self._earliest_ns, self._latest_ns
 
+    def times(self, joints: IndexArray) -> NDArray[np.int64]:
+        """The publication time (ns) of each of ``joints``."""
+        return self._last_ns[joints]
+
     def record(self, joints: IndexArray, stamp_ns: int) -> None:
         """``joints`` were published at message time ``stamp_ns``."""
         self._last_ns[joints] = stamp_ns
