@@ -201,6 +201,14 @@ class Layout:
         for i, joint in enumerate(self.moving_joints):
             for k, name in enumerate(joint.variable_names):
                 self.variable_lookup[name] = (i, int(self.slot[i]) + k)
+        #: Bare name -> the moving joints of nested models it can stand for: Gazebo's
+        #: JointStatePublisher names ``arm::elbow`` ``elbow`` (its name inside its model).
+        #: Names that are a joint's own are left out: the joint of that name is meant.
+        self.nested_by_bare_name: dict[str, tuple[int, ...]] = {}
+        for i, joint in enumerate(self.moving_joints):
+            bare = joint.name.rpartition("::")[2]
+            if bare != joint.name and bare not in self.moving_index:
+                self.nested_by_bare_name[bare] = (*self.nested_by_bare_name.get(bare, ()), i)
         #: (M,) joints that follow a moving leader (a mimic of a fixed joint has no effect).
         self.is_mimic = np.array(
             [

@@ -188,7 +188,7 @@ class JointStatePipeline:
             )
             return None
         plan = configured.plans.joint_state(names)
-        if plan.unknown or plan.first_value_only:
+        if plan.unknown or plan.first_value_only or plan.ambiguous:
             self._report_names(plan)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
         model.sources.note(source)
@@ -359,3 +359,9 @@ class JointStatePipeline:
             "bare names of multi-value joints (as Gazebo's bridge publishes them) set their "
             "first value only",
         )
+        for name, candidates in plan.ambiguous:
+            self.reporter.warning_once(
+                f"ambiguous {name}",
+                f"ignoring joint state name {name!r}: the bare name of several nested models' "
+                f"joints ({', '.join(candidates)}); give the scoped name",
+            )

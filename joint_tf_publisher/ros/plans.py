@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +38,8 @@ class PublishPlan:
     ``limited``: moving-joint indices, sorted. ``published``: the subset this node publishes,
     sorted, and ``layout`` its TFMessage (None when nothing is published). ``unknown``: names
     that are no moving joint's variable; ``first_value_only``: bare names of multi-value joints
-    (as Gazebo's bridge publishes them), which set their first value only.
+    (as Gazebo's bridge publishes them), which set their first value only; ``ambiguous``: bare
+    names several nested models' joints have, with those joints (ignored).
     """
 
     names: tuple[str, ...]
@@ -46,10 +48,20 @@ class PublishPlan:
     layout: TFMessageLayout | None
     unknown: tuple[str, ...]
     first_value_only: tuple[str, ...]
+    ambiguous: tuple[tuple[str, tuple[str, ...]], ...]
     #: A JointState's values to the poses of ``published`` in one call, for the common
     #: message (``kinematics.HotPath``); None for MultiDOFJointStates, plans that publish
     #: nothing and names without a fast path.
     hot: HotPath | None = None
+
+
+class NameReading(NamedTuple):
+    """How one tuple of names reads (``PublishPlan`` has the same fields)."""
+
+    limited: IndexArray
+    unknown: tuple[str, ...]
+    first_value_only: tuple[str, ...]
+    ambiguous: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 class JointIndex:
@@ -64,17 +76,22 @@ class JointIndex:
             if JOINT_TYPES[joint.joint_type].from_transform is not None
         }
 
-    def joint_state(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
+    def joint_state(self, names: tuple[str, ...]) -> NameReading:
         """The joints a JointState with ``names`` moves (sorted; mimic followers included),
-        its unknown names and its bare names of multi-value joints."""
+        its unknown names, its bare names of multi-value joints and its ambiguous names."""
         plan = self.kin.joint_state_plan(names)
-        return plan.moves, plan.unknown, plan.first_value_only
+        return NameReading(
+            plan.moves,
+            tuple(plan.unknown),
+            tuple(plan.first_value_only),
+            tuple(plan.ambiguous.items()),
+        )
 
-    def multi_dof(self, names: tuple[str, ...]) -> tuple[IndexArray, list[str], list[str]]:
+    def multi_dof(self, names: tuple[str, ...]) -> NameReading:
         """As ``joint_state`` for a MultiDOFJointState's joint names."""
         found = sorted({self.multi_dof_joint[n] for n in names if n in self.multi_dof_joint})
-        unknown = [name for name in names if name not in self.multi_dof_joint]
-        return np.array(found, dtype=np.intp), unknown, []
+        unknown = tuple(name for name in names if name not in self.multi_dof_joint)
+        return NameReading(np.array(found, dtype=np.intp), unknown, (), ())
 
 
 class PlanCache:
@@ -132,7 +149,7 @@ class PlanCache:
 
     def _make_plan(self, multi_dof: bool, names: tuple[str, ...]) -> PublishPlan:
         read = self._joints.multi_dof if multi_dof else self._joints.joint_state
-        limited, unknown, first_value_only = read(names)
+        limited, unknown, first_value_only, ambiguous = read(names)
         published = limited[self._publish_mask[limited]]
         hot = None
         if not multi_dof and published.size:
@@ -142,7 +159,8 @@ class PlanCache:
             limited,
             published,
             self.layout(published) if published.size else None,
-            tuple(unknown),
-            tuple(first_value_only),
+            unknown,
+            first_value_only,
+            ambiguous,
             hot,
         )

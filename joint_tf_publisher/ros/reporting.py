@@ -74,6 +74,12 @@ class Reporter:
             self._once.add(key)
             self.logger.info(f"{text} (reported once)")
 
+    def warning_once(self, key: str, text: str) -> None:
+        """Log ``text`` as a warning once for the life of this reporter."""
+        if key not in self._once:
+            self._once.add(key)
+            self.logger.warning(text)
+
     def update(self, update: Update, clamp: str) -> None:
         """Report what one kinematics update clamped (to ``clamp`` limits), rejected or
         did not know."""
