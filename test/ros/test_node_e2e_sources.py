@@ -175,3 +175,39 @@ class TestTwoTopics:
         stamp = fresh_stamp()
         moved = base.publish_until_seen(["joint_2"], [0.7], stamp, "link_2")
         assert stamps_by_child(moved) == {"link_2": seconds_to_ns(stamp)}
+
+
+# -- zeros.<joint>: a caster no driver publishes ----------------------------------------------
+
+PLANAR_URDF = TEST_DIR / "urdf" / "mobile_base_planar.urdf"
+BASE_ZEROS = {"caster_swivel_joint": 0.3, "base_planar_joint": [0.5, -0.25, 1.5]}
+
+
+@pytest.fixture(scope="class")
+def mobile_base(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
+    """The mobile base with zeros given as a YAML mapping (``zeros: {joint: value}``)."""
+    params: dict[str, Any] = {
+        "robot_description": PLANAR_URDF.read_text(),
+        "publish_default_positions": True,
+        "zeros": BASE_ZEROS,
+    }
+    node = started(probe, tmp_path_factory, "/zeros_base", params, handshake=None)
+    yield node
+    node.stop()
+
+
+class TestZeros:
+    def test_a_caster_and_a_base_given_by_zeros_are_published_there(
+        self, mobile_base: NodeUnderTest
+    ) -> None:
+        robot = Robot.load(PLANAR_URDF)
+        msg = mobile_base.wait_tf(0, "caster_swivel")
+        received = {t.child_frame_id: matrix_of(t.transform) for t in msg.transforms}
+        for joint, value in BASE_ZEROS.items():
+            expected = robot.joints[joint].child_pose(np.array(value))
+            np.testing.assert_allclose(
+                received[robot.joints[joint].child], expected, atol=TOLERANCE
+            )
+        np.testing.assert_allclose(
+            received["caster_wheel"], robot.joints["caster_wheel_joint"].child_pose(0.0)
+        )
