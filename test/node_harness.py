@@ -39,6 +39,8 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.ros import runtime
 
 WAIT_S = 20.0
+#: A service request with no answer after this long is sent again, seconds.
+RESEND_S = 2.0
 TOLERANCE = 1e-6
 #: The executors the node can spin with under this rclpy, best first (test ids).
 EXECUTORS = runtime.available_executors()
@@ -224,14 +226,30 @@ class NodeUnderTest:
             raise
 
     def set_parameters(self, **values: Any) -> list[Any]:
-        """Call set_parameters; returns the SetParametersResult per parameter."""
+        """Call set_parameters; returns the SetParametersResult per parameter.
+
+        Sent again every ``RESEND_S`` while unanswered (setting the same values twice
+        changes nothing): right after discovery the node's reply can be dropped before its
+        response writer has matched the probe's reader (rmw_fastrtps gives up after 100 ms:
+        "failed to send response (timeout)"; ros2/rmw_fastrtps#467 and #704).
+        """
         assert self._params_client.wait_for_service(timeout_sec=WAIT_S)
         request = SetParameters.Request()
         request.parameters = [
             ParameterMsg(name=name, value=parameter_value(value)) for name, value in values.items()
         ]
-        future = self._params_client.call_async(request)
-        wait_until(future.done, what="set_parameters response")
+        futures = [self._params_client.call_async(request)]
+        last_sent = time.monotonic()
+
+        def answered() -> Any:
+            nonlocal last_sent
+            done = next((future for future in futures if future.done()), None)
+            if done is None and time.monotonic() - last_sent > RESEND_S:
+                futures.append(self._params_client.call_async(request))
+                last_sent = time.monotonic()
+            return done
+
+        future = wait_until(answered, what="set_parameters response")
         return list(future.result().results)
 
     def static_set(self) -> dict[str, TransformStamped]:
