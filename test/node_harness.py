@@ -48,6 +48,15 @@ EXECUTORS = runtime.available_executors()
 # -- environment ----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", params=EXECUTORS, name="probe")
+def probe_per_executor(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
+    """conftest's probe; every node started while it is in use spins with one executor
+    (each in turn: the module's tests run once per executor). A module that imports this
+    fixture has its ``probe`` replaced by it."""
+    with executor_variable(request.param):
+        yield probe
+
+
 def wait_until(
     condition: Callable[[], Any],
     timeout: float = WAIT_S,

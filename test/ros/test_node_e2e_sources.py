@@ -20,14 +20,13 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from node_harness import (  # noqa: E402
-    EXECUTORS,
     TOLERANCE,
     WAIT_S,
     NodeUnderTest,
     Probe,
-    executor_variable,
     fresh_stamp,
     matrix_of,
+    probe_per_executor,  # noqa: F401 (the module's probe: each executor in turn)
     seconds_to_ns,
     stamp_msg,
     stamp_ns,
@@ -45,13 +44,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 NAMESPACE = "/sources"
 ARM_JOINTS = ["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6", "joint_7"]
-
-
-@pytest.fixture(scope="module", params=EXECUTORS)
-def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
-    """conftest's probe; the node started with it spins with one executor (each in turn)."""
-    with executor_variable(request.param):
-        yield probe
 
 
 @pytest.fixture(scope="module")
