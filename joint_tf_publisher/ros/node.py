@@ -37,7 +37,7 @@ from std_msgs.msg import String
 
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
-from .cdr import JointStateData, JointStateReader
+from .cdr import JointStateData, JointStateReader, Publication
 from .joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from .parameters import (
     PARAMETERS,
@@ -46,7 +46,7 @@ from .parameters import (
     ParameterRejected,
     Settings,
 )
-from .pipeline import JointStatePipeline, LoadedModel, Publication
+from .pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from .reporting import Logger, Reporter
 from .tf_publishers import StaticTfPublisher, TfPublisher
 from .zeros import check_zero, declared_zeros, start_positions
@@ -377,22 +377,16 @@ class JointTfPublisher(Node):
             return SetParametersResult(successful=False, reason=reason)
         old = self.settings
         if new_model is not None:
-            self._install(new_model, settings)
+            changes = self._install(new_model, settings)
             self._declare_zeros(new_model, at_start=False)
         elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
             self.pipeline.settings = settings
+            changes = Reconfigured(republish_statics=False, restart_default_timer=False)
         else:
-            self.pipeline.configure(settings)
-            if (settings.frame_prefix, settings.exclude_joints, settings.clamp) != (
-                old.frame_prefix,
-                old.exclude_joints,
-                old.clamp,
-            ):
+            changes = self.pipeline.configure(settings)
+            if changes.republish_statics:
                 self._publish_statics()
-        if (settings.publish_frequency, settings.publish_default_positions) != (
-            old.publish_frequency,
-            old.publish_default_positions,
-        ):
+        if changes.restart_default_timer:
             self._update_default_timer()
         if settings.source_list != old.source_list:
             self._subscribe_sources(settings.source_list)
@@ -444,10 +438,10 @@ class JointTfPublisher(Node):
             robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
             return LoadedModel(robot, text)
 
-    def _install(self, model: LoadedModel, settings: Settings | None = None) -> None:
+    def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
-        (parameter mode) and statics."""
-        self.pipeline.install(model, settings)
+        (parameter mode) and statics; what else the change of settings asks of the node."""
+        changes = self.pipeline.install(model, settings)
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
@@ -456,6 +450,7 @@ class JointTfPublisher(Node):
             f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
             f"{len(kin.fixed_joints)} fixed joints"
         )
+        return changes
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""

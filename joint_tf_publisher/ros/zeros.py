@@ -14,15 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..kinematics import JointPositions, Kinematics
+from ..model import ClampMode
 from ..model.joint_types import JOINT_TYPES
 from .parameters import ZEROS_PREFIX, ParameterRejected
 
 #: The limits zeros are checked against: a value outside them is refused, not clamped.
-CHECKED_LIMITS = "hard"
+CHECKED_LIMITS = ClampMode.HARD
 
 
 def start_positions(
-    kin: Kinematics, zeros: Iterable[tuple[str, tuple[float, ...]]], clamp: str | None
+    kin: Kinematics, zeros: Iterable[tuple[str, tuple[float, ...]]], clamp: ClampMode
 ) -> JointPositions:
     """A fresh joint vector with ``zeros`` (joint name, values) written, mimic followers
     computed from them, clamped into the ``clamp`` limits, nothing marked received.

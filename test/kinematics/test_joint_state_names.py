@@ -200,7 +200,7 @@ def test_a_bare_name_of_one_nested_joint_sets_it(walker: Robot) -> None:
     values = kin.variable_values(positions)
     assert values["pelvis::hip/axis1"] == pytest.approx(0.3)  # Gazebo's first axis
     assert values["left::knee"] == pytest.approx(-0.5)
-    plan = kin.joint_state_plan(("hip",))
+    plan = kin.state.plans.plan(("hip",))
     assert plan.first_value_only == ["hip"] and plan.ambiguous == {}
 
 
@@ -215,7 +215,7 @@ def test_a_joints_own_name_wins_over_a_nested_joints_bare_name(walker: Robot) ->
 
 def test_an_ambiguous_bare_name_is_ignored_and_lists_its_candidates(walker: Robot) -> None:
     kin = walker.kinematics
-    plan = kin.joint_state_plan(("knee", "right::knee"))
+    plan = kin.state.plans.plan(("knee", "right::knee"))
     assert plan.ambiguous == {"knee": ("left::knee", "right::knee")}
     assert plan.unknown == []
     positions = kin.new_positions()

@@ -15,6 +15,7 @@ from repo_paths import TEST_DIR
 from test_pipeline import ARM_URDF, PLANAR_URDF, T0, Rig, assert_pose, poses
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
 from joint_tf_publisher.ros.zeros import declared_zeros, start_positions
 
@@ -55,7 +56,7 @@ def test_a_zero_the_model_refuses_names_its_parameter(
 ) -> None:
     kin = Robot.load(path).kinematics
     with pytest.raises(ParameterRejected, match=reason):
-        start_positions(kin, [(joint, values)], "hard")
+        start_positions(kin, [(joint, values)], ClampMode.HARD)
 
 
 def test_every_joint_taking_a_zero_is_declared_at_zero_clamped_into_its_limits() -> None:
@@ -68,7 +69,7 @@ def test_every_joint_taking_a_zero_is_declared_at_zero_clamped_into_its_limits()
     assert zeros["slide_joint"] == float(np.clip(0.0, *slide))
     # The declared values are accepted as given.
     given = [(name, tuple(np.atleast_1d(value).tolist())) for name, value in zeros.items()]
-    start_positions(kin, given, "hard")
+    start_positions(kin, given, ClampMode.HARD)
 
 
 def test_a_caster_set_by_zeros_is_published_there_until_it_is_received() -> None:
