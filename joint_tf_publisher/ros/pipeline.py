@@ -298,8 +298,8 @@ class JointStatePipeline:
         """Which values of the message to keep: False for those of joints whose value from
         another topic has a newer stamp than ``stamp_ns`` (each counted in
         ``sources.conflicts``, logged once); None when every value is kept."""
-        if stamp_ns >= model.limiter.extremes(plan.moves)[1]:
-            return None  # nothing newer (the common case: no array built)
+        if not plan.moves.size or stamp_ns >= model.limiter.extremes(plan.moves)[1]:
+            return None  # nothing named, or nothing newer (the common case: no array built)
         name_plan = plan.name_plan
         converted = name_plan.converted
         joints = np.concatenate((name_plan.joints, [c.joint for c in converted])).astype(np.intp)

@@ -86,3 +86,9 @@ def test_ignore_timestamp_takes_the_last_value_to_arrive() -> None:
     older = send(rig, GRIPPER, ["joint_1"], [0.1], T0 - 10 * MS)
     assert older is not None
     assert_pose(older, rig.robot, "joint_1", 0.1)
+
+
+def test_a_message_naming_no_joint_of_the_robot_from_a_second_topic_is_dropped(arm: Rig) -> None:
+    assert send(arm, ARM, ["joint_1"], [0.5], T0) is not None
+    assert send(arm, GRIPPER, ["nothere"], [0.1], T0 - 10 * MS) is None
+    assert send(arm, GRIPPER, [], [], T0 - 5 * MS) is None
