@@ -110,11 +110,11 @@ PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in PARA
 #: ``zeros.<joint name>``: one parameter per moving joint of the current model (declared by
 #: the node as the model is installed), joint_state_publisher's name. Its value: the joint's
 #: value where none was received (a number, or a list in the order of the joint's JointState
-#: variables for a multi-value joint); not set: zero.
+#: variables for a multi-value joint); by default zero clamped into the joint's hard limits.
 ZEROS_PREFIX = "zeros."
 ZEROS_DESCRIPTION = (
     "value of this joint where none was received (publish_default_positions, mimic leaders): "
-    "a number, or a list in the order of its JointState variables; unset: zero"
+    "a number, or a list in the order of its JointState variables; checked against its limits"
 )
 
 
@@ -202,7 +202,7 @@ class Settings:
     publish_default_positions: bool = False
     model_name: str = ""
     description_from_topic: bool = False
-    #: ``zeros.<joint>`` parameters that are set: (joint name, values), sorted by name.
+    #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
