@@ -476,10 +476,10 @@ def _reason(err: InvalidParameterValueException) -> str:
 
 
 def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """The ``zeros`` of ``settings`` that name moving joints of ``model`` (a new description:
-    the parameters of the others are undeclared)."""
-    moving = model.kin.layout.moving_index
-    return tuple((name, values) for name, values in settings.zeros if name in moving)
+    """The ``zeros`` of ``settings`` for joints that take one in ``model`` (a new description:
+    the parameters of the others, gone or now mimic followers, are undeclared)."""
+    taking = declared_zeros(model.kin)
+    return tuple((name, values) for name, values in settings.zeros if name in taking)
 
 
 if __name__ == "__main__":  # python -m joint_tf_publisher.ros.node, as the console script

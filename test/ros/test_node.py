@@ -318,3 +318,25 @@ def test_zeros_are_declared_per_joint_given_at_start_and_checked_at_runtime(ros:
 def test_a_zero_given_at_start_outside_the_limits_is_a_startup_error(ros: Any) -> None:
     with pytest.raises(StartupError, match=r"zeros.finger_joint = \[-1.0\] is outside"):
         make_node(ros, robot_description=ARM_URDF.read_text(), **{"zeros.finger_joint": -1.0})
+
+
+def test_a_new_description_keeps_the_zeros_of_joints_it_still_has(ros: Any) -> None:
+    """joint_2 keeps its zero; finger_joint, now a mimic follower, loses its parameter."""
+    node = make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        **{"zeros.joint_2": 0.5, "zeros.finger_joint": 0.3},
+    )
+    text = ARM_URDF.read_text().replace(
+        '<limit lower="0" upper="0.8" effort="1000" velocity="2.0"/>',
+        '<limit lower="0" upper="0.8" effort="1000" velocity="2.0"/>'
+        '<mimic joint="joint_7" multiplier="0.1"/>',
+        1,
+    )
+    assert text != ARM_URDF.read_text()
+    (result,) = node.set_parameters([Parameter("robot_description", value=text)])
+    assert result.successful, result.reason
+    assert not node.has_parameter("zeros.finger_joint")
+    assert node.get_parameter("zeros.joint_2").value == 0.5
+    assert dict(node.settings.zeros)["joint_2"] == (0.5,)
+    assert "finger_joint" not in dict(node.settings.zeros)
