@@ -309,6 +309,17 @@ class NodeUnderTest:
             if time.monotonic() > deadline:
                 pytest.fail(f"no /tf with {child} at {stamp_s} ({self.stderr()[-500:]})")
 
+    def handshake(self, joint: str, child: str) -> TFMessage:
+        """Publish ``joint`` at 0 with stamp 1 s, 2 s, ... once a second until /tf carries
+        ``child`` at the stamp just sent (see ``started``)."""
+        start = len(self.probe.tf)
+        for stamp_s in range(1, int(WAIT_S) + 1):
+            self.publish([joint], [0.0], float(stamp_s))
+            found = self.find_tf(start, child, float(stamp_s), timeout=1.0)
+            if found is not None:
+                return found
+        pytest.fail(f"no /tf with {child} after the handshake ({self.stderr()[-500:]})")
+
     def find_tf(
         self, start: int, child: str, stamp_s: float | None, timeout: float
     ) -> TFMessage | None:
@@ -416,14 +427,18 @@ def started(
 ) -> NodeUnderTest:
     """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
 
-    The handshake publishes the joint at 0 with stamp 1 s, before every fresh_stamp().
+    The handshake publishes the joint at 0 with stamp 1 s, then 2 s, ... once a second until
+    /tf carries it, all before every fresh_stamp(). Each try has a stamp of its own: the
+    first message can reach the node before the probe's /tf reader has matched the node's
+    writer (the probe sees the writer in the graph first), and the rate limiter would drop
+    the same stamp sent again.
     """
     node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
     try:
         node.wait_connected()
         if handshake is not None:
             joint, child = handshake
-            node.publish_and_wait([joint], [0.0], 1.0, child)
+            node.handshake(joint, child)
     except BaseException:
         node.stop()
         raise
