@@ -415,6 +415,51 @@ def test_the_project_venv_matches_the_ros_world() -> None:
             assert Path(sys.prefix).resolve() not in Path(module.__file__).resolve().parents
 
 
+def module_file(python: str, module: str) -> Path:
+    """Where ``python`` (run in this session's environment, so over the sourced ROS) imports
+    ``module`` from."""
+    code = f"import {module}; print({module}.__file__)"
+    result = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return Path(result.stdout.splitlines()[-1]).resolve()
+
+
+@pytest.mark.parametrize("module", ["numpy", "scipy"])
+def test_over_a_sourced_ros_the_venv_uses_its_numpy_and_scipy(module: str) -> None:
+    """Kit or distro: .venv imports numpy and scipy from the ROS Python (whose message
+    packages are built against that numpy), never a copy of its own. pip world: .venv's own."""
+    imported = module_file(sys.executable, module)
+    inside_venv = Path(sys.prefix).resolve() in imported.parents
+    world = os.environ.get("JTP_ROS_WORLD", "pip")
+
+    assert inside_venv == (world == "pip"), f"{world} world, {module} from {imported}"
+    if world != "pip":
+        assert imported == module_file(env_tool_python(), module)
+
+
+def test_pip_is_held_to_the_ros_pythons_numpy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a sourced ROS, the constraints pin numpy and scipy to the versions the ROS Python
+    has (by their installed metadata) and nothing else; without one there are none."""
+    env_tool = load_env_tool()
+    ros_python = tmp_path / "ros" / "bin" / "python"
+    site = tmp_path / "ros" / "site"
+    for name, version in (("numpy", "1.21.5"), ("scipy", "1.8.0"), ("pyyaml", "5.4.1")):
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n", encoding="utf-8")
+    ros_python.parent.mkdir(parents=True)
+    ros_python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
+    ros_python.chmod(0o755)
+    monkeypatch.setattr(env_tool, "ros_python_candidate", lambda: str(ros_python))
+
+    assert env_tool.ros_constraints(env_tool.MODE_ROS) == "numpy==1.21.5\nscipy==1.8.0\n"
+    assert env_tool.ros_constraints(env_tool.MODE_PIP) == ""
+    assert env_tool.ros_constraints(env_tool.MODE_JAZZY) == ""
+
+
 ROS_ENV_SCRIPT = ROOT / "tools" / "ros_env.sh"
 STUB_KIT_ENV = """
 export JTP_STUB_KIT_SOURCED=$ROS2KIT

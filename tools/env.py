@@ -69,6 +69,9 @@ REQUIREMENT_FILES = {
     MODE_PIP: ("ros.txt", "tf2_msgs-build.txt", "dev.txt"),
     MODE_JAZZY: ("jazzy.txt", "tf2_msgs-build-jazzy.txt"),
 }
+#: Packages built against numpy's C API that a ROS Python may have: over a sourced ROS 2,
+#: pip is held to its versions of them (``ros_constraints``), never installing others over them.
+NUMPY_ABI_PACKAGES = ("numpy", "scipy")
 #: What sourcing a ROS 2 (a distro's setup.bash, the kit's env.sh, a colcon workspace) or
 #: entering a venv sets for Python, libraries and CMake: the Jazzy world must see none of it.
 SOURCED_VARIABLES = (
@@ -358,6 +361,28 @@ def build_tf2_msgs(venv: Path, requirements: str, log_file: Path) -> None:
         run(["cmake", "--install", build_dir], log_file=log_file)
 
 
+def ros_constraints(mode: str) -> str:
+    """pip constraints (``name==version`` lines) holding NUMPY_ABI_PACKAGES to the versions
+    the sourced ROS interpreter has (its message packages are built against its numpy);
+    nothing without a sourced ROS."""
+    if mode != MODE_ROS:
+        return ""
+    probe = (
+        "import importlib.metadata as m\n"
+        f"for name in {NUMPY_ABI_PACKAGES!r}:\n"
+        "    try: print(f'{name}=={m.version(name)}')\n"
+        "    except m.PackageNotFoundError: pass\n"
+    )
+    result = subprocess.run(
+        [ros_python_candidate(), "-c", probe],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
 def install(venv: Path, mode: str, log_file: Path) -> None:
     """Install everything the project needs into an existing venv (idempotent)."""
     tools = list(REQUIREMENT_FILES[mode])
@@ -368,9 +393,13 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, tf2_msgs_build, log_file)
-    for name in tools:
-        log(f"installing development requirements (requirements/{name})")
-        pip_install(venv, "-r", ROOT / "requirements" / name, log_file=log_file)
+    with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
+        constraints = Path(scratch) / "constraints.txt"
+        constraints.write_text(ros_constraints(mode), encoding="utf-8")
+        for name in tools:
+            log(f"installing development requirements (requirements/{name})")
+            requirements = ROOT / "requirements" / name
+            pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
 
