@@ -460,6 +460,26 @@ def test_pip_is_held_to_the_ros_pythons_numpy(
     assert env_tool.ros_constraints(env_tool.MODE_JAZZY) == ""
 
 
+def test_the_jazzy_world_sees_no_sourced_ros(monkeypatch: pytest.MonkeyPatch) -> None:
+    """unsourced_env: no variable a sourced ROS or tools/ros_env.sh sets, no PATH entry inside
+    a sourced prefix or venv; the rest (the DDS domain, other PATH entries) kept."""
+    env_tool = load_env_tool()
+    monkeypatch.setenv("AMENT_PREFIX_PATH", "/opt/ros/kilted:/ws/install/pkg")
+    monkeypatch.setenv("VIRTUAL_ENV", "/kit/venv")
+    monkeypatch.setenv("PATH", "/kit/venv/bin:/opt/ros/kilted/bin:/usr/local/bin:/usr/bin")
+    for name in ("PYTHONPATH", "LD_LIBRARY_PATH", "JTP_ROS_WORLD", "ROS_DISTRO"):
+        monkeypatch.setenv(name, "set")
+    monkeypatch.setenv("ROS_DOMAIN_ID", "112")
+
+    env = env_tool.unsourced_env()
+
+    assert env["PATH"] == "/usr/local/bin:/usr/bin"
+    assert env["ROS_DOMAIN_ID"] == "112"
+    sourced = ("PYTHONPATH", "LD_LIBRARY_PATH", "JTP_ROS_WORLD", "ROS_DISTRO", "VIRTUAL_ENV")
+    assert not set(sourced) & set(env)
+    assert "AMENT_PREFIX_PATH" not in env
+
+
 ROS_ENV_SCRIPT = ROOT / "tools" / "ros_env.sh"
 STUB_KIT_ENV = """
 export JTP_STUB_KIT_SOURCED=$ROS2KIT

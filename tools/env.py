@@ -72,9 +72,12 @@ REQUIREMENT_FILES = {
 #: Packages built against numpy's C API that a ROS Python may have: over a sourced ROS 2,
 #: pip is held to its versions of them (``ros_constraints``), never installing others over them.
 NUMPY_ABI_PACKAGES = ("numpy", "scipy")
-#: What sourcing a ROS 2 (a distro's setup.bash, the kit's env.sh, a colcon workspace) or
-#: entering a venv sets for Python, libraries and CMake: the Jazzy world must see none of it.
+#: What sourcing a ROS 2 (a distro's setup.bash, the kit's env.sh, a colcon workspace, and
+#: tools/ros_env.sh's own JTP_ROS_WORLD and JTP_PYTHON) or entering a venv sets for Python,
+#: libraries and CMake: the Jazzy world must see none of it.
 SOURCED_VARIABLES = (
+    "JTP_ROS_WORLD",
+    "JTP_PYTHON",
     "PYTHONPATH",
     "LD_LIBRARY_PATH",
     "AMENT_PREFIX_PATH",
