@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import RosHarness, private_domain_id
+from conftest import RosHarness, allowed_skip, private_domain_id
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 20.0
@@ -478,6 +478,18 @@ def test_the_jazzy_world_sees_no_sourced_ros(monkeypatch: pytest.MonkeyPatch) ->
     sourced = ("PYTHONPATH", "LD_LIBRARY_PATH", "JTP_ROS_WORLD", "ROS_DISTRO", "VIRTUAL_ENV")
     assert not set(sourced) & set(env)
     assert "AMENT_PREFIX_PATH" not in env
+
+
+def test_other_environments_may_skip_only_off_the_project_machines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strict run lets test/test_worlds.py skip (an interpreter missing) except in the kit
+    world, where every environment must run; other modules never."""
+    worlds = str(ROOT / "test" / "test_worlds.py")
+    for world, allowed in (("kit", False), ("distro", True), ("pip", True)):
+        monkeypatch.setenv("JTP_ROS_WORLD", world)
+        assert allowed_skip(worlds) == allowed, world
+        assert not allowed_skip(str(ROOT / "test" / "test_environment.py"))
 
 
 ROS_ENV_SCRIPT = ROOT / "tools" / "ros_env.sh"
