@@ -59,8 +59,12 @@ JAZZY_PYTHON = (3, 11)
 ROS_PROBE = "import rclpy, tf2_msgs.msg"
 READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
-    "joint_tf_publisher"
+    "diagnostic_msgs.msg, joint_tf_publisher"
 )
+#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed into the venv
+#: over a sourced ROS 2 that lacks it (the client kit), without its dependencies (the sourced
+#: ROS 2 has them).
+DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs per mode (others, e.g. bench.txt, belong to
 # other targets): the ROS wheels, what generating tf2_msgs needs, the development tools.
@@ -191,10 +195,13 @@ def ros_base(mode: str) -> str:
     return site_packages_of(ros_python_candidate())[0]
 
 
-def input_files(mode: str) -> list[Path]:
-    """Every file whose content decides what the venv of ``mode`` holds, in a stable order."""
+def input_files() -> list[Path]:
+    """Every file whose content decides what a venv holds, in a stable order."""
     files = [ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "package.xml", Path(__file__)]
-    files.extend(ROOT / "requirements" / name for name in REQUIREMENT_FILES[mode])
+    # Every mode's (a sourced ROS's install reads a wheel's line in ros.txt, too).
+    files.extend(
+        ROOT / "requirements" / name for names in REQUIREMENT_FILES.values() for name in names
+    )
     if TF2_MSGS_SOURCE.is_dir():
         files.extend(path for path in TF2_MSGS_SOURCE.rglob("*") if path.is_file())
     return sorted({path.resolve() for path in files if path.is_file()})
@@ -211,7 +218,7 @@ def files_hash(paths: Sequence[Path], header: str = "") -> str:
 
 def inputs_hash(mode: str) -> str:
     """sha256 over the inputs' paths and contents, the mode and the Python version."""
-    return files_hash(input_files(mode), f"mode={mode}\npython={sys.version_info[:2]}\n")
+    return files_hash(input_files(), f"mode={mode}\npython={sys.version_info[:2]}\n")
 
 
 def wanted_stamp(mode: str) -> dict[str, str]:
@@ -396,6 +403,9 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, tf2_msgs_build, log_file)
+    elif not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
+        log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
+        pip_install(venv, "--no-deps", ros_requirement(DIAGNOSTIC_MSGS_WHEEL), log_file=log_file)
     with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(ros_constraints(mode), encoding="utf-8")
@@ -405,6 +415,14 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
             pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def ros_requirement(name: str) -> str:
+    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
+    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
+        if line.split(">")[0].split("=")[0].strip() == name:
+            return line.strip()
+    raise EnvError(f"requirements/ros.txt names no {name}")
 
 
 def plan(
