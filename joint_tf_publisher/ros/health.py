@@ -41,9 +41,8 @@ NS_PER_S = 1_000_000_000
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
 #: cannot grow memory).
 MAX_SLOTS = 256
-#: The joint-state topics (relative names), the sources ``slot`` takes.
-JOINT_STATES = "joint_states"
-MULTI_DOF_JOINT_STATES = "multi_dof_joint_states"
+#: The source number of the slot that folds the others (no topic has it).
+FOLDED_SOURCE = -1
 
 
 class Level(IntEnum):
@@ -103,24 +102,28 @@ class HealthReport:
 class GraphFacts:
     """What the node knows from ROS at report time.
 
-    ``publishers``: per joint-state topic the node names of its publishers. ``node_clock_ns``:
+    ``publishers``: per joint-state topic (its source number, ``joint_sources``) the names of
+    the nodes publishing it. ``node_clock_ns``:
     the node clock (ROS time) now; ``use_sim_time``: whether that clock follows /clock.
     """
 
-    publishers: Mapping[str, Sequence[str]]
+    publishers: Mapping[int, Sequence[str]]
     node_clock_ns: int
     use_sim_time: bool = False
+    #: Per source number, the topic's name (where no publisher is known by name).
+    topics: Mapping[int, str] = field(default_factory=dict)
 
 
 class StreamSlot:
-    """The messages of one shape (source topic and tuple of names) since the model loaded.
+    """The messages of one shape (source topic number and tuple of names) since the model
+    loaded.
 
     ``joints``: the moving joints such a message updates (mimic followers included).
     """
 
     __slots__ = ("source", "names", "joints", "arrivals", "last_stamp_ns", "last_arrival_ns")
 
-    def __init__(self, source: str, names: tuple[str, ...], joints: IndexArray) -> None:
+    def __init__(self, source: int, names: tuple[str, ...], joints: IndexArray) -> None:
         self.source = source
         self.names = names
         self.joints = joints
@@ -167,33 +170,27 @@ class JointStateHealth:
         self.facts: RobotFacts | None = None
         #: /tf messages published (the node adds one per publication).
         self.published = 0
-        self._slots: dict[tuple[str, tuple[str, ...]], StreamSlot] = {}
+        self._slots: dict[tuple[int, tuple[str, ...]], StreamSlot] = {}
         self._unknown: set[str] = set()
         self._period = _Period()
         self._since_ns = steady_ns()
         self._last_report_ns = self._since_ns
-        self._last_arrivals: dict[tuple[str, tuple[str, ...]], int] = {}
+        self._last_arrivals: dict[tuple[int, tuple[str, ...]], int] = {}
         self._last_published = 0
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def install(self, facts: RobotFacts) -> str:
-        """A model (re)loaded: forget every stream; return the INFO line to log."""
+    def install(self, facts: RobotFacts) -> None:
+        """A model (re)loaded: forget every stream."""
         self.facts = facts
         self._slots = {}
         self._last_arrivals = {}
         self._unknown.clear()
         self._period = _Period()
         self._since_ns = self.steady_ns()
-        movable = len(facts.joint_names)
-        excluded = int(facts.excluded.sum())
-        return (
-            f"robot {facts.robot!r}: {movable} moving joints ({excluded} excluded), "
-            f"{facts.num_fixed} fixed joints"
-        )
 
-    def slot(self, source: str, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
-        """The slot of messages from ``source`` (a topic) with ``names``, updating moving
+    def slot(self, source: int, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
+        """The slot of messages from ``source`` (a topic's number) with ``names``, updating moving
         joints ``joints``; made once per shape. A joint in the slots of two sources (or two
         shapes) that both arrive within a period is reported as given by two publishers."""
         key = (source, names)
@@ -208,12 +205,12 @@ class JointStateHealth:
         """Fold every slot into one (no names) that updates all their joints: ages and rates
         stay right for the stream as a whole; per-joint ages become the newest of them."""
         slots = list(self._slots.values())
-        folded = StreamSlot("", (), np.unique(np.concatenate([s.joints for s in slots])))
+        folded = StreamSlot(FOLDED_SOURCE, (), np.unique(np.concatenate([s.joints for s in slots])))
         folded.arrivals = sum(s.arrivals for s in slots)
         folded.last_stamp_ns = max(s.last_stamp_ns for s in slots)
         folded.last_arrival_ns = max(s.last_arrival_ns for s in slots)
-        self._slots = {("", ()): folded}
-        self._last_arrivals = {("", ()): sum(self._last_arrivals.values())}
+        self._slots = {(FOLDED_SOURCE, ()): folded}
+        self._last_arrivals = {(FOLDED_SOURCE, ()): sum(self._last_arrivals.values())}
 
     def clamped(
         self,
@@ -427,7 +424,8 @@ def _two_publishers(
     for joint, sources in _shared_joints(active, len(facts.joint_names)):
         nodes = sorted({node for source in sources for node in graph.publishers.get(source, ())})
         if len(nodes) >= 2 or len(sources) >= 2:
-            entries.append(f"{facts.joint_names[joint]} ({', '.join(nodes or sources)})")
+            topics = [graph.topics.get(source, f"topic {source}") for source in sources]
+            entries.append(f"{facts.joint_names[joint]} ({', '.join(nodes or topics)})")
     if not entries:
         return []
     text = _names(entries)
@@ -437,7 +435,7 @@ def _two_publishers(
 
 def _shared_joints(
     active: Sequence[StreamSlot], joint_count: int
-) -> list[tuple[int, tuple[str, ...]]]:
+) -> list[tuple[int, tuple[int, ...]]]:
     """Joints that two slots active this period both update, with the slots' sources."""
     active = [slot for slot in active if slot.names]  # not the folded slot
     if len(active) < 2:
