@@ -17,10 +17,8 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from numpy.typing import NDArray
 
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
+from ..arrays import BoolArray, IndexArray
 
 #: The topic numbers of ``joint_states`` and ``multi_dof_joint_states``; the node numbers the
 #: ``source_list`` topics from ``FIRST_LISTED_SOURCE`` on, never reusing a number.
