@@ -192,7 +192,7 @@ def node_command() -> list[str]:
     script = Path(sys.executable).with_name("joint_tf_publisher")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.ros.node"]
+    return [sys.executable, "-m", "joint_tf_publisher.ros"]
 
 
 def rss_mib(pid: int) -> float:

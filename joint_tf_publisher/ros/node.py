@@ -14,7 +14,7 @@ publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -212,15 +212,6 @@ class JointTfPublisher(Node):
         """The current settings (parameters other than the description)."""
         return self.pipeline.settings
 
-    @property
-    def joint_state_inputs(self) -> tuple[tuple[Any, Callable[[Any], None]], ...]:
-        """The hot subscriptions (JointState, MultiDOFJointState) and their callbacks, which
-        ``runtime.WaitLoop`` serves itself."""
-        return (
-            (self._joint_state_sub, self._on_joint_state),
-            (self._multi_dof_sub, self._on_multi_dof_joint_state),
-        )
-
     # -- joint states ---------------------------------------------------------------------------
 
     def _on_joint_state(self, data: bytes) -> None:
@@ -351,10 +342,3 @@ class JointTfPublisher(Node):
             return
         self._install(model)
 
-
-if __name__ == "__main__":  # python -m joint_tf_publisher.ros.node, as the console script
-    import sys
-
-    from .runtime import main
-
-    sys.exit(main())
