@@ -341,4 +341,3 @@ class JointTfPublisher(Node):
             self.get_logger().error(f"robot description from topic rejected: {err}")
             return
         self._install(model)
-

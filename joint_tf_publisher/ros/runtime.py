@@ -2,10 +2,12 @@
 
 Executors. ``spin`` serves the node with rclpy's events executor,
 ``rclpy.experimental.EventsExecutor``, where this rclpy has it (Jazzy, Kilted, Rolling), else
-with rclpy's ``SingleThreadedExecutor`` (Humble). ``JOINT_TF_PUBLISHER_EXECUTOR=rclpy`` in
-the environment opts out of the events executor (experimental upstream); an unknown value, or
-``events`` where rclpy lacks it, is logged as one warning and the default is used. The node
-logs which executor spins.
+with rclpy's ``SingleThreadedExecutor`` (Humble). ``JOINT_TF_PUBLISHER_EXECUTOR`` in the
+environment picks another: ``rclpy`` opts out of the events executor (experimental upstream);
+``waitset`` opts in to ``waitset_loop``, the one module on private rclpy API (less CPU than
+rclpy's executor where there is no events executor). An unknown value, or ``events`` where
+rclpy lacks it, is logged as one warning and the default is used. The node logs which
+executor spins.
 
 Stopping. ``main`` gets ``StopSignals`` (SIGINT and SIGTERM only set a flag; a thread of theirs
 calls the wake function given to ``wake_with``), so no signal ever raises into Python code:
@@ -37,13 +39,14 @@ from .stop_signals import StopSignals
 
 #: Environment variable naming the executor to spin with: one of ``EXECUTORS``.
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"
-EVENTS, RCLPY = "events", "rclpy"
-#: The executors, best first.
-EXECUTORS = (EVENTS, RCLPY)
+EVENTS, RCLPY, WAITSET = "events", "rclpy", "waitset"
+#: The executors; the first one this rclpy has is the default (``waitset``: opt-in only).
+EXECUTORS = (EVENTS, RCLPY, WAITSET)
 #: What the node logs at startup: "spinning with ...".
 SPINNING_WITH = {
     EVENTS: "rclpy's events executor (rclpy.experimental.EventsExecutor)",
     RCLPY: "rclpy's executor (rclpy.executors.SingleThreadedExecutor)",
+    WAITSET: "the wait-set loop (rclpy's private wait-set binding)",
 }
 #: Longest one spin lasts, seconds; the loop then spins again. Without a timeout the events
 #: executor (rclpy 9.1.2) keeps about half a core busy while idle, and may miss a Future
@@ -89,13 +92,13 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
 
 
 def available_executors() -> tuple[str, ...]:
-    """The ``EXECUTORS`` this rclpy can spin with, best first (``rclpy`` always)."""
-    return EXECUTORS if _events_executor_type() is not None else (RCLPY,)
+    """The ``EXECUTORS`` this rclpy can spin with, the default first."""
+    return EXECUTORS if _events_executor_type() is not None else (RCLPY, WAITSET)
 
 
 def choose_executor(requested: str | None) -> tuple[str, str | None]:
     """The executor to spin with for ``requested`` (the value of ``EXECUTOR_VARIABLE``, None
-    or empty for the best available), and a warning when that is not the one requested."""
+    or empty for the default), and a warning when that is not the one requested."""
     best = available_executors()[0]
     value = (requested or "").strip().lower()
     if not value:
@@ -131,8 +134,22 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
     if executor not in available_executors():
         raise ValueError(f"executor {executor!r} is not one of {available_executors()}")
     logger.info(f"spinning with {SPINNING_WITH[executor]}")
+    try:
+        if executor == WAITSET:
+            from . import waitset_loop  # private rclpy API: imported only when opted in
+
+            waitset_loop.spin(node, stop)
+        else:
+            _spin_public(node, stop, executor)
+    except RuntimeError:
+        if node.context.ok():
+            raise  # a callback's own error
+
+
+def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> None:
+    """Spin with ``executor`` (``EVENTS`` or ``RCLPY``) in a ``SpinLoop``."""
     make_executor = _events_executor_type() if executor == EVENTS else SingleThreadedExecutor
-    assert make_executor is not None  # checked above
+    assert make_executor is not None  # spin checked it
     spinner = make_executor(context=node.context)
     loop = SpinLoop(spinner, node.context)
     try:
@@ -142,9 +159,6 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
             loop.run(stop.requested.is_set)
         finally:
             stop.wake_with(None)
-    except RuntimeError:
-        if node.context.ok():
-            raise  # a callback's own error
     finally:
         loop.close()  # nothing completes the loop's Future from here on
         spinner.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)

@@ -3,7 +3,7 @@
 The node runs in this process, in an rclpy context of its own, spun by ``runtime.spin`` on a
 thread; the test talks to it from conftest's ``ros`` harness (another context, so over DDS).
 Every spin test runs once per executor this rclpy offers (``runtime.available_executors()``):
-rclpy's events executor and its SingleThreadedExecutor in the kit (Kilted), Jazzy and Rolling.
+rclpy's events executor, its SingleThreadedExecutor and the opt-in wait-set loop in the kit.
 The choice of executor from ``JOINT_TF_PUBLISHER_EXECUTOR`` is tested as a function and
 through the console script.
 """
@@ -318,7 +318,7 @@ def test_an_unknown_value_warns_in_one_line_and_uses_the_default() -> None:
     chosen, warning = runtime.choose_executor("fast")
     assert chosen == runtime.available_executors()[0]
     assert warning == (
-        "JOINT_TF_PUBLISHER_EXECUTOR='fast' is not one of events, rclpy: "
+        "JOINT_TF_PUBLISHER_EXECUTOR='fast' is not one of events, rclpy, waitset: "
         f"spinning with the default, {chosen}"
     )
 
@@ -328,7 +328,7 @@ def test_an_executor_this_rclpy_lacks_warns_and_uses_the_best_it_has(
 ) -> None:
     """As on Humble: no events executor."""
     monkeypatch.setattr(runtime, "_events_executor_type", lambda: None)
-    assert runtime.available_executors() == (runtime.RCLPY,)
+    assert runtime.available_executors() == (runtime.RCLPY, runtime.WAITSET)
     chosen, warning = runtime.choose_executor("events")
     assert chosen == runtime.RCLPY
     assert warning == (
