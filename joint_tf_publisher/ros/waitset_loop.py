@@ -35,8 +35,6 @@ MAX_TAKEN = 100
 #: Longest the executor's shutdown waits for a spin to end, seconds (it has ended already).
 EXECUTOR_SHUTDOWN_S = 1.0
 
-HotInput = tuple[Any, Callable[[Any], None]]  # (rclpy Subscription, callback)
-
 
 def spin(node: Node, stop: StopSignals) -> None:
     """Serve ``node`` with ``WaitLoop`` until ``stop`` is requested or ROS shuts down."""
@@ -45,8 +43,9 @@ def spin(node: Node, stop: StopSignals) -> None:
     wake = GuardCondition(None, None, context=node.context)
     try:
         executor.add_node(node)
-        hot = [(subscription, subscription.callback) for subscription in node.subscriptions]
-        loop = WaitLoop(node, executor, hot, wake)  # before stop.wake_with below
+        loop = WaitLoop(
+            node, executor, list(node.subscriptions), wake
+        )  # before stop.wake_with below
         stop.wake_with(wake.trigger)
         node.context.on_shutdown(stop.wake)
         try:
@@ -61,7 +60,7 @@ def spin(node: Node, stop: StopSignals) -> None:
 class WaitLoop:
     """The node's spin loop over two reused wait sets; see the module docstring.
 
-    ``hot``: subscriptions and their callbacks, served directly; ``wake``: a
+    ``hot``: subscriptions whose callbacks it calls itself; ``wake``: a
     guard condition (not one of the node's) that ends a wait (stop signal, shutdown).
     """
 
@@ -69,12 +68,12 @@ class WaitLoop:
         self,
         node: Node,
         executor: Executor,
-        hot: Sequence[HotInput],
+        hot: Sequence[Any],
         wake: Any,
     ) -> None:
         self._node = node
         self._executor = executor
-        self._hot = list(hot)
+        self._hot: list[Any] = list(hot)  # rclpy Subscriptions
         self._wake = wake
         context = node.context.handle
         if context is None:
@@ -123,7 +122,7 @@ class WaitLoop:
         them; return how many."""
         wait_set = self._hot_set
         wait_set.clear_entities()
-        for subscription, _ in self._hot:
+        for subscription in self._hot:
             wait_set.add_subscription(subscription.handle)
         wait_set.add_guard_condition(self._wake.handle)
         wait_set.wait(max(0, int(timeout_s * 1e9)))
@@ -147,7 +146,7 @@ class WaitLoop:
     def _take_hot(self, wait_set: Any) -> int:
         """Handle every message waiting on the hot subscriptions (up to ``MAX_TAKEN`` each)."""
         handled = 0
-        for index, (subscription, callback) in enumerate(self._hot):
+        for index, subscription in enumerate(self._hot):
             if not wait_set.is_ready("subscription", index):
                 continue
             handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
@@ -155,7 +154,7 @@ class WaitLoop:
                 taken = handle.take_message(msg_type, raw)
                 if taken is None:
                     break
-                callback(taken[0])
+                subscription.callback(taken[0])
                 handled += 1
         return handled
 
@@ -179,7 +178,7 @@ class WaitLoop:
         """(Re)build the full wait set from the node's entities, hot subscriptions first, and
         hold every handle in use (a concurrent destruction waits until the loop lets go)."""
         node = self._node
-        hot = [subscription for subscription, _ in self._hot]
+        hot = self._hot
         subscriptions = hot + [s for s in node.subscriptions if s not in hot]
         services, clients = list(node.services), list(node.clients)
         timers, guards, waitables = list(node.timers), list(node.guards), list(node.waitables)
