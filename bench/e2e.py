@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
+
 from .models import ModelSpec, humanoid
 from .report import Table, verdict
 
@@ -265,7 +267,7 @@ class Probe:
     def _on_tf(self, data: bytes) -> None:
         receipt = time.time_ns()
         sec, nanosec = struct.unpack_from("<iI", data, STAMP_OFFSET)
-        self.received.append((sec * 1_000_000_000 + nanosec, receipt))
+        self.received.append((stamp_to_ns(sec, nanosec), receipt))
         if self.first_raw is None:
             self.first_raw = bytes(data)
 
@@ -286,7 +288,7 @@ class Probe:
         """Publish one JointState stamped now (wall clock); return the stamp in ns."""
         stamp_ns = time.time_ns()
         header = self.message.header
-        header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        header.stamp.sec, header.stamp.nanosec = ns_to_stamp(stamp_ns)
         self.message.position = positions
         self.publisher.publish(self.message)
         self.sent_count += 1
