@@ -6,7 +6,7 @@ publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime`
 module declares the parameters, loads descriptions, and connects topics to the pipeline.
 
 Topics: subscribes ``joint_states`` (read as serialized bytes, ``cdr.JointStateReader``) and
-``multi_dof_joint_states`` with sensor-data QoS and a queue of ``JOINT_STATES_DEPTH``;
+``multi_dof_joint_states`` with sensor-data QoS and a deeper queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``). docs/node.md describes them with their QoS.
 """
@@ -25,7 +25,6 @@ from rclpy.duration import Duration
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.serialization import deserialize_message
 from rclpy.timer import Timer
@@ -37,35 +36,16 @@ from ..robot import Robot
 from .cdr import JointStateData, JointStateReader
 from .parameters import PARAMETERS, ParameterRejected, Settings
 from .pipeline import JointStatePipeline, LoadedModel, Publication
+from .qos import joint_states_qos, latched_qos
 from .reporting import Logger, Reporter
+from .stamps import stamp_to_ns
 from .tf_publishers import StaticTfPublisher, TfPublisher
 
 NODE_NAME = "joint_tf_publisher"
-#: Queue depth of the joint-state subscriptions: 100 ms at 1 kHz (sensor data QoS has 5).
-JOINT_STATES_DEPTH = 100
 
 
 class StartupError(Exception):
     """A reason the node cannot start (bad parameters or description); reported in one line."""
-
-
-def joint_states_qos() -> QoSProfile:
-    """QoS of the joint-state subscriptions: sensor data's (best effort, so any publisher
-    matches; volatile) with a deeper queue, ``JOINT_STATES_DEPTH``. A fresh object per call:
-    rclpy writes QoS overrides into the profile it is given."""
-    return QoSProfile(
-        depth=JOINT_STATES_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.VOLATILE,
-    )
-
-
-def latched_qos() -> QoSProfile:
-    """QoS of ``robot_description``: keep last 1, reliable, transient local."""
-    return QoSProfile(
-        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-    )
 
 
 def declare_parameters(node: Node) -> dict[str, Any]:
@@ -220,7 +200,7 @@ class JointTfPublisher(Node):
             msg = deserialize_message(data, JointState)
             stamp = msg.header.stamp
             state = JointStateData(
-                stamp.sec * 1_000_000_000 + stamp.nanosec,
+                stamp_to_ns(stamp.sec, stamp.nanosec),
                 tuple(msg.name),
                 np.asarray(msg.position, dtype=np.float64),
             )
@@ -234,7 +214,7 @@ class JointTfPublisher(Node):
             [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in msg.transforms]
         ).reshape(-1, 4)
         stamp = msg.header.stamp
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        stamp_ns = stamp_to_ns(stamp.sec, stamp.nanosec)
         self._publish(
             self.pipeline.multi_dof_joint_state(
                 stamp_ns, tuple(msg.joint_names), translations, quaternions

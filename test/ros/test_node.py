@@ -21,13 +21,10 @@ from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.ros.node import (  # noqa: E402
-    JOINT_STATES_DEPTH,
-    JointTfPublisher,
-    StartupError,
-)
+from joint_tf_publisher.ros.node import JointTfPublisher, StartupError  # noqa: E402
 from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
-from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw, tf_static_qos  # noqa: E402
+from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
+from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
