@@ -119,7 +119,7 @@ def node_command(params_file: Path) -> list[str]:
             break
     else:
         found = shutil.which("joint_tf_publisher")
-        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.ros"]
+        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.entry"]
     return command + ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
 
 

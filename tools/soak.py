@@ -194,7 +194,7 @@ def node_command() -> list[str]:
     script = Path(sys.executable).with_name("joint_tf_publisher")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.ros"]
+    return [sys.executable, "-m", "joint_tf_publisher.entry"]
 
 
 def rss_mib(pid: int) -> float:
