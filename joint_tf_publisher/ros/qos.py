@@ -20,36 +20,29 @@ TF_DEPTH = 100
 def joint_states_qos() -> QoSProfile:
     """Sensor data's QoS (best effort, so any publisher matches; volatile) with a deeper
     queue, ``JOINT_STATES_DEPTH``; overridable with ``qos_overrides.<topic>.subscription.*``."""
-    return QoSProfile(
-        depth=JOINT_STATES_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _keep_last(JOINT_STATES_DEPTH, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
 
 
 def latched_qos() -> QoSProfile:
     """Keep last 1, reliable, transient local: a late subscriber gets the last message."""
-    return QoSProfile(
-        depth=1,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    )
+    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def tf_qos() -> QoSProfile:
     """``/tf``: keep last ``TF_DEPTH``, reliable, volatile, as tf2_ros's
     ``TransformBroadcaster`` publishes (C++ ``DynamicBroadcasterQoS``)."""
-    return QoSProfile(
-        depth=TF_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _keep_last(TF_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
 
 
 def tf_static_qos() -> QoSProfile:
     """``/tf_static``: ``latched_qos``, as tf2_ros's ``StaticTransformBroadcaster`` publishes
     (C++ ``StaticBroadcasterQoS``: keep last 1, reliable, transient local)."""
     return latched_qos()
+
+
+def _keep_last(
+    depth: int, reliability: ReliabilityPolicy, durability: DurabilityPolicy
+) -> QoSProfile:
+    return QoSProfile(
+        depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=reliability, durability=durability
+    )
