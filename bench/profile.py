@@ -65,7 +65,7 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from joint_tf_publisher.kinematics import HotPath
+    from joint_tf_publisher.kinematics import MessagePlan
     from joint_tf_publisher.ros.cdr import JointStateReader
 
     reader, pipeline = JointStateReader(), node.pipeline
@@ -73,19 +73,19 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
         "rclpy: deserialize JointState (not used)": [],
         "cdr: read JointState": [],
         "pipeline.joint_state": [],
-        "  of which kinematics (HotPath.poses: apply, then poses)": [],
+        "  of which kinematics (MessagePlan.resolve: apply, then poses)": [],
         "Publication.to_bytes": [],
     }
     spent = {"kinematics": 0.0}
-    hot_poses = HotPath.poses
+    resolve = MessagePlan.resolve
 
-    def timed_poses(self: HotPath, *args: Any) -> Any:
+    def timed_resolve(self: MessagePlan, *args: Any) -> Any:
         start = time.perf_counter()
-        result = hot_poses(self, *args)
+        result = resolve(self, *args)
         spent["kinematics"] = time.perf_counter() - start
         return result
 
-    HotPath.poses = timed_poses  # type: ignore[method-assign]
+    MessagePlan.resolve = timed_resolve  # type: ignore[method-assign]
     try:
         for data in messages:
             t0 = time.perf_counter()
@@ -107,7 +107,7 @@ def _stage_split(node: Any, messages: list[bytes]) -> list[tuple[str, float]]:
             for key, value in zip(stages, seconds, strict=True):
                 stages[key].append(value * 1e6)
     finally:
-        HotPath.poses = hot_poses  # type: ignore[method-assign]
+        MessagePlan.resolve = resolve  # type: ignore[method-assign]
     return [(key, statistics.median(values)) for key, values in stages.items()]
 
 
@@ -129,7 +129,8 @@ def profile_callback(count: int) -> int:
                 Parameter("ignore_timestamp", value=True),
             ]
         )
-        ((_, callback), _) = node.joint_state_inputs
+        (joint_states,) = [s for s in node.subscriptions if s.topic_name == "/joint_states"]
+        callback = joint_states.callback
         messages = _synthetic_messages(count)
         _per_call_us(callback, messages[: min(200, count)])  # warm caches
         samples = _per_call_us(callback, messages)

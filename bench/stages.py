@@ -47,12 +47,12 @@ EMPTY_TAKE = "take_message -> None: nothing waiting"
 CALLBACK = "callback: own code (JointTfPublisher._on_joint_state, _publish)"
 CDR_READ = "JointState CDR read (stamp, name block check, positions)"
 PIPELINE = "pipeline.joint_state own code (checks, limiter)"
-PLAN = "plan lookup (PlanCache.joint_state)"
-APPLY = "Kinematics.apply (names, clamp, mimic: the general path)"
+PLAN = "MessagePlan.resolve own code (one kinematics call per message)"
+APPLY = "StateResolver.apply_general (names, clamp, mimic: the general path)"
 HOT_APPLY = "hot path: fast apply (values, bounds check, mimic levels)"
 HOT_POSES = "hot path: poses of the published joints"
 PUBLISHED = "pipeline._published own code (limiter record, finiteness, Publication)"
-TRANSFORMS = "Kinematics.joint_poses (the general path)"
+TRANSFORMS = "JointTransforms.poses (the general path)"
 TF_PUBLISH = "TfPublisher.publish own code"
 CDR_WRITE = "TFMessage CDR write (TFMessageLayout.write)"
 PUBLISH = "Publisher.publish (rclpy -> Fast DDS)"
@@ -73,12 +73,12 @@ STAGE_PATCHES = (
     ("joint_tf_publisher.ros.node", "JointTfPublisher._on_joint_state", CALLBACK),
     ("joint_tf_publisher.ros.cdr", "JointStateReader.read", CDR_READ),
     ("joint_tf_publisher.ros.pipeline", "JointStatePipeline.joint_state", PIPELINE),
-    ("joint_tf_publisher.ros.plans", "PlanCache.joint_state", PLAN),
-    ("joint_tf_publisher.kinematics.hot_path", "apply_fast", HOT_APPLY),
-    ("joint_tf_publisher.kinematics.hot_path", "poses_of", HOT_POSES),
-    ("joint_tf_publisher.kinematics", "Kinematics.apply", APPLY),
+    ("joint_tf_publisher.kinematics.message_plan", "MessagePlan.resolve", PLAN),
+    ("joint_tf_publisher.kinematics.message_plan", "apply_fast", HOT_APPLY),
+    ("joint_tf_publisher.kinematics.message_plan", "poses_of", HOT_POSES),
+    ("joint_tf_publisher.kinematics.state", "StateResolver.apply_general", APPLY),
     ("joint_tf_publisher.ros.pipeline", "JointStatePipeline._published", PUBLISHED),
-    ("joint_tf_publisher.kinematics", "Kinematics.joint_poses", TRANSFORMS),
+    ("joint_tf_publisher.kinematics.joint_transforms", "JointTransforms.poses", TRANSFORMS),
     ("joint_tf_publisher.ros.tf_publishers", "TfPublisher.publish", TF_PUBLISH),
     ("joint_tf_publisher.ros.cdr", "TFMessageLayout.write", CDR_WRITE),
     ("rclpy.publisher", "Publisher.publish", PUBLISH),

@@ -20,9 +20,9 @@ from typing import TypeVar
 import numpy as np
 from lxml import etree
 
+from ..arrays import Array
 from ..errors import Diagnostics, ModelError
 from ..model.elements import (
-    Array,
     Calibration,
     Dynamics,
     Joint,

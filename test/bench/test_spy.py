@@ -56,7 +56,7 @@ def test_raw_lines_sum_per_stack() -> None:
 def test_the_nearest_named_frame_from_the_leaf_decides(sources: spy.SourceLines) -> None:
     numpy_leaf = Frame("_any", "numpy/_core/_methods.py", 61)
     callback = Frame("JointTfPublisher._on_joint_state", "joint_tf_publisher/ros/node.py", 537)
-    apply = Frame("Kinematics.apply", "joint_tf_publisher/kinematics/compiled.py", 821)
+    apply = Frame("StateResolver.apply_general", "joint_tf_publisher/kinematics/state.py", 121)
     publish = Frame("Publisher.publish", "rclpy/publisher.py", 74)
 
     assert spy.classify((loop(4), callback, apply, numpy_leaf), sources) == stages.APPLY
