@@ -48,10 +48,9 @@ SPINNING_WITH = {
     RCLPY: "rclpy's executor (rclpy.executors.SingleThreadedExecutor)",
     WAITSET: "the wait-set loop (rclpy's private wait-set binding)",
 }
-#: Longest one spin of the events executor lasts, seconds; the loop then spins again. Without
-#: a timeout it (rclpy 9.1.2) keeps about half a core busy while idle, and may miss a Future
-#: completed on another thread (measured). rclpy's executor spins without one: with one, it
-#: makes an rcl timer for every wait, about 15 % more CPU per JointState at 1 kHz (measured).
+#: Longest one spin lasts, seconds; the loop then spins again. Without a timeout the events
+#: executor (rclpy 9.1.2) keeps about half a core busy while idle, and may miss a Future
+#: completed on another thread (measured).
 TURN_S = 3600.0
 #: Longest the executor's shutdown waits for a spin to end, seconds (it has ended already).
 EXECUTOR_SHUTDOWN_S = 1.0
@@ -152,7 +151,7 @@ def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> No
     make_executor = _events_executor_type() if executor == EVENTS else SingleThreadedExecutor
     assert make_executor is not None  # spin checked it
     spinner = make_executor(context=node.context)
-    loop = SpinLoop(spinner, node.context, TURN_S if executor == EVENTS else None)
+    loop = SpinLoop(spinner, node.context)
     try:
         spinner.add_node(node)
         stop.wake_with(loop.wake)
@@ -166,14 +165,12 @@ def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> No
 
 
 class SpinLoop:
-    """Spin ``executor`` until ``stopped()`` or a ROS shutdown of ``context``, each spin at
-    most ``turn_s`` seconds (None: no limit); ``wake`` (any thread) ends the current spin so
-    that the loop looks again."""
+    """Spin ``executor`` until ``stopped()`` or a ROS shutdown of ``context``; ``wake`` (any
+    thread) ends the current spin so that the loop looks again."""
 
-    def __init__(self, executor: Executor, context: Context, turn_s: float | None) -> None:
+    def __init__(self, executor: Executor, context: Context) -> None:
         self._executor = executor
         self._context = context
-        self._turn_s = turn_s
         self._lock = threading.Lock()
         self._turn: Future[None] = Future()
         self._closed = False
@@ -189,7 +186,7 @@ class SpinLoop:
                     turn = self._turn
                 if stopped() or not self._context.ok():
                     return
-                self._executor.spin_until_future_complete(turn, timeout_sec=self._turn_s)
+                self._executor.spin_until_future_complete(turn, timeout_sec=TURN_S)
         except ExternalShutdownException:  # the spin ended at a ROS shutdown
             pass
 
