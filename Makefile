@@ -17,7 +17,7 @@ export PYTHON
 RSP_KIT  ?= $(abspath ../shared/rsp)
 RSP_ROOT ?= $(CURDIR)/.rsp
 
-.PHONY: all env colcon run test lint format typecheck pytest bench rsp soak compat clean distclean help
+.PHONY: all env worlds colcon run test lint format typecheck pytest bench rsp soak compat clean distclean help
 
 all: test
 
@@ -25,20 +25,30 @@ help:
 	@echo "make run      set up if needed, start the node on $(MODEL) with a demo joint sweep"
 	@echo "make test     set up if needed, then ruff, mypy, colcon build and pytest (non-zero on any failure)"
 	@echo "make env      build the ROS 2 kit if it is the world, create or check .venv"
+	@echo "make worlds   create or check .venv-jazzy and .compat/ (make test runs tests in them)"
 	@echo "make colcon   colcon build of the package into .colcon/ (with a distro or the kit)"
 	@echo "make lint     ruff check + ruff format --check + mypy"
 	@echo "make format   apply ruff's fixes and formatting"
 	@echo "make bench    run the benchmarks (builds robot_state_publisher into .rsp first, see rsp)"
 	@echo "make rsp      build the C++ robot_state_publisher into RSP_ROOT where the rsp kit is"
 	@echo "make soak     run the soak test (tools/soak.py)"
-	@echo "make compat   core tests under Humble's and Jazzy's Python/numpy/lxml (needs pyenv)"
+	@echo "make compat   only the core tests under Humble's and Jazzy's Python/numpy/lxml"
 	@echo "make clean    remove build, cache and colcon output (keeps .venv and .ros2kit)"
-	@echo "make distclean  also remove .venv, .compat and .ros2kit"
+	@echo "make distclean  also remove .venv, .venv-jazzy, .compat and .ros2kit"
 
 env:
 	@bash tools/ros_env.sh prepare
 	@$(ROS) "$$JTP_PYTHON" tools/env.py
 	@sh tools/ensure_graphviz.sh
+
+# The other environments test/test_worlds.py runs tests in: ROS 2 Jazzy's PyPI wheels
+# (.venv-jazzy, not beside a sourced distro, whose own rclpy is then the one under test) and
+# Humble's and Ubuntu 24.04's Python, numpy and lxml (.compat/, where pyenv or PATH has
+# Python 3.10 and 3.12; it says once which is missing). About 3 minutes from nothing, a few
+# seconds once built.
+worlds: env
+	@$(ROS) if [ "$$JTP_ROS_WORLD" != distro ]; then "$$JTP_PYTHON" tools/env.py --world jazzy; fi
+	@$(PYTHON) tools/compat.py --build
 
 # The package built as a ROS user builds it (`colcon build --symlink-install` into .colcon/);
 # tools/ros_env.sh sources .colcon/install so `ros2 launch joint_tf_publisher ...` finds it.
@@ -65,10 +75,10 @@ format: env
 # empty run can never pass.
 # JTP_STRICT_SKIPS=1: a skipped test fails (test/conftest.py); only in the pip world (neither
 # a distro nor the kit) may the launch tests skip.
-pytest: env colcon
+pytest: env colcon worlds
 	$(ROS) JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
-test: lint colcon
+test: lint colcon worlds
 	$(ROS) JTP_STRICT_SKIPS=1 $(VPY) -m pytest test -q
 
 # vs_rsp needs robot_state_publisher: built first (target rsp) and, after the sections, its
@@ -98,14 +108,15 @@ rsp:
 soak: env
 	$(ROS) $(VPY) tools/soak.py
 
-# Not part of `make test`: needs CPython 3.10 and 3.12 (pyenv) and builds .compat/ from PyPI.
+# The core tests alone under CPython 3.10 and 3.12 (pyenv), one line per environment;
+# `make test` runs them too, counted one by one (test/test_worlds.py).
 compat:
 	@$(PYTHON) tools/compat.py
 
 clean:
 	rm -rf build install log .colcon dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
-	find . \( -path ./.venv -o -path ./.compat -o -path ./.ros2kit \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
+	find . \( -path ./.venv -o -path ./.venv-jazzy -o -path ./.compat -o -path ./.ros2kit \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
 
 # .ros2kit is the kit built here (never a kit elsewhere named by ROS2KIT).
 distclean: clean
-	rm -rf $(VENV) .compat .ros2kit
+	rm -rf $(VENV) .venv-jazzy .compat .ros2kit

@@ -163,8 +163,8 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
     )
     table.notes.append(
         "ours tf path: what the node does per JointState, kinematics.apply (names and values "
-        "of every independent joint, hard clamp) + joint_transforms (parent->child translation "
-        "and quaternion of every moving joint); not in the ratios"
+        "of every independent joint, hard clamp) + joint_poses (parent->child translation "
+        "and quaternion of every joint it moved); not in the ratios"
     )
     target = record.get(TARGET_MODEL, {}).get("seconds", {})
     table.notes.extend(_fk_targets(target))
@@ -181,8 +181,8 @@ def _tf_path_pool(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) -
 
     kin = Robot.load(ctx.path(spec)).kinematics
     apply = getattr(kin, "apply", None)
-    joint_transforms = getattr(kin, "joint_transforms", None)
-    if apply is None or joint_transforms is None or not hasattr(kin, "new_positions"):
+    joint_poses = getattr(kin, "joint_poses", None)
+    if apply is None or joint_poses is None or not hasattr(kin, "new_positions"):
         return None
     positions = kin.new_positions()
     names = [joint.name for joint in spec.independent_joints]
@@ -191,7 +191,7 @@ def _tf_path_pool(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) -
     def run() -> None:
         for message_names, message_values in messages:
             update = apply(positions, message_names, message_values, clamp="hard")
-            joint_transforms(positions, update.moved)
+            joint_poses(positions, update.moved)
 
     return run
 

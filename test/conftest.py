@@ -7,11 +7,16 @@ Environment (set before any test imports rclpy, inherited by every subprocess a 
 * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (Kilted): discovery and traffic stay on loopback.
 
 Strict runs: with ``JTP_STRICT_SKIPS=1`` (``make test`` and so CI set it) a skipped test or test
-module fails: a broken or partial environment can never pass by skipping. The one allowance:
+module fails: a broken or partial environment can never pass by skipping. Two allowances:
 the launch tests (``test/launch/``), which need a ROS 2 install (launch, launch_testing, ros2,
 tf2_ros), may skip in the pip world only, where neither a distro nor the ROS 2 client kit is
 present (``JTP_ROS_WORLD``, set by tools/ros_env.sh, is ``pip`` or unset, and launch_testing
-is not importable). With a distro or the kit they must run.
+is not importable). With a distro or the kit they must run. And test/test_worlds.py's other
+environments may skip (an interpreter missing) except in the kit world (the project's
+machines and CI).
+
+A run that test/test_worlds.py starts in another environment writes each test's outcome to
+the file ``JTP_REPORT_JSON`` names.
 
 Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests run without it):
 
@@ -23,12 +28,15 @@ Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests ru
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -40,6 +48,24 @@ def private_domain_id(pid: int) -> int:
     """A DDS domain id in 1..100 derived from ``pid`` (ids up to 232 are valid on Linux)."""
     return DOMAIN_ID_RANGE.start + pid % len(DOMAIN_ID_RANGE)
 
+
+def load_tool(name: str) -> ModuleType:
+    """tools/<name>.py as a module (the project's scripts are not part of the package)."""
+    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"jtp_{name}_tool", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The tests against pinocchio need numpy 2 and so an environment of their own
+#: (tools/compat.py, run by test/test_worlds.py); where pinocchio is missing (.venv) they are
+#: not collected.
+collect_ignore = (
+    [] if importlib.util.find_spec("pinocchio") else list(load_tool("compat").ORACLE_TESTS)
+)
 
 #: Test folders whose expectations other folders reuse (the over-DDS SDF tests compare with
 #: test/description's hand-composed poses): importable from any test, even one run alone.
@@ -87,9 +113,21 @@ def strict_skips() -> bool:
     return os.environ.get("JTP_STRICT_SKIPS") == "1"
 
 
+#: The tests run in other environments (test/test_worlds.py): a world that cannot run here
+#: skips, saying why, except on the project's machines (the kit world), where all must run.
+WORLDS_TEST_MODULE = "test_worlds.py"
+
+
+def allowed_skip(where: str) -> bool:
+    """True for the two skips a strict run allows (launch tests, other worlds) where allowed."""
+    if is_launch_test(where):
+        return launch_tests_may_skip()
+    return os.path.basename(where) == WORLDS_TEST_MODULE and ros_world() != "kit"
+
+
 def _fail_skip(report: pytest.CollectReport | pytest.TestReport, where: str) -> None:
     """Turn a skipped report into a failure naming the skip's reason."""
-    if not report.skipped or (is_launch_test(where) and launch_tests_may_skip()):
+    if not report.skipped or allowed_skip(where):
         return
     reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
     report.outcome = "failed"
@@ -111,6 +149,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if strict_skips() and not hasattr(report, "wasxfail"):
         _fail_skip(report, str(item.path))
+
+
+#: Where a pytest run started by test/test_worlds.py (in another environment) writes each
+#: test's outcome: the file named by this variable, as JSON {nodeid: [outcome, text]}.
+REPORT_VARIABLE = "JTP_REPORT_JSON"
+_outcomes: dict[str, list[str]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Record each test's outcome (its worst phase, after the strict-skip rule) for
+    REPORT_VARIABLE."""
+    if not os.environ.get(REPORT_VARIABLE):
+        return
+    outcome = _outcomes.setdefault(report.nodeid, ["passed", ""])
+    if report.failed or (report.skipped and outcome[0] == "passed"):
+        outcome[0] = report.outcome
+        outcome[1] += f"[{report.when}] {report.longreprtext}\n"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the outcomes recorded for REPORT_VARIABLE."""
+    path = os.environ.get(REPORT_VARIABLE)
+    if path:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(_outcomes, out)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import RosHarness, private_domain_id
+from conftest import RosHarness, allowed_skip, private_domain_id
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 20.0
@@ -413,6 +413,83 @@ def test_the_project_venv_matches_the_ros_world() -> None:
         assert int(pytest.__version__.split(".")[0]) < 9  # what launch_testing's plugin supports
         for module in (launch_testing, tf2_ros):
             assert Path(sys.prefix).resolve() not in Path(module.__file__).resolve().parents
+
+
+def module_file(python: str, module: str) -> Path:
+    """Where ``python`` (run in this session's environment, so over the sourced ROS) imports
+    ``module`` from."""
+    code = f"import {module}; print({module}.__file__)"
+    result = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return Path(result.stdout.splitlines()[-1]).resolve()
+
+
+@pytest.mark.parametrize("module", ["numpy", "scipy"])
+def test_over_a_sourced_ros_the_venv_uses_its_numpy_and_scipy(module: str) -> None:
+    """Kit or distro: .venv imports numpy and scipy from the ROS Python (whose message
+    packages are built against that numpy), never a copy of its own. pip world: .venv's own."""
+    imported = module_file(sys.executable, module)
+    inside_venv = Path(sys.prefix).resolve() in imported.parents
+    world = os.environ.get("JTP_ROS_WORLD", "pip")
+
+    assert inside_venv == (world == "pip"), f"{world} world, {module} from {imported}"
+    if world != "pip":
+        assert imported == module_file(env_tool_python(), module)
+
+
+def test_pip_is_held_to_the_ros_pythons_numpy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a sourced ROS, the constraints pin numpy and scipy to the versions the ROS Python
+    has (by their installed metadata) and nothing else; without one there are none."""
+    env_tool = load_env_tool()
+    ros_python = tmp_path / "ros" / "bin" / "python"
+    site = tmp_path / "ros" / "site"
+    for name, version in (("numpy", "1.21.5"), ("scipy", "1.8.0"), ("pyyaml", "5.4.1")):
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n", encoding="utf-8")
+    ros_python.parent.mkdir(parents=True)
+    ros_python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
+    ros_python.chmod(0o755)
+    monkeypatch.setattr(env_tool, "ros_python_candidate", lambda: str(ros_python))
+
+    assert env_tool.ros_constraints(env_tool.MODE_ROS) == "numpy==1.21.5\nscipy==1.8.0\n"
+    assert env_tool.ros_constraints(env_tool.MODE_PIP) == ""
+    assert env_tool.ros_constraints(env_tool.MODE_JAZZY) == ""
+
+
+def test_the_jazzy_world_sees_no_sourced_ros(monkeypatch: pytest.MonkeyPatch) -> None:
+    """unsourced_env: no variable a sourced ROS or tools/ros_env.sh sets, no PATH entry inside
+    a sourced prefix or venv; the rest (the DDS domain, other PATH entries) kept."""
+    env_tool = load_env_tool()
+    monkeypatch.setenv("AMENT_PREFIX_PATH", "/opt/ros/kilted:/ws/install/pkg")
+    monkeypatch.setenv("VIRTUAL_ENV", "/kit/venv")
+    monkeypatch.setenv("PATH", "/kit/venv/bin:/opt/ros/kilted/bin:/usr/local/bin:/usr/bin")
+    for name in ("PYTHONPATH", "LD_LIBRARY_PATH", "JTP_ROS_WORLD", "ROS_DISTRO"):
+        monkeypatch.setenv(name, "set")
+    monkeypatch.setenv("ROS_DOMAIN_ID", "112")
+
+    env = env_tool.unsourced_env()
+
+    assert env["PATH"] == "/usr/local/bin:/usr/bin"
+    assert env["ROS_DOMAIN_ID"] == "112"
+    sourced = ("PYTHONPATH", "LD_LIBRARY_PATH", "JTP_ROS_WORLD", "ROS_DISTRO", "VIRTUAL_ENV")
+    assert not set(sourced) & set(env)
+    assert "AMENT_PREFIX_PATH" not in env
+
+
+def test_other_environments_may_skip_only_off_the_project_machines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strict run lets test/test_worlds.py skip (an interpreter missing) except in the kit
+    world, where every environment must run; other modules never."""
+    worlds = str(ROOT / "test" / "test_worlds.py")
+    for world, allowed in (("kit", False), ("distro", True), ("pip", True)):
+        monkeypatch.setenv("JTP_ROS_WORLD", world)
+        assert allowed_skip(worlds) == allowed, world
+        assert not allowed_skip(str(ROOT / "test" / "test_environment.py"))
 
 
 ROS_ENV_SCRIPT = ROOT / "tools" / "ros_env.sh"

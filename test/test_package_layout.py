@@ -29,10 +29,11 @@ SHARED_DATA_PATTERNS = {
     "config": ("*.yaml",),
     "urdf": ("*.urdf", "*.xacro", "*.sdf"),
 }
-#: Not sources: environments (.venv, .compat, the ROS 2 kit .ros2kit), VCS data, build output
-#: (colcon's, setuptools', .colcon) and caches.
+#: Not sources: environments (.venv, .venv-jazzy, .compat, the ROS 2 kit .ros2kit), VCS data,
+#: build output (colcon's, setuptools', .colcon) and caches.
 NOT_SOURCE = {
     ".venv",
+    ".venv-jazzy",
     ".compat",
     ".ros2kit",
     ".colcon",

@@ -51,14 +51,46 @@ MARKER_NAME = ".jtp-env-ok"
 ROS_BASE_PTH = "_jtp_ros_base.pth"
 MODE_ROS = "sourced-ros"
 MODE_PIP = "pip-wheels"
+#: The Jazzy world (``--world jazzy``, ``.venv-jazzy``): ROS 2 Jazzy's PyPI wheels in a venv of
+#: their own, beside whichever ROS ``.venv`` uses, for the node's DDS tests under Jazzy's rclpy.
+MODE_JAZZY = "pip-jazzy"
+WORLD_VENVS = {"ros": ".venv", "jazzy": ".venv-jazzy"}
+JAZZY_PYTHON = (3, 11)
 ROS_PROBE = "import rclpy, tf2_msgs.msg"
 READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
-    "joint_tf_publisher"
+    "diagnostic_msgs.msg, joint_tf_publisher"
 )
+#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed into the venv
+#: over a sourced ROS 2 that lacks it (the client kit), without its dependencies (the sourced
+#: ROS 2 has them).
+DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
-# The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
-REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
+# The requirement files this script installs per mode (others, e.g. bench.txt, belong to
+# other targets): the ROS wheels, what generating tf2_msgs needs, the development tools.
+REQUIREMENT_FILES = {
+    MODE_ROS: ("dev.txt",),
+    MODE_PIP: ("ros.txt", "tf2_msgs-build.txt", "dev.txt"),
+    MODE_JAZZY: ("jazzy.txt", "tf2_msgs-build-jazzy.txt"),
+}
+#: Packages built against numpy's C API that a ROS Python may have: over a sourced ROS 2,
+#: pip is held to its versions of them (``ros_constraints``), never installing others over them.
+NUMPY_ABI_PACKAGES = ("numpy", "scipy")
+#: What sourcing a ROS 2 (a distro's setup.bash, the kit's env.sh, a colcon workspace, and
+#: tools/ros_env.sh's own JTP_ROS_WORLD and JTP_PYTHON) or entering a venv sets for Python,
+#: libraries and CMake: the Jazzy world must see none of it.
+SOURCED_VARIABLES = (
+    "JTP_ROS_WORLD",
+    "JTP_PYTHON",
+    "PYTHONPATH",
+    "LD_LIBRARY_PATH",
+    "AMENT_PREFIX_PATH",
+    "CMAKE_PREFIX_PATH",
+    "COLCON_PREFIX_PATH",
+    "ROS_DISTRO",
+    "ROS_VERSION",
+    "ROS_PYTHON_VERSION",
+)
 
 
 class EnvError(RuntimeError):
@@ -86,6 +118,25 @@ def clean_env() -> dict[str, str]:
     env = dict(os.environ)
     for name in ("VIRTUAL_ENV", "PYTHONHOME", "_ROS_WHEELS_BOOTSTRAP_COMPLETE"):
         env.pop(name, None)
+    return env
+
+
+def unsourced_env() -> dict[str, str]:
+    """``clean_env()`` without any sourced ROS 2: no SOURCED_VARIABLES, and no PATH entry
+    inside a sourced prefix or venv (the environment the Jazzy world builds and runs in)."""
+    env = clean_env()
+    prefixes = [
+        entry
+        for name in ("AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH", "VIRTUAL_ENV")
+        for entry in os.environ.get(name, "").split(os.pathsep)
+        if entry
+    ]
+    for name in SOURCED_VARIABLES:
+        env.pop(name, None)
+    path = env.get("PATH", "").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(
+        entry for entry in path if not any(entry.startswith(prefix) for prefix in prefixes)
+    )
     return env
 
 
@@ -145,9 +196,12 @@ def ros_base(mode: str) -> str:
 
 
 def input_files() -> list[Path]:
-    """Every file whose content decides what the venv holds, in a stable order."""
+    """Every file whose content decides what a venv holds, in a stable order."""
     files = [ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "package.xml", Path(__file__)]
-    files.extend(ROOT / "requirements" / name for name in REQUIREMENT_FILES)
+    # Every mode's (a sourced ROS's install reads a wheel's line in ros.txt, too).
+    files.extend(
+        ROOT / "requirements" / name for names in REQUIREMENT_FILES.values() for name in names
+    )
     if TF2_MSGS_SOURCE.is_dir():
         files.extend(path for path in TF2_MSGS_SOURCE.rglob("*") if path.is_file())
     return sorted({path.resolve() for path in files if path.is_file()})
@@ -289,11 +343,12 @@ def venv_site_packages(venv: Path) -> Path:
     return venv / "lib" / version / "site-packages"
 
 
-def build_tf2_msgs(venv: Path, log_file: Path) -> None:
-    """Generate the tf2_msgs interface package and install it into the venv prefix."""
+def build_tf2_msgs(venv: Path, requirements: str, log_file: Path) -> None:
+    """Generate the tf2_msgs interface package and install it into the venv prefix, after
+    installing what generating it needs (``requirements``, a file in requirements/)."""
     if shutil.which("cmake") is None:
         raise EnvError("cmake is needed to generate tf2_msgs (apt-get install cmake)")
-    pip_install(venv, "-r", ROOT / "requirements" / "tf2_msgs-build.txt", log_file=log_file)
+    pip_install(venv, "-r", ROOT / "requirements" / requirements, log_file=log_file)
     python = venv_python(venv)
     jobs = str(os.cpu_count() or 2)
     with tempfile.TemporaryDirectory(prefix="jtp-tf2_msgs-") as build_dir:
@@ -316,18 +371,58 @@ def build_tf2_msgs(venv: Path, log_file: Path) -> None:
         run(["cmake", "--install", build_dir], log_file=log_file)
 
 
+def ros_constraints(mode: str) -> str:
+    """pip constraints (``name==version`` lines) holding NUMPY_ABI_PACKAGES to the versions
+    the sourced ROS interpreter has (its message packages are built against its numpy);
+    nothing without a sourced ROS."""
+    if mode != MODE_ROS:
+        return ""
+    probe = (
+        "import importlib.metadata as m\n"
+        f"for name in {NUMPY_ABI_PACKAGES!r}:\n"
+        "    try: print(f'{name}=={m.version(name)}')\n"
+        "    except m.PackageNotFoundError: pass\n"
+    )
+    result = subprocess.run(
+        [ros_python_candidate(), "-c", probe],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
 def install(venv: Path, mode: str, log_file: Path) -> None:
     """Install everything the project needs into an existing venv (idempotent)."""
-    if mode == MODE_PIP:
-        log("installing ROS 2 Kilted wheels (requirements/ros.txt)")
-        pip_install(venv, "-r", ROOT / "requirements" / "ros.txt", log_file=log_file)
+    tools = list(REQUIREMENT_FILES[mode])
+    if mode != MODE_ROS:  # the ROS wheels, then tf2_msgs, then the tools
+        ros_wheels, tf2_msgs_build, *tools = tools
+        log(f"installing ROS 2 wheels (requirements/{ros_wheels})")
+        pip_install(venv, "-r", ROOT / "requirements" / ros_wheels, log_file=log_file)
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
-            build_tf2_msgs(venv, log_file)
-    log("installing development requirements (requirements/dev.txt)")
-    pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
+            build_tf2_msgs(venv, tf2_msgs_build, log_file)
+    elif not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
+        log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
+        pip_install(venv, "--no-deps", ros_requirement(DIAGNOSTIC_MSGS_WHEEL), log_file=log_file)
+    with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
+        constraints = Path(scratch) / "constraints.txt"
+        constraints.write_text(ros_constraints(mode), encoding="utf-8")
+        for name in tools:
+            log(f"installing development requirements (requirements/{name})")
+            requirements = ROOT / "requirements" / name
+            pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def ros_requirement(name: str) -> str:
+    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
+    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
+        if line.split(">")[0].split("=")[0].strip() == name:
+            return line.strip()
+    raise EnvError(f"requirements/ros.txt names no {name}")
 
 
 def plan(
@@ -375,10 +470,9 @@ def exclusive_lock(venv: Path) -> Iterator[None]:
         yield
 
 
-def ensure(venv: Path, *, force_rebuild: bool) -> str:
-    """Make the venv ready; return a one-line summary of what was done."""
+def ensure(venv: Path, mode: str, *, force_rebuild: bool) -> str:
+    """Make the venv of ``mode`` ready; return a one-line summary of what was done."""
     started = time.monotonic()
-    mode = detect_mode()
     wanted = wanted_stamp(mode)
     marker = venv / MARKER_NAME
     stored = read_marker(venv)
@@ -416,18 +510,32 @@ def ensure(venv: Path, *, force_rebuild: bool) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="venv directory")
+    parser.add_argument(
+        "--world",
+        choices=sorted(WORLD_VENVS),
+        default="ros",
+        help="ros: .venv on the sourced ROS 2 (or Kilted wheels); jazzy: .venv-jazzy",
+    )
+    parser.add_argument("--venv", type=Path, help="venv directory (default: the world's)")
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if not ready")
     parser.add_argument("--rebuild", action="store_true", help="remove and rebuild the venv")
     args = parser.parse_args(argv)
-    venv: Path = args.venv.absolute()
+    venv: Path = (args.venv or ROOT / WORLD_VENVS[args.world]).absolute()
+    mode = detect_mode() if args.world == "ros" else MODE_JAZZY
+    if mode == MODE_JAZZY:
+        if sys.version_info[:2] != JAZZY_PYTHON:
+            log("FAILED: the Jazzy wheels are CPython 3.11 only; run this with Python 3.11")
+            return 1
+        # Built, checked and later run without any sourced ROS 2 (the kit's or a distro's).
+        unsourced = unsourced_env()
+        os.environ.clear()
+        os.environ.update(unsourced)
     if args.check:
-        mode = detect_mode()
         current = read_marker(venv) == wanted_stamp(mode) and venv_ready(venv)
         log(f"{venv} is {'ready' if current else 'NOT ready'} ({mode})")
         return 0 if current else 1
     try:
-        summary = ensure(venv, force_rebuild=args.rebuild)
+        summary = ensure(venv, mode, force_rebuild=args.rebuild)
     except EnvError as error:
         log(f"FAILED: {error}")
         return 1

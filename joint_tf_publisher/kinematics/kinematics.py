@@ -42,7 +42,7 @@ class Kinematics:
 
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
     ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``message_plans``,
-    ``multi_dof_moves``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
+    ``multi_dof_moves``, ``variable_values``, ``joint_poses``,
     ``fixed_transforms``, ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
@@ -132,15 +132,10 @@ class Kinematics:
 
     # -- transforms for publishing -------------------------------------------------------------
 
-    def joint_transforms(self, positions: JointPositions, indices: Any) -> tuple[Array, Array]:
-        """Parent->child translations (n, 3) in metres and quaternions (n, 4) x y z w of
-        ``moving_joints[i]`` for each i in ``indices``: ``Joint.child_pose`` at the stored
-        values."""
-        return self.transforms.transforms(positions.values, indices)
-
     def joint_poses(self, positions: JointPositions, indices: Any) -> Array:
-        """``joint_transforms`` as one array (n, 7) of rows [x, y, z, qx, qy, qz, qw]
-        (metres; unit quaternion), the order of a ``geometry_msgs/Transform``."""
+        """Parent->child poses (n, 7) of ``moving_joints[i]`` for each i in ``indices`` at the
+        stored values (``Joint.child_pose``): rows [x, y, z, qx, qy, qz, qw] (metres; unit
+        quaternion), the order of a ``geometry_msgs/Transform``."""
         return self.transforms.poses(positions.values, indices)
 
     def fixed_transforms(self) -> tuple[Array, Array]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -106,53 +105,10 @@ def _check_reach(robot: RobotModel, order: list[Joint]) -> None:
             )
 
 
-class _Tree(NamedTuple):
-    """The tree with its fixed joints folded (``_fold_fixed_joints``)."""
-
-    fixed_joints: list[Joint]
-    moving_joints: list[Joint]
-    moving_index: dict[str, int]
-    joint_types: list[JointType]
-    parent_frame: IndexArray
-    T_frame_parent: Array
-    link_names: list[str]
-    link_frame: IndexArray
-    T_frame_link: Array
-    frame_link: IndexArray
-    fixed_links: list[int]
-    frame_depth: IndexArray
-
-
-class _Variables(NamedTuple):
-    """The variable vector's layout (``_lay_out_variables``)."""
-
-    slot: IndexArray
-    size: IndexArray
-    num_values: int
-    slot_joint: IndexArray
-    variable_lookup: dict[str, tuple[int, int]]
-    is_mimic: BoolArray
-    variable_names: list[str]
-    identity_values: Array
-    quaternion_joints: list[int]
-    quaternion_slots: list[int]
-
-
-class _Groups(NamedTuple):
-    """The moving joints by motion form (``_group_by_form``)."""
-
-    groups: list[FormGroup]
-    group_of: IndexArray
-    row_in_group: IndexArray
-
-
 @dataclass(frozen=True)
-class Layout:
-    """A robot's structure compiled into index arrays and constant poses (module docstring):
-    frozen, its arrays read-only. Built by ``compile_layout``."""
+class TreeLayout:
+    """The tree with its fixed joints folded (``_fold_fixed_joints``): part of ``Layout``."""
 
-    robot: RobotModel
-    # -- the tree (``_fold_fixed_joints``) --
     #: Fixed joints in tree order.
     fixed_joints: list[Joint]
     #: Non-fixed joints by depth, parents before children, and their index by name.
@@ -173,7 +129,12 @@ class Layout:
     fixed_links: list[int]
     #: (M + 1,) depth of each frame (the root: 0).
     frame_depth: IndexArray
-    # -- the variables (``_lay_out_variables``) --
+
+
+@dataclass(frozen=True)
+class VariableLayout:
+    """The variable vector's layout (``_lay_out_variables``): part of ``Layout``."""
+
     #: (M,) first slot and number of values of each moving joint; V values in all.
     slot: IndexArray
     size: IndexArray
@@ -191,18 +152,32 @@ class Layout:
     #: Moving joints with a quaternion, and the slot where it starts.
     quaternion_joints: list[int]
     quaternion_slots: list[int]
-    # -- mimic (``_order_followers``), limits (``_collect_limits``), forms --
+
+
+@dataclass(frozen=True)
+class FormGroups:
+    """The moving joints by motion form (``_group_by_form``): part of ``Layout``."""
+
+    #: One group per motion form present, forms in table order.
+    groups: list[FormGroup]
+    #: (M,) the group of each moving joint and its row in that group.
+    group_of: IndexArray
+    row_in_group: IndexArray
+
+
+@dataclass(frozen=True)
+class Layout(FormGroups, VariableLayout, TreeLayout):
+    """A robot's structure compiled into index arrays and constant poses (module docstring):
+    frozen, its arrays read-only. Built by ``compile_layout``; its parts' fields are its own
+    (``layout.moving_joints``, ``layout.slot``, ``layout.groups``)."""
+
+    robot: RobotModel
     #: Mimic followers, each after its leader (by level).
     followers: list[Follower]
     #: (V,) the identity values with mimic followers resolved: the zero configuration.
     zero_values: Array
     #: ``CLAMPING`` mode -> (lower (V,), upper (V,)), from ``Joint.variable_limits``.
     ranges: dict[ClampMode, tuple[Array, Array]]
-    #: Moving joints grouped by motion form, forms in table order; (M,) the group of each
-    #: moving joint and its row in that group.
-    groups: list[FormGroup]
-    group_of: IndexArray
-    row_in_group: IndexArray
 
     def front_pose(self, index: int) -> Array:
         """(4, 4) pose of moving joint ``index``'s joint frame (at zero) in its parent's
@@ -227,12 +202,12 @@ def compile_layout(robot: RobotModel) -> Layout:
         )
     layout = Layout(
         robot=robot,
-        **tree._asdict(),
-        **variables._asdict(),
         followers=followers,
         zero_values=zero_values,
         ranges=_collect_limits(tree, variables),
-        **_group_by_form(tree, variables)._asdict(),
+        **vars(tree),
+        **vars(variables),
+        **vars(_group_by_form(tree, variables)),
     )
     _freeze_arrays(layout)
     return layout
@@ -247,7 +222,7 @@ def _freeze_arrays(layout: Layout) -> None:
         array.flags.writeable = False
 
 
-def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> _Tree:
+def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> TreeLayout:
     """Moving joints by depth; each link's anchor frame and constant pose in it."""
     # Per link: (moving joint whose child frame it hangs from, or None; pose in that frame;
     # number of moving joints above it).
@@ -284,7 +259,7 @@ def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> _Tree:
     frame_depth = np.zeros(count + 1, dtype=np.intp)
     for i in range(count):
         frame_depth[i + 1] = frame_depth[parent_frame[i]] + 1
-    return _Tree(
+    return TreeLayout(
         fixed_joints=fixed_joints,
         moving_joints=moving_joints,
         moving_index=moving_index,
@@ -304,7 +279,7 @@ def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> _Tree:
     )
 
 
-def _lay_out_variables(tree: _Tree) -> _Variables:
+def _lay_out_variables(tree: TreeLayout) -> VariableLayout:
     """The variable vector: slots, names, identity values."""
     moving_joints, joint_types = tree.moving_joints, tree.joint_types
     sizes = [kind.size for kind in joint_types]
@@ -319,7 +294,7 @@ def _lay_out_variables(tree: _Tree) -> _Variables:
         dtype=bool,
     )
     quaternion_joints = [i for i, kind in enumerate(joint_types) if kind.quaternion_at is not None]
-    return _Variables(
+    return VariableLayout(
         slot=slot,
         size=np.array(sizes, dtype=np.intp),
         num_values=num_values,
@@ -342,7 +317,7 @@ def _lay_out_variables(tree: _Tree) -> _Variables:
     )
 
 
-def _order_followers(tree: _Tree, variables: _Variables) -> list[Follower]:
+def _order_followers(tree: TreeLayout, variables: VariableLayout) -> list[Follower]:
     """Mimic followers, each after its leader (by level: leaders resolved first)."""
     moving_joints, is_mimic = tree.moving_joints, variables.is_mimic
     level_of: dict[int, int] = {}
@@ -376,7 +351,9 @@ def _order_followers(tree: _Tree, variables: _Variables) -> list[Follower]:
     return followers
 
 
-def _collect_limits(tree: _Tree, variables: _Variables) -> dict[ClampMode, tuple[Array, Array]]:
+def _collect_limits(
+    tree: TreeLayout, variables: VariableLayout
+) -> dict[ClampMode, tuple[Array, Array]]:
     """Per clamp mode, each slot's range (+-inf where a value is not clamped)."""
     ranges: dict[ClampMode, tuple[Array, Array]] = {}
     for mode in CLAMPING:
@@ -390,7 +367,7 @@ def _collect_limits(tree: _Tree, variables: _Variables) -> dict[ClampMode, tuple
     return ranges
 
 
-def _group_by_form(tree: _Tree, variables: _Variables) -> _Groups:
+def _group_by_form(tree: TreeLayout, variables: VariableLayout) -> FormGroups:
     """Moving joints grouped by motion form, forms in table order."""
     joint_types = tree.joint_types
     groups: list[FormGroup] = []
@@ -406,4 +383,4 @@ def _group_by_form(tree: _Tree, variables: _Variables) -> _Groups:
         group_of[joints] = len(groups)
         row_in_group[joints] = np.arange(len(members))
         groups.append(FormGroup(form, joints, slots))
-    return _Groups(groups, group_of, row_in_group)
+    return FormGroups(groups, group_of, row_in_group)

@@ -385,7 +385,7 @@ def assert_transforms_match(
 
 def all_transforms(kin: Kinematics, positions: Any) -> tuple[Array, Array]:
     """Translations and quaternions of every moving joint, in ``moving_joints`` order."""
-    return kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
+    return kin.transforms.transforms(positions.values, np.arange(len(kin.moving_joints)))
 
 
 def moving_index(kin: Kinematics) -> dict[str, int]:

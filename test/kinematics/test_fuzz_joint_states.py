@@ -122,7 +122,9 @@ def check_positions_sane(kin: Kinematics, positions: JointPositions) -> None:
             start = layout.index(f"{joint.name}/rot_x")
             norm = np.linalg.norm(positions.values[start : start + 4])
             assert abs(norm - 1.0) < 1e-9, (joint.name, positions.values[start : start + 4])
-    translations, quaternions = kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
+    translations, quaternions = kin.transforms.transforms(
+        positions.values, np.arange(len(kin.moving_joints))
+    )
     assert np.all(np.isfinite(translations)), translations
     assert np.all(np.isfinite(quaternions)), quaternions
     assert np.allclose(np.linalg.norm(quaternions, axis=1), 1.0, atol=1e-9), quaternions

@@ -54,13 +54,13 @@ def test_multi_dof_by_variable_names_completes_and_normalises_quaternions() -> N
         planar.name: np.array([0.0, 0.0, 0.7]),
     }
     ids = [index[floating.name], index[planar.name]]
-    translations, quaternions = kin.joint_transforms(positions, ids)
+    translations, quaternions = kin.transforms.transforms(positions.values, ids)
     assert_transforms_match(kin, translations, quaternions, ids, expected)
     # A zero quaternion is rejected: the joint keeps its last good value.
     update = kin.apply(positions, [f"{ball.name}/rot_{c}" for c in "xyzw"], [0.0] * 4)
     assert update.rejected == [ball.name]
     assert update.moved.size == 0
-    _, quaternion = kin.joint_transforms(positions, [index[ball.name]])
+    _, quaternion = kin.transforms.transforms(positions.values, [index[ball.name]])
     assert_transforms_match(
         kin,
         np.zeros((1, 3)) + reference_local(ball, [0, 0, 0, 1.0])[:3, 3],
@@ -104,7 +104,7 @@ def test_apply_multi_dof_sets_planar_floating_and_ball_joints() -> None:
     index = {j.name: i for i, j in enumerate(kin.moving_joints)}
     ids = [index[n] for n in expected]
     assert update.moved.tolist() == sorted(ids)
-    translations, quaternions = kin.joint_transforms(positions, ids)
+    translations, quaternions = kin.transforms.transforms(positions.values, ids)
     assert_transforms_match(kin, translations, quaternions, ids, expected)
     with pytest.raises(ValueError, match="1 joint names but 2 translations"):
         kin.apply_multi_dof(positions, [ball.name], np.zeros((2, 3)), np.zeros((2, 4)))
@@ -159,13 +159,13 @@ def test_a_bare_ball_name_is_a_rotation_about_x() -> None:
     update = kin.apply(positions, ["ball"], [0.8])
     assert update.first_value_only == ["ball"]
     index = {j.name: i for i, j in enumerate(kin.moving_joints)}
-    translations, quaternions = kin.joint_transforms(positions, [index["ball"]])
+    translations, quaternions = kin.transforms.transforms(positions.values, [index["ball"]])
     expected = {"ball": Rotation.from_rotvec([0.8, 0.0, 0.0]).as_quat()}
     assert_transforms_match(kin, translations, quaternions, [index["ball"]], expected)
     # An unusable bare value is rejected: the joint keeps its last good value.
     update = kin.apply(positions, ["ball"], [math.inf])
     assert update.rejected == ["ball"] and update.moved.size == 0
-    _, again = kin.joint_transforms(positions, [index["ball"]])
+    _, again = kin.transforms.transforms(positions.values, [index["ball"]])
     np.testing.assert_array_equal(again, quaternions)
 
 

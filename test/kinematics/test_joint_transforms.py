@@ -46,7 +46,7 @@ def test_joint_transforms_of_multi_dof_joints_equal_child_pose(seed: int) -> Non
         indices = rng.integers(0, len(kin.moving_joints), 20)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            translations, quaternions = kin.joint_transforms(positions, indices)
+            translations, quaternions = kin.transforms.transforms(positions.values, indices)
         for row, index in enumerate(indices):
             joint = kin.moving_joints[index]
             start = int(kin.layout.slot[index])

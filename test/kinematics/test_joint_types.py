@@ -260,7 +260,7 @@ def test_a_new_joint_type_is_one_table_entry(monkeypatch: pytest.MonkeyPatch) ->
         0.5,
     )
     index = {j.name: i for i, j in enumerate(kin.moving_joints)}
-    translations, quaternions = kin.joint_transforms(positions, [index["j0"]])
+    translations, quaternions = kin.transforms.transforms(positions.values, [index["j0"]])
     expected = reference_local(joint, np.array([1.5, 3.0]))
     np.testing.assert_allclose(translations[0], expected[:3, 3], atol=TOLERANCE)
     rotation = Rotation.from_quat(quaternions[0]).as_matrix()

@@ -122,7 +122,7 @@ def test_a_chain_uses_given_followers_and_computes_the_rest_from_them(clamp: str
     assert all(positions.received[index[n]] for n in expected)
     assert not positions.received[index["j2"]]
     ids = [index[n] for n in expected]
-    translations, quaternions = kin.joint_transforms(positions, ids)
+    translations, quaternions = kin.transforms.transforms(positions.values, ids)
     assert_transforms_match(kin, translations, quaternions, ids, expected)
     measured = reference_values(robot, {"m1": 9.0, "j1": 0.4, "m3": 9.0}, clamp, measured=True)
     assert measured == pytest.approx(expected | {"j2": 0.0, "c1": 0.0, "w1": 0.0})

@@ -35,7 +35,9 @@ def test_new_positions_start_at_zero_with_identity_quaternions_and_mimic_offsets
     kin = robot.kinematics
     positions = kin.new_positions()
     assert not positions.received.any()
-    translations, quaternions = kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
+    translations, quaternions = kin.transforms.transforms(
+        positions.values, np.arange(len(kin.moving_joints))
+    )
     zero = reference_values(robot, {})
     assert_transforms_match(kin, translations, quaternions, range(len(kin.moving_joints)), zero)
     assert kin.new_positions() is not positions
@@ -123,8 +125,8 @@ def test_random_robot_clamps_into_range_per_mode() -> None:
         names, values = state_names_values(kin, cfg)
         kin.apply(positions, names, values, clamp=clamp)
         expected = reference_values(robot, cfg, clamp)
-        translations, quaternions = kin.joint_transforms(
-            positions, np.arange(len(kin.moving_joints))
+        translations, quaternions = kin.transforms.transforms(
+            positions.values, np.arange(len(kin.moving_joints))
         )
         assert_transforms_match(
             kin, translations, quaternions, range(len(kin.moving_joints)), expected
@@ -144,7 +146,7 @@ def test_apply_by_names_gives_the_reference_transforms_for_every_type() -> None:
     assert positions.received.all()
     expected = reference_values(robot, cfg)
     indices = rng.permutation(len(kin.moving_joints))[:9]
-    translations, quaternions = kin.joint_transforms(positions, indices)
+    translations, quaternions = kin.transforms.transforms(positions.values, indices)
     assert translations.shape == (9, 3) and quaternions.shape == (9, 4)
     assert_transforms_match(kin, translations, quaternions, indices, expected)
 
@@ -160,7 +162,7 @@ def test_non_finite_values_are_rejected_and_keep_the_last_good_value() -> None:
     index = {j.name: i for i, j in enumerate(kin.moving_joints)}
     assert update.moved.tolist() == [index["j2"]]
     unchanged = [index[n] for n in ("j1", "m1", "m2", "m3", "c1")]
-    translations, quaternions = kin.joint_transforms(positions, unchanged)
+    translations, quaternions = kin.transforms.transforms(positions.values, unchanged)
     values = {"j1": 0.3, "m1": 0.6, "m2": -0.5, "m3": -0.25, "c1": 1.0}
     assert_transforms_match(kin, translations, quaternions, unchanged, values)
     assert np.isfinite(positions.values).all()
@@ -195,7 +197,7 @@ def test_apply_keeps_every_value_finite_property(values: list[float], clamp: str
     assert np.isfinite(positions.values).all()
     bad = {n for n, v in zip(["j1", "j2", "c1", "w1"], values, strict=True) if not np.isfinite(v)}
     assert set(update.rejected) == bad
-    translations, quaternions = kin.joint_transforms(positions, np.arange(7))
+    translations, quaternions = kin.transforms.transforms(positions.values, np.arange(7))
     assert np.isfinite(translations).all() and np.isfinite(quaternions).all()
 
 
@@ -215,8 +217,8 @@ def test_apply_with_extreme_values_raises_no_numpy_warning(value: float) -> None
         warnings.simplefilter("error")
         for clamp in (None, "hard", "soft"):
             kin.apply(positions, names, [value] * len(names), clamp=clamp)
-        translations, quaternions = kin.joint_transforms(
-            positions, np.arange(len(kin.moving_joints))
+        translations, quaternions = kin.transforms.transforms(
+            positions.values, np.arange(len(kin.moving_joints))
         )
     assert np.isfinite(translations).all() and np.isfinite(quaternions).all()
 
@@ -330,8 +332,8 @@ def test_the_fast_path_gives_what_the_reference_gives_on_random_robots() -> None
             update = kin.apply(positions, tuple(names), values, clamp=clamp)
             assert update.clamped == []
             expected = reference_values(robot, cfg, clamp)
-            translations, quaternions = kin.joint_transforms(
-                positions, np.arange(len(kin.moving_joints))
+            translations, quaternions = kin.transforms.transforms(
+                positions.values, np.arange(len(kin.moving_joints))
             )
             assert_transforms_match(
                 kin, translations, quaternions, range(len(kin.moving_joints)), expected

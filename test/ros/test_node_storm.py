@@ -114,7 +114,9 @@ def good_state(kin: Kinematics, rng: random.Random) -> GoodState:
             values.append(rng.uniform(-2.0, 2.0))
     positions = kin.new_positions()
     kin.apply(positions, names, values, clamp="hard")
-    translations, quaternions = kin.joint_transforms(positions, np.arange(len(kin.moving_joints)))
+    translations, quaternions = kin.transforms.transforms(
+        positions.values, np.arange(len(kin.moving_joints))
+    )
     expected = {
         joint.child: (translations[i], quaternions[i]) for i, joint in enumerate(kin.moving_joints)
     }
