@@ -40,11 +40,22 @@ from joint_tf_publisher.ros import runtime
 from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
 
 WAIT_S = 20.0
+#: A service request with no answer after this long is sent again, seconds.
+RESEND_S = 2.0
 TOLERANCE = 1e-6
 #: The executors the node can spin with under this rclpy, best first (test ids).
 EXECUTORS = runtime.available_executors()
 
 # -- environment ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=EXECUTORS, name="probe")
+def probe_per_executor(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
+    """conftest's probe; every node started while it is in use spins with one executor
+    (each in turn: the module's tests run once per executor). A module that imports this
+    fixture has its ``probe`` replaced by it."""
+    with executor_variable(request.param):
+        yield probe
 
 
 def wait_until(
@@ -225,14 +236,30 @@ class NodeUnderTest:
             raise
 
     def set_parameters(self, **values: Any) -> list[Any]:
-        """Call set_parameters; returns the SetParametersResult per parameter."""
+        """Call set_parameters; returns the SetParametersResult per parameter.
+
+        Sent again every ``RESEND_S`` while unanswered (setting the same values twice
+        changes nothing): right after discovery the node's reply can be dropped before its
+        response writer has matched the probe's reader (rmw_fastrtps gives up after 100 ms:
+        "failed to send response (timeout)"; ros2/rmw_fastrtps#467 and #704).
+        """
         assert self._params_client.wait_for_service(timeout_sec=WAIT_S)
         request = SetParameters.Request()
         request.parameters = [
             ParameterMsg(name=name, value=parameter_value(value)) for name, value in values.items()
         ]
-        future = self._params_client.call_async(request)
-        wait_until(future.done, what="set_parameters response")
+        futures = [self._params_client.call_async(request)]
+        last_sent = time.monotonic()
+
+        def answered() -> Any:
+            nonlocal last_sent
+            done = next((future for future in futures if future.done()), None)
+            if done is None and time.monotonic() - last_sent > RESEND_S:
+                futures.append(self._params_client.call_async(request))
+                last_sent = time.monotonic()
+            return done
+
+        future = wait_until(answered, what="set_parameters response")
         return list(future.result().results)
 
     def static_set(self) -> dict[str, TransformStamped]:
@@ -282,6 +309,17 @@ class NodeUnderTest:
                 return found
             if time.monotonic() > deadline:
                 pytest.fail(f"no /tf with {child} at {stamp_s} ({self.stderr()[-500:]})")
+
+    def handshake(self, joint: str, child: str) -> TFMessage:
+        """Publish ``joint`` at 0 with stamp 1 s, 2 s, ... once a second until /tf carries
+        ``child`` at the stamp just sent (see ``started``)."""
+        start = len(self.probe.tf)
+        for stamp_s in range(1, int(WAIT_S) + 1):
+            self.publish([joint], [0.0], float(stamp_s))
+            found = self.find_tf(start, child, float(stamp_s), timeout=1.0)
+            if found is not None:
+                return found
+        pytest.fail(f"no /tf with {child} after the handshake ({self.stderr()[-500:]})")
 
     def find_tf(
         self, start: int, child: str, stamp_s: float | None, timeout: float
@@ -390,14 +428,18 @@ def started(
 ) -> NodeUnderTest:
     """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
 
-    The handshake publishes the joint at 0 with stamp 1 s, before every fresh_stamp().
+    The handshake publishes the joint at 0 with stamp 1 s, then 2 s, ... once a second until
+    /tf carries it, all before every fresh_stamp(). Each try has a stamp of its own: the
+    first message can reach the node before the probe's /tf reader has matched the node's
+    writer (the probe sees the writer in the graph first), and the rate limiter would drop
+    the same stamp sent again.
     """
     node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
     try:
         node.wait_connected()
         if handshake is not None:
             joint, child = handshake
-            node.publish_and_wait([joint], [0.0], 1.0, child)
+            node.handshake(joint, child)
     except BaseException:
         node.stop()
         raise

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array
 from ..model.elements import RobotModel
-
-Array = NDArray[np.float64]
 
 #: Segment colour per joint type (matplotlib colour names).
 SEGMENT_COLOURS = {

@@ -13,13 +13,11 @@ from collections.abc import Mapping
 from typing import TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array
 from ..model.elements import RobotModel
 from ..transforms import matrix_to_rpy
 from .describe import format_vector
-
-Array = NDArray[np.float64]
 
 #: A received transform differing from the unclamped one by more than this (m, or rotation
 #: matrix entries) means the node clamped the joint.

@@ -8,6 +8,10 @@ A name is, in this order:
   ros_gz bridge publishes every joint under its bare name with its first axis's position): a
   two-axis joint's first value; a ball joint's rotation about x (its first rotation-vector
   component, see ``model.joint_types``). Listed in ``first_value_only``;
+- the name of a nested model's joint inside its model (``elbow`` for ``arm::elbow``), as
+  Gazebo's JointStatePublisher sends them (``Layout.nested_by_bare_name``): read as the
+  scoped name, when exactly one nested joint has it; several: listed in ``ambiguous`` with
+  the candidates, and ignored;
 - anything else (other names, fixed joints, bare names of planar and floating joints): listed
   in ``unknown``.
 
@@ -129,6 +133,8 @@ class NamePlan:
     moves: IndexArray
     unknown: list[str]
     first_value_only: list[str]
+    #: Bare names several nested joints have -> those joints' names (the names are ignored).
+    ambiguous: dict[str, tuple[str, ...]]
     #: The fast path of this plan; None when it converts bare names or writes quaternions.
     fast: FastApply | None = None
 
@@ -222,10 +228,21 @@ class NamePlans:
         quaternion_joints: list[int] = []
         unknown: list[str] = []
         first_value_only: list[str] = []
+        ambiguous: dict[str, tuple[str, ...]] = {}
         for position, name in enumerate(names):
             found = layout.variable_lookup.get(name)
             if found is None:
                 index = layout.moving_index.get(name)
+                if index is None and name in layout.nested_by_bare_name:
+                    candidates = layout.nested_by_bare_name[name]
+                    if len(candidates) > 1:
+                        ambiguous[name] = tuple(
+                            sorted(layout.moving_joints[i].name for i in candidates)
+                        )
+                        continue
+                    (index,) = candidates
+                    found = layout.variable_lookup.get(layout.moving_joints[index].name)
+            if found is None:
                 bare = layout.joint_types[index].bare_name if index is not None else None
                 if index is None or bare is None:
                     unknown.append(name)
@@ -272,6 +289,7 @@ class NamePlans:
             moves=_moves(layout, joint_mask),
             unknown=unknown,
             first_value_only=first_value_only,
+            ambiguous=ambiguous,
         )
         plan.moves.flags.writeable = False  # handed out as Update.moved and the limiter's key
         return replace(plan, fast=_fast_apply(plan, layout))

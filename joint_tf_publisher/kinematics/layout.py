@@ -143,6 +143,10 @@ class VariableLayout:
     slot_joint: IndexArray
     #: JointState name -> (moving joint, slot), for every value of every moving joint.
     variable_lookup: dict[str, tuple[int, int]]
+    #: Bare name -> the moving joints of nested models it can stand for: Gazebo's
+    #: JointStatePublisher names ``arm::elbow`` ``elbow`` (its name inside its model).
+    #: Names that are a joint's own are left out: the joint of that name is meant.
+    nested_by_bare_name: dict[str, tuple[int, ...]]
     #: (M,) joints that follow a moving leader (a mimic of a fixed joint has no effect).
     is_mimic: BoolArray
     #: Names of the values a user sets (mimic followers left out), in slot order.
@@ -279,6 +283,17 @@ def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> TreeLayout:
     )
 
 
+def _nested_by_bare_name(tree: TreeLayout) -> dict[str, tuple[int, ...]]:
+    """Each nested model's moving joint (``a::b::name``) under its bare name (``name``),
+    unless a joint is named so itself."""
+    nested: dict[str, tuple[int, ...]] = {}
+    for i, joint in enumerate(tree.moving_joints):
+        bare = joint.name.rpartition("::")[2]
+        if bare != joint.name and bare not in tree.moving_index:
+            nested[bare] = (*nested.get(bare, ()), i)
+    return nested
+
+
 def _lay_out_variables(tree: TreeLayout) -> VariableLayout:
     """The variable vector: slots, names, identity values."""
     moving_joints, joint_types = tree.moving_joints, tree.joint_types
@@ -300,6 +315,7 @@ def _lay_out_variables(tree: TreeLayout) -> VariableLayout:
         num_values=num_values,
         slot_joint=np.repeat(np.arange(len(sizes), dtype=np.intp), sizes),
         variable_lookup=variable_lookup,
+        nested_by_bare_name=_nested_by_bare_name(tree),
         is_mimic=is_mimic,
         variable_names=[
             name

@@ -3,8 +3,9 @@
 A message's shape is its tuple of names, the clamp mode and the set of joints published (the
 moving joints not excluded). A ``MessagePlan`` is compiled once per shape
 (``Kinematics.message_plans``) and holds everything a message of that shape needs: the joints
-it moves (the rate limiter's key), those it publishes, the names it does not know or reads as
-a first value only, the fast apply data (``joint_state_names.FastApply``) and the pose plan of
+it moves (the rate limiter's key), those it publishes, the names it does not know, reads as
+a first value only or cannot tell apart (a bare name of several nested joints), the fast
+apply data (``joint_state_names.FastApply``) and the pose plan of
 the published joints (``joint_transforms.PosePlan``).
 
 ``MessagePlan.resolve`` is the one kinematics call per message. The common message (every
@@ -73,6 +74,8 @@ class MessagePlan:
     #: their first value only (as Gazebo's bridge publishes them).
     unknown: tuple[str, ...]
     first_value_only: tuple[str, ...]
+    #: Bare names several nested models' joints have, each with those joints (ignored).
+    ambiguous: tuple[tuple[str, tuple[str, ...]], ...]
     publish_mask: BoolArray
     name_plan: NamePlan
     #: The fast path's per-slot (lower, upper) bounds under ``clamp`` (unused without one).
@@ -125,6 +128,7 @@ def message_plan(
         published_key=published.tobytes(),
         unknown=tuple(name_plan.unknown),
         first_value_only=tuple(name_plan.first_value_only),
+        ambiguous=tuple(name_plan.ambiguous.items()),
         publish_mask=publish_mask,
         name_plan=name_plan,
         fast_bounds=name_plan.fast.bounds[clamp] if name_plan.fast is not None else _NO_BOUNDS,

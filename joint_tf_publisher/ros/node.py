@@ -5,8 +5,9 @@ What the node does with joint states (rate limiting, stamps, clamping, reports) 
 publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime``. This
 module declares the parameters, loads descriptions, and connects topics to the pipeline.
 
-Topics: subscribes ``joint_states`` (read as serialized bytes, ``cdr.JointStateReader``) and
-``multi_dof_joint_states`` with sensor-data QoS and a deeper queue (``qos``);
+Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
+``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
+queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``). docs/node.md describes them with their QoS.
 """
@@ -16,17 +17,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.clock import JumpThreshold, TimeJump
 from rclpy.duration import Duration
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.serialization import deserialize_message
+from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
@@ -34,12 +37,20 @@ from std_msgs.msg import String
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
 from .cdr import JointStateData, JointStateReader, Publication
-from .parameters import PARAMETERS, ParameterRejected, Settings
-from .pipeline import JointStatePipeline, LoadedModel
+from .joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from .parameters import (
+    PARAMETERS,
+    ZEROS_DESCRIPTION,
+    ZEROS_PREFIX,
+    ParameterRejected,
+    Settings,
+)
+from .pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from .qos import joint_states_qos, latched_qos
 from .reporting import Logger, Reporter
 from .stamps import stamp_to_ns
 from .tf_publishers import StaticTfPublisher, TfPublisher
+from .zeros import check_zero, declared_zeros, start_positions
 
 NODE_NAME = "joint_tf_publisher"
 
@@ -158,16 +169,22 @@ class JointTfPublisher(Node):
             self._description_pub = self.create_publisher(
                 String, "robot_description", latched_qos()
             )
+        #: The zeros.<joint> parameters declared (one per moving joint of the model).
+        self._zeros_declared: set[str] = set()
+        self._declaring_zeros = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
-        self._joint_state_sub = self.create_subscription(
-            JointState,
-            "joint_states",
-            self._on_joint_state,
-            joint_states_qos(),
-            qos_overriding_options=overrides,
-            raw=True,
+        self._joint_state_sub = self._subscribe_joint_states(
+            "joint_states", self._reader, JOINT_STATES_SOURCE
         )
+        #: The source_list topics as given, with their subscriptions.
+        self._sources: dict[str, Subscription[Any]] = {}
+        self._next_source = FIRST_LISTED_SOURCE
+        try:
+            self._check_topics(settings.source_list)
+        except ParameterRejected as err:
+            raise StartupError(str(err)) from None
+        self._subscribe_sources(settings.source_list)
         self._multi_dof_sub = self.create_subscription(
             MultiDOFJointState,
             "multi_dof_joint_states",
@@ -183,6 +200,10 @@ class JointTfPublisher(Node):
         self._default_timer: Timer | None = None
         if model is not None:
             self._install(model)
+            try:
+                self._declare_zeros(model, at_start=True)
+            except InvalidParameterValueException as err:
+                raise StartupError(_reason(err)) from None
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._update_default_timer()
@@ -194,8 +215,63 @@ class JointTfPublisher(Node):
 
     # -- joint states ---------------------------------------------------------------------------
 
-    def _on_joint_state(self, data: bytes) -> None:
-        state = self._reader.read(data)
+    def _subscribe_joint_states(
+        self, topic: str, reader: JointStateReader, source: int
+    ) -> Subscription[Any]:
+        """A JointState subscription to ``topic`` (relative to the namespace), read from its
+        bytes by ``reader`` (one per topic: it caches the topic's name blocks), its messages
+        handed on as from topic number ``source`` (``joint_sources``)."""
+
+        def on_message(data: bytes) -> None:
+            self._on_joint_state(data, reader, source)
+
+        return self.create_subscription(
+            JointState,
+            topic,
+            on_message,
+            joint_states_qos(),
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
+            raw=True,
+        )
+
+    def _check_topics(self, topics: tuple[str, ...]) -> None:
+        """ParameterRejected unless each of ``topics`` is a valid topic name that is not
+        ``joint_states`` (subscribed to already)."""
+        main = self.resolve_topic_name("joint_states")
+        for topic in topics:
+            try:
+                resolved = self.resolve_topic_name(topic)
+            except Exception as err:  # rclpy raises several types for an invalid name
+                reason = str(err).split(", at ", 1)[0]  # not the C source line
+                msg = f"source_list: invalid topic name {topic!r}: {reason}"
+                raise ParameterRejected(msg) from None
+            if resolved == main:
+                raise ParameterRejected(
+                    f"source_list: {topic!r} is {main}, which the node reads already"
+                )
+
+    def _subscribe_sources(self, topics: tuple[str, ...]) -> None:
+        """Subscribe to exactly ``topics`` (the ``source_list``): new ones added, dropped ones
+        destroyed, kept ones left as they are."""
+        for topic in [topic for topic in self._sources if topic not in topics]:
+            self.destroy_subscription(self._sources.pop(topic))
+        for topic in topics:
+            if topic not in self._sources:
+                self._sources[topic] = self._subscribe_joint_states(
+                    topic, JointStateReader(), self._next_source
+                )
+                self._next_source += 1
+                self.get_logger().info(
+                    f"reading joint states from {self.resolve_topic_name(topic)} too"
+                )
+
+    def _on_joint_state(
+        self,
+        data: bytes,
+        reader: JointStateReader | None = None,
+        source: int = JOINT_STATES_SOURCE,
+    ) -> None:
+        state = (reader or self._reader).read(data)
         if state is None:  # not CDR little endian: let the RMW deserialize it
             msg = deserialize_message(data, JointState)
             stamp = msg.header.stamp
@@ -204,7 +280,7 @@ class JointTfPublisher(Node):
                 tuple(msg.name),
                 np.asarray(msg.position, dtype=np.float64),
             )
-        self._publish(self.pipeline.joint_state(*state))
+        self._publish(self.pipeline.joint_state(*state, source))
 
     def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
         translations = np.array(
@@ -257,17 +333,34 @@ class JointTfPublisher(Node):
             new_model = None
             if text is not None:
                 new_model = self._load(text, settings.model_name, "robot_description")
+                settings = replace(settings, zeros=_zeros_of(new_model, settings))
+            if new_model is not None:
+                start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
+            elif model is not None:
+                for joint, joint_values in settings.zeros:
+                    if joint_values != dict(self.settings.zeros).get(joint):
+                        check_zero(model.kin, joint, joint_values)
+            if settings.source_list != self.settings.source_list:
+                self._check_topics(settings.source_list)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        changes = self.pipeline.configure(settings)
+        old = self.settings
         if new_model is not None:
-            self._install(new_model)
-        elif changes.republish_statics:
-            self._publish_statics()
+            changes = self._install(new_model, settings)
+            self._declare_zeros(new_model, at_start=False)
+        elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
+            self.pipeline.settings = settings
+            changes = Reconfigured(republish_statics=False, restart_default_timer=False)
+        else:
+            changes = self.pipeline.configure(settings)
+            if changes.republish_statics:
+                self._publish_statics()
         if changes.restart_default_timer:
             self._update_default_timer()
+        if settings.source_list != old.source_list:
+            self._subscribe_sources(settings.source_list)
         return SetParametersResult(successful=True)
 
     def _update_default_timer(self) -> None:
@@ -279,6 +372,34 @@ class JointTfPublisher(Node):
                 1.0 / self.settings.publish_frequency, self._publish_default_positions
             )
 
+    def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
+        """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
+        follower (a value given at start is read then, and checked by ``_on_set_parameters``);
+        undeclare those of joints it does not have. A value given at start that the model
+        refuses: InvalidParameterValueException ``at_start``, else (a new description) an
+        error logged and the parameter left unset."""
+        defaults = {
+            ZEROS_PREFIX + joint: value for joint, value in declared_zeros(model.kin).items()
+        }
+        for name in sorted(self._zeros_declared - defaults.keys()):
+            self.undeclare_parameter(name)
+        self._zeros_declared &= defaults.keys()
+        descriptor = ParameterDescriptor(description=ZEROS_DESCRIPTION, dynamic_typing=True)
+        self._declaring_zeros = True  # each checked alone; the pipeline configured once, below
+        try:
+            for name in sorted(defaults.keys() - self._zeros_declared):
+                try:
+                    self.declare_parameter(name, defaults[name], descriptor)
+                except InvalidParameterValueException as err:
+                    if at_start:
+                        raise
+                    self.get_logger().error(f"{name} left at its default: {_reason(err)}")
+                    self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
+                self._zeros_declared.add(name)
+        finally:
+            self._declaring_zeros = False
+        self.pipeline.configure(self.settings)
+
     # -- model ----------------------------------------------------------------------------------
 
     def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
@@ -288,9 +409,10 @@ class JointTfPublisher(Node):
             robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
             return LoadedModel(robot, text)
 
-    def _install(self, model: LoadedModel) -> None:
-        """Make ``model`` current: publish its description (parameter mode) and statics."""
-        self.pipeline.install(model)
+    def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
+        """Make ``model`` current (under ``settings`` if given): publish its description
+        (parameter mode) and statics; what else the change of settings asks of the node."""
+        changes = self.pipeline.install(model, settings)
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
@@ -299,6 +421,7 @@ class JointTfPublisher(Node):
             f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
             f"{len(kin.fixed_joints)} fixed joints"
         )
+        return changes
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""
@@ -309,7 +432,22 @@ class JointTfPublisher(Node):
     def _on_description_message(self, msg: String) -> None:
         try:
             model = self._load(msg.data, self.settings.model_name, "robot_description topic")
-        except ModelError as err:
+            settings = replace(self.settings, zeros=_zeros_of(model, self.settings))
+            start_positions(model.kin, settings.zeros, settings.clamp_mode)
+        except (ModelError, ParameterRejected) as err:
             self.get_logger().error(f"robot description from topic rejected: {err}")
             return
-        self._install(model)
+        self._install(model, settings)
+        self._declare_zeros(model, at_start=False)
+
+
+def _reason(err: InvalidParameterValueException) -> str:
+    """The reason our callback gave for refusing a parameter, from rclpy's exception."""
+    return str(err.args[0]).split("Reason: ", 1)[-1]
+
+
+def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """The ``zeros`` of ``settings`` for joints that take one in ``model`` (a new description:
+    the parameters of the others, gone or now mimic followers, are undeclared)."""
+    taking = declared_zeros(model.kin)
+    return tuple((name, values) for name, values in settings.zeros if name in taking)

@@ -79,6 +79,11 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("clamp", "hard", "limits joint values are clamped to: hard, soft or none"),
     ParameterSpec("exclude_joints", (), "joints whose transforms this node does not publish"),
     ParameterSpec(
+        "source_list",
+        (),
+        "further JointState topics (relative to the node's namespace) besides joint_states",
+    ),
+    ParameterSpec(
         "publish_default_positions",
         False,
         "publish joints never received at their zero position, at publish_frequency",
@@ -102,6 +107,16 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
 )
 PARAMETERS_BY_NAME: dict[str, ParameterSpec] = {spec.name: spec for spec in PARAMETERS}
 
+#: ``zeros.<joint name>``: one parameter per moving joint of the current model (declared by
+#: the node as the model is installed), joint_state_publisher's name. Its value: the joint's
+#: value where none was received (a number, or a list in the order of the joint's JointState
+#: variables for a multi-value joint); by default zero clamped into the joint's hard limits.
+ZEROS_PREFIX = "zeros."
+ZEROS_DESCRIPTION = (
+    "value of this joint where none was received (publish_default_positions, mimic leaders): "
+    "a number, or a list in the order of its JointState variables; checked against its limits"
+)
+
 
 def parse_frequency(value: Any) -> float:
     """``publish_frequency`` as a float in (0, 1000] Hz."""
@@ -122,15 +137,40 @@ def parse_clamp(value: Any) -> str:
     return str(value)
 
 
-def parse_joint_names(value: Any) -> tuple[str, ...]:
-    """``exclude_joints`` as names: a string array, or one comma-separated string; empty names
-    are dropped (None, as rcl reads ``[]`` from a parameters file, is no names)."""
+def _parse_names(parameter: str) -> Callable[[Any], tuple[str, ...]]:
+    """A parser of ``parameter``'s names: a string array, or one comma-separated string; empty
+    names are dropped, and repeated ones (None, as rcl reads ``[]`` from a parameters file,
+    is no names)."""
+
+    def parse(value: Any) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        items = value.split(",") if isinstance(value, str) else list(value)
+        if not all(isinstance(item, str) for item in items):
+            raise ParameterRejected(f"{parameter} must be a string array, got {value!r}")
+        return tuple(dict.fromkeys(name.strip() for name in items if name.strip()))
+
+    return parse
+
+
+#: ``exclude_joints`` as joint names (``_parse_names``).
+parse_joint_names = _parse_names("exclude_joints")
+#: ``source_list`` as topic names (``_parse_names``).
+parse_topic_names = _parse_names("source_list")
+
+
+def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
+    """A ``zeros.<joint>`` parameter's value as a tuple of floats (one per JointState variable
+    of the joint); None when unset. ParameterRejected naming ``name`` for anything but a
+    number or a non-empty list of numbers."""
     if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else list(value)
-    if not all(isinstance(item, str) for item in items):
-        raise ParameterRejected(f"exclude_joints must be a string array, got {value!r}")
-    return tuple(name.strip() for name in items if name.strip())
+        return None
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items or not all(
+        isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
+    ):
+        raise ParameterRejected(f"{name} must be a number or a list of numbers, got {value!r}")
+    return tuple(float(item) for item in items)
 
 
 def _parse_bool(name: str) -> Callable[[Any], bool]:
@@ -158,9 +198,13 @@ class Settings:
     frame_prefix: str = ""
     clamp: str = "hard"
     exclude_joints: tuple[str, ...] = ()
+    source_list: tuple[str, ...] = ()
     publish_default_positions: bool = False
     model_name: str = ""
     description_from_topic: bool = False
+    #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
+    #: Checked against a model by ``zeros.start_positions``, not here.
+    zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     @cached_property  # read for every JointState
     def interval_ns(self) -> int:
@@ -182,7 +226,15 @@ class Settings:
         """These settings with ``values`` (by parameter name) applied, all or nothing;
         ParameterRejected for an invalid value. Names without a setting are ignored."""
         updates: dict[str, Any] = {}
+        zeros = dict(self.zeros)
         for name, value in values.items():
+            if name.startswith(ZEROS_PREFIX):
+                joint_values = parse_zero(name, value)
+                if joint_values is None:
+                    zeros.pop(name.removeprefix(ZEROS_PREFIX), None)
+                else:
+                    zeros[name.removeprefix(ZEROS_PREFIX)] = joint_values
+                continue
             spec = PARAMETERS_BY_NAME.get(name)
             target = spec.alias_of if spec is not None and spec.alias_of else name
             parse = _PARSERS.get(target)
@@ -191,6 +243,7 @@ class Settings:
                 if target == "description_from_topic":  # either name true: true
                     parsed = parsed or updates.get(target, False)
                 updates[target] = parsed
+        updates["zeros"] = tuple(sorted(zeros.items()))
         return replace(self, **updates)
 
 
@@ -200,6 +253,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "frame_prefix": _parse_text,
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
+    "source_list": parse_topic_names,
     "publish_default_positions": _parse_bool("publish_default_positions"),
     "model_name": _parse_text,
     "description_from_topic": _parse_bool("description_from_topic"),

@@ -22,15 +22,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import Array, IndexArray
+from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..kinematics import Kinematics, Resolved
-from ..kinematics.message_plan import published_after
+from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
 from .cdr import Publication, TFMessageLayout
+from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
 from .reporting import Reporter
+from .zeros import start_positions
 
 
 class Reconfigured(NamedTuple):
@@ -52,6 +54,8 @@ class LoadedModel:
         self.positions = self.kin.new_positions()
         #: Per moving joint: message time of its last publication.
         self.limiter = RateLimiter(len(self.kin.moving_joints))
+        #: Per moving joint: the topic of its last value (several joint-state topics).
+        self.sources = JointSources(len(self.kin.moving_joints))
 
 
 class Configured:
@@ -72,10 +76,10 @@ class Configured:
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
         #: The TFMessage layout of moving joints by the bytes of their index array (intp).
         self.layout_of = bounded_cache(self._layout)
-        # Zero positions clamped into the limits (mimic followers from their leaders).
-        zero = kin.new_positions()
-        kin.apply(zero, [], [], clamp=settings.clamp_mode)
-        self.default_poses = kin.joint_poses(zero, np.arange(len(moving)))
+        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
+        #: limits, mimic followers from their leaders.
+        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
+        self.default_poses = kin.joint_poses(self.start, np.arange(len(moving)))
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         translations, quaternions = kin.fixed_transforms()
         self.static_layout = TFMessageLayout(
@@ -105,10 +109,11 @@ class JointStatePipeline:
 
     # -- model and settings -----------------------------------------------------------------
 
-    def install(self, model: LoadedModel) -> None:
-        """Make ``model`` current (its limiter starts afresh)."""
+    def install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
+        """Make ``model`` current (its limiter starts afresh), under ``settings`` if given;
+        what else the change of settings asks of the node."""
         self.model = model
-        self.configure(self.settings)
+        return self.configure(settings or self.settings)
 
     def configure(self, settings: Settings) -> Reconfigured:
         """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
@@ -124,6 +129,10 @@ class JointStatePipeline:
             return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
+        # Joints never received take their (new) start values.
+        positions, start = self.model.positions, self._configured.start
+        waiting = ~positions.received[self.model.kin.layout.slot_joint]
+        positions.values[waiting] = start.values[waiting]
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
@@ -154,11 +163,17 @@ class JointStatePipeline:
     # -- joint states -----------------------------------------------------------------------
 
     def joint_state(
-        self, stamp_ns: int, names: tuple[str, ...], positions: Array
+        self,
+        stamp_ns: int,
+        names: tuple[str, ...],
+        positions: Array,
+        source: int = JOINT_STATES_SOURCE,
     ) -> Publication | None:
         """A JointState's transforms to publish, or None (see the module docstring).
 
-        ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres.
+        ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres;
+        ``source`` tells the topic it came from (``joint_sources``: between topics, the newer
+        stamp wins).
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
@@ -173,19 +188,34 @@ class JointStatePipeline:
             )
             return None
         plan = configured.message_plan(names)
-        if plan.unknown or plan.first_value_only:
-            self._report_names(plan.unknown, plan.first_value_only)
+        if plan.unknown or plan.first_value_only or plan.ambiguous:
+            self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, plan.moves, stamp_ns):
+        model.sources.note(source)
+        if model.sources.several and not self.settings.ignore_timestamp:
+            kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
+            if kept is not None:  # some values are older than another topic's: left out
+                if not kept.any():
+                    return None
+                names = tuple(name for name, keep in zip(names, kept.tolist(), strict=True) if keep)
+                positions = positions[kept]
+                plan = configured.message_plan(names)
+        if not self._due(model, plan.moves, stamp_ns, source):
             return None
         resolved = plan.resolve(model.positions, positions)
-        return self._published(model, configured, plan.moves, resolved, stamp_ns)
+        return self._published(model, configured, plan.moves, resolved, stamp_ns, source)
 
     def multi_dof_joint_state(
-        self, stamp_ns: int, names: tuple[str, ...], translations: Array, quaternions: Array
+        self,
+        stamp_ns: int,
+        names: tuple[str, ...],
+        translations: Array,
+        quaternions: Array,
+        source: int = MULTI_DOF_SOURCE,
     ) -> Publication | None:
         """A MultiDOFJointState's transforms to publish, or None: ``translations`` (K, 3) in
-        metres and ``quaternions`` (K, 4) x y z w per joint name."""
+        metres and ``quaternions`` (K, 4) x y z w per joint name; ``source`` as in
+        ``joint_state``."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             self.reporter.warn_throttled(
@@ -202,9 +232,10 @@ class JointStatePipeline:
         kin = model.kin
         moves, unknown = kin.multi_dof_moves(names)
         if unknown:
-            self._report_names(unknown, ())
+            self._report_names(unknown, (), ())
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, moves, stamp_ns):
+        model.sources.note(source)
+        if not self._due(model, moves, stamp_ns, source):
             return None
         update = kin.apply_multi_dof(
             model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
@@ -220,11 +251,11 @@ class JointStatePipeline:
             update.clamped,
             update.rejected,
         )
-        return self._published(model, configured, moves, resolved, stamp_ns)
+        return self._published(model, configured, moves, resolved, stamp_ns, source)
 
     def default_positions(self) -> Publication | None:
-        """Joints never received (and not excluded) at their zero position, clamped, stamped
-        with the node clock; None when there are none."""
+        """Joints never received (and not excluded) at their start position (``zeros.*``, else
+        zero; clamped), stamped with the node clock; None when there are none."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             return None
@@ -239,19 +270,54 @@ class JointStatePipeline:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _due(self, model: LoadedModel, moves: IndexArray, stamp_ns: int) -> bool:
+    def _due(self, model: LoadedModel, moves: IndexArray, stamp_ns: int, source: int) -> bool:
         """The rate limiter, in message time: due when the least recently published joint of
         ``moves`` was published at least one interval before ``stamp_ns``; a stamp before
-        the latest publication of one of them resets the limiter (and is due)."""
+        the latest publication of one of them by the same topic resets the limiter (and is
+        due); one before values of other topics only is no jump back."""
         if not moves.size:
             return False
         if self.settings.ignore_timestamp:
             return True
         earliest_ns, latest_ns = model.limiter.extremes(moves)
         if stamp_ns < latest_ns:
-            self.reset_limiter("joint state stamps jumped backwards")
-            return True
+            sources = model.sources
+            if (
+                not sources.several
+                or (
+                    (model.limiter.times(moves) > stamp_ns) & ~sources.from_others(moves, source)
+                ).any()
+            ):
+                self.reset_limiter("joint state stamps jumped backwards")
+                return True
         return stamp_ns >= earliest_ns + self.settings.interval_ns
+
+    def _newer_than_other_topics(
+        self, model: LoadedModel, plan: MessagePlan, stamp_ns: int, source: int
+    ) -> BoolArray | None:
+        """Which values of the message to keep: False for those of joints whose value from
+        another topic has a newer stamp than ``stamp_ns`` (each counted in
+        ``sources.conflicts``, logged once); None when every value is kept."""
+        if not plan.moves.size or stamp_ns >= model.limiter.extremes(plan.moves)[1]:
+            return None  # nothing named, or nothing newer (the common case: no array built)
+        name_plan = plan.name_plan
+        converted = name_plan.converted
+        joints = np.concatenate((name_plan.joints, [c.joint for c in converted])).astype(np.intp)
+        where = np.concatenate((name_plan.message_index, [c.message_index for c in converted]))
+        older = (model.limiter.times(joints) > stamp_ns) & model.sources.from_others(joints, source)
+        if not older.any():
+            return None
+        kept = np.ones(len(plan.names), dtype=bool)
+        kept[where[older].astype(np.intp)] = False
+        moving = model.kin.moving_joints
+        conflicting = sorted(moving[j].name for j in set(joints[older].tolist()))
+        model.sources.conflicts.update(conflicting)
+        self.reporter.names_once(
+            "older than another topic",
+            conflicting,
+            "joints given by several topics: a value older than another topic's is ignored",
+        )
+        return kept
 
     def _published(
         self,
@@ -260,6 +326,7 @@ class JointStatePipeline:
         moves: IndexArray,
         resolved: Resolved,
         stamp_ns: int,
+        source: int,
     ) -> Publication | None:
         """Report what was clamped or rejected, record the publication time of ``moves`` and
         build what to publish."""
@@ -267,6 +334,7 @@ class JointStatePipeline:
             self.reporter.values(resolved.clamped, resolved.rejected, self.settings.clamp)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
             model.limiter.record(moves, stamp_ns)
+            model.sources.record(moves, source)
         if not resolved.joints.size:
             return None
         return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
@@ -277,7 +345,12 @@ class JointStatePipeline:
         )
         return self._clock_ns()
 
-    def _report_names(self, unknown: Sequence[str], first_value_only: Sequence[str]) -> None:
+    def _report_names(
+        self,
+        unknown: Sequence[str],
+        first_value_only: Sequence[str],
+        ambiguous: Sequence[tuple[str, tuple[str, ...]]],
+    ) -> None:
         self.reporter.names_once(
             "unknown", unknown, "ignoring names that are not moving joints of the robot"
         )
@@ -287,3 +360,9 @@ class JointStatePipeline:
             "bare names of multi-value joints (as Gazebo's bridge publishes them) set their "
             "first value only",
         )
+        for name, candidates in ambiguous:
+            self.reporter.warning_once(
+                f"ambiguous {name}",
+                f"ignoring joint state name {name!r}: the bare name of several nested models' "
+                f"joints ({', '.join(candidates)}); give the scoped name",
+            )

@@ -14,6 +14,7 @@ comparisons and no numpy call. A writable array is read afresh every time.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arrays import IndexArray
 
@@ -40,6 +41,10 @@ class RateLimiter:
             self._latest_ns = int(np.maximum.reduce(last_ns))
             self._known = None if joints.flags.writeable else joints
         return self._earliest_ns, self._latest_ns
+
+    def times(self, joints: IndexArray) -> npt.NDArray[np.int64]:
+        """The publication time (ns) of each of ``joints``."""
+        return self._last_ns[joints]
 
     def record(self, joints: IndexArray, stamp_ns: int) -> None:
         """``joints`` were published at message time ``stamp_ns``."""

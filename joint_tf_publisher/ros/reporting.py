@@ -75,6 +75,12 @@ class Reporter:
             self._once.add(key)
             self.logger.info(f"{text} (reported once)")
 
+    def warning_once(self, key: str, text: str) -> None:
+        """Log ``text`` as a warning once for the life of this reporter."""
+        if key not in self._once:
+            self._once.add(key)
+            self.logger.warning(text)
+
     def values(self, clamped: Sequence[str], rejected: Sequence[str], clamp: str) -> None:
         """Report the joints whose value one message had clamped (to ``clamp`` limits) or
         rejected, with counts since start."""

@@ -14,6 +14,7 @@ from kinematics_reference import (
     reference_local,
     reference_plane_basis,
 )
+from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
@@ -177,3 +178,47 @@ def test_bare_names_of_planar_and_floating_joints_are_unknown() -> None:
     update = kin.apply(positions, ["joint_0", "joint_1", "joint_2", "joint_3"], [0.1] * 4)
     assert update.unknown == ["joint_0", "joint_1"]
     assert update.first_value_only == ["joint_2"]
+
+
+#: Two legs, each a nested model with a joint named knee; a nested model with a universal
+#: joint named hip; a top-level joint named ankle beside a nested one of that name.
+WALKER_SDF = TEST_DIR / "sdf" / "walker_nested.sdf"
+
+
+@pytest.fixture
+def walker() -> Robot:
+    return Robot.load(WALKER_SDF)
+
+
+def test_a_bare_name_of_one_nested_joint_sets_it(walker: Robot) -> None:
+    kin = walker.kinematics
+    index = {j.name: i for i, j in enumerate(kin.moving_joints)}
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["hip", "left::knee"], [0.3, -0.5])
+    assert update.unknown == []
+    assert update.moved.tolist() == sorted([index["pelvis::hip"], index["left::knee"]])
+    values = kin.variable_values(positions)
+    assert values["pelvis::hip/axis1"] == pytest.approx(0.3)  # Gazebo's first axis
+    assert values["left::knee"] == pytest.approx(-0.5)
+    plan = kin.state.plans.plan(("hip",))
+    assert plan.first_value_only == ["hip"] and plan.ambiguous == {}
+
+
+def test_a_joints_own_name_wins_over_a_nested_joints_bare_name(walker: Robot) -> None:
+    kin = walker.kinematics
+    positions = kin.new_positions()
+    kin.apply(positions, ["ankle"], [0.25])
+    values = kin.variable_values(positions)
+    assert values["ankle"] == pytest.approx(0.25)
+    assert values["left::ankle"] == 0.0
+
+
+def test_an_ambiguous_bare_name_is_ignored_and_lists_its_candidates(walker: Robot) -> None:
+    kin = walker.kinematics
+    plan = kin.state.plans.plan(("knee", "right::knee"))
+    assert plan.ambiguous == {"knee": ("left::knee", "right::knee")}
+    assert plan.unknown == []
+    positions = kin.new_positions()
+    kin.apply(positions, ["knee", "right::knee"], [-1.0, -0.2])
+    values = kin.variable_values(positions)
+    assert (values["left::knee"], values["right::knee"]) == (0.0, pytest.approx(-0.2))

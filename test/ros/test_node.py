@@ -21,8 +21,9 @@ from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.ros.node import JointTfPublisher, StartupError  # noqa: E402
-from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
+from joint_tf_publisher.ros.parameters import PARAMETERS, ZEROS_DESCRIPTION  # noqa: E402
 from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
 from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw  # noqa: E402
 
@@ -231,3 +232,117 @@ def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> Non
     assert joint_states.qos_profile.reliability == ReliabilityPolicy.RELIABLE
     assert joint_states.qos_profile.depth == 7
     assert multi_dof.qos_profile.depth == JOINT_STATES_DEPTH
+
+
+# -- source_list: further joint-state topics --------------------------------------------------
+
+
+def subscribed_topics(node: JointTfPublisher) -> set[str]:
+    return {subscription.topic_name for subscription in node.subscriptions}
+
+
+def test_source_list_topics_are_subscribed_with_qos_overrides_and_resubscribed_on_change(
+    ros: Any,
+) -> None:
+    node = make_node(
+        ros,
+        robot_description=TWO_LINKS,
+        source_list=["arm/joint_states", "gripper_states"],
+        **{"qos_overrides./gripper_states.subscription.reliability": "reliable"},
+    )
+    joint_state_topics = {"/joint_states", "/arm/joint_states", "/gripper_states"}
+    assert joint_state_topics <= subscribed_topics(node)
+    by_topic = {subscription.topic_name: subscription for subscription in node.subscriptions}
+    assert by_topic["/gripper_states"].qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert by_topic["/arm/joint_states"].qos_profile.depth == JOINT_STATES_DEPTH
+    assert all(by_topic[topic].raw for topic in joint_state_topics)
+    (result,) = node.set_parameters([Parameter("source_list", value=["base/joint_states"])])
+    assert result.successful, result.reason
+    topics = subscribed_topics(node)
+    assert "/base/joint_states" in topics
+    assert not {"/arm/joint_states", "/gripper_states"} & topics
+
+
+@pytest.mark.parametrize(
+    ("topics", "reason"),
+    [
+        (["two words"], "source_list: invalid topic name 'two words'"),
+        (["joint_states"], "source_list: 'joint_states' is /joint_states, which the node reads"),
+    ],
+)
+def test_a_source_list_the_node_cannot_read_is_rejected(
+    ros: Any, topics: list[str], reason: str
+) -> None:
+    node = make_node(ros, robot_description=TWO_LINKS)
+    (result,) = node.set_parameters([Parameter("source_list", value=topics)])
+    assert not result.successful
+    assert reason in result.reason
+    assert node.settings.source_list == ()
+    with pytest.raises(StartupError, match=reason):
+        make_node(ros, robot_description=TWO_LINKS, source_list=topics)
+
+
+# -- zeros.<joint>: per-joint start values ------------------------------------------------------
+
+
+def test_zeros_are_declared_per_joint_given_at_start_and_checked_at_runtime(ros: Any) -> None:
+    node = make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        publish_default_positions=True,
+        **{"zeros.joint_2": 0.5},
+    )
+    assert node.get_parameter("zeros.joint_2").value == 0.5
+    assert node.get_parameter("zeros.joint_1").value == 0.0
+    assert node.get_parameter("zeros.finger_joint").value == 0.0
+    assert not node.has_parameter("zeros.right_knuckle_joint")  # a mimic follower
+    assert not node.has_parameter("zeros.end_effector")  # fixed
+    descriptor = node.describe_parameter("zeros.joint_2")
+    assert descriptor.description == ZEROS_DESCRIPTION and descriptor.dynamic_typing
+    assert dict(node.settings.zeros)["joint_2"] == (0.5,)
+    (result,) = node.set_parameters([Parameter("zeros.finger_joint", value=2.0)])
+    assert not result.successful
+    assert "zeros.finger_joint = [2.0] is outside the joint's limits" in result.reason
+    (result,) = node.set_parameters([Parameter("zeros.finger_joint", value=0.4)])
+    assert result.successful, result.reason
+    publication = node.pipeline.default_positions()
+    assert publication is not None
+    children = dict(
+        zip([child for _, child in publication.layout.frames], publication.poses, strict=True)
+    )
+    robot = Robot.load(ARM_URDF)
+    for joint, value in (("joint_2", 0.5), ("finger_joint", 0.4), ("right_knuckle_joint", -0.4)):
+        pose = robot.joints[joint].child_pose(value)
+        np.testing.assert_allclose(children[robot.joints[joint].child][:3], pose[:3, 3], atol=1e-9)
+    # A new description: the parameters of joints it lacks go, its own come at their zero.
+    result = node.set_parameters([Parameter("robot_description", value=TWO_LINKS)])[0]
+    assert result.successful, result.reason
+    assert not node.has_parameter("zeros.joint_2")
+    assert node.settings.zeros == ()
+
+
+def test_a_zero_given_at_start_outside_the_limits_is_a_startup_error(ros: Any) -> None:
+    with pytest.raises(StartupError, match=r"zeros.finger_joint = \[-1.0\] is outside"):
+        make_node(ros, robot_description=ARM_URDF.read_text(), **{"zeros.finger_joint": -1.0})
+
+
+def test_a_new_description_keeps_the_zeros_of_joints_it_still_has(ros: Any) -> None:
+    """joint_2 keeps its zero; finger_joint, now a mimic follower, loses its parameter."""
+    node = make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        **{"zeros.joint_2": 0.5, "zeros.finger_joint": 0.3},
+    )
+    text = ARM_URDF.read_text().replace(
+        '<limit lower="0" upper="0.8" effort="1000" velocity="2.0"/>',
+        '<limit lower="0" upper="0.8" effort="1000" velocity="2.0"/>'
+        '<mimic joint="joint_7" multiplier="0.1"/>',
+        1,
+    )
+    assert text != ARM_URDF.read_text()
+    (result,) = node.set_parameters([Parameter("robot_description", value=text)])
+    assert result.successful, result.reason
+    assert not node.has_parameter("zeros.finger_joint")
+    assert node.get_parameter("zeros.joint_2").value == 0.5
+    assert dict(node.settings.zeros)["joint_2"] == (0.5,)
+    assert "finger_joint" not in dict(node.settings.zeros)

@@ -37,18 +37,17 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from geometry_msgs.msg import Transform  # noqa: E402
 from node_harness import (  # noqa: E402
-    EXECUTORS,
     TOLERANCE,
     WAIT_S,
     NodeUnderTest,
     Probe,
     assert_matches_fk,
-    executor_variable,
     fresh_stamp,
     latched_qos,
     matrix_of,
     parameter_value,
     pause,
+    probe_per_executor,  # noqa: F401 (the module's probe: each executor in turn)
     seconds_to_ns,
     stamp_msg,
     stamp_ns,
@@ -101,14 +100,6 @@ FLOATING_URDF = """<?xml version="1.0"?>
   </joint>
 </robot>
 """
-
-
-@pytest.fixture(scope="module", params=EXECUTORS)
-def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
-    """conftest's probe; every node started while it is in use spins with one executor
-    (each in turn: the module's tests run once per executor)."""
-    with executor_variable(request.param):
-        yield probe
 
 
 # -- the arm with a mimic gripper, default parameters ---------------------------------------------

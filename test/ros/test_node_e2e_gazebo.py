@@ -91,9 +91,16 @@ class TestGazeboRover:
             received = matrix_of(statics[child].transform)
             np.testing.assert_allclose(received, expected, atol=TOLERANCE, err_msg=child)
 
-    def test_scoped_joint_names_move_the_scoped_frames(self, rover_node: NodeUnderTest) -> None:
+    @pytest.mark.parametrize("form", ["scoped", "bare"])
+    def test_joint_names_move_the_scoped_frames(self, rover_node: NodeUnderTest, form: str) -> None:
+        """Scoped names (``arm::elbow``), and the bare names Gazebo's JointStatePublisher
+        gives a nested model's joints (``elbow``; ``slide`` for ``arm::gripper::slide``)."""
+        cfg = ROVER_CFG
+        if form == "bare":
+            cfg = {name.rpartition("::")[2]: value for name, value in ROVER_CFG.items()}
+            assert len(cfg) == len(ROVER_CFG)  # no two nested joints share a bare name here
         msg = rover_node.publish_and_wait(
-            list(ROVER_CFG), list(ROVER_CFG.values()), fresh_stamp(), "arm::gripper::finger"
+            list(cfg), list(cfg.values()), fresh_stamp(), "arm::gripper::finger"
         )
         assert {t.child_frame_id for t in msg.transforms} == MOVING
         tree = tree_of([TFMessage(transforms=list(rover_node.static_set().values())), msg])

@@ -21,12 +21,11 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 yaml = pytest.importorskip("yaml")
 
 from node_harness import (  # noqa: E402
-    EXECUTORS,
     NodeUnderTest,
     Probe,
-    executor_variable,
     fresh_stamp,
     matrix_of,
+    probe_per_executor,  # noqa: F401 (the module's probe: each executor in turn)
     started,
     wait_until,
 )
@@ -44,14 +43,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 NODE_NAME = "joint_tf_publisher"
-
-
-@pytest.fixture(scope="module", params=EXECUTORS)
-def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
-    """conftest's probe; every node started while it is in use spins with one executor
-    (each in turn: the module's tests run once per executor)."""
-    with executor_variable(request.param):
-        yield probe
 
 
 #: A request with no answer after this long is sent again, seconds.

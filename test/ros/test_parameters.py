@@ -18,11 +18,14 @@ from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.ros.parameters import (
     PARAMETERS,
     PARAMETERS_BY_NAME,
+    ZEROS_PREFIX,
     ParameterRejected,
     Settings,
     parse_clamp,
     parse_frequency,
     parse_joint_names,
+    parse_topic_names,
+    parse_zero,
 )
 
 yaml = pytest.importorskip("yaml")
@@ -45,7 +48,7 @@ def yaml_value(value: Any) -> Any:
 def test_every_setting_has_one_parameter_and_every_parameter_a_setting() -> None:
     settings = {field.name for field in dataclasses.fields(Settings)}
     names = {spec.alias_of or spec.name for spec in PARAMETERS} - {"robot_description"}
-    assert names == settings
+    assert names | {ZEROS_PREFIX.rstrip(".")} == settings  # zeros: the zeros.* parameters
     defaults = Settings()
     for spec in PARAMETERS:
         if spec.name in settings:
@@ -89,6 +92,37 @@ def test_exclude_joints_from_array_or_comma_separated_text() -> None:
     assert parse_joint_names(None) == ()  # rcl reads [] in a parameters file as "not set"
     with pytest.raises(ParameterRejected, match="exclude_joints must be a string array"):
         parse_joint_names([1, 2])
+
+
+def test_source_list_topics_in_order_without_repeats() -> None:
+    assert parse_topic_names(["arm/joint_states", "gripper", "arm/joint_states"]) == (
+        "arm/joint_states",
+        "gripper",
+    )
+    assert Settings.from_values({"source_list": None}).source_list == ()
+    with pytest.raises(ParameterRejected, match="source_list must be a string array"):
+        Settings.from_values({"source_list": [1.0]})
+
+
+def test_zeros_are_read_by_joint_name_and_unset_by_none() -> None:
+    settings = Settings.from_values(
+        {"zeros.caster": 0.3, "zeros.base": [1, 2.5, 0.0], "zeros.arm::elbow": -1}
+    )
+    assert settings.zeros == (
+        ("arm::elbow", (-1.0,)),
+        ("base", (1.0, 2.5, 0.0)),
+        ("caster", (0.3,)),
+    )
+    assert settings.changed({"zeros.base": None}).zeros == (
+        ("arm::elbow", (-1.0,)),
+        ("caster", (0.3,)),
+    )
+
+
+@pytest.mark.parametrize("value", ["up", True, [], [0.1, "x"]])
+def test_a_zero_that_is_no_number_or_list_of_numbers_is_rejected(value: Any) -> None:
+    with pytest.raises(ParameterRejected, match="zeros.caster must be a number or a list"):
+        parse_zero("zeros.caster", value)
 
 
 def test_a_change_is_all_or_nothing() -> None:

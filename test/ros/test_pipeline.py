@@ -456,3 +456,23 @@ def test_bare_names_of_multi_value_joints_set_their_first_value(tmp_path: Any) -
     assert_pose(publication, rig.robot, "u", [0.3, 0.0])
     assert_pose(publication, rig.robot, "ball", Rotation.from_rotvec([0.8, 0, 0]).as_quat())
     assert rig.logger.containing("set their first value only: u, ball")
+
+
+def test_bare_names_of_nested_joints_as_gazebo_sends_them() -> None:
+    """Gazebo's JointStatePublisher names a nested model's joint by its name inside that
+    model: one match sets it, an ambiguous one is ignored with one warning."""
+    rig = Rig(TEST_DIR / "sdf" / "walker_nested.sdf")
+    publication = rig.send(["ankle", "knee", "hip"], [0.2, -0.5, 0.3])
+    assert publication is not None
+    assert_pose(publication, rig.robot, "ankle", 0.2)  # the joint of that name, not left::
+    assert_pose(publication, rig.robot, "pelvis::hip", [0.3, 0.0])
+    assert {child for _, child in publication.layout.frames} == {"toe", "pelvis::cup"}
+    assert rig.send(["knee"], [-0.7], T0 + 100 * MS) is None  # nothing else named
+    warnings = rig.logger.containing("ignoring joint state name 'knee'")
+    assert warnings == [
+        (
+            "warning",
+            "ignoring joint state name 'knee': the bare name of several nested models' joints "
+            "(left::knee, right::knee); give the scoped name",
+        )
+    ]

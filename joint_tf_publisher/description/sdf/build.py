@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 from lxml import etree
-from numpy.typing import NDArray
 
+from ...arrays import Array
 from ...errors import ModelError
 from ...model.elements import Joint, Link, RobotModel
 from ...model.tree import spanning_tree
@@ -39,8 +39,6 @@ from .joints import build_joint
 from .models import ModelFrame, flatten
 from .poses import Frame, PoseGraph, pose_in, read_pose
 from .world import select_model
-
-Array = NDArray[np.float64]
 
 
 def robot_from_element(

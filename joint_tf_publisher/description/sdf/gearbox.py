@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 from lxml import etree
-from numpy.typing import NDArray
 
+from ...arrays import Array
 from ...model.elements import Joint, Mimic
 from ...transforms import inverse_pose
 from .context import SCOPE_SEPARATOR, Context, line
 from .joints import PARALLEL_COS
 from .poses import PoseGraph
-
-Array = NDArray[np.float64]
 
 #: libsdformat's default ``<gearbox_reference_body>``: none given.
 _UNSET = "__default__"

@@ -13,15 +13,13 @@ import math
 
 import numpy as np
 from lxml import etree
-from numpy.typing import NDArray
 
+from ...arrays import Array
 from ...model.elements import Dynamics, Joint, Limit, Mimic
 from ...model.joint_types import TWO_AXIS_TYPES
 from ...transforms import unit_and_norm
 from .context import WORLD, Context, line
 from .poses import PoseGraph, pose_in
-
-Array = NDArray[np.float64]
 
 #: SDFormat joint types read (SDFormat has no planar or floating joint).
 SDF_JOINT_TYPES = (

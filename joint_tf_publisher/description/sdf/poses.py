@@ -15,12 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from lxml import etree
-from numpy.typing import NDArray
 
+from ...arrays import Array
 from ...transforms import inverse_pose, quaternion_to_matrix, xyz_rpy_to_matrix
 from .context import MODEL_FRAME, WORLD, Context, line
-
-Array = NDArray[np.float64]
 
 
 @dataclass

@@ -1,0 +1,123 @@
+"""zeros: ``zeros.<joint>`` values checked against real models, and the pipeline using them.
+
+No rclpy: the models are the test URDFs read by the package's parser, the poses checked
+against the model's own ``Joint.child_pose``. That the node declares the parameters and
+rejects a bad one is in test_node.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from repo_paths import TEST_DIR
+from test_pipeline import ARM_URDF, PLANAR_URDF, T0, Rig, assert_pose, poses
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.model import ClampMode
+from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
+from joint_tf_publisher.ros.zeros import declared_zeros, start_positions
+
+ALL_TYPES_URDF = TEST_DIR / "urdf" / "all_joint_types.urdf"
+
+
+@pytest.mark.parametrize(
+    ("path", "joint", "values", "reason"),
+    [
+        (ARM_URDF, "nowhere", (0.0,), r"zeros.nowhere: the robot has no joint 'nowhere'"),
+        (ARM_URDF, "end_effector", (0.0,), r"zeros.end_effector: joint 'end_effector' is fixed"),
+        (
+            ARM_URDF,
+            "right_knuckle_joint",
+            (0.1,),
+            r"zeros.right_knuckle_joint: joint 'right_knuckle_joint' follows 'finger_joint' "
+            r"\(mimic\): give zeros.finger_joint instead",
+        ),
+        (
+            ARM_URDF,
+            "finger_joint",
+            (0.9,),
+            r"zeros.finger_joint = \[0.9\] is outside the joint's limits \[\[0.0, 0.8\]\]",
+        ),
+        (ARM_URDF, "joint_3", (float("nan"),), r"zeros.joint_3 must be finite"),
+        (
+            PLANAR_URDF,
+            "base_planar_joint",
+            (1.0,),
+            r"zeros.base_planar_joint must give 3 value\(s\) \(base_planar_joint/x, "
+            r"base_planar_joint/y, base_planar_joint/theta\), got 1",
+        ),
+        (ALL_TYPES_URDF, "float_joint", (0.0,) * 7, r"zeros.float_joint must be finite .*"),
+    ],
+)
+def test_a_zero_the_model_refuses_names_its_parameter(
+    path: Any, joint: str, values: tuple[float, ...], reason: str
+) -> None:
+    kin = Robot.load(path).kinematics
+    with pytest.raises(ParameterRejected, match=reason):
+        start_positions(kin, [(joint, values)], ClampMode.HARD)
+
+
+def test_every_joint_taking_a_zero_is_declared_at_zero_clamped_into_its_limits() -> None:
+    kin = Robot.load(ALL_TYPES_URDF).kinematics
+    zeros = declared_zeros(kin)
+    assert "follower_joint" not in zeros  # a mimic follower: its leader's value decides
+    assert zeros["float_joint"] == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert zeros["plane_joint"] == [0.0, 0.0, 0.0]
+    slide = kin.robot.joints["slide_joint"].hard_limits()
+    assert zeros["slide_joint"] == float(np.clip(0.0, *slide))
+    # The declared values are accepted as given.
+    given = [(name, tuple(np.atleast_1d(value).tolist())) for name, value in zeros.items()]
+    start_positions(kin, given, ClampMode.HARD)
+
+
+def test_a_caster_set_by_zeros_is_published_there_until_it_is_received() -> None:
+    rig = Rig(PLANAR_URDF, zeros=(("caster_swivel_joint", (0.3,)),))
+    publication = rig.pipeline.default_positions()
+    assert publication is not None
+    assert_pose(publication, rig.robot, "caster_swivel_joint", 0.3)
+    assert_pose(publication, rig.robot, "left_wheel_joint", 0.0)
+    received = rig.send(["caster_swivel_joint"], [-1.0])
+    assert received is not None
+    assert_pose(received, rig.robot, "caster_swivel_joint", -1.0)
+    later = rig.pipeline.default_positions()
+    assert later is not None
+    child = rig.robot.joints["caster_swivel_joint"].child
+    assert child not in {frame for _, frame in later.layout.frames}
+
+
+def test_a_mimic_leader_starts_from_its_zero() -> None:
+    """finger_joint at 0.5 from zeros: its followers (multiplier -1) start at -0.5, in the
+    default positions and when a message moves the leader's follower chain only."""
+    rig = Rig(ARM_URDF, zeros=(("finger_joint", (0.5,)),))
+    publication = rig.pipeline.default_positions()
+    assert publication is not None
+    assert_pose(publication, rig.robot, "finger_joint", 0.5)
+    assert_pose(publication, rig.robot, "right_knuckle_joint", -0.5)
+    assert_pose(publication, rig.robot, "right_inner_finger_joint", -0.5)
+    # right_knuckle_joint given alone: its own follower follows it, the leader keeps 0.5.
+    moved = rig.send(["right_knuckle_joint"], [-0.2])
+    assert moved is not None
+    assert_pose(moved, rig.robot, "right_inner_finger_joint", -0.2)
+    assert rig.pipeline.model is not None
+    finger = rig.robot.kinematics.variable_values(rig.pipeline.model.positions)["finger_joint"]
+    assert finger == pytest.approx(0.5)
+
+
+def test_a_zeros_change_moves_the_joints_not_received_only() -> None:
+    rig = Rig(ARM_URDF)
+    rig.send(["joint_1"], [0.25])
+    rig.pipeline.configure(
+        Settings.from_values({"zeros.joint_1": 1.0, "zeros.joint_2": 0.5, "ignore_timestamp": True})
+    )
+    publication = rig.pipeline.default_positions()
+    assert publication is not None
+    assert_pose(publication, rig.robot, "joint_2", 0.5)
+    assert rig.robot.joints["joint_1"].child not in poses(publication)
+    moved = rig.send(["joint_3"], [0.1], T0 + 10**9)
+    assert moved is not None
+    assert rig.pipeline.model is not None
+    values = rig.robot.kinematics.variable_values(rig.pipeline.model.positions)
+    assert values["joint_1"] == pytest.approx(0.25)  # received: kept
+    assert values["joint_2"] == pytest.approx(0.5)
