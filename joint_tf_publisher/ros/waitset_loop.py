@@ -178,8 +178,12 @@ class WaitLoop:
         """(Re)build the full wait set from the node's entities, hot subscriptions first, and
         hold every handle in use (a concurrent destruction waits until the loop lets go)."""
         node = self._node
-        hot = self._hot
-        subscriptions = hot + [s for s in node.subscriptions if s not in hot]
+        # Subscriptions come and go (source_list): the hot ones are the node's current ones.
+        current = list(node.subscriptions)
+        kept = [s for s in self._hot if s in current]
+        self._hot = kept + [s for s in current if s not in kept]
+        self._hot_set = _rclpy.WaitSet(len(self._hot), 1, 0, 0, 0, 0, self._context)
+        subscriptions = list(self._hot)
         services, clients = list(node.services), list(node.clients)
         timers, guards, waitables = list(node.timers), list(node.guards), list(node.waitables)
         held = ExitStack()
