@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
+
 from .models import ModelSpec, humanoid
 from .report import Table, verdict
 
@@ -117,7 +119,7 @@ def node_command(params_file: Path) -> list[str]:
             break
     else:
         found = shutil.which("joint_tf_publisher")
-        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.ros.node"]
+        command = [found] if found else [sys.executable, "-m", "joint_tf_publisher.entry"]
     return command + ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
 
 
@@ -265,7 +267,7 @@ class Probe:
     def _on_tf(self, data: bytes) -> None:
         receipt = time.time_ns()
         sec, nanosec = struct.unpack_from("<iI", data, STAMP_OFFSET)
-        self.received.append((sec * 1_000_000_000 + nanosec, receipt))
+        self.received.append((stamp_to_ns(sec, nanosec), receipt))
         if self.first_raw is None:
             self.first_raw = bytes(data)
 
@@ -286,7 +288,7 @@ class Probe:
         """Publish one JointState stamped now (wall clock); return the stamp in ns."""
         stamp_ns = time.time_ns()
         header = self.message.header
-        header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        header.stamp.sec, header.stamp.nanosec = ns_to_stamp(stamp_ns)
         self.message.position = positions
         self.publisher.publish(self.message)
         self.sent_count += 1
@@ -381,6 +383,8 @@ def _first_message_check(probe: Probe) -> tuple[int, bool]:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Package directory of the node, extracted from git for a baseline variant.
 PACKAGE = "joint_tf_publisher"
+#: The node of any revision that has ``entry.node_main`` (its console script), run by ``-c``.
+BASELINE_MAIN = f"import sys; from {PACKAGE}.entry import node_main; sys.exit(node_main())"
 
 
 def byte_compile(import_root: Path = REPO_ROOT) -> None:
@@ -409,7 +413,7 @@ def extract_revision(revision: str, directory: Path) -> Path:
 
 def variant_command(variant: str, params_file: Path, import_root: Path | None) -> list[str]:
     """The node's console script for ``node``, ``bench.floor_node`` for ``floor``, and
-    ``python -m joint_tf_publisher.ros.node`` from ``import_root`` for a baseline."""
+    ``BASELINE_MAIN`` from ``import_root`` for a baseline."""
     ros_args = ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
     if variant == "floor":
         return [sys.executable, "-m", "bench.floor_node", *ros_args]
@@ -419,7 +423,7 @@ def variant_command(variant: str, params_file: Path, import_root: Path | None) -
         return [sys.executable, "-m", "bench.tight_node", *ros_args]
     if import_root is None:
         return node_command(params_file)
-    return [sys.executable, "-m", f"{PACKAGE}.node", *ros_args]
+    return [sys.executable, "-c", BASELINE_MAIN, *ros_args]
 
 
 def start_node(

@@ -22,7 +22,8 @@ from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.ros.cdr import TFMessageLayout
-from joint_tf_publisher.ros.tf_publishers import tf_qos, tf_static_qos
+from joint_tf_publisher.ros.qos import tf_qos, tf_static_qos
+from joint_tf_publisher.ros.stamps import stamp_to_ns
 
 
 class FloorNode(Node):
@@ -44,7 +45,7 @@ class FloorNode(Node):
         )
 
     def _on_joint_state(self, msg: JointState) -> None:
-        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        stamp_ns = stamp_to_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
         raw = self._layout.write(stamp_ns, self._poses)
         self._publisher.publish(raw)
 

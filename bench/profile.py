@@ -33,6 +33,8 @@ def _synthetic_messages(count: int) -> list[bytes]:
     from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
 
+    from joint_tf_publisher.ros.stamps import ns_to_stamp
+
     spec = humanoid()
     names = [joint.name for joint in spec.independent_joints]
     values = spec.sample_independent(np.random.default_rng(5), count)
@@ -42,9 +44,7 @@ def _synthetic_messages(count: int) -> list[bytes]:
         msg = JointState()
         msg.name = names
         msg.position = [float(values[name][k]) for name in names]
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(
-            start_ns + k * 1_000_000, 1_000_000_000
-        )
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(start_ns + k * 1_000_000)
         messages.append(serialize_message(msg))
     return messages
 
@@ -129,7 +129,8 @@ def profile_callback(count: int) -> int:
                 Parameter("ignore_timestamp", value=True),
             ]
         )
-        ((_, callback), _) = node.joint_state_inputs
+        (joint_states,) = [s for s in node.subscriptions if s.topic_name == "/joint_states"]
+        callback = joint_states.callback
         messages = _synthetic_messages(count)
         _per_call_us(callback, messages[: min(200, count)])  # warm caches
         samples = _per_call_us(callback, messages)

@@ -84,14 +84,14 @@ STAGE_PATCHES = (
     ("rclpy.publisher", "Publisher.publish", PUBLISH),
     ("rclpy.clock", "Clock.now", CLOCK),
     ("rclpy.executors", "SingleThreadedExecutor.spin_once", EXECUTOR),
-    ("joint_tf_publisher.ros.runtime", "WaitLoop._wait_all", FULL_TURN),
-    ("joint_tf_publisher.ros.runtime", "WaitLoop._others_ready", READY),
-    ("joint_tf_publisher.ros.runtime", "WaitLoop._collect", COLLECT),
-    ("joint_tf_publisher.ros.runtime", "WaitLoop._next_timer_s", TIMERS),
+    ("joint_tf_publisher.ros.waitset_loop", "WaitLoop._wait_all", FULL_TURN),
+    ("joint_tf_publisher.ros.waitset_loop", "WaitLoop._others_ready", READY),
+    ("joint_tf_publisher.ros.waitset_loop", "WaitLoop._collect", COLLECT),
+    ("joint_tf_publisher.ros.waitset_loop", "WaitLoop._next_timer_s", TIMERS),
 )
 #: Where the spin loop's wait sets come from (its ``_rclpy`` is replaced by a timed one) and
-#: the node class whose ``joint_state_inputs`` (hot subscriptions) get timed handles.
-RUNTIME_MODULE = "joint_tf_publisher.ros.runtime"
+#: whose ``WaitLoop`` gets its hot subscriptions with timed handles.
+RUNTIME_MODULE = "joint_tf_publisher.ros.waitset_loop"
 NODE_CLASS = ("joint_tf_publisher.ros.node", "JointTfPublisher")
 #: Wait-set methods that are the wait itself; every other method is refill or readiness.
 WAIT_METHODS = frozenset({"wait"})
@@ -259,21 +259,18 @@ def instrument(accounts: Accounts) -> None:
             continue
         owner, name = found
         setattr(owner, name, accounts.timed(stage, getattr(owner, name)))
-    node_class = _resolve(*NODE_CLASS)
+    loop_class = _resolve(RUNTIME_MODULE, "WaitLoop")
     runtime = _resolve(RUNTIME_MODULE, "_rclpy")
-    if node_class is None or runtime is None:
+    if loop_class is None or runtime is None:
         accounts.missing.append("the spin loop's wait sets and hot subscriptions")
         return
-    node_cls = getattr(*node_class)
-    real_inputs = node_cls.joint_state_inputs
+    loop_cls = getattr(*loop_class)
+    real_init = loop_cls.__init__
 
-    def inputs(self: Any) -> tuple[tuple[Any, Callable[[Any], None]], ...]:
-        return tuple(
-            (_Subscription(subscription, accounts), callback)
-            for subscription, callback in real_inputs.__get__(self)
-        )
+    def init(self: Any, node: Any, executor: Any, hot: Any, wake: Any) -> None:
+        real_init(self, node, executor, [_Subscription(s, accounts) for s in hot], wake)
 
-    node_cls.joint_state_inputs = property(inputs)
+    loop_cls.__init__ = init
     module, name = runtime
     setattr(module, name, _Implementation(getattr(module, name), accounts))
 

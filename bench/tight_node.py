@@ -32,7 +32,8 @@ def spin_lean(node: Any, executor: SingleThreadedExecutor) -> None:
     """Serve joint_states from a reused wait set; the rest through ``executor`` every 10 ms."""
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
-    (subscription, callback), _ = node.joint_state_inputs
+    (subscription,) = [s for s in node.subscriptions if s.topic_name == "/joint_states"]
+    callback = subscription.callback
     handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
     context = node.context
     wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)

@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "test" / "urdf" / "humanoid.urdf"
 NAMESPACE = "/soak"
@@ -192,7 +194,7 @@ def node_command() -> list[str]:
     script = Path(sys.executable).with_name("joint_tf_publisher")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.ros.node"]
+    return [sys.executable, "-m", "joint_tf_publisher.entry"]
 
 
 def rss_mib(pid: int) -> float:
@@ -282,7 +284,7 @@ class TfMonitor:
         if PREFIX.encode() not in data[:256]:
             return  # another node's /tf
         self.messages += 1
-        self.latencies_ns.append(received_ns - (sec * 1_000_000_000 + nanosec))
+        self.latencies_ns.append(received_ns - stamp_to_ns(sec, nanosec))
         if self.messages % self.check_every == 0:
             self._check(self._deserialize(data, self._message_type))
 
@@ -575,8 +577,7 @@ def _feed(
             time.sleep(next_send - now)
             continue
         stamp_ns = time.time_ns()
-        message.header.stamp.sec = stamp_ns // 1_000_000_000
-        message.header.stamp.nanosec = stamp_ns % 1_000_000_000
+        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(stamp_ns)
         positions = feeder.values(progress)
         if args.unknown_names:
             sent = report.messages_in

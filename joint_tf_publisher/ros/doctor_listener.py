@@ -21,25 +21,19 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from .demo_source import DemoSession
-from .node import latched_qos
-from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC, tf_qos
+from .qos import clock_qos, latched_qos, tf_listener_static_qos, tf_qos
+from .stamps import stamp_to_ns
+from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
-#: Depth of the /tf_static reader: room for the latched sets of many publishers at once (a
-#: keep-last-1 reader keeps one of them when several arrive together).
-STATIC_DEPTH = 100
 #: Longest a parameter request to one node may take, seconds (all are sent together).
 PARAMETER_TIMEOUT_S = 3.0
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
 STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
-
-
-NS_PER_S = 1_000_000_000
 
 #: (parent, child, static, publisher) of a transform heard; the publisher is the node's fully
 #: qualified name, or a gid in hex while listening ("" once unknown to the graph).
@@ -97,23 +91,7 @@ def gid_text(gid: Any) -> str:
 
 
 def stamp_ns(stamp: Any) -> int:
-    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
-
-
-def static_qos() -> QoSProfile:
-    return QoSProfile(
-        depth=STATIC_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    )
-
-
-def clock_qos() -> QoSProfile:
-    """Best effort: matches /clock publishers of either reliability."""
-    return QoSProfile(
-        depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
-    )
+    return stamp_to_ns(int(stamp.sec), int(stamp.nanosec))
 
 
 class Listener:
@@ -126,7 +104,7 @@ class Listener:
         subscribe = node.create_subscription
         self.subscriptions += [
             subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
-            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos()),
+            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, tf_listener_static_qos()),
             subscribe(Clock, "/clock", self._on_clock, clock_qos()),
             subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
         ]
