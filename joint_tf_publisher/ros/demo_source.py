@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from ..transforms import quaternion_to_matrix
-from .qos import tf_qos, tf_static_qos
+from .qos import joint_states_publisher_qos, tf_qos, tf_static_qos
 from .stamps import stamp_to_ns
 from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
@@ -57,7 +57,9 @@ class JointStateSource:
         rate = float(node.declare_parameter("rate", rate_hz, descriptor).value)
         if rate <= 0.0:
             raise ValueError(f"rate must be positive, got {rate} Hz")
-        self.publisher = node.create_publisher(JointState, "joint_states", 10)
+        self.publisher = node.create_publisher(
+            JointState, "joint_states", joint_states_publisher_qos()
+        )
         self.topic = node.resolve_topic_name("joint_states")
         #: Sent positions by stamp (ns), the latest ``SENT_HISTORY``.
         self.sent: OrderedDict[int, dict[str, float]] = OrderedDict()

@@ -26,7 +26,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from .demo_source import DemoSession
-from .qos import clock_qos, latched_qos, tf_listener_static_qos, tf_qos
+from .qos import clock_qos, diagnostics_listener_qos, latched_qos, tf_listener_static_qos, tf_qos
 from .stamps import stamp_to_ns
 from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
@@ -106,7 +106,9 @@ class Listener:
             subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
             subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, tf_listener_static_qos()),
             subscribe(Clock, "/clock", self._on_clock, clock_qos()),
-            subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
+            subscribe(
+                DiagnosticArray, "/diagnostics", self._on_diagnostics, diagnostics_listener_qos()
+            ),
         ]
         if read_description:
             self.subscriptions.append(

@@ -5,8 +5,10 @@ Each function returns a fresh profile: rclpy writes QoS overrides into the one i
 - ``joint_states_qos``: ``joint_states`` and ``multi_dof_joint_states``, subscribed.
 - ``latched_qos``: ``robot_description``, published or subscribed.
 - ``tf_qos``, ``tf_static_qos``: ``/tf`` and ``/tf_static``, tf2_ros's profiles.
-- ``tf_listener_static_qos``, ``clock_qos``: what ``doctor`` reads ``/tf_static`` and ``/clock``
-  with.
+- ``diagnostics_qos``: ``/diagnostics``, published as diagnostic_updater publishes it.
+- ``joint_states_publisher_qos``: ``joint_states`` published by the CLI's demo source.
+- ``tf_listener_static_qos``, ``clock_qos``, ``diagnostics_listener_qos``: what ``doctor``
+  reads ``/tf_static``, ``/clock`` and ``/diagnostics`` with.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ TF_DEPTH = 100
 TF_LISTENER_STATIC_DEPTH = 100
 #: History depth of a ``/clock`` reader.
 CLOCK_DEPTH = 10
+#: History depth of a ``/diagnostics`` reader: every status of a burst of several nodes.
+DIAGNOSTICS_LISTENER_DEPTH = 100
+#: History depth of a ``joint_states`` publisher: rclpy's usual 10, as joint_state_publisher.
+JOINT_STATES_PUBLISHER_DEPTH = 10
 
 
 def joint_states_qos() -> QoSProfile:
@@ -59,6 +65,27 @@ def tf_listener_static_qos() -> QoSProfile:
 def clock_qos() -> QoSProfile:
     """A ``/clock`` reader: best effort, so it matches publishers of either reliability."""
     return _keep_last(CLOCK_DEPTH, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
+
+
+def diagnostics_qos() -> QoSProfile:
+    """``/diagnostics`` published: keep last 1, reliable, volatile, as diagnostic_updater's
+    publisher (``create_publisher(DiagnosticArray, '/diagnostics', 1)``)."""
+    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
+
+
+def diagnostics_listener_qos() -> QoSProfile:
+    """A ``/diagnostics`` reader: keep last ``DIAGNOSTICS_LISTENER_DEPTH``, reliable, volatile."""
+    return _keep_last(
+        DIAGNOSTICS_LISTENER_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE
+    )
+
+
+def joint_states_publisher_qos() -> QoSProfile:
+    """``joint_states`` published: keep last ``JOINT_STATES_PUBLISHER_DEPTH``, reliable,
+    volatile (what ``create_publisher(JointState, 'joint_states', 10)`` gives)."""
+    return _keep_last(
+        JOINT_STATES_PUBLISHER_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE
+    )
 
 
 def _keep_last(

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 
-from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from rclpy.qos import QoSProfile, qos_profile_sensor_data  # noqa: E402
 
 from joint_tf_publisher.ros import qos  # noqa: E402
 
@@ -34,3 +34,15 @@ def test_each_call_gives_a_fresh_profile() -> None:
     makers = (qos.joint_states_qos, qos.latched_qos, qos.tf_qos, qos.tf_static_qos)
     for make in (*makers, qos.tf_listener_static_qos, qos.clock_qos):
         assert make() is not make()
+    for make in (qos.diagnostics_qos, qos.diagnostics_listener_qos, qos.joint_states_publisher_qos):
+        assert make() is not make()
+
+
+def test_diagnostics_and_joint_states_publishers_have_the_profiles_of_a_plain_depth() -> None:
+    """diagnostic_updater publishes /diagnostics with ``create_publisher(..., 1)`` and
+    joint_state_publisher its joint states with depth 10: rclpy's profile for a plain depth."""
+    assert qos.diagnostics_qos() == QoSProfile(depth=1)
+    assert qos.joint_states_publisher_qos() == QoSProfile(depth=10)
+    listener = qos.diagnostics_listener_qos()
+    assert listener.reliability == qos.diagnostics_qos().reliability
+    assert listener.depth == qos.DIAGNOSTICS_LISTENER_DEPTH > 1
