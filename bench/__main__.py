@@ -1,16 +1,19 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk, batch, floor, build, e2e, vs_rsp (see each module). Options may also come from the
-environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
-``make bench BENCH_BASELINE=<git rev>`` work with the Makefile's plain ``python -m bench``.
+Sections: fk and batch (bench/fk.py: FK against pinocchio, yourdfpy and urchin), vs_rsp
+(bench/vs_rsp.py: the node against robot_state_publisher and a baseline revision, over DDS).
+Options may also come from the environment, so ``make bench QUICK=1``,
+``make bench BENCH_SECTIONS=fk,vs_rsp`` or ``make bench BENCH_BASELINE=<git rev>`` work with the
+Makefile's plain ``python -m bench``. ``--profile`` (bench/profile.py) profiles the node's work
+per JointState in-process instead.
 
 OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
 builds, slow a current numpy. This command removes both from its own environment (and the
 node subprocess's) before numpy loads, and says so; ``--keep-openblas-env`` keeps them.
 
-Bytecode: before the sections that start the node (e2e, vs_rsp) the package's .pyc files are
-written (``e2e.byte_compile``), as pip and colcon write them at install; where
-PYTHONDONTWRITEBYTECODE is set the node would otherwise compile itself at every start.
+Bytecode: before vs_rsp starts the node the package's .pyc files are written
+(``dds.byte_compile``), as pip and colcon write them at install; where PYTHONDONTWRITEBYTECODE
+is set the node would otherwise compile itself at every start.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "batch", "floor", "build", "e2e", "vs_rsp")
+SECTIONS = ("fk", "batch", "vs_rsp")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
@@ -61,7 +64,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         default=_truthy(os.environ.get("QUICK")) or _truthy(os.environ.get("BENCH_QUICK")),
-        help="fewer repetitions and shorter e2e windows, for iteration",
+        help="fewer repetitions and shorter vs_rsp windows, for iteration",
     )
     parser.add_argument(
         "--sections",
@@ -77,7 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="profile the node's JointState callback in-process and exit",
+        help="profile the node's work per JointState in-process and exit",
     )
     parser.add_argument(
         "--profile-messages",
@@ -88,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rates",
         default="100,500,1000",
-        help="JointState rates of the e2e and vs_rsp sections, Hz (default 100,500,1000)",
+        help="JointState rates of the vs_rsp section, Hz (default 100,500,1000)",
     )
     parser.add_argument(
         "--robots",
@@ -99,7 +102,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--baseline",
         default=os.environ.get("BENCH_BASELINE") or None,
         metavar="REV",
-        help="e2e: also run the node as of git revision REV first (before/after in one run)",
+        help="vs_rsp: also run the node as of git revision REV, interleaved (before/after)",
     )
     parser.add_argument(
         "--keep-openblas-env",
@@ -157,7 +160,7 @@ def _versions() -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections, printing each table as soon as it is measured."""
-    from . import e2e, fk, floor, vs_rsp
+    from . import dds, fk, vs_rsp
 
     info = machine()
     info["versions"] = _versions()
@@ -168,17 +171,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if _UNSET_OPENBLAS:
         print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
-    if {"e2e", "vs_rsp"} & set(args.sections):
-        e2e.byte_compile()  # the node starts as an installed package does, .pyc files written
+    if "vs_rsp" in args.sections:
+        dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
     ctx = fk.make_context(args.quick)
     runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
         "fk": lambda: fk.run_fk(ctx),
         "batch": lambda: fk.run_batch(ctx),
-        "floor": lambda: floor.run_floor(ctx),
-        "build": lambda: fk.run_build(ctx),
-        "e2e": lambda: e2e.run_e2e(args.quick, args.rates, args.baseline),
-        "vs_rsp": lambda: vs_rsp.run_vs_rsp(args.quick, args.rates, args.robots),
+        "vs_rsp": lambda: vs_rsp.run_vs_rsp(
+            args.quick, args.rates, args.robots, baseline=args.baseline
+        ),
     }
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:

@@ -1,4 +1,5 @@
-"""Sections ``fk`` (single configuration), ``batch`` (N configurations) and ``build`` (load).
+"""Sections ``fk`` (single configuration) and ``batch`` (N configurations): our FK against
+pinocchio, yourdfpy and urchin, all link poses in the root frame.
 
 Every peer is checked once per model before it is timed: all link poses within
 ``POSE_TOLERANCE`` of ours at the same configuration. A peer that disagrees is reported as
@@ -7,51 +8,40 @@ WRONG and not timed; one that is missing or cannot read the model is reported as
 
 from __future__ import annotations
 
-import functools
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .models import ModelSpec, all_models, pr2_like
-from .peers import BUILDERS, PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
-from .report import Table, micros, millis, ratio, verdict
+from .models import ModelSpec, all_models
+from .peers import PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
+from .report import Table, micros, ratio, verdict
 from .timing import Budget, seconds_per_call_interleaved
 
 #: Largest difference allowed between a peer's link poses and ours (m, or unitless rotation).
 POSE_TOLERANCE = 1e-6
 PEER_NAMES = [name for name in PEERS if name != "ours"]
 BATCH_SIZES = (1, 100, 10_000)
-#: Model of the batch section and of the FK targets (the PR2-sized tree).
-TARGET_MODEL = "pr2_like"
+#: Model of the batch section and of the FK targets.
+TARGET_MODEL = "humanoid"
 
 
 @dataclass
 class Context:
-    """Shared by the sections of one run: budget, models written to disk, bound peers."""
+    """Shared by the sections of one run: budget, models, bound peers."""
 
     quick: bool
     budget: Budget
-    directory: Path
     specs: list[ModelSpec] = field(default_factory=all_models)
     seed: int = 7
     _peers: dict[tuple[str, str], Peer | str] = field(default_factory=dict)
-
-    def path(self, spec: ModelSpec) -> Path:
-        """The model's URDF file (written on first use)."""
-        path = self.directory / f"{spec.name}.urdf"
-        if not path.exists():
-            spec.write(self.directory)
-        return path
 
     def peer(self, spec: ModelSpec, name: str) -> Peer | str:
         """The peer bound to the model, or a short reason it is unavailable (cached)."""
         key = (spec.name, name)
         if key not in self._peers:
             try:
-                self._peers[key] = PEERS[name](spec, self.path(spec))
+                self._peers[key] = PEERS[name](spec, spec.path)
             except PeerUnavailable as exc:
                 self._peers[key] = f"unavailable ({exc})"
             except Exception as exc:  # a peer that cannot read the model: report, go on
@@ -60,10 +50,9 @@ class Context:
 
 
 def make_context(quick: bool) -> Context:
-    """A context writing the models into a fresh temporary directory."""
+    """A context of every benchmark model, peers not bound yet."""
     quiet_peer_loggers()
-    directory = Path(tempfile.mkdtemp(prefix="jtp-bench-"))
-    return Context(quick=quick, budget=Budget.for_mode(quick), directory=directory)
+    return Context(quick=quick, budget=Budget.for_mode(quick))
 
 
 #: Configurations cycled through by single-configuration FK timing.
@@ -119,7 +108,7 @@ def check_single(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) ->
 
 def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
     """FK of one configuration, all link poses, per model and library."""
-    columns = ["model (joints/moving/mimic)", "ours us", "ours tf path us"]
+    columns = ["model (joints/moving/mimic)", "ours us"]
     for name in PEER_NAMES:
         columns += [f"{name} us", f"{name}/ours"]
     table = Table("FK, single configuration, all link poses (median per call)", columns)
@@ -128,17 +117,12 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         pool = _single_pool(spec, ctx.seed)
         checked = check_single(ctx, spec, pool)
         ready = {name: item.peer.fk_pool for name, item in checked.items() if item.peer}
-        tf_path = _tf_path_pool(ctx, spec, pool)
-        if tf_path is not None:
-            ready["ours tf path"] = tf_path
         measured = seconds_per_call_interleaved(ready, ctx.budget)
-        tf_path_seconds = measured["ours tf path"] / len(pool) if tf_path is not None else None
         times = {name: measured[name] / len(pool) if name in measured else None for name in checked}
         counts = spec.counts()
         row = [
             f"{spec.name} ({counts['joints']}/{counts['moving']}/{counts['mimic']})",
             micros(times["ours"]),
-            micros(tf_path_seconds),
         ]
         for name in PEER_NAMES:
             cell = micros(times[name]) if times[name] else checked[name].status
@@ -147,7 +131,6 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         record[spec.name] = {
             "counts": counts,
             "seconds": times,
-            "ours_tf_path_seconds": tf_path_seconds,
             "pose_error": {n: c.error for n, c in checked.items()},
             "status": {n: c.status for n, c in checked.items()},
         }
@@ -161,39 +144,9 @@ def run_fk(ctx: Context) -> tuple[Table, dict[str, Any]]:
         "pinocchio: framesForwardKinematics only (poses stay in data.oMf); "
         "yourdfpy: update_cfg + get_transform per link; urchin/ours: link_fk"
     )
-    table.notes.append(
-        "ours tf path: what the node does per JointState, kinematics.apply (names and values "
-        "of every independent joint, hard clamp) + joint_transforms (parent->child translation "
-        "and quaternion of every moving joint); not in the ratios"
-    )
     target = record.get(TARGET_MODEL, {}).get("seconds", {})
     table.notes.extend(_fk_targets(target))
     return table, record
-
-
-def _tf_path_pool(ctx: Context, spec: ModelSpec, pool: list[dict[str, float]]) -> Any | None:
-    """A callable running the node's per-message kinematics over ``pool``, or None if the
-    kinematics API it uses is not there."""
-    ours = ctx.peer(spec, "ours")
-    if isinstance(ours, str):
-        return None
-    from joint_tf_publisher import Robot
-
-    kin = Robot.load(ctx.path(spec)).kinematics
-    apply = getattr(kin, "apply", None)
-    joint_transforms = getattr(kin, "joint_transforms", None)
-    if apply is None or joint_transforms is None or not hasattr(kin, "new_positions"):
-        return None
-    positions = kin.new_positions()
-    names = [joint.name for joint in spec.independent_joints]
-    messages = [(names, [values[name] for name in names]) for values in pool]
-
-    def run() -> None:
-        for message_names, message_values in messages:
-            update = apply(positions, message_names, message_values, clamp="hard")
-            joint_transforms(positions, update.moved)
-
-    return run
 
 
 def _fk_targets(seconds: dict[str, float | None]) -> list[str]:
@@ -216,12 +169,8 @@ def _fk_targets(seconds: dict[str, float | None]) -> list[str]:
 
 
 def run_batch(ctx: Context) -> tuple[Table, dict[str, Any]]:
-    """Per-configuration FK time for N configurations on the PR2-sized model."""
-    spec = (
-        next(s for s in ctx.specs if s.name == TARGET_MODEL)
-        if any(s.name == TARGET_MODEL for s in ctx.specs)
-        else pr2_like()
-    )
+    """Per-configuration FK time for N configurations on the target model."""
+    spec = next(spec for spec in ctx.specs if spec.name == TARGET_MODEL)
     loop_cap = 30 if ctx.quick else 300
     checked = check_single(ctx, spec, _single_pool(spec, ctx.seed))
     _check_batch(ctx, spec, checked)
@@ -299,44 +248,3 @@ def _check_batch(ctx: Context, spec: ModelSpec, checked: dict[str, Checked]) -> 
                 item.peer = None
                 item.status = f"WRONG batch (max pose error {error:.2g})"
                 break
-
-
-# -- section build ----------------------------------------------------------------------------
-
-
-def run_build(ctx: Context) -> tuple[Table, dict[str, Any]]:
-    """Load time per model: parse + compile for ours, each peer's load call."""
-    columns = ["model (joints)", "ours ms"]
-    for name in PEER_NAMES:
-        columns += [f"{name} ms", f"{name}/ours"]
-    table = Table("Model build: parse + compile (ours) vs load (peers), median per load", columns)
-    record: dict[str, Any] = {}
-    budget = Budget(ctx.budget.run_seconds, max(3, ctx.budget.repeats // 2))
-    for spec in ctx.specs:
-        path = ctx.path(spec)
-        status: dict[str, str] = {}
-        ready = {}
-        for name, build in BUILDERS.items():
-            try:
-                build(path)
-            except Exception as exc:  # missing peer or unreadable model: report it
-                status[name] = f"unavailable ({type(exc).__name__})"
-                continue
-            ready[name] = functools.partial(build, path)
-            status[name] = "ok"
-        measured = seconds_per_call_interleaved(ready, budget)
-        times: dict[str, float | None] = {name: measured.get(name) for name in BUILDERS}
-        row = [f"{spec.name} ({spec.counts()['joints']})", millis(times["ours"])]
-        for name in PEER_NAMES:
-            row += [
-                millis(times[name]) if times[name] else status[name],
-                ratio(times[name], times["ours"]),
-            ]
-        table.rows.append(row)
-        record[spec.name] = {"seconds": times, "status": status}
-    table.notes.append(
-        "ours: Robot.load (URDF parse + validation) + robot.kinematics (compile); "
-        "pinocchio: buildModelFromUrdf + createData; yourdfpy: URDF.load with "
-        "scene graph, no meshes; urchin: URDF.load(lazy_load_meshes=True)"
-    )
-    return table, record

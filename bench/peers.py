@@ -10,8 +10,7 @@ What is timed per library ("all link poses in the root frame"):
 
 - ours: ``robot.link_fk(cfg)``, a dict of (4, 4) arrays; batch ``robot.link_fk_batch(cfgs)``.
 - pinocchio: ``pin.framesForwardKinematics`` (every frame placement into ``data.oMf``,
-  no copy out); batch: a Python loop over configurations. ``fk_pool_copy`` and
-  ``fk_batch_copy`` also copy every link pose out (section floor only).
+  no copy out); batch: a Python loop over configurations.
 - yourdfpy: ``update_cfg`` then ``get_transform`` for every link; batch: a loop.
 - urchin: ``link_fk(cfg)``; batch ``link_fk_batch(cfgs)``.
 """
@@ -50,11 +49,6 @@ class Peer:
     set_batch: Callable[[BatchValues], int]
     fk_batch: Callable[[], object]
     batch_is_loop: bool
-    #: pinocchio only: the same loops with every link pose copied out into arrays of ours'
-    #: shapes (a dict of (4, 4); a dict of (N, 4, 4)), i.e. what a caller needs to get our
-    #: result from pinocchio (bench/floor.py).
-    fk_pool_copy: Callable[[], object] | None = None
-    fk_batch_copy: Callable[[], object] | None = None
 
 
 class PeerUnavailable(RuntimeError):
@@ -64,18 +58,11 @@ class PeerUnavailable(RuntimeError):
 # -- ours --------------------------------------------------------------------------------------
 
 
-def build_ours(path: Path) -> Any:
-    """Parse and compile: ``Robot.load`` then the compiled kinematics."""
+def ours(spec: ModelSpec, path: Path) -> Peer:
+    """Our ``Robot.link_fk`` / ``link_fk_batch`` through the public API."""
     from joint_tf_publisher import Robot
 
     robot = Robot.load(path)
-    _ = robot.kinematics
-    return robot
-
-
-def ours(spec: ModelSpec, path: Path) -> Peer:
-    """Our ``Robot.link_fk`` / ``link_fk_batch`` through the public API."""
-    robot = build_ours(path)
     independent = [joint.name for joint in spec.independent_joints]
     state: dict[str, Any] = {"pool": [], "cfgs": {}}
 
@@ -105,17 +92,11 @@ def ours(spec: ModelSpec, path: Path) -> Peer:
 # -- pinocchio --------------------------------------------------------------------------------
 
 
-def build_pinocchio(path: Path) -> Any:
-    """``buildModelFromUrdf`` then ``createData``: pinocchio's load."""
-    pin = _import("pinocchio")
-    model = pin.buildModelFromUrdf(str(path))
-    return model, model.createData()
-
-
 def pinocchio(spec: ModelSpec, path: Path) -> Peer:
     """pinocchio: mimic joints fed as independent joints (default parser), continuous as cos/sin."""
     pin = _import("pinocchio")
-    model, data = build_pinocchio(path)
+    model = pin.buildModelFromUrdf(str(path))
+    data = model.createData()
     frame_ids = {link: model.getFrameId(link, pin.FrameType.BODY) for link in spec.link_names}
     missing = [link for link, frame in frame_ids.items() if frame >= model.nframes]
     if missing:
@@ -162,19 +143,6 @@ def pinocchio(spec: ModelSpec, path: Path) -> Peer:
         for q in state["qs"]:
             pin.framesForwardKinematics(model, data, q)
 
-    def fk_pool_copy() -> None:
-        for q in state["pool"]:
-            poses_at(q)
-
-    def fk_batch_copy() -> Poses:
-        qs = state["qs"]
-        stacks = {link: np.empty((len(qs), 4, 4)) for link in frame_ids}
-        for k, q in enumerate(qs):
-            pin.framesForwardKinematics(model, data, q)
-            for link, frame in frame_ids.items():
-                stacks[link][k] = data.oMf[frame].homogeneous
-        return stacks
-
     return Peer(
         "pinocchio",
         fk_pool,
@@ -183,29 +151,21 @@ def pinocchio(spec: ModelSpec, path: Path) -> Peer:
         set_batch,
         fk_batch,
         True,
-        fk_pool_copy=fk_pool_copy,
-        fk_batch_copy=fk_batch_copy,
     )
 
 
 # -- yourdfpy -----------------------------------------------------------------------------------
 
 
-def build_yourdfpy(path: Path) -> Any:
-    """``URDF.load`` with the scene graph FK needs, no meshes."""
-    yourdfpy = _import("yourdfpy")
-    return yourdfpy.URDF.load(
+def yourdfpy_peer(spec: ModelSpec, path: Path) -> Peer:
+    """yourdfpy: ``update_cfg`` with the actuated joints, then a transform per link."""
+    robot = _import("yourdfpy").URDF.load(
         str(path),
         build_scene_graph=True,
         load_meshes=False,
         build_collision_scene_graph=False,
         load_collision_meshes=False,
     )
-
-
-def yourdfpy_peer(spec: ModelSpec, path: Path) -> Peer:
-    """yourdfpy: ``update_cfg`` with the actuated joints, then a transform per link."""
-    robot = build_yourdfpy(path)
     actuated = list(robot.actuated_joint_names)
     links = spec.link_names
     state: dict[str, Any] = {"pool": [], "cfgs": []}
@@ -247,15 +207,9 @@ def yourdfpy_peer(spec: ModelSpec, path: Path) -> Peer:
 # -- urchin -------------------------------------------------------------------------------------
 
 
-def build_urchin(path: Path) -> Any:
-    """``URDF.load`` with lazy meshes."""
-    urchin = _import("urchin")
-    return urchin.URDF.load(str(path), lazy_load_meshes=True)
-
-
 def urchin_peer(spec: ModelSpec, path: Path) -> Peer:
     """urchin (the maintained urdfpy fork): ``link_fk`` and ``link_fk_batch``."""
-    robot = build_urchin(path)
+    robot = _import("urchin").URDF.load(str(path), lazy_load_meshes=True)
     independent = [joint.name for joint in spec.independent_joints]
     state: dict[str, Any] = {"pool": [], "cfgs": {}}
 
@@ -290,14 +244,6 @@ PEERS: dict[str, Callable[[ModelSpec, Path], Peer]] = {
     "pinocchio": pinocchio,
     "yourdfpy": yourdfpy_peer,
     "urchin": urchin_peer,
-}
-
-#: Load functions for the build section, same order.
-BUILDERS: dict[str, Callable[[Path], Any]] = {
-    "ours": build_ours,
-    "pinocchio": build_pinocchio,
-    "yourdfpy": build_yourdfpy,
-    "urchin": build_urchin,
 }
 
 

@@ -33,9 +33,7 @@ import json
 import math
 import os
 import select
-import signal
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -45,13 +43,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the bench's runner of nodes over DDS, shared
+from bench import dds  # noqa: E402
+
 DEFAULT_MODEL = ROOT / "test" / "urdf" / "humanoid.urdf"
 NAMESPACE = "/soak"
 PREFIX = "soak/"
-#: Offset of the first transform's header stamp in a serialized TFMessage (CDR: 4-byte
-#: encapsulation header, 4-byte sequence length, then int32 sec and uint32 nanosec).
-FIRST_STAMP_OFFSET = 8
-STAMP = struct.Struct("<iI")
 CONNECT_TIMEOUT_S = 60.0
 DRAIN_S = 1.0
 #: A feed by count (--messages) gives up after this many times its nominal time (at least
@@ -181,42 +178,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def use_private_domain() -> None:
-    """Keep this run off other DDS traffic unless the caller chose a domain."""
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-
-
-def node_command() -> list[str]:
-    """The node's console script beside this interpreter, or its module."""
-    script = Path(sys.executable).with_name("joint_tf_publisher")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "joint_tf_publisher.ros.node"]
-
-
-def rss_mib(pid: int) -> float:
-    """Resident set size of process ``pid`` in MiB (NaN if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return math.nan
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` in seconds (NaN if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Feeder:
     """Sinusoidal JointState values for every driven variable, within the joint limits."""
 
@@ -276,9 +237,9 @@ class TfMonitor:
 
     def __call__(self, data: bytes) -> None:
         received_ns = time.time_ns()
-        if len(data) < FIRST_STAMP_OFFSET + STAMP.size:
+        if len(data) < dds.STAMP_OFFSET + dds.STAMP.size:
             return
-        sec, nanosec = STAMP.unpack_from(data, FIRST_STAMP_OFFSET)
+        sec, nanosec = dds.STAMP.unpack_from(data, dds.STAMP_OFFSET)
         if PREFIX.encode() not in data[:256]:
             return  # another node's /tf
         self.messages += 1
@@ -317,28 +278,15 @@ class TfMonitor:
 
 
 def write_params(directory: Path, description: str, reliable: bool = False) -> Path:
-    """The node's parameters file: the description, a prefix, every message published.
-
-    ``reliable``: the node's joint_states subscription made reliable with depth 1000 (through
-    its QoS override parameters) instead of its best-effort default.
-    """
-    path = directory / "soak_params.yaml"
-    lines = [
-        "/**:",
-        "  ros__parameters:",
-        f"    robot_description: {json.dumps(description)}",
-        f"    frame_prefix: {json.dumps(PREFIX)}",
-        "    ignore_timestamp: true",
-    ]
+    """The node's parameters file: the description, a prefix, every message published;
+    ``reliable``: its joint_states subscription reliable with depth 1000 (QoS overrides)."""
+    path = dds.write_params(
+        directory / "soak_params.yaml", description, frame_prefix=PREFIX, ignore_timestamp=True
+    )
     if reliable:
-        lines += [
-            "    qos_overrides:",
-            f"      {NAMESPACE}/joint_states:",
-            "        subscription:",
-            "          reliability: reliable",
-            "          depth: 1000",
-        ]
-    path.write_text("\n".join(lines) + "\n")
+        overrides = [f"      {NAMESPACE}/joint_states:", "        subscription:"]
+        overrides += ["          reliability: reliable", "          depth: 1000"]
+        path.write_text(path.read_text() + "\n".join(["    qos_overrides:", *overrides]) + "\n")
     return path
 
 
@@ -373,42 +321,11 @@ def run_monitor(args: argparse.Namespace) -> int:
     )
     subscription = node.create_subscription(TFMessage, "/tf", monitor, tf_qos, raw=True)
     print("READY", flush=True)
-    try:
-        _read_with_wait_set(subscription, context, TFMessage, monitor)
-    except (ImportError, AttributeError):  # an rclpy without these internals: its executor
-        from rclpy.executors import SingleThreadedExecutor
-
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        while not stop_requested():
-            executor.spin_once(timeout_sec=0.01)
-        executor.shutdown()
+    dds.read_raw(subscription, context, TFMessage, monitor, stop_requested)
     print("MONITOR " + json.dumps(monitor.summary()), flush=True)
     node.destroy_node()
     rclpy.try_shutdown(context=context)
     return 0
-
-
-def _read_with_wait_set(
-    subscription: Any, context: Any, message_type: Any, monitor: TfMonitor
-) -> None:
-    """Wait on ``subscription`` alone and hand every serialized message to ``monitor``."""
-    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
-
-    handle = subscription.handle
-    wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
-    next_poll = 0.0
-    while True:
-        with handle:
-            wait_set.clear_entities()
-            wait_set.add_subscription(handle)
-            wait_set.wait(10_000_000)  # ns
-            while (taken := handle.take_message(message_type, True)) is not None:
-                monitor(taken[0])
-        if time.monotonic() >= next_poll:
-            next_poll = time.monotonic() + 0.05
-            if stop_requested():
-                return
 
 
 def _read_line(stream: Any, prefix: str, timeout_s: float) -> str:
@@ -426,7 +343,8 @@ def _read_line(stream: Any, prefix: str, timeout_s: float) -> str:
 
 def run_soak(args: argparse.Namespace) -> SoakReport:
     """Start the monitor and the node, feed the node, measure; both are stopped at the end."""
-    use_private_domain()
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
@@ -462,30 +380,29 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
         log_path = Path(scratch) / "node.log"
         try:
             _read_line(monitor.stdout, "READY", CONNECT_TIMEOUT_S)
-            command = node_command() + ["--ros-args", "-r", f"__ns:={NAMESPACE}"]
-            command += ["--params-file", str(params)]
+            command = [*dds.node_command(params), "-r", f"__ns:={NAMESPACE}"]
             with log_path.open("w") as log:
                 process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
             try:
                 _wait_connected(executor, publisher, node, process, log_path)
-                report.rss_start_mib = rss_mib(process.pid)
-                cpu_start = [cpu_seconds(p.pid) for p in (process, monitor)]
+                report.rss_start_mib = dds.memory_mb(process.pid)[0]
+                cpu_start = [dds.cpu_seconds(p.pid) for p in (process, monitor)]
                 feeder_start = time.process_time()
                 feed_start = time.monotonic()
                 _feed(args, report, feeder, publisher, process, JointState)
                 report.feed_seconds = time.monotonic() - feed_start
-                cpu_end = [cpu_seconds(p.pid) for p in (process, monitor)]
+                cpu_end = [dds.cpu_seconds(p.pid) for p in (process, monitor)]
                 report.feeder_cpu_percent = 100.0 * (time.process_time() - feeder_start)
                 report.node_cpu_percent = 100.0 * (cpu_end[0] - cpu_start[0])
                 report.monitor_cpu_percent = 100.0 * (cpu_end[1] - cpu_start[1])
                 for name in ("feeder_cpu_percent", "node_cpu_percent", "monitor_cpu_percent"):
                     setattr(report, name, getattr(report, name) / report.feed_seconds)
                 report.load_average = os.getloadavg()[0]
-                report.rss_end_mib = rss_mib(process.pid)
+                report.rss_end_mib = dds.memory_mb(process.pid)[0]
                 time.sleep(DRAIN_S)  # let the last transforms reach the monitor
                 report.node_alive = process.poll() is None
             finally:
-                report.node_exit_status = _stop(process)
+                report.node_exit_status = dds.stop_process(process)
                 node_log = log_path.read_text() if log_path.exists() else ""
             assert monitor.stdin is not None
             monitor.stdin.write("stop\n")
@@ -564,7 +481,7 @@ def _feed(
         elif progress >= args.seconds:
             break
         if progress >= next_sample:
-            rss = rss_mib(process.pid)
+            rss = dds.memory_mb(process.pid)[0]
             report.memory_samples.append(MemorySample(round(now - start, 2), round(rss, 2)))
             if math.isnan(report.rss_warm_mib):
                 report.rss_warm_mib = rss
@@ -589,18 +506,6 @@ def _feed(
         next_send += period
         if next_send < now - 0.1:  # fell far behind: do not burst to catch up
             next_send = now + period
-
-
-def _stop(process: subprocess.Popen[bytes]) -> int | None:
-    """SIGINT the node and wait for it (killed after 20 s); its exit status."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20.0)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    return process.returncode
 
 
 def _summarise(

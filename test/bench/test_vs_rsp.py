@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bench import e2e, vs_rsp
+from bench import dds, vs_rsp
 from bench.__main__ import parse_args
 from bench.vs_rsp import FramePose
 
@@ -138,37 +138,45 @@ def test_the_kit_environment_is_sourced_and_keeps_the_bench_domain(tmp_path: Pat
 
 
 def test_vs_rsp_is_a_section_with_its_robots() -> None:
-    args = parse_args(["--sections", "e2e,vs_rsp", "--robots", "arm"])
+    args = parse_args(["--sections", "fk,vs_rsp", "--robots", "arm", "--baseline", "HEAD~1"])
 
-    assert args.sections == ["e2e", "vs_rsp"]
+    assert args.sections == ["fk", "vs_rsp"]
+    assert args.baseline == "HEAD~1"
     assert args.robots == ["arm"]
     with pytest.raises(SystemExit):
         parse_args(["--robots", "pr2"])
+    with pytest.raises(SystemExit):
+        parse_args(["--sections", "e2e"])
 
 
 # -- /proc ----------------------------------------------------------------------------------------
 
 
 def test_cpu_seconds_read_past_a_command_name_with_spaces_and_parentheses() -> None:
-    ticks = e2e.CLOCK_TICKS
+    ticks = dds.CLOCK_TICKS
     line = f"4242 (py (x) thread) S 1 2 3 4 5 6 7 8 9 10 {3 * ticks} {ticks // 2} 0 0 20 0 9\n"
 
-    assert e2e.stat_cpu_seconds(line) == pytest.approx(3.5)
+    assert dds.stat_cpu_seconds(line) == pytest.approx(3.5)
 
 
 def test_cpu_seconds_of_this_process_agree_with_os_times() -> None:
     total = sum(range(3_000_000))  # some CPU time to read
     times = os.times()
 
-    measured = e2e.cpu_seconds(os.getpid())
+    measured = dds.cpu_seconds(os.getpid())
 
     assert total > 0
-    assert measured == pytest.approx(times.user + times.system, abs=3.0 / e2e.CLOCK_TICKS)
+    assert measured == pytest.approx(times.user + times.system, abs=3.0 / dds.CLOCK_TICKS)
 
 
-def test_cpu_per_message_is_the_difference_over_the_count() -> None:
-    assert vs_rsp.cpu_per_message_us(10.25, 10.75, 1000) == pytest.approx(500.0)
-    assert math.isnan(vs_rsp.cpu_per_message_us(1.0, 2.0, 0))
+def test_cpu_per_message_is_the_window_s_cpu_over_the_messages_sent() -> None:
+    window = dds.Window(100.0, 1.0, 1000, [0.001] * 900, 0.5, {"main": 0.25}, 80.0, 1.0)
+
+    assert window.cpu_us_per_message() == pytest.approx(500.0)
+    assert window.cpu_us_per_message("main") == pytest.approx(250.0)
+    assert math.isnan(window.cpu_us_per_message("no such thread"))
+    assert window.received == 900
+    assert math.isnan(dds.Window(100.0, 1.0, 0, [], 0.5, {}, 80.0, 1.0).cpu_us_per_message())
 
 
 # -- the parameters file --------------------------------------------------------------------------
@@ -183,7 +191,8 @@ def test_rcl_reads_a_commented_urdf_from_the_parameters_file(
 
     text = vs_rsp.ARM_URDF.read_text()
     assert "<!--" in text and '"' in text and "\n" in text
-    path = e2e.write_params(tmp_path, text, ignore_timestamp, "arm")
+    extra = {"ignore_timestamp": True} if ignore_timestamp else {}
+    path = dds.write_params(tmp_path / "arm.yaml", text, **extra)
     context = rclpy.Context()
     rclpy.init(args=["--ros-args", "--params-file", str(path)], context=context)
     try:
