@@ -1,6 +1,6 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk and batch (bench/fk.py: FK against pinocchio, yourdfpy and urchin), vs_rsp
+Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp
 (bench/vs_rsp.py: the node against robot_state_publisher and a baseline revision, over DDS).
 Options may also come from the environment, so ``make bench QUICK=1``,
 ``make bench BENCH_SECTIONS=fk,vs_rsp`` or ``make bench BENCH_BASELINE=<git rev>`` work with the
@@ -45,117 +45,83 @@ from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "batch", "vs_rsp")
+SECTIONS = ("fk", "vs_rsp")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def _split(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON."""
+    """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON,
+    BENCH_ROBOTS and BENCH_BASELINE."""
+    env = os.environ.get
+    quick = any(
+        env(name, "").lower() in ("1", "true", "yes", "on") for name in ("QUICK", "BENCH_QUICK")
+    )
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        default=_truthy(os.environ.get("QUICK")) or _truthy(os.environ.get("BENCH_QUICK")),
-        help="fewer repetitions and shorter vs_rsp windows, for iteration",
-    )
-    parser.add_argument(
+    add = parser.add_argument
+    add("--quick", action="store_true", default=quick, help="fewer repetitions, shorter windows")
+    add(
         "--sections",
-        default=os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)),
-        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)",
+        default=env("BENCH_SECTIONS", ",".join(SECTIONS)),
+        help=f"subset of {','.join(SECTIONS)}",
     )
-    parser.add_argument(
-        "--json",
-        type=Path,
-        default=Path(os.environ.get("BENCH_JSON", DEFAULT_JSON)),
-        help=f"where to write the results (default: {DEFAULT_JSON})",
-    )
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="profile the node's work per JointState in-process and exit",
-    )
-    parser.add_argument(
-        "--profile-messages",
-        type=int,
-        default=5000,
-        help="synthetic JointStates for --profile (default 5000)",
-    )
-    parser.add_argument(
-        "--rates",
-        default="100,500,1000",
-        help="JointState rates of the vs_rsp section, Hz (default 100,500,1000)",
-    )
-    parser.add_argument(
-        "--robots",
-        default=os.environ.get("BENCH_ROBOTS", "humanoid,arm"),
-        help="robots of the vs_rsp section (default humanoid,arm)",
-    )
-    parser.add_argument(
+    add("--json", type=Path, default=Path(env("BENCH_JSON", DEFAULT_JSON)), help="results file")
+    add("--profile", action="store_true", help="profile the node's work per JointState and exit")
+    add("--profile-messages", type=int, default=5000, help="JointStates for --profile")
+    add("--rates", default="100,500,1000", help="JointState rates of vs_rsp, Hz")
+    add("--robots", default=env("BENCH_ROBOTS", "humanoid,arm"), help="robots of vs_rsp")
+    add(
         "--baseline",
-        default=os.environ.get("BENCH_BASELINE") or None,
+        default=env("BENCH_BASELINE") or None,
         metavar="REV",
-        help="vs_rsp: also run the node as of git revision REV, interleaved (before/after)",
+        help="vs_rsp: also the node at REV",
     )
-    parser.add_argument(
-        "--keep-openblas-env",
-        action="store_true",
-        help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE if set",
+    add(
+        "--keep-openblas-env", action="store_true", help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE"
     )
     args = parser.parse_args(argv)
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = sorted(set(sections) - set(SECTIONS))
-    if unknown:
-        parser.error(f"unknown sections {unknown}; choose from {','.join(SECTIONS)}")
-    args.sections = sections
-    args.rates = [float(rate) for rate in args.rates.split(",") if rate.strip()]
-    args.robots = [robot.strip() for robot in args.robots.split(",") if robot.strip()]
-    unknown = sorted(set(args.robots) - {"humanoid", "arm"})
-    if unknown:
-        parser.error(f"unknown robots {unknown}; choose from humanoid,arm")
+    args.sections, args.robots = _split(args.sections), _split(args.robots)
+    args.rates = [float(rate) for rate in _split(args.rates)]
+    for given, known in ((args.sections, SECTIONS), (args.robots, ("humanoid", "arm"))):
+        if unknown := sorted(set(given) - set(known)):
+            parser.error(f"unknown {unknown}; choose from {','.join(known)}")
     return args
 
 
 def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
-    import numpy as np
-
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "openblas_variables_unset": _UNSET_OPENBLAS,
-    }
-
-
-def _versions() -> dict[str, str]:
+    """What the numbers were measured on: date, CPU, versions."""
     from importlib import metadata
 
+    import numpy as np
+
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    models = [
+        line.split(":", 1)[1].strip()
+        for line in cpuinfo.splitlines()
+        if line.startswith("model name")
+    ]
     versions = {}
-    for dist in ("pin", "yourdfpy", "urchin", "numpy", "ros-rclpy"):
+    for dist in ("pin", "yourdfpy", "urchin", "ros-rclpy"):
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             versions[dist] = "not installed"
-    return versions
+    return {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": models[0] if models else "unknown",
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "versions": versions,
+        "openblas_variables_unset": _UNSET_OPENBLAS,
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -163,7 +129,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from . import dds, fk, vs_rsp
 
     info = machine()
-    info["versions"] = _versions()
     print(f"# joint_tf_publisher benchmarks ({'quick' if args.quick else 'full'} mode)\n")
     print(
         f"{info['date_utc']}; {info['cpu']}, {info['cores']} cores; Python {info['python']}, "
@@ -174,10 +139,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "vs_rsp" in args.sections:
         dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
-    ctx = fk.make_context(args.quick)
     runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
-        "fk": lambda: fk.run_fk(ctx),
-        "batch": lambda: fk.run_batch(ctx),
+        "fk": lambda: fk.run_fk(args.quick),
         "vs_rsp": lambda: vs_rsp.run_vs_rsp(
             args.quick, args.rates, args.robots, baseline=args.baseline
         ),

@@ -29,23 +29,6 @@ def _loop_seconds(call: Callable[[], object], number: int) -> float:
     return time.perf_counter() - start
 
 
-def seconds_per_call(call: Callable[[], object], budget: Budget) -> float:
-    """Median seconds per call of ``call``, each run looping long enough to fill the budget.
-
-    The loop count is calibrated first (doubling from one call); garbage collection is off
-    while a run is timed, as in ``timeit``.
-    """
-    number = _calibrated_number(call, budget)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        samples = [_loop_seconds(call, number) / number for _ in range(budget.repeats)]
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return statistics.median(samples)
-
-
 def _calibrated_number(call: Callable[[], object], budget: Budget) -> int:
     number = 1
     while True:

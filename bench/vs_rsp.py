@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import dds
-from .models import humanoid
+from .models import ModelSpec, humanoid
 from .report import Table
 
 #: Where a ROS 2 prefix keeps the RSP executable (as ``ros2 pkg prefix`` + ``ros2 run`` find it).
@@ -47,6 +47,8 @@ RSP_EXECUTABLE = Path("lib", "robot_state_publisher", "robot_state_publisher")
 REPO_ROOT = dds.REPO_ROOT
 ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 MODES = {"ignore_timestamp": True, "defaults": False}
+#: The transforms a turn keeps, and where they came from.
+KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
 ROBOTS = ("humanoid", "arm")
 
 
@@ -140,13 +142,11 @@ class FramePose:
 
 def poses_by_child(transforms: Iterable[Any]) -> dict[str, FramePose]:
     """geometry_msgs/TransformStamped messages as {child frame: pose}."""
-    poses = {}
-    for transform in transforms:
-        t, r = transform.transform.translation, transform.transform.rotation
-        poses[transform.child_frame_id] = FramePose(
-            transform.header.frame_id, (t.x, t.y, t.z), (r.x, r.y, r.z, r.w)
-        )
-    return poses
+    return {
+        item.child_frame_id: FramePose(item.header.frame_id, (t.x, t.y, t.z), (r.x, r.y, r.z, r.w))
+        for item in transforms
+        for t, r in [(item.transform.translation, item.transform.rotation)]
+    }
 
 
 @dataclass(frozen=True)
@@ -160,14 +160,9 @@ class FrameCheck:
     max_translation_m: float
     max_rotation_rad: float
 
-    @property
-    def same_frames(self) -> bool:
-        """True when both send exactly the same edges."""
-        return not self.only_ours and not self.only_rsp
-
     def describe(self, other: str = "RSP") -> str:
         """One line for the table notes; ``other`` names the node compared with ours."""
-        if self.same_frames:
+        if not self.only_ours and not self.only_rsp:
             text = f"same {self.compared} frames"
         else:
             text = (
@@ -198,20 +193,11 @@ def compare_frames(ours: Mapping[str, FramePose], rsp: Mapping[str, FramePose]) 
 
     ours_edges, rsp_edges = edges(ours), edges(rsp)
     common = [child for child in ours if child in rsp and ours[child].parent == rsp[child].parent]
-    translation = max(
-        (
-            float(np.max(np.abs(np.subtract(ours[c].translation, rsp[c].translation))))
-            for c in common
-        ),
-        default=0.0,
-    )
-    rotation = max((rotation_angle(ours[c].rotation, rsp[c].rotation) for c in common), default=0.0)
+    moved = [np.abs(np.subtract(ours[c].translation, rsp[c].translation)).max() for c in common]
+    turned = [rotation_angle(ours[c].rotation, rsp[c].rotation) for c in common]
+    only_ours, only_rsp = sorted(ours_edges - rsp_edges), sorted(rsp_edges - ours_edges)
     return FrameCheck(
-        sorted(ours_edges - rsp_edges),
-        sorted(rsp_edges - ours_edges),
-        len(common),
-        translation,
-        rotation,
+        only_ours, only_rsp, len(common), float(max(moved, default=0.0)), max(turned, default=0.0)
     )
 
 
@@ -233,7 +219,7 @@ def median(values: Iterable[float]) -> float:
 
 @dataclass(frozen=True)
 class BenchRobot:
-    """A robot as both nodes get it: description text, JointState names, rows of positions."""
+    """A robot as every node gets it: description text, JointState names, rows of positions."""
 
     name: str
     description: str
@@ -241,36 +227,20 @@ class BenchRobot:
     rows: list[list[float]]
 
 
-ROW_COUNT = 997
-
-
-def humanoid_robot() -> BenchRobot:
-    """The e2e section's humanoid (bench/models.py) with its rows of positions."""
-    spec = humanoid()
-    names = [joint.name for joint in spec.independent_joints]
-    return BenchRobot("humanoid", spec.to_urdf(), names, sample_rows(spec, ROW_COUNT))
-
-
-def arm_robot(path: Path = ARM_URDF) -> BenchRobot:
-    """A URDF file's robot: the independent joints (moving, not mimic) sampled inside their
-    hard limits (continuous joints in [-pi, pi])."""
-    from joint_tf_publisher import Robot
-
-    robot = Robot.load(path)
-    joints = [j for j in robot.joints.values() if j.joint_type != "fixed" and j.mimic is None]
-    rng = np.random.default_rng(17)
-    ranges = [joint.hard_limits() or (-math.pi, math.pi) for joint in joints]
-    rows = [[float(rng.uniform(lower, upper)) for lower, upper in ranges] for _ in range(ROW_COUNT)]
-    return BenchRobot(path.stem, path.read_text(), [joint.name for joint in joints], rows)
-
-
-ROBOT_MAKERS = {"humanoid": humanoid_robot, "arm": arm_robot}
-
-
-def sample_rows(spec: Any, count: int) -> list[list[float]]:
-    """``count`` rows of positions of the model's independent joints, inside their limits."""
+def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
+    """``spec`` with ``count`` rows of its independent joints' positions, inside their limits."""
     values = spec.sample_independent(np.random.default_rng(11), count)
-    return [[float(values[j.name][k]) for j in spec.independent_joints] for k in range(count)]
+    names = [joint.name for joint in spec.independent_joints]
+    rows = [[float(values[name][k]) for name in names] for k in range(count)]
+    return BenchRobot(spec.name, spec.to_urdf(), names, rows)
+
+
+def arm_robot() -> BenchRobot:
+    """The arm with a mimic gripper (test/urdf/arm_mimic_gripper.urdf)."""
+    return bench_robot(ModelSpec(ARM_URDF.stem, ARM_URDF))
+
+
+ROBOT_MAKERS = {"humanoid": lambda: bench_robot(humanoid()), "arm": arm_robot}
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -379,17 +349,9 @@ def run_vs_rsp(
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-rsp-"))
     nodes = contenders(found, baseline, workdir)
-    record: dict[str, Any] = {
-        "nodes": [c.node for c in nodes],
-        "rounds": rounds,
-        "window_s": window_s,
-        "robots": {},
-    }
-    record["rsp"] = (
-        found
-        if isinstance(found, str)
-        else {"executable": str(found.executable), "origin": found.origin}
-    )
+    rsp = found if isinstance(found, str) else f"{found.executable} ({found.origin})"
+    record: dict[str, Any] = {"nodes": [c.node for c in nodes], "rsp": rsp, "robots": {}}
+    record.update(rounds=rounds, window_s=window_s)
     turns: dict[tuple[str, str], list[Turn]] = {}
     rclpy.init()
     try:
@@ -417,8 +379,7 @@ def run_vs_rsp(
     finally:
         rclpy.try_shutdown()
     names = [c.node for c in nodes]
-    tables = [rate_table(turns, names, rounds, window_s), startup_table(turns, names, found)]
-    return tables, record
+    return [rate_table(turns, names, rounds, window_s), startup_table(turns, names, rsp)], record
 
 
 # -- tables -------------------------------------------------------------------------------------
@@ -443,20 +404,8 @@ def rate_table(
     table = Table(
         f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
         f"cells {' / '.join(names)}",
-        [
-            "robot",
-            "mode",
-            "rate Hz",
-            "CPU us/msg",
-            f"CPU ours/{'/'.join(others)}",
-            "main thread us/msg",
-            "latency median ms",
-            "p99 ms",
-            "drops (of sent)",
-            "/tf Hz",
-            "RSS MB",
-            "load 1m",
-        ],
+        f"robot|mode|rate Hz|CPU us/msg|CPU ours/{'/'.join(others)}|main thread us/msg|"
+        "latency median ms|p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m".split("|"),
     )
     for (robot, mode), group in turns.items():
         for index, rate in enumerate(w.rate_hz for w in group[0].windows):
@@ -468,21 +417,18 @@ def rate_table(
             cpu = medians(lambda w: w.cpu_us_per_message())
             drops = " / ".join(str(sum(w.sent - w.received for w in windows[n])) for n in names)
             sent = sum(w.sent for w in windows["ours"])
+            picks: list[tuple[Callable[[dds.Window], float], int]] = [
+                (lambda w: w.cpu_us_per_message("main"), 0),
+                (lambda w: w.latency(0.5) * 1e3, 2),
+                (lambda w: w.latency(0.99) * 1e3, 2),
+            ]
             table.rows.append(
-                [
-                    robot,
-                    mode,
-                    f"{rate:g}",
-                    _cells(cpu, 0),
-                    _ratios(cpu),
-                    _cells(medians(lambda w: w.cpu_us_per_message("main")), 0),
-                    _cells(medians(lambda w: w.latency(0.5) * 1e3), 2),
-                    _cells(medians(lambda w: w.latency(0.99) * 1e3), 2),
-                    f"{drops} ({sent})" if mode == "ignore_timestamp" else "-",
-                    _cells(medians(lambda w: w.received / w.seconds), 0),
-                    _cells(medians(lambda w: w.rss_mb), 0),
-                    f"{median(w.load_average for ws in windows.values() for w in ws):.1f}",
-                ]
+                [robot, mode, f"{rate:g}", _cells(cpu, 0), _ratios(cpu)]
+                + [_cells(medians(pick), digits) for pick, digits in picks]
+                + [f"{drops} ({sent})" if mode == "ignore_timestamp" else "-"]
+                + [_cells(medians(lambda w: w.received / w.seconds), 0)]
+                + [_cells(medians(lambda w: w.rss_mb), 0)]
+                + [f"{median(w.load_average for ws in windows.values() for w in ws):.1f}"]
             )
     table.notes.append(
         "CPU us/msg = the node process's utime + stime (/proc/<pid>/stat) over the window / "
@@ -497,20 +443,13 @@ def rate_table(
 
 
 def startup_table(
-    turns: Mapping[tuple[str, str], list[Turn]], names: Sequence[str], found: RspFound | str
+    turns: Mapping[tuple[str, str], list[Turn]], names: Sequence[str], rsp: str
 ) -> Table:
     """Per robot: startup to first /tf_static, idle RSS, and the frames and values compared."""
     table = Table(
         f"Startup and memory (medians over every turn); cells {' / '.join(names)}",
-        [
-            "robot",
-            "startup ms",
-            "startup ours/others",
-            "idle RSS MB",
-            "RSS ours/others",
-            "/tf transforms",
-            "/tf_static transforms",
-        ],
+        "robot|startup ms|startup ours/others|idle RSS MB|RSS ours/others|/tf transforms|"
+        "/tf_static transforms".split("|"),
     )
     for robot in dict.fromkeys(name for name, _ in turns):
         every = [turn for (name, _), group in turns.items() if name == robot for turn in group]
@@ -518,25 +457,16 @@ def startup_table(
         rss = {n: median(t.idle_rss_mb for t in every if t.node == n) for n in names}
         first = {n: next(t for t in every if t.node == n) for n in names}
         table.rows.append(
-            [
-                robot,
-                _cells(startup, 0),
-                _ratios(startup),
-                _cells(rss, 0),
-                _ratios(rss),
-                " / ".join(str(len(first[n].moving)) for n in names),
-                " / ".join(str(len(first[n].static)) for n in names),
-            ]
+            [robot, _cells(startup, 0), _ratios(startup), _cells(rss, 0), _ratios(rss)]
+            + [" / ".join(str(len(getattr(first[n], kind))) for n in names) for kind in KINDS]
         )
         for other in (name for name in names if name != "ours"):
             label = "RSP" if other == "rsp" else other
-            moving = compare_frames(first["ours"].moving, first[other].moving).describe(label)
-            static = compare_frames(first["ours"].static, first[other].static).describe(label)
-            table.notes.append(f"{robot} /tf for the same JointState, ours vs {label}: {moving}")
-            table.notes.append(f"{robot} /tf_static, ours vs {label}: {static}")
-    where = found if isinstance(found, str) else f"{found.executable} ({found.origin})"
+            for kind, topic in KINDS.items():
+                check = compare_frames(getattr(first["ours"], kind), getattr(first[other], kind))
+                table.notes.append(f"{robot} {topic}, ours vs {label}: {check.describe(label)}")
     table.notes.append(
         "startup = process start to the first /tf_static at the bench; idle RSS = VmRSS once "
-        f"it arrived, before any JointState; RSP: {where}"
+        f"it arrived, before any JointState; RSP: {rsp}"
     )
     return table
