@@ -236,7 +236,9 @@ class Probe:
     """The bench's rclpy side: a JointState publisher, a raw /tf reader (a thread on a node
     of its own, outside the executor) and a /tf_static subscriber (spun by a thread)."""
 
-    def __init__(self, joint_names: Sequence[str], topic: str = "joint_states") -> None:
+    def __init__(
+        self, joint_names: Sequence[str], topic: str = "joint_states", keep_every: int = 0
+    ) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -248,6 +250,8 @@ class Probe:
         self.message = JointState(name=list(joint_names))
         self.received: list[tuple[int, int]] = []  # (stamp ns, receipt ns)
         self.first_raw: bytes | None = None  # the first /tf message since it was last reset
+        self.keep_every = keep_every  # keep one /tf message in so many (0: none) in ``kept``
+        self.kept: list[bytes] = []
         self.static_message: Any = None
         self.static_received_s = math.nan  # time.monotonic() at the last /tf_static
         latched = QoSProfile(
@@ -284,6 +288,8 @@ class Probe:
         self.received.append((sec * 1_000_000_000 + nanosec, receipt))
         if self.first_raw is None:
             self.first_raw = bytes(data)
+        if self.keep_every and len(self.received) % self.keep_every == 0:
+            self.kept.append(bytes(data))
 
     def _on_static(self, msg: Any) -> None:
         self.static_received_s = time.monotonic()
