@@ -1,19 +1,14 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp
-(bench/vs_rsp.py: the node against robot_state_publisher and a baseline revision, over DDS).
-Options may also come from the environment, so ``make bench QUICK=1``,
-``make bench BENCH_SECTIONS=fk,vs_rsp`` or ``make bench BENCH_BASELINE=<git rev>`` work with the
-Makefile's plain ``python -m bench``. ``--profile`` (bench/profile.py) profiles the node's work
-per JointState in-process instead.
+Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp (bench/vs_rsp.py:
+the node against robot_state_publisher, and a baseline revision, over DDS). Options may also come
+from the environment (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
+``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
 
-OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
-builds, slow a current numpy. This command removes both from its own environment (and the
-node subprocess's) before numpy loads, and says so; ``--keep-openblas-env`` keeps them.
-
-Bytecode: before vs_rsp starts the node the package's .pyc files are written
-(``dds.byte_compile``), as pip and colcon write them at install; where PYTHONDONTWRITEBYTECODE
-is set the node would otherwise compile itself at every start.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS builds, slow a
+current numpy: they are removed from this process's environment (and its nodes') before numpy
+loads, unless ``--keep-openblas-env``. Before vs_rsp starts nodes, the package's .pyc files are
+written (``dds.byte_compile``), as pip and colcon write them at install.
 """
 
 from __future__ import annotations

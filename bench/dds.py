@@ -1,16 +1,12 @@
 """The one runner of nodes over DDS, for the ``vs_rsp`` section and ``tools/soak.py``.
 
-A node runs as a subprocess on a parameters file; the bench's ``Probe`` publishes
-``sensor_msgs/JointState`` stamped with the wall clock at sending and reads /tf raw (the CDR
-bytes: the first transform's stamp at ``STAMP_OFFSET``), so receipt minus stamp is the latency
-from send to /tf receipt (both processes read CLOCK_REALTIME) and the reading costs a few
-microseconds per message. The node's CPU (utime + stime, per thread too) and memory (VmRSS,
-VmHWM) are read from /proc.
-
-/tf arrives at up to 1 kHz: ``read_raw`` takes it with one reused wait set (rclpy's binding)
-instead of an executor, whose per-message overhead would make the bench the slow reliable
-reader that stalls the node's writer. The domain is the bench's own (BENCH_ROS_DOMAIN_ID, else
-100 + pid % 100) and discovery stays on localhost.
+A node runs as a subprocess on a parameters file; the ``Probe`` publishes JointState stamped
+with the wall clock at sending and reads /tf raw (the first transform's stamp at
+``STAMP_OFFSET`` of the CDR bytes), so receipt minus stamp is the latency (both processes read
+CLOCK_REALTIME); the node's CPU (utime + stime, per thread too) and memory come from /proc.
+/tf is taken with one reused wait set of rclpy's binding (``read_raw``): through an executor,
+its per-message overhead would make the bench the slow reliable reader that stalls the node's
+writer at 1 kHz.
 """
 
 from __future__ import annotations
@@ -218,18 +214,12 @@ class Window:
         return spent * 1e6 / self.sent if self.sent else math.nan
 
     def as_json(self) -> dict[str, Any]:
-        """Plain data for results.json (milliseconds, microseconds, MiB)."""
-        return {
-            "rate_hz": self.rate_hz,
-            "window_s": round(self.seconds, 3),
-            "sent": self.sent,
-            "received": self.received,
-            "latency_ms": {"median": self.latency(0.5) * 1e3, "p99": self.latency(0.99) * 1e3},
-            "cpu_us_per_message": round(self.cpu_us_per_message(), 1),
-            "main_thread_us_per_message": round(self.cpu_us_per_message("main"), 1),
-            "rss_mb": round(self.rss_mb, 1),
-            "load_average_1min": round(self.load_average, 2),
-        }
+        """Plain data for results.json (seconds, milliseconds, microseconds, MiB)."""
+        latency_ms = {"median": self.latency(0.5) * 1e3, "p99": self.latency(0.99) * 1e3}
+        figures = {"received": self.received, "latency_ms": latency_ms}
+        figures["cpu_us_per_message"] = self.cpu_us_per_message()
+        figures["main_thread_us_per_message"] = self.cpu_us_per_message("main")
+        return {**{k: v for k, v in vars(self).items() if k != "latencies"}, **figures}
 
 
 class Probe:

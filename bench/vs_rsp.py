@@ -1,25 +1,17 @@
 """Section ``vs_rsp``: this node and the C++ robot_state_publisher (RSP), side by side, and this
-node at an older git revision (``--baseline REV``) in the same run.
+node at an older git revision (``--baseline REV``) in the same run; docs/benchmarks.md has the
+method.
 
-Where RSP is found (``locate_rsp``: a sourced ROS 2 that has it, else the rsp build kit's build
-in ``RSP_ROOT``) and for the baseline (``dds.extract_revision``: the package at REV, extracted
-and byte-compiled), every node gets the same robots, rates and JointStates in interleaved
-rounds: each round runs every node in turn (start, measure, stop: A B A B), so a drift in the
-machine's load hits all alike. With neither RSP nor a baseline the section says why it is
-skipped and succeeds.
-
-Robots: the humanoid of ``bench/models.py`` (63 values per JointState, 73 moving and 20 fixed
-joints) and ``test/urdf/arm_mimic_gripper.urdf`` (a 7-axis arm with a mimic gripper: 8 values,
-11 moving and 6 fixed joints; its XML comments also check the parameters-file path). Modes:
-``ignore_timestamp: true`` (every JointState is published) and the defaults (at most
-``publish_frequency`` = 20 Hz per joint in message time).
-
-One node's turn (``dds``): start; startup = start to the first /tf_static at the bench; RSS at
-idle; its /tf answer to the first row and its /tf_static, compared with the other nodes'; then
-per rate a window (``dds.measure``): JointStates sent and answered, latency (receipt - stamp,
-wall clock), the node's CPU per JointState (utime + stime over the window / JointStates sent;
-also of its main thread) and RSS. Tables give medians over the rounds and the ratios to RSP
-and to the baseline: below 1 this node is cheaper or faster.
+Every node gets the same robots, rates and JointStates in interleaved rounds: each round runs
+every node in turn (start, measure, stop: A B A B), so a drift in the machine's load hits all
+alike. RSP comes from a sourced ROS 2 or the rsp build kit (``locate_rsp``); the baseline is the
+package at REV, extracted and byte-compiled (``dds.extract_revision``). Without RSP and without
+a baseline the section says why it is skipped and succeeds. Robots: the humanoid and the arm
+with a mimic gripper; modes: ``ignore_timestamp: true`` (every JointState is published) and the
+defaults (at most 20 Hz per joint in message time). A node's turn: startup to the first
+/tf_static, RSS at idle, its answer to the first row and its /tf_static (compared with the other
+nodes'), then per rate a window of ``dds.measure``. Tables give medians over the rounds and the
+ratios ours / each other node: below 1 this node is cheaper or faster.
 """
 
 from __future__ import annotations
@@ -404,8 +396,10 @@ def rate_table(
     table = Table(
         f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
         f"cells {' / '.join(names)}",
-        f"robot|mode|rate Hz|CPU us/msg|CPU ours/{'/'.join(others)}|main thread us/msg|"
-        "latency median ms|p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m".split("|"),
+        f"robot|mode|rate Hz|CPU us/msg|CPU {' / '.join(f'ours/{o}' for o in others)}|"
+        "main thread us/msg|latency median ms|p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m".split(
+            "|"
+        ),
     )
     for (robot, mode), group in turns.items():
         for index, rate in enumerate(w.rate_hz for w in group[0].windows):
