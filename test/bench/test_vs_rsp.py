@@ -222,7 +222,7 @@ def test_equal_transforms_are_the_same_frames_with_zero_differences() -> None:
 
     check = vs_rsp.compare_frames(ours, dict(ours))
 
-    assert check.same_frames
+    assert check.only_ours == check.only_rsp == []
     assert (check.compared, check.max_translation_m, check.max_rotation_rad) == (2, 0.0, 0.0)
     assert check.describe().startswith("same 2 frames")
 
@@ -251,7 +251,7 @@ def test_value_differences_are_measured_on_common_frames() -> None:
 
     check = vs_rsp.compare_frames(ours, rsp)
 
-    assert check.same_frames
+    assert check.only_ours == check.only_rsp == []
     assert check.max_translation_m == pytest.approx(0.001)
     assert check.max_rotation_rad == pytest.approx(math.pi / 2)
 
@@ -262,7 +262,6 @@ def test_frames_sent_by_one_node_only_or_under_another_parent_are_listed() -> No
 
     check = vs_rsp.compare_frames(ours, rsp)
 
-    assert not check.same_frames
     assert check.only_ours == ["a -> tool", "knuckle -> finger"]
     assert check.only_rsp == ["flange -> tool"]
     assert check.compared == 1
@@ -305,3 +304,43 @@ def test_ratio_and_median() -> None:
     assert vs_rsp.ratio(math.nan, 1.0) == "-"
     assert vs_rsp.median([3.0, math.nan, 1.0, 2.0]) == 2.0
     assert math.isnan(vs_rsp.median([math.nan]))
+
+
+# -- the section over DDS, without RSP ------------------------------------------------------------
+
+
+@pytest.mark.ros
+def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without RSP, ``--baseline`` still runs: this node at HEAD and the work tree's node, in
+    turns, over real DDS; both answer, are measured, and send the same frames and values."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", "")
+    monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
+
+    tables, record = vs_rsp.run_vs_rsp(
+        quick=True, rates=[100.0], robots=["arm"], rounds=1, window_s=1.0, baseline="HEAD"
+    )
+
+    rates, startup = tables
+    assert record["nodes"] == ["ours@HEAD", "ours"]
+    assert [row[:3] for row in rates.rows] == [
+        ["arm_mimic_gripper", "ignore_timestamp", "100"],
+        ["arm_mimic_gripper", "defaults", "100"],
+    ]
+    for mode in vs_rsp.MODES:
+        turns = record["robots"]["arm_mimic_gripper"]["modes"][mode]
+        assert [turn["node"] for turn in turns] == ["ours@HEAD", "ours"]
+        for turn in turns:
+            (window,) = turn["windows"]
+            assert window["received"] > 0 and window["sent"] >= 90, turn
+            assert window["cpu_us_per_message"] > 0
+            assert turn["transforms_per_message"] == 11 and turn["static_transforms"] == 6
+    notes = [note for note in startup.notes if "ours vs ours@HEAD: " in note]
+    assert [note.split(": ", 1)[1].split(",")[0] for note in notes] == [
+        "same 11 frames",
+        "same 6 frames",
+    ]
+    for note in notes:
+        translation, rotation = note.rsplit("within ", 1)[1].split(", ")
+        assert float(translation.split()[0]) < 1e-9 and float(rotation.split()[0]) < 1e-9
