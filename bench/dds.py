@@ -48,15 +48,20 @@ def use_bench_domain() -> None:
 # -- the node process ---------------------------------------------------------------------------
 
 
+#: What the node's console script runs (setup.py), for a node without the script.
+ENTRY = f"import sys; from {PACKAGE}.entry import node_main; sys.exit(node_main())"
+
+
 def node_command(params_file: Path, import_root: Path | None = None) -> list[str]:
     """The node's console script beside this interpreter (venv bin/ or colcon's lib/), else
-    ``python -m``; always ``-m`` from ``import_root`` (a baseline's extracted package)."""
+    its entry point by ``python -c``; always the latter for ``import_root`` (a baseline's
+    extracted package, first on the node's path: see ``start_node``)."""
     ros_args = ["--ros-args", "--params-file", str(params_file), "--log-level", "warn"]
     prefix = Path(sys.executable).parent.parent
     for script in (prefix / "bin" / PACKAGE, prefix / "lib" / PACKAGE / PACKAGE):
         if import_root is None and script.exists():
             return [str(script), *ros_args]
-    return [sys.executable, "-m", f"{PACKAGE}.ros.node", *ros_args]
+    return [sys.executable, "-c", ENTRY, *ros_args]
 
 
 def write_params(path: Path, description: str, **parameters: object) -> Path:

@@ -16,7 +16,7 @@ import numpy as np
 from .models import ModelSpec, all_models
 from .peers import PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
 from .report import Table, micros, ratio, verdict
-from .timing import Budget, seconds_per_call_interleaved
+from .timing import seconds_per_call_interleaved
 
 #: Largest difference allowed between a peer's link poses and ours (m, or unitless rotation).
 POSE_TOLERANCE = 1e-6
@@ -76,7 +76,7 @@ def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
         ]
         peers = checked_peers(spec, pool)
         ready = {name: peer.fk_pool for name, peer in peers.items() if not isinstance(peer, str)}
-        measured = seconds_per_call_interleaved(ready, Budget.for_mode(quick))
+        measured = seconds_per_call_interleaved(ready, quick)
         seconds = {name: measured[name] / POOL_SIZE if name in measured else None for name in PEERS}
         counts = spec.counts()
         row = [f"{spec.name} ({counts['joints']}/{counts['moving']}/{counts['mimic']})"]

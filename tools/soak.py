@@ -1,29 +1,20 @@
 #!/usr/bin/env python3
 """Soak test (``make soak``): the node on a 60-joint robot, fed JointState at 1 kHz for a while.
 
-Starts the node's console script as a subprocess (as ``ros2 run`` would) on the humanoid test
-robot (61 moving joints: a floating base, 50 driven revolute joints, 10 finger mimics; 11 fixed
-joints), with ``ignore_timestamp`` so that every JointState is published, through the bench's
-runner of nodes (bench/dds.py): its probe publishes JointState at ``--rate`` Hz (every driven
-variable moving sinusoidally within its limits, stamped with the wall clock at sending) and
-reads ``/tf`` raw on a thread of its own: the stamp gives the latency of every message; one
-message in ``--check-every`` is deserialized in full afterwards and checked for non-finite
-values and unit quaternions.
+The node runs as a subprocess on the humanoid test robot (61 moving joints: a floating base, 50
+driven revolute joints, 10 finger mimics; 11 fixed joints) with ``ignore_timestamp``, through
+the bench's runner of nodes (bench/dds.py): its probe publishes JointState at ``--rate`` Hz
+(every driven variable moving sinusoidally within its limits, stamped with the wall clock) and
+reads ``/tf`` raw on a thread of its own (the latency of every message); one message in
+``--check-every`` is checked in full afterwards for non-finite values and unit quaternions.
+The report (text, then one ``SOAK_REPORT {json}`` line) gives messages in and out, latency,
+the node's memory (start, after the warm-up, end) and CPU; exit status 1 when the node died,
+published nothing or a non-finite value, or grew by more than ``--max-rss-growth-mb``.
 
-Report (text, then one ``SOAK_REPORT {json}`` line): messages in and out, dropped, latency
-(median, p99, max), the node's resident memory (at start, after the warm-up, at the end) and
-CPU use. Exit status 0 when the node stayed up, published, never published a non-finite value
-and its memory after the warm-up grew by at most ``--max-rss-growth-mb``; 1 otherwise.
-
-``--seconds`` feeds for a wall-clock time: a loaded machine sends fewer messages in it.
-``--messages N`` feeds by count instead: exactly N messages, at most ``--rate`` per second,
-however long the machine takes (the warm-up and the memory samples fall after the same number
-of messages however slow the sender is), so the node is judged on the same burst on any
-machine. A feed by count that has not sent its N messages after ``MAX_SLOWDOWN`` times their
-nominal time (N / rate) gives up, and the run fails saying so.
-
-Usage: ``python tools/soak.py [--seconds 60 | --messages 60000] [--rate 1000]`` in the venv
-(``.venv/bin/python``); ``ROS_DOMAIN_ID`` is respected (a private one is chosen if unset).
+``--seconds`` feeds for a wall-clock time (a loaded machine sends fewer messages in it);
+``--messages N`` feeds exactly N messages at up to ``--rate``, however long that takes, so the
+node is judged on the same burst on any machine (giving up, and failing, after ``MAX_SLOWDOWN``
+times their nominal time). ``ROS_DOMAIN_ID`` is respected (a private one is chosen if unset).
 """
 
 from __future__ import annotations

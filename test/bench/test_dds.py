@@ -35,5 +35,5 @@ def test_a_baseline_runs_from_its_extracted_package_beside_rsp_and_ours(tmp_path
     assert (baseline.import_root / dds.PACKAGE / "ros" / "node.py").is_file()
     params = tmp_path / "params.yaml"
     command = baseline.command(params)
-    assert command[1:3] == ["-m", f"{dds.PACKAGE}.ros.node"]
+    assert command[1:3] == ["-c", dds.ENTRY]
     assert command[-4:] == ["--params-file", str(params), "--log-level", "warn"]
