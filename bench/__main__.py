@@ -4,11 +4,8 @@ Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp
 the node against robot_state_publisher, and a baseline revision, over DDS). Options may also come
 from the environment (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
 ``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
-
-OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS builds, slow a
-current numpy: they are removed from this process's environment (and its nodes') before numpy
-loads, unless ``--keep-openblas-env``. Before vs_rsp starts nodes, the package's .pyc files are
-written (``dds.byte_compile``), as pip and colcon write them at install.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS builds, they slow
+a current numpy) are removed before numpy loads, unless ``--keep-openblas-env``.
 """
 
 from __future__ import annotations
@@ -96,12 +93,13 @@ def machine() -> dict[str, Any]:
 
     import numpy as np
 
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    models = [
-        line.split(":", 1)[1].strip()
-        for line in cpuinfo.splitlines()
-        if line.startswith("model name")
-    ]
+    cpuinfo = (
+        Path("/proc/cpuinfo").read_text().splitlines() if os.path.exists("/proc/cpuinfo") else []
+    )
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
+        "unknown",
+    )
     versions = {}
     for dist in ("pin", "yourdfpy", "urchin", "ros-rclpy"):
         try:
@@ -110,7 +108,7 @@ def machine() -> dict[str, Any]:
             versions[dist] = "not installed"
     return {
         "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": models[0] if models else "unknown",
+        "cpu": cpu,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -154,7 +152,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for table in tables:
             print(table.render(), flush=True)
         results["sections"][section] = {
-            "table": tables[0].as_json(),
             "tables": [table.as_json() for table in tables],
             "data": record,
             "wall_seconds": round(time.perf_counter() - started, 1),

@@ -1,12 +1,10 @@
 """The one runner of nodes over DDS, for the ``vs_rsp`` section and ``tools/soak.py``.
 
 A node runs as a subprocess on a parameters file; the ``Probe`` publishes JointState stamped
-with the wall clock at sending and reads /tf raw (the first transform's stamp at
-``STAMP_OFFSET`` of the CDR bytes), so receipt minus stamp is the latency (both processes read
-CLOCK_REALTIME); the node's CPU (utime + stime, per thread too) and memory come from /proc.
-/tf is taken with one reused wait set of rclpy's binding (``read_raw``): through an executor,
-its per-message overhead would make the bench the slow reliable reader that stalls the node's
-writer at 1 kHz.
+with the wall clock and reads /tf raw (the first stamp at ``STAMP_OFFSET`` of the CDR bytes):
+receipt minus stamp is the latency. /tf is taken with one reused wait set (``read_raw``): an
+executor's per-message overhead would make the bench the slow reliable reader that stalls the
+node's writer at 1 kHz. The node's CPU (per thread too) and memory come from /proc.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Section ``fk``: our FK of one configuration against pinocchio, yourdfpy and urchin, all
-link poses in the root frame, on every benchmark model.
-
-Every peer is checked per model before it is timed: all link poses within ``POSE_TOLERANCE``
-of ours at each configuration timed. A peer that disagrees is reported as WRONG and not timed;
-one that is missing or cannot read the model is reported as such. The libraries' timed runs
-are taken in turn (``timing.seconds_per_call_interleaved``), so a drifting load hits all.
+"""Section ``fk``: our FK of one configuration against pinocchio, yourdfpy and urchin, all link
+poses in the root frame, per model. A peer is timed only if its link poses equal ours (within
+``POSE_TOLERANCE``) at every configuration timed; else it is reported WRONG, or unavailable.
 """
 
 from __future__ import annotations
@@ -86,16 +82,14 @@ def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
             row += [status if isinstance(status, str) else micros(seconds[name])]
             row += [ratio(seconds[name], seconds["ours"])]
         table.rows.append(row)
-        status = {name: peer if isinstance(peer, str) else "ok" for name, peer in peers.items()}
-        record[spec.name] = {"counts": counts, "seconds": seconds, "status": status}
+        statuses = {name: peer if isinstance(peer, str) else "ok" for name, peer in peers.items()}
+        record[spec.name] = {"counts": counts, "seconds": seconds, "status": statuses}
     table.notes.append(
         f"every peer's link poses checked against ours first at each of the {POOL_SIZE} "
         f"configurations timed (max abs error <= {POSE_TOLERANCE:g}); each call gets the next "
-        "configuration; libraries timed in turn, run by run; peer/ours > 1: ours is faster"
-    )
-    table.notes.append(
-        "pinocchio: framesForwardKinematics only (poses stay in data.oMf); "
-        "yourdfpy: update_cfg + get_transform per link; urchin/ours: link_fk"
+        "configuration; libraries timed in turn, run by run; peer/ours > 1: ours is faster; "
+        "pinocchio: framesForwardKinematics only (poses stay in data.oMf); yourdfpy: "
+        "update_cfg + get_transform per link; urchin/ours: link_fk"
     )
     target = record[TARGET_MODEL]["seconds"]
     ours, pin, ydf = target["ours"], target["pinocchio"], target["yourdfpy"]

@@ -5,10 +5,8 @@
 | arm      | urdf/demo_arm.urdf                 | 10     | 8      | 7           | 1     | 2     |
 | humanoid | test/urdf/humanoid_fixed_base.urdf | 93     | 73     | 63          | 10    | 20    |
 
-The humanoid (a fixed pelvis, waist, neck, two 7-joint arms with five-fingered hands whose
-distal phalanges mimic the middle ones, two 7-joint legs, sensor frames; small tilts on every
-origin so that a wrong rotation convention shows) is the robot of the side-by-side runs
-against robot_state_publisher since they began. Lengths in metres, angles in radians.
+The humanoid (small tilts on every origin, so that a wrong rotation convention shows) is the
+robot of every side-by-side run against robot_state_publisher. Metres and radians.
 """
 
 from __future__ import annotations

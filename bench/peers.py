@@ -1,16 +1,11 @@
 """Adapters giving every library the same operations: hold a pool of configurations, FK of
-each in turn, the link poses of the first.
+each in turn (all link poses in the root frame), the link poses of the first.
 
-Every adapter gets configurations with a value for every moving joint (mimic joints already
-following their leader, ``ModelSpec.full_values``) and passes on what its library expects
-(pinocchio takes mimic joints as independent joints and continuous joints as (cos, sin);
-yourdfpy and urchin compute mimic joints themselves from the independent ones). What is
-timed, "all link poses in the root frame":
-
-- ours: ``robot.link_fk(cfg)``, a dict of (4, 4) arrays.
-- pinocchio: ``pin.framesForwardKinematics`` (every frame placement into ``data.oMf``).
-- yourdfpy: ``update_cfg`` then ``get_transform`` for every link.
-- urchin: ``link_fk(cfg)``.
+Each gets configurations of every moving joint (mimic joints following their leader,
+``ModelSpec.full_values``) and passes on what its library expects: pinocchio takes mimic joints
+as independent joints and continuous joints as (cos, sin); yourdfpy and urchin compute mimic
+joints themselves. Timed: ours and urchin ``link_fk``; pinocchio ``framesForwardKinematics``
+(poses stay in ``data.oMf``); yourdfpy ``update_cfg`` then ``get_transform`` for every link.
 """
 
 from __future__ import annotations

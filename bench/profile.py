@@ -1,12 +1,10 @@
 """``python -m bench --profile``: where the node's time per JointState goes, in-process.
 
-The node's JointState work without DDS, through public entry points only: the pipeline the
-node runs (``JointStatePipeline.joint_state``, ``ignore_timestamp`` true so every message is
-published) on the humanoid, then the CDR bytes of its answer (``Publication.to_bytes``), for
-synthetic JointStates. Printed: microseconds per message (mean, median, p99) of the pipeline
-and of the bytes, the same for ``Robot.link_fk`` of one configuration for comparison, then the
-top functions under cProfile by own and by cumulative time. No rclpy context is created, so
-nothing of DDS runs and nothing is left to stop at exit.
+Through public entry points only: the pipeline the node runs (``JointStatePipeline.joint_state``,
+``ignore_timestamp`` true) on the humanoid, then the CDR bytes of its answer
+(``Publication.to_bytes``), for synthetic JointStates; microseconds per call of each, and of
+``Robot.link_fk`` for comparison; then the top functions under cProfile. No rclpy context is
+created: nothing of DDS runs, nothing is left to stop at exit.
 """
 
 from __future__ import annotations
@@ -76,14 +74,14 @@ def profile_callback(count: int) -> int:
     )
     stages = {
         "pipeline.joint_state": lambda k: pipeline.joint_state(start_ns + k, names, rows[k]),
-        "Publication.to_bytes": lambda k: publications[k % len(publications)].to_bytes(),  # type: ignore[union-attr]
+        "Publication.to_bytes": lambda k: publications[k % len(publications)].to_bytes(),
         "both (the node's work per JointState)": message,
         "Robot.link_fk (every link, for comparison)": lambda k: robot.link_fk(configurations[k]),
     }
     for stage, call in stages.items():
         print(f"  {stage:45s} {_summary(_micros(call, count))}")
     profiler = cProfile.Profile()
-    profiler.runcall(lambda: [message(k) for k in range(count)])
+    profiler.runcall(lambda: list(map(message, range(count))))
     for order in ("tottime", "cumulative"):
         stream = io.StringIO()
         pstats.Stats(profiler, stream=stream).sort_stats(order).print_stats(TOP_ENTRIES)

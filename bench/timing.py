@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 
 def _loop_seconds(call: Callable[[], object], number: int) -> float:
@@ -19,7 +19,7 @@ def _loop_seconds(call: Callable[[], object], number: int) -> float:
 
 
 def seconds_per_call_interleaved(
-    calls: dict[str, Callable[[], object]], quick: bool
+    calls: Mapping[str, Callable[[], object]], quick: bool
 ) -> dict[str, float]:
     """Median seconds per call of each callable: 7 loops of 0.2 s each (quick: 3 of 0.03 s),
     the loop counts calibrated first by doubling from one call."""

@@ -1,17 +1,8 @@
-"""Section ``vs_rsp``: this node and the C++ robot_state_publisher (RSP), side by side, and this
-node at an older git revision (``--baseline REV``) in the same run; docs/benchmarks.md has the
-method.
-
-Every node gets the same robots, rates and JointStates in interleaved rounds: each round runs
-every node in turn (start, measure, stop: A B A B), so a drift in the machine's load hits all
-alike. RSP comes from a sourced ROS 2 or the rsp build kit (``locate_rsp``); the baseline is the
-package at REV, extracted and byte-compiled (``dds.extract_revision``). Without RSP and without
-a baseline the section says why it is skipped and succeeds. Robots: the humanoid and the arm
-with a mimic gripper; modes: ``ignore_timestamp: true`` (every JointState is published) and the
-defaults (at most 20 Hz per joint in message time). A node's turn: startup to the first
-/tf_static, RSS at idle, its answer to the first row and its /tf_static (compared with the other
-nodes'), then per rate a window of ``dds.measure``. Tables give medians over the rounds and the
-ratios ours / each other node: below 1 this node is cheaper or faster.
+"""Section ``vs_rsp``: this node and the C++ robot_state_publisher (RSP) side by side, with this
+node at an older git revision (``--baseline REV``) too, in interleaved rounds (each runs every
+node in turn: start, measure, stop), so a drift in the machine's load hits all alike. RSP comes
+from a sourced ROS 2 or the rsp build kit (``locate_rsp``); without RSP and baseline the section
+says why it is skipped and succeeds. Method and results: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -57,16 +48,6 @@ class RspFound:
     root: Path | None = None
 
 
-def rsp_kit(environ: Mapping[str, str], repo_root: Path = REPO_ROOT) -> Path:
-    """The rsp build kit's folder: ``RSP_KIT``, else ``../shared/rsp`` beside the repository."""
-    return Path(environ.get("RSP_KIT") or repo_root.parent / "shared" / "rsp")
-
-
-def rsp_root(environ: Mapping[str, str], repo_root: Path = REPO_ROOT) -> Path:
-    """Where the kit builds RSP: ``RSP_ROOT``, else ``.rsp/`` in the repository."""
-    return Path(environ.get("RSP_ROOT") or repo_root / ".rsp")
-
-
 def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
@@ -75,13 +56,15 @@ def locate_rsp(environ: Mapping[str, str], repo_root: Path = REPO_ROOT) -> RspFo
     """RSP to run, or the reason there is none (a sentence for the skipped table).
 
     First a sourced ROS 2: a prefix of ``AMENT_PREFIX_PATH`` with the executable; then the
-    rsp build kit (``rsp_kit``) built into ``rsp_root`` (``make bench`` builds it there).
+    rsp build kit (``RSP_KIT``, else ``../shared/rsp`` beside the repository) built into
+    ``RSP_ROOT`` (else ``.rsp/`` in the repository: ``make bench`` builds it there).
     """
     for prefix in filter(None, environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
         candidate = Path(prefix) / RSP_EXECUTABLE
         if _is_executable(candidate):
             return RspFound(candidate, f"sourced ROS 2 ({prefix})")
-    kit, root = rsp_kit(environ, repo_root), rsp_root(environ, repo_root)
+    kit = Path(environ.get("RSP_KIT") or repo_root.parent / "shared" / "rsp")
+    root = Path(environ.get("RSP_ROOT") or repo_root / ".rsp")
     script = kit / "env.sh"
     built = root / "install" / RSP_EXECUTABLE
     if script.is_file() and _is_executable(built):
@@ -154,13 +137,10 @@ class FrameCheck:
 
     def describe(self, other: str = "RSP") -> str:
         """One line for the table notes; ``other`` names the node compared with ours."""
-        if not self.only_ours and not self.only_rsp:
-            text = f"same {self.compared} frames"
-        else:
-            text = (
-                f"frames differ: only ours {self.only_ours or '-'}, only {other} "
-                f"{self.only_rsp or '-'}; {self.compared} common"
-            )
+        text = f"same {self.compared} frames"
+        if self.only_ours or self.only_rsp:
+            text = f"frames differ: only ours {self.only_ours or '-'}, only {other} "
+            text += f"{self.only_rsp or '-'}; {self.compared} common"
         return (
             f"{text}, values within {self.max_translation_m:.1e} m, {self.max_rotation_rad:.1e} rad"
         )

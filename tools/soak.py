@@ -47,19 +47,19 @@ MIN_GIVE_UP_S = 30.0
 
 @dataclass
 class SoakReport:
-    """What one soak run measured. Latencies in milliseconds, memory in MiB."""
+    """What one soak run measured. Latencies in milliseconds, memory in MiB. ``seconds`` is the
+    feed's duration at full rate (--seconds, or --messages / --rate), ``rate_hz`` the highest
+    sending rate, ``messages_target`` --messages (None: a feed for ``seconds``), ``feed_seconds``
+    the wall-clock time the feed took."""
 
     model: str
     moving_joints: int
-    #: The feed's duration at full rate: --seconds, or --messages / --rate.
     seconds: float
-    #: The highest sending rate; a loaded machine sends slower.
     rate_hz: float
     reliable: bool = False
     unknown_names: int = 0
-    #: --messages: the number of messages to send (None: feed for ``seconds``).
     messages_target: int | None = None
-    feed_seconds: float = math.nan  # wall-clock time the feed took
+    feed_seconds: float = math.nan
     messages_in: int = 0
     messages_out: int = 0
     dropped: int = 0
@@ -164,7 +164,7 @@ def check_messages(kept: list[bytes]) -> dict[str, int]:
 
 def latency_summary(latencies_ns: list[int]) -> dict[str, float]:
     """Median, p99 (nearest rank) and maximum latency in ms; NaN without samples."""
-    ordered = sorted(latencies_ns) or [math.nan]
+    ordered: list[float] = [float(value) for value in sorted(latencies_ns)] or [math.nan]
     p99 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.99 * len(ordered)) - 1))]
     return {
         "latency_median_ms": statistics.median(ordered) / 1e6,

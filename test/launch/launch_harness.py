@@ -518,6 +518,7 @@ class ProbeTestCase(unittest.TestCase):
     """A test class with ``self.probe``, a ``node_harness.Probe`` open while its tests run."""
 
     probe: Probe
+    _opened: Any
 
     @classmethod
     def setUpClass(cls) -> None:
