@@ -3,7 +3,7 @@
 | model    | file                               | joints | moving | independent | mimic | fixed |
 | -------- | ---------------------------------- | ------ | ------ | ----------- | ----- | ----- |
 | arm      | urdf/demo_arm.urdf                 | 10     | 8      | 7           | 1     | 2     |
-| humanoid | test/urdf/humanoid_fixed_base.urdf | 93     | 73     | 63          | 10    | 20    |
+| humanoid | test/data/humanoid_fixed_base.urdf | 93     | 73     | 63          | 10    | 20    |
 
 The humanoid (small tilts on every origin, so that a wrong rotation convention shows) is the
 robot of every side-by-side run against robot_state_publisher. Metres and radians.
@@ -22,7 +22,7 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FILES = {
     "arm": REPO_ROOT / "urdf" / "demo_arm.urdf",
-    "humanoid": REPO_ROOT / "test" / "urdf" / "humanoid_fixed_base.urdf",
+    "humanoid": REPO_ROOT / "test" / "data" / "humanoid_fixed_base.urdf",
 }
 #: Where continuous joints are sampled (radians); they have no limits.
 CONTINUOUS_RANGE = (-math.pi, math.pi)

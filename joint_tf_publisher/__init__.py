@@ -12,11 +12,21 @@ from typing import TYPE_CHECKING, Any
 from .errors import ModelError
 
 if TYPE_CHECKING:
-    from .model import Calibration, Dynamics, Joint, Limit, Link, Mimic, SafetyController
+    from .model import (
+        Calibration,
+        ClampMode,
+        Dynamics,
+        Joint,
+        Limit,
+        Link,
+        Mimic,
+        SafetyController,
+    )
     from .robot import Robot
 
 __all__ = [
     "Calibration",
+    "ClampMode",
     "Dynamics",
     "Joint",
     "Limit",

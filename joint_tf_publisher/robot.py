@@ -14,14 +14,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, overload
 
-import numpy as np
-from numpy.typing import NDArray
-
+from .arrays import Array
 from .description.loader import load_file, load_string
 from .kinematics import Kinematics
-from .model import Link, RobotModel
+from .model import ClampLike, Link, RobotModel
 
-Array = NDArray[np.float64]
 LinkRef = str | Link
 
 
@@ -63,20 +60,24 @@ class Robot(RobotModel):
     def link_fk(
         self,
         cfg: Mapping[str, Any] | None = None,
-        clamp: str | None = None,
+        clamp: ClampLike = None,
         link: None = None,
         links: Iterable[LinkRef] | None = None,
     ) -> dict[str, Array]: ...
     @overload
-    def link_fk(self, cfg: Mapping[str, Any] | None, clamp: str | None, link: LinkRef) -> Array: ...
+    def link_fk(self, cfg: Mapping[str, Any] | None, clamp: ClampLike, link: LinkRef) -> Array: ...
     @overload
     def link_fk(
-        self, cfg: Mapping[str, Any] | None = None, clamp: str | None = None, *, link: LinkRef
+        self,
+        cfg: Mapping[str, Any] | None = None,
+        clamp: ClampLike = None,
+        *,
+        link: LinkRef,
     ) -> Array: ...
     def link_fk(
         self,
         cfg: Mapping[str, Any] | None = None,
-        clamp: str | None = None,
+        clamp: ClampLike = None,
         link: LinkRef | None = None,
         links: Iterable[LinkRef] | None = None,
     ) -> dict[str, Array] | Array:
@@ -93,20 +94,20 @@ class Robot(RobotModel):
     def link_fk_batch(
         self,
         cfgs: Mapping[str, Any],
-        clamp: str | None = None,
+        clamp: ClampLike = None,
         link: None = None,
         links: Iterable[LinkRef] | None = None,
     ) -> dict[str, Array]: ...
     @overload
-    def link_fk_batch(self, cfgs: Mapping[str, Any], clamp: str | None, link: LinkRef) -> Array: ...
+    def link_fk_batch(self, cfgs: Mapping[str, Any], clamp: ClampLike, link: LinkRef) -> Array: ...
     @overload
     def link_fk_batch(
-        self, cfgs: Mapping[str, Any], clamp: str | None = None, *, link: LinkRef
+        self, cfgs: Mapping[str, Any], clamp: ClampLike = None, *, link: LinkRef
     ) -> Array: ...
     def link_fk_batch(
         self,
         cfgs: Mapping[str, Any],
-        clamp: str | None = None,
+        clamp: ClampLike = None,
         link: LinkRef | None = None,
         links: Iterable[LinkRef] | None = None,
     ) -> dict[str, Array] | Array:

@@ -9,9 +9,9 @@ Conventions used throughout the package:
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-Array = NDArray[np.float64]
+from .arrays import Array
 
 
 def rpy_to_matrix(rpy: ArrayLike) -> Array:

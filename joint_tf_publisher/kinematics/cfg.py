@@ -4,9 +4,9 @@ A cfg maps joint names (or Joint objects, or MoveIt variable names) to values of
 the joint's type takes (``model.joint_types``); absent joints sit at zero. A cfg is a
 configuration of the independent joints, as in urdfpy: a value given for a mimic follower is
 ignored, and every follower is multiplier * leader + offset from its leader's (clamped) value,
-never clamped to its own limits. With ``clamp`` ("hard" or "soft") the independent values are
-clamped first. (A JointState is a measurement instead: there a follower's own value wins, see
-``state``.)
+never clamped to its own limits. With ``clamp`` (``ClampMode.HARD`` or ``SOFT``) the
+independent values are clamped first. (A JointState is a measurement instead: there a
+follower's own value wins, see ``state``.)
 
 A cfg of plain numbers keyed by one-value joint or variable names takes a fast path: one
 matrix product with a matrix cached per tuple of names (``CfgPlan``).
@@ -20,18 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, IndexArray
+from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampMode
 from ..model.joint_types import unit_quaternions
-from .layout import Layout, check_clamp
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-
-#: Name tuples whose plans are kept; beyond, the cache starts again.
-PLAN_CACHE_SIZE = 64
-#: Marks a name tuple not yet in the cache (None is a cached answer).
-_NOT_CACHED: Any = object()
+from .layout import Layout
 
 
 @dataclass(frozen=True)
@@ -67,7 +61,8 @@ class CfgReader:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self._zero_list: list[float] = layout.zero_values.tolist()
-        self._plans: dict[tuple[Any, ...], CfgPlan | None] = {}
+        #: The fast-path plan of a cfg with these keys (``bounded_cache`` of ``_make_plan``).
+        self.plan = bounded_cache(self._make_plan)
         self._fixed_names = {joint.name for joint in layout.fixed_joints}
         # cfg names whose value is one number: one-value joints and variable names; -1 for
         # mimic followers and fixed joints (their values are ignored).
@@ -91,7 +86,7 @@ class CfgReader:
             for chosen in [[f for f in layout.followers if f.level == level]]
         ]
         # Clamping acts on independent values only: followers are computed afterwards.
-        self._ranges: dict[str, tuple[Array, Array]] = {}
+        self._ranges: dict[ClampMode, tuple[Array, Array]] = {}
         followers = [f.slot for f in layout.followers]
         for mode, (lower, upper) in layout.ranges.items():
             lower, upper = lower.copy(), upper.copy()
@@ -100,11 +95,10 @@ class CfgReader:
 
     # -- one configuration ---------------------------------------------------------------------
 
-    def single(self, cfg: Mapping[Any, Any] | None, clamp: str | None) -> Array:
+    def single(self, cfg: Mapping[Any, Any] | None, clamp: ClampMode) -> Array:
         """(V,) variable vector of one cfg, clamped and with followers resolved."""
         values = self._single_values(cfg) if cfg else self.layout.zero_values
-        if clamp is not None:
-            check_clamp(clamp)
+        if clamp is not ClampMode.NONE:
             rows = values[None].copy()
             self.resolve(rows, clamp)
             values = rows[0]
@@ -118,9 +112,7 @@ class CfgReader:
         non-finite values, followers that overflow).
         """
         keys = tuple(cfg)
-        plan = self._plans.get(keys, _NOT_CACHED)
-        if plan is _NOT_CACHED:
-            plan = self.plan(keys)
+        plan = self.plan(keys)
         if plan is not None:
             try:
                 given = np.fromiter(cfg.values(), np.float64, len(keys))
@@ -133,9 +125,9 @@ class CfgReader:
                     return fast
         return self._single_values_general(cfg)
 
-    def plan(self, keys: tuple[Any, ...]) -> CfgPlan | None:
+    def _make_plan(self, keys: tuple[Any, ...]) -> CfgPlan | None:
         """The fast-path plan of a cfg with these keys, None where such a cfg takes the general
-        path (cached, at most ``PLAN_CACHE_SIZE`` tuples).
+        path.
 
         Its (V, K) matrix S gives values = zero_values + S @ given: column k writes given
         value k into its slot and, scaled by the multipliers along a mimic chain, into every
@@ -144,9 +136,6 @@ class CfgReader:
         that are not one number, a slot given twice, and robots with quaternion values (which
         need normalising).
         """
-        cached = self._plans.get(keys, _NOT_CACHED)
-        if cached is not _NOT_CACHED:
-            return cached  # type: ignore[no-any-return]
         layout = self.layout
         matrix = np.zeros((layout.num_values, len(keys)))
         usable = not layout.quaternion_joints
@@ -164,18 +153,14 @@ class CfgReader:
         for follower in layout.followers:
             matrix[follower.slot] = follower.multiplier * matrix[follower.leader_slot]
         largest = float(np.max(np.abs(matrix), initial=1.0))
-        if len(self._plans) >= PLAN_CACHE_SIZE:
-            self._plans.clear()
-        plan = None
-        if usable and math.isfinite(largest):
-            plan = CfgPlan(
-                matrix,
-                1e300 / largest,
-                np.array(columns, dtype=np.intp),
-                np.array(slots, dtype=np.intp),
-            )
-        self._plans[keys] = plan
-        return plan
+        if not (usable and math.isfinite(largest)):
+            return None
+        return CfgPlan(
+            matrix,
+            1e300 / largest,
+            np.array(columns, dtype=np.intp),
+            np.array(slots, dtype=np.intp),
+        )
 
     def _single_values_general(self, cfg: Mapping[Any, Any]) -> Array:
         """``_single_values`` for any cfg: floats on a Python list, other values in numpy."""
@@ -193,7 +178,7 @@ class CfgReader:
             rows = np.array(values)[None]
             self._fill(rows, deferred, batched=False)
             self._check(rows)
-            self.resolve(rows, None)
+            self.resolve(rows, ClampMode.NONE)
             single: Array = rows[0]
             return single
         for follower in self.layout.followers:
@@ -207,9 +192,8 @@ class CfgReader:
 
     # -- many configurations -------------------------------------------------------------------
 
-    def batch(self, cfgs: Mapping[Any, Any], clamp: str | None) -> Array:
+    def batch(self, cfgs: Mapping[Any, Any], clamp: ClampMode) -> Array:
         """(N, V) variable rows of a batched cfg, clamped and with followers resolved."""
-        check_clamp(clamp)
         values = self._batch_values_fast(cfgs)
         if values is None:
             values = self._batch_values_general(cfgs, self._batch_size(cfgs))
@@ -316,9 +300,9 @@ class CfgReader:
             name = layout.moving_joints[int(layout.slot_joint[slot])].name
             raise ValueError(f"joint {name!r}: non-finite value in cfg")
 
-    def resolve(self, values: Array, clamp: str | None) -> None:
+    def resolve(self, values: Array, clamp: ClampMode) -> None:
         """Clamp the independent values of rows (N, V) and set the followers, in place."""
-        if clamp is not None:
+        if clamp is not ClampMode.NONE:
             lower, upper = self._ranges[clamp]
             np.clip(values, lower, upper, out=values)
         for level in self._levels:

@@ -18,13 +18,10 @@ Frames and units: poses T_root_link (4, 4), metres; values as ``Layout`` lays th
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, IndexArray
 from ..model.motion_forms import Variables
 from .layout import Layout
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
 
 _IDENTITY = np.eye(4)
 

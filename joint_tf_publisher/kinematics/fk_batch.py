@@ -12,12 +12,10 @@ Frames and units: poses T_root_link, metres; values as ``Layout`` lays them out.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array
 from .fk import pose_bases
 from .layout import Layout
-
-Array = NDArray[np.float64]
 
 #: Configurations computed at a time (cache-sized working arrays).
 BATCH_CHUNK = 2048

@@ -26,16 +26,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
-from .layout import CLAMP_LIMITS, MAX_JOINT_VALUE, Follower, Layout
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
-
-#: Plans kept per Kinematics (distinct name tuples); beyond, the cache starts again.
-PLAN_CACHE_SIZE = 64
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampMode
+from .layout import CLAMPING, MAX_JOINT_VALUE, Follower, Layout
 
 
 @dataclass(frozen=True)
@@ -103,10 +98,10 @@ class FastApply:
 
     message_index: IndexArray
     slots: IndexArray
-    #: Per clamp mode (None included): (lower, upper) per slot: each given value's range
+    #: Per clamp mode (``NONE`` included): (lower, upper) per slot: each given value's range
     #: within +-MAX_JOINT_VALUE, any stored value's too (a clamp mode that changed leaves
     #: values outside), and +-inf for the followers not given.
-    bounds: dict[str | None, tuple[Array, Array]]
+    bounds: dict[ClampMode, tuple[Array, Array]]
     levels: tuple[FollowerLevel, ...]
     moves_mask: BoolArray
 
@@ -127,7 +122,7 @@ class NamePlan:
     followers: FollowerSteps
     #: Per clamp mode, (lower, upper) per slot: every given value's range; +-inf for the
     #: followers computed from their leaders (never clamped).
-    ranges: dict[str, tuple[Array, Array]]
+    ranges: dict[ClampMode, tuple[Array, Array]]
     #: Slots of the mimic followers given in this message.
     given_follower_slots: list[int]
     #: Moving joints this message moves: those given and the followers of those (sorted).
@@ -138,12 +133,12 @@ class NamePlan:
     fast: FastApply | None = None
 
 
-def _ranges(layout: Layout, given_followers: set[int]) -> dict[str, tuple[Array, Array]]:
+def _ranges(layout: Layout, given_followers: set[int]) -> dict[ClampMode, tuple[Array, Array]]:
     """Clamp ranges for a message giving ``given_followers``: each follower not given is
     never clamped (+-inf); every other slot has its own range."""
     computed = [f.slot for f in layout.followers if f.joint not in given_followers]
-    ranges: dict[str, tuple[Array, Array]] = {}
-    for mode in CLAMP_LIMITS:
+    ranges: dict[ClampMode, tuple[Array, Array]] = {}
+    for mode in CLAMPING:
         lower, upper = (bound.copy() for bound in layout.ranges[mode])
         lower[computed], upper[computed] = -np.inf, np.inf
         ranges[mode] = (lower, upper)
@@ -189,9 +184,9 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
         for _, followers in sorted(by_level.items())
     )
     free = [f.slot for f in not_given]  # never clamped: kept, or computed from a leader
-    bounds: dict[str | None, tuple[Array, Array]] = {}
-    for mode in (None, *CLAMP_LIMITS):
-        if mode is None:
+    bounds: dict[ClampMode, tuple[Array, Array]] = {}
+    for mode in ClampMode:
+        if mode is ClampMode.NONE:
             lower = np.full(layout.num_values, -MAX_JOINT_VALUE)
             upper = np.full(layout.num_values, MAX_JOINT_VALUE)
         else:
@@ -207,7 +202,8 @@ class NamePlans:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._plans: dict[tuple[str, ...], NamePlan] = {}
+        #: The plan of a message with these names (``bounded_cache``).
+        self.plan = bounded_cache(self._make_plan)
         block = layout.slot[:, None] + np.arange(7)
         #: (M, 7): each moving joint's slots, the last repeated up to 7 columns.
         self.slot_block = np.minimum(block, (layout.slot + layout.size - 1)[:, None])
@@ -216,15 +212,6 @@ class NamePlans:
         )
         #: Plans of messages that give no follower share these ranges.
         self._independent_ranges = _ranges(layout, set())
-
-    def plan(self, names: tuple[str, ...]) -> NamePlan:
-        """The plan of a message with these names (cached)."""
-        plan = self._plans.get(names)
-        if plan is None:
-            if len(self._plans) >= PLAN_CACHE_SIZE:
-                self._plans.clear()
-            plan = self._plans[names] = self._make_plan(names)
-        return plan
 
     def _make_plan(self, names: tuple[str, ...]) -> NamePlan:
         layout = self.layout
@@ -286,5 +273,5 @@ class NamePlans:
             unknown=unknown,
             first_value_only=first_value_only,
         )
-        plan.moves.flags.writeable = False  # handed out as Update.moved by the fast path
+        plan.moves.flags.writeable = False  # handed out as Update.moved and the limiter's key
         return replace(plan, fast=_fast_apply(plan, layout))

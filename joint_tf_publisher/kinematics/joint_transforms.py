@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, ComplexArray, IndexArray
+from ..bounded_cache import bounded_cache
 from ..model.motion_forms import MotionForm, Variables
 from ..transforms import matrices_to_quaternions, matrix_to_quaternion, quaternion_product_matrices
 from .layout import Layout
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
 
 
 def transform_basis(layout: Layout, index: int) -> Array:
@@ -42,10 +40,6 @@ def transform_basis(layout: Layout, index: int) -> Array:
     _, right = quaternion_product_matrices(matrix_to_quaternion(joint.child_offset[:3, :3]))
     basis[:, 3:] = kind.quaternion_terms(joint) @ (left @ right).T
     return basis
-
-
-#: Index sets whose plans are kept (the node asks for the same few sets again and again).
-PLAN_CACHE_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -71,7 +65,7 @@ class _GroupRows:
     used: tuple[int, ...]  # features with a non-zero basis, the constant and pairs left out
     terms: tuple[Array, ...]  # (n, 7) each, for ``used``
     #: Per trigonometric pair used: (scale, complex terms (n, 7)).
-    rotations: tuple[tuple[float, NDArray[np.complex128]], ...]
+    rotations: tuple[tuple[float, ComplexArray], ...]
 
 
 def _group_rows(
@@ -121,7 +115,7 @@ class JointTransforms:
             )
             for group in layout.groups
         ]
-        self._plans: dict[bytes, PosePlan] = {}
+        self._plan_of_key = bounded_cache(self._make_plan)
         poses = np.array([joint.child_pose() for joint in layout.fixed_joints]).reshape(-1, 4, 4)
         self._fixed_translations = poses[:, :3, 3].copy()
         self._fixed_quaternions = matrices_to_quaternions(poses[:, :3, :3])
@@ -129,31 +123,29 @@ class JointTransforms:
     def plan(self, indices: Any) -> PosePlan:
         """How the poses of ``moving_joints[i]`` for each i in ``indices`` are computed: per
         group present, its rows, slots and terms (cached per index set)."""
-        index = np.asarray(indices, dtype=np.intp).reshape(-1)
-        key = index.tobytes()
-        plan = self._plans.get(key)
-        if plan is None:
-            if len(self._plans) >= PLAN_CACHE_SIZE:
-                self._plans.clear()
-            layout = self.layout
-            groups = layout.group_of[index]
-            parts = []
-            for g, group in enumerate(layout.groups):
-                rows = np.flatnonzero(groups == g)
-                if not rows.size:
-                    continue
-                members = layout.row_in_group[index[rows]]
-                slots = group.slots[members]
-                parts.append(
-                    _group_rows(
-                        group.form,
-                        _as_slice(rows),
-                        slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
-                        self.bases[g][members],
-                    )
+        return self._plan_of_key(np.asarray(indices, dtype=np.intp).reshape(-1).tobytes())
+
+    def _make_plan(self, key: bytes) -> PosePlan:
+        """The ``PosePlan`` of the index set whose bytes (intp) are ``key``."""
+        index = np.frombuffer(key, dtype=np.intp)
+        layout = self.layout
+        groups = layout.group_of[index]
+        parts = []
+        for g, group in enumerate(layout.groups):
+            rows = np.flatnonzero(groups == g)
+            if not rows.size:
+                continue
+            members = layout.row_in_group[index[rows]]
+            slots = group.slots[members]
+            parts.append(
+                _group_rows(
+                    group.form,
+                    _as_slice(rows),
+                    slots[:, 0].copy() if slots.shape[1] == 1 else slots.T.copy(),
+                    self.bases[g][members],
                 )
-            plan = self._plans[key] = PosePlan(index.size, tuple(parts))
-        return plan
+            )
+        return PosePlan(index.size, tuple(parts))
 
     def transforms(self, values: Array, indices: Any) -> tuple[Array, Array]:
         """Translations (n, 3) in metres and unit quaternions (n, 4) x y z w of

@@ -4,7 +4,8 @@ A thin facade over the package's parts, each compiled from the same ``Layout``:
 
 - ``StateResolver`` (``state``): JointState input into a ``JointPositions`` vector;
 - ``JointTransforms`` (``joint_transforms``): per-joint parent->child transforms to publish;
-- ``HotPath`` (``hot_path``): one message's values to the poses to publish, in one call;
+- ``MessagePlan`` (``message_plan``): per message shape, a JointState's values to the poses
+  to publish, in one call;
 - ``CfgReader`` (``cfg``): urdfpy-style cfg mappings into variable rows;
 - ``SingleFk`` (``fk``) and ``BatchFk`` (``fk_batch``): link poses in the root frame.
 
@@ -14,24 +15,22 @@ metres. Quaternions are (x, y, z, w).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampLike, ClampMode
 from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
-from .hot_path import HotPath
-from .joint_state_names import NamePlan
 from .joint_transforms import JointTransforms
-from .layout import Layout, check_clamp
+from .layout import compile_layout
+from .message_plan import MessagePlan, message_plan
 from .state import JointPositions, StateResolver, Update
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
 
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping
 #: (``SingleFk.link_poses_few``); beyond, joint by joint (``BatchFk``: less memory traffic).
@@ -42,16 +41,15 @@ class Kinematics:
     """A robot's tree compiled into numpy arrays (see the module docstring).
 
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
-    ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``joints_moved_by``,
-    ``joint_state_plan``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
-    ``hot_path``, ``fixed_transforms``,
-    ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
+    ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``message_plans``,
+    ``multi_dof_moves``, ``variable_values``, ``joint_transforms``, ``joint_poses``,
+    ``fixed_transforms``, ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
 
     def __init__(self, robot: RobotModel) -> None:
         self.robot = robot
-        self.layout = Layout(robot)
+        self.layout = compile_layout(robot)
         self.state = StateResolver(self.layout)
         self.transforms = JointTransforms(self.layout)
         self.cfg = CfgReader(self.layout)
@@ -89,10 +87,11 @@ class Kinematics:
         positions: JointPositions,
         names: Sequence[str],
         values: Sequence[float],
-        clamp: str | None = "hard",
+        clamp: ClampLike = ClampMode.HARD,
     ) -> Update:
-        """Set values by JointState name; clamp; resolve mimic (``state``)."""
-        return self.state.apply(positions, names, values, clamp)
+        """Set values by JointState name; clamp; resolve mimic (``state``). ``clamp`` as
+        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode)."""
+        return self.state.apply(positions, names, values, ClampMode.of(clamp))
 
     def apply_multi_dof(
         self,
@@ -100,20 +99,32 @@ class Kinematics:
         joint_names: Sequence[str],
         translations: Any,
         quaternions: Any,
-        clamp: str | None = "hard",
+        clamp: ClampLike = ClampMode.HARD,
     ) -> Update:
         """Set multi-DOF joints from MultiDOFJointState transforms (``state``)."""
-        return self.state.apply_multi_dof(positions, joint_names, translations, quaternions, clamp)
+        return self.state.apply_multi_dof(
+            positions, joint_names, translations, quaternions, ClampMode.of(clamp)
+        )
 
-    def joints_moved_by(self, names: Sequence[str]) -> IndexArray:
-        """Moving joints a JointState with these names moves: those named and the followers
-        computed from them (sorted; cached per tuple of names). A clamp may move others."""
-        return self.state.plans.plan(tuple(names)).moves
+    def message_plans(
+        self, clamp: ClampLike, publish_mask: BoolArray
+    ) -> Callable[[tuple[str, ...]], MessagePlan]:
+        """The ``MessagePlan`` of JointStates by their tuple of names, under ``clamp``,
+        publishing the moving joints where ``publish_mask`` (M,) is True: a ``bounded_cache``
+        of ``message_plan.message_plan``, so each shape is compiled once."""
+        mode = ClampMode.of(clamp)
+        mask = np.array(publish_mask, dtype=bool).reshape(len(self.layout.moving_joints))
+        mask.flags.writeable = False
 
-    def joint_state_plan(self, names: Sequence[str]) -> NamePlan:
-        """How ``apply`` reads a JointState with these names (cached per tuple; read only):
-        ``moves`` (as ``joints_moved_by``), ``unknown`` and ``first_value_only`` names."""
-        return self.state.plans.plan(tuple(names))
+        def build(names: tuple[str, ...]) -> MessagePlan:
+            return message_plan(self.state, self.transforms, names, mode, mask)
+
+        return bounded_cache(build)
+
+    def multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
+        """The moving joints a MultiDOFJointState with ``joint_names`` sets (sorted,
+        read-only) and its names that set none (cached per tuple)."""
+        return self.state.multi_dof_moves(joint_names)
 
     def variable_values(self, positions: JointPositions) -> dict[str, float]:
         """Every moving joint's values by JointState name, followers included."""
@@ -127,16 +138,6 @@ class Kinematics:
         values."""
         return self.transforms.transforms(positions.values, indices)
 
-    def hot_path(self, names: Sequence[str], indices: Any, clamp: str | None) -> HotPath | None:
-        """``apply`` of messages with these names then ``joint_poses`` of ``indices``, compiled
-        into one call for the common message (``hot_path``); None where the names' plan has no
-        fast path (bare names to convert, quaternions, a name given twice)."""
-        check_clamp(clamp)
-        fast = self.state.plans.plan(tuple(names)).fast
-        if fast is None:
-            return None
-        return HotPath(fast, clamp, self.transforms.plan(indices))
-
     def joint_poses(self, positions: JointPositions, indices: Any) -> Array:
         """``joint_transforms`` as one array (n, 7) of rows [x, y, z, qx, qy, qz, qw]
         (metres; unit quaternion), the order of a ``geometry_msgs/Transform``."""
@@ -149,7 +150,7 @@ class Kinematics:
     # -- forward kinematics --------------------------------------------------------------------
 
     def link_fk(
-        self, cfg: Mapping[Any, Any] | None = None, clamp: str | None = None
+        self, cfg: Mapping[Any, Any] | None = None, clamp: ClampLike = None
     ) -> dict[str, Array]:
         """Every link's pose (4, 4) in the root link frame, in file order.
 
@@ -158,17 +159,17 @@ class Kinematics:
         is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
         unknown names and non-finite values.
         """
-        poses = self.single_fk.link_poses(self.cfg.single(cfg, clamp))
+        poses = self.single_fk.link_poses(self.cfg.single(cfg, ClampMode.of(clamp)))
         # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
         return dict(zip(self.layout.link_names, poses, strict=False))
 
-    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: str | None = None) -> dict[str, Array]:
+    def link_fk_batch(self, cfgs: Mapping[Any, Any], clamp: ClampLike = None) -> dict[str, Array]:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
 
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
         joints, (N, ...) of ``Joint.motion``'s shapes for the others).
         """
-        values = self.cfg.batch(cfgs, clamp)
+        values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if values.shape[0] == 1:
             poses = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:

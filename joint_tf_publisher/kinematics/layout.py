@@ -1,7 +1,10 @@
 """The compiled layout of a robot: tree order, fixed joints folded, frames, variable slots.
 
-Built once from a validated ``RobotModel`` (``model.validate.check_model`` runs first, so a
-model built by hand fails with the parsers' wording). It holds structure and constants only;
+Built once from a validated ``RobotModel`` by ``compile_layout`` (``model.validate.check_model``
+runs first, so a model built by hand fails with the parsers' wording), from pure functions
+each computing one part (the folded tree, the variables, the mimic followers, the clamp
+ranges, the form groups), into a frozen ``Layout`` whose arrays are read-only. It holds
+structure and constants only;
 state resolution, joint transforms and FK compile their own bases from it.
 
 Frames: frame 0 is the root link, frame i + 1 the child link of ``moving_joints[i]``. Fixed
@@ -19,25 +22,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
 from ..errors import ModelError
+from ..model.clamp_mode import ClampMode
 from ..model.elements import Joint, RobotModel
 from ..model.joint_types import JOINT_TYPES, JointType
 from ..model.motion_forms import MotionForm
 from ..model.validate import check_model
 
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
-
 #: Largest distance (m) a link may lie from the root by its origins alone (their translations
 #: summed along its path): a model beyond it is refused, as its poses could overflow to inf.
 MAX_REACH = 1e300
-#: The limits a joint value can be clamped to (``None`` in their place: no clamping).
-CLAMP_LIMITS = ("hard", "soft")
+#: The clamp modes that clamp (``ClampMode.NONE`` does not): ``Layout.ranges`` has each.
+CLAMPING = (ClampMode.HARD, ClampMode.SOFT)
 #: Largest magnitude of a joint value taken from input (rad, m, or quaternion component).
 #: Beyond it a value is rejected like NaN: no real joint gets there, and products with it
 #: could overflow a transform to inf.
@@ -64,12 +65,6 @@ class FormGroup:
     form: MotionForm
     joints: IndexArray  # (J,) moving joint indices, ascending
     slots: IndexArray  # (J, size) variable slots of each joint
-
-
-def check_clamp(clamp: str | None) -> None:
-    """ValueError unless ``clamp`` is None, "hard" or "soft"."""
-    if clamp is not None and clamp not in CLAMP_LIMITS:
-        raise ValueError(f"clamp must be one of (None, 'hard', 'soft'), got {clamp!r}")
 
 
 def _translation_norm(pose: Array) -> float:
@@ -111,194 +106,304 @@ def _check_reach(robot: RobotModel, order: list[Joint]) -> None:
             )
 
 
+class _Tree(NamedTuple):
+    """The tree with its fixed joints folded (``_fold_fixed_joints``)."""
+
+    fixed_joints: list[Joint]
+    moving_joints: list[Joint]
+    moving_index: dict[str, int]
+    joint_types: list[JointType]
+    parent_frame: IndexArray
+    T_frame_parent: Array
+    link_names: list[str]
+    link_frame: IndexArray
+    T_frame_link: Array
+    frame_link: IndexArray
+    fixed_links: list[int]
+    frame_depth: IndexArray
+
+
+class _Variables(NamedTuple):
+    """The variable vector's layout (``_lay_out_variables``)."""
+
+    slot: IndexArray
+    size: IndexArray
+    num_values: int
+    slot_joint: IndexArray
+    variable_lookup: dict[str, tuple[int, int]]
+    is_mimic: BoolArray
+    variable_names: list[str]
+    identity_values: Array
+    quaternion_joints: list[int]
+    quaternion_slots: list[int]
+
+
+class _Groups(NamedTuple):
+    """The moving joints by motion form (``_group_by_form``)."""
+
+    groups: list[FormGroup]
+    group_of: IndexArray
+    row_in_group: IndexArray
+
+
+@dataclass(frozen=True)
 class Layout:
-    """A robot's structure compiled into index arrays and constant poses (module docstring).
+    """A robot's structure compiled into index arrays and constant poses (module docstring):
+    frozen, its arrays read-only. Built by ``compile_layout``."""
 
-    Read-only after construction. Public: ``robot``, ``moving_joints``, ``fixed_joints``,
-    ``link_names``, ``variable_names`` and the arrays documented below.
-    """
-
-    def __init__(self, robot: RobotModel) -> None:
-        check_model(robot)
-        self.robot = robot
-        order = _tree_order(robot)
-        _check_reach(robot, order)
-        self._fold_fixed_joints(order)
-        self._lay_out_variables()
-        self._order_followers()
-        self._collect_limits()
-        self._group_by_form()
-
-    def _fold_fixed_joints(self, order: list[Joint]) -> None:
-        """Moving joints by depth; each link's anchor frame and constant pose in it."""
-        # Per link: (moving joint whose child frame it hangs from, or None; pose in that frame;
-        # number of moving joints above it).
-        anchor: dict[str, tuple[Joint | None, Array, int]] = {self.robot.root: (None, np.eye(4), 0)}
-        parent_anchor: dict[str, tuple[Joint | None, Array, int]] = {}
-        moving_in_order: list[Joint] = []
-        self.fixed_joints: list[Joint] = []
-        for joint in order:
-            above, T_anchor_parent, depth = anchor[joint.parent]
-            if joint.joint_type == "fixed":
-                self.fixed_joints.append(joint)
-                anchor[joint.child] = (above, T_anchor_parent @ joint.child_pose(), depth)
-            else:
-                moving_in_order.append(joint)
-                parent_anchor[joint.name] = (above, T_anchor_parent, depth)
-                anchor[joint.child] = (joint, np.eye(4), depth + 1)
-        # A stable sort by depth keeps parents before children and makes each depth contiguous.
-        self.moving_joints: list[Joint] = sorted(
-            moving_in_order, key=lambda j: parent_anchor[j.name][2]
-        )
-        self.moving_index = {joint.name: i for i, joint in enumerate(self.moving_joints)}
-        self.joint_types: list[JointType] = [JOINT_TYPES[j.joint_type] for j in self.moving_joints]
-
-        def frame_of(joint: Joint | None) -> int:
-            return 0 if joint is None else self.moving_index[joint.name] + 1
-
-        count = len(self.moving_joints)
-        #: (M,) frame of each moving joint's parent link.
-        self.parent_frame = np.array(
-            [frame_of(parent_anchor[j.name][0]) for j in self.moving_joints], dtype=np.intp
-        )
-        #: (M, 4, 4) pose of each moving joint's parent link in that frame.
-        self.T_frame_parent = np.array(
-            [parent_anchor[j.name][1] for j in self.moving_joints]
-        ).reshape(count, 4, 4)
-        self.link_names: list[str] = list(self.robot.links)
-        #: (L,) anchor frame of each link (file order) and (L, 4, 4) its pose in that frame.
-        self.link_frame = np.array(
-            [frame_of(anchor[name][0]) for name in self.link_names], dtype=np.intp
-        )
-        self.T_frame_link = np.array([anchor[name][1] for name in self.link_names]).reshape(
-            len(self.link_names), 4, 4
-        )
-        link_index = {name: k for k, name in enumerate(self.link_names)}
-        #: (M + 1,) the link of each frame (frame 0: the root).
-        self.frame_link = np.array(
-            [link_index[self.robot.root]] + [link_index[j.child] for j in self.moving_joints],
-            dtype=np.intp,
-        )
-        frame_links = set(self.frame_link.tolist())
-        #: Links that hang from a frame through fixed joints only (all links but the frames).
-        self.fixed_links = [k for k in range(len(self.link_names)) if k not in frame_links]
-        #: (M + 1,) depth of each frame (the root: 0).
-        self.frame_depth = np.zeros(count + 1, dtype=np.intp)
-        for i in range(count):
-            self.frame_depth[i + 1] = self.frame_depth[self.parent_frame[i]] + 1
-
-    def _lay_out_variables(self) -> None:
-        """The variable vector: slots, names, identity values."""
-        sizes = [kind.size for kind in self.joint_types]
-        #: (M,) first slot and number of values of each moving joint.
-        self.slot = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)[:-1]
-        self.size = np.array(sizes, dtype=np.intp)
-        self.num_values = int(sum(sizes))
-        #: (V,) moving joint of each slot.
-        self.slot_joint = np.repeat(np.arange(len(sizes), dtype=np.intp), sizes)
-        #: JointState name -> (moving joint, slot), for every value of every moving joint.
-        self.variable_lookup: dict[str, tuple[int, int]] = {}
-        for i, joint in enumerate(self.moving_joints):
-            for k, name in enumerate(joint.variable_names):
-                self.variable_lookup[name] = (i, int(self.slot[i]) + k)
-        #: (M,) joints that follow a moving leader (a mimic of a fixed joint has no effect).
-        self.is_mimic = np.array(
-            [
-                j.mimic is not None and j.mimic.joint in self.moving_index
-                for j in self.moving_joints
-            ],
-            dtype=bool,
-        )
-        #: Names of the values a user sets (mimic followers left out), in slot order.
-        self.variable_names: list[str] = [
-            name
-            for i, joint in enumerate(self.moving_joints)
-            if not self.is_mimic[i]
-            for name in joint.variable_names
-        ]
-        #: (V,) every value at its type's identity (zero; identity quaternions).
-        self.identity_values = np.array(
-            [value for kind in self.joint_types for value in kind.identity], dtype=np.float64
-        ).reshape(self.num_values)
-        #: Moving joints with a quaternion, and the slot where it starts.
-        self.quaternion_joints = [
-            i for i, kind in enumerate(self.joint_types) if kind.quaternion_at is not None
-        ]
-        self.quaternion_slots = [
-            int(self.slot[i]) + int(self.joint_types[i].quaternion_at or 0)
-            for i in self.quaternion_joints
-        ]
-
-    def _order_followers(self) -> None:
-        """Mimic followers, each after its leader (by level: leaders resolved first)."""
-        level_of: dict[int, int] = {}
-
-        def level(index: int) -> int:
-            mimic = self.moving_joints[index].mimic
-            if mimic is None or not self.is_mimic[index]:
-                return 0
-            if index not in level_of:
-                level_of[index] = level(self.moving_index[mimic.joint]) + 1
-            return level_of[index]
-
-        for index in np.flatnonzero(self.is_mimic).tolist():
-            level(index)
-        self.followers: list[Follower] = []
-        for index in sorted(level_of, key=lambda i: (level_of[i], i)):
-            mimic = self.moving_joints[index].mimic
-            assert mimic is not None
-            leader = self.moving_index[mimic.joint]
-            self.followers.append(
-                Follower(
-                    joint=index,
-                    slot=int(self.slot[index]),
-                    leader=leader,
-                    leader_slot=int(self.slot[leader]),
-                    multiplier=float(mimic.multiplier),
-                    offset=float(mimic.offset),
-                    level=level_of[index],
-                )
-            )
-        #: (V,) the identity values with mimic followers resolved: the zero configuration.
-        self.zero_values = self.identity_values.copy()
-        for follower in self.followers:
-            self.zero_values[follower.slot] = (
-                follower.multiplier * self.zero_values[follower.leader_slot] + follower.offset
-            )
-
-    def _collect_limits(self) -> None:
-        """Per clamp mode, each slot's range (+-inf where a value is not clamped)."""
-        #: "hard"/"soft" -> (lower (V,), upper (V,)), from ``Joint.variable_limits``.
-        self.ranges: dict[str, tuple[Array, Array]] = {}
-        for mode in CLAMP_LIMITS:
-            lower = np.full(self.num_values, -np.inf)
-            upper = np.full(self.num_values, np.inf)
-            for i, joint in enumerate(self.moving_joints):
-                for k, limits in enumerate(joint.variable_limits(mode)):
-                    if limits is not None:
-                        lower[self.slot[i] + k], upper[self.slot[i] + k] = limits
-            self.ranges[mode] = (lower, upper)
-
-    def _group_by_form(self) -> None:
-        """Moving joints grouped by motion form, forms in table order."""
-        self.groups: list[FormGroup] = []
-        #: (M,) the group of each moving joint, and its row in that group.
-        self.group_of = np.zeros(len(self.moving_joints), dtype=np.intp)
-        self.row_in_group = np.zeros(len(self.moving_joints), dtype=np.intp)
-        forms = list(dict.fromkeys(kind.form.name for kind in JOINT_TYPES.values()))
-        for form_name in forms:
-            members = [i for i, k in enumerate(self.joint_types) if k.form.name == form_name]
-            if not members:
-                continue
-            form = self.joint_types[members[0]].form
-            joints = np.array(members, dtype=np.intp)
-            slots = (self.slot[joints][:, None] + np.arange(form.size)).astype(np.intp)
-            self.group_of[joints] = len(self.groups)
-            self.row_in_group[joints] = np.arange(len(members))
-            self.groups.append(FormGroup(form, joints, slots))
+    robot: RobotModel
+    # -- the tree (``_fold_fixed_joints``) --
+    #: Fixed joints in tree order.
+    fixed_joints: list[Joint]
+    #: Non-fixed joints by depth, parents before children, and their index by name.
+    moving_joints: list[Joint]
+    moving_index: dict[str, int]
+    #: The joint-type table entry of each moving joint.
+    joint_types: list[JointType]
+    #: (M,) frame of each moving joint's parent link, and (M, 4, 4) its pose in that frame.
+    parent_frame: IndexArray
+    T_frame_parent: Array
+    #: Links in file order; (L,) the anchor frame of each and (L, 4, 4) its pose in it.
+    link_names: list[str]
+    link_frame: IndexArray
+    T_frame_link: Array
+    #: (M + 1,) the link of each frame (frame 0: the root).
+    frame_link: IndexArray
+    #: Links that hang from a frame through fixed joints only (all links but the frames).
+    fixed_links: list[int]
+    #: (M + 1,) depth of each frame (the root: 0).
+    frame_depth: IndexArray
+    # -- the variables (``_lay_out_variables``) --
+    #: (M,) first slot and number of values of each moving joint; V values in all.
+    slot: IndexArray
+    size: IndexArray
+    num_values: int
+    #: (V,) moving joint of each slot.
+    slot_joint: IndexArray
+    #: JointState name -> (moving joint, slot), for every value of every moving joint.
+    variable_lookup: dict[str, tuple[int, int]]
+    #: (M,) joints that follow a moving leader (a mimic of a fixed joint has no effect).
+    is_mimic: BoolArray
+    #: Names of the values a user sets (mimic followers left out), in slot order.
+    variable_names: list[str]
+    #: (V,) every value at its type's identity (zero; identity quaternions).
+    identity_values: Array
+    #: Moving joints with a quaternion, and the slot where it starts.
+    quaternion_joints: list[int]
+    quaternion_slots: list[int]
+    # -- mimic (``_order_followers``), limits (``_collect_limits``), forms --
+    #: Mimic followers, each after its leader (by level).
+    followers: list[Follower]
+    #: (V,) the identity values with mimic followers resolved: the zero configuration.
+    zero_values: Array
+    #: ``CLAMPING`` mode -> (lower (V,), upper (V,)), from ``Joint.variable_limits``.
+    ranges: dict[ClampMode, tuple[Array, Array]]
+    #: Moving joints grouped by motion form, forms in table order; (M,) the group of each
+    #: moving joint and its row in that group.
+    groups: list[FormGroup]
+    group_of: IndexArray
+    row_in_group: IndexArray
 
     def front_pose(self, index: int) -> Array:
         """(4, 4) pose of moving joint ``index``'s joint frame (at zero) in its parent's
         anchor frame: ``T_frame_parent @ origin``."""
         T_frame_joint: Array = self.T_frame_parent[index] @ self.moving_joints[index].origin
         return T_frame_joint
+
+
+def compile_layout(robot: RobotModel) -> Layout:
+    """The ``Layout`` of ``robot``, after ``model.validate.check_model`` (ModelError for an
+    invalid model, or one whose links can lie beyond ``MAX_REACH`` from the root)."""
+    check_model(robot)
+    order = _tree_order(robot)
+    _check_reach(robot, order)
+    tree = _fold_fixed_joints(robot, order)
+    variables = _lay_out_variables(tree)
+    followers = _order_followers(tree, variables)
+    zero_values = variables.identity_values.copy()
+    for follower in followers:
+        zero_values[follower.slot] = (
+            follower.multiplier * zero_values[follower.leader_slot] + follower.offset
+        )
+    layout = Layout(
+        robot=robot,
+        **tree._asdict(),
+        **variables._asdict(),
+        followers=followers,
+        zero_values=zero_values,
+        ranges=_collect_limits(tree, variables),
+        **_group_by_form(tree, variables)._asdict(),
+    )
+    _freeze_arrays(layout)
+    return layout
+
+
+def _freeze_arrays(layout: Layout) -> None:
+    """Make every array ``layout`` holds read-only (the ranges' and groups' too)."""
+    arrays = [value for value in vars(layout).values() if isinstance(value, np.ndarray)]
+    arrays += [bound for bounds in layout.ranges.values() for bound in bounds]
+    arrays += [array for group in layout.groups for array in (group.joints, group.slots)]
+    for array in arrays:
+        array.flags.writeable = False
+
+
+def _fold_fixed_joints(robot: RobotModel, order: list[Joint]) -> _Tree:
+    """Moving joints by depth; each link's anchor frame and constant pose in it."""
+    # Per link: (moving joint whose child frame it hangs from, or None; pose in that frame;
+    # number of moving joints above it).
+    anchor: dict[str, tuple[Joint | None, Array, int]] = {robot.root: (None, np.eye(4), 0)}
+    parent_anchor: dict[str, tuple[Joint | None, Array, int]] = {}
+    moving_in_order: list[Joint] = []
+    fixed_joints: list[Joint] = []
+    for joint in order:
+        above, T_anchor_parent, depth = anchor[joint.parent]
+        if joint.joint_type == "fixed":
+            fixed_joints.append(joint)
+            anchor[joint.child] = (above, T_anchor_parent @ joint.child_pose(), depth)
+        else:
+            moving_in_order.append(joint)
+            parent_anchor[joint.name] = (above, T_anchor_parent, depth)
+            anchor[joint.child] = (joint, np.eye(4), depth + 1)
+    # A stable sort by depth keeps parents before children and makes each depth contiguous.
+    moving_joints = sorted(moving_in_order, key=lambda j: parent_anchor[j.name][2])
+    moving_index = {joint.name: i for i, joint in enumerate(moving_joints)}
+
+    def frame_of(joint: Joint | None) -> int:
+        return 0 if joint is None else moving_index[joint.name] + 1
+
+    count = len(moving_joints)
+    parent_frame = np.array(
+        [frame_of(parent_anchor[j.name][0]) for j in moving_joints], dtype=np.intp
+    )
+    link_names = list(robot.links)
+    link_index = {name: k for k, name in enumerate(link_names)}
+    frame_link = np.array(
+        [link_index[robot.root]] + [link_index[j.child] for j in moving_joints], dtype=np.intp
+    )
+    frame_links = set(frame_link.tolist())
+    frame_depth = np.zeros(count + 1, dtype=np.intp)
+    for i in range(count):
+        frame_depth[i + 1] = frame_depth[parent_frame[i]] + 1
+    return _Tree(
+        fixed_joints=fixed_joints,
+        moving_joints=moving_joints,
+        moving_index=moving_index,
+        joint_types=[JOINT_TYPES[j.joint_type] for j in moving_joints],
+        parent_frame=parent_frame,
+        T_frame_parent=np.array([parent_anchor[j.name][1] for j in moving_joints]).reshape(
+            count, 4, 4
+        ),
+        link_names=link_names,
+        link_frame=np.array([frame_of(anchor[name][0]) for name in link_names], dtype=np.intp),
+        T_frame_link=np.array([anchor[name][1] for name in link_names]).reshape(
+            len(link_names), 4, 4
+        ),
+        frame_link=frame_link,
+        fixed_links=[k for k in range(len(link_names)) if k not in frame_links],
+        frame_depth=frame_depth,
+    )
+
+
+def _lay_out_variables(tree: _Tree) -> _Variables:
+    """The variable vector: slots, names, identity values."""
+    moving_joints, joint_types = tree.moving_joints, tree.joint_types
+    sizes = [kind.size for kind in joint_types]
+    slot = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)[:-1]
+    num_values = int(sum(sizes))
+    variable_lookup: dict[str, tuple[int, int]] = {}
+    for i, joint in enumerate(moving_joints):
+        for k, name in enumerate(joint.variable_names):
+            variable_lookup[name] = (i, int(slot[i]) + k)
+    is_mimic = np.array(
+        [j.mimic is not None and j.mimic.joint in tree.moving_index for j in moving_joints],
+        dtype=bool,
+    )
+    quaternion_joints = [i for i, kind in enumerate(joint_types) if kind.quaternion_at is not None]
+    return _Variables(
+        slot=slot,
+        size=np.array(sizes, dtype=np.intp),
+        num_values=num_values,
+        slot_joint=np.repeat(np.arange(len(sizes), dtype=np.intp), sizes),
+        variable_lookup=variable_lookup,
+        is_mimic=is_mimic,
+        variable_names=[
+            name
+            for i, joint in enumerate(moving_joints)
+            if not is_mimic[i]
+            for name in joint.variable_names
+        ],
+        identity_values=np.array(
+            [value for kind in joint_types for value in kind.identity], dtype=np.float64
+        ).reshape(num_values),
+        quaternion_joints=quaternion_joints,
+        quaternion_slots=[
+            int(slot[i]) + int(joint_types[i].quaternion_at or 0) for i in quaternion_joints
+        ],
+    )
+
+
+def _order_followers(tree: _Tree, variables: _Variables) -> list[Follower]:
+    """Mimic followers, each after its leader (by level: leaders resolved first)."""
+    moving_joints, is_mimic = tree.moving_joints, variables.is_mimic
+    level_of: dict[int, int] = {}
+
+    def level(index: int) -> int:
+        mimic = moving_joints[index].mimic
+        if mimic is None or not is_mimic[index]:
+            return 0
+        if index not in level_of:
+            level_of[index] = level(tree.moving_index[mimic.joint]) + 1
+        return level_of[index]
+
+    for index in np.flatnonzero(is_mimic).tolist():
+        level(index)
+    followers: list[Follower] = []
+    for index in sorted(level_of, key=lambda i: (level_of[i], i)):
+        mimic = moving_joints[index].mimic
+        assert mimic is not None
+        leader = tree.moving_index[mimic.joint]
+        followers.append(
+            Follower(
+                joint=index,
+                slot=int(variables.slot[index]),
+                leader=leader,
+                leader_slot=int(variables.slot[leader]),
+                multiplier=float(mimic.multiplier),
+                offset=float(mimic.offset),
+                level=level_of[index],
+            )
+        )
+    return followers
+
+
+def _collect_limits(tree: _Tree, variables: _Variables) -> dict[ClampMode, tuple[Array, Array]]:
+    """Per clamp mode, each slot's range (+-inf where a value is not clamped)."""
+    ranges: dict[ClampMode, tuple[Array, Array]] = {}
+    for mode in CLAMPING:
+        lower = np.full(variables.num_values, -np.inf)
+        upper = np.full(variables.num_values, np.inf)
+        for i, joint in enumerate(tree.moving_joints):
+            for k, limits in enumerate(joint.variable_limits(mode)):
+                if limits is not None:
+                    lower[variables.slot[i] + k], upper[variables.slot[i] + k] = limits
+        ranges[mode] = (lower, upper)
+    return ranges
+
+
+def _group_by_form(tree: _Tree, variables: _Variables) -> _Groups:
+    """Moving joints grouped by motion form, forms in table order."""
+    joint_types = tree.joint_types
+    groups: list[FormGroup] = []
+    group_of = np.zeros(len(joint_types), dtype=np.intp)
+    row_in_group = np.zeros(len(joint_types), dtype=np.intp)
+    for form_name in dict.fromkeys(kind.form.name for kind in JOINT_TYPES.values()):
+        members = [i for i, k in enumerate(joint_types) if k.form.name == form_name]
+        if not members:
+            continue
+        form = joint_types[members[0]].form
+        joints = np.array(members, dtype=np.intp)
+        slots = (variables.slot[joints][:, None] + np.arange(form.size)).astype(np.intp)
+        group_of[joints] = len(groups)
+        row_in_group[joints] = np.arange(len(members))
+        groups.append(FormGroup(form, joints, slots))
+    return _Groups(groups, group_of, row_in_group)

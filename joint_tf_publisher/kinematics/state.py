@@ -5,9 +5,10 @@
 value), normalises quaternions, writes the rest, clamps, and computes the mimic followers not
 given in the message from their leaders. The rules, in order:
 
-1. Every value given is clamped into its joint's range for the clamp mode ("hard": ``<limit>``;
-   "soft": intersected with ``<safety_controller>``; None: no clamping). This includes a value
-   given for a mimic follower: the measurement wins, as in robot_state_publisher.
+1. Every value given is clamped into its joint's range for the ``ClampMode`` (``HARD``:
+   ``<limit>``; ``SOFT``: intersected with ``<safety_controller>``; ``NONE``: no clamping).
+   This includes a value given for a mimic follower: the measurement wins, as in
+   robot_state_publisher.
 2. A follower not given follows its leader: whenever the leader moves, the follower becomes
    multiplier * leader + offset from the leader's final (clamped) value, and is not clamped
    to its own limits (as joint_state_publisher, MoveIt, pinocchio
@@ -25,14 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
+from ..model.clamp_mode import ClampMode
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
-from .layout import MAX_JOINT_VALUE, Layout, check_clamp
-
-Array = NDArray[np.float64]
-IndexArray = NDArray[np.intp]
-BoolArray = NDArray[np.bool_]
+from .layout import MAX_JOINT_VALUE, Layout
 
 #: Below this norm, a quaternion is scaled by its largest component before normalising (the
 #: squares of tiny components would lose digits, or vanish).
@@ -63,15 +62,13 @@ class Update:
     good value, followers too), and followers whose computed value overflows. ``unknown``:
     names that are not a moving joint's value (fixed joints included). ``first_value_only``:
     bare names of multi-value joints, which set only their first value (Gazebo's bridge; see
-    ``joint_state_names``). ``ignored_mimic``: always empty, as a value given for a mimic
-    follower is used (kept for callers written for the earlier rule).
+    ``joint_state_names``).
     """
 
     moved: IndexArray
     clamped: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
-    ignored_mimic: list[str] = field(default_factory=list)
     first_value_only: list[str] = field(default_factory=list)
 
 
@@ -82,6 +79,8 @@ class StateResolver:
         self.layout = layout
         self.plans = NamePlans(layout)
         self._names = [joint.name for joint in layout.moving_joints]
+        #: The joints a MultiDOFJointState with these joint names moves (``bounded_cache``).
+        self.multi_dof_moves = bounded_cache(self._multi_dof_moves)
 
     def new_positions(self) -> JointPositions:
         """A fresh state: every joint at zero (identity quaternions), nothing received."""
@@ -101,24 +100,32 @@ class StateResolver:
         positions: JointPositions,
         names: Sequence[str],
         values: Sequence[float],
-        clamp: str | None = "hard",
+        clamp: ClampMode = ClampMode.HARD,
     ) -> Update:
         """Set values by JointState name; clamp; compute the followers not given.
 
         ``values`` in radians or metres (quaternion components unitless), one per name.
-        Raises ValueError for a bad ``clamp`` or lengths that differ. See ``Update``.
+        Raises ValueError for lengths that differ. See ``Update``.
         """
-        check_clamp(clamp)
         given_values = np.asarray(values, dtype=np.float64)
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
         plan = self.plans.plan(tuple(names))
-        if plan.fast is not None and apply_fast(plan.fast, positions, given_values, clamp):
+        fast = plan.fast
+        if fast is not None and apply_fast(fast, fast.bounds[clamp], positions, given_values):
             return Update(
                 moved=plan.moves,
                 unknown=list(plan.unknown),
                 first_value_only=list(plan.first_value_only),
             )
+        return self.apply_general(plan, positions, given_values, clamp)
+
+    def apply_general(
+        self, plan: NamePlan, positions: JointPositions, given_values: Array, clamp: ClampMode
+    ) -> Update:
+        """``apply`` by the general rules (module docstring), without trying the fast path:
+        for a message the fast path declined. ``given_values``: the message's values, float64,
+        one per name of ``plan``."""
         state = positions.values
         accepted = given_values[plan.message_index]
         slots, joints = plan.slots, plan.joints
@@ -144,7 +151,7 @@ class StateResolver:
         received = positions.received
         received |= moved
         clamped: list[int] = []
-        if clamp is not None:
+        if clamp is not ClampMode.NONE:
             lower, upper = plan.ranges[clamp]
             if rejected and plan.given_follower_slots:
                 lower, upper = _unclamp_rejected(self.layout, plan, rejected, lower, upper)
@@ -217,13 +224,29 @@ class StateResolver:
         state[quaternion_slots] = quaternions
         return bad
 
+    def _multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
+        """The moving joints ``joint_names`` set through a transform (sorted, read-only), and
+        the names that set none (``apply_multi_dof`` lists them in ``unknown``)."""
+        layout = self.layout
+        moves: set[int] = set()
+        unknown: list[str] = []
+        for name in joint_names:
+            index = layout.moving_index.get(name)
+            if index is None or layout.joint_types[index].from_transform is None:
+                unknown.append(name)
+            else:
+                moves.add(index)
+        joints = np.array(sorted(moves), dtype=np.intp)
+        joints.flags.writeable = False
+        return joints, tuple(unknown)
+
     def apply_multi_dof(
         self,
         positions: JointPositions,
         joint_names: Sequence[str],
         translations: Any,
         quaternions: Any,
-        clamp: str | None = "hard",
+        clamp: ClampMode = ClampMode.HARD,
     ) -> Update:
         """Set multi-DOF joints from ``sensor_msgs/MultiDOFJointState`` transforms.
 
@@ -263,14 +286,14 @@ class StateResolver:
 
 
 def apply_fast(
-    fast: FastApply, positions: JointPositions, given_values: Array, clamp: str | None
+    fast: FastApply, bounds: tuple[Array, Array], positions: JointPositions, given_values: Array
 ) -> bool:
     """The common message in whole-vector calls (``FastApply``): True if applied; False,
     with ``positions`` untouched, if a value is unusable or a clamp has work to do (then
     ``StateResolver.apply`` takes it). ``given_values``: the message's values, float64."""
     candidate = positions.values.copy()
     candidate[fast.slots] = given_values[fast.message_index]
-    lower, upper = fast.bounds[clamp]
+    lower, upper = bounds
     # fmax/fmin turn NaN into a bound, so NaN differs too; the bytes compare in one call.
     if np.fmin(np.fmax(candidate, lower), upper).tobytes() != candidate.tobytes():
         return False

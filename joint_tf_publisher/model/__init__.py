@@ -3,6 +3,7 @@
 A leaf of the package: it imports numpy and the package's ``errors`` and ``transforms`` only.
 """
 
+from .clamp_mode import ClampLike, ClampMode
 from .elements import (
     Calibration,
     Dynamics,
@@ -16,6 +17,8 @@ from .elements import (
 
 __all__ = [
     "Calibration",
+    "ClampLike",
+    "ClampMode",
     "Dynamics",
     "Joint",
     "Limit",

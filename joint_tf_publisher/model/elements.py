@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ..arrays import Array
+from .clamp_mode import ClampMode
 from .joint_types import JOINT_TYPES
-
-Array = NDArray[np.float64]
 
 
 @dataclass
@@ -224,22 +224,25 @@ class Joint:
         lower, upper = max(hard[0], sc.soft_lower_limit), min(hard[1], sc.soft_upper_limit)
         return (lower, upper) if lower <= upper else hard
 
-    def variable_limits(self, clamp: str = "hard") -> list[tuple[float, float] | None]:
+    def variable_limits(
+        self, clamp: ClampMode | str = ClampMode.HARD
+    ) -> list[tuple[float, float] | None]:
         """The clamp range (rad or m) of each value, in ``variable_names`` order; None where a
         value is not clamped.
 
-        ``clamp`` is "hard" or "soft". A value clamped by ``<limit>`` has ``hard_limits()`` or
-        ``soft_limits()``; the second value of a revolute2 or universal joint has the range of
-        ``limit2`` (``<axis2><limit>``) in both modes, as SDFormat gives no soft limits. Every
-        other value (continuous, planar, floating, ball) is not clamped. Raises ValueError for
-        another mode.
+        ``clamp`` is ``ClampMode.HARD`` or ``SOFT`` (or "hard" or "soft"). A value clamped by
+        ``<limit>`` has ``hard_limits()`` or ``soft_limits()``; the second value of a revolute2
+        or universal joint has the range of ``limit2`` (``<axis2><limit>``) in both modes, as
+        SDFormat gives no soft limits. Every other value (continuous, planar, floating, ball)
+        is not clamped. Raises ValueError for another mode.
         """
-        if clamp not in ("hard", "soft"):
+        if clamp not in (ClampMode.HARD, ClampMode.SOFT, "hard", "soft"):
             raise ValueError(f"clamp must be 'hard' or 'soft', got {clamp!r}")
+        mode = ClampMode.of(clamp)
         ranges: list[tuple[float, float] | None] = []
         for source in JOINT_TYPES[self.joint_type].limits:
             if source == "limit":
-                ranges.append(self.hard_limits() if clamp == "hard" else self.soft_limits())
+                ranges.append(self.hard_limits() if mode is ClampMode.HARD else self.soft_limits())
             elif source == "limit2":
                 ranges.append(_position_range(self.limit2))
             else:
@@ -261,7 +264,7 @@ class Joint:
             return False
         return all(
             limits is None or limits[0] <= value <= limits[1]
-            for value, limits in zip(values, self.variable_limits("hard"), strict=True)
+            for value, limits in zip(values, self.variable_limits(ClampMode.HARD), strict=True)
         )
 
 

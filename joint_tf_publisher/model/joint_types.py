@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array
 from ..transforms import (
     matrices_to_quaternions,
     plane_basis,
@@ -29,7 +29,6 @@ from ..transforms import (
 from . import motion_forms as forms
 from .motion_forms import MotionForm
 
-Array = NDArray[np.float64]
 #: Which written limit clamps a value: ``<limit>`` (hard, or soft with the safety controller)
 #: or ``<axis2><limit>`` (SDFormat's second axis: no soft limits).
 LimitSource = Literal["limit", "limit2"]

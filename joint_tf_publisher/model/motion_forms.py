@@ -34,11 +34,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from ..arrays import Array
 from ..transforms import ROTATION_FORM, quaternion_multiply
 
-Array = NDArray[np.float64]
 #: The values of R rows, variable by variable: ``variables[k]`` (R,) is value k of every row.
 Variables = Array | Sequence[Array]
 #: Fills ``out`` (R, F) with the features of ``variables``.

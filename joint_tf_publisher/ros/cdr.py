@@ -14,7 +14,8 @@ serializer may leave them uninitialised).
 - ``TFMessageLayout`` writes ``tf2_msgs/TFMessage`` for a fixed list of (parent, child) frame
   pairs: built once as a byte template, then only stamps and the 7 doubles of each transform
   (translation, quaternion: ``poses`` rows) are written, through uint32 and float64 views of
-  one buffer, three indexed assignments in all.
+  one buffer, three indexed assignments in all. A ``Publication`` is one such message to send:
+  a layout, a stamp and the poses.
 
 ``JointStateReader`` returns None for anything it does not read (another encapsulation, a
 truncated message); the caller then deserializes the message the ordinary way.
@@ -30,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+from ..arrays import Array
 
 #: CDR little endian, the only encapsulation ``JointStateReader`` reads (options ignored).
 CDR_LE = b"\x00\x01"
@@ -206,3 +207,26 @@ class TFMessageLayout:
         words[self._nanosec_index] = nanosec
         self._doubles[self._pose_index] = poses
         return self._buffer.tobytes()
+
+
+class Publication(NamedTuple):
+    """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``poses[i]``
+    (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``."""
+
+    layout: TFMessageLayout
+    stamp_ns: int
+    poses: Array
+
+    @property
+    def translations(self) -> Array:
+        """(n, 3) metres."""
+        return self.poses[:, :3]
+
+    @property
+    def quaternions(self) -> Array:
+        """(n, 4) x y z w."""
+        return self.poses[:, 3:]
+
+    def to_bytes(self) -> bytes:
+        """The serialized TFMessage (CDR)."""
+        return self.layout.write(self.stamp_ns, self.poses)

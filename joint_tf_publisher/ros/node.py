@@ -34,9 +34,9 @@ from std_msgs.msg import String
 
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
-from .cdr import JointStateData, JointStateReader
+from .cdr import JointStateData, JointStateReader, Publication
 from .parameters import PARAMETERS, ParameterRejected, Settings
-from .pipeline import JointStatePipeline, LoadedModel, Publication
+from .pipeline import JointStatePipeline, LoadedModel
 from .reporting import Logger, Reporter
 from .tf_publishers import StaticTfPublisher, TfPublisher
 
@@ -290,20 +290,12 @@ class JointTfPublisher(Node):
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        old = self.settings
-        self.pipeline.configure(settings)
+        changes = self.pipeline.configure(settings)
         if new_model is not None:
             self._install(new_model)
-        elif (settings.frame_prefix, settings.exclude_joints, settings.clamp) != (
-            old.frame_prefix,
-            old.exclude_joints,
-            old.clamp,
-        ):
+        elif changes.republish_statics:
             self._publish_statics()
-        if (settings.publish_frequency, settings.publish_default_positions) != (
-            old.publish_frequency,
-            old.publish_default_positions,
-        ):
+        if changes.restart_default_timer:
             self._update_default_timer()
         return SetParametersResult(successful=True)
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-#: Accepted values of ``clamp`` and what they mean for the kinematics (None: no clamping).
-CLAMP_MODES: dict[str, str | None] = {"hard": "hard", "soft": "soft", "none": None}
+from ..model import ClampMode
+
+#: Accepted values of ``clamp``: the values of ``ClampMode``.
+CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
 
@@ -165,10 +167,10 @@ class Settings:
         """Minimum spacing of publications per joint in message time, nanoseconds."""
         return int(round(1e9 / self.publish_frequency))
 
-    @property
-    def clamp_mode(self) -> str | None:
-        """``clamp`` as the kinematics takes it: "hard", "soft" or None."""
-        return CLAMP_MODES[self.clamp]
+    @cached_property
+    def clamp_mode(self) -> ClampMode:
+        """``clamp`` as the kinematics takes it (converted here, once)."""
+        return ClampMode(self.clamp)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:

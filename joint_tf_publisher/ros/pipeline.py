@@ -2,15 +2,15 @@
 
 ``JointStatePipeline`` decides, for each JointState, as robot_state_publisher does and in this
 order: is there a model, do names and positions match, is the message due (rate limit in
-message time, keyed on the joints it names: a message it drops costs no kinematics), and only
-then resolves the values (``Kinematics.apply``: mimic, clamping) and computes the transforms
-of the joints the plan publishes (the common message in one call, ``PublishPlan.hot``; any
-other through ``Kinematics.apply``, which reports what it clamped or rejected). It also owns
-the static set (fixed joints), the default positions of joints never received, stamps (a zero
-stamp becomes the node clock's now) and the reports of clamped, rejected and unknown values
-(``reporting.Reporter``).
+message time, keyed on the joints it moves: a message it drops costs no kinematics), and only
+then resolves the values and computes the transforms it publishes, in one kinematics call
+(``MessagePlan.resolve``: mimic, clamping, rejection; the plan is compiled once per tuple of
+names under the current settings). It also owns the static set (fixed joints), the default
+positions of joints never received, stamps (a zero stamp becomes the node clock's now), the
+reports of clamped, rejected and unknown values (``reporting.Reporter``), and which settings
+changes republish the static set or restart the default-positions timer (``Reconfigured``).
 
-What it returns is a ``Publication``: a TFMessage layout with a stamp and the transforms,
+What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
 tests drive it directly.
 """
@@ -18,43 +18,28 @@ tests drive it directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
-from ..kinematics import Kinematics, Update
+from ..arrays import Array, IndexArray
+from ..bounded_cache import bounded_cache
+from ..kinematics import Kinematics, Resolved
+from ..kinematics.message_plan import published_after
 from ..robot import Robot
-from .cdr import TFMessageLayout
+from .cdr import Publication, TFMessageLayout
 from .parameters import Settings
-from .plans import IndexArray, JointIndex, PlanCache, PublishPlan
 from .rate_limiter import RateLimiter
 from .reporting import Reporter
 
-Array = NDArray[np.float64]
 
+class Reconfigured(NamedTuple):
+    """What a settings change asks of the node besides the new settings: publish the static
+    set again (prefix, exclusions or clamp mode changed), restart the default-positions timer
+    (its rate or switch changed)."""
 
-class Publication(NamedTuple):
-    """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``poses[i]``
-    (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``."""
-
-    layout: TFMessageLayout
-    stamp_ns: int
-    poses: Array
-
-    @property
-    def translations(self) -> Array:
-        """(n, 3) metres."""
-        return self.poses[:, :3]
-
-    @property
-    def quaternions(self) -> Array:
-        """(n, 4) x y z w."""
-        return self.poses[:, 3:]
-
-    def to_bytes(self) -> bytes:
-        """The serialized TFMessage (CDR)."""
-        return self.layout.write(self.stamp_ns, self.poses)
+    republish_statics: bool
+    restart_default_timer: bool
 
 
 class LoadedModel:
@@ -65,14 +50,14 @@ class LoadedModel:
         self.text = text
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
-        self.joints = JointIndex(self.kin)
         #: Per moving joint: message time of its last publication.
         self.limiter = RateLimiter(len(self.kin.moving_joints))
 
 
 class Configured:
     """A model under one set of settings: frames with the prefix, which joints are
-    published, their default transforms, the static set, and the publish plans."""
+    published, their default transforms, the static set, the message plans and the
+    TFMessage layouts of the index sets published."""
 
     def __init__(self, model: LoadedModel, settings: Settings) -> None:
         kin = model.kin
@@ -82,8 +67,11 @@ class Configured:
         #: Names in exclude_joints that are no joint of the robot.
         self.unknown_excluded = sorted(excluded - set(model.robot.joints))
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
-        frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
-        self.plans = PlanCache(model.joints, frames, self.publish_mask, settings.clamp_mode)
+        self._frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
+        #: The ``MessagePlan`` of a JointState by its names, under these settings.
+        self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
+        #: The TFMessage layout of moving joints by the bytes of their index array (intp).
+        self.layout_of = bounded_cache(self._layout)
         # Zero positions clamped into the limits (mimic followers from their leaders).
         zero = kin.new_positions()
         kin.apply(zero, [], [], clamp=settings.clamp_mode)
@@ -97,6 +85,9 @@ class Configured:
             ]
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+
+    def _layout(self, key: bytes) -> TFMessageLayout:
+        return TFMessageLayout([self._frames[i] for i in np.frombuffer(key, np.intp).tolist()])
 
 
 class JointStatePipeline:
@@ -119,11 +110,18 @@ class JointStatePipeline:
         self.model = model
         self.configure(self.settings)
 
-    def configure(self, settings: Settings) -> None:
-        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model."""
-        self.settings = settings
+    def configure(self, settings: Settings) -> Reconfigured:
+        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
+        what else the change asks of the node."""
+        old, self.settings = self.settings, settings
+        changes = Reconfigured(
+            republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
+            != (old.frame_prefix, old.exclude_joints, old.clamp),
+            restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
+            != (old.publish_frequency, old.publish_default_positions),
+        )
         if self.model is None:
-            return
+            return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         if self._configured.unknown_excluded:
@@ -131,6 +129,7 @@ class JointStatePipeline:
                 "exclude_joints names joints not in the robot: "
                 + ", ".join(self._configured.unknown_excluded)
             )
+        return changes
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
@@ -173,22 +172,14 @@ class JointStatePipeline:
                 f"JointState dropped: {len(names)} names but {len(positions)} positions",
             )
             return None
-        plan = configured.plans.joint_state(names)
+        plan = configured.message_plan(names)
         if plan.unknown or plan.first_value_only:
-            self._report_names(plan)
+            self._report_names(plan.unknown, plan.first_value_only)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, plan.limited, stamp_ns):
+        if not self._due(model, plan.moves, stamp_ns):
             return None
-        hot = plan.hot
-        if hot is not None:  # the common message: values to poses in one call
-            poses = hot.poses(model.positions, positions)
-            if poses is not None:
-                if not self.settings.ignore_timestamp:
-                    model.limiter.record(plan.limited, stamp_ns)
-                return Publication(cast(TFMessageLayout, plan.layout), stamp_ns, poses)
-        values = cast(Sequence[float], positions)  # apply takes any array of floats
-        update = model.kin.apply(model.positions, names, values, clamp=self.settings.clamp_mode)
-        return self._published(model, configured, plan, update, stamp_ns)
+        resolved = plan.resolve(model.positions, positions)
+        return self._published(model, configured, plan.moves, resolved, stamp_ns)
 
     def multi_dof_joint_state(
         self, stamp_ns: int, names: tuple[str, ...], translations: Array, quaternions: Array
@@ -208,16 +199,28 @@ class JointStatePipeline:
                 f"{len(translations)} transforms",
             )
             return None
-        plan = configured.plans.multi_dof(names)
-        if plan.unknown:
-            self._report_names(plan)
+        kin = model.kin
+        moves, unknown = kin.multi_dof_moves(names)
+        if unknown:
+            self._report_names(unknown, ())
         stamp_ns = stamp_ns or self._zero_stamp_ns()
-        if not self._due(model, plan.limited, stamp_ns):
+        if not self._due(model, moves, stamp_ns):
             return None
-        update = model.kin.apply_multi_dof(
+        update = kin.apply_multi_dof(
             model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
         )
-        return self._published(model, configured, plan, update, stamp_ns)
+        published = moves[configured.publish_mask[moves]]
+        joints = published_after(
+            update, moves, published, configured.publish_mask, model.positions.received
+        )
+        resolved = Resolved(
+            joints,
+            joints.tobytes(),
+            kin.joint_poses(model.positions, joints),
+            update.clamped,
+            update.rejected,
+        )
+        return self._published(model, configured, moves, resolved, stamp_ns)
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their zero position, clamped, stamped
@@ -229,22 +232,22 @@ class JointStatePipeline:
         if pending.size == 0:
             return None
         return Publication(
-            configured.plans.layout(pending),
+            configured.layout_of(pending.tobytes()),
             self._clock_ns(),
             configured.default_poses[pending],
         )
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _due(self, model: LoadedModel, limited: IndexArray, stamp_ns: int) -> bool:
+    def _due(self, model: LoadedModel, moves: IndexArray, stamp_ns: int) -> bool:
         """The rate limiter, in message time: due when the least recently published joint of
-        ``limited`` was published at least one interval before ``stamp_ns``; a stamp before
+        ``moves`` was published at least one interval before ``stamp_ns``; a stamp before
         the latest publication of one of them resets the limiter (and is due)."""
-        if not limited.size:
+        if not moves.size:
             return False
         if self.settings.ignore_timestamp:
             return True
-        earliest_ns, latest_ns = model.limiter.extremes(limited)
+        earliest_ns, latest_ns = model.limiter.extremes(moves)
         if stamp_ns < latest_ns:
             self.reset_limiter("joint state stamps jumped backwards")
             return True
@@ -254,25 +257,19 @@ class JointStatePipeline:
         self,
         model: LoadedModel,
         configured: Configured,
-        plan: PublishPlan,
-        update: Update,
+        moves: IndexArray,
+        resolved: Resolved,
         stamp_ns: int,
     ) -> Publication | None:
-        """Record the publication time and build what to publish after ``update``."""
-        if update.clamped or update.rejected:
-            self.reporter.update(update, self.settings.clamp)
+        """Report what was clamped or rejected, record the publication time of ``moves`` and
+        build what to publish."""
+        if resolved.clamped or resolved.rejected:
+            self.reporter.values(resolved.clamped, resolved.rejected, self.settings.clamp)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
-            model.limiter.record(plan.limited, stamp_ns)
-        if update.rejected or len(update.moved) != len(plan.limited):
-            # Some values were rejected, or a clamp moved other joints: publish what moved.
-            moved = update.moved
-            indices = moved[configured.publish_mask[moved] & model.positions.received[moved]]
-            layout = configured.plans.layout(indices) if indices.size else None
-        else:
-            indices, layout = plan.published, plan.layout
-        if layout is None:
+            model.limiter.record(moves, stamp_ns)
+        if not resolved.joints.size:
             return None
-        return Publication(layout, stamp_ns, model.kin.joint_poses(model.positions, indices))
+        return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(
@@ -280,13 +277,13 @@ class JointStatePipeline:
         )
         return self._clock_ns()
 
-    def _report_names(self, plan: PublishPlan) -> None:
+    def _report_names(self, unknown: Sequence[str], first_value_only: Sequence[str]) -> None:
         self.reporter.names_once(
-            "unknown", plan.unknown, "ignoring names that are not moving joints of the robot"
+            "unknown", unknown, "ignoring names that are not moving joints of the robot"
         )
         self.reporter.names_once(
             "first value",
-            plan.first_value_only,
+            first_value_only,
             "bare names of multi-value joints (as Gazebo's bridge publishes them) set their "
             "first value only",
         )

@@ -5,17 +5,18 @@ one interval (1 / ``publish_frequency``) before the message's stamp; publishing 
 stamp for each of those joints. A stamp earlier than one of those times means the clock went
 back (a simulation reset, a bag played again): the caller then resets the limiter.
 
-Messages of one name plan ask about the same (read-only) index array again and again, so
-``RateLimiter`` keeps the earliest and latest time of the array it was last asked about, until
-a time changes: a message the limiter drops costs two integer comparisons and no numpy call.
+Messages of one shape ask about the same index array again and again (``MessagePlan.moves``,
+read-only), so ``RateLimiter`` keeps the earliest and latest time of the read-only array it
+was last asked about, until a time changes: a message the limiter drops costs two integer
+comparisons and no numpy call. A writable array is read afresh every time.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-IndexArray = NDArray[np.intp]
+from ..arrays import IndexArray
+
 #: "Never published": far in the past, yet safe to add an interval to (ns).
 NEVER_NS = -(2**62)
 
@@ -26,25 +27,25 @@ class RateLimiter:
 
     def __init__(self, joint_count: int) -> None:
         self._last_ns = np.full(joint_count, NEVER_NS, dtype=np.int64)
-        # The index array last asked about or recorded, and the earliest and latest time
-        # among its joints; None once a time changed by other means.
+        # The read-only index array last asked about or recorded, and the earliest and latest
+        # time among its joints; None once a time changed by other means.
         self._known: IndexArray | None = None
         self._earliest_ns = self._latest_ns = NEVER_NS
 
     def extremes(self, joints: IndexArray) -> tuple[int, int]:
-        """The earliest and latest publication time (ns) among ``joints`` (not empty; never
-        modified by the caller, as the array is remembered by identity)."""
+        """The earliest and latest publication time (ns) among ``joints`` (not empty)."""
         if joints is not self._known:
             last_ns = self._last_ns[joints]
             self._earliest_ns = int(np.minimum.reduce(last_ns))
             self._latest_ns = int(np.maximum.reduce(last_ns))
-            self._known = joints
+            self._known = None if joints.flags.writeable else joints
         return self._earliest_ns, self._latest_ns
 
     def record(self, joints: IndexArray, stamp_ns: int) -> None:
         """``joints`` were published at message time ``stamp_ns``."""
         self._last_ns[joints] = stamp_ns
-        self._known = joints
+        if joints is not self._known:  # the known array was checked read-only
+            self._known = None if joints.flags.writeable else joints
         self._earliest_ns = self._latest_ns = stamp_ns
 
     def reset(self) -> None:

@@ -2,7 +2,8 @@
 
 No rclpy here: ``Reporter`` writes to any ``Logger`` (the node's rclpy logger has these
 methods), so tests read its lines directly. Every kind of report has its own throttle; names
-(unknown joints, values for mimic joints) are each reported once, at most ten per line.
+(unknown joints, bare names of multi-value joints) are each reported once, at most ten per
+line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..kinematics import MAX_JOINT_VALUE, Update
+from ..kinematics import MAX_JOINT_VALUE
 
 #: Seconds between two reports of one kind.
 THROTTLE_S = 10.0
@@ -74,27 +75,24 @@ class Reporter:
             self._once.add(key)
             self.logger.info(f"{text} (reported once)")
 
-    def update(self, update: Update, clamp: str) -> None:
-        """Report what one kinematics update clamped (to ``clamp`` limits), rejected or
-        did not know."""
-        if update.clamped:
-            self.clamp_counts.update(update.clamped)
+    def values(self, clamped: Sequence[str], rejected: Sequence[str], clamp: str) -> None:
+        """Report the joints whose value one message had clamped (to ``clamp`` limits) or
+        rejected, with counts since start."""
+        if clamped:
+            self.clamp_counts.update(clamped)
             if self.throttle.due("clamped"):
                 self.logger.warning(
                     f"joint values clamped to {clamp} limits, counts since start: "
                     f"{_counts(self.clamp_counts)}"
                 )
-        if update.rejected:
-            self.rejected_counts.update(update.rejected)
+        if rejected:
+            self.rejected_counts.update(rejected)
             if self.throttle.due("rejected"):
                 self.logger.warning(
                     f"non-finite values, values beyond +-{MAX_JOINT_VALUE:g} or zero quaternions "
                     "ignored, joints keep their last good value; counts since start: "
                     f"{_counts(self.rejected_counts)}"
                 )
-        self.names_once(
-            "unknown", update.unknown, "ignoring names that are not moving joints of the robot"
-        )
 
     def names_once(self, kind: str, names: Sequence[str], text: str) -> None:
         """Log each name once, at most one line per period per kind, ten names a line."""

@@ -7,7 +7,7 @@
   what is sent into everything sent before, the set is replaced as a whole: a reloaded model
   or a new frame prefix leaves no stale frames behind.
 
-Both publish a ``pipeline.Publication`` as serialized bytes (``Publisher.publish`` takes
+Both publish a ``cdr.Publication`` as serialized bytes (``Publisher.publish`` takes
 bytes as they are). ``layout_matches_rmw`` checks once that the RMW reads those bytes back as
 the same message; where it does not, both publishers build message objects instead.
 """
@@ -24,8 +24,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.serialization import deserialize_message
 from tf2_msgs.msg import TFMessage
 
-from .cdr import TFMessageLayout
-from .pipeline import Publication
+from .cdr import Publication, TFMessageLayout
 
 TF_TOPIC = "/tf"
 TF_STATIC_TOPIC = "/tf_static"

@@ -784,8 +784,11 @@ JOINT_TO_FRAMES = """<link name="a"/>
 </joint>"""
 
 
-def test_joint_between_frames_connects_their_links_from_1_8() -> None:
-    robot = Robot.from_xml_string(sdf(JOINT_TO_FRAMES, "1.8"))
+@pytest.mark.parametrize("version", ["1.7", "1.8"])
+def test_joint_between_frames_connects_their_links(version: str) -> None:
+    """SDFormat 1.8 allows it; libsdformat, which converts a 1.7 file to its own version,
+    reads it in 1.7 too, and so does this reader."""
+    robot = Robot.from_xml_string(sdf(JOINT_TO_FRAMES, version))
     joint = robot.joints["j"]
     assert (joint.parent, joint.child) == ("a", "b")
     # the joint frame is the child frame b_mount: the axis passes through (1, 0, 0.2)
@@ -795,13 +798,6 @@ def test_joint_between_frames_connects_their_links_from_1_8() -> None:
     expected = {"a": pose(), "b": b, "a_tip": pose((0.5, 0, 0)), "b_mount": b @ pose((0, 0, 0.2))}
     assert_poses(compose_fk(robot, {"j": q}), expected)
     assert_poses(robot.link_fk({"j": q}), expected)
-    text = sdf(JOINT_TO_FRAMES, "1.7")
-    with pytest.raises(
-        ModelError,
-        match=rf":{line_with(text, '<parent>a_tip')}: joint 'j': "
-        r"parent 'a_tip' is not a link of the model",
-    ):
-        Robot.from_xml_string(text)
 
 
 def test_frames_attached_in_a_cycle_are_refused() -> None:
@@ -891,7 +887,7 @@ ERROR_CASES = [
             "<parent>a</parent>\n<child>nope</child>\n</joint>"
         ),
         "<child>nope",
-        r"joint 'j': child 'nope' is not a link of the model",
+        r"joint 'j': child 'nope' is not a link or frame of the model",
     ),
     (
         sdf(
@@ -943,13 +939,6 @@ ERROR_CASES = [
     ),
     (two_links("<axis>\n<xyz>0 0 0</xyz>\n</axis>"), "<xyz>", r"joint 'j': <axis><xyz> is zero"),
     (
-        two_links(
-            "<axis>\n<xyz>1 0 0</xyz>\n</axis>\n<axis2><xyz>2 0 0</xyz></axis2>", "universal"
-        ),
-        '<joint name="j"',
-        r"joint 'j': <axis> and <axis2> are parallel",
-    ),
-    (
         two_links("<axis><xyz>0 0 1</xyz></axis>\n<thread_pitch>0</thread_pitch>", "screw"),
         "<thread_pitch>",
         r"joint 'j': <thread_pitch> 0.0 \(radians per metre\) gives no finite pitch",
@@ -980,7 +969,7 @@ ERROR_CASES = [
             "<parent>a</parent>\n<child>world</child>\n</joint>"
         ),
         "<child>world",
-        r"joint 'j': child 'world' is not a link of the model",
+        r"joint 'j': child 'world' is not a link or frame of the model",
     ),
 ]
 
@@ -1016,3 +1005,237 @@ def test_warnings_for_odd_but_readable_input() -> None:
     )
     robot = Robot.from_xml_string(old)
     assert any("'relative_to' needs SDFormat 1.7" in w for w in robot.warnings)
+
+
+# -- what libsdformat reads without error ---------------------------------------------------------
+
+
+def warning_at(robot: Robot, line: int, text: str) -> str:
+    """The one warning of ``robot`` at ``line`` that contains ``text``."""
+    found = [w for w in robot.warnings if f"<string>:{line}: " in w and text in w]
+    assert len(found) == 1, robot.warnings
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "kind,axes,needle,message,second_axis",
+    [
+        (
+            "universal",
+            "<axis><xyz>1 0 0</xyz></axis>",
+            '<joint name="j"',
+            "joint 'j': universal joint without <axis2>: degenerate, its second axis is (0, 0, 1)",
+            Z,
+        ),
+        (
+            "revolute2",
+            "<axis><xyz>0 0 1</xyz></axis>",
+            '<joint name="j"',
+            "its second axis is (0, 0, 1) parallel to <axis>",
+            Z,
+        ),
+        (
+            "revolute2",
+            "<axis><xyz>1 0 0</xyz></axis>\n<axis2><xyz>-2 0 0</xyz></axis2>",
+            "<axis2>",
+            "joint 'j': <axis2> is parallel to <axis>: degenerate, both values turn about one line",
+            -X,
+        ),
+    ],
+)
+def test_degenerate_two_axis_joints_load_with_a_warning(
+    kind: str, axes: str, needle: str, message: str, second_axis: np.ndarray
+) -> None:
+    """libsdformat reads a revolute2 or universal joint without <axis2>, or with <axis2>
+    parallel to <axis>: so does this reader, warning at the line, the motion as written."""
+    text = two_links(axes, kind)
+    robot = Robot.from_xml_string(text)
+    warning_at(robot, line_with(text, needle), message)
+    first_axis = robot.joints["j"].axis
+    q1, q2 = 0.3, -0.7
+    first = Rotation.from_rotvec(q1 * first_axis).as_matrix()
+    second = Rotation.from_rotvec(q2 * np.asarray(second_axis, dtype=float)).as_matrix()
+    expected = {"a": pose(), "b": rotation_about((0, 0, 0), first @ second)}
+    assert_poses(robot.link_fk({"j": [q1, q2]}), expected)
+    assert_poses(compose_fk(robot, {"j": [q1, q2]}), expected)
+
+
+@pytest.mark.parametrize(
+    "reference", ["", "<gearbox_reference_body>__default__</gearbox_reference_body>\n"]
+)
+def test_gearbox_without_reference_body_loads_without_the_coupling(reference: str) -> None:
+    """libsdformat needs no <gearbox_reference_body> (its default is __default__): the joint
+    loads uncoupled, with a warning at its line, turning wheel_out about its own <axis> by its
+    own value."""
+    text = GEARBOX_ALONE.replace(
+        "<gearbox_reference_body>base</gearbox_reference_body>\n", reference
+    )
+    robot = Robot.from_xml_string(text)
+    warning_at(
+        robot,
+        line_with(text, '<joint name="gear"'),
+        "joint 'gear': gearbox without <gearbox_reference_body>: the coupling is left out",
+    )
+    gear = robot.joints["gear"]
+    assert (gear.parent, gear.child, gear.mimic) == ("wheel_in", "wheel_out", None)
+    q_in, q_gear = 0.4, -1.1
+    wheel_in = screw(Z, (0, 0, 0), -q_in)
+    expected = {
+        "base": pose(),
+        "wheel_in": wheel_in,
+        "wheel_out": wheel_in @ screw(Z, (0.3, 0, 0), q_gear) @ pose((0.3, 0, 0)),
+    }
+    cfg = {"in_joint": q_in, "gear": q_gear}
+    assert_poses(robot.link_fk(cfg), expected)
+    assert_poses(compose_fk(robot, cfg), expected)
+
+
+FRAME_GRAPH_JOINTS = sdf(
+    """<link name="base"/>
+<link name="arm"><pose>0 0 0.5 0 0 0</pose></link>
+<link name="hand"><pose>0 0 1 0 0 0</pose></link>
+<link name="tool"><pose>0.1 0 1 0 0 0</pose></link>
+<joint name="shoulder" type="revolute">
+<parent>__model__</parent><child>arm</child><axis><xyz>1 0 0</xyz></axis>
+</joint>
+<joint name="elbow" type="revolute">
+<parent>shoulder</parent><child>hand</child><axis><xyz>0 1 0</xyz></axis>
+</joint>
+<frame name="mount" attached_to="elbow"><pose relative_to="hand">0.1 0 0 0 0 0</pose></frame>
+<joint name="tool_joint" type="fixed"><parent>mount</parent><child>tool</child></joint>""",
+    "1.8",
+)
+
+
+@pytest.mark.parametrize("version", ["1.7", "1.8"])
+def test_parent_and_child_may_name_any_frame(version: str) -> None:
+    """libsdformat resolves <parent>/<child> through the frame graph: a joint to its child
+    link (shoulder -> arm), a frame to the link it is attached to (mount -> elbow -> hand),
+    __model__ to the canonical link; the joint's own pose stays relative to its <child>.
+    SDFormat allows it from 1.8, libsdformat (which converts older files) in every version."""
+    robot = Robot.from_xml_string(FRAME_GRAPH_JOINTS.replace("1.8", version))
+    links = {name: (j.parent, j.child) for name, j in robot.joints.items() if name != "mount"}
+    assert links == {
+        "shoulder": ("base", "arm"),
+        "elbow": ("arm", "hand"),
+        "tool_joint": ("hand", "tool"),
+    }
+    assert robot.joints["mount"].parent == "hand"
+    assert robot.warnings == []
+    q = 0.6
+    arm = screw(X, (0, 0, 0.5), q) @ pose((0, 0, 0.5))
+    hand = arm @ screw(Y, (0, 0, 0.5), q) @ pose((0, 0, 0.5))
+    expected = {
+        "base": pose(),
+        "arm": arm,
+        "hand": hand,
+        "mount": hand @ pose((0.1, 0, 0)),
+        "tool": hand @ pose((0.1, 0, 0)),
+    }
+    cfg = {"shoulder": q, "elbow": q}
+    assert_poses(robot.link_fk(cfg), expected)
+    assert_poses(compose_fk(robot, cfg), expected)
+
+
+def test_parent_and_child_name_joints_and_the_model_frame_before_1_7() -> None:
+    """Before 1.7 there are no <frame>s, but joints and __model__ are frames libsdformat
+    resolves all the same."""
+    kept = [line for line in FRAME_GRAPH_JOINTS.splitlines() if "mount" not in line]
+    robot = Robot.from_xml_string("\n".join(kept).replace("1.8", "1.6"))
+    assert {name: (j.parent, j.child) for name, j in robot.joints.items()} == {
+        "shoulder": ("base", "arm"),
+        "elbow": ("arm", "hand"),
+    }
+
+
+@pytest.mark.parametrize(
+    "old,new,needle,message",
+    [
+        (
+            "<child>arm</child>",
+            "<child>ghost</child>",
+            "<child>ghost",
+            r"joint 'shoulder': child 'ghost' is not a link or frame of the model",
+        ),
+        (
+            "<parent>shoulder</parent>",
+            "<parent>elbow</parent>",
+            "<parent>elbow",
+            r"joint 'elbow': a joint cannot name itself as its parent",
+        ),
+    ],
+)
+def test_frame_graph_joint_errors(old: str, new: str, needle: str, message: str) -> None:
+    text = FRAME_GRAPH_JOINTS.replace(old, new)
+    with pytest.raises(ModelError, match=rf"^<string>:{line_with(text, needle)}: {message}"):
+        Robot.from_xml_string(text)
+
+
+def test_pre_1_7_joint_named_like_a_link_is_renamed_as_libsdformat_does() -> None:
+    """Before 1.7 a joint may share its link's name; libsdformat renames it NAME_joint (then
+    NAME_joint0, ...), so Gazebo's joint states carry the new name. Its pose stays its own."""
+    text = sdf(
+        """<link name="base"/>
+<link name="wheel"><pose>1 0 0 0 0 0</pose></link>
+<link name="wheel_joint"><pose>2 0 0 0 0 0</pose></link>
+<joint name="wheel" type="revolute">
+<parent>base</parent><child>wheel</child><pose>0 0 0.1 0 0 0</pose>
+<axis><xyz>0 0 1</xyz></axis>
+</joint>
+<joint name="wheel_joint" type="fixed"><parent>base</parent><child>wheel_joint</child></joint>""",
+        "1.6",
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.joints) == ["wheel_joint0", "wheel_joint_joint"]
+    warning_at(
+        robot,
+        line_with(text, '<joint name="wheel"'),
+        "joint 'wheel': name 'wheel' is already used by a link of model 'm'; renamed "
+        "'wheel_joint0', as libsdformat does before SDFormat 1.7",
+    )
+    warning_at(robot, line_with(text, '<joint name="wheel_joint"'), "'wheel_joint_joint'")
+    np.testing.assert_allclose(robot.joints["wheel_joint0"].origin, pose((1, 0, 0.1)))
+    q = 0.8
+    expected = {
+        "base": pose(),
+        "wheel": screw(Z, (1, 0, 0.1), q) @ pose((1, 0, 0)),
+        "wheel_joint": pose((2, 0, 0)),
+    }
+    assert_poses(robot.link_fk({"wheel_joint0": q}), expected)
+
+
+def test_a_loop_through_the_root_says_the_link_is_the_root() -> None:
+    """Every link some joint's child: the canonical link is the root and the joint to it
+    closes the loop; the warning says so (it named a parent joint '?' before)."""
+    text = two_links("<axis><xyz>0 0 1</xyz></axis>").replace(
+        "</joint>",
+        '</joint>\n<joint name="back" type="fixed"><parent>b</parent><child>a</child></joint>',
+    )
+    robot = Robot.from_xml_string(text)
+    assert robot.root == "a" and list(robot.joints) == ["j"]
+    message = warning_at(robot, line_with(text, '<joint name="back"'), "joint 'back'")
+    assert message.endswith(
+        "closed kinematic chain: left out of the TF tree, as link 'a' is the root of the TF "
+        "tree (every link is some joint's child)"
+    )
+
+
+def test_pre_1_7_link_written_after_a_joint_of_its_name_is_renamed() -> None:
+    """libsdformat's Model::Load renames the later element of the two: a link NAME_link."""
+    text = sdf(
+        """<link name="base"/>
+<link name="tip"/>
+<joint name="x" type="fixed"><parent>base</parent><child>tip</child></joint>
+<link name="x"><pose>0 0 1 0 0 0</pose></link>""",
+        "1.6",
+    )
+    robot = Robot.from_xml_string(text)
+    assert list(robot.links) == ["base", "tip"] and list(robot.joints) == ["x"]
+    warning_at(
+        robot,
+        line_with(text, '<link name="x"'),
+        "link 'x': name 'x' is already used by a joint of model 'm'; renamed 'x_link'",
+    )
+    assert any("link 'x_link'" in w and "not connected" in w for w in robot.warnings)
+    # the joint's frame is its own (at its child tip), not the link x it once shared a name with
+    np.testing.assert_allclose(robot.joints["x"].origin, pose(), atol=1e-15)

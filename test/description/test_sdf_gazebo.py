@@ -579,3 +579,178 @@ def test_a_robot_fixed_to_the_world_sits_at_its_include_pose(
     expected = pose((1, 2, 0), (0, 0, 0.5)) @ pose((0, 0, 0.1))
     np.testing.assert_allclose(robot.link_fk()["base"], expected, atol=1e-12)
     assert math.isclose(robot.link_fk()["tip"][2, 3], 0.0, abs_tol=1e-12)
+
+
+# -- what libsdformat reads, and what it refuses that can still be published ---------------------
+
+
+def warnings_at(robot: Robot, line: int, text: str) -> list[str]:
+    return [w for w in robot.warnings if f"<string>:{line}: " in w and text in w]
+
+
+STATIC_SIGN = (
+    '<link name="a"/>\n<model name="sign">\n<static>true</static>\n<pose>1 0 0 0 0 0</pose>\n'
+    '<frame name="tip"><pose>0 0 1 0 0 0</pose></frame>\n</model>'
+)
+
+
+def test_a_static_nested_model_without_links_loads() -> None:
+    """libsdformat requires a link only of a model that is not static: a static nested model
+    without one is fixed to the world, so what is attached to it is not published here (a
+    warning for each frame), and a joint to it is an error."""
+    text = sdf(STATIC_SIGN, "1.9")
+    robot = Robot.from_xml_string(text)
+    assert list(robot.links) == ["a"] and robot.joints == {}
+    assert warnings_at(
+        robot,
+        line_with(text, '<frame name="tip"'),
+        "frame 'sign::tip': fixed to a static model without links; not published",
+    )
+    assert len(robot.warnings) == 1
+    moving = text.replace("<static>true</static>", "<static>false</static>")
+    with pytest.raises(ModelError, match=r"model 'sign': model has no links"):
+        Robot.from_xml_string(moving)
+    jointed = sdf(
+        STATIC_SIGN + '\n<joint name="j" type="fixed">\n<parent>sign</parent>\n'
+        "<child>a</child>\n</joint>",
+        "1.9",
+    )
+    with pytest.raises(
+        ModelError,
+        match=rf"^<string>:{line_with(jointed, '<parent>sign')}: joint 'j': 'sign' is fixed "
+        "to a static model without links; a joint needs a link",
+    ):
+        Robot.from_xml_string(jointed)
+
+
+ROBOT_MODEL = (
+    '<model name="{name}"><link name="a"/><link name="b"><pose>0 0 1 0 0 0</pose></link>'
+    '<joint name="j" type="revolute"><parent>a</parent><child>b</child></joint></model>'
+)
+BOX = '<model name="box"><static>true</static><link name="x"/></model>'
+
+
+def test_two_models_of_the_robots_name_are_an_error() -> None:
+    """model_name (or the rule that finds the robot) cannot tell two models of one name apart:
+    an error naming both (libsdformat refuses duplicate model names too)."""
+    robot = ROBOT_MODEL.format(name="robot")
+
+    def message(first: int, second: int) -> str:
+        return (
+            rf"^<string>:{second}: model 'robot': 2 models are named 'robot': 'robot' "
+            rf"\(line {first}\), 'robot' \(line {second}\); model names must be unique"
+        )
+
+    in_world = f'<sdf version="1.9">\n<world name="w">\n{robot}\n{robot}\n</world>\n</sdf>'
+    with pytest.raises(ModelError, match=message(3, 4)):
+        Robot.from_xml_string(in_world, model_name="robot")
+    in_sdf = f'<sdf version="1.9">\n{robot}\n{robot}\n</sdf>'
+    with pytest.raises(ModelError, match=message(2, 3)):
+        Robot.from_xml_string(in_sdf)
+
+
+def world(*models: str, version: str = "1.9") -> str:
+    """A world of ``models``, one a line from line 3."""
+    return "\n".join(
+        [f'<sdf version="{version}">', '<world name="w">', *models, "</world>", "</sdf>"]
+    )
+
+
+PUBLISHABLE_FLAWS = [
+    # (text, needle for the line, warning), each refused by libsdformat
+    (
+        world(ROBOT_MODEL.format(name="robot"), BOX, BOX.replace('"x"', '"y"')),
+        '<link name="y"',
+        "model 'box': another model is named 'box' (line 4); libsdformat refuses duplicate "
+        "model names",
+    ),
+    (
+        world(ROBOT_MODEL.format(name="robot"), BOX.replace("<link", "<pose>1 2</pose><link")),
+        "<pose>1 2",
+        "model 'box': <pose> needs 6 numbers, got 2; libsdformat refuses it, but the model is "
+        "not the robot",
+    ),
+    (
+        '<sdf version="1.9">\n'
+        + ROBOT_MODEL.format(name="robot")
+        + "\n"
+        + ROBOT_MODEL.format(name="spare")
+        + "\n</sdf>",
+        '<model name="spare"',
+        "<sdf>: 2 <model>s in <sdf>, where libsdformat allows one (and reads the first, 'robot')",
+    ),
+    (
+        ROBOT_MODEL.format(name="robot")
+        .replace("<link", '\n<pose relative_to="b">0 0 1 0 0 0</pose>\n<link', 1)
+        .join(['<sdf version="1.9">\n', "\n</sdf>"]),
+        "<pose relative_to",
+        "model 'robot': relative_to 'b' is not allowed on a model in <sdf> (libsdformat refuses "
+        "it); ignored",
+    ),
+    (
+        world(
+            ROBOT_MODEL.format(name="robot").replace(
+                "<link", '<pose relative_to="box">0 0 1 0 0 0</pose><link', 1
+            ),
+            BOX,
+        ),
+        "<pose relative_to",
+        "model 'robot': relative_to 'box' names a frame of the world, which is not read: the "
+        "pose is taken in the world frame",
+    ),
+    (
+        ROBOT_MODEL.format(name="robot")
+        .replace("<link", "\n<pose>0 0 nan 0 0 0</pose>\n<link", 1)
+        .join(['<sdf version="1.9">\n', "\n</sdf>"]),
+        "<pose>0 0 nan",
+        "model 'robot': <pose> must be finite, got nan; unused (no joint to world), so ignored",
+    ),
+    (
+        ROBOT_MODEL.format(name="robot")
+        .replace('name="robot"', 'name="robot" placement_frame="nope"')
+        .join(['<sdf version="1.9">\n', "\n</sdf>"]),
+        '<model name="robot"',
+        "model 'robot': placement_frame 'nope': unknown frame 'nope'; ignored (libsdformat "
+        "refuses it)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "text,needle,message",
+    PUBLISHABLE_FLAWS,
+    ids=[
+        "scenery_duplicate_names",
+        "scenery_malformed_pose",
+        "two_models_in_sdf",
+        "sdf_model_pose_relative_to",
+        "world_model_pose_relative_to",
+        "unused_malformed_model_pose",
+        "unknown_placement_frame",
+    ],
+)
+def test_what_libsdformat_refuses_but_can_be_published_loads_with_a_warning(
+    text: str, needle: str, message: str
+) -> None:
+    """Never silently: each flaw libsdformat refuses gives one warning naming its line; the
+    robot loads with the poses its own elements give."""
+    robot = Robot.from_xml_string(text)
+    assert warnings_at(robot, line_with(text, needle), message), robot.warnings
+    assert list(robot.links) == ["a", "b"]
+    assert_poses(
+        robot.link_fk({"j": 0.5}), {"a": pose(), "b": screw(Z, (0, 0, 1), 0.5) @ pose((0, 0, 1))}
+    )
+
+
+def test_an_unknown_placement_frame_of_a_robot_fixed_to_the_world_is_ignored() -> None:
+    """With a joint to world the model's <pose> places the model frame itself (with a warning)
+    where its placement_frame names nothing (libsdformat refuses the file)."""
+    text = (
+        '<sdf version="1.9">\n<model name="m" placement_frame="nope">\n'
+        "<pose>1 0 0 0 0 0</pose>\n"
+        '<link name="a"/>\n<joint name="anchor" type="fixed"><parent>world</parent>'
+        "<child>a</child></joint>\n</model>\n</sdf>"
+    )
+    robot = Robot.from_xml_string(text)
+    assert warnings_at(robot, 2, "placement_frame 'nope': unknown frame 'nope'; ignored")
+    assert_poses(robot.link_fk(), {"world": pose(), "a": pose((1, 0, 0))})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -18,8 +19,8 @@ from kinematics_reference import (
 )
 
 from joint_tf_publisher import Joint, Link, ModelError, Robot
-from joint_tf_publisher.kinematics import Kinematics, Layout
-from joint_tf_publisher.model import Mimic
+from joint_tf_publisher.kinematics import Kinematics, compile_layout
+from joint_tf_publisher.model import ClampMode, Mimic
 
 
 def test_compiled_structure_orders_parents_first_and_lists_variables() -> None:
@@ -47,7 +48,7 @@ def test_compiled_structure_orders_parents_first_and_lists_variables() -> None:
 
 
 def test_slots_lay_out_every_value_of_every_moving_joint_in_order() -> None:
-    layout = Layout(random_robot(2, count=30))
+    layout = compile_layout(random_robot(2, count=30))
     names = [name for joint in layout.moving_joints for name in joint.variable_names]
     assert layout.num_values == len(names)
     for name, (joint, slot) in layout.variable_lookup.items():
@@ -57,7 +58,7 @@ def test_slots_lay_out_every_value_of_every_moving_joint_in_order() -> None:
 
 
 def test_form_groups_partition_the_moving_joints_by_type_family() -> None:
-    layout = Layout(random_robot(3, count=40))
+    layout = compile_layout(random_robot(3, count=40))
     seen: list[int] = []
     for g, group in enumerate(layout.groups):
         kinds = {layout.moving_joints[i].joint_type for i in group.joints}
@@ -210,3 +211,14 @@ def test_a_large_but_finite_model_loads_and_gives_finite_poses() -> None:
         poses = robot.link_fk({"j": 0.5, "k": -0.5})
     assert all(np.all(np.isfinite(pose)) for pose in poses.values())
     assert poses["c"][0, 3] == pytest.approx(1e200 + 1e200 * math.cos(0.5))
+
+
+def test_the_layout_is_frozen_and_its_arrays_read_only() -> None:
+    layout = compile_layout(random_robot(4, count=12))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        layout.num_values = 0  # type: ignore[misc]
+    for array in (layout.slot, layout.zero_values, layout.ranges[ClampMode.HARD][0]):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        layout.groups[0].slots[0, 0] = 1

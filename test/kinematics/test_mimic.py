@@ -75,7 +75,6 @@ def test_a_follower_given_in_the_message_takes_that_value_clamped(gripper: Robot
     assert follower_value(kin, positions) == -0.3
     assert update.moved.tolist() == [index["r_gripper_joint"]]
     assert positions.received.tolist() == [False, True]
-    assert update.ignored_mimic == []
     # Given with its leader: still its own value, clamped into its own limits like any.
     update = kin.apply(positions, ["l_gripper_joint", "r_gripper_joint"], [0.2, -0.3])
     assert follower_value(kin, positions) == 0.0
@@ -115,7 +114,6 @@ def test_a_chain_uses_given_followers_and_computes_the_rest_from_them(clamp: str
     index = moving_index(kin)
     positions = kin.new_positions()
     update = kin.apply(positions, ["m1", "j1", "m3"], [9.0, 0.4, 9.0], clamp=clamp)
-    assert update.ignored_mimic == []
     m1 = 9.0 if clamp is None else 1.5  # m1's own limits: [-1.5, 1.5]
     # m2 = -m1 + 0.1 from the given m1, not clamped into its own [-0.3, 2]; m3 as given.
     expected = {"j1": 0.4, "m1": m1, "m2": -m1 + 0.1, "m3": 9.0}
@@ -186,14 +184,16 @@ def test_clamping_modes_clamp_given_values_and_never_computed_followers(
         np.testing.assert_allclose(batch[name][1], pose, atol=TOLERANCE, rtol=0)
 
 
-def test_joints_moved_by_names_the_given_joints_and_their_followers() -> None:
+def test_a_name_plan_moves_the_given_joints_and_their_followers() -> None:
     kin = chain_robot().kinematics
     index = moving_index(kin)
-    assert kin.joints_moved_by(["j1"]).tolist() == sorted(
+    assert kin.state.plans.plan(("j1",)).moves.tolist() == sorted(
         index[n] for n in ("j1", "m1", "m2", "m3")
     )
-    assert kin.joints_moved_by(["m2", "ghost"]).tolist() == sorted([index["m2"], index["m3"]])
-    assert kin.joints_moved_by(["j2"]).tolist() == [index["j2"]]
+    assert kin.state.plans.plan(("m2", "ghost")).moves.tolist() == sorted(
+        [index["m2"], index["m3"]]
+    )
+    assert kin.state.plans.plan(("j2",)).moves.tolist() == [index["j2"]]
 
 
 def test_mimic_overflow_keeps_the_follower_finite() -> None:

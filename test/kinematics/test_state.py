@@ -201,7 +201,7 @@ def test_apply_keeps_every_value_finite_property(values: list[float], clamp: str
 
 def test_update_is_a_plain_report() -> None:
     update = Update(moved=np.array([1, 2], dtype=np.intp))
-    assert update.clamped == update.rejected == update.unknown == update.ignored_mimic == []
+    assert update.clamped == update.rejected == update.unknown == update.first_value_only == []
 
 
 @pytest.mark.parametrize("value", [1e308, -1.7e308, math.inf, math.nan, 5e-324])
@@ -297,14 +297,14 @@ def _chain_urdf(kind: str, x: str) -> str:
     return f'<robot name="r"><link name="a"/><link name="b"/><link name="c"/>{joints}\n</robot>'
 
 
-# -- the fast path (joint_state_names.FastApply) ----------------------------------------------
+# -- the fast path (joint_state_names.FastApply, by StateResolver.plans) --------------------
 
 
 def test_a_message_of_one_value_names_in_range_takes_the_fast_path() -> None:
     # chain_robot: j1 leads a three-level mimic chain m1 -> m2 -> m3.
     kin = chain_robot().kinematics
     names = ("j1", "j2", "c1", "w1")
-    plan = kin.joint_state_plan(names)
+    plan = kin.state.plans.plan(names)
     assert plan.fast is not None
     assert [level.slots.size for level in plan.fast.levels] == [1, 1, 1]
     positions = kin.new_positions()
@@ -325,7 +325,7 @@ def test_the_fast_path_gives_what_the_reference_gives_on_random_robots() -> None
         for clamp in (None, "hard", "soft"):
             cfg = in_range_cfg(robot, clamp, rng)
             names, values = state_names_values(kin, cfg)
-            assert kin.joint_state_plan(tuple(names)).fast is not None
+            assert kin.state.plans.plan(tuple(names)).fast is not None
             positions = kin.new_positions()
             update = kin.apply(positions, tuple(names), values, clamp=clamp)
             assert update.clamped == []
@@ -343,7 +343,58 @@ def test_values_left_outside_by_a_clamp_mode_change_are_clamped_by_the_next_mess
     positions = kin.new_positions()
     kin.apply(positions, ["j1", "j2"], [0.9, 5.0], clamp=None)  # j2 stored beyond [0, 0.2]
     update = kin.apply(positions, ["c1"], [1.0], clamp="hard")  # in range, j2 not given
-    assert kin.joint_state_plan(("c1",)).fast is not None
+    assert kin.state.plans.plan(("c1",)).fast is not None
     assert update.clamped == ["j2"]  # m1 = 1.8 is beyond its limits, but computed: kept
     stored = kin.variable_values(positions)
     assert (stored["j2"], stored["m1"], stored["c1"]) == (0.2, 1.8, 1.0)
+
+
+# -- limits and multi-value joints, by example -----------------------------------------------
+
+ONLY_LOWER_URDF = """<robot name="only_lower">
+<link name="base"/><link name="arm"/><link name="wheel"/>
+<joint name="shoulder" type="revolute">
+  <parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+  <limit lower="-1.0" effort="1" velocity="1"/>
+</joint>
+<joint name="wheel" type="revolute">
+  <parent link="arm"/><child link="wheel"/><axis xyz="0 0 1"/>
+  <limit effort="1" velocity="1"/>
+</joint>
+</robot>"""
+
+
+def test_a_limit_with_only_lower_written_clamps_to_the_default_upper_of_zero() -> None:
+    """URDF's ``upper`` defaults to 0; only where neither bound is written is a joint left
+    unclamped (docs/joint-semantics.md, "Limits in practice")."""
+    robot = Robot.from_xml_string(ONLY_LOWER_URDF)
+    kin = robot.kinematics
+    positions = kin.new_positions()
+    update = kin.apply(positions, ["shoulder", "wheel"], [0.5, 0.5], clamp="hard")
+    assert update.clamped == ["shoulder"]
+    assert kin.variable_values(positions) == {"shoulder": 0.0, "wheel": 0.5}
+    update = kin.apply(positions, ["shoulder", "wheel"], [-3.0, -3.0], clamp="hard")
+    assert update.clamped == ["shoulder"]
+    assert kin.variable_values(positions) == {"shoulder": -1.0, "wheel": -3.0}
+
+
+@pytest.mark.parametrize("joint_type", ["planar", "floating"])
+def test_a_multi_value_joint_with_one_nan_component_keeps_all_its_previous_values(
+    joint_type: str,
+) -> None:
+    robot = random_robot(7, count=3, types=(joint_type,), mimic_share=0.0)
+    kin = robot.kinematics
+    joint = kin.moving_joints[0]
+    names = list(joint.variable_names)
+    positions = kin.new_positions()
+    good = [0.1 * (k + 1) for k in range(len(names))]
+    kin.apply(positions, names, good, clamp="hard")
+    before = kin.variable_values(positions)
+    for broken in range(len(names)):
+        values = list(good)
+        values[broken] = math.nan
+        values = [v if k == broken else v + 0.05 for k, v in enumerate(values)]
+        update = kin.apply(positions, names, values, clamp="hard")
+        assert update.rejected == [joint.name]
+        assert update.moved.size == 0
+        assert kin.variable_values(positions) == before

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Joint, Limit, SafetyController
-from joint_tf_publisher.model import Mimic
+from joint_tf_publisher.model import ClampMode, Mimic
 
 Array = NDArray[np.float64]
 
@@ -464,3 +464,19 @@ def test_floating_rpy_and_quaternion_forms_agree(
     joint = make_joint("floating")
     quat = Rotation.from_euler("xyz", rpy).as_quat()
     np.testing.assert_allclose(joint.motion([*xyz, *rpy]), joint.motion([*xyz, *quat]), atol=1e-12)
+
+
+def test_clamp_modes_come_in_as_strings_or_none_and_are_converted_once() -> None:
+    assert [ClampMode.of(value) for value in ("hard", "soft", "none", None)] == [
+        ClampMode.HARD,
+        ClampMode.SOFT,
+        ClampMode.NONE,
+        ClampMode.NONE,
+    ]
+    assert ClampMode.of(ClampMode.SOFT) is ClampMode.SOFT
+    with pytest.raises(ValueError, match=r"clamp must be one of \(None, 'hard', 'soft'\)"):
+        ClampMode.of("firm")
+    universal = make_joint("universal", limit=LIMIT, limit2=LIMIT2)
+    assert universal.variable_limits(ClampMode.SOFT) == universal.variable_limits("soft")
+    with pytest.raises(ValueError, match="clamp must be 'hard' or 'soft'"):
+        universal.variable_limits(ClampMode.NONE)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.ros.parameters import (
     PARAMETERS,
     PARAMETERS_BY_NAME,
@@ -78,7 +79,8 @@ def test_clamp_modes() -> None:
     assert [parse_clamp(mode) for mode in ("hard", "soft", "none")] == ["hard", "soft", "none"]
     with pytest.raises(ParameterRejected, match="clamp must be one of hard, soft, none"):
         parse_clamp("tight")
-    assert Settings(clamp="none").clamp_mode is None
+    assert Settings(clamp="none").clamp_mode is ClampMode.NONE
+    assert Settings().clamp_mode is ClampMode.HARD
 
 
 def test_exclude_joints_from_array_or_comma_separated_text() -> None:

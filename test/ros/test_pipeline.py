@@ -17,9 +17,10 @@ from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.kinematics import HotPath
+from joint_tf_publisher.kinematics import MessagePlan
+from joint_tf_publisher.ros.cdr import Publication
 from joint_tf_publisher.ros.parameters import Settings
-from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel, Publication
+from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
 from joint_tf_publisher.ros.reporting import Reporter, Throttle
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
@@ -250,7 +251,7 @@ def test_a_dropped_message_costs_no_kinematics(arm: Rig, monkeypatch: pytest.Mon
     model = arm.pipeline.model
     assert model is not None
     calls: list[str] = []
-    for owner, name in ((model.kin, "apply"), (model.kin, "joint_poses"), (HotPath, "poses")):
+    for owner, name in ((model.kin, "apply"), (model.kin, "joint_poses"), (MessagePlan, "resolve")):
         method = getattr(owner, name)
 
         def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
@@ -260,7 +261,7 @@ def test_a_dropped_message_costs_no_kinematics(arm: Rig, monkeypatch: pytest.Mon
         monkeypatch.setattr(owner, name, counted)
     stamps = [T0 + MS * k for k in range(100)]  # 1 kHz for 100 ms: 2 due at 20 Hz
     assert len(published_stamps(arm, ["joint_1", "joint_2"], stamps)) == 2
-    assert calls == ["poses"] * 2  # the hot path: values to poses in one call
+    assert calls == ["resolve"] * 2  # values to poses in one kinematics call
 
 
 def test_a_message_with_work_for_the_clamp_takes_the_general_path(arm: Rig) -> None:
@@ -291,6 +292,23 @@ def test_stamps_jumping_back_reset_the_limiter_with_one_warning(arm: Rig) -> Non
         "joint state stamps jumped backwards: rate limiter reset (simulation reset or bag "
         "loop?) (reported at most every 10 s)",
     )
+
+
+def test_a_stamp_behind_only_some_of_the_joints_resets_the_limiter_with_one_warning(
+    arm: Rig,
+) -> None:
+    """Behind one joint's last publication, though not behind the other's: still a jump."""
+    assert arm.send(["joint_2"], [0.1], T0) is not None
+    assert arm.send(["joint_1"], [0.1], T0 + 100 * MS) is not None
+    # Past joint_2's publication by more than an interval, behind joint_1's.
+    assert arm.send(["joint_1", "joint_2"], [0.2, 0.2], T0 + 60 * MS) is not None
+    assert len(arm.logger.containing("rate limiter reset")) == 1
+    # The limiter started afresh from that message: joint_3 never published, is due.
+    assert arm.send(["joint_1", "joint_2"], [0.3, 0.3], T0 + 70 * MS) is None
+    assert arm.send(["joint_3"], [0.3], T0 + 70 * MS) is not None
+    # Behind again, within the throttle period: reset, but no second warning.
+    assert arm.send(["joint_1", "joint_3"], [0.4, 0.4], T0 + 65 * MS) is not None
+    assert len(arm.logger.containing("rate limiter reset")) == 1
 
 
 def test_a_node_clock_jump_resets_the_limiter(arm: Rig) -> None:

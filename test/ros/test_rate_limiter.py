@@ -8,7 +8,10 @@ from joint_tf_publisher.ros.rate_limiter import NEVER_NS, RateLimiter
 
 
 def joints(*indices: int) -> np.ndarray:
-    return np.array(indices, dtype=np.intp)
+    """A read-only index array, as ``MessagePlan.moves`` is (the limiter remembers those)."""
+    array = np.array(indices, dtype=np.intp)
+    array.flags.writeable = False
+    return array
 
 
 def test_joints_never_published_are_at_never() -> None:
@@ -44,3 +47,13 @@ def test_reset_forgets_every_time() -> None:
     assert limiter.extremes(every) == (500, 500)
     limiter.reset()
     assert limiter.extremes(every) == (NEVER_NS, NEVER_NS)
+
+
+def test_a_writable_array_changed_between_calls_is_read_afresh() -> None:
+    limiter = RateLimiter(3)
+    limiter.record(joints(0), 100)
+    limiter.record(joints(1), 200)
+    asked = np.array([0], dtype=np.intp)
+    assert limiter.extremes(asked) == (100, 100)
+    asked[0] = 1
+    assert limiter.extremes(asked) == (200, 200)

@@ -15,8 +15,10 @@ from rclpy.serialization import deserialize_message  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.ros import tf_publishers  # noqa: E402
-from joint_tf_publisher.ros.cdr import TFMessageLayout  # noqa: E402
-from joint_tf_publisher.ros.pipeline import Publication  # noqa: E402
+from joint_tf_publisher.ros.cdr import (
+    Publication,  # noqa: E402
+    TFMessageLayout,  # noqa: E402
+)
 
 pytestmark = pytest.mark.ros
 

@@ -21,6 +21,7 @@ import numpy as np
 from lxml import etree
 from numpy.typing import NDArray
 
+from ...errors import ModelError
 from ...model.elements import Joint, Link, RobotModel
 from ...model.tree import spanning_tree
 from ...model.validate import (
@@ -110,9 +111,14 @@ def _tree(
     parent_in_tree = {joints_by_name[n].child: n for n in tree.tree_joints}
     for name in tree.loop_joints:
         joint = joints_by_name[name]
+        tree_parent = parent_in_tree.get(joint.child)
+        hangs = (
+            f"already hangs from joint {tree_parent!r}"
+            if tree_parent is not None
+            else "is the root of the TF tree (every link is some joint's child)"
+        )
         diag.warn(
-            f"closed kinematic chain: left out of the TF tree, as link {joint.child!r} "
-            f"already hangs from joint {parent_in_tree.get(joint.child, '?')!r}",
+            f"closed kinematic chain: left out of the TF tree, as link {joint.child!r} {hangs}",
             joint.line,
             f"joint {name!r}",
         )
@@ -173,42 +179,96 @@ def _read_model_frames(ctx: Context, graph: PoseGraph, models: list[ModelFrame])
 def _read_joint_frames(
     ctx: Context, graph: PoseGraph, elements: list[etree._Element], link_names: set[str]
 ) -> list[etree._Element]:
-    """Register each joint frame (pose relative to the child link by default)."""
+    """Register each joint frame (pose relative to the child frame by default), then check
+    what ``<parent>`` and ``<child>`` name: a link (or ``world`` as parent) or any other frame
+    of the model (a joint, a ``<frame>``, a nested model, ``__model__``), which
+    ``build_joint`` resolves to its link as libsdformat's frame graph does. SDFormat allows
+    frames there from 1.8; libsdformat, which converts older files to its own version, reads
+    them in every version, and so does this reader."""
     for element in elements:
         name = element.get("name", "").strip()
         if not name:
             raise ctx.error("<joint> needs a 'name'", element, "joint")
         what = f"joint {name!r}"
         child = ctx.required_text(element, "child", what)
-        parent = ctx.required_text(element, "parent", what)
-        frames_allowed = ctx.version(element) >= (1, 8)  # 1.8+: a joint may name a <frame>
-        for role, link in (("parent", parent), ("child", child)):
-            if link in link_names or (role == "parent" and link == WORLD):
-                continue
-            known = graph.frames.get(link)
-            if not (frames_allowed and known is not None and known.kind in ("frame", "model")):
-                kind = "a link or frame" if frames_allowed else "a link"
-                raise ctx.error(
-                    f"{role} {link!r} is not {kind} of the model", element.find(role), what
-                )
+        ctx.required_text(element, "parent", what)
         pose, relative_to = read_pose(ctx, element, what)
         graph.add(Frame("joint", name, element, pose, relative_to or child))
+    for element in elements:
+        what = f"joint {element.get('name', '').strip()!r}"
+        for role in ("parent", "child"):
+            role_element = element.find(role)
+            link = ctx.required_text(element, role, what)
+            if link in link_names or (role == "parent" and link == WORLD):
+                continue
+            if link == element.get("name", "").strip():
+                raise ctx.error(f"a joint cannot name itself as its {role}", role_element, what)
+            if link == MODEL_FRAME or link in graph.frames:
+                continue
+            raise ctx.error(
+                f"{role} {link!r} is not a link or frame of the model", role_element, what
+            )
     return elements
 
 
 def _add_world_link(
     ctx: Context, graph: PoseGraph, model: etree._Element, joint_elements: list[etree._Element]
 ) -> Link | None:
-    """A link ``world`` (at the inverse of the model's ``<pose>``) if a joint's parent is world."""
-    for element in joint_elements:
-        parent = element.find("parent")
-        if parent is not None and (parent.text or "").strip() == WORLD:
-            model_pose, _ = read_pose(ctx, model, f"model {model.get('name')!r}")
-            placement = model.get("placement_frame", "").strip()
-            X_world_M = graph.placed(model_pose, MODEL_FRAME, placement, model)
-            graph.set_world(inverse_pose(X_world_M))
-            return Link(name=WORLD, line=line(parent))
-    return None
+    """A link ``world`` (at the inverse of the model's ``<pose>``) if a joint's parent is world.
+
+    The model's own ``<pose>`` and ``placement_frame`` are checked either way: what libsdformat
+    rejects there but this reader can do without (a malformed pose not needed, ``relative_to``,
+    an unknown placement frame) is left out with a warning naming its line."""
+    world_parent = next(
+        (
+            parent
+            for parent in (element.find("parent") for element in joint_elements)
+            if parent is not None and (parent.text or "").strip() == WORLD
+        ),
+        None,
+    )
+    X_world_M = _top_model_pose(ctx, graph, model, needed=world_parent is not None)
+    if world_parent is None:
+        return None
+    graph.set_world(inverse_pose(X_world_M))
+    return Link(name=WORLD, line=line(world_parent))
+
+
+def _top_model_pose(ctx: Context, graph: PoseGraph, model: etree._Element, needed: bool) -> Array:
+    """X_world_M, the robot model's frame in the world (or in nothing: its ``<sdf>``).
+
+    Its ``<pose>`` places its ``placement_frame`` if it names one. A malformed ``<pose>`` is an
+    error if ``needed`` (a joint to world), else a warning; ``relative_to`` (which libsdformat
+    refuses on a model in ``<sdf>``, and which names the world's frames, not read here, on a
+    model in ``<world>``) and an unknown placement frame are ignored with a warning.
+    """
+    what = f"model {model.get('name')!r}"
+    pose_element = model.find("pose")
+    try:
+        pose, relative_to = read_pose(ctx, model, what)
+    except ModelError as error:
+        if needed:
+            raise
+        ctx.warn(f"{error.reason}; unused (no joint to world), so ignored", pose_element, what)
+        pose, relative_to = np.eye(4), None
+    if relative_to is not None:
+        in_world = (parent := model.getparent()) is not None and parent.tag == "world"
+        why = (
+            "names a frame of the world, which is not read: the pose is taken in the world frame"
+            if in_world
+            else "is not allowed on a model in <sdf> (libsdformat refuses it); ignored"
+        )
+        ctx.warn(f"relative_to {relative_to!r} {why}", pose_element, what)
+    placement = model.get("placement_frame", "").strip()
+    try:
+        return graph.placed(pose, MODEL_FRAME, placement, model)
+    except ModelError as error:
+        ctx.warn(
+            f"placement_frame {placement!r}: {error.reason}; ignored (libsdformat refuses it)",
+            model,
+            what,
+        )
+        return pose
 
 
 def _frame_attachments(
@@ -230,6 +290,9 @@ def _frame_attachments(
             continue
         what = f"frame {frame.name!r}"
         link = graph.attached_link(frame.name, frame.element, what)
+        if not link:
+            ctx.warn("fixed to a static model without links; not published", frame.element, what)
+            continue
         if link not in links:
             ctx.warn(
                 f"attached to link {link!r}, which is not in the TF tree; not published",

@@ -8,11 +8,14 @@ from numpy.typing import NDArray
 
 from ...model.elements import Joint, Mimic
 from ...transforms import inverse_pose
-from .context import Context, line
+from .context import SCOPE_SEPARATOR, Context, line
 from .joints import PARALLEL_COS
 from .poses import PoseGraph
 
 Array = NDArray[np.float64]
+
+#: libsdformat's default ``<gearbox_reference_body>``: none given.
+_UNSET = "__default__"
 
 
 def resolve_gearboxes(
@@ -30,6 +33,8 @@ def resolve_gearboxes(
     exists, it becomes a mimic of the leader and the gearbox joint itself is not published;
     otherwise the gearbox joint is re-hung from R (parent R, rotating C about ``<axis2>``)
     as a mimic of the leader. Signs follow from comparing the axes in the model frame.
+    Without a reference body (libsdformat reads such a joint), the coupling is left out with a
+    warning and the gearbox joint stays as written, a revolute joint of its own value.
     """
     by_element = {element.get("name", "").strip(): element for element in elements}
     result = list(joints)
@@ -38,8 +43,16 @@ def resolve_gearboxes(
             continue
         element = by_element[gearbox.name]
         what = f"joint {gearbox.name!r}"
-        reference = ctx.required_text(element, "gearbox_reference_body", what)
         ref_element = element.find("gearbox_reference_body")
+        reference = (ref_element.text or "").strip() if ref_element is not None else ""
+        if reference.rpartition(SCOPE_SEPARATOR)[2] in ("", _UNSET):
+            ctx.warn(
+                "gearbox without <gearbox_reference_body>: the coupling is left out; the "
+                "joint turns about <axis> by its own value",
+                element,
+                what,
+            )
+            continue
         ratio = ctx.number(element, "gearbox_ratio", 1.0, what)
         if gearbox.mimic is not None:
             raise ctx.error("a gearbox joint cannot also have a <mimic>", element, what)

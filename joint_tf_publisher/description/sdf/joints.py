@@ -60,10 +60,11 @@ def build_joint(ctx: Context, graph: PoseGraph, element: etree._Element) -> tupl
     parent = ctx.required_text(element, "parent", what)
     child = ctx.required_text(element, "child", what)
     X_M_J = graph.in_model(name, element, what)
-    # A joint naming a <frame> (1.8+) connects the links those frames are attached to.
+    # A joint naming another frame (a <frame>, a joint, a model) connects the links they are
+    # attached to, as libsdformat's frame graph resolves them.
     if parent != WORLD:
-        parent = graph.attached_link(parent, element.find("parent"), what)
-    child = graph.attached_link(child, element.find("child"), what)
+        parent = _attached_link(ctx, graph, parent, element.find("parent"), what)
+    child = _attached_link(ctx, graph, child, element.find("child"), what)
     X_M_parent = graph.in_model(parent, element.find("parent"), what)
     X_M_child = graph.in_model(child, element.find("child"), what)
     origin = pose_in(X_M_parent, X_M_J)
@@ -109,6 +110,21 @@ def build_joint(ctx: Context, graph: PoseGraph, element: etree._Element) -> tupl
         if joint_type == "screw":
             joint.screw_pitch = _screw_pitch(ctx, element, what)
     return joint, X_M_J
+
+
+def _attached_link(
+    ctx: Context, graph: PoseGraph, frame: str, element: etree._Element | None, what: str
+) -> str:
+    """The link that carries ``frame`` (``PoseGraph.attached_link``); ModelError if none does
+    (a static nested model without links)."""
+    link = graph.attached_link(frame, element, what)
+    if not link:
+        raise ctx.error(
+            f"{frame!r} is fixed to a static model without links; a joint needs a link",
+            element,
+            what,
+        )
+    return link
 
 
 def _read_axis(
@@ -238,20 +254,29 @@ def _read_mimic(ctx: Context, axis_element: etree._Element, what: str) -> Mimic 
 
 
 def _check_two_axes(ctx: Context, joint: Joint, element: etree._Element) -> None:
+    """Warn of a degenerate two-axis joint, which libsdformat reads without error: no
+    ``<axis2>`` (its second axis is then (0, 0, 1)) or ``<axis2>`` parallel to ``<axis>`` (both
+    values turn about one line); and of a universal joint whose axes are not orthogonal."""
     assert joint.axis2 is not None
+    what = f"joint {joint.name!r}"
+    axis2_element = element.find("axis2")
     cosine = abs(float(joint.axis @ joint.axis2))
-    if cosine > PARALLEL_COS:
-        raise ctx.error(
-            "<axis> and <axis2> are parallel; a two-axis joint needs two directions",
-            element,
-            f"joint {joint.name!r}",
-        )
-    if joint.joint_type == "universal" and cosine > 1e-6:
+    parallel = "parallel to <axis>" if cosine > PARALLEL_COS else ""
+    if axis2_element is None:
         ctx.warn(
-            "universal joint axes are not orthogonal (used as given)",
+            f"{joint.joint_type} joint without <axis2>: degenerate, its second axis is "
+            f"(0, 0, 1){' ' + parallel if parallel else ''}",
             element,
-            f"joint {joint.name!r}",
+            what,
         )
+    elif parallel:
+        ctx.warn(
+            "<axis2> is parallel to <axis>: degenerate, both values turn about one line",
+            axis2_element,
+            what,
+        )
+    elif joint.joint_type == "universal" and cosine > 1e-6:
+        ctx.warn("universal joint axes are not orthogonal (used as given)", element, what)
 
 
 def _screw_pitch(ctx: Context, element: etree._Element, what: str) -> float:

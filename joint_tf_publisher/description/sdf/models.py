@@ -9,7 +9,13 @@ frame, named like its scope (``inner``, also reachable as ``inner::__model__``).
 model's ``<pose>`` is relative to its parent model's frame (or ``relative_to`` in the parent's
 scope), and places its ``placement_frame`` instead of its model frame where one is named. Its
 frame is attached to its canonical link (libsdformat's rule: ``canonical_link``, else its first
-link, else the canonical link of its first nested model).
+link, else the canonical link of its first nested model). A static nested model may have no
+link at all (libsdformat's STATIC_MODEL): fixed to the world, it carries no published frame.
+
+Before SDFormat 1.7 a joint could share its name with a link or nested model of its model;
+libsdformat renames such a joint ``NAME_joint`` (a link written after a joint or nested model
+of its name ``NAME_link``), with a warning, and so does ``flatten``: Gazebo's joint states use
+the new name.
 
 A merged include (``<include merge="true">``, ``include.py``) leaves its elements in the
 parent's scope and an empty ``<model>`` as a marker: it becomes the proxy frame
@@ -99,6 +105,7 @@ def _flatten_into(
 ) -> str:
     """Add ``model``'s elements, named in ``scope``; returns its canonical link (scoped)."""
     ctx.set_scope(model, scope)
+    _rename_colliding_names(ctx, model, what)
     canonical = scoped(scope, canonical_link_of(ctx, model))  # before the names change
     for child in model:
         tag = child.tag
@@ -108,11 +115,43 @@ def _flatten_into(
         elif tag == "model":
             flat.models.append(_nested(ctx, child, scope, flat))
     if not canonical:
+        if scope and ctx.flag(model, "static", what):
+            return ""  # a static nested model may have no link (libsdformat's STATIC_MODEL)
         raise ctx.error("model has no links", model, what)
     if canonical not in {link.get("name") for link in flat.links}:
         written = model.get("canonical_link", "").strip()
         raise ctx.error(f"canonical_link {written!r} is not a link of the model", model, what)
     return canonical
+
+
+def _rename_colliding_names(ctx: Context, model: etree._Element, what: str) -> None:
+    """Before 1.7, rename (in place, with a warning) each link or joint whose name an earlier
+    element of another kind (link, joint, nested model) of ``model`` has, as libsdformat's
+    Model::Load does: ``NAME_link`` or ``NAME_joint``, then ``NAME_joint0``, ``NAME_joint1``
+    ... until free. Two elements of one kind and name stay an error (``PoseGraph.add``)."""
+    if ctx.version(model) >= (1, 7):
+        return
+    kinds: dict[str, str] = {}
+    for child in model:
+        if child.tag not in ("link", "joint", "model"):
+            continue
+        name = child.get("name", "").strip()
+        earlier = kinds.get(name)
+        if name and child.tag != "model" and earlier not in (None, child.tag):
+            new_name = f"{name}_{child.tag}"
+            counter = 0
+            while new_name in kinds:
+                new_name = f"{name}_{child.tag}{counter}"
+                counter += 1
+            ctx.warn(
+                f"name {name!r} is already used by a {earlier} of {what}; renamed {new_name!r}, "
+                "as libsdformat does before SDFormat 1.7",
+                child,
+                f"{child.tag} {name!r}",
+            )
+            child.set("name", new_name)
+            name = new_name
+        kinds.setdefault(name, child.tag)
 
 
 def _nested(ctx: Context, model: etree._Element, scope: str, flat: FlatModel) -> ModelFrame:

@@ -189,7 +189,9 @@ class PoseGraph:
 
     def attached_link(self, name: str, element: etree._Element | None, what: str) -> str:
         """The link a frame is attached to: a link itself, a joint's child link, a
-        ``<frame>``'s ``attached_to`` (the model frame by default), a model's canonical link."""
+        ``<frame>``'s ``attached_to`` (the model frame by default), a model's canonical link;
+        "" for a static nested model without links (fixed to the world, libsdformat's
+        STATIC_MODEL), which no link carries."""
         seen: list[str] = []
         while True:
             if name in seen:
@@ -208,6 +210,8 @@ class PoseGraph:
                 return name
             if frame.kind == "joint":
                 name = (frame.element.findtext("child") or "").strip()
+            elif frame.kind == "model" and not frame.attached_to:
+                return ""
             else:
                 name = frame.attached_to or MODEL_FRAME
 

@@ -2,7 +2,8 @@
 
 - ``model_name`` given: the model of that name, of ``<sdf>`` or of a ``<world>`` (included
   models by their ``<include><name>``, else their own name).
-- ``<sdf><model>``: the first, as libsdformat's ``Root::Model()``.
+- ``<sdf><model>``: the first, as libsdformat's ``Root::Model()`` (which allows one: a
+  second gives a warning naming its line).
 - ``<sdf><world>``: a world holds the robot next to scenery (ground plane, buildings, lights,
   static models), written inline or included. The robot is the one model that is not
   ``<static>`` and has a joint (nested models' joints count); failing that, the one model that
@@ -10,6 +11,10 @@
   ``model_name``. A model (or world-level include) that cannot be read, its includes
   included (a Fuel web address, a model not on this machine's resource path, a broken file),
   is left out as scenery, with a warning; naming it in ``model_name`` gives the error.
+
+Another model of the robot's name is an error naming both (``model_name`` could not tell them
+apart). What libsdformat refuses in the other models, which are not published (two of one
+name, a malformed ``<pose>``), is a warning naming its line.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from lxml import etree
 from ...errors import ModelError
 from .context import Context, line
 from .include import Includer
+from .poses import read_pose
 
 
 @dataclass
@@ -39,13 +45,20 @@ def select_model(
     """The ``<model>`` to read (see the module docstring); ModelError naming the choices."""
     models = root.findall("model")
     worlds = root.findall("world")
+    if len(models) > 1:
+        ctx.warn(
+            f"{len(models)} <model>s in <sdf>, where libsdformat allows one (and reads the "
+            f"first, {models[0].get('name')!r})",
+            models[1],
+            "<sdf>",
+        )
     if model_name is None and models:
-        return models[0]
+        return _checked(ctx, models[0], models)
     unread: list[_Unread] = []
     for world in worlds:
         models += _world_models(ctx, world, includer, unread)
     if model_name is not None:
-        return _named(ctx, root, models, unread, model_name)
+        return _checked(ctx, _named(ctx, root, models, unread, model_name), models)
     if not worlds:
         raise ctx.error("no <model> in the description", root, "<sdf>")
     world = worlds[0]
@@ -59,7 +72,7 @@ def select_model(
         (moving, "non-static models"),
     ):
         if len(candidates) == 1:
-            return candidates[0]
+            return _checked(ctx, candidates[0], models)
         if candidates:
             raise ctx.error(
                 f"{len(candidates)} {kind} could be the robot: {_listed(ctx, candidates)}; "
@@ -73,6 +86,43 @@ def select_model(
         world,
         where,
     )
+
+
+def _checked(ctx: Context, robot: etree._Element, models: list[etree._Element]) -> etree._Element:
+    """``robot``, once the other ``models`` are checked as libsdformat would: a model of the
+    robot's name is an error (which one is meant?); two other models of one name, and a
+    malformed ``<pose>`` of another model, are warnings (libsdformat refuses the file, but
+    the robot can be published)."""
+    name = robot.get("name")
+    twins = [model for model in models if model.get("name") == name]
+    if len(twins) > 1:
+        raise ctx.error(
+            f"{len(twins)} models are named {name!r}: {_listed(ctx, twins)}; model names "
+            "must be unique",
+            twins[1],
+            f"model {name!r}",
+        )
+    seen: dict[str | None, etree._Element] = {}
+    for model in models:
+        other = model.get("name")
+        if other in seen and model is not robot:
+            ctx.warn(
+                f"another model is named {other!r} ({_where(ctx, seen[other])}); "
+                "libsdformat refuses duplicate model names",
+                model,
+                f"model {other!r}",
+            )
+        seen.setdefault(other, model)
+        if model is not robot:
+            try:
+                read_pose(ctx, model, f"model {other!r}")
+            except ModelError as error:
+                ctx.warn(
+                    f"{error.reason}; libsdformat refuses it, but the model is not the robot",
+                    model.find("pose"),
+                    f"model {other!r}",
+                )
+    return robot
 
 
 def _named(

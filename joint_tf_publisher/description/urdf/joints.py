@@ -9,7 +9,8 @@ from typing import TypeVar
 import numpy as np
 from lxml import etree
 
-from ...model.elements import Array, Calibration, Dynamics, Joint, Mimic
+from ...arrays import Array
+from ...model.elements import Calibration, Dynamics, Joint, Mimic
 from ...transforms import pose_matrix, quaternion_to_matrix, unit_and_norm, xyz_rpy_to_matrix
 from ..xmlio import line_of
 from .context import (
