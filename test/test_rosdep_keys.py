@@ -34,6 +34,7 @@ MODULE_KEYS = {
     "sensor_msgs": "sensor_msgs",
     "geometry_msgs": "geometry_msgs",
     "std_msgs": "std_msgs",
+    "diagnostic_msgs": "diagnostic_msgs",
     "builtin_interfaces": "builtin_interfaces",
     "rcl_interfaces": "rcl_interfaces",
     "rosgraph_msgs": "rosgraph_msgs",

@@ -54,8 +54,12 @@ MODE_PIP = "pip-wheels"
 ROS_PROBE = "import rclpy, tf2_msgs.msg"
 READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
-    "joint_tf_publisher"
+    "diagnostic_msgs.msg, joint_tf_publisher"
 )
+#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed into the venv
+#: over a sourced ROS 2 that lacks it (the client kit), without its dependencies (the sourced
+#: ROS 2 has them).
+DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs (others, e.g. bench.txt, belong to other targets).
 REQUIREMENT_FILES = ("ros.txt", "tf2_msgs-build.txt", "dev.txt")
@@ -324,10 +328,21 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, log_file)
+    elif not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
+        log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
+        pip_install(venv, "--no-deps", ros_requirement(DIAGNOSTIC_MSGS_WHEEL), log_file=log_file)
     log("installing development requirements (requirements/dev.txt)")
     pip_install(venv, "-r", ROOT / "requirements" / "dev.txt", log_file=log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def ros_requirement(name: str) -> str:
+    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
+    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
+        if line.split(">")[0].split("=")[0].strip() == name:
+            return line.strip()
+    raise EnvError(f"requirements/ros.txt names no {name}")
 
 
 def plan(

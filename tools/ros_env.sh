@@ -42,6 +42,11 @@ _jtp_enter() {
     # shellcheck disable=SC1091
     . "$_jtp_kit_scripts/env.sh" || return 1
     [ -n "$domain_was_set" ] || unset ROS_DOMAIN_ID
+    # Message wheels tools/env.py installs into .venv where the kit lacks them
+    # (diagnostic_msgs): their type-support libraries are in .venv/lib.
+    if compgen -G ".venv/lib/lib*__rosidl_typesupport_c.so" >/dev/null; then
+      export LD_LIBRARY_PATH="$PWD/.venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
   fi
   if [ "$JTP_ROS_WORLD" != pip ]; then
     JTP_PYTHON=$(command -v python3)

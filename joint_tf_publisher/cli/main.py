@@ -1,9 +1,10 @@
 """The ``joint-tf-publisher`` command: inspect, draw and run robot descriptions.
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
-``describe`` (check, fk), ``graph``, ``plot`` or ``demo`` (demo, run; the only ROS part,
-imported when used). Exit status: 0 on success, 1 for an invalid model (one line
-``file:line: message`` on stderr) or a failed tool, 2 for bad command-line usage.
+``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run) or ``doctor_command``
+(doctor); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
+model (one line ``file:line: message`` on stderr), a failed tool or a problem ``doctor``
+found, 2 for bad command-line usage.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from ..robot import Robot
 from .describe import check_report, format_number, pose_record, pose_table
+from .doctor_command import add_doctor_parser
 from .joint_values import parse_joint_values
 
 PROG = "joint-tf-publisher"
@@ -419,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra node parameter, e.g. --param publish_frequency:=20",
     )
     run.set_defaults(func=cmd_run)
+
+    add_doctor_parser(commands)
     return parser
 
 

@@ -251,6 +251,8 @@ def test_ros_commands_without_rclpy(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "rclpy", None)  # import rclpy now raises ImportError
+    # ...also where another test module imported the demo's ROS side already.
+    monkeypatch.delitem(sys.modules, "joint_tf_publisher.ros.demo_source", raising=False)
     assert main(["demo", str(DEMO_ARM), "--duration", "0.1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("joint-tf-publisher demo: error: cannot import rclpy: ")

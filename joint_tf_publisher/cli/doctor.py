@@ -1,0 +1,256 @@
+"""``joint-tf-publisher doctor``'s analysis: what a few seconds of /tf, /tf_static, /clock,
+/diagnostics and the ROS graph say is wrong, each finding with its likely cause and its fix.
+
+Plain Python (no rclpy): the data is in ``doctor_observation``, the checks of the tree's
+shape in ``doctor_tree``, the clock, lag and /diagnostics checks here; ``diagnose`` runs them
+all and returns the findings, most serious first; ``doctor_report`` prints them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .doctor_observation import (
+    NS_PER_S,
+    Finding,
+    HeardTransform,
+    Kind,
+    Observation,
+    Severity,
+    format_gap,
+    format_time,
+    short_list,
+)
+from .doctor_tree import (
+    frame_findings,
+    parent_findings,
+    publisher_findings,
+    split_tree_findings,
+)
+
+#: Stamps further than this from the reference clock are of another clock domain (wall time
+#: against simulation time are decades apart; a slow simulation is not an hour off), ns.
+CLOCK_DOMAIN_GAP_NS = 3600 * NS_PER_S
+#: Default of ``--lag``: a frame whose newest stamp is this much older than the newest of
+#: all /tf frames is lagging, s (the node's ``joint_state_timeout`` default).
+DEFAULT_LAG_S = 1.0
+
+
+def diagnose(observation: Observation, lag_s: float = DEFAULT_LAG_S) -> list[Finding]:
+    """Every finding of ``observation``, most serious first (stable within a severity)."""
+    findings: list[Finding] = []
+    findings += node_findings(observation)
+    findings += clock_findings(observation)
+    if not observation.transforms:
+        findings.append(no_tf_finding(observation))
+    else:
+        findings += frame_findings(observation)
+        findings += publisher_findings(observation)
+        findings += parent_findings(observation)
+        findings += split_tree_findings(observation)
+        findings += lag_findings(observation, lag_s)
+    findings += diagnostics_findings(observation)
+    return sorted(findings, key=lambda finding: finding.severity.rank)
+
+
+# -- nothing heard -------------------------------------------------------------------------
+
+
+def no_tf_finding(observation: Observation) -> Finding:
+    return Finding(
+        Severity.ERROR,
+        Kind.NO_TF,
+        f"nothing was heard on /tf or /tf_static in {observation.listened_s:.1f} s",
+        "no node publishes transforms on this ROS graph: the robot's nodes are not running, "
+        "or run with another ROS_DOMAIN_ID, RMW_IMPLEMENTATION or ROS_AUTOMATIC_DISCOVERY_RANGE",
+        "start the robot's bringup (e.g. ros2 launch joint_tf_publisher "
+        "joint_tf_publisher.launch.py model:=robot.urdf); `ros2 node list` shows what runs "
+        "here; give this command the same environment as the robot",
+    )
+
+
+def node_findings(observation: Observation) -> list[Finding]:
+    """The state publisher named on the command line did not answer."""
+    if observation.silent_node is None:
+        return []
+    return [
+        Finding(
+            Severity.ERROR,
+            Kind.NODE_SILENT,
+            f"node {observation.silent_node} did not answer (its parameter service)",
+            "it is not running, has another name or namespace, or runs with another ROS_DOMAIN_ID",
+            "`ros2 node list` shows the nodes that run here; give doctor the state "
+            "publisher's full name (--node /namespace/name)",
+            {"node": observation.silent_node},
+        )
+    ]
+
+
+# -- clocks --------------------------------------------------------------------------------
+
+
+def clock_findings(observation: Observation) -> list[Finding]:
+    """use_sim_time without /clock; a silent /clock; stamps in another clock domain."""
+    findings = []
+    if observation.sim_time_nodes and observation.clock_ns is None:
+        nodes = ", ".join(observation.sim_time_nodes)
+        if observation.clock_publishers:
+            findings.append(
+                Finding(
+                    Severity.WARNING,
+                    Kind.CLOCK_SILENT,
+                    f"clock: {nodes} use simulation time and /clock is published by "
+                    f"{', '.join(observation.clock_publishers)}, but no /clock message "
+                    f"arrived in {observation.listened_s:g} s",
+                    "the simulation is paused or stalled, so simulation time stands still",
+                    "unpause the simulation (Gazebo's play button, or its /world/<name>/"
+                    "control service)",
+                    {"nodes": observation.sim_time_nodes},
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    Kind.SIM_TIME_WITHOUT_CLOCK,
+                    f"clock: {nodes} use simulation time (use_sim_time: true) but nothing "
+                    "publishes /clock",
+                    "their clock stands at 0 until /clock arrives: timers do not fire, "
+                    "node-clock stamps are 0, and tf2 lookups at 'now' fail",
+                    "start the simulator and its clock bridge (ros_gz_bridge "
+                    "/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock), or play a bag with "
+                    "`ros2 bag play --clock`; without a simulation set use_sim_time:=false",
+                    {"nodes": observation.sim_time_nodes},
+                )
+            )
+    findings += clock_domain_findings(observation)
+    return findings
+
+
+def reference_clock(observation: Observation) -> tuple[int, str]:
+    """The time stamps are compared with (ns) and its name: /clock's where it runs, else
+    the wall clock."""
+    if observation.clock_ns is not None:
+        return observation.clock_ns, "simulation time (/clock)"
+    return observation.now_ns, "wall time"
+
+
+def foreign_clock_transforms(observation: Observation) -> list[HeardTransform]:
+    """/tf transforms stamped more than ``CLOCK_DOMAIN_GAP_NS`` from the reference clock."""
+    reference_ns, _ = reference_clock(observation)
+    return [
+        heard
+        for heard in observation.transforms
+        if not heard.static and abs(heard.newest_stamp_ns - reference_ns) > CLOCK_DOMAIN_GAP_NS
+    ]
+
+
+def clock_domain_findings(observation: Observation) -> list[Finding]:
+    reference_ns, reference_name = reference_clock(observation)
+    by_publisher: dict[str, list[HeardTransform]] = defaultdict(list)
+    for heard in foreign_clock_transforms(observation):
+        by_publisher[heard.publisher].append(heard)
+    findings = []
+    for publisher, heard_list in by_publisher.items():
+        frames = sorted({heard.child for heard in heard_list})
+        stamp_ns = max(heard.newest_stamp_ns for heard in heard_list)
+        source = publisher or "a publisher the graph does not name"
+        findings.append(
+            Finding(
+                Severity.ERROR,
+                Kind.CLOCK_DOMAIN,
+                f"clock: {len(frames)} /tf frame(s) from {source} are stamped "
+                f"{format_time(stamp_ns)}, {format_gap(stamp_ns - reference_ns)} the "
+                f"{reference_name} ({format_time(reference_ns)}): {short_list(frames)}",
+                "two clock domains are mixed: a node with use_sim_time set differently from "
+                "the others (wall-time stamps under a simulation clock, or the reverse), or "
+                "a driver that stamps with its own clock; tf2 cannot interpolate across them",
+                "give every node of the system the same use_sim_time (launch argument "
+                "use_sim_time:=true for all of a simulation, false for all of a real robot)",
+                {
+                    "publisher": publisher,
+                    "frames": frames,
+                    "stamp_ns": stamp_ns,
+                    "reference_ns": reference_ns,
+                    "reference": reference_name,
+                },
+            )
+        )
+    return findings
+
+
+# -- time ----------------------------------------------------------------------------------
+
+
+def lag_findings(observation: Observation, lag_s: float) -> list[Finding]:
+    """/tf frames whose newest stamp is more than ``lag_s`` older than the newest /tf stamp
+    (frames of another clock domain are left to ``clock_domain_findings``)."""
+    foreign = set(foreign_clock_transforms(observation))
+    newest: dict[str, HeardTransform] = {}
+    for heard in observation.transforms:
+        if heard.static or heard in foreign:
+            continue
+        if heard.child not in newest or heard.newest_stamp_ns > newest[heard.child].newest_stamp_ns:
+            newest[heard.child] = heard
+    if not newest:
+        return []
+    latest_ns = max(heard.newest_stamp_ns for heard in newest.values())
+    lag_ns = round(lag_s * NS_PER_S)
+    by_publisher: dict[str, list[HeardTransform]] = defaultdict(list)
+    for heard in newest.values():
+        if latest_ns - heard.newest_stamp_ns > lag_ns:
+            by_publisher[heard.publisher].append(heard)
+    findings = []
+    for publisher, lagging in sorted(by_publisher.items()):
+        frames = sorted(heard.child for heard in lagging)
+        worst_s = max(latest_ns - heard.newest_stamp_ns for heard in lagging) / NS_PER_S
+        source = publisher or "a publisher the graph does not name"
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                Kind.LAGGING_FRAMES,
+                f"{len(frames)} /tf frame(s) from {source} lag the newest /tf stamp by up "
+                f"to {worst_s:.2f} s (threshold {lag_s:g} s): {short_list(frames)}",
+                "their source stopped or slowed (a driver or controller that died, a joint "
+                "state publisher of a subset of the joints that stopped), or it stamps late; "
+                "lookups at the latest common time then return old poses or fail",
+                "check the node that gives these joints' states (its log, `ros2 topic hz`); "
+                "restart it; the state publisher's /diagnostics names the joints that stopped",
+                {"publisher": publisher, "frames": frames, "lag_s": worst_s},
+            )
+        )
+    return findings
+
+
+# -- what the nodes report -----------------------------------------------------------------
+
+
+def diagnostics_findings(observation: Observation) -> list[Finding]:
+    """Every /diagnostics status that is not OK, whatever its keys."""
+    findings = []
+    for status in observation.statuses:
+        if status.level == 0:
+            continue
+        severity = Severity.ERROR if status.level == 2 else Severity.WARNING
+        values = {key: value for key, value in status.values}
+        shown = "; ".join(f"{key}: {value}" for key, value in status.values)
+        findings.append(
+            Finding(
+                severity,
+                Kind.DIAGNOSTICS,
+                f"/diagnostics {status.level_name} from {status.name!r}"
+                + (f" ({status.hardware_id})" if status.hardware_id else "")
+                + f": {status.message or '(no message)'}",
+                f"reported by the node itself{': ' + shown if shown else ''}"
+                + ("; STALE: its reports stopped coming" if status.level == 3 else ""),
+                "act on the message; rqt_robot_monitor shows the report live",
+                {
+                    "name": status.name,
+                    "level": status.level_name,
+                    "hardware_id": status.hardware_id,
+                    "message": status.message,
+                    "values": values,
+                },
+            )
+        )
+    return findings

@@ -1,0 +1,286 @@
+"""The ROS side of ``joint-tf-publisher doctor``: listen to a running system for a few seconds
+and return what was heard as plain data (``Heard``), which the command turns into the
+rclpy-free analysis's ``Observation`` (``cli.doctor``).
+
+Listens to /tf (with each message's publisher, from rclpy's ``MessageInfo`` and the graph),
+/tf_static, /clock, /diagnostics and, when no description is given, the
+``robot_description`` topic; then asks the graph who publishes /tf, /tf_static, /clock and
+the joint states, and the nodes involved for their ``use_sim_time`` (and the state
+publisher's ``robot_description``, ``frame_prefix`` and ``exclude_joints``) over their
+parameter services.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.srv import GetParameters
+from rclpy.node import Node
+from rclpy.parameter import parameter_value_to_python
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from .demo_source import DemoSession
+from .node import latched_qos
+from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC, tf_qos
+
+#: Depth of the /tf_static reader: room for the latched sets of many publishers at once (a
+#: keep-last-1 reader keeps one of them when several arrive together).
+STATIC_DEPTH = 100
+#: Longest a parameter request to one node may take, seconds (all are sent together).
+PARAMETER_TIMEOUT_S = 3.0
+#: The state publisher's parameters the doctor reads (absent ones are skipped).
+STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
+
+
+NS_PER_S = 1_000_000_000
+
+#: (parent, child, static, publisher) of a transform heard; the publisher is the node's fully
+#: qualified name, or a gid in hex while listening ("" once unknown to the graph).
+TransformKey = tuple[str, str, bool, str]
+#: name, level, message, hardware_id, (key, value) pairs of a diagnostic status.
+StatusRecord = tuple[str, int, str, str, tuple[tuple[str, str], ...]]
+
+
+@dataclass
+class Heard:
+    """What the listening heard. ``transforms``: newest stamp (ns) and count by
+    ``TransformKey``; ``statuses``: the newest diagnostic status of each name;
+    ``clock_ns``: the newest /clock time; ``description``: the robot_description topic's
+    text; ``now_ns``: the wall clock when listening ended; the graph's publishers and the
+    nodes whose use_sim_time is true; ``setup``: the state publisher's parameters;
+    ``silent_node``: the node named on the command line when it did not answer."""
+
+    transforms: dict[TransformKey, tuple[int, int]] = field(default_factory=dict)
+    statuses: dict[str, StatusRecord] = field(default_factory=dict)
+    clock_ns: int | None = None
+    description: str | None = None
+    listened_s: float = 0.0
+    now_ns: int = 0
+    clock_publishers: list[str] = field(default_factory=list)
+    joint_state_topic: str = "/joint_states"
+    joint_state_publishers: list[str] = field(default_factory=list)
+    sim_time_nodes: list[str] = field(default_factory=list)
+    setup: NodeSetup | None = None
+    silent_node: str | None = None
+
+
+@dataclass(frozen=True)
+class DoctorTarget:
+    """What the command line says to examine: the state publisher's node (fully qualified,
+    or None: the publisher of the robot_description topic), and whether a description was
+    given (then the topic is not read)."""
+
+    node: str | None = None
+    description_given: bool = False
+
+
+@dataclass(frozen=True)
+class NodeSetup:
+    """What the state publisher's node says of itself (its parameters)."""
+
+    node: str
+    description: str | None
+    frame_prefix: str
+    excluded_joints: tuple[str, ...]
+
+
+def gid_text(gid: Any) -> str:
+    """A publisher's gid (bytes from MessageInfo, ints from the graph) as hex text."""
+    return bytes(gid).hex()
+
+
+def stamp_ns(stamp: Any) -> int:
+    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+
+
+def static_qos() -> QoSProfile:
+    return QoSProfile(
+        depth=STATIC_DEPTH,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def clock_qos() -> QoSProfile:
+    """Best effort: matches /clock publishers of either reliability."""
+    return QoSProfile(
+        depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
+    )
+
+
+class Listener:
+    """The subscriptions of the listening, filling a ``Heard``."""
+
+    def __init__(self, node: Node, read_description: bool) -> None:
+        self.heard = Heard()
+        self.node = node
+        self.subscriptions: list[Any] = []
+        subscribe = node.create_subscription
+        self.subscriptions += [
+            subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
+            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos()),
+            subscribe(Clock, "/clock", self._on_clock, clock_qos()),
+            subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
+        ]
+        if read_description:
+            self.subscriptions.append(
+                subscribe(String, "/robot_description", self._on_description, latched_qos())
+            )
+
+    def stop(self) -> Heard:
+        """End the listening (the graph and parameter queries that follow spin the node
+        again); what was heard."""
+        for subscription in self.subscriptions:
+            self.node.destroy_subscription(subscription)
+        self.subscriptions.clear()
+        return self.heard
+
+    def _store(self, message: Any, static: bool, publisher: str) -> None:
+        for stamped in message.transforms:
+            key = (stamped.header.frame_id, stamped.child_frame_id, static, publisher)
+            newest_ns, count = self.heard.transforms.get(key, (0, 0))
+            self.heard.transforms[key] = (max(newest_ns, stamp_ns(stamped.header.stamp)), count + 1)
+
+    def _on_tf(self, message: Any, info: Any) -> None:
+        self._store(message, False, gid_text(info["publisher_gid"]["data"]))
+
+    def _on_tf_static(self, message: Any, info: Any) -> None:
+        self._store(message, True, gid_text(info["publisher_gid"]["data"]))
+
+    def _on_clock(self, message: Any) -> None:
+        self.heard.clock_ns = stamp_ns(message.clock)
+
+    def _on_diagnostics(self, message: Any) -> None:
+        for status in message.status:
+            level = status.level  # a byte: bytes of length 1 in rclpy, or an int
+            self.heard.statuses[status.name] = (
+                status.name,
+                int.from_bytes(level, "little") if isinstance(level, bytes) else int(level),
+                status.message,
+                status.hardware_id,
+                tuple((pair.key, pair.value) for pair in status.values),
+            )
+
+    def _on_description(self, message: Any) -> None:
+        self.heard.description = message.data
+
+
+def by_publisher_name(
+    transforms: dict[TransformKey, tuple[int, int]], names: dict[str, str]
+) -> dict[TransformKey, tuple[int, int]]:
+    """``transforms`` keyed by publisher gid rekeyed by the publishing node's name (``names``:
+    gid -> name; "" for a gid the graph no longer knows), the entries of one node's several
+    publishers merged (newest stamp, summed counts)."""
+    merged: dict[TransformKey, tuple[int, int]] = {}
+    for (parent, child, static, gid), (newest_ns, count) in transforms.items():
+        key = (parent, child, static, names.get(gid, ""))
+        before_ns, before_count = merged.get(key, (0, 0))
+        merged[key] = (max(before_ns, newest_ns), before_count + count)
+    return merged
+
+
+def full_name(namespace: str, name: str) -> str:
+    return f"{namespace.rstrip('/')}/{name}"
+
+
+def publishers_by_gid(node: Node, topic: str) -> dict[str, str]:
+    """gid (hex) -> fully qualified name of the nodes publishing ``topic``."""
+    return {
+        gid_text(info.endpoint_gid): full_name(info.node_namespace, info.node_name)
+        for info in node.get_publishers_info_by_topic(topic)
+    }
+
+
+def publisher_nodes(node: Node, topic: str) -> list[str]:
+    """Fully qualified names of the nodes publishing ``topic`` (sorted, each once)."""
+    return sorted(set(publishers_by_gid(node, topic).values()))
+
+
+def ask_parameters(
+    session: DemoSession, requests: dict[str, Sequence[str]]
+) -> dict[str, dict[str, Any]]:
+    """node -> {parameter: value} by each node's GetParameters service, the requests sent
+    together; a node that does not answer within ``PARAMETER_TIMEOUT_S`` (or has no such
+    service) is left out, and unset parameters are left out of its values."""
+    node = session.node
+    pending: dict[str, tuple[Any, Any, Sequence[str]]] = {}
+    deadline = time.monotonic() + PARAMETER_TIMEOUT_S
+    for target, names in requests.items():
+        client: Any = node.create_client(GetParameters, f"{target}/get_parameters")
+        pending[target] = (client, None, names)
+    answers: dict[str, dict[str, Any]] = {}
+
+    def done() -> bool:
+        for target, (client, future, names) in list(pending.items()):
+            if future is None and client.service_is_ready():
+                future = client.call_async(GetParameters.Request(names=list(names)))
+                pending[target] = (client, future, names)
+            if future is not None and future.done():
+                values = future.result().values
+                answers[target] = {
+                    name: parameter_value_to_python(value)
+                    for name, value in zip(names, values, strict=False)
+                    if value.type != 0  # PARAMETER_NOT_SET
+                }
+                node.destroy_client(client)
+                del pending[target]
+        return not pending
+
+    session.spin(lambda: done() or time.monotonic() > deadline)
+    for client, _, _ in pending.values():
+        node.destroy_client(client)
+    return answers
+
+
+def state_publisher(session: DemoSession, target: DoctorTarget) -> str | None:
+    """The node to ask for the description: the one named, else the only publisher of the
+    robot_description topic (None when there is none or several)."""
+    if target.node is not None:
+        return target.node
+    publishers = publisher_nodes(session.node, "/robot_description")
+    return publishers[0] if len(publishers) == 1 else None
+
+
+def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -> Heard:
+    """Listen ``seconds``, then ask the graph and the nodes involved; what was heard."""
+    with DemoSession("joint_tf_publisher_doctor", ros_args) as session:
+        listener = Listener(session.node, read_description=not target.description_given)
+        started = time.monotonic()
+        session.spin(lambda: False, seconds)
+        heard = listener.stop()
+        heard.listened_s = time.monotonic() - started
+        heard.now_ns = time.time_ns()
+        node = session.node
+        gids = publishers_by_gid(node, TF_TOPIC) | publishers_by_gid(node, TF_STATIC_TOPIC)
+        heard.transforms = by_publisher_name(heard.transforms, gids)
+        publisher = state_publisher(session, target)
+        namespace = publisher.rsplit("/", 1)[0] if publisher else ""
+        heard.joint_state_topic = f"{namespace}/joint_states"
+        heard.joint_state_publishers = publisher_nodes(node, heard.joint_state_topic)
+        heard.clock_publishers = publisher_nodes(node, "/clock")
+        requests: dict[str, Sequence[str]] = {
+            name: ("use_sim_time",) for name in {*gids.values(), *heard.joint_state_publishers}
+        }
+        if publisher is not None:
+            requests[publisher] = ("use_sim_time", *STATE_PUBLISHER_PARAMETERS)
+        answers = ask_parameters(session, requests)
+    heard.sim_time_nodes = sorted(name for name, got in answers.items() if got.get("use_sim_time"))
+    if target.node is not None and target.node not in answers:
+        heard.silent_node = target.node
+    if publisher is not None and publisher in answers:
+        values = answers[publisher]
+        heard.setup = NodeSetup(
+            node=publisher,
+            description=values.get("robot_description") or heard.description,
+            frame_prefix=str(values.get("frame_prefix", "")),
+            excluded_joints=tuple(values.get("exclude_joints") or ()),
+        )
+    return heard

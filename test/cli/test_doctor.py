@@ -1,0 +1,224 @@
+"""``doctor``'s analysis without DDS: each finding from an Observation built by hand on the
+bundled demo arm (real URDF, real parser), and the text and JSON reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from repo_paths import REPO_ROOT
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.cli.doctor import diagnose
+from joint_tf_publisher.cli.doctor_observation import (
+    NS_PER_S,
+    DiagnosticRecord,
+    HeardTransform,
+    Kind,
+    Observation,
+    Severity,
+    is_healthy,
+)
+from joint_tf_publisher.cli.doctor_report import json_report, text_report
+from joint_tf_publisher.cli.main import main
+
+ARM = Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf")
+NOW_NS = 1_795_000_000 * NS_PER_S  # wall time, 2026
+NODE = "/joint_tf_publisher"
+
+
+def arm_transforms(
+    stamp_ns: int = NOW_NS, skip: tuple[str, ...] = (), publisher: str = NODE, prefix: str = ""
+) -> list[HeardTransform]:
+    """Every joint of the arm as the node publishes it (fixed on /tf_static), but ``skip``."""
+    return [
+        HeardTransform(
+            prefix + joint.parent,
+            prefix + joint.child,
+            joint.joint_type == "fixed",
+            stamp_ns,
+            publisher,
+            10,
+        )
+        for joint in ARM.joints.values()
+        if joint.name not in skip
+    ]
+
+
+def healthy(**changes: object) -> Observation:
+    observation = Observation(
+        listened_s=3.0,
+        now_ns=NOW_NS,
+        transforms=arm_transforms(),
+        robot=ARM,
+        description_source="urdf/demo_arm.urdf",
+        joint_state_publishers=["/joint_state_publisher"],
+    )
+    for name, value in changes.items():
+        setattr(observation, name, value)
+    return observation
+
+
+def kinds(observation: Observation) -> list[Kind]:
+    return [finding.kind for finding in diagnose(observation)]
+
+
+def only(observation: Observation, kind: Kind) -> object:
+    found = [finding for finding in diagnose(observation) if finding.kind is kind]
+    assert len(found) == 1, diagnose(observation)
+    return found[0]
+
+
+def test_a_complete_tree_with_one_clock_is_healthy() -> None:
+    findings = diagnose(healthy())
+    assert findings == []
+    assert is_healthy(findings)
+    assert text_report(healthy(), findings).endswith("all checks passed\n")
+
+
+def test_nothing_heard_says_so_and_what_to_check() -> None:
+    finding = only(healthy(transforms=[]), Kind.NO_TF)
+    assert finding.severity is Severity.ERROR
+    assert "ROS_DOMAIN_ID" in finding.cause
+
+
+def test_a_joint_never_published_names_the_joint_its_frames_and_the_usual_sources() -> None:
+    # wrist_1_joint never arrives: its link and everything below it are missing.
+    observation = healthy(transforms=arm_transforms(skip=("wrist_1_joint",)))
+    below = {"wrist_1_link", "wrist_2_link", "wrist_3_link", "tool_flange", "gripper_base_link"}
+    finding = only(observation, Kind.MISSING_FRAMES)
+    assert finding.details["joint"] == "wrist_1_joint"
+    assert below <= set(finding.details["frames"])
+    assert "joint_state_broadcaster" in finding.fix and "joint_state_publisher" in finding.fix
+    assert "/joint_state_publisher publish(es) /joint_states but not this joint" in finding.cause
+
+
+def test_a_missing_mimic_follower_points_at_its_leader_and_an_empty_topic_is_said() -> None:
+    observation = healthy(
+        transforms=arm_transforms(skip=("right_finger_joint",)), joint_state_publishers=[]
+    )
+    finding = only(observation, Kind.MISSING_FRAMES)
+    assert finding.details["leader"] == "left_finger_joint"
+    assert "nothing publishes /joint_states" in finding.cause
+
+
+def test_a_missing_fixed_joint_and_an_excluded_joint_have_their_own_causes() -> None:
+    fixed = only(
+        healthy(transforms=arm_transforms(skip=("gripper_mount_joint",))), Kind.MISSING_FRAMES
+    )
+    assert "/tf_static" in fixed.cause
+    excluded = healthy(
+        transforms=arm_transforms(skip=("elbow_joint",)), excluded_joints=("elbow_joint",)
+    )
+    assert "exclude_joints" in only(excluded, Kind.MISSING_FRAMES).cause
+
+
+def test_a_robot_under_another_prefix_is_one_finding_naming_the_prefix() -> None:
+    observation = healthy(transforms=arm_transforms(prefix="r1/"))
+    finding = only(observation, Kind.ROBOT_ABSENT)
+    assert "r1/base_link" in finding.cause
+    assert diagnose(healthy(transforms=arm_transforms(prefix="r1/"), frame_prefix="r1/")) == []
+
+
+def test_a_frame_from_two_publishers_names_both() -> None:
+    second = HeardTransform("base_link", "shoulder_link", False, NOW_NS, "/rogue", 5)
+    finding = only(healthy(transforms=[*arm_transforms(), second]), Kind.TWO_PUBLISHERS)
+    assert finding.details["frames"] == ["shoulder_link"]
+    assert any("/rogue" in source for source in finding.details["sources"])
+    assert any(NODE in source for source in finding.details["sources"])
+
+
+def test_a_frame_on_tf_and_tf_static_is_two_sources_even_unnamed() -> None:
+    static = HeardTransform("base_link", "shoulder_link", True, 0, "", 1)
+    assert Kind.TWO_PUBLISHERS in kinds(healthy(transforms=[*arm_transforms(), static]))
+
+
+def test_a_frame_with_two_parents_names_them() -> None:
+    other = HeardTransform("world", "shoulder_link", False, NOW_NS, NODE, 5)
+    finding = only(healthy(transforms=[*arm_transforms(), other]), Kind.TWO_PARENTS)
+    assert finding.details["parents"] == ["base_link", "world"]
+
+
+def test_a_split_tree_names_the_roots_and_the_odometry_gap() -> None:
+    odom = HeardTransform("map", "odom", False, NOW_NS, "/amcl", 5)
+    finding = only(healthy(transforms=[*arm_transforms(), odom]), Kind.SPLIT_TREE)
+    assert finding.details["roots"] == ["base_link", "map"]
+    assert "odom -> base_link" in finding.cause
+
+
+def test_frames_lagging_beyond_the_threshold_are_named() -> None:
+    late = arm_transforms(stamp_ns=NOW_NS - 3 * NS_PER_S, publisher="/slow")
+    late_moving = [heard for heard in late if not heard.static][:1]
+    others = [heard for heard in arm_transforms() if heard.child != late_moving[0].child]
+    observation = healthy(transforms=[*others, *late_moving])
+    finding = only(observation, Kind.LAGGING_FRAMES)
+    assert finding.details["frames"] == [late_moving[0].child]
+    assert finding.details["lag_s"] == pytest.approx(3.0)
+    assert Kind.LAGGING_FRAMES not in [f.kind for f in diagnose(observation, lag_s=5.0)]
+
+
+def test_wall_stamps_under_a_simulation_clock_are_another_clock_domain() -> None:
+    observation = healthy(clock_ns=120 * NS_PER_S, clock_publishers=["/gz_bridge"])
+    finding = only(observation, Kind.CLOCK_DOMAIN)
+    assert finding.summary.startswith("clock: ")
+    assert "simulation time" in finding.summary and "years ahead of" in finding.summary
+    assert Kind.LAGGING_FRAMES not in kinds(observation)
+
+
+def test_sim_time_without_clock_is_an_error_and_a_silent_clock_a_warning() -> None:
+    finding = only(healthy(sim_time_nodes=[NODE]), Kind.SIM_TIME_WITHOUT_CLOCK)
+    assert finding.severity is Severity.ERROR and NODE in finding.summary
+    silent = healthy(sim_time_nodes=[NODE], clock_publishers=["/gz_bridge"])
+    assert only(silent, Kind.CLOCK_SILENT).severity is Severity.WARNING
+
+
+def test_non_ok_diagnostics_are_reported_whatever_their_keys() -> None:
+    statuses = [
+        DiagnosticRecord("joint_tf_publisher: joint states", 0, "all good", "demo_arm"),
+        DiagnosticRecord(
+            "joint_tf_publisher: joint states",
+            1,
+            "1 joint never received",
+            "demo_arm",
+            (("never received", "wrist_1_joint"),),
+        ),
+        DiagnosticRecord("battery", 3, "no update", ""),
+    ]
+    findings = [f for f in diagnose(healthy(statuses=statuses)) if f.kind is Kind.DIAGNOSTICS]
+    assert [f.details["level"] for f in findings] == ["WARN", "STALE"]
+    assert "wrist_1_joint" in findings[0].cause
+    assert DiagnosticRecord("x", 2, "bad").level_name == "ERROR"
+
+
+def test_findings_come_most_serious_first_and_json_carries_them() -> None:
+    statuses = [DiagnosticRecord("n: joint states", 1, "warn", "demo_arm")]
+    observation = healthy(statuses=statuses, transforms=arm_transforms(skip=("elbow_joint",)))
+    findings = diagnose(observation)
+    assert [f.severity for f in findings] == [Severity.ERROR, Severity.WARNING]
+    document = json.loads(json_report(observation, findings))
+    assert document["healthy"] is False
+    assert document["counts"] == {"error": 1, "warning": 1, "note": 0}
+    assert document["findings"][0]["kind"] == "missing_frames"
+    text = text_report(observation, findings)
+    assert text.index("ERROR:") < text.index("WARNING:") and "  fix:" in text
+
+
+def test_a_named_node_that_does_not_answer_is_an_error() -> None:
+    finding = only(healthy(silent_node="/robot_state_publisher"), Kind.NODE_SILENT)
+    assert finding.severity is Severity.ERROR and "/robot_state_publisher" in finding.summary
+
+
+def test_no_description_is_a_note_only() -> None:
+    findings = diagnose(healthy(robot=None))
+    assert [f.kind for f in findings] == [Kind.NO_DESCRIPTION]
+    assert is_healthy(findings)
+
+
+@pytest.mark.parametrize("arguments", [["--seconds", "0"], ["--lag", "-1"], ["--node", "a//b"]])
+def test_a_bad_command_line_exits_2(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["doctor", *arguments])
+    assert exit_info.value.code == 2
+    assert "doctor: error:" in capsys.readouterr().err

@@ -1,0 +1,35 @@
+"""The doctor listener's bookkeeping on plain data: publisher gids as rclpy gives them (bytes
+in MessageInfo, ints in the graph) and transforms rekeyed by the publishing node.
+
+The listener is imported by the tests, not at collection: importing it imports rclpy's
+modules for the whole session, and test/cli checks what the CLI says where rclpy is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+
+GID = bytes(range(16))
+
+
+def test_a_gid_reads_the_same_from_message_info_and_from_the_graph() -> None:
+    from joint_tf_publisher.ros.doctor_listener import gid_text
+
+    assert gid_text(GID) == gid_text(list(GID)) == GID.hex()
+
+
+def test_two_publishers_of_one_node_merge_and_an_unknown_gid_is_unnamed() -> None:
+    from joint_tf_publisher.ros.doctor_listener import by_publisher_name
+
+    other, gone = bytes(16).hex(), bytes([9] * 16).hex()
+    transforms = {
+        ("base_link", "arm", False, GID.hex()): (5, 2),
+        ("base_link", "arm", False, other): (7, 3),
+        ("base_link", "arm", False, gone): (1, 1),
+    }
+    names = {GID.hex(): "/state_publisher", other: "/state_publisher"}
+    assert by_publisher_name(transforms, names) == {
+        ("base_link", "arm", False, "/state_publisher"): (7, 5),
+        ("base_link", "arm", False, ""): (1, 1),
+    }
