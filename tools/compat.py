@@ -38,6 +38,7 @@ Usage: ``python3 tools/compat.py [--only NAME ...] [--rebuild] [--build]``.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -51,32 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))  # one way to create a venv and pip into it: env.py's
+import env as env_tool  # noqa: E402
 COMPAT_DIR = ROOT / ".compat"
 STAMP_NAME = ".jtp-compat-ok"
 
-#: Test files that need neither rclpy nor pinocchio (every other one imports them).
-CORE_TESTS = (
-    "description/test_urdf.py",
-    "description/test_sdf.py",
-    "model/test_model.py",
-    "kinematics/test_layout.py",
-    "kinematics/test_joint_types.py",
-    "kinematics/test_state.py",
-    "kinematics/test_joint_state_names.py",
-    "kinematics/test_mimic.py",
-    "kinematics/test_joint_transforms.py",
-    "kinematics/test_cfg.py",
-    "kinematics/test_fk.py",
-    "kinematics/test_fk_batch.py",
-    "test_transforms.py",
-    "model/test_validate.py",
-    "model/test_tree.py",
-    "description/test_xml_security.py",
-    "description/test_fuzz_models.py",
-    "cli/test_cli.py",
-    "cli/test_graph.py",
-    "cli/test_plot.py",
-)
 #: The tests whose reference (pinocchio, the ``pin`` wheels, and urdfdom's check_urdf that
 #: they bring) needs numpy 2: in an environment of their own, never in .venv, which holds a
 #: sourced distro's numpy (test/conftest.py leaves them out where pinocchio is missing).
@@ -120,6 +100,49 @@ VERSIONS_PROBE = (
     "'python': platform.python_version(), 'numpy': numpy.__version__, "
     "'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION))}))"
 )
+
+
+TEST_DIR = ROOT / "test"
+#: Top-level names of imports that make a test need ROS 2 (or pinocchio): no core test.
+ROS_IMPORT = re.compile(r"(rclpy|launch\w*|tf2_ros|pinocchio|\w+_msgs|\w+_interfaces)$")
+
+
+def imports_ros(module: Path) -> bool:
+    """True when ``module`` imports a ROS 2 package or the package's ``ros`` adapter, itself or
+    through a test helper it imports (a module of test/, e.g. node_harness)."""
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if ROS_IMPORT.match(top) or name.startswith(f"{PACKAGE}.ros"):
+                return True
+            helper = next(TEST_DIR.rglob(f"{top}.py"), None)
+            if helper is not None and helper != module and imports_ros(helper):
+                return True
+    return False
+
+
+def core_tests() -> tuple[str, ...]:
+    """The test files (relative to test/) that need neither rclpy nor pinocchio: those of
+    every rclpy-free part of the package (test/X/ or test/test_X.py for each
+    joint_tf_publisher/X but ``ros``) that import no ROS 2 package, less ORACLE_TESTS."""
+    parts = [path.stem for path in (ROOT / PACKAGE).iterdir() if path.stem != "ros"]
+    found = [
+        path
+        for part in parts
+        for path in [*(TEST_DIR / part).glob("test_*.py"), TEST_DIR / f"test_{part}.py"]
+        if path.is_file() and not imports_ros(path)
+    ]
+    names = {path.relative_to(TEST_DIR).as_posix() for path in found}
+    return tuple(sorted(names - set(ORACLE_TESTS)))
+
+
+CORE_TESTS = core_tests()
 
 
 @dataclass(frozen=True)
@@ -169,8 +192,8 @@ ENVIRONMENTS = (
 )
 
 
-class CompatError(RuntimeError):
-    """An environment could not be built; the message says which step and why."""
+#: An environment could not be built (tools/env.py's error: the step, its output's tail).
+CompatError = env_tool.EnvError
 
 
 def find_interpreter(version: str) -> Path | None:
@@ -186,14 +209,6 @@ def find_interpreter(version: str) -> Path | None:
     return Path(on_path) if on_path else None
 
 
-def run_step(command: list[str], what: str) -> None:
-    """Run ``command``; CompatError with its last output lines if it fails."""
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        tail = (completed.stdout + completed.stderr).strip().splitlines()[-5:]
-        raise CompatError(f"{what} failed: " + " | ".join(tail))
-
-
 def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     """The environment's python, building the environment first where needed."""
     python = env.path / "bin" / "python"
@@ -204,9 +219,9 @@ def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     if interpreter is None:
         raise CompatError(missing_reason(env))
     shutil.rmtree(env.path, ignore_errors=True)
-    run_step([str(interpreter), "-m", "venv", str(env.path)], f"python{env.python} -m venv")
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    run_step([*pip, *env.requirements], "pip install")
+    log = COMPAT_DIR / f"{env.name}-build.log"
+    env_tool.run([interpreter, "-m", "venv", env.path], log_file=log)
+    env_tool.pip_install(env.path, *env.requirements, log_file=log)
     stamp.write_text(env.stamp)
     return python
 
