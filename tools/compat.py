@@ -54,6 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))  # one way to create a venv and pip into it: env.py's
 import env as env_tool  # noqa: E402
+
 COMPAT_DIR = ROOT / ".compat"
 STAMP_NAME = ".jtp-compat-ok"
 
@@ -96,9 +97,10 @@ NOT_SOURCE = (
     "*_cache",
 )
 VERSIONS_PROBE = (
-    "import json, platform, numpy, lxml.etree as e; print(json.dumps({"
-    "'python': platform.python_version(), 'numpy': numpy.__version__, "
-    "'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION))}))"
+    "import json, platform, numpy, lxml.etree as e, importlib.util as u, importlib.metadata as m;"
+    " print(json.dumps({'python': platform.python_version(), 'numpy': numpy.__version__,"
+    " 'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION)),"
+    " 'setuptools': m.version('setuptools') if u.find_spec('setuptools') else None}))"
 )
 
 
@@ -226,16 +228,13 @@ def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     return python
 
 
-def versions(python: Path) -> str:
-    """The Python, numpy, lxml and libxml2 versions of an environment, as one phrase."""
+def versions(python: Path) -> dict[str, str]:
+    """The Python, numpy, lxml, libxml2 and setuptools (None: absent) versions of ``python``."""
     completed = subprocess.run(
         [str(python), "-c", VERSIONS_PROBE], capture_output=True, text=True, check=True
     )
-    found = json.loads(completed.stdout)
-    return (
-        f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
-        f" (libxml2 {found['libxml2']})"
-    )
+    found: dict[str, str] = json.loads(completed.stdout)
+    return found
 
 
 def pytest_environ(base: dict[str, str]) -> dict[str, str]:
@@ -275,7 +274,7 @@ def colcon_build(python: Path) -> str:
         missing = [name for name in INSTALLED if not (prefix / name).is_file()]
         if missing:
             raise CompatError(f"colcon build did not install {', '.join(missing)}")
-    return f"colcon build with setuptools {package_version(python, 'setuptools')} installs all"
+    return f"colcon build with setuptools {versions(python)['setuptools']} installs all"
 
 
 def run_colcon(colcon: Path, workspace: Path) -> str:
@@ -293,15 +292,6 @@ def run_colcon(colcon: Path, workspace: Path) -> str:
     if completed.returncode != 0:
         raise CompatError("colcon build failed: " + " | ".join(output.splitlines()[-5:]))
     return output
-
-
-def package_version(python: Path, module: str) -> str:
-    """``module.__version__`` as ``python`` imports it."""
-    probe = f"import {module}; print({module}.__version__)"
-    completed = subprocess.run(
-        [str(python), "-c", probe], capture_output=True, text=True, check=True
-    )
-    return completed.stdout.strip()
 
 
 def build(env: CompatEnv, rebuild: bool) -> bool:
@@ -334,7 +324,9 @@ def check(env: CompatEnv, rebuild: bool) -> bool:
     try:
         python = ensure_env(env, rebuild)
         passed, result = run_tests(env, python)
-        detail = f"{versions(python)}: {result}"
+        found = versions(python)
+        detail = f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
+        detail += f" (libxml2 {found['libxml2']}): {result}"
         if env.colcon:
             detail += f"; {colcon_build(python)}"
     except (CompatError, subprocess.CalledProcessError) as exc:

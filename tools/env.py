@@ -29,8 +29,8 @@ of interfaces/ cannot be applied in place: those remove the venv and rebuild it.
 ``--extra FILE`` then installs requirements/FILE into the ready venv under the same numpy
 constraints (``make bench``: requirements/bench.txt).
 
-Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH] [--extra FILE]``. Exit status 0 when
-the environment is ready (or, with ``--check``, already current), non-zero otherwise.
+Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH] [--extra FILE]``. Exit
+status 0 when the environment is ready (or, with ``--check``, already current), non-zero otherwise.
 """
 
 from __future__ import annotations

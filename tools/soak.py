@@ -194,7 +194,8 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
     try:
         with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
             reliable = {"subscription": {"reliability": "reliable", "depth": 1000}}
-            qos = {"qos_overrides": {f"{NAMESPACE}/joint_states": reliable}} if args.reliable else {}
+            overrides = {f"{NAMESPACE}/joint_states": reliable}
+            qos = {"qos_overrides": overrides} if args.reliable else {}
             params = dds.write_params(
                 Path(scratch) / "soak_params.yaml",
                 args.model.read_text(),
