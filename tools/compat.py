@@ -4,7 +4,7 @@
 Our ``.venv`` has CPython 3.11 and numpy 2 (the Kilted wheels need them); users run the
 package on Ubuntu's system Python packages. This script builds one scratch virtual
 environment per distro combination under ``.compat/`` (git-ignored), from PyPI, with the
-distro's versions pinned, and runs the test files that need no rclpy there with
+distro's versions pinned, and runs the test files that need no rclpy there (``core_tests``) with
 ``PYTHONPATH`` at this repository (the package is not installed into them). It prints one
 summary line per environment and exits non-zero if any environment failed or could not be
 built.
@@ -294,22 +294,6 @@ def run_colcon(colcon: Path, workspace: Path) -> str:
     return output
 
 
-def build(env: CompatEnv, rebuild: bool) -> bool:
-    """Build ``env`` where its Python exists (saying so once where it does not); False if
-    building failed."""
-    if find_interpreter(env.python) is None:
-        print(f"compat {env.name}: {missing_reason(env)}", flush=True)
-        return True
-    start = time.monotonic()
-    try:
-        ensure_env(env, rebuild)
-    except CompatError as exc:
-        print(f"compat {env.name}: FAILED: {exc}", flush=True)
-        return False
-    print(f"compat {env.name}: ready [{time.monotonic() - start:.0f} s]", flush=True)
-    return True
-
-
 def missing_reason(env: CompatEnv) -> str:
     """Why ``env`` cannot be built here (its interpreter is missing)."""
     return (
@@ -318,17 +302,23 @@ def missing_reason(env: CompatEnv) -> str:
     )
 
 
-def check(env: CompatEnv, rebuild: bool) -> bool:
-    """Build (if needed) and test one environment, printing its summary line."""
+def check(env: CompatEnv, rebuild: bool, build_only: bool = False) -> bool:
+    """Build ``env`` (if needed) and, unless ``build_only``, test it; print its summary line.
+    ``build_only`` where its Python is missing: say so once, and succeed."""
     start = time.monotonic()
+    if build_only and find_interpreter(env.python) is None:
+        print(f"compat {env.name}: {missing_reason(env)}", flush=True)
+        return True
     try:
         python = ensure_env(env, rebuild)
-        passed, result = run_tests(env, python)
-        found = versions(python)
-        detail = f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
-        detail += f" (libxml2 {found['libxml2']}): {result}"
-        if env.colcon:
-            detail += f"; {colcon_build(python)}"
+        passed, detail = True, "built"
+        if not build_only:
+            passed, result = run_tests(env, python)
+            found = versions(python)
+            detail = f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
+            detail += f" (libxml2 {found['libxml2']}): {result}"
+            if env.colcon:
+                detail += f"; {colcon_build(python)}"
     except (CompatError, subprocess.CalledProcessError) as exc:
         passed, detail = False, str(exc)
     status = "ok" if passed else "FAILED"
@@ -345,9 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     COMPAT_DIR.mkdir(exist_ok=True)
     chosen = [env for env in ENVIRONMENTS if not args.only or env.name in args.only]
-    if args.build:
-        return 0 if all(build(env, args.rebuild) for env in chosen) else 1
-    results = [check(env, args.rebuild) for env in chosen]
+    results = [check(env, args.rebuild, args.build) for env in chosen]
     return 0 if all(results) else 1
 
 

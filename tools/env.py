@@ -550,7 +550,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = ensure(venv, mode, force_rebuild=args.rebuild)
         if args.extra:
-            install_requirements(venv, mode, [args.extra], venv / "extra-install.log")
+            log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
+            install_requirements(venv, mode, [args.extra], log_file)
     except EnvError as error:
         log(f"FAILED: {error}")
         return 1
