@@ -26,8 +26,8 @@ import check means a broken or half-built venv, and a change of mode, of ROS int
 of interfaces/ cannot be applied in place: those remove the venv and rebuild it. See
 ``plan``.
 
-``--extra FILE`` then installs requirements/FILE into the ready venv under the same numpy
-constraints (``make bench``: requirements/bench.txt).
+``--extra FILE`` then pip installs the requirements FILE into the ready venv under the same
+numpy constraints (``make bench``: requirements/bench.txt).
 
 Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH] [--extra FILE]``. Exit
 status 0 when the environment is ready (or, with ``--check``, already current), non-zero otherwise.
@@ -409,19 +409,18 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
     elif not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
         pip_install(venv, "--no-deps", ros_requirement(DIAGNOSTIC_MSGS_WHEEL), log_file=log_file)
-    install_requirements(venv, mode, tools, log_file)
+    install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools], log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
 
 
-def install_requirements(venv: Path, mode: str, names: Sequence[str], log_file: Path) -> None:
-    """pip install requirements/<name> for each of ``names``, held to ``ros_constraints``."""
+def install_requirements(venv: Path, mode: str, files: Sequence[Path], log_file: Path) -> None:
+    """pip install each requirements file of ``files``, held to ``ros_constraints``."""
     with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(ros_constraints(mode), encoding="utf-8")
-        for name in names:
-            log(f"installing requirements/{name}")
-            requirements = ROOT / "requirements" / name
+        for requirements in files:
+            log(f"installing {requirements.name}")
             pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
 
 
@@ -530,7 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--extra",
         metavar="FILE",
-        help="then install requirements/FILE into the ready venv, held to the ROS numpy and scipy",
+        type=Path,
+        help="then pip install requirements FILE into the ready venv, held to the ROS numpy, scipy",
     )
     args = parser.parse_args(argv)
     venv: Path = (args.venv or ROOT / WORLD_VENVS[args.world]).absolute()
@@ -551,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = ensure(venv, mode, force_rebuild=args.rebuild)
         if args.extra:
             log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
-            install_requirements(venv, mode, [args.extra], log_file)
+            install_requirements(venv, mode, [args.extra.absolute()], log_file)
     except EnvError as error:
         log(f"FAILED: {error}")
         return 1
