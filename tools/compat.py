@@ -81,21 +81,6 @@ INSTALLED = (
     f"share/{PACKAGE}/urdf/demo_arm.urdf",
     f"share/ament_index/resource_index/packages/{PACKAGE}",
 )
-#: Source folders a colcon workspace copy leaves out.
-NOT_SOURCE = (
-    ".venv",
-    ".venv-jazzy",
-    ".compat",
-    ".git",
-    ".ros2kit",
-    ".colcon",
-    "build",
-    "install",
-    "log",
-    "dist",
-    "*.egg-info",
-    "*_cache",
-)
 VERSIONS_PROBE = (
     "import json, platform, numpy, lxml.etree as e, importlib.util as u, importlib.metadata as m;"
     " print(json.dumps({'python': platform.python_version(), 'numpy': numpy.__version__,"
@@ -263,9 +248,7 @@ def colcon_build(python: Path) -> str:
     CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
     with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
         workspace = Path(scratch)
-        shutil.copytree(
-            ROOT, workspace / "src" / PACKAGE, ignore=shutil.ignore_patterns(*NOT_SOURCE)
-        )
+        copy_sources(workspace / "src" / PACKAGE)
         output = run_colcon(python.absolute().parent / "colcon", workspace)
         warnings = [line for line in output.splitlines() if "Warning" in line]
         if warnings:
@@ -275,6 +258,16 @@ def colcon_build(python: Path) -> str:
         if missing:
             raise CompatError(f"colcon build did not install {', '.join(missing)}")
     return f"colcon build with setuptools {versions(python)['setuptools']} installs all"
+
+
+def copy_sources(destination: Path) -> None:
+    """Copy the checkout's sources as git sees them: tracked files and new ones not ignored."""
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():  # not a tracked file deleted in the work tree
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, destination / name)
 
 
 def run_colcon(colcon: Path, workspace: Path) -> str:
