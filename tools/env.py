@@ -64,10 +64,12 @@ READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
     "diagnostic_msgs.msg, joint_tf_publisher"
 )
-#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed into the venv
-#: over a sourced ROS 2 that lacks it (the client kit), without its dependencies (the sourced
-#: ROS 2 has them).
+#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed over a sourced
+#: ROS 2 that lacks it (the client kit), without its dependencies (the sourced ROS 2 has them),
+#: into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
 DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
+DIAGNOSTIC_MSGS_PROBE = "import diagnostic_msgs.msg"
+ROS_EXTRA_PREFIX = "ros-extra"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs per mode (others, e.g. bench.txt, belong to
 # other targets): the ROS wheels, what generating tf2_msgs needs, the development tools.
@@ -406,9 +408,14 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, tf2_msgs_build, log_file)
-    elif not python_imports(venv_python(venv), "import diagnostic_msgs.msg"):
+    elif not python_imports(ros_python_candidate(), DIAGNOSTIC_MSGS_PROBE):
+        # A sourced ROS 2 without it (the client kit): the wheel, into a prefix of its own that
+        # tools/ros_env.sh puts on the ROS interpreter's paths (the colcon-installed node runs
+        # on that interpreter, not on the venv's, and imports it at start).
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
-        pip_install(venv, "--no-deps", ros_requirement(DIAGNOSTIC_MSGS_WHEEL), log_file=log_file)
+        prefix = venv / ROS_EXTRA_PREFIX
+        requirement = ros_requirement(DIAGNOSTIC_MSGS_WHEEL)
+        pip_install(venv, "--prefix", prefix, "--no-deps", requirement, log_file=log_file)
     install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools], log_file)
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)

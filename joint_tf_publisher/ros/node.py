@@ -38,6 +38,7 @@ from std_msgs.msg import String
 from ..errors import LOGGER, ModelError
 from ..robot import Robot
 from .cdr import JointStateData, JointStateReader, Publication
+from .diagnostics import DiagnosticsPublisher
 from .joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from .parameters import (
     PARAMETERS,
@@ -197,6 +198,7 @@ class JointTfPublisher(Node):
         self._joint_state_sub = self._subscribe_joint_states(
             "joint_states", self._reader, JOINT_STATES_SOURCE
         )
+        self._diagnostics = DiagnosticsPublisher(self, self.pipeline.health, self.pipeline.reporter)
         #: The source_list topics as given, with their subscriptions.
         self._sources: dict[str, Subscription[Any]] = {}
         self._next_source = FIRST_LISTED_SOURCE
@@ -227,6 +229,7 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._update_default_timer()
+        self._diagnostics.restart(settings.diagnostic_period)
 
     @property
     def settings(self) -> Settings:
@@ -284,11 +287,13 @@ class JointTfPublisher(Node):
         destroyed, kept ones left as they are."""
         for topic in [topic for topic in self._sources if topic not in topics]:
             self.destroy_subscription(self._sources.pop(topic))
+            self._diagnostics.forget(topic)
         for topic in topics:
             if topic not in self._sources:
                 self._sources[topic] = self._subscribe_joint_states(
                     topic, JointStateReader(), self._next_source
                 )
+                self._diagnostics.topics[self._next_source] = topic
                 self._next_source += 1
                 self.get_logger().info(
                     f"reading joint states from {self.resolve_topic_name(topic)} too"
@@ -329,6 +334,7 @@ class JointTfPublisher(Node):
     def _publish(self, publication: Publication | None) -> None:
         if publication is not None:
             self._tf.publish(publication)
+            self.pipeline.health.published += 1
 
     def _publish_default_positions(self) -> None:
         self._publish(self.pipeline.default_positions())
@@ -381,13 +387,15 @@ class JointTfPublisher(Node):
             self._declare_zeros(new_model, at_start=False)
         elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
             self.pipeline.settings = settings
-            changes = Reconfigured(republish_statics=False, restart_default_timer=False)
+            changes = Reconfigured(False, False, restart_diagnostic_timer=False)
         else:
             changes = self.pipeline.configure(settings)
             if changes.republish_statics:
                 self._publish_statics()
         if changes.restart_default_timer:
             self._update_default_timer()
+        if changes.restart_diagnostic_timer:
+            self._diagnostics.restart(settings.diagnostic_period)
         if settings.source_list != old.source_list:
             self._subscribe_sources(settings.source_list)
         return SetParametersResult(successful=True)

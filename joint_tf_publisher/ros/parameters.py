@@ -20,6 +20,8 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
+#: Largest ``diagnostic_period`` and ``joint_state_timeout``, seconds.
+MAX_PERIOD_S = 3600.0
 
 ParameterValue = bool | float | str | tuple[str, ...]
 
@@ -92,6 +94,20 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "model_name", "", "SDFormat only: the <model> to publish where the file has several"
     ),
     ParameterSpec(
+        "diagnostic_period",
+        1.0,
+        "seconds between two joint-state health reports on /diagnostics; 0 turns them off",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PERIOD_S),
+    ),
+    ParameterSpec(
+        "joint_state_timeout",
+        1.0,
+        "seconds after which a joint never received or a silent stream is reported; > 0",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PERIOD_S),
+    ),
+    ParameterSpec(
         "description_from_topic",
         False,
         "take the description from topic robot_description, not the parameter",
@@ -128,6 +144,24 @@ def parse_frequency(value: Any) -> float:
             f"publish_frequency must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
         )
     return frequency
+
+
+def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
+    """A duration parameter as seconds in [0, MAX_PERIOD_S] (or (0, ...] without 0)."""
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
+        seconds = float(value)
+        low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0
+        if not (low_ok and seconds <= MAX_PERIOD_S):
+            bound = ">= 0" if zero_allowed else "> 0"
+            raise ParameterRejected(
+                f"{name} must be {bound} and <= {MAX_PERIOD_S:g} s, got {seconds:g}"
+            )
+        return seconds
+
+    return parse
 
 
 def parse_clamp(value: Any) -> str:
@@ -202,6 +236,8 @@ class Settings:
     publish_default_positions: bool = False
     model_name: str = ""
     description_from_topic: bool = False
+    diagnostic_period: float = 1.0
+    joint_state_timeout: float = 1.0
     #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
@@ -257,4 +293,6 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_default_positions": _parse_bool("publish_default_positions"),
     "model_name": _parse_text,
     "description_from_topic": _parse_bool("description_from_topic"),
+    "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
+    "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
 }

@@ -8,7 +8,9 @@ then resolves the values and computes the transforms it publishes, in one kinema
 names under the current settings). It also owns the static set (fixed joints), the default
 positions of joints never received, stamps (a zero stamp becomes the node clock's now), the
 reports of clamped, rejected and unknown values (``reporting.Reporter``), and which settings
-changes republish the static set or restart the default-positions timer (``Reconfigured``).
+changes republish the static set or restart a timer (``Reconfigured``). It feeds the health
+model (``health.JointStateHealth``): one slot write per message, and the rare events (clamped
+or rejected values, mismatched lengths) as they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
@@ -28,6 +30,8 @@ from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
 from .cdr import Publication, TFMessageLayout
+from .health import JointStateHealth, StreamSlot
+from .health_facts import RobotFacts
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
@@ -38,10 +42,11 @@ from .zeros import start_positions
 class Reconfigured(NamedTuple):
     """What a settings change asks of the node besides the new settings: publish the static
     set again (prefix, exclusions or clamp mode changed), restart the default-positions timer
-    (its rate or switch changed)."""
+    (its rate or switch changed), restart the health report's timer (its period changed)."""
 
     republish_statics: bool
     restart_default_timer: bool
+    restart_diagnostic_timer: bool
 
 
 class LoadedModel:
@@ -100,20 +105,36 @@ class JointStatePipeline:
     ``clock_ns`` reads the node clock (ns), used for zero stamps and default positions.
     """
 
-    def __init__(self, settings: Settings, reporter: Reporter, clock_ns: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        reporter: Reporter,
+        clock_ns: Callable[[], int],
+        health: JointStateHealth | None = None,
+    ) -> None:
         self.settings = settings
         self.reporter = reporter
         self._clock_ns = clock_ns
+        #: What the node knows about its inputs (fed here, read by /diagnostics).
+        self.health = health or JointStateHealth(settings.joint_state_timeout)
+        self._steady_ns = self.health.steady_ns
         self.model: LoadedModel | None = None
         self._configured: Configured | None = None
+        # The health slot of the last JointState plan (found by identity, as the plan is).
+        self._slot_plan: MessagePlan | None = None
+        self._slot: StreamSlot | None = None
 
     # -- model and settings -----------------------------------------------------------------
 
     def install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
-        """Make ``model`` current (its limiter starts afresh), under ``settings`` if given;
-        what else the change of settings asks of the node."""
+        """Make ``model`` current (its limiter and its health start afresh), under
+        ``settings`` if given; what else the change of settings asks of the node."""
         self.model = model
-        return self.configure(settings or self.settings)
+        self.health.facts = None  # the new model's facts come with install, below
+        changes = self.configure(settings or self.settings)
+        settings = self.settings
+        self.health.install(RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix))
+        return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
         """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
@@ -124,11 +145,18 @@ class JointStatePipeline:
             != (old.frame_prefix, old.exclude_joints, old.clamp),
             restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
             != (old.publish_frequency, old.publish_default_positions),
+            restart_diagnostic_timer=settings.diagnostic_period != old.diagnostic_period,
         )
+        self.health.timeout_s = settings.joint_state_timeout
         if self.model is None:
             return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
+        self._slot_plan = self._slot = None
+        if self.health.facts is not None:  # the same model, new exclusions or prefix
+            self.health.facts = RobotFacts(
+                self.model.kin, settings.exclude_joints, settings.frame_prefix
+            )
         # Joints never received take their (new) start values.
         positions, start = self.model.positions, self._configured.start
         waiting = ~positions.received[self.model.kin.layout.slot_joint]
@@ -182,12 +210,17 @@ class JointStatePipeline:
             )
             return None
         if len(names) != len(positions):
+            self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
                 f"JointState dropped: {len(names)} names but {len(positions)} positions",
             )
             return None
         plan = configured.message_plan(names)
+        slot = self._slot
+        if slot is None or plan is not self._slot_plan or slot.source != source:
+            slot = self._joint_state_slot(plan, source)
+        slot.received(stamp_ns, self._steady_ns())
         if plan.unknown or plan.first_value_only or plan.ambiguous:
             self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -203,7 +236,9 @@ class JointStatePipeline:
         if not self._due(model, plan.moves, stamp_ns, source):
             return None
         resolved = plan.resolve(model.positions, positions)
-        return self._published(model, configured, plan.moves, resolved, stamp_ns, source)
+        return self._published(
+            model, configured, plan.moves, resolved, stamp_ns, source, names, positions
+        )
 
     def multi_dof_joint_state(
         self,
@@ -223,6 +258,7 @@ class JointStatePipeline:
             )
             return None
         if not len(names) == len(translations) == len(quaternions):
+            self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
                 f"MultiDOFJointState dropped: {len(names)} joint names but "
@@ -231,6 +267,7 @@ class JointStatePipeline:
             return None
         kin = model.kin
         moves, unknown = kin.multi_dof_moves(names)
+        self.health.slot(source, names, moves).received(stamp_ns, self._steady_ns())
         if unknown:
             self._report_names(unknown, (), ())
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -251,7 +288,7 @@ class JointStatePipeline:
             update.clamped,
             update.rejected,
         )
-        return self._published(model, configured, moves, resolved, stamp_ns, source)
+        return self._published(model, configured, moves, resolved, stamp_ns, source, names, ())
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else
@@ -327,17 +364,29 @@ class JointStatePipeline:
         resolved: Resolved,
         stamp_ns: int,
         source: int,
+        names: Sequence[str],
+        values: Sequence[float] | Array,
     ) -> Publication | None:
-        """Report what was clamped or rejected, record the publication time of ``moves`` and
-        build what to publish."""
+        """Report what was clamped or rejected (given ``names`` and ``values``), record the
+        publication time of ``moves`` and build what to publish."""
         if resolved.clamped or resolved.rejected:
             self.reporter.values(resolved.clamped, resolved.rejected, self.settings.clamp)
+            self.health.clamped(names, values, resolved.clamped, self.settings.clamp_mode)
+            self.health.rejected(resolved.rejected)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
             model.limiter.record(moves, stamp_ns)
             model.sources.record(moves, source)
         if not resolved.joints.size:
             return None
         return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
+
+    def _joint_state_slot(self, plan: MessagePlan, source: int) -> StreamSlot:
+        """The health slot of JointStates from topic ``source`` with ``plan``'s names (looked
+        up once per plan and topic)."""
+        self.health.unknown(plan.unknown)
+        self._slot = self.health.slot(source, plan.names, plan.moves)
+        self._slot_plan = plan
+        return self._slot
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(

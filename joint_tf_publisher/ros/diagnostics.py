@@ -1,0 +1,100 @@
+"""/diagnostics: the health report as an operator sees diagnostic_updater's, on a timer.
+
+One ``diagnostic_msgs/DiagnosticArray`` per report on ``/diagnostics`` (absolute, reliable,
+keep last 1, as diagnostic_updater's publisher) with one status named
+``<node name>: joint states``, ``hardware_id`` the robot's name, the report's level, message
+and values. What the report says is ``health.JointStateHealth``'s; this module only writes
+it as a message.
+"""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
+from rclpy.node import Node
+from rclpy.timer import Timer
+
+from .health import GraphFacts, HealthReport, JointStateHealth
+from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
+from .reporting import Reporter
+
+TOPIC = "/diagnostics"
+#: The task part of the status name, after the node's name (diagnostic_updater's "node: task").
+TASK = "joint states"
+
+
+def status_name(node_name: str) -> str:
+    """The status name for node ``node_name`` (its name, not its namespace, as
+    diagnostic_updater writes it)."""
+    return f"{node_name}: {TASK}"
+
+
+def diagnostic_array(report: HealthReport, node_name: str, stamp_ns: int) -> DiagnosticArray:
+    """``report`` as a DiagnosticArray stamped ``stamp_ns`` (node clock)."""
+    message = DiagnosticArray()
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    message.status = [
+        DiagnosticStatus(
+            level=bytes([int(report.level)]),
+            name=status_name(node_name),
+            message=report.message,
+            hardware_id=report.robot,
+            values=[KeyValue(key=key, value=value) for key, value in report.values],
+        )
+    ]
+    return message
+
+
+class DiagnosticsPublisher:
+    """The node's /diagnostics publisher and the timer of its health report.
+
+    ``reporter`` logs the report's warning (throttled).
+    """
+
+    def __init__(self, node: Node, health: JointStateHealth, reporter: Reporter) -> None:
+        self._node = node
+        self._health = health
+        self._reporter = reporter
+        #: The joint-state topics the node reads by source number (``joint_sources``), whose
+        #: publishers the report names; the node adds its ``source_list`` topics.
+        self.topics = {
+            JOINT_STATES_SOURCE: "joint_states",
+            MULTI_DOF_SOURCE: "multi_dof_joint_states",
+        }
+        self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 1)
+        self._timer: Timer | None = None
+
+    def restart(self, period_s: float) -> None:
+        """Report every ``period_s`` s of the steady clock (a sim clock that never starts must
+        not stop the report that says so); never for 0."""
+        if self._timer is not None:
+            self._node.destroy_timer(self._timer)
+            self._timer = None
+        if period_s > 0.0:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._timer = self._node.create_timer(period_s, self.report, clock=steady)
+
+    def report(self) -> None:
+        """Publish the health report and log its warning about joints never received."""
+        node = self._node
+        topics = dict(self.topics)
+        publishers = {number: self._publisher_nodes(topic) for number, topic in topics.items()}
+        use_sim_time = bool(node.get_parameter("use_sim_time").value)
+        now_ns: int = node.get_clock().now().nanoseconds
+        report = self._health.report(GraphFacts(publishers, now_ns, use_sim_time, topics))
+        self._publisher.publish(diagnostic_array(report, node.get_name(), now_ns))
+        if report.missing_log is not None:
+            self._reporter.warn_throttled("never received", report.missing_log)
+
+    def forget(self, topic: str) -> None:
+        """The node no longer reads ``topic``."""
+        for number in [number for number, name in self.topics.items() if name == topic]:
+            del self.topics[number]
+
+    def _publisher_nodes(self, topic: str) -> tuple[str, ...]:
+        """Fully qualified names of the nodes publishing ``topic`` (relative to the node)."""
+        infos = self._node.get_publishers_info_by_topic(self._node.resolve_topic_name(topic))
+        return tuple(
+            sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in infos)
+        )

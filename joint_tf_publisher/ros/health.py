@@ -1,0 +1,472 @@
+"""Joint-state health: what the node knows about its inputs, without rclpy.
+
+``JointStateHealth`` is fed by the pipeline and read once per ``diagnostic_period`` by the
+node, which turns its ``HealthReport`` into a ``diagnostic_msgs/DiagnosticArray`` status and
+its log facts into log lines (one source of truth for /diagnostics and the logs).
+
+The hot path costs one ``StreamSlot.received`` call per message: a counter, the message
+stamp and the arrival time (steady clock) written into the slot of the message's shape (its
+source topic and tuple of names, whose joints are known once). Everything else (which joints
+never arrived, which stopped, rates, the clock) is worked out by ``report``. Rare events
+(clamped or rejected values, mismatched lengths) are recorded as they happen.
+
+Levels follow diagnostic_updater: OK, WARN, ERROR, STALE (a stream that stopped); the
+status's level is the worst condition and its message that condition's sentence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from ..arrays import Array, IndexArray
+from ..model.clamp_mode import ClampMode
+from .health_facts import RobotFacts
+
+#: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
+#: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
+CLOCK_DOMAIN_MARGIN_S = 3600.0
+#: Names shown in one message or value before "and N more".
+NAMES_SHOWN = 10
+#: What usually publishes joint states, for the never-received warning.
+USUAL_PUBLISHERS = (
+    "joint_state_publisher (no hardware), ros2_control's joint_state_broadcaster, "
+    "or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
+)
+NS_PER_S = 1_000_000_000
+#: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
+#: cannot grow memory).
+MAX_SLOTS = 256
+#: The source number of the slot that folds the others (no topic has it).
+FOLDED_SOURCE = -1
+
+
+class Level(IntEnum):
+    """diagnostic_msgs/DiagnosticStatus levels, worst last."""
+
+    OK = 0
+    WARN = 1
+    ERROR = 2
+    STALE = 3
+
+
+class Key:
+    """The stable keys of ``HealthReport.values`` (docs/node.md lists them)."""
+
+    ROBOT = "robot"
+    MOVING_JOINTS = "moving joints"
+    PUBLISHERS = "joint state publishers"
+    RATE_IN = "joint states in (msg/s)"
+    RATE_OUT = "tf out (msg/s)"
+    LAST_AGE = "last joint state age (s)"
+    NEVER_RECEIVED = "never received joints"
+    MISSING_FRAMES = "frames missing from /tf"
+    STOPPED = "stopped joints"
+    CLAMPED = "clamped joints"
+    REJECTED = "rejected values"
+    LENGTHS = "mismatched lengths"
+    UNKNOWN = "unknown names"
+    CLOCK = "node clock (s)"
+    STAMP = "newest joint state stamp (s)"
+    TWO_PUBLISHERS = "joints given by two publishers"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One problem found: its level and one sentence naming it."""
+
+    level: Level
+    message: str
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """One period's status: ``level`` the worst condition, ``message`` its sentence (or
+    "joint states OK"), ``values`` (key, text) pairs with every ``Key`` in a fixed order.
+    ``missing_log`` is the warning to log about never-received joints (None when all
+    arrived)."""
+
+    robot: str
+    level: Level
+    message: str
+    values: tuple[tuple[str, str], ...]
+    conditions: tuple[Condition, ...]
+    missing_log: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What the node knows from ROS at report time.
+
+    ``publishers``: per joint-state topic (its source number, ``joint_sources``) the names of
+    the nodes publishing it. ``node_clock_ns``:
+    the node clock (ROS time) now; ``use_sim_time``: whether that clock follows /clock.
+    """
+
+    publishers: Mapping[int, Sequence[str]]
+    node_clock_ns: int
+    use_sim_time: bool = False
+    #: Per source number, the topic's name (where no publisher is known by name).
+    topics: Mapping[int, str] = field(default_factory=dict)
+
+
+class StreamSlot:
+    """The messages of one shape (source topic number and tuple of names) since the model
+    loaded.
+
+    ``joints``: the moving joints such a message updates (mimic followers included).
+    """
+
+    __slots__ = ("source", "names", "joints", "arrivals", "last_stamp_ns", "last_arrival_ns")
+
+    def __init__(self, source: int, names: tuple[str, ...], joints: IndexArray) -> None:
+        self.source = source
+        self.names = names
+        self.joints = joints
+        self.arrivals = 0
+        self.last_stamp_ns = 0
+        self.last_arrival_ns = 0
+
+    def received(self, stamp_ns: int, arrival_ns: int) -> None:
+        """One message of this shape, stamped ``stamp_ns`` (message time), arrived at
+        ``arrival_ns`` (steady clock): the hot path's whole cost."""
+        self.arrivals += 1
+        self.last_stamp_ns = stamp_ns
+        self.last_arrival_ns = arrival_ns
+
+
+@dataclass
+class _Clamps:
+    count: int = 0
+    excursion: float = 0.0
+
+
+@dataclass
+class _Period:
+    """Counts since the last report."""
+
+    clamps: dict[str, _Clamps] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=dict)
+    lengths: int = 0
+
+
+class JointStateHealth:
+    """The health model of one node (see the module docstring).
+
+    ``timeout_s``: seconds after which a joint never received, or a stream silent, is
+    reported (``joint_state_timeout``). ``steady_ns`` reads the steady clock (arrival times,
+    ages, rates); tests pass their own.
+    """
+
+    def __init__(
+        self, timeout_s: float = 1.0, steady_ns: Callable[[], int] = time.monotonic_ns
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.steady_ns = steady_ns
+        self.facts: RobotFacts | None = None
+        #: /tf messages published (the node adds one per publication).
+        self.published = 0
+        self._slots: dict[tuple[int, tuple[str, ...]], StreamSlot] = {}
+        self._unknown: set[str] = set()
+        self._period = _Period()
+        self._since_ns = steady_ns()
+        self._last_report_ns = self._since_ns
+        self._last_arrivals: dict[tuple[int, tuple[str, ...]], int] = {}
+        self._last_published = 0
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def install(self, facts: RobotFacts) -> None:
+        """A model (re)loaded: forget every stream."""
+        self.facts = facts
+        self._slots = {}
+        self._last_arrivals = {}
+        self._unknown.clear()
+        self._period = _Period()
+        self._since_ns = self.steady_ns()
+
+    def slot(self, source: int, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
+        """The slot of messages from ``source`` (a topic's number) with ``names``, updating moving
+        joints ``joints``; made once per shape. A joint in the slots of two sources (or two
+        shapes) that both arrive within a period is reported as given by two publishers."""
+        key = (source, names)
+        slot = self._slots.get(key)
+        if slot is None:
+            if len(self._slots) >= MAX_SLOTS:
+                self._fold()
+            slot = self._slots[key] = StreamSlot(source, names, joints)
+        return slot
+
+    def _fold(self) -> None:
+        """Fold every slot into one (no names) that updates all their joints: ages and rates
+        stay right for the stream as a whole; per-joint ages become the newest of them."""
+        slots = list(self._slots.values())
+        folded = StreamSlot(FOLDED_SOURCE, (), np.unique(np.concatenate([s.joints for s in slots])))
+        folded.arrivals = sum(s.arrivals for s in slots)
+        folded.last_stamp_ns = max(s.last_stamp_ns for s in slots)
+        folded.last_arrival_ns = max(s.last_arrival_ns for s in slots)
+        self._slots = {(FOLDED_SOURCE, ()): folded}
+        self._last_arrivals = {(FOLDED_SOURCE, ()): sum(self._last_arrivals.values())}
+
+    def clamped(
+        self,
+        names: Sequence[str],
+        values: Sequence[float] | Array,
+        joints: Sequence[str],
+        clamp: ClampMode,
+    ) -> None:
+        """A message's values (``names``, ``values``) clamped ``joints`` to ``clamp`` limits."""
+        facts = self.facts
+        if facts is None or not joints:
+            return
+        clamps = self._period.clamps
+        for joint in joints:
+            clamps.setdefault(joint, _Clamps()).count += 1
+        for joint, beyond in facts.excursions(tuple(names), values, clamp).items():
+            if joint in clamps:
+                clamps[joint].excursion = max(clamps[joint].excursion, beyond)
+
+    def rejected(self, joints: Sequence[str]) -> None:
+        """Values for ``joints`` rejected (NaN, infinite, beyond +-1e100, zero quaternion)."""
+        rejected = self._period.rejected
+        for joint in joints:
+            rejected[joint] = rejected.get(joint, 0) + 1
+
+    def mismatched_lengths(self) -> None:
+        """A message dropped: its names and values differ in length."""
+        self._period.lengths += 1
+
+    def unknown(self, names: Iterable[str]) -> None:
+        """Names that are no moving joint's variable (listed, not a problem)."""
+        if len(self._unknown) < 1000:
+            self._unknown.update(names)
+
+    # -- the report -----------------------------------------------------------------------------
+
+    def report(self, graph: GraphFacts) -> HealthReport:
+        """This period's status; starts the next period."""
+        now_ns = self.steady_ns()
+        elapsed_s = max((now_ns - self._last_report_ns) / NS_PER_S, 1e-9)
+        slots = list(self._slots.values())
+        active = [s for s in slots if s.arrivals != self._last_arrivals.get((s.source, s.names), 0)]
+        arrived = sum(slot.arrivals for slot in slots) - sum(self._last_arrivals.values())
+        values: dict[str, str] = dict.fromkeys(KEYS, "")
+        values[Key.RATE_IN] = f"{arrived / elapsed_s:.1f}"
+        values[Key.RATE_OUT] = f"{(self.published - self._last_published) / elapsed_s:.1f}"
+        self._last_arrivals = {(s.source, s.names): s.arrivals for s in slots}
+        self._last_published = self.published
+        self._last_report_ns = now_ns
+        period, self._period = self._period, _Period()
+        publishers = sorted({node for nodes in graph.publishers.values() for node in nodes})
+        values[Key.PUBLISHERS] = ", ".join([str(len(publishers)), *publishers])
+        values[Key.CLOCK] = _seconds(graph.node_clock_ns)
+        values[Key.LENGTHS] = str(period.lengths)
+        values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
+
+        conditions = _sim_clock(graph)
+        facts = self.facts
+        if facts is None:
+            conditions.append(Condition(Level.WARN, "no robot description loaded yet"))
+            return _finish("", conditions, values, None)
+        values[Key.ROBOT] = facts.robot
+        values[Key.MOVING_JOINTS] = str(len(facts.joint_names))
+        timeout_ns = int(self.timeout_s * NS_PER_S)
+        joints = _JointArrivals(facts, slots, now_ns)
+        conditions += self._stream(joints, len(publishers), values)
+        never = joints.never_received(values)
+        missing_log = None
+        if never is not None and now_ns - self._since_ns >= timeout_ns:
+            if joints.any:  # else the stream's ERROR says it
+                conditions.append(Condition(Level.WARN, never))
+            missing_log = f"{never}. Joint states usually come from {USUAL_PUBLISHERS}"
+        conditions += joints.stopped(timeout_ns, values)
+        conditions += _period_conditions(period, values)
+        conditions += _stamp_clock(slots, graph, self.timeout_s, values)
+        conditions += _two_publishers(active, facts, graph, values)
+        return _finish(facts.robot, conditions, values, missing_log)
+
+    def _stream(
+        self, joints: _JointArrivals, publishers: int, values: dict[str, str]
+    ) -> list[Condition]:
+        """The stream as a whole: stopped (STALE) or never started (ERROR)."""
+        if joints.any:
+            age_s = joints.newest_age_ns / NS_PER_S
+            values[Key.LAST_AGE] = f"{age_s:.2f}"
+            if age_s < self.timeout_s:
+                return []
+            sentence = f"no joint state for {age_s:.1f} s: the joint-state stream stopped"
+            return [Condition(Level.STALE, sentence)]
+        waited_s = (joints.now_ns - self._since_ns) / NS_PER_S
+        if waited_s < self.timeout_s or joints.facts.excluded.all():  # nothing to wait for
+            return []
+        if publishers == 0:
+            said = "nothing publishes joint_states"
+        else:
+            said = f"{publishers} publisher(s) on joint_states sent nothing"
+        return [Condition(Level.ERROR, f"no joint state received in {waited_s:.1f} s: {said}")]
+
+
+KEYS = tuple(value for name, value in vars(Key).items() if name.isupper())
+
+
+class _JointArrivals:
+    """Per moving joint, when a message last updated it (0: never), at one report."""
+
+    def __init__(self, facts: RobotFacts, slots: Sequence[StreamSlot], now_ns: int) -> None:
+        self.facts = facts
+        self.now_ns = now_ns
+        self.last_ns = np.zeros(len(facts.joint_names), dtype=np.int64)
+        arrived = [slot for slot in slots if slot.arrivals]
+        for slot in arrived:
+            np.maximum.at(self.last_ns, slot.joints, slot.last_arrival_ns)
+        self.any = bool(arrived)
+        self.newest_age_ns = now_ns - max((s.last_arrival_ns for s in arrived), default=now_ns)
+        self.received = (self.last_ns > 0) | facts.excluded
+        facts.follow_leaders(self.received, self.last_ns)
+
+    def never_received(self, values: dict[str, str]) -> str | None:
+        """The sentence naming joints never received and their frames, None if none."""
+        never = np.flatnonzero(~self.received).tolist()
+        names = [self.facts.joint_names[i] for i in never]
+        missing = sorted({frame for i in never for frame in self.facts.frames_below[i]})
+        values[Key.NEVER_RECEIVED] = ", ".join(names)
+        values[Key.MISSING_FRAMES] = ", ".join(missing)
+        if not names:
+            return None
+        return (
+            f"{len(names)} joint(s) never received: {_names(names)}; frames missing from /tf: "
+            f"{_names(missing)}"
+        )
+
+    def stopped(self, timeout_ns: int, values: dict[str, str]) -> list[Condition]:
+        """Joints silent for ``timeout_ns`` while others still arrive (WARN)."""
+        if not self.any or self.newest_age_ns >= timeout_ns:
+            return []
+        ages = self.now_ns - self.last_ns
+        silent = np.flatnonzero((self.last_ns > 0) & ~self.facts.excluded & (ages >= timeout_ns))
+        if not silent.size:
+            return []
+        text = _names(
+            [f"{self.facts.joint_names[i]} ({ages[i] / NS_PER_S:.1f} s)" for i in silent.tolist()]
+        )
+        values[Key.STOPPED] = text
+        sentence = f"{silent.size} joint(s) stopped updating while others go on: {text}"
+        return [Condition(Level.WARN, sentence)]
+
+
+def _sim_clock(graph: GraphFacts) -> list[Condition]:
+    """use_sim_time with a node clock at 0: no /clock (ERROR)."""
+    if not (graph.use_sim_time and graph.node_clock_ns == 0):
+        return []
+    sentence = (
+        "use_sim_time is true but no /clock has been received: the node clock stands at 0 "
+        "(start the simulator or a clock publisher)"
+    )
+    return [Condition(Level.ERROR, sentence)]
+
+
+def _stamp_clock(
+    slots: Sequence[StreamSlot], graph: GraphFacts, timeout_s: float, values: dict[str, str]
+) -> list[Condition]:
+    """Joint-state stamps in another clock domain than the node clock (WARN)."""
+    stamps = [s.last_stamp_ns for s in slots if s.arrivals and s.last_stamp_ns]
+    if not stamps:
+        return []
+    newest_ns = max(stamps)
+    values[Key.STAMP] = _seconds(newest_ns)
+    offset_s = (newest_ns - graph.node_clock_ns) / NS_PER_S
+    if not graph.node_clock_ns or abs(offset_s) <= timeout_s + CLOCK_DOMAIN_MARGIN_S:
+        return []
+    sentence = (
+        f"joint state stamps ({_seconds(newest_ns)} s) are {offset_s:+.0f} s from the node "
+        f"clock ({_seconds(graph.node_clock_ns)} s): a sim clock and a wall clock mixed "
+        "(use_sim_time)?"
+    )
+    return [Condition(Level.WARN, sentence)]
+
+
+def _period_conditions(period: _Period, values: dict[str, str]) -> list[Condition]:
+    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths (WARN)."""
+    conditions = []
+    if period.clamps:
+        text = _names(
+            [
+                f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
+                for name, record in sorted(period.clamps.items())
+            ]
+        )
+        values[Key.CLAMPED] = text
+        conditions.append(Condition(Level.WARN, f"joint values clamped to their limits: {text}"))
+    if period.rejected:
+        text = _names([f"{name} ({count}x)" for name, count in sorted(period.rejected.items())])
+        values[Key.REJECTED] = text
+        sentence = (
+            "joint values rejected (NaN, infinite or beyond +-1e100), the joints keep their "
+            f"last good value: {text}"
+        )
+        conditions.append(Condition(Level.ERROR, sentence))
+    if period.lengths:
+        sentence = f"{period.lengths} joint state(s) dropped: names and positions differ in length"
+        conditions.append(Condition(Level.WARN, sentence))
+    return conditions
+
+
+def _two_publishers(
+    active: Sequence[StreamSlot], facts: RobotFacts, graph: GraphFacts, values: dict[str, str]
+) -> list[Condition]:
+    """Joints given by two publishers this period (WARN): a joint in two message shapes
+    that both arrived, from two topics or from a topic with two or more publishers."""
+    entries = []
+    for joint, sources in _shared_joints(active, len(facts.joint_names)):
+        nodes = sorted({node for source in sources for node in graph.publishers.get(source, ())})
+        if len(nodes) >= 2 or len(sources) >= 2:
+            topics = [graph.topics.get(source, f"topic {source}") for source in sources]
+            entries.append(f"{facts.joint_names[joint]} ({', '.join(nodes or topics)})")
+    if not entries:
+        return []
+    text = _names(entries)
+    values[Key.TWO_PUBLISHERS] = text
+    return [Condition(Level.WARN, f"joints given by two publishers: {text}")]
+
+
+def _shared_joints(
+    active: Sequence[StreamSlot], joint_count: int
+) -> list[tuple[int, tuple[int, ...]]]:
+    """Joints that two slots active this period both update, with the slots' sources."""
+    active = [slot for slot in active if slot.names]  # not the folded slot
+    if len(active) < 2:
+        return []
+    owners: list[list[StreamSlot]] = [[] for _ in range(joint_count)]
+    for slot in active:
+        for joint in slot.joints.tolist():
+            owners[joint].append(slot)
+    return [
+        (joint, tuple(sorted({slot.source for slot in slots})))
+        for joint, slots in enumerate(owners)
+        if len(slots) >= 2
+    ]
+
+
+def _finish(
+    robot: str, conditions: list[Condition], values: dict[str, str], missing_log: str | None
+) -> HealthReport:
+    worst = max(conditions, key=lambda condition: condition.level, default=None)
+    level = worst.level if worst is not None else Level.OK
+    message = worst.message if worst is not None else "joint states OK"
+    return HealthReport(
+        robot, level, message, tuple(values.items()), tuple(conditions), missing_log
+    )
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = len(names) - NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / NS_PER_S:.3f}"

@@ -1,0 +1,339 @@
+"""health: the joint-state health model, fed through the real pipeline, without DDS.
+
+Joint states go into ``JointStatePipeline`` as the node gives them; the report is read as
+/diagnostics shows it (level, message, values by key). The steady clock is a settable one, so
+"a second later" is a number, not a wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from repo_paths import TEST_DIR
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.ros.health import (
+    KEYS,
+    MAX_SLOTS,
+    GraphFacts,
+    HealthReport,
+    JointStateHealth,
+    Key,
+    Level,
+)
+from joint_tf_publisher.ros.joint_sources import (
+    FIRST_LISTED_SOURCE,
+    JOINT_STATES_SOURCE,
+    MULTI_DOF_SOURCE,
+)
+from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
+from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
+from joint_tf_publisher.ros.reporting import Reporter
+
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+S = 1_000_000_000  # one second in ns
+T0 = 1_700_000_000 * S  # a plausible wall-clock stamp, ns
+ARM = ["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6", "joint_7"]
+LEADERS = [*ARM, "finger_joint"]
+ONE_PUBLISHER = {JOINT_STATES_SOURCE: ("/driver",)}
+
+
+class Silent:
+    def info(self, message: str) -> None:
+        pass
+
+    def warning(self, message: str) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        pass
+
+
+class Rig:
+    """A pipeline on the arm with a settable steady clock and node clock."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.steady_ns = 10 * S
+        self.node_clock_ns = T0
+        self.health = JointStateHealth(1.0, lambda: self.steady_ns)
+        self.pipeline = JointStatePipeline(
+            Settings(**settings), Reporter(Silent()), lambda: self.node_clock_ns, self.health
+        )
+        self.pipeline.install(LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text()))
+        self.stamp_ns = T0
+
+    def send(self, names: Sequence[str], values: Sequence[float] | None = None) -> None:
+        """One JointState (zeros by default), stamped 10 ms after the last."""
+        self.stamp_ns += 10_000_000
+        positions = np.zeros(len(names)) if values is None else np.array(values, dtype=float)
+        if self.pipeline.joint_state(self.stamp_ns, tuple(names), positions) is not None:
+            self.health.published += 1
+
+    def wait(self, seconds: float) -> None:
+        self.steady_ns += int(seconds * S)
+        self.node_clock_ns += int(seconds * S)
+
+    def report(
+        self, publishers: Mapping[int, Sequence[str]] = ONE_PUBLISHER, sim: bool = False
+    ) -> HealthReport:
+        return self.health.report(GraphFacts(publishers, self.node_clock_ns, sim))
+
+
+def values(report: HealthReport) -> dict[str, str]:
+    return dict(report.values)
+
+
+def levels(report: HealthReport) -> list[Level]:
+    return [condition.level for condition in report.conditions]
+
+
+@pytest.fixture
+def arm() -> Rig:
+    return Rig()
+
+
+def test_all_joints_received_is_ok_with_every_key(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.wait(0.5)
+    report = arm.report()
+    assert (report.level, report.message) == (Level.OK, "joint states OK")
+    assert report.robot == "arm_mimic_gripper"
+    assert [key for key, _ in report.values] == list(KEYS)
+    assert values(report)[Key.NEVER_RECEIVED] == ""
+    assert values(report)[Key.PUBLISHERS] == "1, /driver"
+
+
+def test_before_the_timeout_nothing_is_missing_yet(arm: Rig) -> None:
+    arm.wait(0.5)
+    assert arm.report().level == Level.OK
+
+
+def test_no_joint_state_at_all_is_an_error_that_says_nothing_publishes(arm: Rig) -> None:
+    arm.wait(1.5)
+    report = arm.report(publishers={JOINT_STATES_SOURCE: ()})
+    assert report.level == Level.ERROR
+    assert report.message == "no joint state received in 1.5 s: nothing publishes joint_states"
+    assert report.missing_log is not None and "joint_state_broadcaster" in report.missing_log
+    with_publisher = arm.report(publishers={JOINT_STATES_SOURCE: ("/a", "/b")})
+    assert "2 publisher(s) on joint_states sent nothing" in with_publisher.message
+
+
+def test_never_received_joints_are_named_with_the_frames_below_them(arm: Rig) -> None:
+    arm.send([name for name in LEADERS if name != "joint_6"])
+    arm.wait(1.0)
+    arm.send([name for name in LEADERS if name != "joint_6"])
+    report = arm.report()
+    assert report.level == Level.WARN
+    assert report.message.startswith("1 joint(s) never received: joint_6; frames missing")
+    # joint_6 carries link_6 and everything below it, through fixed and moving joints.
+    missing = set(values(report)[Key.MISSING_FRAMES].split(", "))
+    robot = Robot.load(ARM_URDF)
+    below = {"link_6"}
+    while True:
+        more = {j.child for j in robot.joints.values() if j.parent in below} - below
+        if not more:
+            break
+        below |= more
+    assert missing == below
+    assert values(report)[Key.NEVER_RECEIVED] == "joint_6"
+
+
+def test_frames_missing_carry_the_frame_prefix() -> None:
+    rig = Rig(frame_prefix="r1/")
+    rig.send([name for name in LEADERS if name != "finger_joint"])
+    rig.wait(1.0)
+    missing = values(rig.report())[Key.MISSING_FRAMES].split(", ")
+    assert "r1/left_knuckle" in missing and all(frame.startswith("r1/") for frame in missing)
+
+
+def test_excluded_joints_and_followers_of_a_received_leader_count_as_received() -> None:
+    rig = Rig(exclude_joints=("joint_7",))
+    rig.send([name for name in LEADERS if name != "joint_7"])  # followers: from finger_joint
+    rig.wait(1.0)
+    rig.send([name for name in LEADERS if name != "joint_7"])
+    assert rig.report().level == Level.OK
+
+
+def test_a_robot_whose_joints_are_all_excluded_waits_for_nothing() -> None:
+    rig = Rig(exclude_joints=tuple(joint.name for joint in Robot.load(ARM_URDF).joints.values()))
+    rig.wait(5.0)
+    assert rig.report().level == Level.OK
+
+
+def test_a_stream_that_stopped_is_stale_with_its_age(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.wait(2.5)
+    report = arm.report()
+    assert report.level == Level.STALE
+    assert report.message == "no joint state for 2.5 s: the joint-state stream stopped"
+    assert values(report)[Key.LAST_AGE] == "2.50"
+
+
+def test_joints_that_stopped_while_others_go_on_are_named_with_their_age(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.wait(1.5)
+    arm.send(ARM)  # the gripper's driver died
+    report = arm.report()
+    assert report.level == Level.WARN
+    assert report.message == (
+        "4 joint(s) stopped updating while others go on: finger_joint (1.5 s), "
+        "right_knuckle_joint (1.5 s), left_inner_finger_joint (1.5 s), "
+        "right_inner_finger_joint (1.5 s)"
+    )
+
+
+def test_clamping_in_the_period_is_counted_with_its_largest_excursion() -> None:
+    arm = Rig(ignore_timestamp=True)  # every message published (a dropped one is not looked at)
+    arm.send(LEADERS)
+    arm.send(["joint_2"], [2.51])  # upper limit 2.41
+    arm.send(["joint_2"], [2.91])
+    arm.send(["joint_2"], [-2.61])
+    report = arm.report()
+    assert report.level == Level.WARN
+    assert values(report)[Key.CLAMPED] == "joint_2 (3x, up to 0.5 beyond the limit)"
+    assert report.message == "joint values clamped to their limits: " + values(report)[Key.CLAMPED]
+    arm.send(["joint_2"], [0.0])
+    assert arm.report().level == Level.OK  # the next period: back to OK
+
+
+def test_rejected_values_are_an_error_and_mismatched_lengths_a_warning() -> None:
+    arm = Rig(ignore_timestamp=True)
+    arm.send(LEADERS)
+    arm.send(["joint_1", "joint_3"], [float("nan"), 1e200])
+    arm.pipeline.joint_state(arm.stamp_ns + S, ("joint_1", "joint_2"), np.zeros(1))
+    report = arm.report()
+    assert report.level == Level.ERROR
+    assert values(report)[Key.REJECTED] == "joint_1 (1x), joint_3 (1x)"
+    assert values(report)[Key.LENGTHS] == "1"
+    assert Level.WARN in levels(report)
+    arm.send(LEADERS)
+    assert arm.report().level == Level.OK
+
+
+def test_unknown_names_are_listed_and_not_a_problem(arm: Rig) -> None:
+    arm.send([*LEADERS, "wheel", "caster"])
+    report = arm.report()
+    assert report.level == Level.OK
+    assert values(report)[Key.UNKNOWN] == "caster, wheel"
+
+
+def test_rates_count_messages_in_and_publications_out(arm: Rig) -> None:
+    for _ in range(5):
+        arm.send(LEADERS)  # 10 ms apart: the limiter (20 Hz) publishes the first only
+    arm.wait(0.5)
+    report = arm.report()
+    assert (values(report)[Key.RATE_IN], values(report)[Key.RATE_OUT]) == ("10.0", "2.0")
+
+
+def test_use_sim_time_without_clock_is_an_error_naming_the_clock(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.node_clock_ns = 0
+    report = arm.report(sim=True)
+    assert report.level == Level.ERROR
+    assert "/clock" in report.message and "clock" in report.message
+    arm.node_clock_ns = 5 * S  # /clock arrived; the stamps are wall time, an hour and more off
+    report = arm.report(sim=True)
+    assert report.level == Level.WARN
+    assert "node clock (5.000 s)" in report.message
+    assert f"stamps ({values(report)[Key.STAMP]} s)" in report.message
+
+
+def test_stamps_within_the_margin_are_one_clock(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.node_clock_ns = arm.stamp_ns + 3000 * S
+    assert arm.report().level == Level.OK
+
+
+def test_a_joint_given_by_two_publishers_names_the_joint_and_the_nodes(arm: Rig) -> None:
+    publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
+    arm.send(LEADERS)  # joint_state_publisher's zeros
+    arm.send(["joint_1", "joint_2"], [0.5, 0.5])  # the controller
+    report = arm.report(publishers)
+    assert report.level == Level.WARN
+    assert report.message == (
+        "joints given by two publishers: joint_1 (/arm_controller, /joint_state_publisher), "
+        "joint_2 (/arm_controller, /joint_state_publisher)"
+    )
+    arm.send(LEADERS)  # the controller stopped: one publisher in this period
+    assert arm.report(publishers).level == Level.OK
+
+
+def test_one_publisher_sending_two_shapes_is_not_two_publishers(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.send(["joint_1", "joint_2"])
+    assert arm.report().level == Level.OK
+
+
+def test_a_joint_given_on_two_sources_names_both(arm: Rig) -> None:
+    """A second source (another joint-state topic) feeds its own slot: what source_list
+    calls, and a MultiDOFJointState does the same."""
+    arm.send(LEADERS)
+    joints = np.array([0], dtype=np.intp)
+    other = FIRST_LISTED_SOURCE  # a source_list topic
+    arm.health.slot(other, ("joint_1",), joints).received(T0, arm.steady_ns)
+    report = arm.report({JOINT_STATES_SOURCE: ("/driver",), other: ("/driver",)})
+    assert report.message == "joints given by two publishers: joint_1 (/driver)"
+    # Without publisher names (not discovered yet), the topics are named.
+    rig_topics = {JOINT_STATES_SOURCE: "joint_states", other: "/arm/joint_states"}
+    arm.send(LEADERS)
+    arm.health.slot(other, ("joint_1",), joints).received(T0, arm.steady_ns)
+    unnamed = arm.health.report(GraphFacts({}, arm.node_clock_ns, False, rig_topics))
+    assert "joint_1 (joint_states, /arm/joint_states)" in unnamed.message
+    assert MULTI_DOF_SOURCE != JOINT_STATES_SOURCE
+
+
+def test_the_hot_path_writes_one_slot_per_message(
+    arm: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slot of a message shape is looked up once; each message then only writes it."""
+    calls: list[tuple[Any, ...]] = []
+    lookup = arm.health.slot
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return lookup(*args)
+
+    monkeypatch.setattr(arm.health, "slot", counted)
+    for _ in range(50):
+        arm.send(LEADERS)
+    assert len(calls) == 1
+    (slot,) = arm.health._slots.values()
+    assert (slot.arrivals, slot.last_stamp_ns, slot.last_arrival_ns) == (50, arm.stamp_ns, 10 * S)
+
+
+def test_a_flood_of_message_shapes_is_folded_keeping_rates_and_ages(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.report()
+    for k in range(2 * MAX_SLOTS):
+        arm.send([*LEADERS, f"stranger_{k}"])
+    assert len(arm.health._slots) <= MAX_SLOTS
+    arm.wait(1.0)
+    arm.send(LEADERS)
+    report = arm.report()
+    assert values(report)[Key.RATE_IN] == f"{2 * MAX_SLOTS + 1:.1f}"
+    assert report.level == Level.OK
+
+
+def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
+    arm.send(LEADERS)
+    arm.wait(0.5)
+    arm.pipeline.install(LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text()))
+    arm.wait(1.0)
+    assert arm.report().level == Level.ERROR  # nothing received since the reload
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("diagnostic_period", -1.0, "diagnostic_period must be >= 0 and <= 3600 s, got -1"),
+        ("joint_state_timeout", 0.0, "joint_state_timeout must be > 0 and <= 3600 s, got 0"),
+        ("joint_state_timeout", "1", "joint_state_timeout must be a number of seconds"),
+    ],
+)
+def test_the_health_parameters_are_checked(name: str, value: Any, reason: str) -> None:
+    with pytest.raises(ParameterRejected, match=reason):
+        Settings.from_values({name: value})
+    assert getattr(Settings.from_values({name: 2}), name) == 2.0  # an integer is accepted
