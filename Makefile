@@ -88,7 +88,7 @@ test: lint colcon worlds
 RSP_ENV = RSP_KIT="$(RSP_KIT)" RSP_ROOT="$(RSP_ROOT)"
 WANTS_RSP = case ",$${BENCH_SECTIONS:-vs_rsp}," in *,vs_rsp,*) true;; *) false;; esac
 bench: env
-	@if [ -f requirements/bench.txt ]; then $(ROS) $(VPY) -m pip install -q --disable-pip-version-check -r requirements/bench.txt; fi
+	@$(ROS) "$$JTP_PYTHON" tools/env.py --extra requirements/bench.txt || echo "bench: requirements/bench.txt not installed (above); the fk table names the missing peers"
 	@if $(WANTS_RSP); then $(MAKE) --no-print-directory rsp || true; fi
 	@$(ROS) $(RSP_ENV) $(VPY) -m bench; status=$$?; \
 	if $(WANTS_RSP); then $(ROS) $(RSP_ENV) $(VPY) -m pytest test/bench/smoke_vs_rsp.py -q || status=1; fi; \

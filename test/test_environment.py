@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -458,6 +459,62 @@ def test_pip_is_held_to_the_ros_pythons_numpy(
     assert env_tool.ros_constraints(env_tool.MODE_ROS) == "numpy==1.21.5\nscipy==1.8.0\n"
     assert env_tool.ros_constraints(env_tool.MODE_PIP) == ""
     assert env_tool.ros_constraints(env_tool.MODE_JAZZY) == ""
+
+
+def write_wheel(folder: Path, name: str, version: str) -> None:
+    """A minimal pure-Python wheel ``name`` at ``version`` in ``folder`` (a local index)."""
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"VERSION = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+
+
+def test_extra_requirements_are_held_to_the_ros_pythons_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tools/env.py --extra FILE`` (``make bench``: requirements/bench.txt) installs FILE
+    under the constraints of ``ros_constraints``: a package of the ROS Python stays at its
+    version there, though a newer one is on the index (a local one, offline: versions 1.0 and
+    2.0 of a package standing for numpy)."""
+    env_tool = load_env_tool()
+    index = tmp_path / "index"
+    index.mkdir()
+    for version in ("1.0", "2.0"):
+        write_wheel(index, "jtp_abi_demo", version)
+    ros_site = tmp_path / "ros-site" / "jtp_abi_demo-1.0.dist-info"
+    ros_site.mkdir(parents=True)
+    (ros_site / "METADATA").write_text("Name: jtp_abi_demo\nVersion: 1.0\n", encoding="utf-8")
+    ros_python = tmp_path / "ros-python"
+    ros_python.write_text(f'#!/bin/sh\nPYTHONPATH={ros_site.parent} exec {sys.executable} "$@"\n')
+    ros_python.chmod(0o755)
+    monkeypatch.setattr(env_tool, "ros_python_candidate", lambda: str(ros_python))
+    monkeypatch.setattr(env_tool, "NUMPY_ABI_PACKAGES", ("jtp_abi_demo",))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    requirements = tmp_path / "extra.txt"
+    requirements.write_text("jtp_abi_demo\n", encoding="utf-8")
+    log_file = tmp_path / "pip.log"
+    installed = {}
+    for mode in (env_tool.MODE_ROS, env_tool.MODE_PIP):
+        venv = tmp_path / mode
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        env_tool.install_requirements(venv, mode, [requirements], log_file)
+        installed[mode] = module_version(venv / "bin" / "python", "jtp_abi_demo")
+
+    assert installed == {env_tool.MODE_ROS: "1.0", env_tool.MODE_PIP: "2.0"}, log_file.read_text()
+
+
+def module_version(python: Path, module: str) -> str:
+    """``module.VERSION`` as ``python`` imports it."""
+    code = f"import {module}; print({module}.VERSION)"
+    result = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return result.stdout.strip()
 
 
 def test_the_jazzy_world_sees_no_sourced_ros(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,7 @@
 Our ``.venv`` has CPython 3.11 and numpy 2 (the Kilted wheels need them); users run the
 package on Ubuntu's system Python packages. This script builds one scratch virtual
 environment per distro combination under ``.compat/`` (git-ignored), from PyPI, with the
-distro's versions pinned, and runs the test files that need no rclpy there with
+distro's versions pinned, and runs the test files that need no rclpy there (``core_tests``) with
 ``PYTHONPATH`` at this repository (the package is not installed into them). It prints one
 summary line per environment and exits non-zero if any environment failed or could not be
 built.
@@ -38,6 +38,7 @@ Usage: ``python3 tools/compat.py [--only NAME ...] [--rebuild] [--build]``.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -51,32 +52,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))  # one way to create a venv and pip into it: env.py's
+import env as env_tool  # noqa: E402
+
 COMPAT_DIR = ROOT / ".compat"
 STAMP_NAME = ".jtp-compat-ok"
 
-#: Test files that need neither rclpy nor pinocchio (every other one imports them).
-CORE_TESTS = (
-    "description/test_urdf.py",
-    "description/test_sdf.py",
-    "model/test_model.py",
-    "kinematics/test_layout.py",
-    "kinematics/test_joint_types.py",
-    "kinematics/test_state.py",
-    "kinematics/test_joint_state_names.py",
-    "kinematics/test_mimic.py",
-    "kinematics/test_joint_transforms.py",
-    "kinematics/test_cfg.py",
-    "kinematics/test_fk.py",
-    "kinematics/test_fk_batch.py",
-    "test_transforms.py",
-    "model/test_validate.py",
-    "model/test_tree.py",
-    "description/test_xml_security.py",
-    "description/test_fuzz_models.py",
-    "cli/test_cli.py",
-    "cli/test_graph.py",
-    "cli/test_plot.py",
-)
 #: The tests whose reference (pinocchio, the ``pin`` wheels, and urdfdom's check_urdf that
 #: they bring) needs numpy 2: in an environment of their own, never in .venv, which holds a
 #: sourced distro's numpy (test/conftest.py leaves them out where pinocchio is missing).
@@ -100,26 +81,55 @@ INSTALLED = (
     f"share/{PACKAGE}/urdf/demo_arm.urdf",
     f"share/ament_index/resource_index/packages/{PACKAGE}",
 )
-#: Source folders a colcon workspace copy leaves out.
-NOT_SOURCE = (
-    ".venv",
-    ".venv-jazzy",
-    ".compat",
-    ".git",
-    ".ros2kit",
-    ".colcon",
-    "build",
-    "install",
-    "log",
-    "dist",
-    "*.egg-info",
-    "*_cache",
-)
 VERSIONS_PROBE = (
-    "import json, platform, numpy, lxml.etree as e; print(json.dumps({"
-    "'python': platform.python_version(), 'numpy': numpy.__version__, "
-    "'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION))}))"
+    "import json, platform, numpy, lxml.etree as e, importlib.util as u, importlib.metadata as m;"
+    " print(json.dumps({'python': platform.python_version(), 'numpy': numpy.__version__,"
+    " 'lxml': e.__version__, 'libxml2': '.'.join(map(str, e.LIBXML_VERSION)),"
+    " 'setuptools': m.version('setuptools') if u.find_spec('setuptools') else None}))"
 )
+
+
+TEST_DIR = ROOT / "test"
+#: Top-level names of imports that make a test need ROS 2 (or pinocchio): no core test.
+ROS_IMPORT = re.compile(r"(rclpy|launch\w*|tf2_ros|pinocchio|\w+_msgs|\w+_interfaces)$")
+
+
+def imports_ros(module: Path) -> bool:
+    """True when ``module`` imports a ROS 2 package or the package's ``ros`` adapter, itself or
+    through a test helper it imports (a module of test/, e.g. node_harness)."""
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if ROS_IMPORT.match(top) or name.startswith(f"{PACKAGE}.ros"):
+                return True
+            helper = next(TEST_DIR.rglob(f"{top}.py"), None)
+            if helper is not None and helper != module and imports_ros(helper):
+                return True
+    return False
+
+
+def core_tests() -> tuple[str, ...]:
+    """The test files (relative to test/) that need neither rclpy nor pinocchio: those of
+    every rclpy-free part of the package (test/X/ or test/test_X.py for each
+    joint_tf_publisher/X but ``ros``) that import no ROS 2 package, less ORACLE_TESTS."""
+    parts = [path.stem for path in (ROOT / PACKAGE).iterdir() if path.stem != "ros"]
+    found = [
+        path
+        for part in parts
+        for path in [*(TEST_DIR / part).glob("test_*.py"), TEST_DIR / f"test_{part}.py"]
+        if path.is_file() and not imports_ros(path)
+    ]
+    names = {path.relative_to(TEST_DIR).as_posix() for path in found}
+    return tuple(sorted(names - set(ORACLE_TESTS)))
+
+
+CORE_TESTS = core_tests()
 
 
 @dataclass(frozen=True)
@@ -169,8 +179,8 @@ ENVIRONMENTS = (
 )
 
 
-class CompatError(RuntimeError):
-    """An environment could not be built; the message says which step and why."""
+#: An environment could not be built (tools/env.py's error: the step, its output's tail).
+CompatError = env_tool.EnvError
 
 
 def find_interpreter(version: str) -> Path | None:
@@ -186,14 +196,6 @@ def find_interpreter(version: str) -> Path | None:
     return Path(on_path) if on_path else None
 
 
-def run_step(command: list[str], what: str) -> None:
-    """Run ``command``; CompatError with its last output lines if it fails."""
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        tail = (completed.stdout + completed.stderr).strip().splitlines()[-5:]
-        raise CompatError(f"{what} failed: " + " | ".join(tail))
-
-
 def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     """The environment's python, building the environment first where needed."""
     python = env.path / "bin" / "python"
@@ -204,23 +206,20 @@ def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     if interpreter is None:
         raise CompatError(missing_reason(env))
     shutil.rmtree(env.path, ignore_errors=True)
-    run_step([str(interpreter), "-m", "venv", str(env.path)], f"python{env.python} -m venv")
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    run_step([*pip, *env.requirements], "pip install")
+    log = COMPAT_DIR / f"{env.name}-build.log"
+    env_tool.run([interpreter, "-m", "venv", env.path], log_file=log)
+    env_tool.pip_install(env.path, *env.requirements, log_file=log)
     stamp.write_text(env.stamp)
     return python
 
 
-def versions(python: Path) -> str:
-    """The Python, numpy, lxml and libxml2 versions of an environment, as one phrase."""
+def versions(python: Path) -> dict[str, str]:
+    """The Python, numpy, lxml, libxml2 and setuptools (None: absent) versions of ``python``."""
     completed = subprocess.run(
         [str(python), "-c", VERSIONS_PROBE], capture_output=True, text=True, check=True
     )
-    found = json.loads(completed.stdout)
-    return (
-        f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
-        f" (libxml2 {found['libxml2']})"
-    )
+    found: dict[str, str] = json.loads(completed.stdout)
+    return found
 
 
 def pytest_environ(base: dict[str, str]) -> dict[str, str]:
@@ -249,9 +248,7 @@ def colcon_build(python: Path) -> str:
     CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
     with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
         workspace = Path(scratch)
-        shutil.copytree(
-            ROOT, workspace / "src" / PACKAGE, ignore=shutil.ignore_patterns(*NOT_SOURCE)
-        )
+        copy_sources(workspace / "src" / PACKAGE)
         output = run_colcon(python.absolute().parent / "colcon", workspace)
         warnings = [line for line in output.splitlines() if "Warning" in line]
         if warnings:
@@ -260,7 +257,17 @@ def colcon_build(python: Path) -> str:
         missing = [name for name in INSTALLED if not (prefix / name).is_file()]
         if missing:
             raise CompatError(f"colcon build did not install {', '.join(missing)}")
-    return f"colcon build with setuptools {package_version(python, 'setuptools')} installs all"
+    return f"colcon build with setuptools {versions(python)['setuptools']} installs all"
+
+
+def copy_sources(destination: Path) -> None:
+    """Copy the checkout's sources as git sees them: tracked files and new ones not ignored."""
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():  # not a tracked file deleted in the work tree
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, destination / name)
 
 
 def run_colcon(colcon: Path, workspace: Path) -> str:
@@ -280,31 +287,6 @@ def run_colcon(colcon: Path, workspace: Path) -> str:
     return output
 
 
-def package_version(python: Path, module: str) -> str:
-    """``module.__version__`` as ``python`` imports it."""
-    probe = f"import {module}; print({module}.__version__)"
-    completed = subprocess.run(
-        [str(python), "-c", probe], capture_output=True, text=True, check=True
-    )
-    return completed.stdout.strip()
-
-
-def build(env: CompatEnv, rebuild: bool) -> bool:
-    """Build ``env`` where its Python exists (saying so once where it does not); False if
-    building failed."""
-    if find_interpreter(env.python) is None:
-        print(f"compat {env.name}: {missing_reason(env)}", flush=True)
-        return True
-    start = time.monotonic()
-    try:
-        ensure_env(env, rebuild)
-    except CompatError as exc:
-        print(f"compat {env.name}: FAILED: {exc}", flush=True)
-        return False
-    print(f"compat {env.name}: ready [{time.monotonic() - start:.0f} s]", flush=True)
-    return True
-
-
 def missing_reason(env: CompatEnv) -> str:
     """Why ``env`` cannot be built here (its interpreter is missing)."""
     return (
@@ -313,15 +295,23 @@ def missing_reason(env: CompatEnv) -> str:
     )
 
 
-def check(env: CompatEnv, rebuild: bool) -> bool:
-    """Build (if needed) and test one environment, printing its summary line."""
+def check(env: CompatEnv, rebuild: bool, build_only: bool = False) -> bool:
+    """Build ``env`` (if needed) and, unless ``build_only``, test it; print its summary line.
+    ``build_only`` where its Python is missing: say so once, and succeed."""
     start = time.monotonic()
+    if build_only and find_interpreter(env.python) is None:
+        print(f"compat {env.name}: {missing_reason(env)}", flush=True)
+        return True
     try:
         python = ensure_env(env, rebuild)
-        passed, result = run_tests(env, python)
-        detail = f"{versions(python)}: {result}"
-        if env.colcon:
-            detail += f"; {colcon_build(python)}"
+        passed, detail = True, "built"
+        if not build_only:
+            passed, result = run_tests(env, python)
+            found = versions(python)
+            detail = f"Python {found['python']}, numpy {found['numpy']}, lxml {found['lxml']}"
+            detail += f" (libxml2 {found['libxml2']}): {result}"
+            if env.colcon:
+                detail += f"; {colcon_build(python)}"
     except (CompatError, subprocess.CalledProcessError) as exc:
         passed, detail = False, str(exc)
     status = "ok" if passed else "FAILED"
@@ -338,9 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     COMPAT_DIR.mkdir(exist_ok=True)
     chosen = [env for env in ENVIRONMENTS if not args.only or env.name in args.only]
-    if args.build:
-        return 0 if all(build(env, args.rebuild) for env in chosen) else 1
-    results = [check(env, args.rebuild) for env in chosen]
+    results = [check(env, args.rebuild, args.build) for env in chosen]
     return 0 if all(results) else 1
 
 

@@ -26,8 +26,11 @@ import check means a broken or half-built venv, and a change of mode, of ROS int
 of interfaces/ cannot be applied in place: those remove the venv and rebuild it. See
 ``plan``.
 
-Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH]``. Exit status 0 when
-the environment is ready (or, with ``--check``, already current), non-zero otherwise.
+``--extra FILE`` then pip installs the requirements FILE into the ready venv under the same
+numpy constraints (``make bench``: requirements/bench.txt).
+
+Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH] [--extra FILE]``. Exit
+status 0 when the environment is ready (or, with ``--check``, already current), non-zero otherwise.
 """
 
 from __future__ import annotations
@@ -413,15 +416,19 @@ def install(venv: Path, mode: str, log_file: Path) -> None:
         prefix = venv / ROS_EXTRA_PREFIX
         requirement = ros_requirement(DIAGNOSTIC_MSGS_WHEEL)
         pip_install(venv, "--prefix", prefix, "--no-deps", requirement, log_file=log_file)
+    install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools], log_file)
+    log("installing joint_tf_publisher in editable mode")
+    pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+
+
+def install_requirements(venv: Path, mode: str, files: Sequence[Path], log_file: Path) -> None:
+    """pip install each requirements file of ``files``, held to ``ros_constraints``."""
     with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(ros_constraints(mode), encoding="utf-8")
-        for name in tools:
-            log(f"installing development requirements (requirements/{name})")
-            requirements = ROOT / "requirements" / name
+        for requirements in files:
+            log(f"installing {requirements.name}")
             pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
-    log("installing joint_tf_publisher in editable mode")
-    pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
 
 
 def ros_requirement(name: str) -> str:
@@ -526,6 +533,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--venv", type=Path, help="venv directory (default: the world's)")
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if not ready")
     parser.add_argument("--rebuild", action="store_true", help="remove and rebuild the venv")
+    parser.add_argument(
+        "--extra",
+        metavar="FILE",
+        type=Path,
+        help="then pip install requirements FILE into the ready venv, held to the ROS numpy, scipy",
+    )
     args = parser.parse_args(argv)
     venv: Path = (args.venv or ROOT / WORLD_VENVS[args.world]).absolute()
     mode = detect_mode() if args.world == "ros" else MODE_JAZZY
@@ -543,6 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if current else 1
     try:
         summary = ensure(venv, mode, force_rebuild=args.rebuild)
+        if args.extra:
+            log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
+            install_requirements(venv, mode, [args.extra.absolute()], log_file)
     except EnvError as error:
         log(f"FAILED: {error}")
         return 1

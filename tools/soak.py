@@ -193,18 +193,16 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
     probe = dds.Probe(feeder.names, f"{NAMESPACE}/joint_states", args.check_every)
     try:
         with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
+            reliable = {"subscription": {"reliability": "reliable", "depth": 1000}}
+            overrides = {f"{NAMESPACE}/joint_states": reliable}
+            qos = {"qos_overrides": overrides} if args.reliable else {}
             params = dds.write_params(
                 Path(scratch) / "soak_params.yaml",
                 args.model.read_text(),
                 frame_prefix=PREFIX,
                 ignore_timestamp=True,
+                **qos,
             )
-            if args.reliable:
-                override = ["    qos_overrides:", f"      {NAMESPACE}/joint_states:"]
-                override += ["        subscription:", "          reliability: reliable"]
-                params.write_text(
-                    params.read_text() + "\n".join([*override, "          depth: 1000\n"])
-                )
             log_path = Path(scratch) / "node.log"
             process = dds.start_node(
                 [*dds.node_command(params), "-r", f"__ns:={NAMESPACE}"], log_path
