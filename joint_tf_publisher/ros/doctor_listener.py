@@ -9,13 +9,17 @@ the joint states, and the nodes involved for their ``use_sim_time`` (and the sta
 publisher's ``robot_description``, ``frame_prefix`` and ``exclude_joints``) over their
 parameter services.
 
-Discovery: a publisher whose message was heard exists, whatever the graph says yet. Before
-asking the graph, the doctor waits (up to ``DISCOVERY_TIMEOUT_S``) until it names every
-publisher heard, and a joint-state publisher heard counts as one of the topic's publishers
-(by the name the graph gives its gid).
-ros2cli's commands instead spin a fixed time (``--spin-time``, 0.5 s) or use the daemon's
-graph; waiting for what was heard is what keeps the report from saying "nothing publishes
-joint_states" about a source discovered a moment after the listening ended.
+Discovery: the listening window (``--seconds``) starts once the doctor's /tf reader has
+matched the /tf publishers the graph shows, at least one (and its joint-state reader those
+of the joint states), or after ``DISCOVERY_TIMEOUT_S``: a window that opened before
+discovery had matched the running system's writers heard part of it, or nothing. A publisher
+whose message was heard exists, whatever the graph says yet: before asking the graph, the
+doctor waits (up to ``DISCOVERY_TIMEOUT_S``) until it names every publisher heard, and a
+joint-state publisher heard counts as one of the topic's publishers (by the name the graph
+gives its gid). ros2cli's commands instead spin a fixed time (``--spin-time``, 0.5 s) or use
+the daemon's graph; waiting for what discovery and the messages show is what keeps the
+report from saying "no /tf" or "nothing publishes joint_states" about a system discovered a
+moment late.
 """
 
 from __future__ import annotations
@@ -46,8 +50,8 @@ STATIC_DEPTH = 100
 PARAMETER_TIMEOUT_S = 3.0
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
 STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
-#: Longest the doctor waits after listening for the graph to name every publisher heard,
-#: seconds (discovery of a node that started at the end of the listening).
+#: Longest the doctor waits for discovery, seconds: before listening, for its readers to match
+#: the publishers the graph shows; after, for the graph to name every publisher heard.
 DISCOVERY_TIMEOUT_S = 3.0
 #: Depth of the joint-state reader (only the publishers are kept).
 JOINT_STATE_DEPTH = 10
@@ -140,17 +144,31 @@ class Listener:
         self.node = node
         self.subscriptions: list[Any] = []
         subscribe = node.create_subscription
+        self.tf_reader = subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos())
+        self.joint_state_reader = subscribe(
+            JointState, joint_state_topic, self._on_joint_state, JOINT_STATE_DEPTH
+        )
         self.subscriptions += [
-            subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
+            self.tf_reader,
+            self.joint_state_reader,
             subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos()),
             subscribe(Clock, "/clock", self._on_clock, clock_qos()),
             subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
-            subscribe(JointState, joint_state_topic, self._on_joint_state, JOINT_STATE_DEPTH),
         ]
         if read_description:
             self.subscriptions.append(
                 subscribe(String, "/robot_description", self._on_description, latched_qos())
             )
+
+    def matched(self) -> bool:
+        """True once the /tf reader has matched a publisher and as many as the graph shows,
+        and the joint-state reader as many as the graph shows on its topic: discovery with
+        the running system has come this far (the listening window starts then)."""
+        node, tf_count = self.node, self.tf_reader.get_publisher_count()
+        joint_state_count = self.joint_state_reader.get_publisher_count()
+        return tf_count >= max(1, node.count_publishers(TF_TOPIC)) and (
+            joint_state_count >= node.count_publishers(self.heard.joint_state_topic)
+        )
 
     def stop(self) -> Heard:
         """End the listening (the graph and parameter queries that follow spin the node
@@ -294,7 +312,8 @@ def joint_state_topic(state_publisher: str | None) -> str:
 
 
 def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -> Heard:
-    """Listen ``seconds``, then ask the graph and the nodes involved; what was heard."""
+    """Wait for discovery (``Listener.matched``, up to ``DISCOVERY_TIMEOUT_S``), listen
+    ``seconds`` more, then ask the graph and the nodes involved; what was heard."""
     with DemoSession("joint_tf_publisher_doctor", ros_args) as session:
         listener = Listener(
             session.node,
@@ -302,6 +321,7 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
             joint_state_topic=joint_state_topic(target.node),
         )
         started = time.monotonic()
+        session.spin(listener.matched, DISCOVERY_TIMEOUT_S)
         session.spin(lambda: False, seconds)
         heard = listener.stop()
         heard.listened_s = time.monotonic() - started
