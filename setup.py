@@ -29,7 +29,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE_NAME}"]),
         (SHARE_DIR, ["package.xml"]),
         (f"{SHARE_DIR}/launch", files_matching("launch/*.launch.py", "launch/*.launch.xml")),
-        (f"{SHARE_DIR}/config", files_matching("config/*.yaml")),
+        (f"{SHARE_DIR}/config", files_matching("config/*.yaml", "config/*.rviz")),
         (f"{SHARE_DIR}/urdf", files_matching("urdf/*.urdf", "urdf/*.xacro", "urdf/*.sdf")),
     ],
     # The oldest supported distro's system packages (Humble, Ubuntu 22.04: numpy 1.21.5,

@@ -1,16 +1,11 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk, batch, floor, build, e2e, vs_rsp (see each module). Options may also come from the
-environment, so ``make bench QUICK=1``, ``make bench BENCH_SECTIONS=fk,e2e`` or
-``make bench BENCH_BASELINE=<git rev>`` work with the Makefile's plain ``python -m bench``.
-
-OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, set on some machines for old OpenBLAS
-builds, slow a current numpy. This command removes both from its own environment (and the
-node subprocess's) before numpy loads, and says so; ``--keep-openblas-env`` keeps them.
-
-Bytecode: before the sections that start the node (e2e, vs_rsp) the package's .pyc files are
-written (``e2e.byte_compile``), as pip and colcon write them at install; where
-PYTHONDONTWRITEBYTECODE is set the node would otherwise compile itself at every start.
+Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp (bench/vs_rsp.py:
+the node against robot_state_publisher, and a baseline revision, over DDS). Options may also come
+from the environment (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
+``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS builds, they slow
+a current numpy) are removed before numpy loads, unless ``--keep-openblas-env``.
 """
 
 from __future__ import annotations
@@ -42,125 +37,91 @@ from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "batch", "floor", "build", "e2e", "vs_rsp")
+SECTIONS = ("fk", "vs_rsp")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def _split(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON."""
+    """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON,
+    BENCH_ROBOTS and BENCH_BASELINE."""
+    env = os.environ.get
+    quick = any(
+        env(name, "").lower() in ("1", "true", "yes", "on") for name in ("QUICK", "BENCH_QUICK")
+    )
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        default=_truthy(os.environ.get("QUICK")) or _truthy(os.environ.get("BENCH_QUICK")),
-        help="fewer repetitions and shorter e2e windows, for iteration",
-    )
-    parser.add_argument(
+    add = parser.add_argument
+    add("--quick", action="store_true", default=quick, help="fewer repetitions, shorter windows")
+    add(
         "--sections",
-        default=os.environ.get("BENCH_SECTIONS", ",".join(SECTIONS)),
-        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)",
+        default=env("BENCH_SECTIONS", ",".join(SECTIONS)),
+        help=f"subset of {','.join(SECTIONS)}",
     )
-    parser.add_argument(
-        "--json",
-        type=Path,
-        default=Path(os.environ.get("BENCH_JSON", DEFAULT_JSON)),
-        help=f"where to write the results (default: {DEFAULT_JSON})",
-    )
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="profile the node's JointState callback in-process and exit",
-    )
-    parser.add_argument(
-        "--profile-messages",
-        type=int,
-        default=5000,
-        help="synthetic JointStates for --profile (default 5000)",
-    )
-    parser.add_argument(
-        "--rates",
-        default="100,500,1000",
-        help="JointState rates of the e2e and vs_rsp sections, Hz (default 100,500,1000)",
-    )
-    parser.add_argument(
-        "--robots",
-        default=os.environ.get("BENCH_ROBOTS", "humanoid,arm"),
-        help="robots of the vs_rsp section (default humanoid,arm)",
-    )
-    parser.add_argument(
+    add("--json", type=Path, default=Path(env("BENCH_JSON", DEFAULT_JSON)), help="results file")
+    add("--profile", action="store_true", help="profile the node's work per JointState and exit")
+    add("--profile-messages", type=int, default=5000, help="JointStates for --profile")
+    add("--rates", default="100,500,1000", help="JointState rates of vs_rsp, Hz")
+    add("--robots", default=env("BENCH_ROBOTS", "humanoid,arm"), help="robots of vs_rsp")
+    add(
         "--baseline",
-        default=os.environ.get("BENCH_BASELINE") or None,
+        default=env("BENCH_BASELINE") or None,
         metavar="REV",
-        help="e2e: also run the node as of git revision REV first (before/after in one run)",
+        help="vs_rsp: also the node at REV",
     )
-    parser.add_argument(
-        "--keep-openblas-env",
-        action="store_true",
-        help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE if set",
+    add(
+        "--keep-openblas-env", action="store_true", help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE"
     )
     args = parser.parse_args(argv)
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = sorted(set(sections) - set(SECTIONS))
-    if unknown:
-        parser.error(f"unknown sections {unknown}; choose from {','.join(SECTIONS)}")
-    args.sections = sections
-    args.rates = [float(rate) for rate in args.rates.split(",") if rate.strip()]
-    args.robots = [robot.strip() for robot in args.robots.split(",") if robot.strip()]
-    unknown = sorted(set(args.robots) - {"humanoid", "arm"})
-    if unknown:
-        parser.error(f"unknown robots {unknown}; choose from humanoid,arm")
+    args.sections, args.robots = _split(args.sections), _split(args.robots)
+    args.rates = [float(rate) for rate in _split(args.rates)]
+    for given, known in ((args.sections, SECTIONS), (args.robots, ("humanoid", "arm"))):
+        if unknown := sorted(set(given) - set(known)):
+            parser.error(f"unknown {unknown}; choose from {','.join(known)}")
     return args
 
 
 def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
+    """What the numbers were measured on: date, CPU, versions."""
+    from importlib import metadata
+
     import numpy as np
 
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpuinfo = (
+        Path("/proc/cpuinfo").read_text().splitlines() if os.path.exists("/proc/cpuinfo") else []
+    )
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
+        "unknown",
+    )
+    versions = {}
+    for dist in ("pin", "yourdfpy", "urchin", "ros-rclpy"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
     return {
         "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cpu": cpu,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "platform": platform.platform(),
+        "versions": versions,
         "openblas_variables_unset": _UNSET_OPENBLAS,
     }
 
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    versions = {}
-    for dist in ("pin", "yourdfpy", "urchin", "numpy", "ros-rclpy"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    return versions
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections, printing each table as soon as it is measured."""
-    from . import e2e, fk, floor, vs_rsp
+    from . import dds, fk, vs_rsp
 
     info = machine()
-    info["versions"] = _versions()
     print(f"# joint_tf_publisher benchmarks ({'quick' if args.quick else 'full'} mode)\n")
     print(
         f"{info['date_utc']}; {info['cpu']}, {info['cores']} cores; Python {info['python']}, "
@@ -168,17 +129,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if _UNSET_OPENBLAS:
         print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
-    if {"e2e", "vs_rsp"} & set(args.sections):
-        e2e.byte_compile()  # the node starts as an installed package does, .pyc files written
+    if "vs_rsp" in args.sections:
+        dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
-    ctx = fk.make_context(args.quick)
     runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
-        "fk": lambda: fk.run_fk(ctx),
-        "batch": lambda: fk.run_batch(ctx),
-        "floor": lambda: floor.run_floor(ctx),
-        "build": lambda: fk.run_build(ctx),
-        "e2e": lambda: e2e.run_e2e(args.quick, args.rates, args.baseline),
-        "vs_rsp": lambda: vs_rsp.run_vs_rsp(args.quick, args.rates, args.robots),
+        "fk": lambda: fk.run_fk(args.quick),
+        "vs_rsp": lambda: vs_rsp.run_vs_rsp(
+            args.quick, args.rates, args.robots, baseline=args.baseline
+        ),
     }
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:
@@ -194,7 +152,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for table in tables:
             print(table.render(), flush=True)
         results["sections"][section] = {
-            "table": tables[0].as_json(),
             "tables": [table.as_json() for table in tables],
             "data": record,
             "wall_seconds": round(time.perf_counter() - started, 1),

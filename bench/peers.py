@@ -1,19 +1,11 @@
-"""Adapters giving every library the same four operations: build, single FK, batch FK, poses.
+"""Adapters giving every library the same operations: hold a pool of configurations, FK of
+each in turn (all link poses in the root frame), the link poses of the first.
 
-Every adapter is driven with equivalent configurations: ``values`` always holds a value for
-every moving joint (mimic joints already following their leader, see
-``ModelSpec.full_values``); each adapter passes on what its library expects (pinocchio
-takes mimic joints as independent joints and continuous joints as (cos, sin); yourdfpy and
-urchin compute mimic joints themselves from the independent ones).
-
-What is timed per library ("all link poses in the root frame"):
-
-- ours: ``robot.link_fk(cfg)``, a dict of (4, 4) arrays; batch ``robot.link_fk_batch(cfgs)``.
-- pinocchio: ``pin.framesForwardKinematics`` (every frame placement into ``data.oMf``,
-  no copy out); batch: a Python loop over configurations. ``fk_pool_copy`` and
-  ``fk_batch_copy`` also copy every link pose out (section floor only).
-- yourdfpy: ``update_cfg`` then ``get_transform`` for every link; batch: a loop.
-- urchin: ``link_fk(cfg)``; batch ``link_fk_batch(cfgs)``.
+Each gets configurations of every moving joint (mimic joints following their leader,
+``ModelSpec.full_values``) and passes on what its library expects: pinocchio takes mimic joints
+as independent joints and continuous joints as (cos, sin); yourdfpy and urchin compute mimic
+joints themselves. Timed: ours and urchin ``link_fk``; pinocchio ``framesForwardKinematics``
+(poses stay in ``data.oMf``); yourdfpy ``update_cfg`` then ``get_transform`` for every link.
 """
 
 from __future__ import annotations
@@ -21,8 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,274 +21,119 @@ import numpy as np
 from .models import ModelSpec
 
 Values = dict[str, float]
-BatchValues = dict[str, np.ndarray]
 Poses = dict[str, np.ndarray]
 
 
 @dataclass
 class Peer:
-    """One library bound to one model: callables prepared so the timed call does only FK.
+    """One library bound to one model. ``prepare`` turns a configuration into the library's
+    input once, so that the timed ``fk_pool`` (FK of each pooled configuration in turn: a
+    fresh one every call, as a state publisher sees) does only FK; ``poses`` are the link
+    poses of the first configuration."""
 
-    ``set_pool`` takes a few configurations; ``fk_pool`` runs single-configuration FK on each
-    in turn (a fresh configuration every call, as a state publisher sees: yourdfpy's scene
-    graph caches poses while the configuration is unchanged); ``poses`` is the first one's.
-    """
+    fk: Callable[[Any], object]
+    prepare: Callable[[Values], Any]
+    link_poses: Callable[[Any], Poses]
+    pool: list[Any] = field(default_factory=list)
 
-    name: str
-    fk_pool: Callable[[], object]
-    poses: Callable[[], Poses]
-    set_pool: Callable[[list[Values]], int]
-    set_batch: Callable[[BatchValues], int]
-    fk_batch: Callable[[], object]
-    batch_is_loop: bool
-    #: pinocchio only: the same loops with every link pose copied out into arrays of ours'
-    #: shapes (a dict of (4, 4); a dict of (N, 4, 4)), i.e. what a caller needs to get our
-    #: result from pinocchio (bench/floor.py).
-    fk_pool_copy: Callable[[], object] | None = None
-    fk_batch_copy: Callable[[], object] | None = None
+    def set_pool(self, configurations: list[Values]) -> None:
+        """Hold ``configurations`` (prepared) for ``fk_pool`` and ``poses``."""
+        self.pool = [self.prepare(values) for values in configurations]
+
+    def fk_pool(self) -> None:
+        """FK of every pooled configuration."""
+        for prepared in self.pool:
+            self.fk(prepared)
+
+    def poses(self) -> Poses:
+        """Every link's pose (4, 4) at the first pooled configuration."""
+        return self.link_poses(self.pool[0])
 
 
 class PeerUnavailable(RuntimeError):
     """A peer library that is not installed or cannot read the model."""
 
 
-# -- ours --------------------------------------------------------------------------------------
+def _independent(spec: ModelSpec) -> Callable[[Values], Values]:
+    names = [joint.name for joint in spec.independent_joints]
+    return lambda values: {name: float(values[name]) for name in names}
 
 
-def build_ours(path: Path) -> Any:
-    """Parse and compile: ``Robot.load`` then the compiled kinematics."""
+def ours(spec: ModelSpec) -> Peer:
+    """Our ``Robot.link_fk`` through the public API."""
     from joint_tf_publisher import Robot
 
-    robot = Robot.load(path)
-    _ = robot.kinematics
-    return robot
+    robot = Robot.load(spec.path)
+    return Peer(robot.link_fk, _independent(spec), lambda cfg: dict(robot.link_fk(cfg)))
 
 
-def ours(spec: ModelSpec, path: Path) -> Peer:
-    """Our ``Robot.link_fk`` / ``link_fk_batch`` through the public API."""
-    robot = build_ours(path)
-    independent = [joint.name for joint in spec.independent_joints]
-    state: dict[str, Any] = {"pool": [], "cfgs": {}}
-
-    def set_pool(pool: list[Values]) -> int:
-        state["pool"] = [{name: float(values[name]) for name in independent} for values in pool]
-        return len(pool)
-
-    def fk_pool() -> None:
-        for cfg in state["pool"]:
-            robot.link_fk(cfg)
-
-    def set_batch(values: BatchValues) -> int:
-        state["cfgs"] = {name: np.ascontiguousarray(values[name]) for name in independent}
-        return len(values[independent[0]])
-
-    return Peer(
-        name="ours",
-        fk_pool=fk_pool,
-        poses=lambda: dict(robot.link_fk(state["pool"][0])),
-        set_pool=set_pool,
-        set_batch=set_batch,
-        fk_batch=lambda: robot.link_fk_batch(state["cfgs"]),
-        batch_is_loop=False,
-    )
-
-
-# -- pinocchio --------------------------------------------------------------------------------
-
-
-def build_pinocchio(path: Path) -> Any:
-    """``buildModelFromUrdf`` then ``createData``: pinocchio's load."""
-    pin = _import("pinocchio")
-    model = pin.buildModelFromUrdf(str(path))
-    return model, model.createData()
-
-
-def pinocchio(spec: ModelSpec, path: Path) -> Peer:
+def pinocchio(spec: ModelSpec) -> Peer:
     """pinocchio: mimic joints fed as independent joints (default parser), continuous as cos/sin."""
     pin = _import("pinocchio")
-    model, data = build_pinocchio(path)
-    frame_ids = {link: model.getFrameId(link, pin.FrameType.BODY) for link in spec.link_names}
-    missing = [link for link, frame in frame_ids.items() if frame >= model.nframes]
-    if missing:
+    model = pin.buildModelFromUrdf(str(spec.path))
+    data = model.createData()
+    frames = {link: model.getFrameId(link, pin.FrameType.BODY) for link in spec.link_names}
+    if missing := [link for link, frame in frames.items() if frame >= model.nframes]:
         raise PeerUnavailable(f"pinocchio has no frame for links {missing[:3]}")
     slots = [
         (model.names[i], model.joints[i].idx_q, model.joints[i].nq) for i in range(1, model.njoints)
     ]
-    state: dict[str, Any] = {"pool": [], "qs": []}
 
-    def to_q(values: dict[str, Any], count: int) -> np.ndarray:
-        q = np.tile(pin.neutral(model), (count, 1))
+    def to_q(values: Values) -> np.ndarray:
+        q = pin.neutral(model).copy()
         for name, index, width in slots:
-            value = np.asarray(values[name], dtype=np.float64)
             if width == 1:
-                q[:, index] = value
+                q[index] = values[name]
             elif width == 2:  # continuous: (cos, sin)
-                q[:, index], q[:, index + 1] = np.cos(value), np.sin(value)
+                q[index], q[index + 1] = np.cos(values[name]), np.sin(values[name])
             else:
                 raise PeerUnavailable(f"pinocchio joint {name!r} has nq={width}")
         return q
 
-    def set_pool(pool: list[Values]) -> int:
-        state["pool"] = [to_q(values, 1)[0].copy() for values in pool]
-        return len(pool)
-
-    def set_batch(values: BatchValues) -> int:
-        count = len(next(iter(values.values())))
-        state["qs"] = list(to_q(values, count))
-        return count
-
-    def fk_pool() -> None:
-        for q in state["pool"]:
-            pin.framesForwardKinematics(model, data, q)
-
-    def poses_at(q: np.ndarray) -> Poses:
-        """FK at q, every link pose copied out (``.homogeneous`` is a new array)."""
+    def fk(q: np.ndarray) -> None:
         pin.framesForwardKinematics(model, data, q)
-        return {link: data.oMf[frame].homogeneous for link, frame in frame_ids.items()}
 
-    def poses() -> Poses:
-        return poses_at(state["pool"][0])
+    def link_poses(q: np.ndarray) -> Poses:
+        fk(q)
+        return {link: data.oMf[frame].homogeneous for link, frame in frames.items()}
 
-    def fk_batch() -> None:
-        for q in state["qs"]:
-            pin.framesForwardKinematics(model, data, q)
-
-    def fk_pool_copy() -> None:
-        for q in state["pool"]:
-            poses_at(q)
-
-    def fk_batch_copy() -> Poses:
-        qs = state["qs"]
-        stacks = {link: np.empty((len(qs), 4, 4)) for link in frame_ids}
-        for k, q in enumerate(qs):
-            pin.framesForwardKinematics(model, data, q)
-            for link, frame in frame_ids.items():
-                stacks[link][k] = data.oMf[frame].homogeneous
-        return stacks
-
-    return Peer(
-        "pinocchio",
-        fk_pool,
-        poses,
-        set_pool,
-        set_batch,
-        fk_batch,
-        True,
-        fk_pool_copy=fk_pool_copy,
-        fk_batch_copy=fk_batch_copy,
-    )
+    return Peer(fk, to_q, link_poses)
 
 
-# -- yourdfpy -----------------------------------------------------------------------------------
-
-
-def build_yourdfpy(path: Path) -> Any:
-    """``URDF.load`` with the scene graph FK needs, no meshes."""
-    yourdfpy = _import("yourdfpy")
-    return yourdfpy.URDF.load(
-        str(path),
+def yourdfpy(spec: ModelSpec) -> Peer:
+    """yourdfpy: ``update_cfg`` with the actuated joints, then a transform per link."""
+    robot = _import("yourdfpy").URDF.load(
+        str(spec.path),
         build_scene_graph=True,
         load_meshes=False,
         build_collision_scene_graph=False,
         load_collision_meshes=False,
     )
+    actuated, links = list(robot.actuated_joint_names), spec.link_names
 
-
-def yourdfpy_peer(spec: ModelSpec, path: Path) -> Peer:
-    """yourdfpy: ``update_cfg`` with the actuated joints, then a transform per link."""
-    robot = build_yourdfpy(path)
-    actuated = list(robot.actuated_joint_names)
-    links = spec.link_names
-    state: dict[str, Any] = {"pool": [], "cfgs": []}
-
-    def to_cfg(values: dict[str, Any]) -> np.ndarray:
-        return np.array([values[name] for name in actuated], dtype=np.float64)
-
-    def set_pool(pool: list[Values]) -> int:
-        state["pool"] = [to_cfg(values) for values in pool]
-        return len(pool)
-
-    def set_batch(values: BatchValues) -> int:
-        state["cfgs"] = list(to_cfg(values).T)
-        return len(state["cfgs"])
-
-    def all_poses(cfg: np.ndarray) -> Poses:
+    def link_poses(cfg: np.ndarray) -> Poses:
         robot.update_cfg(cfg)
         return {link: robot.get_transform(link) for link in links}
 
-    def fk_pool() -> None:
-        for cfg in state["pool"]:
-            all_poses(cfg)
-
-    def fk_batch() -> None:
-        for cfg in state["cfgs"]:
-            all_poses(cfg)
-
-    return Peer(
-        "yourdfpy",
-        fk_pool,
-        lambda: all_poses(state["pool"][0]),
-        set_pool,
-        set_batch,
-        fk_batch,
-        True,
-    )
+    return Peer(link_poses, lambda values: np.array([values[n] for n in actuated]), link_poses)
 
 
-# -- urchin -------------------------------------------------------------------------------------
+def urchin(spec: ModelSpec) -> Peer:
+    """urchin (the maintained urdfpy fork): ``link_fk``."""
+    robot = _import("urchin").URDF.load(str(spec.path), lazy_load_meshes=True)
 
+    def fk(cfg: Values) -> Any:
+        return robot.link_fk(cfg=cfg, use_names=True)
 
-def build_urchin(path: Path) -> Any:
-    """``URDF.load`` with lazy meshes."""
-    urchin = _import("urchin")
-    return urchin.URDF.load(str(path), lazy_load_meshes=True)
+    return Peer(fk, _independent(spec), lambda cfg: dict(fk(cfg)))
 
-
-def urchin_peer(spec: ModelSpec, path: Path) -> Peer:
-    """urchin (the maintained urdfpy fork): ``link_fk`` and ``link_fk_batch``."""
-    robot = build_urchin(path)
-    independent = [joint.name for joint in spec.independent_joints]
-    state: dict[str, Any] = {"pool": [], "cfgs": {}}
-
-    def set_pool(pool: list[Values]) -> int:
-        state["pool"] = [{name: float(values[name]) for name in independent} for values in pool]
-        return len(pool)
-
-    def fk_pool() -> None:
-        for cfg in state["pool"]:
-            robot.link_fk(cfg=cfg, use_names=True)
-
-    def set_batch(values: BatchValues) -> int:
-        state["cfgs"] = {name: np.asarray(values[name]) for name in independent}
-        return len(values[independent[0]])
-
-    return Peer(
-        name="urchin",
-        fk_pool=fk_pool,
-        poses=lambda: dict(robot.link_fk(cfg=state["pool"][0], use_names=True)),
-        set_pool=set_pool,
-        set_batch=set_batch,
-        fk_batch=lambda: robot.link_fk_batch(cfgs=state["cfgs"], use_names=True),
-        batch_is_loop=False,
-    )
-
-
-# -- registry -----------------------------------------------------------------------------------
 
 #: Peer constructors in table order (ours first).
-PEERS: dict[str, Callable[[ModelSpec, Path], Peer]] = {
+PEERS: dict[str, Callable[[ModelSpec], Peer]] = {
     "ours": ours,
     "pinocchio": pinocchio,
-    "yourdfpy": yourdfpy_peer,
-    "urchin": urchin_peer,
-}
-
-#: Load functions for the build section, same order.
-BUILDERS: dict[str, Callable[[Path], Any]] = {
-    "ours": build_ours,
-    "pinocchio": build_pinocchio,
-    "yourdfpy": build_yourdfpy,
-    "urchin": build_urchin,
+    "yourdfpy": yourdfpy,
+    "urchin": urchin,
 }
 
 
@@ -316,7 +152,6 @@ def quiet_peer_loggers() -> None:
 
 def max_pose_error(reference: Poses, other: Poses) -> float:
     """Largest absolute difference over every matrix entry of every link both poses hold."""
-    missing = set(reference) - set(other)
-    if missing:
+    if missing := set(reference) - set(other):
         raise KeyError(f"links missing from peer poses: {sorted(missing)[:3]}")
     return max(float(np.max(np.abs(reference[link] - other[link]))) for link in reference)

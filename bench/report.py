@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -35,12 +35,7 @@ class Table:
 
     def as_json(self) -> dict[str, Any]:
         """The table as plain data for results.json."""
-        return {
-            "title": self.title,
-            "columns": self.columns,
-            "rows": self.rows,
-            "notes": self.notes,
-        }
+        return asdict(self)
 
 
 def micros(seconds: float | None) -> str:
@@ -48,14 +43,6 @@ def micros(seconds: float | None) -> str:
     if seconds is None or math.isnan(seconds):
         return "-"
     value = seconds * 1e6
-    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
-
-
-def millis(seconds: float | None) -> str:
-    """Seconds as milliseconds with 3 significant figures, or a dash."""
-    if seconds is None or math.isnan(seconds):
-        return "-"
-    value = seconds * 1e3
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import signal
+import sys
 from types import FrameType, ModuleType
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -56,3 +57,7 @@ def cli_main() -> int:
     main: int = _import_quietly("joint_tf_publisher.cli.main").main()
     _ignore_stop_signals()
     return main
+
+
+if __name__ == "__main__":  # python -m joint_tf_publisher.entry: the node, as its console script
+    sys.exit(node_main())

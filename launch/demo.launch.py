@@ -3,12 +3,12 @@
 Starts the node exactly as ``joint_tf_publisher.launch.py`` does, with the same arguments
 (``model``, ``xacro_args``, ``robot_description``, ``node_name``, ``namespace``,
 ``params_file``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
-``frame_prefix``, ``model_name``), and the command line tool's demo source
+``frame_prefix``, ``model_name``, ``rviz``), and the command line tool's demo source
 (``joint-tf-publisher demo``) on the same description, in the same ``namespace`` and with the
 same ``use_sim_time``: it publishes sensor_msgs/JointState on ``joint_states``, mimic joints
 following their leader, every second limited joint sweeping a little beyond its limits so the
-node's clamping shows. ``rate`` is the demo's joint_states rate in Hz. View it in RViz (fixed
-frame: the model's root link, with ``frame_prefix`` in front).
+node's clamping shows. ``rate`` is the demo's joint_states rate in Hz. ``rviz:=true`` shows it
+in RViz (fixed frame: the model's root link, with ``frame_prefix`` in front).
 
 Example: ``ros2 launch joint_tf_publisher demo.launch.py namespace:=r1 frame_prefix:=r1/``
 """

@@ -17,6 +17,10 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
   ``model_name`` (SDFormat: the ``<model>`` to publish): the node parameters of these names.
   Left empty (the default) they keep the value of ``params_file``, else the node's default;
   given, they override ``params_file``.
+- ``rviz``: ``true`` also starts RViz (``rviz2``, an optional dependency) with the package's
+  ``config/joint_tf_publisher.rviz`` (grid, robot model from ``robot_description``, tf frames
+  with their names), its fixed frame the description's root link with ``frame_prefix`` in
+  front, as urdf_launch's ``display.launch.py`` offers. Default ``false``.
 
 Example: ``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py
 model:=robot.urdf.xacro xacro_args:="prefix:=left_ use_gripper:=true" frame_prefix:=r1/``
@@ -30,7 +34,11 @@ import os
 import shlex
 from pathlib import Path
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import (
+    PackageNotFoundError,
+    get_package_prefix,
+    get_package_share_directory,
+)
 from launch import Action, LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
@@ -39,6 +47,17 @@ from launch_ros.actions import Node
 PACKAGE = "joint_tf_publisher"
 EXECUTABLE = "joint_tf_publisher"
 DEFAULT_NODE_NAME = "joint_tf_publisher"
+#: RViz: package, executable and the view it opens (in this package's share folder).
+RVIZ_PACKAGE = "rviz2"
+RVIZ_EXECUTABLE = "rviz2"
+RVIZ_CONFIG = ("config", "joint_tf_publisher.rviz")
+#: The RViz view reads the description here; remapped into the node's namespace.
+RVIZ_DESCRIPTION_TOPIC = "/robot_description"
+RVIZ_MISSING = (
+    "rviz:=true needs rviz2, an optional dependency that is not installed: "
+    "sudo apt install ros-$ROS_DISTRO-rviz2, or "
+    "JOINT_TF_PUBLISHER_RVIZ=true rosdep install --from-paths src --ignore-src"
+)
 TRUE_TEXTS = ("true", "1", "yes", "on")
 FALSE_TEXTS = ("false", "0", "no", "off")
 
@@ -98,6 +117,11 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
             "model_name",
             default_value="",
             description="SDFormat: the <model> to publish where the file has several" + keep,
+        ),
+        DeclareLaunchArgument(
+            "rviz",
+            default_value="false",
+            description="true: also start RViz (rviz2) on the robot and its frames",
         ),
     ]
 
@@ -207,15 +231,76 @@ def node_parameters(context: LaunchContext) -> list[object]:
 
 
 def node_actions(context: LaunchContext) -> list[Action]:
-    """The joint_tf_publisher node, configured by this file's launch arguments."""
-    return [
+    """The joint_tf_publisher node, configured by this file's launch arguments; with
+    ``rviz:=true``, RViz beside it (``rviz_actions``)."""
+    parameters = node_parameters(context)
+    namespace = LaunchConfiguration("namespace").perform(context)
+    actions: list[Action] = [
         Node(
             package=PACKAGE,
             executable=EXECUTABLE,
             name=LaunchConfiguration("node_name").perform(context),
-            namespace=LaunchConfiguration("namespace").perform(context),
+            namespace=namespace,
             output="screen",
-            parameters=node_parameters(context),
+            parameters=parameters,
+        )
+    ]
+    if parse_bool("rviz", LaunchConfiguration("rviz").perform(context)):
+        overrides = parameters[-1]
+        assert isinstance(overrides, dict)  # node_parameters ends with the arguments given
+        actions += rviz_actions(context, str(overrides.get("robot_description", "")), namespace)
+    return actions
+
+
+def root_frame(context: LaunchContext, description: str) -> str | None:
+    """``frame_prefix`` + the root link of ``description`` (the node's, read by the package's
+    own parser, its warnings left to the node); None without a description (it comes from
+    ``params_file`` or the topic) or when it does not load (the node then says why)."""
+    if not description.strip():
+        return None
+    from joint_tf_publisher import Robot
+    from joint_tf_publisher.errors import LOGGER, ModelError
+
+    model_name = LaunchConfiguration("model_name").perform(context).strip() or None
+    disabled, LOGGER.disabled = LOGGER.disabled, True  # the node logs the warnings
+    try:
+        root = Robot.from_xml_string(description, "robot_description", model_name).root
+    except ModelError:
+        return None
+    finally:
+        LOGGER.disabled = disabled
+    return LaunchConfiguration("frame_prefix").perform(context) + root
+
+
+def rviz_actions(context: LaunchContext, description: str, namespace: str) -> list[Action]:
+    """RViz with the package's view: ``-d`` its config, ``-f`` the fixed frame (``root_frame``;
+    without one, the config's), the view's ``/robot_description`` remapped to the node's
+    namespace, and ``use_sim_time`` when given. Without rviz2, a RuntimeError saying how to
+    install it, raised before the launch starts any process."""
+    try:
+        get_package_prefix(RVIZ_PACKAGE)
+    except PackageNotFoundError:
+        raise RuntimeError(RVIZ_MISSING) from None
+    config = Path(get_package_share_directory(PACKAGE)).joinpath(*RVIZ_CONFIG)
+    arguments = ["-d", str(config)]
+    fixed_frame = root_frame(context, description)
+    if fixed_frame is not None:
+        arguments += ["-f", fixed_frame]
+    ros_arguments: list[str] = []
+    if namespace.strip("/"):
+        topic = f"/{namespace.strip('/')}{RVIZ_DESCRIPTION_TOPIC}"
+        ros_arguments += ["-r", f"{RVIZ_DESCRIPTION_TOPIC}:={topic}"]
+    use_sim_time = LaunchConfiguration("use_sim_time").perform(context).strip()
+    if use_sim_time:
+        flag = str(parse_bool("use_sim_time", use_sim_time)).lower()
+        ros_arguments += ["-p", f"use_sim_time:={flag}"]
+    return [
+        Node(
+            package=RVIZ_PACKAGE,
+            executable=RVIZ_EXECUTABLE,
+            output="screen",
+            arguments=arguments,
+            ros_arguments=ros_arguments,
         )
     ]
 

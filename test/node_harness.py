@@ -37,6 +37,7 @@ from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.ros import runtime
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
 
 WAIT_S = 20.0
 #: A service request with no answer after this long is sent again, seconds.
@@ -362,12 +363,12 @@ def seconds_to_ns(seconds: float) -> int:
 def stamp_msg(seconds: float) -> Any:
     ns = seconds_to_ns(seconds)
     msg = JointState().header.stamp
-    msg.sec, msg.nanosec = divmod(ns, 1_000_000_000)
+    msg.sec, msg.nanosec = ns_to_stamp(ns)
     return msg
 
 
 def stamp_ns(stamp: Any) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+    return stamp_to_ns(int(stamp.sec), int(stamp.nanosec))
 
 
 def matrix_of(transform: Transform) -> np.ndarray:

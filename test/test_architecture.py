@@ -1,9 +1,13 @@
-"""The package's layering, checked: imports run one way and only ``ros`` needs ROS.
+"""The package's layering, checked: imports run one way, without cycles, and only ``ros``
+needs ROS, at most one module of it through rclpy's private API.
 
 Layers, bottom up: the leaves ``errors``, ``transforms``, ``arrays`` and ``bounded_cache``
 -> ``model`` -> ``description`` and ``kinematics`` -> ``robot`` (the facade) -> ``ros`` and
 ``cli``. A module may import its own subpackage and the layers below it, never a layer above
 (at module level or inside a function).
+
+Module length is a figure, not a rule: ``python test/test_architecture.py`` prints the
+modules by length (split a module where its concept splits, never to meet a count).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ ALLOWED: dict[str, set[str]] = {
     "entry": {"ros", "cli"},
     "__init__": {"errors", "model", "robot"},
 }
-MAX_MODULE_LINES = 500
+#: rclpy modules whose import is private API (the C binding rclpy wraps).
+PRIVATE_RCLPY_MODULES = ("rclpy.impl.implementation_singleton", "rclpy._rclpy_pybind11")
 
 
 def part_of(module: Path) -> str:
@@ -110,10 +115,144 @@ def test_everything_outside_ros_imports_with_numpy_and_lxml_alone() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-def test_no_module_is_over_the_size_a_reader_can_hold() -> None:
-    long = {
-        str(module.relative_to(PACKAGE)): lines
-        for module in MODULES
-        if (lines := len(module.read_text().splitlines())) > MAX_MODULE_LINES
+def module_of(path: Path) -> str:
+    """The dotted module name of a file of the package (a package's ``__init__`` by its own)."""
+    return ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def module_imports(module: Path) -> set[str]:
+    """The package modules ``module`` imports (relative or absolute, anywhere in the file):
+    ``from .x import y`` counts as ``...x.y`` where that is a module, else ``...x``."""
+    dotted = module_of(module).split(".")
+    if module.name != "__init__.py":
+        dotted = dotted[:-1]  # relative imports start from the module's package
+    known = {module_of(path) for path in MODULES}
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = dotted[: len(dotted) - node.level + 1] if node.level else []
+            target = ".".join([*base, *filter(None, (node.module or "").split("."))])
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found & known
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of an import graph, each once, as module lists (depth-first search)."""
+    cycles: list[list[str]] = []
+    finished: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        for target in sorted(graph.get(name, ())):
+            if target in path:
+                cycle = path[path.index(target) :]
+                start = cycle.index(min(cycle))  # each cycle once, from its smallest name
+                if (cycle := cycle[start:] + cycle[:start]) not in cycles:
+                    cycles.append(cycle)
+            elif target not in finished:
+                visit(target, [*path, target])
+        finished.add(name)
+
+    for name in sorted(graph):
+        if name not in finished:
+            visit(name, [name])
+    return cycles
+
+
+def test_no_import_cycle() -> None:
+    """No module imports (directly or through others) a module that imports it: the package
+    ``__init__`` files are left out, their re-exports are not a dependency of their parts."""
+    graph = {
+        module_of(path): {target for target in module_imports(path) if target != module_of(path)}
+        for path in MODULES
+        if path.name != "__init__.py"
     }
-    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    packages = {module_of(path) for path in MODULES if path.name == "__init__.py"}
+    graph = {name: targets - packages for name, targets in graph.items()}
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def uses_private_rclpy(source: str) -> list[str]:
+    """Where a module's text reaches rclpy's private API: an import of its C binding
+    (``PRIVATE_RCLPY_MODULES``, ``rclpy._rclpy*``), a name with a leading underscore imported
+    from rclpy, or an attribute with one on a name bound to rclpy (``rclpy._x``)."""
+    found: list[str] = []
+    rclpy_names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] != "rclpy":
+                    continue
+                if alias.name.startswith(PRIVATE_RCLPY_MODULES) or any(
+                    p.startswith("_") for p in parts
+                ):
+                    found.append(f"line {node.lineno}: import {alias.name}")
+                rclpy_names.add(alias.asname or parts[0])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "rclpy":
+            module = node.module or ""
+            private = module.startswith(PRIVATE_RCLPY_MODULES) or any(
+                p.startswith("_") for p in module.split(".")
+            )
+            for alias in node.names:
+                if private or alias.name.startswith("_"):
+                    found.append(f"line {node.lineno}: from {module} import {alias.name}")
+                else:
+                    rclpy_names.add(alias.asname or alias.name)
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in rclpy_names
+        ):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_at_most_one_module_uses_private_rclpy_api() -> None:
+    """rclpy's private API (its C binding, underscored names) may change in any release: one
+    opt-in module at most may use it, the rest of ``ros/`` runs on public rclpy."""
+    private = {
+        str(path.relative_to(PACKAGE)): where
+        for path in MODULES
+        if (where := uses_private_rclpy(path.read_text()))
+    }
+    assert len(private) <= 1, f"modules on private rclpy API: {private}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy",
+        "import rclpy._rclpy_pybind11",
+        "from rclpy import _rclpy_pybind11",
+        "import rclpy\nrclpy._private_helper()",
+        "from rclpy import executors\nexecutors._private",
+        "from rclpy.executors import _private_thing",
+    ],
+)
+def test_private_rclpy_api_is_recognised(source: str) -> None:
+    assert uses_private_rclpy(source)
+
+
+def test_public_rclpy_api_is_not_counted() -> None:
+    source = "import rclpy\nfrom rclpy.executors import SingleThreadedExecutor\nrclpy.init()\n"
+    assert uses_private_rclpy(source) == []
+
+
+def module_lengths() -> list[tuple[int, str]]:
+    """Every module's length in lines, longest first: a figure to read, not a cap."""
+    lengths = [(len(p.read_text().splitlines()), str(p.relative_to(PACKAGE))) for p in MODULES]
+    return sorted(lengths, reverse=True)
+
+
+if __name__ == "__main__":
+    for lines, name in module_lengths():
+        print(f"{lines:5d}  {name}")

@@ -202,3 +202,28 @@ def test_the_import_scan_sees_lazy_and_optional_imports() -> None:
     assert {"rclpy", "numpy", "lxml", "xacro", "matplotlib", "tf2_msgs"} <= set(run_imports)
     assert {"launch", "launch_ros", "ament_index_python"} <= set(run_imports)
     assert {"pytest", "hypothesis", "scipy", "yaml", "pinocchio"} <= set(test_imports)
+
+
+def test_rviz2_is_installed_only_on_request_and_is_no_binary_dependency() -> None:
+    """catkin_pkg evaluates package.xml's conditions as rosdep does (with the environment) and
+    as bloom does (with ROS_DISTRO, ROS_VERSION and ROS_PYTHON_VERSION only): rviz2 is a run
+    dependency only with JOINT_TF_PUBLISHER_RVIZ=true; every other one has no condition."""
+    from catkin_pkg.package import parse_package
+
+    def run_dependencies(environment: dict[str, str]) -> set[str]:
+        package = parse_package(str(ROOT / "package.xml"))
+        package.evaluate_conditions(environment)
+        return {
+            dependency.name for dependency in package.exec_depends if dependency.evaluated_condition
+        }
+
+    bloom = {"ROS_DISTRO": "jazzy", "ROS_VERSION": "2", "ROS_PYTHON_VERSION": "3"}
+    declared = manifest_dependencies("exec_depend")
+    assert run_dependencies(bloom) == declared - {"rviz2"}
+    assert run_dependencies({**bloom, "JOINT_TF_PUBLISHER_RVIZ": "true"}) == declared
+    conditional = {
+        (element.text or "").strip()
+        for element in etree.parse(str(ROOT / "package.xml")).getroot().iter("exec_depend")
+        if element.get("condition") is not None
+    }
+    assert conditional == {"rviz2"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..ros.stamps import NS_PER_S
 from .doctor_observation import (
-    NS_PER_S,
     Finding,
     HeardTransform,
     Kind,

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..model.elements import RobotModel
+from ..ros.stamps import NS_PER_S
 
-NS_PER_S = 1_000_000_000
 #: Levels of diagnostic_msgs/DiagnosticStatus, by value.
 DIAGNOSTIC_LEVEL_NAMES = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}
 

@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import Array
+from .stamps import ns_to_stamp, stamp_to_ns
 
 #: CDR little endian, the only encapsulation ``JointStateReader`` reads (options ignored).
 CDR_LE = b"\x00\x01"
@@ -116,7 +117,7 @@ class JointStateReader:
             positions = np.frombuffer(data, _FLOAT64, count, block.values_at if count else 0)
         except (struct.error, ValueError, UnicodeDecodeError):
             return None
-        return JointStateData(sec * 1_000_000_000 + nanosec, block.names, positions)
+        return JointStateData(stamp_to_ns(sec, nanosec), block.names, positions)
 
 
 def _read_names(data: bytes, start: int) -> NameBlock:
@@ -201,7 +202,7 @@ class TFMessageLayout:
         """The message: every transform stamped ``stamp_ns`` (ns since the epoch of its clock),
         row i of ``poses`` (n, 7) for ``frames[i]``: translation x y z (metres), then
         quaternion x y z w."""
-        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        sec, nanosec = ns_to_stamp(stamp_ns)
         words = self._words
         words[self._sec_index] = sec & 0xFFFFFFFF
         words[self._nanosec_index] = nanosec

@@ -25,7 +25,9 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from ..transforms import quaternion_to_matrix
-from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC, tf_qos, tf_static_qos
+from .qos import joint_states_publisher_qos, tf_qos, tf_static_qos
+from .stamps import stamp_to_ns
+from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
 #: Sent positions remembered for matching /tf stamps back to what was sent.
 SENT_HISTORY = 512
@@ -55,7 +57,9 @@ class JointStateSource:
         rate = float(node.declare_parameter("rate", rate_hz, descriptor).value)
         if rate <= 0.0:
             raise ValueError(f"rate must be positive, got {rate} Hz")
-        self.publisher = node.create_publisher(JointState, "joint_states", 10)
+        self.publisher = node.create_publisher(
+            JointState, "joint_states", joint_states_publisher_qos()
+        )
         self.topic = node.resolve_topic_name("joint_states")
         #: Sent positions by stamp (ns), the latest ``SENT_HISTORY``.
         self.sent: OrderedDict[int, dict[str, float]] = OrderedDict()
@@ -102,7 +106,7 @@ class TfMonitor:
             self.transforms[stamped.child_frame_id] = (stamped.header.frame_id, pose)
             received[stamped.child_frame_id] = pose
             stamp = stamped.header.stamp
-            self.last_stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+            self.last_stamp_ns = stamp_to_ns(stamp.sec, stamp.nanosec)
         return received
 
     def _on_tf(self, message: Any) -> None:

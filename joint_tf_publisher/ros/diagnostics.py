@@ -17,7 +17,9 @@ from rclpy.timer import Timer
 
 from .health import GraphFacts, HealthReport, JointStateHealth
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
+from .qos import diagnostics_qos
 from .reporting import Reporter
+from .stamps import ns_to_stamp
 
 TOPIC = "/diagnostics"
 #: The task part of the status name, after the node's name (diagnostic_updater's "node: task").
@@ -33,7 +35,7 @@ def status_name(node_name: str) -> str:
 def diagnostic_array(report: HealthReport, node_name: str, stamp_ns: int) -> DiagnosticArray:
     """``report`` as a DiagnosticArray stamped ``stamp_ns`` (node clock)."""
     message = DiagnosticArray()
-    message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(stamp_ns)
     message.status = [
         DiagnosticStatus(
             level=bytes([int(report.level)]),
@@ -62,7 +64,7 @@ class DiagnosticsPublisher:
             JOINT_STATES_SOURCE: "joint_states",
             MULTI_DOF_SOURCE: "multi_dof_joint_states",
         }
-        self._publisher = node.create_publisher(DiagnosticArray, TOPIC, 1)
+        self._publisher = node.create_publisher(DiagnosticArray, TOPIC, diagnostics_qos())
         self._timer: Timer | None = None
 
     def restart(self, period_s: float) -> None:

@@ -33,19 +33,23 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from .demo_source import DemoSession
-from .node import latched_qos
-from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC, tf_qos
+from .qos import (
+    clock_qos,
+    diagnostics_listener_qos,
+    joint_states_qos,
+    latched_qos,
+    tf_listener_static_qos,
+    tf_qos,
+)
+from .stamps import stamp_to_ns
+from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
-#: Depth of the /tf_static reader: room for the latched sets of many publishers at once (a
-#: keep-last-1 reader keeps one of them when several arrive together).
-STATIC_DEPTH = 100
 #: Longest a parameter request to one node may take, seconds (all are sent together).
 PARAMETER_TIMEOUT_S = 3.0
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
@@ -53,11 +57,6 @@ STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_join
 #: Longest the doctor waits for discovery, seconds: before listening, for its readers to match
 #: the publishers the graph shows; after, for the graph to name every publisher heard.
 DISCOVERY_TIMEOUT_S = 3.0
-#: Depth of the joint-state reader (only the publishers are kept).
-JOINT_STATE_DEPTH = 10
-
-
-NS_PER_S = 1_000_000_000
 
 #: (parent, child, static, publisher) of a transform heard; the publisher is the node's fully
 #: qualified name, or a gid in hex while listening ("" once unknown to the graph).
@@ -117,23 +116,7 @@ def gid_text(gid: Any) -> str:
 
 
 def stamp_ns(stamp: Any) -> int:
-    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
-
-
-def static_qos() -> QoSProfile:
-    return QoSProfile(
-        depth=STATIC_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    )
-
-
-def clock_qos() -> QoSProfile:
-    """Best effort: matches /clock publishers of either reliability."""
-    return QoSProfile(
-        depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT
-    )
+    return stamp_to_ns(int(stamp.sec), int(stamp.nanosec))
 
 
 class Listener:
@@ -146,14 +129,16 @@ class Listener:
         subscribe = node.create_subscription
         self.tf_reader = subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos())
         self.joint_state_reader = subscribe(
-            JointState, joint_state_topic, self._on_joint_state, JOINT_STATE_DEPTH
+            JointState, joint_state_topic, self._on_joint_state, joint_states_qos()
         )
         self.subscriptions += [
             self.tf_reader,
             self.joint_state_reader,
-            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, static_qos()),
+            subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, tf_listener_static_qos()),
             subscribe(Clock, "/clock", self._on_clock, clock_qos()),
-            subscribe(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100),
+            subscribe(
+                DiagnosticArray, "/diagnostics", self._on_diagnostics, diagnostics_listener_qos()
+            ),
         ]
         if read_description:
             self.subscriptions.append(

@@ -26,6 +26,7 @@ import numpy as np
 from ..arrays import Array, IndexArray
 from ..model.clamp_mode import ClampMode
 from .health_facts import RobotFacts
+from .stamps import NS_PER_S
 
 #: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
 #: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
@@ -37,7 +38,6 @@ USUAL_PUBLISHERS = (
     "joint_state_publisher (no hardware), ros2_control's joint_state_broadcaster, "
     "or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
 )
-NS_PER_S = 1_000_000_000
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
 #: cannot grow memory).
 MAX_SLOTS = 256

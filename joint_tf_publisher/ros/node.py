@@ -6,8 +6,8 @@ publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime`
 module declares the parameters, loads descriptions, and connects topics to the pipeline.
 
 Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
-``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a queue of
-``JOINT_STATES_DEPTH``;
+``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
+queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``). docs/node.md describes them with their QoS.
 """
@@ -15,7 +15,7 @@ publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -27,7 +27,6 @@ from rclpy.duration import Duration
 from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
@@ -48,36 +47,17 @@ from .parameters import (
     Settings,
 )
 from .pipeline import JointStatePipeline, LoadedModel, Reconfigured
+from .qos import joint_states_qos, latched_qos
 from .reporting import Logger, Reporter
+from .stamps import stamp_to_ns
 from .tf_publishers import StaticTfPublisher, TfPublisher
 from .zeros import check_zero, declared_zeros, start_positions
 
 NODE_NAME = "joint_tf_publisher"
-#: Queue depth of the joint-state subscriptions: 100 ms at 1 kHz (sensor data QoS has 5).
-JOINT_STATES_DEPTH = 100
 
 
 class StartupError(Exception):
     """A reason the node cannot start (bad parameters or description); reported in one line."""
-
-
-def joint_states_qos() -> QoSProfile:
-    """QoS of the joint-state subscriptions: sensor data's (best effort, so any publisher
-    matches; volatile) with a deeper queue, ``JOINT_STATES_DEPTH``. A fresh object per call:
-    rclpy writes QoS overrides into the profile it is given."""
-    return QoSProfile(
-        depth=JOINT_STATES_DEPTH,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.VOLATILE,
-    )
-
-
-def latched_qos() -> QoSProfile:
-    """QoS of ``robot_description``: keep last 1, reliable, transient local."""
-    return QoSProfile(
-        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-    )
 
 
 def declare_parameters(node: Node) -> dict[str, Any]:
@@ -236,15 +216,6 @@ class JointTfPublisher(Node):
         """The current settings (parameters other than the description)."""
         return self.pipeline.settings
 
-    @property
-    def joint_state_inputs(self) -> tuple[tuple[Any, Callable[[Any], None]], ...]:
-        """The hot subscriptions (JointState, MultiDOFJointState) and their callbacks, which
-        ``runtime.WaitLoop`` serves itself."""
-        return (
-            (self._joint_state_sub, self._on_joint_state),
-            (self._multi_dof_sub, self._on_multi_dof_joint_state),
-        )
-
     # -- joint states ---------------------------------------------------------------------------
 
     def _subscribe_joint_states(
@@ -310,7 +281,7 @@ class JointTfPublisher(Node):
             msg = deserialize_message(data, JointState)
             stamp = msg.header.stamp
             state = JointStateData(
-                stamp.sec * 1_000_000_000 + stamp.nanosec,
+                stamp_to_ns(stamp.sec, stamp.nanosec),
                 tuple(msg.name),
                 np.asarray(msg.position, dtype=np.float64),
             )
@@ -324,7 +295,7 @@ class JointTfPublisher(Node):
             [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in msg.transforms]
         ).reshape(-1, 4)
         stamp = msg.header.stamp
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        stamp_ns = stamp_to_ns(stamp.sec, stamp.nanosec)
         self._publish(
             self.pipeline.multi_dof_joint_state(
                 stamp_ns, tuple(msg.joint_names), translations, quaternions
@@ -488,11 +459,3 @@ def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[
     the parameters of the others, gone or now mimic followers, are undeclared)."""
     taking = declared_zeros(model.kin)
     return tuple((name, values) for name, values in settings.zeros if name in taking)
-
-
-if __name__ == "__main__":  # python -m joint_tf_publisher.ros.node, as the console script
-    import sys
-
-    from .runtime import main
-
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """The node's /tf and /tf_static publishers, owned by the node (tf2_ros's topics and QoS).
 
-- ``/tf``: keep last 100, reliable, volatile (tf2_ros ``TransformBroadcaster``).
-- ``/tf_static``: keep last 1, reliable, transient local (tf2_ros
+- ``/tf``: ``qos.tf_qos``, keep last 100, reliable, volatile (tf2_ros ``TransformBroadcaster``).
+- ``/tf_static``: ``qos.tf_static_qos``, keep last 1, reliable, transient local (tf2_ros
   ``StaticTransformBroadcaster``): every publication carries the node's whole static set, so
   the one latched sample a late subscriber gets is complete. Unlike tf2_ros, which merges
   what is sent into everything sent before, the set is replaced as a whole: a reloaded model
@@ -20,39 +20,20 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from tf2_msgs.msg import TFMessage
 
 from .cdr import Publication, TFMessageLayout
+from .qos import tf_qos, tf_static_qos
+from .stamps import ns_to_stamp
 
 TF_TOPIC = "/tf"
 TF_STATIC_TOPIC = "/tf_static"
 
 
-def tf_qos() -> QoSProfile:
-    """QoS of ``/tf``: keep last 100, reliable, volatile (tf2_ros DynamicBroadcasterQoS)."""
-    return QoSProfile(
-        depth=100,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
-
-
-def tf_static_qos() -> QoSProfile:
-    """QoS of ``/tf_static``: keep last 1, reliable, transient local (StaticBroadcasterQoS)."""
-    return QoSProfile(
-        depth=1,
-        history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    )
-
-
 def to_message(publication: Publication) -> TFMessage:
     """The publication as a ``tf2_msgs/TFMessage`` object."""
-    sec, nanosec = divmod(publication.stamp_ns, 1_000_000_000)
+    sec, nanosec = ns_to_stamp(publication.stamp_ns)
     stamp = Time(sec=sec, nanosec=nanosec)
     transforms = []
     for (parent, child), (tx, ty, tz), (qx, qy, qz, qw) in zip(

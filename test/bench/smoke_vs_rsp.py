@@ -48,7 +48,7 @@ def test_both_nodes_answer_the_same_joint_states_and_are_measured() -> None:
     assert [turn["transforms_per_message"] for turn in turns] == [10, 11]
     moving, static = startup.notes[:2]
     assert f"only ours {RSP_MISSES}, only RSP -; 10 common" in moving
-    assert static.startswith("arm_mimic_gripper /tf_static: same 6 frames")
+    assert static.startswith("arm_mimic_gripper /tf_static, ours vs RSP: same 6 frames")
     for note in (moving, static):
         translation, rotation = note.rsplit("within ", 1)[1].split(", ")
         assert float(translation.split()[0]) < 1e-9 and float(rotation.split()[0]) < 1e-6

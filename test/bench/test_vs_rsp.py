@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bench import e2e, vs_rsp
+from bench import dds, vs_rsp
 from bench.__main__ import parse_args
 from bench.vs_rsp import FramePose
 
@@ -138,37 +138,45 @@ def test_the_kit_environment_is_sourced_and_keeps_the_bench_domain(tmp_path: Pat
 
 
 def test_vs_rsp_is_a_section_with_its_robots() -> None:
-    args = parse_args(["--sections", "e2e,vs_rsp", "--robots", "arm"])
+    args = parse_args(["--sections", "fk,vs_rsp", "--robots", "arm", "--baseline", "HEAD~1"])
 
-    assert args.sections == ["e2e", "vs_rsp"]
+    assert args.sections == ["fk", "vs_rsp"]
+    assert args.baseline == "HEAD~1"
     assert args.robots == ["arm"]
     with pytest.raises(SystemExit):
         parse_args(["--robots", "pr2"])
+    with pytest.raises(SystemExit):
+        parse_args(["--sections", "e2e"])
 
 
 # -- /proc ----------------------------------------------------------------------------------------
 
 
 def test_cpu_seconds_read_past_a_command_name_with_spaces_and_parentheses() -> None:
-    ticks = e2e.CLOCK_TICKS
+    ticks = dds.CLOCK_TICKS
     line = f"4242 (py (x) thread) S 1 2 3 4 5 6 7 8 9 10 {3 * ticks} {ticks // 2} 0 0 20 0 9\n"
 
-    assert e2e.stat_cpu_seconds(line) == pytest.approx(3.5)
+    assert dds.stat_cpu_seconds(line) == pytest.approx(3.5)
 
 
 def test_cpu_seconds_of_this_process_agree_with_os_times() -> None:
     total = sum(range(3_000_000))  # some CPU time to read
     times = os.times()
 
-    measured = e2e.cpu_seconds(os.getpid())
+    measured = dds.cpu_seconds(os.getpid())
 
     assert total > 0
-    assert measured == pytest.approx(times.user + times.system, abs=3.0 / e2e.CLOCK_TICKS)
+    assert measured == pytest.approx(times.user + times.system, abs=3.0 / dds.CLOCK_TICKS)
 
 
-def test_cpu_per_message_is_the_difference_over_the_count() -> None:
-    assert vs_rsp.cpu_per_message_us(10.25, 10.75, 1000) == pytest.approx(500.0)
-    assert math.isnan(vs_rsp.cpu_per_message_us(1.0, 2.0, 0))
+def test_cpu_per_message_is_the_window_s_cpu_over_the_messages_sent() -> None:
+    window = dds.Window(100.0, 1.0, 1000, [0.001] * 900, 0.5, {"main": 0.25}, 80.0, 1.0)
+
+    assert window.cpu_us_per_message() == pytest.approx(500.0)
+    assert window.cpu_us_per_message("main") == pytest.approx(250.0)
+    assert math.isnan(window.cpu_us_per_message("no such thread"))
+    assert window.received == 900
+    assert math.isnan(dds.Window(100.0, 1.0, 0, [], 0.5, {}, 80.0, 1.0).cpu_us_per_message())
 
 
 # -- the parameters file --------------------------------------------------------------------------
@@ -183,7 +191,8 @@ def test_rcl_reads_a_commented_urdf_from_the_parameters_file(
 
     text = vs_rsp.ARM_URDF.read_text()
     assert "<!--" in text and '"' in text and "\n" in text
-    path = e2e.write_params(tmp_path, text, ignore_timestamp, "arm")
+    extra = {"ignore_timestamp": True} if ignore_timestamp else {}
+    path = dds.write_params(tmp_path / "arm.yaml", text, **extra)
     context = rclpy.Context()
     rclpy.init(args=["--ros-args", "--params-file", str(path)], context=context)
     try:
@@ -213,7 +222,7 @@ def test_equal_transforms_are_the_same_frames_with_zero_differences() -> None:
 
     check = vs_rsp.compare_frames(ours, dict(ours))
 
-    assert check.same_frames
+    assert check.only_ours == check.only_rsp == []
     assert (check.compared, check.max_translation_m, check.max_rotation_rad) == (2, 0.0, 0.0)
     assert check.describe().startswith("same 2 frames")
 
@@ -242,7 +251,7 @@ def test_value_differences_are_measured_on_common_frames() -> None:
 
     check = vs_rsp.compare_frames(ours, rsp)
 
-    assert check.same_frames
+    assert check.only_ours == check.only_rsp == []
     assert check.max_translation_m == pytest.approx(0.001)
     assert check.max_rotation_rad == pytest.approx(math.pi / 2)
 
@@ -253,7 +262,6 @@ def test_frames_sent_by_one_node_only_or_under_another_parent_are_listed() -> No
 
     check = vs_rsp.compare_frames(ours, rsp)
 
-    assert not check.same_frames
     assert check.only_ours == ["a -> tool", "knuckle -> finger"]
     assert check.only_rsp == ["flange -> tool"]
     assert check.compared == 1
@@ -296,3 +304,43 @@ def test_ratio_and_median() -> None:
     assert vs_rsp.ratio(math.nan, 1.0) == "-"
     assert vs_rsp.median([3.0, math.nan, 1.0, 2.0]) == 2.0
     assert math.isnan(vs_rsp.median([math.nan]))
+
+
+# -- the section over DDS, without RSP ------------------------------------------------------------
+
+
+@pytest.mark.ros
+def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without RSP, ``--baseline`` still runs: this node at HEAD and the work tree's node, in
+    turns, over real DDS; both answer, are measured, and send the same frames and values."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", "")
+    monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
+
+    tables, record = vs_rsp.run_vs_rsp(
+        quick=True, rates=[100.0], robots=["arm"], rounds=1, window_s=1.0, baseline="HEAD"
+    )
+
+    rates, startup = tables
+    assert record["nodes"] == ["ours@HEAD", "ours"]
+    assert [row[:3] for row in rates.rows] == [
+        ["arm_mimic_gripper", "ignore_timestamp", "100"],
+        ["arm_mimic_gripper", "defaults", "100"],
+    ]
+    for mode in vs_rsp.MODES:
+        turns = record["robots"]["arm_mimic_gripper"]["modes"][mode]
+        assert [turn["node"] for turn in turns] == ["ours@HEAD", "ours"]
+        for turn in turns:
+            (window,) = turn["windows"]
+            assert window["received"] > 0 and window["sent"] >= 90, turn
+            assert window["cpu_us_per_message"] > 0
+            assert turn["transforms_per_message"] == 11 and turn["static_transforms"] == 6
+    notes = [note for note in startup.notes if "ours vs ours@HEAD: " in note]
+    assert [note.split(": ", 1)[1].split(",")[0] for note in notes] == [
+        "same 11 frames",
+        "same 6 frames",
+    ]
+    for note in notes:
+        translation, rotation = note.rsplit("within ", 1)[1].split(", ")
+        assert float(translation.split()[0]) < 1e-9 and float(rotation.split()[0]) < 1e-9

@@ -2,9 +2,16 @@
 
 ``ros2 launch`` of the package's launch files in their own process group (``Launch``), ros2
 CLI commands (``ros2``), and JointState / TF exchanges over the test's DDS participant
-(``node_harness.Probe``). Import it only after the module's ``require_ros_tools()``: it
-imports rclpy. Every wait is on a condition with a generous timeout (the test machine is
+(``node_harness.Probe``). Every wait is on a condition with a generous timeout (the test machine is
 loaded), never a fixed sleep; every process started here is ended by its test.
+
+Importing it skips the importing test module where ROS 2's launch tools are missing (the pip
+world without the kit; conftest.py fails such a skip anywhere else). The launch_testing
+modules share their preamble here too: ``node_launch`` includes the package's launch file,
+``ready_to_test`` adds ``ReadyToTest``, ``ProbeTestCase`` opens a ``node_harness.Probe``
+for a test class, ``ExitCodes`` is the post-shutdown check. Such a module first puts this
+folder and test/ on ``sys.path`` (one line), because ``launch_test FILE`` runs it outside
+pytest, which otherwise does that.
 """
 
 from __future__ import annotations
@@ -15,23 +22,35 @@ import signal
 import subprocess
 import sys
 import time
+import unittest
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from node_harness import Probe, pause, stamp_msg, stamp_ns, wait_until
-from rcl_interfaces.srv import GetParameters
-from rclpy.parameter import parameter_value_to_python
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from repo_paths import REPO_ROOT
-from scipy.spatial.transform import Rotation
-from sensor_msgs.msg import JointState
-from tf2_msgs.msg import TFMessage
 
-from joint_tf_publisher import Robot
+#: Why a module that imports this one is skipped (only allowed in the pip world, conftest.py).
+REASON = "needs ROS 2's launch tools: a sourced distro or the kit (make test)"
+pytest.importorskip("launch_testing", reason=REASON)
+pytest.importorskip("launch_ros", reason=REASON)
+
+import launch_testing.actions  # noqa: E402
+import launch_testing.asserts  # noqa: E402
+import numpy as np  # noqa: E402
+from launch import Action, LaunchDescription  # noqa: E402
+from launch.actions import IncludeLaunchDescription  # noqa: E402
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
+from node_harness import Probe, open_probe, pause, stamp_msg, stamp_ns, wait_until  # noqa: E402
+from rcl_interfaces.srv import GetParameters  # noqa: E402
+from rclpy.parameter import parameter_value_to_python  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from repo_paths import REPO_ROOT  # noqa: E402
+from scipy.spatial.transform import Rotation  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
 
 PACKAGE = "joint_tf_publisher"
 REPO = REPO_ROOT
@@ -43,6 +62,10 @@ STOP_S = 30.0
 CLI_S = 60.0
 #: Characters of a launch's output that a failure shows (``Launch.describe``).
 OUTPUT_TAIL = 6000
+
+#: The package's node launch file, and the arm with a mimic gripper the launch tests start.
+NODE_LAUNCH_FILE = REPO / "launch" / "joint_tf_publisher.launch.py"
+MIMIC_ARM = REPO / "test" / "urdf" / "arm_mimic_gripper.urdf"
 
 _PID_LINE = re.compile(r"\[INFO\] \[([\w.-]+)\]: process started with pid \[(\d+)\]")
 
@@ -473,3 +496,44 @@ def joint_state_of(robot: Robot, cfg: Mapping[str, Any], stamp_s: float) -> Any:
 def kit_python() -> str:
     """The interpreter of this test session (the distro's or the kit's, with tf2_ros)."""
     return sys.executable
+
+
+# -- launch_testing modules ---------------------------------------------------------------------
+
+
+def node_launch(**arguments: str) -> IncludeLaunchDescription:
+    """The package's ``joint_tf_publisher.launch.py`` included with ``arguments``."""
+    return IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(str(NODE_LAUNCH_FILE)),
+        launch_arguments=arguments.items(),
+    )
+
+
+def ready_to_test(*actions: Action) -> LaunchDescription:
+    """A launch_testing ``generate_test_description``'s result: ``actions``, then ReadyToTest."""
+    return LaunchDescription([*actions, launch_testing.actions.ReadyToTest()])
+
+
+class ProbeTestCase(unittest.TestCase):
+    """A test class with ``self.probe``, a ``node_harness.Probe`` open while its tests run."""
+
+    probe: Probe
+    _opened: Any
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls._opened = open_probe()
+        cls.probe = cls._opened.__enter__()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls._opened.__exit__(None, None, None)
+
+
+class ExitCodes:
+    """Mixin of a module's ``@launch_testing.post_shutdown_test()`` class (a mixin, not a
+    TestCase, so that launch_testing does not run it before shutdown as well): every process
+    of the launch exited with code 0."""
+
+    def test_exit_codes(self, proc_info: Any) -> None:
+        launch_testing.asserts.assertExitCodes(proc_info)

@@ -37,6 +37,11 @@ DROP_IN_ARGUMENTS = {
     "frame_prefix",
     "model_name",
 }
+#: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
+#: cannot tell the root link for RViz's fixed frame without Python).
+VIEWER_ARGUMENTS = {"rviz"}
+#: The one executable of another package they may start: RViz, an optional dependency.
+VIEWER = ("rviz2", "rviz2")
 
 
 def calls_named(tree: ast.AST, name: str) -> list[ast.Call]:
@@ -118,8 +123,8 @@ def installed_launch_patterns() -> list[str]:
     return re.findall(r'"([^"]+)"', entry.group(1))
 
 
-def test_the_node_launch_file_offers_the_drop_in_arguments() -> None:
-    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS
+def test_the_node_launch_file_offers_the_drop_in_arguments_and_rviz() -> None:
+    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS | VIEWER_ARGUMENTS
 
 
 def test_the_xml_launch_file_offers_the_same_arguments() -> None:
@@ -142,8 +147,10 @@ def test_the_demo_source_shares_the_node_s_namespace() -> None:
     assert "LaunchConfiguration" in ast.dump(namespace) and "'namespace'" in ast.dump(namespace)
 
 
-def test_launch_files_start_only_this_package_s_executables() -> None:
+def test_launch_files_start_only_this_package_s_executables_and_rviz() -> None:
     started = started_executables(NODE_LAUNCH) | started_executables(DEMO_LAUNCH)
+    assert VIEWER in started
+    started.remove(VIEWER)
     (node,) = etree.parse(str(XML_LAUNCH)).getroot().iter("node")
     started.add((node.get("pkg"), node.get("exec")))
     assert {package for package, _ in started} == {"joint_tf_publisher"}
@@ -159,5 +166,5 @@ def test_every_launch_file_is_installed() -> None:
 
 def test_docs_describe_every_launch_argument() -> None:
     docs = (ROOT / "docs" / "ros.md").read_text()
-    for name in DROP_IN_ARGUMENTS | {"rate"}:
+    for name in DROP_IN_ARGUMENTS | VIEWER_ARGUMENTS | {"rate"}:
         assert f"`{name}" in docs, name

@@ -13,43 +13,30 @@ comes back as one /tf message stamped with its stamp, and the node exits cleanly
 
 from __future__ import annotations
 
+import sys
 import time
 import unittest
+from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_paths import REPO_ROOT
 
-REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
-pytest.importorskip("launch_testing", reason=REASON)
-pytest.importorskip("launch_ros", reason=REASON)
-
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
+sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (0, 1)]  # for launch_test
+import launch_harness as harness  # noqa: E402  (the first import: skips without ROS 2)
+import launch_testing  # noqa: E402
 import rclpy  # noqa: E402
 from launch import LaunchDescription  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-ROOT = REPO_ROOT
-LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
-MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 PREFIX = "lt/"
 
 
 @pytest.mark.launch_test
 def generate_test_description() -> LaunchDescription:
-    return LaunchDescription(
-        [
-            IncludeLaunchDescription(
-                PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
-                launch_arguments={"model": str(MODEL), "frame_prefix": PREFIX}.items(),
-            ),
-            launch_testing.actions.ReadyToTest(),
-        ]
+    return harness.ready_to_test(
+        harness.node_launch(model=str(harness.MIMIC_ARM), frame_prefix=PREFIX)
     )
 
 
@@ -108,6 +95,5 @@ class TestJointTfPublisherLaunch(unittest.TestCase):
 
 
 @launch_testing.post_shutdown_test()
-class TestJointTfPublisherShutdown(unittest.TestCase):
-    def test_exit_code(self, proc_info: Any) -> None:
-        launch_testing.asserts.assertExitCodes(proc_info)
+class TestJointTfPublisherShutdown(harness.ExitCodes, unittest.TestCase):
+    pass

@@ -10,71 +10,44 @@ Skipped where launch_testing is not importable (the pip environment without the 
 
 from __future__ import annotations
 
+import sys
 import unittest
-from typing import Any
+from pathlib import Path
 
 import pytest
-from repo_paths import REPO_ROOT
 
-REASON = "needs ROS 2's launch_testing: a sourced distro or the kit (make test)"
-pytest.importorskip("launch_testing", reason=REASON)
-pytest.importorskip("launch_ros", reason=REASON)
-
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
+sys.path[:0] = [str(Path(__file__).resolve().parents[n]) for n in (0, 1)]  # for launch_test
+import launch_harness as harness  # noqa: E402  (the first import: skips without ROS 2)
+import launch_testing  # noqa: E402
 from launch import LaunchDescription  # noqa: E402
-from launch.actions import GroupAction, IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from launch_harness import START_S, joint_state, send_until_tf  # noqa: E402
+from launch.actions import GroupAction  # noqa: E402
 from launch_ros.actions import SetRemap  # noqa: E402
-from node_harness import open_probe, wait_until  # noqa: E402
+from node_harness import wait_until  # noqa: E402
 
-ROOT = REPO_ROOT
-LAUNCH_FILE = ROOT / "launch" / "joint_tf_publisher.launch.py"
-MODEL = ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 REMAPPED = "/arm/remapped_joint_states"
 
 
 @pytest.mark.launch_test
 def generate_test_description() -> LaunchDescription:
-    return LaunchDescription(
-        [
-            GroupAction(
-                [
-                    SetRemap(src="joint_states", dst=REMAPPED),
-                    IncludeLaunchDescription(
-                        PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
-                        launch_arguments={"model": str(MODEL)}.items(),
-                    ),
-                ]
-            ),
-            launch_testing.actions.ReadyToTest(),
-        ]
-    )
+    remapped = [
+        SetRemap(src="joint_states", dst=REMAPPED),
+        harness.node_launch(model=str(harness.MIMIC_ARM)),
+    ]
+    return harness.ready_to_test(GroupAction(remapped))
 
 
-class TestRemappedJointStates(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls._probe = open_probe()
-        cls.probe = cls._probe.__enter__()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls._probe.__exit__(None, None, None)
-
+class TestRemappedJointStates(harness.ProbeTestCase):
     def test_the_remapped_topic_drives_tf(self) -> None:
-        msg = joint_state(["joint_1"], [0.5], 77.0)
-        transforms = send_until_tf(self.probe, REMAPPED, msg, "link_1")
+        msg = harness.joint_state(["joint_1"], [0.5], 77.0)
+        transforms = harness.send_until_tf(self.probe, REMAPPED, msg, "link_1")
         self.assertEqual(transforms["link_1"].header.frame_id, "arm_base")
 
     def test_nothing_listens_on_joint_states(self) -> None:
         node = self.probe.node
-        wait_until(lambda: node.count_subscribers(REMAPPED) > 0, START_S, what=REMAPPED)
+        wait_until(lambda: node.count_subscribers(REMAPPED) > 0, harness.START_S, what=REMAPPED)
         self.assertEqual(node.count_subscribers("/joint_states"), 0)
 
 
 @launch_testing.post_shutdown_test()
-class TestRemapShutdown(unittest.TestCase):
-    def test_exit_code(self, proc_info: Any) -> None:
-        launch_testing.asserts.assertExitCodes(proc_info)
+class TestRemapShutdown(harness.ExitCodes, unittest.TestCase):
+    pass

@@ -10,8 +10,8 @@ up every link in the robot's root frame at that stamp. Each pose must equal
 ``view_frames`` must list every frame of the three trees. The node's fallbacks must give the
 Buffer the same: tf2_ros made unimportable (``node_without_tf2_ros.py``: the node's own
 publishers where it would use tf2_ros's broadcasters) and, with
-``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``, rclpy's public executor instead of its private wait-set
-binding (for node versions that read that variable; others ignore it).
+``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``, rclpy's SingleThreadedExecutor instead of its events
+executor (for node versions that read that variable; others ignore it).
 
 Needs the ROS 2 tools (a sourced distro, or the kit that ``make test`` builds) with this
 package built and sourced; skipped where launch_testing and tf2_ros are not importable.

@@ -23,6 +23,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.ros.cdr import JointStateReader, TFMessageLayout  # noqa: E402
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -31,7 +32,7 @@ def joint_state(
     names: list[str], positions: list[float], stamp_ns: int = 0, frame_id: str = ""
 ) -> JointState:
     msg = JointState()
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
     msg.header.frame_id = frame_id
     msg.name = names
     msg.position = positions
@@ -60,7 +61,7 @@ def test_reads_what_the_rmw_writes(seed: int) -> None:
     msg.effort = [2.0] * rng.randint(0, 3)
     data = JointStateReader().read(serialize_message(msg))
     assert data is not None
-    assert data.stamp_ns == msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    assert data.stamp_ns == stamp_ns == stamp_to_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
     assert data.names == tuple(names)
     assert data.positions.tolist() == positions
 
@@ -130,7 +131,7 @@ def random_transforms(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def expected_message(
     frames: list[tuple[str, str]], stamp_ns: int, translations: np.ndarray, quaternions: np.ndarray
 ) -> TFMessage:
-    sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+    sec, nanosec = ns_to_stamp(stamp_ns)
     transforms = []
     for (parent, child), t, q in zip(frames, translations, quaternions, strict=True):
         msg = TransformStamped()

@@ -22,13 +22,10 @@ from repo_paths import TEST_DIR  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
-from joint_tf_publisher.ros.node import (  # noqa: E402
-    JOINT_STATES_DEPTH,
-    JointTfPublisher,
-    StartupError,
-)
+from joint_tf_publisher.ros.node import JointTfPublisher, StartupError  # noqa: E402
 from joint_tf_publisher.ros.parameters import PARAMETERS, ZEROS_DESCRIPTION  # noqa: E402
-from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw, tf_static_qos  # noqa: E402
+from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
+from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -208,21 +205,30 @@ def test_model_name_picks_the_sdf_model_and_can_change_at_runtime(ros: Any) -> N
 # -- QoS ----------------------------------------------------------------------------------------
 
 
+def joint_state_subscriptions(node: JointTfPublisher) -> tuple[Any, Any]:
+    """The node's subscriptions to joint_states and multi_dof_joint_states."""
+    by_topic = {subscription.topic_name: subscription for subscription in node.subscriptions}
+    return by_topic["/joint_states"], by_topic["/multi_dof_joint_states"]
+
+
 def test_joint_states_use_sensor_data_qos_deeper_with_overrides(ros: Any) -> None:
     node = make_node(ros, robot_description=TWO_LINKS)
-    assert node.joint_state_inputs[0][0].raw  # JointState is read from its bytes
-    for subscription, _ in node.joint_state_inputs:
+    subscriptions = joint_state_subscriptions(node)
+    assert subscriptions[0].raw  # JointState is read from its bytes
+    for subscription in subscriptions:
         assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
         assert subscription.qos_profile.durability == DurabilityPolicy.VOLATILE
         assert subscription.qos_profile.depth == JOINT_STATES_DEPTH == 100
-    (joint_states, _), (multi_dof, _) = make_node(
-        ros,
-        robot_description=TWO_LINKS,
-        **{
-            "qos_overrides./joint_states.subscription.reliability": "reliable",
-            "qos_overrides./joint_states.subscription.depth": 7,
-        },
-    ).joint_state_inputs
+    joint_states, multi_dof = joint_state_subscriptions(
+        make_node(
+            ros,
+            robot_description=TWO_LINKS,
+            **{
+                "qos_overrides./joint_states.subscription.reliability": "reliable",
+                "qos_overrides./joint_states.subscription.depth": 7,
+            },
+        )
+    )
     assert joint_states.qos_profile.reliability == ReliabilityPolicy.RELIABLE
     assert joint_states.qos_profile.depth == 7
     assert multi_dof.qos_profile.depth == JOINT_STATES_DEPTH

@@ -176,7 +176,7 @@ def test_each_executor_serves_the_node_and_is_named_in_its_log(
     probe: Probe, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Joint states and a parameter change, with the executor of this round of the module
-    (``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``: no private rclpy API, the same behaviour)."""
+    (``JOINT_TF_PUBLISHER_EXECUTOR=rclpy``: rclpy's own executor, the same behaviour)."""
     executor = os.environ[runtime.EXECUTOR_VARIABLE]
     robot = Robot.load(ARM_URDF)
     node = started(

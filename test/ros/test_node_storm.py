@@ -47,6 +47,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.kinematics import Kinematics  # noqa: E402
 from joint_tf_publisher.ros import runtime  # noqa: E402
+from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 
@@ -74,7 +75,7 @@ class TfLog:
         for item in msg.transforms:
             if not item.child_frame_id.startswith(self.prefix):
                 continue
-            stamp = item.header.stamp.sec * 1_000_000_000 + item.header.stamp.nanosec
+            stamp = stamp_to_ns(item.header.stamp.sec, item.header.stamp.nanosec)
             self.entries.append(
                 (stamp, item.child_frame_id[len(self.prefix) :], *vectors_of(item.transform))
             )
@@ -315,9 +316,9 @@ def run_storm(
     while time.monotonic() - start < STORM_SECONDS:
         if sent % 10 == 0:
             state = good_state(kin, rng)
-            stamp_ns = (GOOD_EPOCH + len(good_sent)) * 1_000_000_000
+            stamp_ns = stamp_to_ns(GOOD_EPOCH + len(good_sent), 0)
             msg = JointState(name=state.names, position=state.values)
-            msg.header.stamp.sec = stamp_ns // 1_000_000_000
+            msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
             good_sent[stamp_ns] = state
             joint_states.publish(msg)
         elif sent % 10 == 5:
@@ -337,10 +338,10 @@ def run_storm(
         nonlocal final_stamp_ns
         if final_stamp_ns and len(tf_log.by_stamp(final_stamp_ns)) == len(final.expected):
             return True
-        final_stamp_ns = (GOOD_EPOCH + 100_000 + len(good_sent)) * 1_000_000_000
+        final_stamp_ns = stamp_to_ns(GOOD_EPOCH + 100_000 + len(good_sent), 0)
         good_sent[final_stamp_ns] = final
         msg = JointState(name=final.names, position=final.values)
-        msg.header.stamp.sec = final_stamp_ns // 1_000_000_000
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(final_stamp_ns)
         joint_states.publish(msg)
         spin_for(executor, 0.2)
         return len(tf_log.by_stamp(final_stamp_ns)) == len(final.expected)
@@ -508,11 +509,11 @@ def test_hostile_descriptions_at_run_time_are_rejected(
             assert spin_until(executor, partial(reached, rejected_count, done), WAIT_S), text[:80]
 
         state = good_state(kin, random.Random(3))
-        stamp_ns = 4242 * 1_000_000_000
+        stamp_ns = stamp_to_ns(4242, 0)
 
         def published() -> bool:
             msg = JointState(name=state.names, position=state.values)
-            msg.header.stamp.sec = stamp_ns // 1_000_000_000
+            msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
             joint_states.publish(msg)
             spin_for(executor, 0.1)
             return len(tf_log.by_stamp(stamp_ns)) == len(state.expected)

@@ -3,7 +3,7 @@
 The node runs in this process, in an rclpy context of its own, spun by ``runtime.spin`` on a
 thread; the test talks to it from conftest's ``ros`` harness (another context, so over DDS).
 Every spin test runs once per executor this rclpy offers (``runtime.available_executors()``):
-rclpy's events executor, the wait-set loop and rclpy's plain executor in the kit and Kilted.
+rclpy's events executor, its SingleThreadedExecutor and the opt-in wait-set loop in the kit.
 The choice of executor from ``JOINT_TF_PUBLISHER_EXECUTOR`` is tested as a function and
 through the console script.
 """
@@ -301,9 +301,9 @@ def has_events_executor() -> bool:
 
 
 def test_the_default_is_the_events_executor_where_rclpy_has_it() -> None:
-    if os.environ.get("ROS_DISTRO") not in (None, "humble", "iron", "jazzy"):
+    if os.environ.get("ROS_DISTRO") not in (None, "humble", "iron"):
         assert has_events_executor(), f"ROS {os.environ['ROS_DISTRO']}: no events executor"
-    best = runtime.EVENTS if has_events_executor() else runtime.WAITSET
+    best = runtime.EVENTS if has_events_executor() else runtime.RCLPY
     assert runtime.available_executors()[0] == best
     assert runtime.choose_executor(None) == (best, None)
     assert runtime.choose_executor("  ") == (best, None)
@@ -318,7 +318,7 @@ def test_an_unknown_value_warns_in_one_line_and_uses_the_default() -> None:
     chosen, warning = runtime.choose_executor("fast")
     assert chosen == runtime.available_executors()[0]
     assert warning == (
-        "JOINT_TF_PUBLISHER_EXECUTOR='fast' is not one of events, waitset, rclpy: "
+        "JOINT_TF_PUBLISHER_EXECUTOR='fast' is not one of events, rclpy, waitset: "
         f"spinning with the default, {chosen}"
     )
 
@@ -326,14 +326,14 @@ def test_an_unknown_value_warns_in_one_line_and_uses_the_default() -> None:
 def test_an_executor_this_rclpy_lacks_warns_and_uses_the_best_it_has(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """As on Humble and Jazzy: no events executor."""
+    """As on Humble: no events executor."""
     monkeypatch.setattr(runtime, "_events_executor_type", lambda: None)
-    assert runtime.available_executors() == (runtime.WAITSET, runtime.RCLPY)
+    assert runtime.available_executors() == (runtime.RCLPY, runtime.WAITSET)
     chosen, warning = runtime.choose_executor("events")
-    assert chosen == runtime.WAITSET
+    assert chosen == runtime.RCLPY
     assert warning == (
         "JOINT_TF_PUBLISHER_EXECUTOR=events: this rclpy has no rclpy's events executor "
-        "(rclpy.experimental.EventsExecutor): spinning with waitset"
+        "(rclpy.experimental.EventsExecutor): spinning with rclpy"
     )
 
 

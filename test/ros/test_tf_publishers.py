@@ -1,4 +1,4 @@
-"""tf_publishers: /tf and /tf_static with tf2_ros's QoS, as bytes or as message objects."""
+"""tf_publishers: /tf and /tf_static (their QoS: test_qos.py), as bytes or as message objects."""
 
 from __future__ import annotations
 
@@ -10,15 +10,11 @@ import pytest
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, ReliabilityPolicy  # noqa: E402
 from rclpy.serialization import deserialize_message  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.ros import tf_publishers  # noqa: E402
-from joint_tf_publisher.ros.cdr import (
-    Publication,  # noqa: E402
-    TFMessageLayout,  # noqa: E402
-)
+from joint_tf_publisher.ros import qos, tf_publishers  # noqa: E402
+from joint_tf_publisher.ros.cdr import Publication, TFMessageLayout  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -31,22 +27,6 @@ def publication(stamp_ns: int = 42_000_000_007) -> Publication:
     quaternions /= np.linalg.norm(quaternions, axis=1, keepdims=True)
     translations = rng.uniform(-2, 2, (len(FRAMES), 3))
     return Publication(TFMessageLayout(FRAMES), stamp_ns, np.hstack((translations, quaternions)))
-
-
-def test_qos_profiles_are_tf2_ros() -> None:
-    tf, static = tf_publishers.tf_qos(), tf_publishers.tf_static_qos()
-    assert (tf.depth, tf.history, tf.reliability, tf.durability) == (
-        100,
-        HistoryPolicy.KEEP_LAST,
-        ReliabilityPolicy.RELIABLE,
-        DurabilityPolicy.VOLATILE,
-    )
-    assert (static.depth, static.history, static.reliability, static.durability) == (
-        1,
-        HistoryPolicy.KEEP_LAST,
-        ReliabilityPolicy.RELIABLE,
-        DurabilityPolicy.TRANSIENT_LOCAL,
-    )
 
 
 def test_bytes_and_message_objects_are_the_same_message() -> None:
@@ -64,12 +44,10 @@ def test_both_publishers_send_one_message_either_way(ros: Any, raw: bool) -> Non
     listener = ros.create_node("tf_listener")
     received: list[Any] = []
     latched: list[Any] = []
-    listener.create_subscription(TFMessage, "/tf", received.append, tf_publishers.tf_qos())
+    listener.create_subscription(TFMessage, "/tf", received.append, qos.tf_qos())
     sample = publication()
     static.replace(sample)
-    listener.create_subscription(
-        TFMessage, "/tf_static", latched.append, tf_publishers.tf_static_qos()
-    )
+    listener.create_subscription(TFMessage, "/tf_static", latched.append, qos.tf_static_qos())
 
     def sent_and_received() -> bool:
         tf.publish(sample)

@@ -1,0 +1,24 @@
+"""Header stamps: a ``builtin_interfaces/Time`` (``sec``, ``nanosec``) <-> integer nanoseconds.
+
+The one conversion of the package, its tests and its bench. Not ``rclpy.time.Time``: that
+refuses a negative ``sec`` (``Time.from_msg`` raises ValueError), which a message's int32
+``sec`` may hold and the node passes on as it came, and it costs an object per message on
+the hot path. Plain integers, no rclpy: ``cdr`` uses it on the raw bytes too.
+"""
+
+from __future__ import annotations
+
+#: Nanoseconds per second.
+NS_PER_S = 1_000_000_000
+
+
+def stamp_to_ns(sec: int, nanosec: int) -> int:
+    """Nanoseconds of a stamp: ``sec`` (int32, seconds) and ``nanosec`` (0 to 999_999_999)."""
+    return sec * NS_PER_S + nanosec
+
+
+def ns_to_stamp(stamp_ns: int) -> tuple[int, int]:
+    """``(sec, nanosec)`` of ``stamp_ns`` nanoseconds, ``nanosec`` in [0, 1e9) (so ``sec`` is
+    floored, also for times before the epoch): ``stamp_to_ns``'s inverse."""
+    sec, nanosec = divmod(stamp_ns, NS_PER_S)
+    return sec, nanosec
