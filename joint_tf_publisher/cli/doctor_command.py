@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ModelError
 from ..model.elements import RobotModel
 from ..robot import Robot
+from .arguments import UsageError, load_model
 from .doctor import DEFAULT_LAG_S, diagnose
 from .doctor_observation import DiagnosticRecord, HeardTransform, Observation, is_healthy
 from .doctor_report import json_report, text_report
@@ -102,8 +103,6 @@ def run_doctor(
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``doctor``: check the options, load the description if given, listen and report."""
-    from .main import UsageError, load_model
-
     if args.seconds <= 0.0 or args.lag <= 0.0:
         raise UsageError("--seconds and --lag must be positive")
     try:

@@ -23,6 +23,7 @@ import numpy as np
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from ..robot import Robot
+from .arguments import UsageError, load_model
 from .describe import check_report, format_number, pose_record, pose_table
 from .doctor_command import add_doctor_parser
 from .joint_values import parse_joint_values
@@ -34,18 +35,6 @@ EPILOG_VALUES = (
     "multi-DOF joints take comma-separated values (planar x,y,theta; floating x,y,z,roll,"
     "pitch,yaw or x,y,z,qx,qy,qz,qw). Mimic joints follow their leader."
 )
-
-
-class UsageError(Exception):
-    """A command line that names something the model does not have (exit status 2)."""
-
-
-def load_model(args: argparse.Namespace) -> Robot:
-    """The robot named by ``args.model`` (.urdf, .sdf, .xacro; ``-``: the text read from
-    stdin by ``main``, in ``args.stdin_bytes``). Raises ModelError."""
-    if args.model == "-":
-        return Robot.from_xml_string(args.stdin_bytes, source="<stdin>", model_name=args.model_name)
-    return Robot.load(args.model, model_name=args.model_name)
 
 
 def read_stdin() -> bytes:

@@ -75,9 +75,10 @@ def follower_steps(followers: Iterable[Follower]) -> FollowerSteps:
     )
 
 
-#: A follower whose computed value could exceed this (from leaders within +-MAX_JOINT_VALUE)
-#: keeps its plan off the fast path, where no value is checked after it is computed.
-_FAST_FOLLOWER_BOUND = 1e300
+#: Room left for rounding when a follower's bound is turned into its leader's: the fast path
+#: checks no value after it is computed, so a leader's bound keeps every follower computed
+#: from it within +-MAX_JOINT_VALUE.
+_ROUNDING_ROOM = 1.0 - 1e-12
 
 
 @dataclass(frozen=True)
@@ -171,14 +172,13 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     moves_mask = np.zeros(len(layout.moving_joints), dtype=bool)
     moves_mask[plan.moves] = True
     not_given = [f for f in layout.followers if not plan.joint_mask[f.joint]]
-    # Followers computed by this plan (their leaders move), and a bound on their magnitude.
-    magnitude: dict[int, float] = {}  # slot -> bound (Python floats: inf without a warning)
+    # Followers computed by this plan (their leaders move), leaders first.
+    computed = [f for f in not_given if moves_mask[f.joint]]
+    leader_bound = _leader_bounds(computed)
+    if leader_bound is None:
+        return None
     by_level: dict[int, list[Follower]] = {}
-    for follower in (f for f in not_given if moves_mask[f.joint]):  # leaders first
-        leader = magnitude.get(follower.leader_slot, MAX_JOINT_VALUE)
-        magnitude[follower.slot] = abs(follower.multiplier) * leader + abs(follower.offset)
-        if not magnitude[follower.slot] <= _FAST_FOLLOWER_BOUND:
-            return None
+    for follower in computed:
         by_level.setdefault(follower.level, []).append(follower)
     levels = tuple(
         FollowerLevel(
@@ -199,8 +199,26 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
             lower = np.maximum(plan.ranges[mode][0], -MAX_JOINT_VALUE)
             upper = np.minimum(plan.ranges[mode][1], MAX_JOINT_VALUE)
         lower[free], upper[free] = -np.inf, np.inf
+        for slot, bound in leader_bound.items():
+            if slot not in free:  # a computed leader is bounded through its own leader
+                lower[slot], upper[slot] = max(lower[slot], -bound), min(upper[slot], bound)
         bounds[mode] = (lower, upper)
     return FastApply(plan.message_index, plan.slots, bounds, levels, moves_mask)
+
+
+def _leader_bounds(computed: list[Follower]) -> dict[int, float] | None:
+    """Per leader slot, the largest magnitude its value may have so that every follower in
+    ``computed`` (leaders first) stays within +-MAX_JOINT_VALUE; None where a follower's
+    offset alone goes beyond it (such a plan has no fast path)."""
+    bound: dict[int, float] = {}  # slot -> largest magnitude (Python floats)
+    for follower in reversed(computed):  # followers of followers first
+        room = bound.get(follower.slot, MAX_JOINT_VALUE) - abs(follower.offset)
+        if room < 0.0:
+            return None
+        if follower.multiplier != 0.0:
+            leader = room / abs(follower.multiplier) * _ROUNDING_ROOM
+            bound[follower.leader_slot] = min(bound.get(follower.leader_slot, leader), leader)
+    return bound
 
 
 class NamePlans:

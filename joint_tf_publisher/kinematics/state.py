@@ -59,7 +59,8 @@ class Update:
     given, the followers computed from a joint that moved, any joint whose stored value a clamp
     changed), sorted. ``clamped``: joints whose value was clamped. ``rejected``: joints given a
     non-finite value, one beyond +-MAX_JOINT_VALUE, or a zero quaternion (they keep their last
-    good value, followers too), and followers whose computed value overflows. ``unknown``:
+    good value, followers too), and followers whose computed value would lie beyond
+    +-MAX_JOINT_VALUE. ``unknown``:
     names that are not a moving joint's value (fixed joints included). ``first_value_only``:
     bare names of multi-value joints, which set only their first value (Gazebo's bridge; see
     ``joint_state_names``).
@@ -164,8 +165,9 @@ class StateResolver:
                 clamped = joints.tolist()
         followers = plan.followers
         if followers.joints:
-            # A follower whose value overflows keeps its last good value (never published
-            # non-finite) and is reported as rejected; its leader keeps the value given.
+            # A follower whose value would lie beyond +-MAX_JOINT_VALUE keeps its last good
+            # value (never published non-finite) and is reported as rejected; its leader keeps
+            # the value given.
             rejected += _update_followers(state, followers, moved, received)
         names_of = self._names
         return Update(
@@ -339,7 +341,7 @@ def _update_followers(
 
     Such a follower moved too, and has been received once its leader has; the others keep
     their value (one given in an earlier message stays until the leader moves). Returns the
-    followers whose value overflowed (they keep their last value).
+    followers whose value would lie beyond +-MAX_JOINT_VALUE (they keep their last value).
     """
     values = state.tolist()
     moved_list = moved.tolist()
@@ -349,7 +351,7 @@ def _update_followers(
         if not moved_list[leader]:
             continue
         value = multiplier * values[leader_slot] + offset
-        if not math.isfinite(value):
+        if not abs(value) <= MAX_JOINT_VALUE:  # False for inf and NaN too
             overflow.append(joint)
             continue
         moved_list[joint] = True

@@ -400,3 +400,41 @@ def test_a_multi_value_joint_with_one_nan_component_keeps_all_its_previous_value
         assert update.rejected == [joint.name]
         assert update.moved.size == 0
         assert kin.variable_values(positions) == before
+
+
+HUGE_MIMIC_URDF = """<robot name="huge_mimic">
+  <link name="base"/><link name="wheel"/><link name="twin"/><link name="slide"/>
+  <joint name="wheel_joint" type="continuous"><parent link="base"/><child link="wheel"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="twin_joint" type="continuous"><parent link="base"/><child link="twin"/>
+    <axis xyz="0 1 0"/><mimic joint="wheel_joint" multiplier="1e10"/></joint>
+  <joint name="slide_joint" type="prismatic"><parent link="base"/><child link="slide"/>
+    <limit effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("names", [("wheel_joint",), ("slide_joint", "wheel_joint")])
+def test_a_follower_computed_beyond_the_largest_joint_value_keeps_its_value(
+    names: tuple[str, ...],
+) -> None:
+    """multiplier 1e10 times a leader value just within MAX_JOINT_VALUE / 1e10 (hypothesis
+    found 1.0000000000000002e90 for 1e10): the follower would exceed MAX_JOINT_VALUE, so it
+    keeps its last value and is rejected, whichever path (fast or general) takes the message;
+    the leader keeps the value given."""
+    kin = Robot.from_xml_string(HUGE_MIMIC_URDF, source="huge_mimic.urdf").kinematics
+    leader = MAX_JOINT_VALUE / 1e10 * (1 + 2**-52)
+    positions = kin.new_positions()
+    kin.apply(positions, list(names), [0.0] * (len(names) - 1) + [1.0], clamp=None)
+    before = positions.values.copy()
+    update = kin.apply(positions, list(names), [0.0] * (len(names) - 1) + [leader], clamp=None)
+    assert update.rejected == ["twin_joint"]
+    joints = [joint.name for joint in kin.moving_joints]  # one value each
+    values = dict(zip(joints, positions.values, strict=True))
+    assert values["wheel_joint"] == leader
+    assert values["twin_joint"] == before[joints.index("twin_joint")] == 1e10
+    assert np.all(np.abs(positions.values) <= MAX_JOINT_VALUE)
+    # A leader value whose follower stays within MAX_JOINT_VALUE moves both.
+    update = kin.apply(positions, list(names), [0.0] * (len(names) - 1) + [2.0], clamp=None)
+    assert update.rejected == []
+    values = dict(zip(joints, positions.values, strict=True))
+    assert values["twin_joint"] == 2e10
