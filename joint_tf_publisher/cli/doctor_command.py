@@ -22,7 +22,7 @@ from .doctor_report import json_report, text_report
 if TYPE_CHECKING:
     from ..ros.doctor_listener import Heard
 
-#: Default of ``--seconds``: long enough for discovery and a few 1 Hz diagnostics reports.
+#: Default of ``--seconds``: a few 1 Hz diagnostics reports (discovery is waited for first).
 DEFAULT_SECONDS = 3.0
 
 

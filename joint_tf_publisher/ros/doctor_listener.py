@@ -3,11 +3,23 @@ and return what was heard as plain data (``Heard``), which the command turns int
 rclpy-free analysis's ``Observation`` (``cli.doctor``).
 
 Listens to /tf (with each message's publisher, from rclpy's ``MessageInfo`` and the graph),
-/tf_static, /clock, /diagnostics and, when no description is given, the
+/tf_static, /clock, /diagnostics, the joint states and, when no description is given, the
 ``robot_description`` topic; then asks the graph who publishes /tf, /tf_static, /clock and
 the joint states, and the nodes involved for their ``use_sim_time`` (and the state
 publisher's ``robot_description``, ``frame_prefix`` and ``exclude_joints``) over their
 parameter services.
+
+Discovery: the listening window (``--seconds``) starts once the doctor's /tf reader has
+matched the /tf publishers the graph shows, at least one (and its joint-state reader those
+of the joint states), or after ``DISCOVERY_TIMEOUT_S``: a window that opened before
+discovery had matched the running system's writers heard part of it, or nothing. A publisher
+whose message was heard exists, whatever the graph says yet: before asking the graph, the
+doctor waits (up to ``DISCOVERY_TIMEOUT_S``) until it names every publisher heard, and a
+joint-state publisher heard counts as one of the topic's publishers (by the name the graph
+gives its gid). ros2cli's commands instead spin a fixed time (``--spin-time``, 0.5 s) or use
+the daemon's graph; waiting for what discovery and the messages show is what keeps the
+report from saying "no /tf" or "nothing publishes joint_states" about a system discovered a
+moment late.
 """
 
 from __future__ import annotations
@@ -22,11 +34,19 @@ from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from .demo_source import DemoSession
-from .qos import clock_qos, diagnostics_listener_qos, latched_qos, tf_listener_static_qos, tf_qos
+from .qos import (
+    clock_qos,
+    diagnostics_listener_qos,
+    joint_states_qos,
+    latched_qos,
+    tf_listener_static_qos,
+    tf_qos,
+)
 from .stamps import stamp_to_ns
 from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
@@ -34,6 +54,9 @@ from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 PARAMETER_TIMEOUT_S = 3.0
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
 STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
+#: Longest the doctor waits for discovery, seconds: before listening, for its readers to match
+#: the publishers the graph shows; after, for the graph to name every publisher heard.
+DISCOVERY_TIMEOUT_S = 3.0
 
 #: (parent, child, static, publisher) of a transform heard; the publisher is the node's fully
 #: qualified name, or a gid in hex while listening ("" once unknown to the graph).
@@ -48,7 +71,8 @@ class Heard:
     ``TransformKey``; ``statuses``: the newest diagnostic status of each name;
     ``clock_ns``: the newest /clock time; ``description``: the robot_description topic's
     text; ``now_ns``: the wall clock when listening ended; the graph's publishers and the
-    nodes whose use_sim_time is true; ``setup``: the state publisher's parameters;
+    nodes whose use_sim_time is true; ``joint_state_gids``: the publishers (gid, hex) of the
+    joint states heard on ``joint_state_topic``; ``setup``: the state publisher's parameters;
     ``silent_node``: the node named on the command line when it did not answer."""
 
     transforms: dict[TransformKey, tuple[int, int]] = field(default_factory=dict)
@@ -60,6 +84,7 @@ class Heard:
     clock_publishers: list[str] = field(default_factory=list)
     joint_state_topic: str = "/joint_states"
     joint_state_publishers: list[str] = field(default_factory=list)
+    joint_state_gids: set[str] = field(default_factory=set)
     sim_time_nodes: list[str] = field(default_factory=list)
     setup: NodeSetup | None = None
     silent_node: str | None = None
@@ -97,13 +122,18 @@ def stamp_ns(stamp: Any) -> int:
 class Listener:
     """The subscriptions of the listening, filling a ``Heard``."""
 
-    def __init__(self, node: Node, read_description: bool) -> None:
-        self.heard = Heard()
+    def __init__(self, node: Node, read_description: bool, joint_state_topic: str) -> None:
+        self.heard = Heard(joint_state_topic=joint_state_topic)
         self.node = node
         self.subscriptions: list[Any] = []
         subscribe = node.create_subscription
+        self.tf_reader = subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos())
+        self.joint_state_reader = subscribe(
+            JointState, joint_state_topic, self._on_joint_state, joint_states_qos()
+        )
         self.subscriptions += [
-            subscribe(TFMessage, TF_TOPIC, self._on_tf, tf_qos()),
+            self.tf_reader,
+            self.joint_state_reader,
             subscribe(TFMessage, TF_STATIC_TOPIC, self._on_tf_static, tf_listener_static_qos()),
             subscribe(Clock, "/clock", self._on_clock, clock_qos()),
             subscribe(
@@ -114,6 +144,16 @@ class Listener:
             self.subscriptions.append(
                 subscribe(String, "/robot_description", self._on_description, latched_qos())
             )
+
+    def matched(self) -> bool:
+        """True once the /tf reader has matched a publisher and as many as the graph shows,
+        and the joint-state reader as many as the graph shows on its topic: discovery with
+        the running system has come this far (the listening window starts then)."""
+        node, tf_count = self.node, self.tf_reader.get_publisher_count()
+        joint_state_count = self.joint_state_reader.get_publisher_count()
+        return tf_count >= max(1, node.count_publishers(TF_TOPIC)) and (
+            joint_state_count >= node.count_publishers(self.heard.joint_state_topic)
+        )
 
     def stop(self) -> Heard:
         """End the listening (the graph and parameter queries that follow spin the node
@@ -134,6 +174,9 @@ class Listener:
 
     def _on_tf_static(self, message: Any, info: Any) -> None:
         self._store(message, True, gid_text(info["publisher_gid"]["data"]))
+
+    def _on_joint_state(self, message: Any, info: Any) -> None:
+        self.heard.joint_state_gids.add(gid_text(info["publisher_gid"]["data"]))
 
     def _on_clock(self, message: Any) -> None:
         self.heard.clock_ns = stamp_ns(message.clock)
@@ -177,6 +220,23 @@ def publishers_by_gid(node: Node, topic: str) -> dict[str, str]:
         gid_text(info.endpoint_gid): full_name(info.node_namespace, info.node_name)
         for info in node.get_publishers_info_by_topic(topic)
     }
+
+
+def await_publishers(session: DemoSession, topics: dict[str, set[str]]) -> dict[str, str]:
+    """gid (hex) -> name of the publishers of ``topics`` (topic -> gids heard on it), once
+    the graph names every gid heard or ``DISCOVERY_TIMEOUT_S`` has passed (a gid still
+    unnamed then is left out)."""
+    names: dict[str, str] = {}
+
+    def all_named() -> bool:
+        names.clear()
+        for topic in topics:
+            names.update(publishers_by_gid(session.node, topic))
+        return all(gid in names for gids in topics.values() for gid in gids)
+
+    if not all_named():
+        session.spin(all_named, DISCOVERY_TIMEOUT_S)
+    return names
 
 
 def publisher_nodes(node: Node, topic: str) -> list[str]:
@@ -229,22 +289,49 @@ def state_publisher(session: DemoSession, target: DoctorTarget) -> str | None:
     return publishers[0] if len(publishers) == 1 else None
 
 
+def joint_state_topic(state_publisher: str | None) -> str:
+    """The joint-state topic of a state publisher (fully qualified node name; None: the
+    root namespace's): ``joint_states`` in its namespace."""
+    namespace = state_publisher.rsplit("/", 1)[0] if state_publisher else ""
+    return f"{namespace}/joint_states"
+
+
 def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -> Heard:
-    """Listen ``seconds``, then ask the graph and the nodes involved; what was heard."""
+    """Wait for discovery (``Listener.matched``, up to ``DISCOVERY_TIMEOUT_S``), listen
+    ``seconds`` more, then ask the graph and the nodes involved; what was heard."""
     with DemoSession("joint_tf_publisher_doctor", ros_args) as session:
-        listener = Listener(session.node, read_description=not target.description_given)
+        listener = Listener(
+            session.node,
+            read_description=not target.description_given,
+            joint_state_topic=joint_state_topic(target.node),
+        )
         started = time.monotonic()
+        session.spin(listener.matched, DISCOVERY_TIMEOUT_S)
         session.spin(lambda: False, seconds)
         heard = listener.stop()
         heard.listened_s = time.monotonic() - started
         heard.now_ns = time.time_ns()
         node = session.node
+        tf_gids = {gid for (_, _, _, gid) in heard.transforms}
+        names = await_publishers(
+            session,
+            {
+                TF_TOPIC: tf_gids,
+                TF_STATIC_TOPIC: set(),
+                heard.joint_state_topic: heard.joint_state_gids,
+            },
+        )
+        heard.transforms = by_publisher_name(heard.transforms, names)
         gids = publishers_by_gid(node, TF_TOPIC) | publishers_by_gid(node, TF_STATIC_TOPIC)
-        heard.transforms = by_publisher_name(heard.transforms, gids)
         publisher = state_publisher(session, target)
-        namespace = publisher.rsplit("/", 1)[0] if publisher else ""
-        heard.joint_state_topic = f"{namespace}/joint_states"
-        heard.joint_state_publishers = publisher_nodes(node, heard.joint_state_topic)
+        topic = joint_state_topic(publisher)
+        heard_on_topic = (
+            {names[gid] for gid in heard.joint_state_gids if gid in names}
+            if topic == heard.joint_state_topic
+            else set()
+        )
+        heard.joint_state_topic = topic
+        heard.joint_state_publishers = sorted(heard_on_topic | set(publisher_nodes(node, topic)))
         heard.clock_publishers = publisher_nodes(node, "/clock")
         requests: dict[str, Sequence[str]] = {
             name: ("use_sim_time",) for name in {*gids.values(), *heard.joint_state_publishers}

@@ -33,3 +33,32 @@ def test_two_publishers_of_one_node_merge_and_an_unknown_gid_is_unnamed() -> Non
         ("base_link", "arm", False, "/state_publisher"): (7, 5),
         ("base_link", "arm", False, ""): (1, 1),
     }
+
+
+def test_a_joint_state_publisher_heard_is_named_in_the_listening() -> None:
+    """Over real DDS: a source in its own context publishes joint states while the doctor
+    listens; its messages' gid is kept and the graph names it among the topic's publishers."""
+    import threading
+
+    from sensor_msgs.msg import JointState
+
+    from joint_tf_publisher.ros.demo_source import DemoSession
+    from joint_tf_publisher.ros.doctor_listener import DoctorTarget, listen
+
+    with DemoSession("doctor_test_joint_source") as source:
+        publisher = source.node.create_publisher(JointState, "/joint_states", 10)
+        source.node.create_timer(
+            0.05, lambda: publisher.publish(JointState(name=["a"], position=[0.0]))
+        )
+        stopped = threading.Event()
+        spinning = threading.Thread(target=source.spin, args=(stopped.is_set,))
+        spinning.start()
+        try:
+            heard = listen(1.0, DoctorTarget(node="/doctor_test_state_publisher"))
+        finally:
+            stopped.set()
+            spinning.join()
+    assert heard.joint_state_gids
+    assert heard.joint_state_topic == "/joint_states"
+    assert heard.joint_state_publishers == ["/doctor_test_joint_source"]
+    assert heard.silent_node == "/doctor_test_state_publisher"
