@@ -294,7 +294,7 @@ def test_the_default_positions_timer_follows_parameter_changes_while_streaming(
 
 
 def has_events_executor() -> bool:
-    """True where rclpy has ``rclpy.experimental.EventsExecutor`` (Kilted and later)."""
+    """True where rclpy has ``rclpy.experimental.EventsExecutor`` (Jazzy and later)."""
     if importlib.util.find_spec("rclpy.experimental") is None:
         return False
     return hasattr(importlib.import_module("rclpy.experimental"), "EventsExecutor")
