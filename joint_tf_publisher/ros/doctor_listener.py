@@ -170,13 +170,15 @@ class Listener:
             self.heard.transforms[key] = (max(newest_ns, stamp_ns(stamped.header.stamp)), count + 1)
 
     def _on_tf(self, message: Any, info: Any) -> None:
-        self._store(message, False, gid_text(info["publisher_gid"]["data"]))
+        self._store(message, False, publisher_of(info))
 
     def _on_tf_static(self, message: Any, info: Any) -> None:
-        self._store(message, True, gid_text(info["publisher_gid"]["data"]))
+        self._store(message, True, publisher_of(info))
 
     def _on_joint_state(self, message: Any, info: Any) -> None:
-        self.heard.joint_state_gids.add(gid_text(info["publisher_gid"]["data"]))
+        gid = publisher_of(info)
+        if gid != UNKNOWN_PUBLISHER:
+            self.heard.joint_state_gids.add(gid)
 
     def _on_clock(self, message: Any) -> None:
         self.heard.clock_ns = stamp_ns(message.clock)
@@ -194,6 +196,19 @@ class Listener:
 
     def _on_description(self, message: Any) -> None:
         self.heard.description = message.data
+
+
+#: The publisher of a message whose info does not tell it: Jazzy's rclpy (7.1) gives a
+#: subscription callback the message's timestamps and sequence numbers but no publisher gid
+#: (``MessageInfo.publisher_gid`` came with rclpy 8).
+UNKNOWN_PUBLISHER = ""
+
+
+def publisher_of(info: Any) -> str:
+    """The publisher gid (hex text) of a message from its message info, or
+    ``UNKNOWN_PUBLISHER`` where the rclpy in use does not tell it."""
+    gid = info.get("publisher_gid")
+    return gid_text(gid["data"]) if gid else UNKNOWN_PUBLISHER
 
 
 def by_publisher_name(

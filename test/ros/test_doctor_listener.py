@@ -6,6 +6,8 @@ modules for the whole session, and test/cli checks what the CLI says where rclpy
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
@@ -58,7 +60,19 @@ def test_a_joint_state_publisher_heard_is_named_in_the_listening() -> None:
         finally:
             stopped.set()
             spinning.join()
-    assert heard.joint_state_gids
+    message_info = getattr(importlib.import_module("rclpy.subscription"), "MessageInfo", None)
+    tells_publisher = message_info is not None and "publisher_gid" in message_info.__annotations__
+    assert bool(heard.joint_state_gids) == tells_publisher  # Jazzy's rclpy does not tell it
     assert heard.joint_state_topic == "/joint_states"
     assert heard.joint_state_publishers == ["/doctor_test_joint_source"]
     assert heard.silent_node == "/doctor_test_state_publisher"
+
+
+def test_a_message_info_without_publisher_gid_gives_an_unknown_publisher() -> None:
+    """Jazzy's rclpy (7.1) passes timestamps and sequence numbers only: no KeyError, the
+    publisher is unknown; with a gid (rclpy 8 and later) it is the gid's text."""
+    from joint_tf_publisher.ros.doctor_listener import UNKNOWN_PUBLISHER, gid_text, publisher_of
+
+    jazzy_info = {"source_timestamp": 1, "received_timestamp": 2}
+    assert publisher_of(jazzy_info) == UNKNOWN_PUBLISHER
+    assert publisher_of({**jazzy_info, "publisher_gid": {"data": GID}}) == gid_text(GID)
