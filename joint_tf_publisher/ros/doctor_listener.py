@@ -229,18 +229,11 @@ def full_name(namespace: str, name: str) -> str:
     return f"{namespace.rstrip('/')}/{name}"
 
 
-#: The node name the ROS graph gives an endpoint whose node it has not discovered yet (rmw's
-#: placeholder): such a publisher is not named yet.
-UNDISCOVERED_NODE_NAME = "_NODE_NAME_UNKNOWN_"
-
-
 def publishers_by_gid(node: Node, topic: str) -> dict[str, str]:
-    """gid (hex) -> fully qualified name of the nodes publishing ``topic`` (those whose node
-    the graph has discovered)."""
+    """gid (hex) -> fully qualified name of the nodes publishing ``topic``."""
     return {
         gid_text(info.endpoint_gid): full_name(info.node_namespace, info.node_name)
         for info in node.get_publishers_info_by_topic(topic)
-        if info.node_name != UNDISCOVERED_NODE_NAME
     }
 
 
