@@ -72,16 +72,17 @@ def test_a_joint_never_published_is_named_with_its_frames(tmp_path: Path) -> Non
     with launched(LAUNCH_FILE, {"setup": "missing_joint"}, tmp_path / "launch.log") as launch:
         with launch.explained():
 
-            def names_the_joint(status: int, report: dict[str, Any]) -> bool:
+            def names_the_joint_and_its_source(status: int, report: dict[str, Any]) -> bool:
                 return any(
                     f["details"]["joint"] == "wrist_1_joint"
+                    and f["details"]["joint_state_publishers"] == ["/doctor_joint_source"]
                     for f in findings_of(report, "missing_frames")
                 )
 
-            doctor_until(names_the_joint, "--node", NODE)
-            # The first such report may come from a window the source started in (the node
-            # heard it, the doctor's graph not yet); the next one listens to a running setup.
-            status, report = doctor("--node", NODE)
+            # A report may come from a window the source started in, or before the graph has
+            # discovered the source's node (the graph names it only then): poll until one
+            # report of the running setup says both.
+            status, report = doctor_until(names_the_joint_and_its_source, "--node", NODE)
             assert status == 1, report
             assert findings_of(report, "missing_frames"), report
             (finding,) = findings_of(report, "missing_frames")
