@@ -22,10 +22,9 @@ pytest.importorskip("diagnostic_msgs.msg", reason="needs diagnostic_msgs (run in
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from node_harness import (  # noqa: E402
-    EXECUTORS,
     NodeUnderTest,
     Probe,
-    executor_variable,
+    probe_per_executor,  # noqa: F401 (the module's probe: each executor in turn)
     started,
     wait_until,
 )
@@ -42,13 +41,6 @@ STATUS_NAME = "joint_tf_publisher: joint states"
 ROBOT = "arm_mimic_gripper"
 LEADERS = [f"joint_{i}" for i in range(1, 8)] + ["finger_joint"]
 FAST = {"diagnostic_period": 0.2, "joint_state_timeout": 0.6}
-
-
-@pytest.fixture(scope="module", params=EXECUTORS)
-def probe(request: pytest.FixtureRequest, probe: Probe) -> Iterator[Probe]:
-    """conftest's probe; the nodes started while it is in use spin with one executor."""
-    with executor_variable(request.param):
-        yield probe
 
 
 class Monitor:
