@@ -459,8 +459,8 @@ def startup_table(
     table.notes.append(
         "startup = process start to the first /tf_static at the bench; published = to that "
         "message's stamp, the node's clock as it published: startup less DDS discovery, which "
-        "adds a few ms in most turns and up to ~3 s in some (any node), so startup's median "
-        "swings from run to run; idle RSS = VmRSS once it arrived, before any JointState; "
-        f"RSP: {rsp}"
+        "adds under 0.1 s in most turns and up to ~3 s in others (a minimal rclpy node's too), "
+        "so startup's median swings from run to run; idle RSS = VmRSS once it arrived, before "
+        f"any JointState; RSP: {rsp}"
     )
     return table
