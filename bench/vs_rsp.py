@@ -236,10 +236,10 @@ class Turn:
 
     node: str
     startup_s: float
-    published_s: float
     idle_rss_mb: float
     moving: dict[str, FramePose]
     static: dict[str, FramePose]
+    published_s: float  # process start to the /tf_static stamp (``published_s``)
     windows: list[dds.Window] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -285,10 +285,10 @@ def run_turn(
         turn = Turn(
             contender.node,
             probe.static_received_s - started_s,
-            published_s(probe.static_message, started_ns),
             dds.memory_mb(process.pid)[0],
             poses_by_child(probe.answer(robot.rows[0]).transforms),
             poses_by_child(probe.static_message.transforms),
+            published_s(probe.static_message, started_ns),
         )
         turn.windows = [
             dds.measure(probe, process.pid, rate, window_s, robot.rows) for rate in rates
