@@ -229,8 +229,8 @@ def colcon_build(python: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
         workspace = Path(scratch)
         copy_sources(workspace / "src" / PACKAGE)
-        colcon = [python.absolute().parent / "colcon", "--log-base", "log", "build"]
-        colcon += ["--base-paths", "src", "--event-handlers", "console_direct+"]
+        colcon: list[str | Path] = [python.absolute().parent / "colcon", "--log-base", "log"]
+        colcon += ["build", "--base-paths", "src", "--event-handlers", "console_direct+"]
         environ = dict(env_tool.clean_env(), COLCON_HOME=str(workspace / ".colcon"))
         output = env_tool.run(colcon, cwd=workspace, env=environ)
         warnings = [line for line in output.splitlines() if "Warning" in line]

@@ -318,8 +318,9 @@ def run(
 
 def pip_install(venv: Path, *args: str | Path) -> None:
     """``pip install`` into the venv, quietly and without the version self-check."""
-    pip = [venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check"]
-    run([*pip, "--progress-bar", "off", *args])
+    pip: list[str | Path] = [venv_python(venv), "-m", "pip", "install"]
+    pip += ["--disable-pip-version-check", "--progress-bar", "off"]
+    run([*pip, *args])
 
 
 def create_venv(venv: Path, mode: str) -> None:
