@@ -36,6 +36,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from .report import Table  # noqa: E402
+from .vs_rsp import ROBOTS  # noqa: E402
 
 SECTIONS = ("fk", "vs_rsp")
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
@@ -68,7 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--profile", action="store_true", help="profile the node's work per JointState and exit")
     add("--profile-messages", type=int, default=5000, help="JointStates for --profile")
     add("--rates", default="100,500,1000", help="JointState rates of vs_rsp, Hz")
-    add("--robots", default=env("BENCH_ROBOTS", "humanoid,arm"), help="robots of vs_rsp")
+    add("--robots", default=env("BENCH_ROBOTS", ",".join(ROBOTS)), help="robots of vs_rsp")
     add(
         "--baseline",
         default=env("BENCH_BASELINE") or None,
@@ -81,7 +82,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.sections, args.robots = _split(args.sections), _split(args.robots)
     args.rates = [float(rate) for rate in _split(args.rates)]
-    for given, known in ((args.sections, SECTIONS), (args.robots, ("humanoid", "arm"))):
+    for given, known in ((args.sections, SECTIONS), (args.robots, tuple(ROBOTS))):
         if unknown := sorted(set(given) - set(known)):
             parser.error(f"unknown {unknown}; choose from {','.join(known)}")
     return args

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import ModelSpec, all_models
+from .models import MODELS, ModelSpec
 from .peers import PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
 from .report import Table, micros, ratio, verdict
 from .timing import seconds_per_call_interleaved
@@ -34,24 +34,18 @@ def bind(spec: ModelSpec, name: str) -> Peer | str:
 
 
 def checked_peers(spec: ModelSpec, pool: list[dict[str, float]]) -> dict[str, Peer | str]:
-    """Every library bound to ``spec`` and holding ``pool``, if its link poses equal ours at
-    each configuration of it; else why it is not timed."""
+    """Every library bound to ``spec``, if its link poses equal ours at each configuration of
+    ``pool``; else why it is not timed."""
     peers = {name: bind(spec, name) for name in PEERS}
     ours = peers["ours"]
     if isinstance(ours, str):
         raise RuntimeError(f"our FK is not usable on {spec.name}: {ours}")
-    references = []
-    for values in pool:
-        ours.set_pool([values])
-        references.append(ours.poses())
+    references = [ours.poses(values) for values in pool]
     for name, peer in peers.items():
         if isinstance(peer, str):
             continue
-        error = 0.0
-        for values, reference in zip(pool, references, strict=True):
-            peer.set_pool([values])
-            error = max(error, max_pose_error(reference, peer.poses()))
-        peer.set_pool(pool)
+        pairs = zip(pool, references, strict=True)
+        error = max(max_pose_error(reference, peer.poses(values)) for values, reference in pairs)
         if error > POSE_TOLERANCE:
             peers[name] = f"WRONG (max pose error {error:.2g})"
     return peers
@@ -65,13 +59,13 @@ def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
         columns += [f"{name} us", f"{name}/ours"]
     table = Table("FK, single configuration, all link poses (median per call)", columns)
     record: dict[str, Any] = {}
-    for spec in all_models():
+    for spec in MODELS.values():
         values = spec.full_values(spec.sample_independent(np.random.default_rng(7), POOL_SIZE))
         pool = [
             {name: float(column[k]) for name, column in values.items()} for k in range(POOL_SIZE)
         ]
         peers = checked_peers(spec, pool)
-        ready = {name: peer.fk_pool for name, peer in peers.items() if not isinstance(peer, str)}
+        ready = {name: p.fk_pool(pool) for name, p in peers.items() if not isinstance(p, str)}
         measured = seconds_per_call_interleaved(ready, quick)
         seconds = {name: measured[name] / POOL_SIZE if name in measured else None for name in PEERS}
         counts = spec.counts()

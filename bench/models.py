@@ -20,10 +20,6 @@ from typing import Any
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-FILES = {
-    "arm": REPO_ROOT / "urdf" / "demo_arm.urdf",
-    "humanoid": REPO_ROOT / "test" / "data" / "humanoid_fixed_base.urdf",
-}
 #: Where continuous joints are sampled (radians); they have no limits.
 CONTINUOUS_RANGE = (-math.pi, math.pi)
 
@@ -90,16 +86,8 @@ class ModelSpec:
         return values
 
 
-def arm() -> ModelSpec:
-    """The bundled demo arm: 7 independent joints, one of them led by a mimic finger."""
-    return ModelSpec("arm", FILES["arm"])
-
-
-def humanoid() -> ModelSpec:
-    """The fixed-base humanoid: 93 joints, 63 independent moving, 10 mimic."""
-    return ModelSpec("humanoid", FILES["humanoid"])
-
-
-def all_models() -> list[ModelSpec]:
-    """The benchmark models, smallest first."""
-    return [arm(), humanoid()]
+#: The benchmark models by name, smallest first (the table above).
+MODELS = {
+    "arm": ModelSpec("arm", REPO_ROOT / "urdf" / "demo_arm.urdf"),
+    "humanoid": ModelSpec("humanoid", REPO_ROOT / "test" / "data" / "humanoid_fixed_base.urdf"),
+}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .models import humanoid
+from .models import MODELS
 
 TOP_ENTRIES = 25
 
@@ -49,7 +49,7 @@ def profile_callback(count: int) -> int:
     from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
     from joint_tf_publisher.ros.reporting import Reporter
 
-    spec = humanoid()
+    spec = MODELS["humanoid"]
     robot = Robot.from_xml_string(spec.to_urdf())
     pipeline = JointStatePipeline(
         Settings(ignore_timestamp=True), Reporter(logging.getLogger("bench")), time.time_ns

@@ -22,17 +22,18 @@ from typing import Any
 import numpy as np
 
 from . import dds
-from .models import ModelSpec, humanoid
-from .report import Table
+from .models import MODELS, ModelSpec
+from .report import Table, ratio
 
 #: Where a ROS 2 prefix keeps the RSP executable (as ``ros2 pkg prefix`` + ``ros2 run`` find it).
 RSP_EXECUTABLE = Path("lib", "robot_state_publisher", "robot_state_publisher")
 REPO_ROOT = dds.REPO_ROOT
 ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
+#: The robots by their name on the command line: the humanoid, and an arm with a mimic gripper.
+ROBOTS = {"humanoid": MODELS["humanoid"], "arm": ModelSpec(ARM_URDF.stem, ARM_URDF)}
 MODES = {"ignore_timestamp": True, "defaults": False}
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
-ROBOTS = ("humanoid", "arm")
 
 
 # -- finding robot_state_publisher --------------------------------------------------------------
@@ -173,13 +174,6 @@ def compare_frames(ours: Mapping[str, FramePose], rsp: Mapping[str, FramePose]) 
     )
 
 
-def ratio(ours: float, rsp: float) -> str:
-    """ours / RSP as ``1.23x`` (below 1: ours is cheaper or faster), or a dash."""
-    if not (math.isfinite(ours) and math.isfinite(rsp)) or rsp <= 0.0:
-        return "-"
-    return f"{ours / rsp:.2f}x"
-
-
 def median(values: Iterable[float]) -> float:
     """Median of the finite values, NaN without any."""
     finite = [value for value in values if math.isfinite(value)]
@@ -205,14 +199,6 @@ def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
     names = [joint.name for joint in spec.independent_joints]
     rows = [[float(values[name][k]) for name in names] for k in range(count)]
     return BenchRobot(spec.name, spec.to_urdf(), names, rows)
-
-
-def arm_robot() -> BenchRobot:
-    """The arm with a mimic gripper (test/urdf/arm_mimic_gripper.urdf)."""
-    return bench_robot(ModelSpec(ARM_URDF.stem, ARM_URDF))
-
-
-ROBOT_MAKERS = {"humanoid": lambda: bench_robot(humanoid()), "arm": arm_robot}
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -301,7 +287,7 @@ def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> li
 def run_vs_rsp(
     quick: bool,
     rates: Sequence[float],
-    robots: Sequence[str] = ROBOTS,
+    robots: Sequence[str] = tuple(ROBOTS),
     rounds: int | None = None,
     window_s: float | None = None,
     baseline: str | None = None,
@@ -327,7 +313,7 @@ def run_vs_rsp(
     turns: dict[tuple[str, str], list[Turn]] = {}
     rclpy.init()
     try:
-        for robot in (ROBOT_MAKERS[name]() for name in robots):
+        for robot in (bench_robot(ROBOTS[name]) for name in robots):
             probe = dds.Probe(robot.joint_names)
             try:
                 for mode, ignore_timestamp in MODES.items():

@@ -17,6 +17,7 @@ import pytest
 
 from bench import dds, vs_rsp
 from bench.__main__ import parse_args
+from bench.report import ratio
 from bench.vs_rsp import FramePose
 
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
@@ -288,7 +289,7 @@ def test_poses_are_read_from_transform_messages() -> None:
 def test_the_arm_sends_its_independent_joints_inside_their_limits() -> None:
     from joint_tf_publisher import Robot
 
-    robot = vs_rsp.arm_robot()
+    robot = vs_rsp.bench_robot(vs_rsp.ROBOTS["arm"])
     model = Robot.load(vs_rsp.ARM_URDF)
 
     assert robot.joint_names == [f"joint_{k}" for k in range(1, 8)] + ["finger_joint"]
@@ -299,9 +300,9 @@ def test_the_arm_sends_its_independent_joints_inside_their_limits() -> None:
 
 
 def test_ratio_and_median() -> None:
-    assert vs_rsp.ratio(300.0, 200.0) == "1.50x"
-    assert vs_rsp.ratio(1.0, 0.0) == "-"
-    assert vs_rsp.ratio(math.nan, 1.0) == "-"
+    assert ratio(300.0, 200.0) == "1.5x"
+    assert ratio(1.0, 0.0) == ratio(1.0, None) == ratio(None, 1.0) == "-"
+    assert ratio(math.nan, 1.0) == ratio(1.0, math.nan) == "-"
     assert vs_rsp.median([3.0, math.nan, 1.0, 2.0]) == 2.0
     assert math.isnan(vs_rsp.median([math.nan]))
 
