@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .models import MODELS, ModelSpec
 from .peers import PEERS, Peer, PeerUnavailable, max_pose_error, quiet_peer_loggers
 from .report import Table, micros, ratio, verdict
@@ -60,10 +58,7 @@ def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
     table = Table("FK, single configuration, all link poses (median per call)", columns)
     record: dict[str, Any] = {}
     for spec in MODELS.values():
-        values = spec.full_values(spec.sample_independent(np.random.default_rng(7), POOL_SIZE))
-        pool = [
-            {name: float(column[k]) for name, column in values.items()} for k in range(POOL_SIZE)
-        ]
+        pool = [spec.full_values(values) for values in spec.sample(7, POOL_SIZE)]
         peers = checked_peers(spec, pool)
         ready = {name: p.fk_pool(pool) for name, p in peers.items() if not isinstance(p, str)}
         measured = seconds_per_call_interleaved(ready, quick)

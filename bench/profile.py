@@ -55,9 +55,9 @@ def profile_callback(count: int) -> int:
         Settings(ignore_timestamp=True), Reporter(logging.getLogger("bench")), time.time_ns
     )
     pipeline.install(LoadedModel(robot, spec.to_urdf()))
-    names = tuple(joint.name for joint in spec.independent_joints)
-    sampled = spec.sample_independent(np.random.default_rng(5), count)
-    rows = [np.array([sampled[name][k] for name in names]) for k in range(count)]
+    configurations = spec.sample(5, count)
+    names = tuple(configurations[0])
+    rows = [np.array(list(values.values())) for values in configurations]
     start_ns = time.time_ns()
 
     def message(k: int) -> None:
@@ -66,7 +66,6 @@ def profile_callback(count: int) -> int:
         publication.to_bytes()
 
     publications = [pipeline.joint_state(start_ns, names, row) for row in rows[:200]]  # warm up
-    configurations = [dict(zip(names, row, strict=True)) for row in rows]
     counts = spec.counts()
     print(
         f"# {spec.name}: {counts['independent']} names per JointState, "

@@ -195,10 +195,9 @@ class BenchRobot:
 
 def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
     """``spec`` with ``count`` rows of its independent joints' positions, inside their limits."""
-    values = spec.sample_independent(np.random.default_rng(11), count)
-    names = [joint.name for joint in spec.independent_joints]
-    rows = [[float(values[name][k]) for name in names] for k in range(count)]
-    return BenchRobot(spec.name, spec.to_urdf(), names, rows)
+    configurations = spec.sample(11, count)
+    rows = [list(values.values()) for values in configurations]
+    return BenchRobot(spec.name, spec.to_urdf(), list(configurations[0]), rows)
 
 
 # -- measuring ----------------------------------------------------------------------------------
