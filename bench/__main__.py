@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "vs_rsp" in args.sections:
         dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
-    runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
+    runners: dict[str, Callable[[], tuple[list[Table], dict[str, Any]]]] = {
         "fk": lambda: fk.run_fk(args.quick),
         "vs_rsp": lambda: vs_rsp.run_vs_rsp(
             args.quick, args.rates, args.robots, baseline=args.baseline
@@ -149,7 +149,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"### section {section} FAILED: {type(exc).__name__}: {exc}\n", flush=True)
             results["sections"][section] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
-        tables = tables if isinstance(tables, list) else [tables]
         for table in tables:
             print(table.render(), flush=True)
         results["sections"][section] = {

@@ -49,7 +49,7 @@ def checked_peers(spec: ModelSpec, pool: list[dict[str, float]]) -> dict[str, Pe
     return peers
 
 
-def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
+def run_fk(quick: bool) -> tuple[list[Table], dict[str, Any]]:
     """FK of one configuration, all link poses, per model and library."""
     quiet_peer_loggers()
     columns = ["model (joints/moving/mimic)", "ours us"]
@@ -92,4 +92,4 @@ def run_fk(quick: bool) -> tuple[Table, dict[str, Any]]:
             f"target {TARGET_MODEL}: >= 40x faster than yourdfpy: {ydf / ours:.3g}x "
             f"-> {verdict(ydf >= 40 * ours)}"
         )
-    return table, record
+    return [table], record

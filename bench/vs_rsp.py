@@ -256,7 +256,7 @@ def run_turn(
         turn = Turn(
             contender.node,
             probe.static_received_s - started_s,
-            dds.memory_mb(process.pid)[0],
+            dds.rss_mb(process.pid),
             poses_by_child(probe.answer(robot.rows[0]).transforms),
             poses_by_child(probe.static_message.transforms),
         )
@@ -376,14 +376,11 @@ def rate_table(
             cpu = medians(lambda w: w.cpu_us_per_message())
             drops = " / ".join(str(sum(w.sent - w.received for w in windows[n])) for n in names)
             sent = sum(w.sent for w in windows["ours"])
-            picks: list[tuple[Callable[[dds.Window], float], int]] = [
-                (lambda w: w.cpu_us_per_message("main"), 0),
-                (lambda w: w.latency(0.5) * 1e3, 2),
-                (lambda w: w.latency(0.99) * 1e3, 2),
-            ]
             table.rows.append(
                 [robot, mode, f"{rate:g}", _cells(cpu, 0), _ratios(cpu)]
-                + [_cells(medians(pick), digits) for pick, digits in picks]
+                + [_cells(medians(lambda w: w.cpu_us_per_message("main")), 0)]
+                + [_cells(medians(lambda w: w.latency(0.5) * 1e3), 2)]
+                + [_cells(medians(lambda w: w.latency(0.99) * 1e3), 2)]
                 + [f"{drops} ({sent})" if mode == "ignore_timestamp" else "-"]
                 + [_cells(medians(lambda w: w.received / w.seconds), 0)]
                 + [_cells(medians(lambda w: w.rss_mb), 0)]

@@ -88,7 +88,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="soak.py", description=(__doc__ or "").split("\n\n")[0])
     add = parser.add_argument
     length = parser.add_mutually_exclusive_group()
-    length.add_argument("--seconds", type=float, help="feeding time, wall clock (default 60)")
+    length.add_argument(
+        "--seconds", type=float, default=60.0, help="feeding time, wall clock (default 60)"
+    )
     length.add_argument(
         "--messages", type=int, metavar="N", help="feed exactly N messages at up to --rate"
     )
@@ -100,13 +102,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--reliable", action="store_true", help="joint_states reliable, depth 1000 (QoS override)")
     add("--unknown-names", type=int, default=0, metavar="N", help="N fresh unknown names a message")
     args = parser.parse_args(argv)
-    if args.messages is not None and args.messages <= 0:
-        parser.error("--messages must be positive")
     if args.rate <= 0 or args.check_every < 1 or args.unknown_names < 0:
         parser.error("--rate must be positive, --check-every at least 1, --unknown-names >= 0")
-    args.seconds = args.messages / args.rate if args.messages else (args.seconds or 60.0)
+    if args.messages is not None:
+        args.seconds = args.messages / args.rate
     if args.seconds <= 0:
-        parser.error("--seconds must be positive")
+        parser.error("--seconds and --messages must be positive")
     if args.warmup is None:
         args.warmup = min(10.0, max(1.0, 0.1 * args.seconds))
     return args
@@ -202,7 +203,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
             try:
                 probe.wait_ready(process, log_path)
                 probe.received.clear()
-                report.rss_start_mib = dds.memory_mb(process.pid)[0]
+                report.rss_start_mib = dds.rss_mb(process.pid)
                 cpu_start, feeder_start = dds.cpu_seconds(process.pid), time.process_time()
                 started = time.monotonic()
                 _feed(args, report, feeder, probe, process.pid)
@@ -212,7 +213,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
                 report.node_cpu_percent /= report.feed_seconds
                 report.feeder_cpu_percent /= report.feed_seconds
                 report.load_average = os.getloadavg()[0]
-                report.rss_end_mib = dds.memory_mb(process.pid)[0]
+                report.rss_end_mib = dds.rss_mb(process.pid)
                 time.sleep(DRAIN_S)  # let the last transforms arrive
                 report.node_alive = process.poll() is None
             finally:
@@ -254,7 +255,7 @@ def _feed(
         if done or now - start > give_up_s:
             break
         if progress >= next_sample:
-            rss = dds.memory_mb(pid)[0]
+            rss = dds.rss_mb(pid)
             report.memory_samples.append((round(now - start, 2), round(rss, 2)))
             if math.isnan(report.rss_warm_mib):
                 report.rss_warm_mib = rss
