@@ -63,9 +63,9 @@ READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
     "diagnostic_msgs.msg, joint_tf_publisher"
 )
-#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed over a sourced
-#: ROS 2 that lacks it (the client kit), without its dependencies (the sourced ROS 2 has them),
-#: into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
+#: The ROS wheel of diagnostic_msgs, installed over a sourced ROS 2 that lacks it (the client
+#: kit) at the version requirements/ros.txt names, without its dependencies (the sourced ROS 2
+#: has them), into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
 DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
 ROS_EXTRA_PREFIX = "ros-extra"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
@@ -409,8 +409,8 @@ def build(venv: Path, mode: str) -> None:
         # tools/ros_env.sh puts on the ROS interpreter's paths (the colcon-installed node runs
         # on that interpreter, not on the venv's, and imports it at start).
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
-        requirement = ros_requirement(DIAGNOSTIC_MSGS_WHEEL)
-        pip_install(venv, "--prefix", venv / ROS_EXTRA_PREFIX, "--no-deps", requirement)
+        prefix, version = venv / ROS_EXTRA_PREFIX, ROOT / "requirements" / "ros.txt"
+        pip_install(venv, "--prefix", prefix, "--no-deps", "-c", version, DIAGNOSTIC_MSGS_WHEEL)
     install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools])
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT)
@@ -424,14 +424,6 @@ def install_requirements(venv: Path, mode: str, files: Sequence[Path]) -> None:
         for requirements in files:
             log(f"installing {requirements.name}")
             pip_install(venv, "-r", requirements, "-c", constraints)
-
-
-def ros_requirement(name: str) -> str:
-    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
-    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
-        if line.split(">")[0].split("=")[0].strip() == name:
-            return line.strip()
-    raise EnvError(f"requirements/ros.txt names no {name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
