@@ -4,7 +4,8 @@ A node runs as a subprocess on a parameters file; the ``Probe`` publishes JointS
 with the wall clock and reads /tf raw (the first stamp at ``STAMP_OFFSET`` of the CDR bytes):
 receipt minus stamp is the latency. /tf is taken with one reused wait set (``read_raw``): an
 executor's per-message overhead would make the bench the slow reliable reader that stalls the
-node's writer at 1 kHz. The node's CPU (per thread too) and memory come from /proc.
+node's writer at 1 kHz. The node's CPU time comes from its CPU-time clock and, per thread,
+from /proc (both in nanoseconds); its memory from /proc.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ PACKAGE = "joint_tf_publisher"
 #: sequence length, then stamp.sec (int32) and stamp.nanosec (uint32).
 STAMP_OFFSET = 8
 STAMP = struct.Struct("<iI")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def use_bench_domain() -> None:
@@ -124,31 +124,34 @@ def stop_process(process: subprocess.Popen[Any]) -> int | None:
     return process.returncode
 
 
-def stat_cpu_seconds(stat: str) -> float:
-    """utime + stime (s) from the text of /proc/<pid>/stat (fields 14 and 15, counted after
-    the command name's last ``)``, which may hold spaces and parentheses)."""
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of a process's CPU time, all its threads summed, ended ones included:
+    Linux's ``MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)`` (what ``clock_getcpuclockid(3)``
+    returns), read in nanoseconds, where /proc/<pid>/stat counts in 10 ms ticks."""
+    return ((~pid) << 3) | 2
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far, seconds; NaN once it is gone."""
+    """User + system CPU time of a process so far, seconds (ns resolution); NaN once it is
+    gone."""
     try:
-        return stat_cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
+        return time.clock_gettime_ns(process_cpu_clock(pid)) / 1e9
     except OSError:
         return math.nan
 
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
-    """CPU seconds per thread name (same names summed); the thread whose id is the pid, where
-    rclpy spins and the callbacks run, is ``main``."""
+    """CPU seconds per thread name (same names summed; from each thread's
+    /proc/<pid>/task/<tid>/schedstat, nanoseconds on the CPU); the thread whose id is the pid,
+    where rclpy spins and the callbacks run, is ``main``."""
     totals: dict[str, float] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
-            totals[name] = totals.get(name, 0.0) + stat_cpu_seconds((task / "stat").read_text())
+            on_cpu_ns = int((task / "schedstat").read_text().split()[0])
         except OSError:  # the thread ended meanwhile
             continue
+        totals[name] = totals.get(name, 0.0) + on_cpu_ns / 1e9
     return totals
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import os
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -153,21 +156,50 @@ def test_vs_rsp_is_a_section_with_its_robots() -> None:
 # -- /proc ----------------------------------------------------------------------------------------
 
 
-def test_cpu_seconds_read_past_a_command_name_with_spaces_and_parentheses() -> None:
-    ticks = dds.CLOCK_TICKS
-    line = f"4242 (py (x) thread) S 1 2 3 4 5 6 7 8 9 10 {3 * ticks} {ticks // 2} 0 0 20 0 9\n"
-
-    assert dds.stat_cpu_seconds(line) == pytest.approx(3.5)
-
-
-def test_cpu_seconds_of_this_process_agree_with_os_times() -> None:
-    total = sum(range(3_000_000))  # some CPU time to read
-    times = os.times()
-
+def test_cpu_seconds_of_this_process_is_its_cpu_time_clock() -> None:
+    before = time.process_time()
     measured = dds.cpu_seconds(os.getpid())
+    after = time.process_time()
 
-    assert total > 0
-    assert measured == pytest.approx(times.user + times.system, abs=3.0 / dds.CLOCK_TICKS)
+    assert before <= measured <= after
+
+
+def test_the_main_thread_s_cpu_seconds_are_its_own_cpu_time() -> None:
+    before = time.thread_time()
+    measured = dds.thread_cpu_seconds(os.getpid())["main"]
+    after = time.thread_time()
+
+    assert before - 1e-6 <= measured <= after + 1e-6  # schedstat may lag the clock by < 1 us
+
+
+CHILD_WITH_AN_ENDED_THREAD = """
+import sys, threading, time
+worker = threading.Thread(target=lambda: sum(range(5_000_000)))
+worker.start()
+worker.join()
+print(time.process_time(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_cpu_seconds_of_another_process_count_its_ended_threads() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_WITH_AN_ENDED_THREAD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        reported = float(child.stdout.readline())
+        measured = dds.cpu_seconds(child.pid)
+        live_threads = sum(dds.thread_cpu_seconds(child.pid).values())
+    finally:
+        child.communicate("")
+
+    assert measured >= reported
+    assert live_threads < reported  # the worker's time left with it: why the total is a clock
+    assert math.isnan(dds.cpu_seconds(child.pid))
 
 
 def test_cpu_per_message_is_the_window_s_cpu_over_the_messages_sent() -> None:
