@@ -53,8 +53,3 @@ def ratio(numerator: float | None, denominator: float | None) -> str:
         return "-"
     value = numerator / denominator
     return f"{value:.3g}x" if math.isfinite(value) else "-"
-
-
-def verdict(passed: bool) -> str:
-    """PASS or FAIL for target lines."""
-    return "PASS" if passed else "FAIL"

@@ -303,9 +303,8 @@ def failures(report: SoakReport, max_rss_growth_mib: float, node_log: str) -> li
     return found
 
 
-def print_report(report: SoakReport) -> None:
+def print_report(r: SoakReport) -> None:
     """The human-readable report, then the machine-readable line."""
-    r = report
     length = (
         f"{r.messages_target} messages at up to" if r.messages_target else f"{r.seconds:g} s at"
     )
@@ -334,7 +333,7 @@ def print_report(report: SoakReport) -> None:
         *(f"  failure: {failure}" for failure in r.failures),
     ]
     print("\n".join(lines))
-    print("SOAK_REPORT " + json.dumps(asdict(report)), flush=True)
+    print("SOAK_REPORT " + json.dumps(asdict(r)), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
