@@ -19,8 +19,6 @@ Each environment is built by tools/env.py's ``ensure_venv``: rebuilt when its in
 version or pins change, reused otherwise. ``make test`` runs the same tests in these
 environments too, one by one and counted (test/test_worlds.py); ``make worlds`` builds them
 first with ``--build`` (only builds, and says once which interpreter is missing).
-
-Usage: ``python3 tools/compat.py [--only NAME ...] [--rebuild] [--build]``.
 """
 
 from __future__ import annotations
@@ -144,12 +142,15 @@ class CompatEnv:
 
 
 ENVIRONMENTS = (
+    # Ubuntu 22.04's (Humble), with its setuptools and colcon, which build the package there.
     CompatEnv(
         "humble",
         "3.10",
         ("numpy==1.21.5", "lxml==4.8.0", "scipy==1.8.0", "matplotlib==3.5.1", "setuptools==59.6.0"),
         colcon=True,
     ),
+    # Ubuntu 24.04's (Jazzy, Kilted, Rolling); matplotlib 3.8.4: 24.04's 3.6.3 has no wheel
+    # for Python 3.12.
     CompatEnv(
         "jazzy",
         "3.12",
@@ -162,10 +163,6 @@ ENVIRONMENTS = (
         tests=ORACLE_TESTS,
     ),
 )
-
-
-#: An environment could not be built (tools/env.py's error: the step, its output's tail).
-CompatError = env_tool.EnvError
 
 
 def find_interpreter(version: str) -> Path | None:
@@ -187,7 +184,7 @@ def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     def build(venv: Path) -> None:
         interpreter = find_interpreter(env.python)
         if interpreter is None:
-            raise CompatError(missing_reason(env))
+            raise env_tool.EnvError(missing_reason(env))
         env_tool.run([interpreter, "-m", "venv", venv])
         env_tool.pip_install(venv, *env.requirements)
 
@@ -225,7 +222,7 @@ def run_tests(env: CompatEnv, python: Path) -> tuple[bool, str]:
 
 def colcon_build(python: Path) -> str:
     """``colcon build`` of a copy of this repository with ``python``'s colcon and setuptools;
-    CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
+    EnvError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
     with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
         workspace = Path(scratch)
         copy_sources(workspace / "src" / PACKAGE)
@@ -235,11 +232,11 @@ def colcon_build(python: Path) -> str:
         output = env_tool.run(colcon, cwd=workspace, env=environ)
         warnings = [line for line in output.splitlines() if "Warning" in line]
         if warnings:
-            raise CompatError(f"colcon build warned: {warnings[0]}")
+            raise env_tool.EnvError(f"colcon build warned: {warnings[0]}")
         prefix = workspace / "install" / PACKAGE
         missing = [name for name in INSTALLED if not (prefix / name).is_file()]
         if missing:
-            raise CompatError(f"colcon build did not install {', '.join(missing)}")
+            raise env_tool.EnvError(f"colcon build did not install {', '.join(missing)}")
     return f"colcon build with setuptools {versions(python)['setuptools']} installs all"
 
 
@@ -278,7 +275,7 @@ def check(env: CompatEnv, rebuild: bool, build_only: bool = False) -> bool:
             detail += f" (libxml2 {found['libxml2']}): {result}"
             if env.colcon:
                 detail += f"; {colcon_build(python)}"
-    except (CompatError, subprocess.CalledProcessError) as exc:
+    except (env_tool.EnvError, subprocess.CalledProcessError) as exc:
         passed, detail = False, str(exc)
     status = "ok" if passed else "FAILED"
     print(f"compat {env.name}: {status}: {detail} [{time.monotonic() - start:.0f} s]", flush=True)

@@ -26,9 +26,8 @@ place, so it never keeps a package its inputs no longer name.
 ``--extra FILE`` then pip installs the requirements FILE into the ready venv under the same
 numpy constraints (``make bench``: requirements/bench.txt).
 
-Usage: ``python3 tools/env.py [--world ros|jazzy] [--check] [--rebuild] [--venv PATH]
-[--extra FILE]``. Exit status 0 when the environment is ready (or, with ``--check``, already
-current), non-zero otherwise.
+Exit status 0 when the environment is ready (or, with ``--check``, already current), non-zero
+otherwise.
 """
 
 from __future__ import annotations
@@ -359,21 +358,16 @@ def build_tf2_msgs(venv: Path, requirements: str) -> None:
     if shutil.which("cmake") is None:
         raise EnvError("cmake is needed to generate tf2_msgs (apt-get install cmake)")
     pip_install(venv, "-r", ROOT / "requirements" / requirements)
+    cache = {
+        "CMAKE_PREFIX_PATH": venv,
+        "CMAKE_INSTALL_PREFIX": venv,
+        "Python3_EXECUTABLE": venv_python(venv),
+        "BUILD_TESTING": "OFF",
+        "CMAKE_BUILD_TYPE": "Release",
+    }
+    definitions = [f"-D{name}={value}" for name, value in cache.items()]
     with tempfile.TemporaryDirectory(prefix="jtp-tf2_msgs-") as build_dir:
-        run(
-            [
-                "cmake",
-                "-S",
-                TF2_MSGS_SOURCE,
-                "-B",
-                build_dir,
-                f"-DCMAKE_PREFIX_PATH={venv}",
-                f"-DCMAKE_INSTALL_PREFIX={venv}",
-                f"-DPython3_EXECUTABLE={venv_python(venv)}",
-                "-DBUILD_TESTING=OFF",
-                "-DCMAKE_BUILD_TYPE=Release",
-            ]
-        )
+        run(["cmake", "-S", TF2_MSGS_SOURCE, "-B", build_dir, *definitions])
         run(["cmake", "--build", build_dir, "--parallel", str(os.cpu_count() or 2)])
         run(["cmake", "--install", build_dir])
 
