@@ -29,7 +29,8 @@ import numpy as np
 
 from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from .models import REPO_ROOT
+
 PACKAGE = "joint_tf_publisher"
 #: The first transform's header stamp in a CDR TFMessage: 4 bytes encapsulation header, 4 bytes
 #: sequence length, then stamp.sec (int32) and stamp.nanosec (uint32).

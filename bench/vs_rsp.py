@@ -22,12 +22,11 @@ from typing import Any
 import numpy as np
 
 from . import dds
-from .models import MODELS, ModelSpec
+from .models import MODELS, REPO_ROOT, ModelSpec
 from .report import Table, ratio
 
 #: Where a ROS 2 prefix keeps the RSP executable (as ``ros2 pkg prefix`` + ``ros2 run`` find it).
 RSP_EXECUTABLE = Path("lib", "robot_state_publisher", "robot_state_publisher")
-REPO_ROOT = dds.REPO_ROOT
 ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 #: The robots by their name on the command line: the humanoid, and an arm with a mimic gripper.
 ROBOTS = {"humanoid": MODELS["humanoid"], "arm": ModelSpec(ARM_URDF.stem, ARM_URDF)}
