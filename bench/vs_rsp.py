@@ -356,15 +356,11 @@ def rate_table(
     turns: Mapping[tuple[str, str], list[Turn]], names: Sequence[str], rounds: int, window_s: float
 ) -> Table:
     """Per robot, mode and rate: medians over the rounds for every node, and ours / the others."""
-    others = [name for name in names if name != "ours"]
-    table = Table(
-        f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
-        f"cells {' / '.join(names)}",
-        f"robot|mode|rate Hz|CPU us/msg|CPU {' / '.join(f'ours/{o}' for o in others)}|"
-        "main thread us/msg|latency median ms|p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m".split(
-            "|"
-        ),
-    )
+    ratios = " / ".join(f"ours/{other}" for other in names if other != "ours")
+    columns = f"robot|mode|rate Hz|CPU us/msg|CPU {ratios}|main thread us/msg|latency median ms|"
+    columns += "p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m"
+    title = f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
+    table = Table(title + f"cells {' / '.join(names)}", columns.split("|"))
     for (robot, mode), group in turns.items():
         for index, rate in enumerate(w.rate_hz for w in group[0].windows):
             windows = {name: [t.windows[index] for t in group if t.node == name] for name in names}
