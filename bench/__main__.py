@@ -29,6 +29,7 @@ _UNSET_OPENBLAS = _drop_openblas_variables()
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -100,13 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def machine() -> dict[str, Any]:
     """What the numbers were measured on: date, CPU, versions."""
-    cpuinfo = (
-        Path("/proc/cpuinfo").read_text().splitlines() if os.path.exists("/proc/cpuinfo") else []
-    )
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
-        "unknown",
-    )
+    model = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
     versions = {}
     for dist in ("pin", "yourdfpy", "urchin", "ros-rclpy"):
         try:
@@ -115,7 +110,7 @@ def machine() -> dict[str, Any]:
             versions[dist] = "not installed"
     return {
         "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu,
+        "cpu": model.group(1) if model else "unknown",
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -144,23 +144,20 @@ def unsourced_env() -> dict[str, str]:
     return env
 
 
-def python_imports(python: str | Path, code: str) -> bool:
-    """True when ``python -c code`` exits 0 (output discarded)."""
-    result = subprocess.run(
-        [str(python), "-c", code],
-        env=clean_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    return result.returncode == 0
-
-
 def python_output(python: str | Path, code: str) -> str:
     """What ``python -c code`` prints (CalledProcessError when it fails)."""
     return subprocess.run(
         [str(python), "-c", code], env=clean_env(), capture_output=True, text=True, check=True
     ).stdout
+
+
+def python_imports(python: str | Path, code: str) -> bool:
+    """True when ``python -c code`` exits 0."""
+    try:
+        python_output(python, code)
+    except subprocess.CalledProcessError:
+        return False
+    return True
 
 
 def ros_python_candidate() -> str:
