@@ -385,10 +385,10 @@ def rate_table(
         "CPU us/msg = the node process's CPU time (its CPU-time clock, ns) over the window / "
         "JointStates sent; main thread = the same for the thread that runs the callbacks "
         "(/proc/<pid>/task/<tid>/schedstat, ns); latency = /tf receipt - JointState stamp "
-        "(wall clock, reader in the bench process); drops = JointStates with no /tf message of "
-        "their stamp, summed over the rounds (defaults mode: publications are rate-limited to "
-        "20 Hz, so none counted); RSS = VmRSS at the end of the window; load 1m = the machine's "
-        "load average after the windows"
+        "(wall clock, reader in the bench process); drops = JointStates with no /tf message "
+        "of their stamp, summed over the rounds (defaults mode: publications are rate-limited"
+        " to 20 Hz, so none counted); RSS = VmRSS at the end of the window; load 1m = the "
+        "machine's load average after the windows"
     )
     return table
 

@@ -12,11 +12,11 @@ executor spins.
 Stopping. ``main`` gets ``StopSignals`` (SIGINT and SIGTERM only set a flag; a thread of theirs
 calls the wake function given to ``wake_with``), so no signal ever raises into Python code:
 any number of them, at any moment, end the node with exit code 0 and no traceback. ``spin``
-runs the executor until a Future of its own, ``SpinLoop``'s turn, completes: a stop signal,
-any other signal with a Python handler, and a ROS shutdown complete it (``SpinLoop.wake``);
-the spin returns, and the loop ends or spins on a new turn. Both executors end a spin when
-its Future completes on another thread (rclpy's executor is woken through its guard
-condition, the events executor by the Future's done callback).
+runs the events executor until a Future of its own, ``SpinLoop``'s turn, completes: a stop
+signal, any other signal with a Python handler, and a ROS shutdown complete it
+(``SpinLoop.wake``); the spin returns, and the loop ends or spins on a new turn. rclpy's
+executor runs one callback at a time in ``OnceLoop``, whose ``wake`` triggers a guard
+condition of the node's (a Future would grow there: see ``OnceLoop``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from collections.abc import Callable
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.guard_condition import GuardCondition
+from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
@@ -48,8 +50,8 @@ SPINNING_WITH = {
     RCLPY: "rclpy's executor (rclpy.executors.SingleThreadedExecutor)",
     WAITSET: "the wait-set loop (rclpy's private wait-set binding)",
 }
-#: Longest one spin lasts, seconds; the loop then spins again. Without a timeout the events
-#: executor (rclpy 9.1.2) keeps about half a core busy while idle, and may miss a Future
+#: Longest one spin of the events executor lasts, seconds; the loop then spins again. Without
+#: a timeout it (rclpy 9.1.2) keeps about half a core busy while idle, and may miss a Future
 #: completed on another thread (measured).
 TURN_S = 3600.0
 #: Longest the executor's shutdown waits for a spin to end, seconds (it has ended already).
@@ -147,11 +149,13 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
 
 
 def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> None:
-    """Spin with ``executor`` (``EVENTS`` or ``RCLPY``) in a ``SpinLoop``."""
+    """Spin with ``executor``: ``EVENTS`` in a ``SpinLoop``, ``RCLPY`` in a ``OnceLoop``."""
     make_executor = _events_executor_type() if executor == EVENTS else SingleThreadedExecutor
     assert make_executor is not None  # spin checked it
     spinner = make_executor(context=node.context)
-    loop = SpinLoop(spinner, node.context)
+    loop: SpinLoop | OnceLoop = (
+        SpinLoop(spinner, node.context) if executor == EVENTS else OnceLoop(spinner, node)
+    )
     try:
         spinner.add_node(node)
         stop.wake_with(loop.wake)
@@ -160,7 +164,7 @@ def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> No
         finally:
             stop.wake_with(None)
     finally:
-        loop.close()  # nothing completes the loop's Future from here on
+        loop.close()  # nothing wakes the executor from here on
         spinner.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
 
 
@@ -200,6 +204,52 @@ class SpinLoop:
         """From now on ``wake`` does nothing: call it before the executor is shut down."""
         with self._lock:
             self._closed = True
+
+
+class OnceLoop:
+    """Run rclpy's ``SingleThreadedExecutor`` one callback at a time (``spin_once``, no
+    timeout) until ``stopped()`` or a ROS shutdown; ``wake`` (any thread) triggers a guard
+    condition of the node's, whose empty callback ends the current ``spin_once`` so that the
+    loop looks again.
+
+    Not ``SpinLoop``'s Future: rclpy up to 7.1 (Humble, Jazzy) adds a done callback to the
+    Future for every callback it runs while spinning until it completes (fixed in Kilted's
+    rclpy, ros2/rclpy#1374), so an hour's turn at 1 kHz would hold 3.6 million of them. Nor a
+    timeout: with one, rclpy makes an rcl timer for every wait (about 15 % more CPU per
+    JointState at 1 kHz, measured).
+    """
+
+    def __init__(self, executor: Executor, node: Node) -> None:
+        self._executor = executor
+        self._node = node
+        self._lock = threading.Lock()
+        self._guard: GuardCondition | None = node.create_guard_condition(_return_to_the_loop)
+
+    def run(self, stopped: Callable[[], bool]) -> None:
+        """Serve the executor's nodes until ``stopped()`` or a ROS shutdown."""
+        try:
+            while not stopped() and self._node.context.ok():
+                self._executor.spin_once()  # a ROS shutdown wakes it (rclpy's own guard)
+        except ExternalShutdownException:  # the spin ended at a ROS shutdown
+            pass
+
+    def wake(self) -> None:
+        """End the current ``spin_once`` (or the next one at once). Thread-safe; nothing once
+        closed."""
+        with self._lock:
+            if self._guard is not None:
+                self._guard.trigger()
+
+    def close(self) -> None:
+        """Destroy the guard condition; from now on ``wake`` does nothing."""
+        with self._lock:
+            if self._guard is not None:
+                self._node.destroy_guard_condition(self._guard)
+                self._guard = None
+
+
+def _return_to_the_loop() -> None:
+    """The wake guard condition's callback: nothing to do but let ``spin_once`` return."""
 
 
 def _events_executor_type() -> Callable[..., Executor] | None:
