@@ -172,11 +172,15 @@ def test_the_main_thread_s_cpu_seconds_are_its_own_cpu_time() -> None:
     assert before - 1e-6 <= measured <= after + 1e-6  # schedstat may lag the clock by < 1 us
 
 
+#: join() returns before the kernel has reaped the worker's task (seen: still listed in
+#: /proc/<pid>/task, its time counted as a live thread's): the child waits until it is gone.
 CHILD_WITH_AN_ENDED_THREAD = """
-import sys, threading, time
+import os, sys, threading, time
 worker = threading.Thread(target=lambda: sum(range(5_000_000)))
 worker.start()
 worker.join()
+while len(os.listdir("/proc/self/task")) > 1:
+    time.sleep(0.001)
 print(time.process_time(), flush=True)
 sys.stdin.read()
 """
