@@ -29,15 +29,27 @@ _UNSET_OPENBLAS = _drop_openblas_variables()
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+import numpy as np  # noqa: E402
+
+from . import dds, fk, vs_rsp  # noqa: E402
+from .profile import profile_callback  # noqa: E402
 from .report import Table  # noqa: E402
 
-SECTIONS = ("fk", "vs_rsp")
+#: The sections in their order: each measures, on the parsed options, its tables and record.
+SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, Any]]]] = {
+    "fk": lambda args: fk.run_fk(args.quick),
+    "vs_rsp": lambda args: vs_rsp.run_vs_rsp(
+        args.quick, args.rates, args.robots, baseline=args.baseline
+    ),
+}
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
 
@@ -68,7 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--profile", action="store_true", help="profile the node's work per JointState and exit")
     add("--profile-messages", type=int, default=5000, help="JointStates for --profile")
     add("--rates", default="100,500,1000", help="JointState rates of vs_rsp, Hz")
-    add("--robots", default=env("BENCH_ROBOTS", "humanoid,arm"), help="robots of vs_rsp")
+    add("--robots", default=env("BENCH_ROBOTS", ",".join(vs_rsp.ROBOTS)), help="robots of vs_rsp")
     add(
         "--baseline",
         default=env("BENCH_BASELINE") or None,
@@ -81,7 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.sections, args.robots = _split(args.sections), _split(args.robots)
     args.rates = [float(rate) for rate in _split(args.rates)]
-    for given, known in ((args.sections, SECTIONS), (args.robots, ("humanoid", "arm"))):
+    for given, known in ((args.sections, tuple(SECTIONS)), (args.robots, tuple(vs_rsp.ROBOTS))):
         if unknown := sorted(set(given) - set(known)):
             parser.error(f"unknown {unknown}; choose from {','.join(known)}")
     return args
@@ -89,17 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def machine() -> dict[str, Any]:
     """What the numbers were measured on: date, CPU, versions."""
-    from importlib import metadata
-
-    import numpy as np
-
-    cpuinfo = (
-        Path("/proc/cpuinfo").read_text().splitlines() if os.path.exists("/proc/cpuinfo") else []
-    )
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
-        "unknown",
-    )
+    model = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
     versions = {}
     for dist in ("pin", "yourdfpy", "urchin", "ros-rclpy"):
         try:
@@ -108,7 +110,7 @@ def machine() -> dict[str, Any]:
             versions[dist] = "not installed"
     return {
         "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu,
+        "cpu": model.group(1) if model else "unknown",
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -119,8 +121,6 @@ def machine() -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen sections, printing each table as soon as it is measured."""
-    from . import dds, fk, vs_rsp
-
     info = machine()
     print(f"# joint_tf_publisher benchmarks ({'quick' if args.quick else 'full'} mode)\n")
     print(
@@ -132,23 +132,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "vs_rsp" in args.sections:
         dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
-    runners: dict[str, Callable[[], tuple[Table | list[Table], dict[str, Any]]]] = {
-        "fk": lambda: fk.run_fk(args.quick),
-        "vs_rsp": lambda: vs_rsp.run_vs_rsp(
-            args.quick, args.rates, args.robots, baseline=args.baseline
-        ),
-    }
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}
     for section in args.sections:
         started = time.perf_counter()
         try:
-            tables, record = runners[section]()
+            tables, record = SECTIONS[section](args)
         except Exception as exc:  # one broken section must not lose the others' numbers
             traceback.print_exc()
             print(f"### section {section} FAILED: {type(exc).__name__}: {exc}\n", flush=True)
             results["sections"][section] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
-        tables = tables if isinstance(tables, list) else [tables]
         for table in tables:
             print(table.render(), flush=True)
         results["sections"][section] = {
@@ -163,8 +156,6 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run, print, write JSON. Exit status 1 when a section failed."""
     args = parse_args(argv)
     if args.profile:
-        from .profile import profile_callback
-
         return profile_callback(args.profile_messages)
     results = run(args)
     args.json.parent.mkdir(parents=True, exist_ok=True)

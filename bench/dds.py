@@ -29,7 +29,8 @@ import numpy as np
 
 from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from .models import REPO_ROOT
+
 PACKAGE = "joint_tf_publisher"
 #: The first transform's header stamp in a CDR TFMessage: 4 bytes encapsulation header, 4 bytes
 #: sequence length, then stamp.sec (int32) and stamp.nanosec (uint32).
@@ -155,17 +156,15 @@ def thread_cpu_seconds(pid: int) -> dict[str, float]:
     return totals
 
 
-def memory_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of a process in MiB; NaN once it is gone."""
-    values = {"VmRSS": math.nan, "VmHWM": math.nan}
+def rss_mb(pid: int) -> float:
+    """The resident memory (VmRSS) of a process in MiB; NaN once it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            key, _, rest = line.partition(":")
-            if key in values:
-                values[key] = int(rest.split()[0]) / 1024.0
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0  # kB
     except OSError:
         pass
-    return values["VmRSS"], values["VmHWM"]
+    return math.nan
 
 
 # -- the bench's ROS side -----------------------------------------------------------------------
@@ -375,7 +374,7 @@ def measure(
         name: spent - threads_before.get(name, 0.0)
         for name, spent in thread_cpu_seconds(pid).items()
     }
-    load, (rss, _) = os.getloadavg()[0], memory_mb(pid)
+    load, rss = os.getloadavg()[0], rss_mb(pid)
     time.sleep(0.5)  # let the last messages arrive
     sent, latencies = set(stamps), {}
     for stamp, receipt in list(probe.received):

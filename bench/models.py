@@ -1,9 +1,5 @@
-"""The benchmark robots, URDF files of the repository, and what the sections need of them.
-
-| model    | file                               | joints | moving | independent | mimic | fixed |
-| -------- | ---------------------------------- | ------ | ------ | ----------- | ----- | ----- |
-| arm      | urdf/demo_arm.urdf                 | 10     | 8      | 7           | 1     | 2     |
-| humanoid | test/data/humanoid_fixed_base.urdf | 93     | 73     | 63          | 10    | 20    |
+"""The benchmark robots, URDF files of the repository (their joint counts: docs/benchmarks.md,
+Models), and what the sections need of them.
 
 The humanoid (small tilts on every origin, so that a wrong rotation convention shows) is the
 robot of every side-by-side run against robot_state_publisher. Metres and radians.
@@ -20,10 +16,6 @@ from typing import Any
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-FILES = {
-    "arm": REPO_ROOT / "urdf" / "demo_arm.urdf",
-    "humanoid": REPO_ROOT / "test" / "data" / "humanoid_fixed_base.urdf",
-}
 #: Where continuous joints are sampled (radians); they have no limits.
 CONTINUOUS_RANGE = (-math.pi, math.pi)
 
@@ -73,14 +65,16 @@ class ModelSpec:
             "fixed": joints - moving,
         }
 
-    def sample_independent(self, rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
-        """``count`` random values per independent joint, inside its hard limits."""
-        return {
-            joint.name: rng.uniform(*(joint.hard_limits() or CONTINUOUS_RANGE), size=count)
-            for joint in self.independent_joints
-        }
+    def sample(self, seed: int, count: int) -> list[dict[str, float]]:
+        """``count`` configurations of the independent joints (name -> position, in
+        ``independent_joints``' order), each value drawn inside its joint's hard limits by a
+        generator seeded with ``seed``."""
+        rng, joints = np.random.default_rng(seed), self.independent_joints
+        columns = [rng.uniform(*(j.hard_limits() or CONTINUOUS_RANGE), size=count) for j in joints]
+        names = [joint.name for joint in joints]
+        return [dict(zip(names, row, strict=True)) for row in np.column_stack(columns).tolist()]
 
-    def full_values(self, independent: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def full_values(self, independent: dict[str, float]) -> dict[str, float]:
         """Values of every moving joint: mimic joints follow their leader (chains in order)."""
         values = dict(independent)
         for joint in self.moving_joints:
@@ -90,16 +84,8 @@ class ModelSpec:
         return values
 
 
-def arm() -> ModelSpec:
-    """The bundled demo arm: 7 independent joints, one of them led by a mimic finger."""
-    return ModelSpec("arm", FILES["arm"])
-
-
-def humanoid() -> ModelSpec:
-    """The fixed-base humanoid: 93 joints, 63 independent moving, 10 mimic."""
-    return ModelSpec("humanoid", FILES["humanoid"])
-
-
-def all_models() -> list[ModelSpec]:
-    """The benchmark models, smallest first."""
-    return [arm(), humanoid()]
+#: The benchmark models by name, smallest first.
+MODELS = {
+    "arm": ModelSpec("arm", REPO_ROOT / "urdf" / "demo_arm.urdf"),
+    "humanoid": ModelSpec("humanoid", REPO_ROOT / "test" / "data" / "humanoid_fixed_base.urdf"),
+}

@@ -1,5 +1,5 @@
-"""Adapters giving every library the same operations: hold a pool of configurations, FK of
-each in turn (all link poses in the root frame), the link poses of the first.
+"""Adapters giving every library the same operations: FK of each of a pool of configurations in
+turn, and all link poses (in the root frame) at one configuration.
 
 Each gets configurations of every moving joint (mimic joints following their leader,
 ``ModelSpec.full_values``) and passes on what its library expects: pinocchio takes mimic joints
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,30 +24,29 @@ Values = dict[str, float]
 Poses = dict[str, np.ndarray]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Peer:
     """One library bound to one model. ``prepare`` turns a configuration into the library's
-    input once, so that the timed ``fk_pool`` (FK of each pooled configuration in turn: a
-    fresh one every call, as a state publisher sees) does only FK; ``poses`` are the link
-    poses of the first configuration."""
+    input, ``fk`` does FK of a prepared one, ``link_poses`` gives every link's pose (4, 4)."""
 
     fk: Callable[[Any], object]
     prepare: Callable[[Values], Any]
     link_poses: Callable[[Any], Poses]
-    pool: list[Any] = field(default_factory=list)
 
-    def set_pool(self, configurations: list[Values]) -> None:
-        """Hold ``configurations`` (prepared) for ``fk_pool`` and ``poses``."""
-        self.pool = [self.prepare(values) for values in configurations]
+    def poses(self, values: Values) -> Poses:
+        """Every link's pose (4, 4) at the configuration ``values``."""
+        return self.link_poses(self.prepare(values))
 
-    def fk_pool(self) -> None:
-        """FK of every pooled configuration."""
-        for prepared in self.pool:
-            self.fk(prepared)
+    def fk_pool(self, configurations: list[Values]) -> Callable[[], None]:
+        """The call to time: FK of each of ``configurations`` in turn (a fresh one every
+        call, as a state publisher sees), prepared once here so that it does only FK."""
+        pool = [self.prepare(values) for values in configurations]
 
-    def poses(self) -> Poses:
-        """Every link's pose (4, 4) at the first pooled configuration."""
-        return self.link_poses(self.pool[0])
+        def fk_each() -> None:
+            for prepared in pool:
+                self.fk(prepared)
+
+        return fk_each
 
 
 class PeerUnavailable(RuntimeError):

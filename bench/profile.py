@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .models import humanoid
+from .models import MODELS
 
 TOP_ENTRIES = 25
 
@@ -49,15 +49,15 @@ def profile_callback(count: int) -> int:
     from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
     from joint_tf_publisher.ros.reporting import Reporter
 
-    spec = humanoid()
+    spec = MODELS["humanoid"]
     robot = Robot.from_xml_string(spec.to_urdf())
     pipeline = JointStatePipeline(
         Settings(ignore_timestamp=True), Reporter(logging.getLogger("bench")), time.time_ns
     )
     pipeline.install(LoadedModel(robot, spec.to_urdf()))
-    names = tuple(joint.name for joint in spec.independent_joints)
-    sampled = spec.sample_independent(np.random.default_rng(5), count)
-    rows = [np.array([sampled[name][k] for name in names]) for k in range(count)]
+    configurations = spec.sample(5, count)
+    names = tuple(configurations[0])
+    rows = [np.array(list(values.values())) for values in configurations]
     start_ns = time.time_ns()
 
     def message(k: int) -> None:
@@ -66,7 +66,6 @@ def profile_callback(count: int) -> int:
         publication.to_bytes()
 
     publications = [pipeline.joint_state(start_ns, names, row) for row in rows[:200]]  # warm up
-    configurations = [dict(zip(names, row, strict=True)) for row in rows]
     counts = spec.counts()
     print(
         f"# {spec.name}: {counts['independent']} names per JointState, "

@@ -46,14 +46,10 @@ def micros(seconds: float | None) -> str:
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
 
 
-def ratio(peer_seconds: float | None, our_seconds: float | None) -> str:
-    """peer / ours as ``12.3x``: above 1 we are faster, below 1 the peer is."""
-    if not peer_seconds or not our_seconds:
+def ratio(numerator: float | None, denominator: float | None) -> str:
+    """numerator / denominator as ``1.23x`` (3 significant figures), or a dash where either is
+    missing or not finite, or the denominator not positive."""
+    if numerator is None or denominator is None or not denominator > 0:
         return "-"
-    value = peer_seconds / our_seconds
-    return f"{value:.3g}x"
-
-
-def verdict(passed: bool) -> str:
-    """PASS or FAIL for target lines."""
-    return "PASS" if passed else "FAIL"
+    value = numerator / denominator
+    return f"{value:.3g}x" if math.isfinite(value) else "-"

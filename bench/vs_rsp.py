@@ -24,17 +24,17 @@ import numpy as np
 from joint_tf_publisher.ros.stamps import stamp_to_ns
 
 from . import dds
-from .models import ModelSpec, humanoid
-from .report import Table
+from .models import MODELS, REPO_ROOT, ModelSpec
+from .report import Table, ratio
 
 #: Where a ROS 2 prefix keeps the RSP executable (as ``ros2 pkg prefix`` + ``ros2 run`` find it).
 RSP_EXECUTABLE = Path("lib", "robot_state_publisher", "robot_state_publisher")
-REPO_ROOT = dds.REPO_ROOT
 ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
+#: The robots by their name on the command line: the humanoid, and an arm with a mimic gripper.
+ROBOTS = {"humanoid": MODELS["humanoid"], "arm": ModelSpec(ARM_URDF.stem, ARM_URDF)}
 MODES = {"ignore_timestamp": True, "defaults": False}
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
-ROBOTS = ("humanoid", "arm")
 
 
 # -- finding robot_state_publisher --------------------------------------------------------------
@@ -175,13 +175,6 @@ def compare_frames(ours: Mapping[str, FramePose], rsp: Mapping[str, FramePose]) 
     )
 
 
-def ratio(ours: float, rsp: float) -> str:
-    """ours / RSP as ``1.23x`` (below 1: ours is cheaper or faster), or a dash."""
-    if not (math.isfinite(ours) and math.isfinite(rsp)) or rsp <= 0.0:
-        return "-"
-    return f"{ours / rsp:.2f}x"
-
-
 def median(values: Iterable[float]) -> float:
     """Median of the finite values, NaN without any."""
     finite = [value for value in values if math.isfinite(value)]
@@ -203,18 +196,9 @@ class BenchRobot:
 
 def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
     """``spec`` with ``count`` rows of its independent joints' positions, inside their limits."""
-    values = spec.sample_independent(np.random.default_rng(11), count)
-    names = [joint.name for joint in spec.independent_joints]
-    rows = [[float(values[name][k]) for name in names] for k in range(count)]
-    return BenchRobot(spec.name, spec.to_urdf(), names, rows)
-
-
-def arm_robot() -> BenchRobot:
-    """The arm with a mimic gripper (test/urdf/arm_mimic_gripper.urdf)."""
-    return bench_robot(ModelSpec(ARM_URDF.stem, ARM_URDF))
-
-
-ROBOT_MAKERS = {"humanoid": lambda: bench_robot(humanoid()), "arm": arm_robot}
+    configurations = spec.sample(11, count)
+    rows = [list(values.values()) for values in configurations]
+    return BenchRobot(spec.name, spec.to_urdf(), list(configurations[0]), rows)
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -285,7 +269,7 @@ def run_turn(
         turn = Turn(
             contender.node,
             probe.static_received_s - started_s,
-            dds.memory_mb(process.pid)[0],
+            dds.rss_mb(process.pid),
             poses_by_child(probe.answer(robot.rows[0]).transforms),
             poses_by_child(probe.static_message.transforms),
             published_s(probe.static_message, started_ns),
@@ -316,7 +300,7 @@ def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> li
 def run_vs_rsp(
     quick: bool,
     rates: Sequence[float],
-    robots: Sequence[str] = ROBOTS,
+    robots: Sequence[str] = tuple(ROBOTS),
     rounds: int | None = None,
     window_s: float | None = None,
     baseline: str | None = None,
@@ -342,7 +326,7 @@ def run_vs_rsp(
     turns: dict[tuple[str, str], list[Turn]] = {}
     rclpy.init()
     try:
-        for robot in (ROBOT_MAKERS[name]() for name in robots):
+        for robot in (bench_robot(ROBOTS[name]) for name in robots):
             probe = dds.Probe(robot.joint_names)
             try:
                 for mode, ignore_timestamp in MODES.items():
@@ -387,15 +371,11 @@ def rate_table(
     turns: Mapping[tuple[str, str], list[Turn]], names: Sequence[str], rounds: int, window_s: float
 ) -> Table:
     """Per robot, mode and rate: medians over the rounds for every node, and ours / the others."""
-    others = [name for name in names if name != "ours"]
-    table = Table(
-        f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
-        f"cells {' / '.join(names)}",
-        f"robot|mode|rate Hz|CPU us/msg|CPU {' / '.join(f'ours/{o}' for o in others)}|"
-        "main thread us/msg|latency median ms|p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m".split(
-            "|"
-        ),
-    )
+    ratios = " / ".join(f"ours/{other}" for other in names if other != "ours")
+    columns = f"robot|mode|rate Hz|CPU us/msg|CPU {ratios}|main thread us/msg|latency median ms|"
+    columns += "p99 ms|drops (of sent)|/tf Hz|RSS MB|load 1m"
+    title = f"Side by side: medians of {rounds} interleaved rounds, {window_s:g} s per rate; "
+    table = Table(title + f"cells {' / '.join(names)}", columns.split("|"))
     for (robot, mode), group in turns.items():
         for index, rate in enumerate(w.rate_hz for w in group[0].windows):
             windows = {name: [t.windows[index] for t in group if t.node == name] for name in names}
@@ -406,14 +386,11 @@ def rate_table(
             cpu = medians(lambda w: w.cpu_us_per_message())
             drops = " / ".join(str(sum(w.sent - w.received for w in windows[n])) for n in names)
             sent = sum(w.sent for w in windows["ours"])
-            picks: list[tuple[Callable[[dds.Window], float], int]] = [
-                (lambda w: w.cpu_us_per_message("main"), 0),
-                (lambda w: w.latency(0.5) * 1e3, 2),
-                (lambda w: w.latency(0.99) * 1e3, 2),
-            ]
             table.rows.append(
                 [robot, mode, f"{rate:g}", _cells(cpu, 0), _ratios(cpu)]
-                + [_cells(medians(pick), digits) for pick, digits in picks]
+                + [_cells(medians(lambda w: w.cpu_us_per_message("main")), 0)]
+                + [_cells(medians(lambda w: w.latency(0.5) * 1e3), 2)]
+                + [_cells(medians(lambda w: w.latency(0.99) * 1e3), 2)]
                 + [f"{drops} ({sent})" if mode == "ignore_timestamp" else "-"]
                 + [_cells(medians(lambda w: w.received / w.seconds), 0)]
                 + [_cells(medians(lambda w: w.rss_mb), 0)]

@@ -281,36 +281,37 @@ def test_conftest_gives_each_session_a_private_localhost_domain() -> None:
     assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
 
 
-CURRENT_STAMP = {"inputs": "abc", "mode": "pip-wheels", "base": "", "interfaces": "tf2"}
-
-
-@pytest.mark.parametrize(
-    ("stored", "ready", "force", "expected"),
-    [
-        (CURRENT_STAMP, True, False, "keep"),
-        ({**CURRENT_STAMP, "inputs": "old"}, True, False, "update"),
-        (None, True, False, "rebuild"),
-        (None, False, False, "rebuild"),
-        (CURRENT_STAMP, False, False, "rebuild"),
-        (CURRENT_STAMP, True, True, "rebuild"),
-        ({**CURRENT_STAMP, "mode": "sourced-ros"}, True, False, "rebuild"),
-        ({**CURRENT_STAMP, "interfaces": "old"}, True, False, "rebuild"),
-        ({**CURRENT_STAMP, "base": "/another/ros2kit/venv"}, True, False, "rebuild"),
-        ({"inputs": "abc"}, True, False, "rebuild"),
-        ({"inputs": "abc", "mode": "pip-wheels", "interfaces": "tf2"}, True, False, "keep"),
-    ],
-)
-def test_env_plan_keeps_updates_or_rebuilds(
-    stored: dict[str, str] | None, ready: bool, force: bool, expected: str
-) -> None:
+def test_a_venv_is_kept_while_current_else_built_anew(tmp_path: Path) -> None:
+    """tools/env.py's ensure_venv (every venv of the project): a venv is kept while its marker
+    holds the stamp of its inputs and its check passes; else it is removed and built from
+    nothing, never updated in place, so nothing an earlier build installed stays in it."""
     env_tool = load_env_tool()
+    venv = tmp_path / "venv"
 
-    action = env_tool.plan(stored, CURRENT_STAMP, ready, force_rebuild=force)
+    def ready(path: Path) -> bool:
+        return any(path.glob("built-from-*"))
 
-    assert action.split(":")[0] == expected
+    def ensure(stamp: str, rebuild: bool = False) -> str | None:
+        def build(path: Path) -> None:
+            path.mkdir()
+            (path / f"built-from-{stamp}").touch()
+
+        return env_tool.ensure_venv(venv, stamp, build, ready, rebuild=rebuild)
+
+    assert ensure("a") == "no ready marker (half-built or never built)"
+    assert ensure("a") is None
+    assert ensure("b") == "its inputs changed"
+    assert sorted(path.name for path in venv.iterdir()) == [".jtp-env-ok", "built-from-b"]
+    (venv / "built-from-b").unlink()
+    assert ensure("b") == "its check failed"
+    assert ensure("b", rebuild=True) == "asked to"
+    assert ensure("b") is None
+    with pytest.raises(env_tool.EnvError, match="check still fails"):
+        env_tool.ensure_venv(venv, "c", lambda path: path.mkdir(), ready)
+    assert not (venv / env_tool.MARKER_NAME).exists()  # a failed build is never current
 
 
-def test_env_inputs_hash_follows_requirements_and_mode(tmp_path: Path) -> None:
+def test_env_inputs_stamp_follows_requirements_and_mode(tmp_path: Path) -> None:
     env_tool = load_env_tool()
     for name in ("setup.py", "setup.cfg", "package.xml"):
         (tmp_path / name).write_text(name, encoding="utf-8")
@@ -323,13 +324,13 @@ def test_env_inputs_hash_follows_requirements_and_mode(tmp_path: Path) -> None:
     tool_copy.write_text("# tool\n", encoding="utf-8")
     env_tool.__file__ = str(tool_copy)
 
-    before = env_tool.inputs_hash(env_tool.MODE_PIP)
+    before = env_tool.inputs_stamp(env_tool.MODE_PIP)
     requirements.write_text("pytest>=7\nnew-dependency\n", encoding="utf-8")
-    after = env_tool.inputs_hash(env_tool.MODE_PIP)
+    after = env_tool.inputs_stamp(env_tool.MODE_PIP)
 
     assert before != after
-    assert env_tool.inputs_hash(env_tool.MODE_ROS) != after
-    assert env_tool.inputs_hash(env_tool.MODE_PIP) == after
+    assert env_tool.inputs_stamp(env_tool.MODE_ROS) != after
+    assert env_tool.inputs_stamp(env_tool.MODE_PIP) == after
 
 
 def venv_in_use() -> Path | None:
@@ -388,7 +389,7 @@ def test_a_venv_over_a_ros_venv_sees_its_site_packages_after_its_own(
     monkeypatch.setattr(env_tool, "ros_python_candidate", lambda: str(ros_venv / "bin" / "python"))
 
     project_venv = tmp_path / "project_venv"
-    env_tool.create_venv(project_venv, env_tool.MODE_ROS, tmp_path / "env.log")
+    env_tool.create_venv(project_venv, env_tool.MODE_ROS)
     path = sys_path_of(project_venv / "bin" / "python")
     own_site = str(env_tool.venv_site_packages(project_venv))
 
@@ -499,15 +500,15 @@ def test_extra_requirements_are_held_to_the_ros_pythons_versions(
     monkeypatch.setenv("PIP_FIND_LINKS", str(index))
     requirements = tmp_path / "extra.txt"
     requirements.write_text("jtp_abi_demo\n", encoding="utf-8")
-    log_file = tmp_path / "pip.log"
     installed = {}
     for mode in (env_tool.MODE_ROS, env_tool.MODE_PIP):
         venv = tmp_path / mode
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        env_tool.install_requirements(venv, mode, [requirements], log_file)
+        env_tool.install_requirements(venv, mode, [requirements])
         installed[mode] = module_version(venv / "bin" / "python", "jtp_abi_demo")
 
-    assert installed == {env_tool.MODE_ROS: "1.0", env_tool.MODE_PIP: "2.0"}, log_file.read_text()
+    expected = {env_tool.MODE_ROS: "1.0", env_tool.MODE_PIP: "2.0"}
+    assert installed == expected, env_tool.LOG_FILE.read_text()
 
 
 def module_version(python: Path, module: str) -> str:

@@ -105,35 +105,23 @@ def load_soak_module() -> Any:
 def test_soak_verdict_fails_on_each_problem() -> None:
     """Control: the script's PASS is real: each problem alone turns the verdict to failure."""
     soak = load_soak_module()
-    args = soak.parse_args(["--seconds", "5", "--max-rss-growth-mb", "5"])
-    healthy = {
-        "messages": 900,
-        "transforms": 610,
-        "checked": 10,
-        "non_finite": 0,
-        "bad_quaternion": 0,
-        "latency_median_ms": 1.0,
-        "latency_p99_ms": 2.0,
-        "latency_max_ms": 3.0,
-    }
 
-    def verdict(
-        summary: dict[str, Any], alive: bool = True, growth: float = 0.5, log: str = ""
-    ) -> list[str]:
+    def failures(log: str = "", growth: float = 0.5, **measured: Any) -> list[str]:
         report = soak.SoakReport(model="m", moving_joints=61, seconds=5, rate_hz=1000)
-        report.messages_in, report.node_alive = 1000, alive
-        report.rss_warm_mib, report.rss_end_mib = 80.0, 80.0 + growth
-        soak._summarise(report, summary, args, log)
-        return list(report.failures)
+        report.messages_in, report.messages_out, report.node_alive = 1000, 900, True
+        report.rss_growth_mib = growth
+        for name, value in measured.items():
+            setattr(report, name, value)
+        return list(soak.failures(report, 5.0, log))
 
-    assert verdict(healthy) == []
-    assert verdict(healthy, alive=False)
-    assert verdict({**healthy, "messages": 0})
-    assert verdict({**healthy, "non_finite": 1})
-    assert verdict({**healthy, "bad_quaternion": 1})
-    assert verdict(healthy, growth=6.0)
-    assert verdict(healthy, growth=math.nan)
-    assert verdict(healthy, log="Traceback (most recent call last):")
+    assert failures() == []
+    assert failures(node_alive=False)
+    assert failures(messages_out=0)
+    assert failures(non_finite_messages=1)
+    assert failures(bad_quaternion_messages=1)
+    assert failures(growth=6.0)
+    assert failures(growth=math.nan)
+    assert failures(log="Traceback (most recent call last):")
 
 
 def test_soak_by_count_fails_only_on_a_short_burst() -> None:
@@ -150,10 +138,8 @@ def test_soak_by_count_fails_only_on_a_short_burst() -> None:
             model="m", moving_joints=61, seconds=3.0, rate_hz=1000, messages_target=3000
         )
         report.messages_in, report.node_alive, report.feed_seconds = sent, True, 17.0
-        report.rss_warm_mib = report.rss_end_mib = 80.0
-        summary = {"messages": sent // 2, "transforms": 610, "checked": 10}
-        soak._summarise(report, summary, args, "")
-        return list(report.failures)
+        report.messages_out, report.rss_growth_mib = sent // 2, 0.0
+        return list(soak.failures(report, args.max_rss_growth_mb, ""))
 
     assert failures(3000) == []
     (failure,) = failures(548)

@@ -3,43 +3,28 @@
 
 Our ``.venv`` has CPython 3.11 and numpy 2 (the Kilted wheels need them); users run the
 package on Ubuntu's system Python packages. This script builds one scratch virtual
-environment per distro combination under ``.compat/`` (git-ignored), from PyPI, with the
-distro's versions pinned, and runs the test files that need no rclpy there (``core_tests``) with
-``PYTHONPATH`` at this repository (the package is not installed into them). It prints one
-summary line per environment and exits non-zero if any environment failed or could not be
-built.
+environment per distro combination (``ENVIRONMENTS``: the Ubuntu release's system packages,
+where PyPI has a wheel for them) under ``.compat/`` (git-ignored), from PyPI, and runs the
+test files that need no rclpy there (``core_tests``) with ``PYTHONPATH`` at this repository
+(the package is not installed into them). ``humble`` also builds the package as colcon's
+ament_python build does on Humble (``colcon_build``). It prints one summary line per
+environment and exits non-zero if any environment failed or could not be built.
 
-Environments (the Ubuntu release's system packages, where PyPI has a wheel for them):
+Not covered: pinocchio (its tests run in the ``pinocchio`` environment, whose ``pin`` wheels
+need numpy 2) and the ROS-facing tests (rclpy exists only as Kilted wheels for CPython 3.11).
+lxml's wheels bundle their own libxml2 (4.8.0: 2.9.12; 5.2.1: 2.12.6), while Ubuntu's
+python3-lxml uses the system libxml2 (2.9.13 on 22.04, 2.9.14 on 24.04).
 
-* ``humble``: Ubuntu 22.04, Python 3.10, numpy 1.21.5, lxml 4.8.0, scipy 1.8.0,
-  matplotlib 3.5.1, and setuptools 59.6.0 with colcon: there the package is also built as
-  colcon's ament_python build does on Humble (``setup.py egg_info build install``) in a
-  scratch workspace, and the install tree checked (``lib/<package>/<executables>``,
-  ``share/<package>/...``, no setuptools warning about setup.cfg).
-* ``jazzy``: Ubuntu 24.04 (Jazzy, Kilted and Rolling), Python 3.12, numpy 1.26.4, lxml 5.2.1,
-  scipy 1.11.4; matplotlib 3.8.4 (24.04 has 3.6.3, which has no wheel for Python 3.12).
-
-Not covered: pinocchio (``test_kinematics_pinocchio.py``: the ``pin`` 3 wheels need a newer
-numpy; pin 2 has another API) and the ROS-facing tests (rclpy exists only as Kilted wheels
-for CPython 3.11). lxml's wheels bundle their own libxml2 (4.8.0: 2.9.12; 5.2.1: 2.12.6),
-while Ubuntu's python3-lxml uses the system libxml2 (2.9.13 on 22.04, 2.9.14 on 24.04).
-
-Interpreters are looked up as ``$PYENV_ROOT/versions/X.Y.*/bin/python`` (default
-``~/.pyenv``), then ``pythonX.Y`` on PATH. Each environment is rebuilt when its pins change
-(a stamp file in it) and reused otherwise.
-
-``make test`` runs the same tests in these environments too, one by one and counted
-(test/test_worlds.py); ``make worlds`` builds them first with ``--build`` (only builds, and
-says once which interpreter is missing).
-
-Usage: ``python3 tools/compat.py [--only NAME ...] [--rebuild] [--build]``.
+Each environment is built by tools/env.py's ``ensure_venv``: rebuilt when its interpreter
+version or pins change, reused otherwise. ``make test`` runs the same tests in these
+environments too, one by one and counted (test/test_worlds.py); ``make worlds`` builds them
+first with ``--build`` (only builds, and says once which interpreter is missing).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import json
 import os
 import re
@@ -56,7 +41,6 @@ sys.path.insert(0, str(ROOT / "tools"))  # one way to create a venv and pip into
 import env as env_tool  # noqa: E402
 
 COMPAT_DIR = ROOT / ".compat"
-STAMP_NAME = ".jtp-compat-ok"
 
 #: The tests whose reference (pinocchio, the ``pin`` wheels, and urdfdom's check_urdf that
 #: they bring) needs numpy 2: in an environment of their own, never in .venv, which holds a
@@ -153,18 +137,20 @@ class CompatEnv:
 
     @property
     def stamp(self) -> str:
-        """What the environment was built from; a change means a rebuild."""
-        text = json.dumps([self.python, self.requirements])
-        return hashlib.sha256(text.encode()).hexdigest()
+        """What the environment is built from; a change means a rebuild."""
+        return " ".join((self.python, *self.requirements))
 
 
 ENVIRONMENTS = (
+    # Ubuntu 22.04's (Humble), with its setuptools and colcon, which build the package there.
     CompatEnv(
         "humble",
         "3.10",
         ("numpy==1.21.5", "lxml==4.8.0", "scipy==1.8.0", "matplotlib==3.5.1", "setuptools==59.6.0"),
         colcon=True,
     ),
+    # Ubuntu 24.04's (Jazzy, Kilted, Rolling); matplotlib 3.8.4: 24.04's 3.6.3 has no wheel
+    # for Python 3.12.
     CompatEnv(
         "jazzy",
         "3.12",
@@ -177,10 +163,6 @@ ENVIRONMENTS = (
         tests=ORACLE_TESTS,
     ),
 )
-
-
-#: An environment could not be built (tools/env.py's error: the step, its output's tail).
-CompatError = env_tool.EnvError
 
 
 def find_interpreter(version: str) -> Path | None:
@@ -198,27 +180,22 @@ def find_interpreter(version: str) -> Path | None:
 
 def ensure_env(env: CompatEnv, rebuild: bool) -> Path:
     """The environment's python, building the environment first where needed."""
-    python = env.path / "bin" / "python"
-    stamp = env.path / STAMP_NAME
-    if not rebuild and stamp.is_file() and stamp.read_text() == env.stamp and python.exists():
-        return python
-    interpreter = find_interpreter(env.python)
-    if interpreter is None:
-        raise CompatError(missing_reason(env))
-    shutil.rmtree(env.path, ignore_errors=True)
-    log = COMPAT_DIR / f"{env.name}-build.log"
-    env_tool.run([interpreter, "-m", "venv", env.path], log_file=log)
-    env_tool.pip_install(env.path, *env.requirements, log_file=log)
-    stamp.write_text(env.stamp)
+
+    def build(venv: Path) -> None:
+        interpreter = find_interpreter(env.python)
+        if interpreter is None:
+            raise env_tool.EnvError(missing_reason(env))
+        env_tool.run([interpreter, "-m", "venv", venv])
+        env_tool.pip_install(venv, *env.requirements)
+
+    python = env_tool.venv_python(env.path)
+    env_tool.ensure_venv(env.path, env.stamp, build, lambda _: python.exists(), rebuild=rebuild)
     return python
 
 
 def versions(python: Path) -> dict[str, str]:
     """The Python, numpy, lxml, libxml2 and setuptools (None: absent) versions of ``python``."""
-    completed = subprocess.run(
-        [str(python), "-c", VERSIONS_PROBE], capture_output=True, text=True, check=True
-    )
-    found: dict[str, str] = json.loads(completed.stdout)
+    found: dict[str, str] = json.loads(env_tool.python_output(python, VERSIONS_PROBE))
     return found
 
 
@@ -245,18 +222,21 @@ def run_tests(env: CompatEnv, python: Path) -> tuple[bool, str]:
 
 def colcon_build(python: Path) -> str:
     """``colcon build`` of a copy of this repository with ``python``'s colcon and setuptools;
-    CompatError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
+    EnvError unless it installs INSTALLED without a setuptools warning. Returns a phrase."""
     with tempfile.TemporaryDirectory(prefix="jtp-colcon-") as scratch:
         workspace = Path(scratch)
         copy_sources(workspace / "src" / PACKAGE)
-        output = run_colcon(python.absolute().parent / "colcon", workspace)
+        colcon: list[str | Path] = [python.absolute().parent / "colcon", "--log-base", "log"]
+        colcon += ["build", "--base-paths", "src", "--event-handlers", "console_direct+"]
+        environ = dict(env_tool.clean_env(), COLCON_HOME=str(workspace / ".colcon"))
+        output = env_tool.run(colcon, cwd=workspace, env=environ)
         warnings = [line for line in output.splitlines() if "Warning" in line]
         if warnings:
-            raise CompatError(f"colcon build warned: {warnings[0]}")
+            raise env_tool.EnvError(f"colcon build warned: {warnings[0]}")
         prefix = workspace / "install" / PACKAGE
         missing = [name for name in INSTALLED if not (prefix / name).is_file()]
         if missing:
-            raise CompatError(f"colcon build did not install {', '.join(missing)}")
+            raise env_tool.EnvError(f"colcon build did not install {', '.join(missing)}")
     return f"colcon build with setuptools {versions(python)['setuptools']} installs all"
 
 
@@ -268,23 +248,6 @@ def copy_sources(destination: Path) -> None:
         if (ROOT / name).is_file():  # not a tracked file deleted in the work tree
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, destination / name)
-
-
-def run_colcon(colcon: Path, workspace: Path) -> str:
-    """Run ``colcon build`` in ``workspace`` (packages under src/); its output, or CompatError."""
-    command = [str(colcon), "--log-base", "log", "build", "--base-paths", "src"]
-    completed = subprocess.run(
-        [*command, "--event-handlers", "console_direct+"],
-        cwd=workspace,
-        env=dict(os.environ, COLCON_HOME=str(workspace / ".colcon")),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    output = completed.stdout + completed.stderr
-    if completed.returncode != 0:
-        raise CompatError("colcon build failed: " + " | ".join(output.splitlines()[-5:]))
-    return output
 
 
 def missing_reason(env: CompatEnv) -> str:
@@ -312,7 +275,7 @@ def check(env: CompatEnv, rebuild: bool, build_only: bool = False) -> bool:
             detail += f" (libxml2 {found['libxml2']}): {result}"
             if env.colcon:
                 detail += f"; {colcon_build(python)}"
-    except (CompatError, subprocess.CalledProcessError) as exc:
+    except (env_tool.EnvError, subprocess.CalledProcessError) as exc:
         passed, detail = False, str(exc)
     status = "ok" if passed else "FAILED"
     print(f"compat {env.name}: {status}: {detail} [{time.monotonic() - start:.0f} s]", flush=True)

@@ -1,36 +1,33 @@
 #!/usr/bin/env python3
-"""Create or check the project environment ``.venv`` (``make env``).
+"""Create or check the project environment ``.venv`` (``make env``), and build any venv of the
+project: ``ensure_venv`` (tools/compat.py's environments too).
 
 Two worlds:
 
 * A ROS 2 is sourced (the interpreter running this script, or the one under it when it is
   run from a venv this script made, imports ``rclpy`` and ``tf2_msgs``): a distro
   (/opt/ros/<distro>/setup.bash) or the ROS 2 client kit that ``make`` builds and sources
-  where no distro is (tools/ros_env.sh). ``.venv`` is layered on that interpreter: it sees
-  the ROS interpreter's site-packages after its own (``--system-site-packages`` over a
-  system Python; a ``.pth`` file naming the site-packages of a ROS interpreter that is
-  itself a venv, as the kit's is), and only the non-ROS Python dependencies
-  (requirements/dev.txt) that the ROS interpreter lacks go into it. Nothing ROS-related is
-  installed; like the ROS Python itself, ``.venv`` then works where that ROS is sourced.
+  where no distro is (tools/ros_env.sh). ``.venv`` is layered on that interpreter
+  (``create_venv``) and only the non-ROS Python dependencies (requirements/dev.txt) that the
+  ROS interpreter lacks go into it; like the ROS Python itself, ``.venv`` then works where
+  that ROS is sourced.
 * No ROS 2 (plain Python 3.11, CI, a laptop): ``.venv`` gets ROS 2 Kilted from PyPI wheels
   (requirements/ros.txt); where ``tf2_msgs`` is still not importable, the one-message
   interface package in interfaces/tf2_msgs is generated with ament_cmake and installed into
   the venv prefix; then requirements/dev.txt.
 
-Both end with ``pip install -e .`` and write ``.venv/.jtp-env-ok`` LAST. The marker holds a
-hash of the inputs (requirements, interfaces/, setup.py, setup.cfg, package.xml, this
-script, the mode and the Python version) and the ROS interpreter's prefix. A run that finds
-the marker current and the import check passing does nothing else (about a second). Changed
-requirements or packaging files update the venv in place; a missing marker or a failing
-import check means a broken or half-built venv, and a change of mode, of ROS interpreter or
-of interfaces/ cannot be applied in place: those remove the venv and rebuild it. See
-``plan``.
+Both end with ``pip install -e .``. A venv is built from its inputs (for ``.venv``: the
+requirements, interfaces/, setup.py, setup.cfg, package.xml, this script, the mode, the Python
+version and the ROS interpreter it is layered on) and stamped with their hash in
+``.jtp-env-ok``, written LAST. A run that finds the stamp current and the venv's check passing
+does nothing else (about a second); any other venv is removed and built again, never updated in
+place, so it never keeps a package its inputs no longer name.
 
 ``--extra FILE`` then pip installs the requirements FILE into the ready venv under the same
 numpy constraints (``make bench``: requirements/bench.txt).
 
-Usage: ``python3 tools/env.py [--check] [--rebuild] [--venv PATH] [--extra FILE]``. Exit
-status 0 when the environment is ready (or, with ``--check``, already current), non-zero otherwise.
+Exit status 0 when the environment is ready (or, with ``--check``, already current), non-zero
+otherwise.
 """
 
 from __future__ import annotations
@@ -45,11 +42,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER_NAME = ".jtp-env-ok"
+#: Every setup step's command and output, appended; removed after a successful build.
+LOG_FILE = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
 #: In a venv layered on a ROS interpreter that is itself a venv: names that one's site-packages.
 ROS_BASE_PTH = "_jtp_ros_base.pth"
 MODE_ROS = "sourced-ros"
@@ -59,16 +58,14 @@ MODE_PIP = "pip-wheels"
 MODE_JAZZY = "pip-jazzy"
 WORLD_VENVS = {"ros": ".venv", "jazzy": ".venv-jazzy"}
 JAZZY_PYTHON = (3, 11)
-ROS_PROBE = "import rclpy, tf2_msgs.msg"
 READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
     "diagnostic_msgs.msg, joint_tf_publisher"
 )
-#: The ROS wheel of diagnostic_msgs (a line of requirements/ros.txt), installed over a sourced
-#: ROS 2 that lacks it (the client kit), without its dependencies (the sourced ROS 2 has them),
-#: into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
+#: The ROS wheel of diagnostic_msgs, installed over a sourced ROS 2 that lacks it (the client
+#: kit) at the version requirements/ros.txt names, without its dependencies (the sourced ROS 2
+#: has them), into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
 DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
-DIAGNOSTIC_MSGS_PROBE = "import diagnostic_msgs.msg"
 ROS_EXTRA_PREFIX = "ros-extra"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs per mode (others, e.g. bench.txt, belong to
@@ -96,6 +93,8 @@ SOURCED_VARIABLES = (
     "ROS_VERSION",
     "ROS_PYTHON_VERSION",
 )
+#: The console scripts ``pip install -e .`` puts in the venv (``make run`` starts one).
+CONSOLE_SCRIPTS = ("joint-tf-publisher", "joint_tf_publisher")
 
 
 class EnvError(RuntimeError):
@@ -145,52 +144,49 @@ def unsourced_env() -> dict[str, str]:
     return env
 
 
-def python_imports(python: str | Path, code: str, env: dict[str, str] | None = None) -> bool:
-    """True when ``python -c code`` exits 0 (output discarded)."""
-    result = subprocess.run(
-        [str(python), "-c", code],
-        env=env if env is not None else clean_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    return result.returncode == 0
+def python_output(python: str | Path, code: str) -> str:
+    """What ``python -c code`` prints (CalledProcessError when it fails)."""
+    return subprocess.run(
+        [str(python), "-c", code], env=clean_env(), capture_output=True, text=True, check=True
+    ).stdout
 
 
-def made_by_this_script(prefix: Path) -> bool:
-    """True for a venv this script made (it holds the ready marker)."""
-    return (prefix / MARKER_NAME).is_file()
+def python_imports(python: str | Path, code: str) -> bool:
+    """True when ``python -c code`` exits 0."""
+    try:
+        python_output(python, code)
+    except subprocess.CalledProcessError:
+        return False
+    return True
 
 
 def ros_python_candidate() -> str:
     """The interpreter that would carry a sourced ROS 2: this one, unless it is a project venv.
 
     ``make`` runs this script with the first ``python3`` on PATH: a distro's system Python or
-    the kit's venv Python. From inside a venv this script made (an activated ``.venv``) the
-    interpreter under it is the candidate instead, so a venv is never layered on itself.
+    the kit's venv Python. From inside a venv this script made (an activated ``.venv``, which
+    holds the ready marker) the interpreter under it is the candidate instead, so a venv is
+    never layered on itself.
     """
-    if made_by_this_script(Path(sys.prefix)):
+    if (Path(sys.prefix) / MARKER_NAME).is_file():
         return base_python()
     return sys.executable
 
 
 def detect_mode() -> str:
     """``sourced-ros`` when the candidate ROS interpreter imports rclpy and tf2_msgs."""
-    if python_imports(ros_python_candidate(), ROS_PROBE):
+    if python_imports(ros_python_candidate(), "import rclpy, tf2_msgs.msg"):
         return MODE_ROS
     return MODE_PIP
 
 
 def site_packages_of(python: str) -> list[str]:
-    """``python``'s site-packages folders (``site.getsitepackages()``) and its prefixes."""
+    """``python``'s prefix, base prefix and site-packages folders (``site.getsitepackages()``)."""
     code = (
         "import site, sys; print(sys.prefix); print(sys.base_prefix); "
         "print('\\n'.join(site.getsitepackages()))"
     )
-    result = subprocess.run(
-        [python, "-c", code], env=clean_env(), capture_output=True, text=True, check=True
-    )
-    return result.stdout.splitlines()
+    return python_output(python, code).splitlines()
 
 
 def ros_base(mode: str) -> str:
@@ -212,56 +208,15 @@ def input_files() -> list[Path]:
     return sorted({path.resolve() for path in files if path.is_file()})
 
 
-def files_hash(paths: Sequence[Path], header: str = "") -> str:
-    """sha256 over ``header`` and the paths (relative to the repository) and contents."""
+def inputs_stamp(mode: str) -> str:
+    """sha256 over the inputs' paths (relative to the repository) and contents, the mode, the
+    Python version and the ROS interpreter the venv is layered on (``ros_base``)."""
+    header = f"mode={mode}\npython={sys.version_info[:2]}\nbase={ros_base(mode)}\n"
     digest = hashlib.sha256(header.encode())
-    for path in paths:
+    for path in input_files():
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def inputs_hash(mode: str) -> str:
-    """sha256 over the inputs' paths and contents, the mode and the Python version."""
-    return files_hash(input_files(), f"mode={mode}\npython={sys.version_info[:2]}\n")
-
-
-def wanted_stamp(mode: str) -> dict[str, str]:
-    """What the marker of a venv current for this checkout holds.
-
-    ``inputs`` covers everything; ``mode``, ``base`` and ``interfaces`` are kept apart because
-    a change of any cannot be applied in place (the venv's kind, the ROS interpreter it is
-    layered on, or an installed tf2_msgs).
-    """
-    interface_files = sorted(p for p in TF2_MSGS_SOURCE.rglob("*") if p.is_file())
-    return {
-        "inputs": inputs_hash(mode),
-        "mode": mode,
-        "base": ros_base(mode),
-        "interfaces": files_hash(interface_files),
-    }
-
-
-def read_marker(venv: Path) -> dict[str, str] | None:
-    """The stamp stored in the ready marker (``key=value`` lines), None without a marker."""
-    marker = venv / MARKER_NAME
-    if not marker.is_file():
-        return None
-    stamp: dict[str, str] = {}
-    for line in marker.read_text(encoding="utf-8").splitlines():
-        key, _, value = line.partition("=")
-        stamp[key.strip()] = value.strip()
-    return stamp
-
-
-def write_marker(venv: Path, stamp: dict[str, str]) -> None:
-    """Write the ready marker: the last step of a successful setup."""
-    text = "".join(f"{key}={value}\n" for key, value in stamp.items())
-    (venv / MARKER_NAME).write_text(text, encoding="utf-8")
-
-
-#: The console scripts ``pip install -e .`` puts in the venv (``make run`` starts one).
-CONSOLE_SCRIPTS = ("joint-tf-publisher", "joint_tf_publisher")
 
 
 def venv_ready(venv: Path) -> bool:
@@ -273,14 +228,70 @@ def venv_ready(venv: Path) -> bool:
     return python.exists() and scripts and python_imports(python, READY_PROBE)
 
 
-def run(
-    command: Sequence[str | Path],
+def stale_reason(venv: Path, stamp: str, ready: Callable[[Path], bool]) -> str | None:
+    """Why ``venv`` is not the one built from the inputs whose hash is ``stamp`` and passing
+    ``ready``; None when it is."""
+    marker = venv / MARKER_NAME
+    if not marker.is_file():
+        return "no ready marker (half-built or never built)"
+    if marker.read_text(encoding="utf-8").strip() != stamp:
+        return "its inputs changed"
+    if not ready(venv):
+        return "its check failed"
+    return None
+
+
+@contextlib.contextmanager
+def exclusive_lock(venv: Path) -> Iterator[None]:
+    """Serialise concurrent builds of the same venv (teammates, parallel tests)."""
+    key = hashlib.sha256(str(venv.resolve()).encode()).hexdigest()[:16]
+    lock_path = Path(tempfile.gettempdir()) / f"jtp-env-{key}.lock"
+    with lock_path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"another build of {venv} is running; waiting for it")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def ensure_venv(
+    venv: Path,
+    stamp: str,
+    build: Callable[[Path], None],
+    ready: Callable[[Path], bool],
     *,
-    cwd: Path = ROOT,
-    env: dict[str, str] | None = None,
-    log_file: Path | None = None,
-) -> None:
-    """Run a setup step; on failure raise EnvError with the command and its output's tail."""
+    rebuild: bool = False,
+) -> str | None:
+    """Make ``venv`` the one built from the inputs whose hash is ``stamp``: kept while its
+    marker holds ``stamp`` and ``ready(venv)``; else (or with ``rebuild``) removed and made
+    anew by ``build(venv)``, the marker written last (an interrupted build leaves none). Why it
+    was built, or None when kept."""
+
+    def reason() -> str | None:
+        return "asked to" if rebuild else stale_reason(venv, stamp, ready)
+
+    if reason() is None:
+        return None
+    with exclusive_lock(venv):
+        why = reason()  # a concurrent run may have built it meanwhile
+        if why is None:
+            return None
+        log(f"building {venv}: {why}; full log in {LOG_FILE}")
+        shutil.rmtree(venv, ignore_errors=True)
+        build(venv)
+        if not ready(venv):
+            raise EnvError(f"{venv} was built but its check still fails; see {LOG_FILE}")
+        (venv / MARKER_NAME).write_text(stamp, encoding="utf-8")
+        LOG_FILE.unlink(missing_ok=True)
+    return why
+
+
+def run(
+    command: Sequence[str | Path], *, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> str:
+    """Run a setup step, its output appended to LOG_FILE; its output, or EnvError with the
+    command and its output's tail."""
     argv = [str(part) for part in command]
     started = time.monotonic()
     result = subprocess.run(
@@ -292,33 +303,23 @@ def run(
         text=True,
         check=False,
     )
-    if log_file is not None:
-        with log_file.open("a", encoding="utf-8") as handle:
-            handle.write(f"$ {' '.join(argv)}\n{result.stdout}\n")
+    with LOG_FILE.open("a", encoding="utf-8") as handle:
+        handle.write(f"$ {' '.join(argv)}\n{result.stdout}\n")
     if result.returncode != 0:
         tail = "\n".join(result.stdout.splitlines()[-40:])
         raise EnvError(f"command failed ({result.returncode}): {' '.join(argv)}\n{tail}")
     log(f"  done in {time.monotonic() - started:.1f} s: {' '.join(argv[:6])}...")
+    return result.stdout
 
 
-def pip_install(venv: Path, *args: str | Path, log_file: Path) -> None:
+def pip_install(venv: Path, *args: str | Path) -> None:
     """``pip install`` into the venv, quietly and without the version self-check."""
-    run(
-        [
-            venv_python(venv),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--progress-bar",
-            "off",
-            *args,
-        ],
-        log_file=log_file,
-    )
+    pip: list[str | Path] = [venv_python(venv), "-m", "pip", "install"]
+    pip += ["--disable-pip-version-check", "--progress-bar", "off"]
+    run([*pip, *args])
 
 
-def create_venv(venv: Path, mode: str, log_file: Path) -> None:
+def create_venv(venv: Path, mode: str) -> None:
     """A fresh venv; with a sourced ROS 2 it sees the ROS interpreter's site-packages.
 
     Over a system Python (a distro) that is ``--system-site-packages``. Over a ROS
@@ -330,13 +331,13 @@ def create_venv(venv: Path, mode: str, log_file: Path) -> None:
     """
     command: list[str | Path] = [base_python(), "-m", "venv"]
     if mode != MODE_ROS:
-        run([*command, venv], log_file=log_file)
+        run([*command, venv])
         return
     ros_prefix, ros_base_prefix, *ros_sites = site_packages_of(ros_python_candidate())
     if ros_prefix == ros_base_prefix:  # a system Python
-        run([*command, "--system-site-packages", venv], log_file=log_file)
+        run([*command, "--system-site-packages", venv])
         return
-    run([*command, venv], log_file=log_file)
+    run([*command, venv])
     pth = venv_site_packages(venv) / ROS_BASE_PTH
     pth.write_text("".join(f"{site}\n" for site in ros_sites), encoding="utf-8")
     log(f"  layered on the ROS venv {ros_prefix} ({pth})")
@@ -348,32 +349,24 @@ def venv_site_packages(venv: Path) -> Path:
     return venv / "lib" / version / "site-packages"
 
 
-def build_tf2_msgs(venv: Path, requirements: str, log_file: Path) -> None:
+def build_tf2_msgs(venv: Path, requirements: str) -> None:
     """Generate the tf2_msgs interface package and install it into the venv prefix, after
     installing what generating it needs (``requirements``, a file in requirements/)."""
     if shutil.which("cmake") is None:
         raise EnvError("cmake is needed to generate tf2_msgs (apt-get install cmake)")
-    pip_install(venv, "-r", ROOT / "requirements" / requirements, log_file=log_file)
-    python = venv_python(venv)
-    jobs = str(os.cpu_count() or 2)
+    pip_install(venv, "-r", ROOT / "requirements" / requirements)
+    cache = {
+        "CMAKE_PREFIX_PATH": venv,
+        "CMAKE_INSTALL_PREFIX": venv,
+        "Python3_EXECUTABLE": venv_python(venv),
+        "BUILD_TESTING": "OFF",
+        "CMAKE_BUILD_TYPE": "Release",
+    }
+    definitions = [f"-D{name}={value}" for name, value in cache.items()]
     with tempfile.TemporaryDirectory(prefix="jtp-tf2_msgs-") as build_dir:
-        run(
-            [
-                "cmake",
-                "-S",
-                TF2_MSGS_SOURCE,
-                "-B",
-                build_dir,
-                f"-DCMAKE_PREFIX_PATH={venv}",
-                f"-DCMAKE_INSTALL_PREFIX={venv}",
-                f"-DPython3_EXECUTABLE={python}",
-                "-DBUILD_TESTING=OFF",
-                "-DCMAKE_BUILD_TYPE=Release",
-            ],
-            log_file=log_file,
-        )
-        run(["cmake", "--build", build_dir, "--parallel", jobs], log_file=log_file)
-        run(["cmake", "--install", build_dir], log_file=log_file)
+        run(["cmake", "-S", TF2_MSGS_SOURCE, "-B", build_dir, *definitions])
+        run(["cmake", "--build", build_dir, "--parallel", str(os.cpu_count() or 2)])
+        run(["cmake", "--install", build_dir])
 
 
 def ros_constraints(mode: str) -> str:
@@ -388,137 +381,40 @@ def ros_constraints(mode: str) -> str:
         "    try: print(f'{name}=={m.version(name)}')\n"
         "    except m.PackageNotFoundError: pass\n"
     )
-    result = subprocess.run(
-        [ros_python_candidate(), "-c", probe],
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout
+    return python_output(ros_python_candidate(), probe)
 
 
-def install(venv: Path, mode: str, log_file: Path) -> None:
-    """Install everything the project needs into an existing venv (idempotent)."""
+def build(venv: Path, mode: str) -> None:
+    """Create the venv of ``mode`` and install everything the project needs into it."""
+    create_venv(venv, mode)
     tools = list(REQUIREMENT_FILES[mode])
     if mode != MODE_ROS:  # the ROS wheels, then tf2_msgs, then the tools
         ros_wheels, tf2_msgs_build, *tools = tools
         log(f"installing ROS 2 wheels (requirements/{ros_wheels})")
-        pip_install(venv, "-r", ROOT / "requirements" / ros_wheels, log_file=log_file)
+        pip_install(venv, "-r", ROOT / "requirements" / ros_wheels)
         if not python_imports(venv_python(venv), "import tf2_msgs.msg"):
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
-            build_tf2_msgs(venv, tf2_msgs_build, log_file)
-    elif not python_imports(ros_python_candidate(), DIAGNOSTIC_MSGS_PROBE):
+            build_tf2_msgs(venv, tf2_msgs_build)
+    elif not python_imports(ros_python_candidate(), "import diagnostic_msgs.msg"):
         # A sourced ROS 2 without it (the client kit): the wheel, into a prefix of its own that
         # tools/ros_env.sh puts on the ROS interpreter's paths (the colcon-installed node runs
         # on that interpreter, not on the venv's, and imports it at start).
         log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
-        prefix = venv / ROS_EXTRA_PREFIX
-        requirement = ros_requirement(DIAGNOSTIC_MSGS_WHEEL)
-        pip_install(venv, "--prefix", prefix, "--no-deps", requirement, log_file=log_file)
-    install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools], log_file)
+        prefix, version = venv / ROS_EXTRA_PREFIX, ROOT / "requirements" / "ros.txt"
+        pip_install(venv, "--prefix", prefix, "--no-deps", "-c", version, DIAGNOSTIC_MSGS_WHEEL)
+    install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools])
     log("installing joint_tf_publisher in editable mode")
-    pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT, log_file=log_file)
+    pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT)
 
 
-def install_requirements(venv: Path, mode: str, files: Sequence[Path], log_file: Path) -> None:
+def install_requirements(venv: Path, mode: str, files: Sequence[Path]) -> None:
     """pip install each requirements file of ``files``, held to ``ros_constraints``."""
     with tempfile.TemporaryDirectory(prefix="jtp-env-") as scratch:
         constraints = Path(scratch) / "constraints.txt"
         constraints.write_text(ros_constraints(mode), encoding="utf-8")
         for requirements in files:
             log(f"installing {requirements.name}")
-            pip_install(venv, "-r", requirements, "-c", constraints, log_file=log_file)
-
-
-def ros_requirement(name: str) -> str:
-    """The line of requirements/ros.txt that names the wheel ``name`` (with its version)."""
-    for line in (ROOT / "requirements" / "ros.txt").read_text(encoding="utf-8").splitlines():
-        if line.split(">")[0].split("=")[0].strip() == name:
-            return line.strip()
-    raise EnvError(f"requirements/ros.txt names no {name}")
-
-
-def plan(
-    stored: dict[str, str] | None, wanted: dict[str, str], ready: bool, *, force_rebuild: bool
-) -> str:
-    """What to do with the venv: ``keep``, ``update`` (in place) or ``rebuild: <why>``.
-
-    No marker means a build never finished (half-built), a failing import check means a
-    broken venv: both are rebuilt from nothing, as is a venv of the other mode, layered on
-    another ROS interpreter, or with a tf2_msgs generated from other sources. Otherwise
-    changed inputs (e.g. a teammate added a requirement) update the venv in place, so the
-    processes using it keep working.
-    """
-    if force_rebuild:
-        return "rebuild: asked to"
-    if stored is None:
-        return "rebuild: no ready marker (half-built or never built)"
-    if not ready:
-        return "rebuild: import check failed"
-    changes = (
-        ("mode", "the mode"),
-        ("base", "the ROS interpreter it is layered on"),
-        ("interfaces", "interfaces/tf2_msgs"),
-    )
-    for key, what in changes:
-        # A marker from before ``base`` was recorded is of a venv layered on nothing ("").
-        if stored.get(key, "" if key == "base" else None) != wanted[key]:
-            return f"rebuild: {what} changed"
-    if stored.get("inputs") != wanted["inputs"]:
-        return "update"
-    return "keep"
-
-
-@contextlib.contextmanager
-def exclusive_lock(venv: Path) -> Iterator[None]:
-    """Serialise concurrent ``make env`` runs on the same venv (teammates, parallel tests)."""
-    key = hashlib.sha256(str(venv.resolve()).encode()).hexdigest()[:16]
-    lock_path = Path(tempfile.gettempdir()) / f"jtp-env-{key}.lock"
-    with lock_path.open("w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log("another setup of this venv is running; waiting for it")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def ensure(venv: Path, mode: str, *, force_rebuild: bool) -> str:
-    """Make the venv of ``mode`` ready; return a one-line summary of what was done."""
-    started = time.monotonic()
-    wanted = wanted_stamp(mode)
-    marker = venv / MARKER_NAME
-    stored = read_marker(venv)
-    if not force_rebuild and stored == wanted and venv_ready(venv):
-        return f"{venv} is ready ({mode}); checked in {time.monotonic() - started:.1f} s"
-
-    with exclusive_lock(venv):
-        stored = read_marker(venv)
-        action = plan(stored, wanted, venv_ready(venv), force_rebuild=force_rebuild)
-        if action == "keep":
-            return f"{venv} was made ready by a concurrent run ({mode})"
-        rebuild = action.startswith("rebuild")
-        if rebuild and venv.exists():
-            log(f"removing {venv}: {action}")
-            shutil.rmtree(venv)
-        marker.unlink(missing_ok=True)
-        log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
-        log(f"mode: {mode}; full log in {log_file}")
-        if not venv.exists():
-            log(f"creating {venv}")
-            create_venv(venv, mode, log_file)
-        else:
-            log(f"inputs changed since {venv} was built: updating it in place")
-        install(venv, mode, log_file)
-        if not venv_ready(venv):
-            raise EnvError(
-                f"{venv} was built but `{READY_PROBE}` still fails in it; see {log_file}"
-            )
-        write_marker(venv, wanted)
-        log_file.unlink(missing_ok=True)
-    done = "rebuilt" if rebuild else "updated"
-    return f"{venv} {done} ({mode}) in {time.monotonic() - started:.1f} s"
+            pip_install(venv, "-r", requirements, "-c", constraints)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -550,19 +446,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         unsourced = unsourced_env()
         os.environ.clear()
         os.environ.update(unsourced)
+    started, stamp = time.monotonic(), inputs_stamp(mode)
     if args.check:
-        current = read_marker(venv) == wanted_stamp(mode) and venv_ready(venv)
-        log(f"{venv} is {'ready' if current else 'NOT ready'} ({mode})")
-        return 0 if current else 1
+        stale = stale_reason(venv, stamp, venv_ready)
+        log(f"{venv} is {f'NOT ready: {stale}' if stale else 'ready'} ({mode})")
+        return 1 if stale else 0
     try:
-        summary = ensure(venv, mode, force_rebuild=args.rebuild)
+        built = ensure_venv(
+            venv, stamp, lambda path: build(path, mode), venv_ready, rebuild=args.rebuild
+        )
         if args.extra:
-            log_file = Path(tempfile.gettempdir()) / f"jtp-env-{os.getpid()}.log"
-            install_requirements(venv, mode, [args.extra.absolute()], log_file)
+            install_requirements(venv, mode, [args.extra.absolute()])
     except EnvError as error:
         log(f"FAILED: {error}")
         return 1
-    log(summary)
+    done = "built" if built else "is ready"
+    log(f"{venv} {done} ({mode}) in {time.monotonic() - started:.1f} s")
     return 0
 
 

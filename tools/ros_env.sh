@@ -80,9 +80,7 @@ _jtp_colcon_build() {
   local colcon stamp
   colcon=$(command -v colcon || echo .venv/bin/colcon)
   stamp="$JTP_ROS_WORLD $(command -v python3) ${ROS_DISTRO:-}"
-  if [ "$(cat .colcon/.jtp-ros 2>/dev/null)" != "$stamp" ]; then
-    rm -rf .colcon
-  fi
+  [ "$(cat .colcon/.jtp-ros 2>/dev/null)" = "$stamp" ] || rm -rf .colcon
   mkdir -p .colcon
   echo "$stamp" >.colcon/.jtp-ros
   "$colcon" --log-base .colcon/log build --paths . --build-base .colcon/build \

@@ -36,35 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 FACTS_FILE = ROOT / "test" / "data" / "rosdep_keys.yaml"
 DISTROS = ("humble", "jazzy", "kilted", "rolling")
 RULE_FILES = ("rosdep/base.yaml", "rosdep/python.yaml")
-DEPENDENCY_TAGS = (
-    "depend",
-    "build_depend",
-    "build_export_depend",
-    "buildtool_depend",
-    "exec_depend",
-    "test_depend",
-    "doc_depend",
-)
 
 
 def manifest_keys(manifest: Path) -> list[str]:
-    """Every dependency key named in ``manifest`` (package.xml), sorted, without repeats."""
-    root = etree.parse(str(manifest)).getroot()
-    return sorted(
-        {(element.text or "").strip() for tag in DEPENDENCY_TAGS for element in root.iter(tag)}
-    )
-
-
-def load_yaml(path: Path) -> Any:
-    """The parsed YAML file."""
-    with path.open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
-def ubuntu_release(distribution: dict[str, Any]) -> str:
-    """The (first) Ubuntu release a distro's distribution.yaml targets."""
-    releases: list[str] = distribution["release_platforms"]["ubuntu"]
-    return releases[0]
+    """Every dependency key named in ``manifest`` (package.xml), sorted, without repeats: the
+    text of each ``<depend>`` and ``<*_depend>`` element (REP 149)."""
+    elements = etree.parse(str(manifest)).getroot().iterchildren(etree.Element)
+    return sorted({(e.text or "").strip() for e in elements if e.tag.endswith("depend")})
 
 
 def ubuntu_resolution(rule: Any, release: str) -> Any:
@@ -107,12 +85,12 @@ def key_facts(rosdistro: Path, keys: list[str]) -> dict[str, dict[str, str | Non
     """key -> distro -> where the key resolves (None where it does not)."""
     rules: dict[str, tuple[str, Any]] = {}
     for name in RULE_FILES:
-        for key, rule in load_yaml(rosdistro / name).items():
+        for key, rule in yaml.safe_load((rosdistro / name).read_bytes()).items():
             rules.setdefault(key, (name, rule))
     facts: dict[str, dict[str, str | None]] = {key: {} for key in keys}
     for distro in DISTROS:
-        distribution = load_yaml(rosdistro / distro / "distribution.yaml")
-        release = ubuntu_release(distribution)
+        distribution = yaml.safe_load((rosdistro / distro / "distribution.yaml").read_bytes())
+        release = distribution["release_platforms"]["ubuntu"][0]  # the first it targets
         packages = released_packages(distribution)
         for key in keys:
             where: str | None = None

@@ -23,13 +23,14 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the bench's runner of nodes over DDS
@@ -87,7 +88,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="soak.py", description=(__doc__ or "").split("\n\n")[0])
     add = parser.add_argument
     length = parser.add_mutually_exclusive_group()
-    length.add_argument("--seconds", type=float, help="feeding time, wall clock (default 60)")
+    length.add_argument(
+        "--seconds", type=float, default=60.0, help="feeding time, wall clock (default 60)"
+    )
     length.add_argument(
         "--messages", type=int, metavar="N", help="feed exactly N messages at up to --rate"
     )
@@ -99,13 +102,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--reliable", action="store_true", help="joint_states reliable, depth 1000 (QoS override)")
     add("--unknown-names", type=int, default=0, metavar="N", help="N fresh unknown names a message")
     args = parser.parse_args(argv)
-    if args.messages is not None and args.messages <= 0:
-        parser.error("--messages must be positive")
     if args.rate <= 0 or args.check_every < 1 or args.unknown_names < 0:
         parser.error("--rate must be positive, --check-every at least 1, --unknown-names >= 0")
-    args.seconds = args.messages / args.rate if args.messages else (args.seconds or 60.0)
+    if args.messages is not None:
+        args.seconds = args.messages / args.rate
     if args.seconds <= 0:
-        parser.error("--seconds must be positive")
+        parser.error("--seconds and --messages must be positive")
     if args.warmup is None:
         args.warmup = min(10.0, max(1.0, 0.1 * args.seconds))
     return args
@@ -142,35 +144,28 @@ class Feeder:
         return values
 
 
-def check_messages(kept: list[bytes]) -> dict[str, int]:
-    """Deserialize the kept /tf messages: how many, their transforms, and how many carry a
-    non-finite value or a non-unit quaternion."""
+def check_messages(report: SoakReport, kept: list[bytes]) -> None:
+    """Deserialize the kept /tf messages into ``report``: how many, their transforms per
+    message, and how many carry a non-finite value or a non-unit quaternion."""
     from rclpy.serialization import deserialize_message
     from tf2_msgs.msg import TFMessage
 
-    counts = {"checked": len(kept), "transforms": 0, "non_finite": 0, "bad_quaternion": 0}
+    transforms = 0
     for data in kept:
-        transforms = [item.transform for item in deserialize_message(data, TFMessage).transforms]
-        counts["transforms"] += len(transforms)
-        numbers = [(t.translation, t.rotation) for t in transforms]
+        numbers = [
+            (item.transform.translation, item.transform.rotation)
+            for item in deserialize_message(data, TFMessage).transforms
+        ]
+        transforms += len(numbers)
         finite = all(
             math.isfinite(v) for p, q in numbers for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
         )
         unit = all(abs(math.hypot(q.x, q.y, q.z, q.w) - 1.0) <= 1e-6 for _, q in numbers)
-        counts["non_finite"] += not finite
-        counts["bad_quaternion"] += finite and not unit
-    return counts
-
-
-def latency_summary(latencies_ns: list[int]) -> dict[str, float]:
-    """Median, p99 (nearest rank) and maximum latency in ms; NaN without samples."""
-    ordered: list[float] = [float(value) for value in sorted(latencies_ns)] or [math.nan]
-    p99 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.99 * len(ordered)) - 1))]
-    return {
-        "latency_median_ms": statistics.median(ordered) / 1e6,
-        "latency_p99_ms": p99 / 1e6,
-        "latency_max_ms": ordered[-1] / 1e6,
-    }
+        report.non_finite_messages += not finite
+        report.bad_quaternion_messages += finite and not unit
+    report.checked_messages = len(kept)
+    if kept:
+        report.transforms_per_message = transforms / len(kept)
 
 
 def run_soak(args: argparse.Namespace) -> SoakReport:
@@ -187,8 +182,6 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
     moving = len(robot.kinematics.moving_joints)
     report = SoakReport(str(args.model), moving, args.seconds, args.rate, args.reliable)
     report.unknown_names, report.messages_target = args.unknown_names, args.messages
-    summary: dict[str, Any] = {}
-    node_log = ""
     rclpy.init()
     probe = dds.Probe(feeder.names, f"{NAMESPACE}/joint_states", args.check_every)
     try:
@@ -210,7 +203,7 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
             try:
                 probe.wait_ready(process, log_path)
                 probe.received.clear()
-                report.rss_start_mib = dds.memory_mb(process.pid)[0]
+                report.rss_start_mib = dds.rss_mb(process.pid)
                 cpu_start, feeder_start = dds.cpu_seconds(process.pid), time.process_time()
                 started = time.monotonic()
                 _feed(args, report, feeder, probe, process.pid)
@@ -220,19 +213,24 @@ def run_soak(args: argparse.Namespace) -> SoakReport:
                 report.node_cpu_percent /= report.feed_seconds
                 report.feeder_cpu_percent /= report.feed_seconds
                 report.load_average = os.getloadavg()[0]
-                report.rss_end_mib = dds.memory_mb(process.pid)[0]
+                report.rss_end_mib = dds.rss_mb(process.pid)
                 time.sleep(DRAIN_S)  # let the last transforms arrive
                 report.node_alive = process.poll() is None
             finally:
                 report.node_exit_status = dds.stop_process(process)
                 node_log = log_path.read_text() if log_path.exists() else ""
-        received = list(probe.received)
-        summary = {"messages": len(received), **check_messages(probe.kept)}
-        summary.update(latency_summary([receipt - stamp for stamp, receipt in received]))
+        latencies_ms = [(receipt - stamp) / 1e6 for stamp, receipt in probe.received]
+        check_messages(report, probe.kept)
     finally:
         probe.close()
         rclpy.try_shutdown()
-    _summarise(report, summary, args, node_log)
+    report.messages_out = len(latencies_ms)
+    report.dropped = max(0, report.messages_in - report.messages_out)
+    if latencies_ms:  # as bench/dds.py's Window.latency
+        median, p99, most = np.quantile(latencies_ms, [0.5, 0.99, 1.0]).tolist()
+        report.latency_median_ms, report.latency_p99_ms, report.latency_max_ms = median, p99, most
+    report.rss_growth_mib = report.rss_end_mib - report.rss_warm_mib
+    report.failures = failures(report, args.max_rss_growth_mb, node_log)
     return report
 
 
@@ -253,14 +251,11 @@ def _feed(
     while True:
         now = time.monotonic()
         progress = report.messages_in * period if by_count else now - start
-        if (
-            (report.messages_in >= args.messages or now - start > give_up_s)
-            if by_count
-            else progress >= args.seconds
-        ):
+        done = report.messages_in >= args.messages if by_count else progress >= args.seconds
+        if done or now - start > give_up_s:
             break
         if progress >= next_sample:
-            rss = dds.memory_mb(pid)[0]
+            rss = dds.rss_mb(pid)
             report.memory_samples.append((round(now - start, 2), round(rss, 2)))
             if math.isnan(report.rss_warm_mib):
                 report.rss_warm_mib = rss
@@ -282,44 +277,34 @@ def _feed(
             next_send = now + period
 
 
-def _summarise(
-    report: SoakReport, summary: dict[str, Any], args: argparse.Namespace, node_log: str
-) -> None:
-    report.messages_out = int(summary.get("messages", 0))
-    report.dropped = max(0, report.messages_in - report.messages_out)
-    report.checked_messages = int(summary.get("checked", 0))
-    if report.checked_messages:
-        report.transforms_per_message = int(summary["transforms"]) / report.checked_messages
-    report.non_finite_messages = int(summary.get("non_finite", 0))
-    report.bad_quaternion_messages = int(summary.get("bad_quaternion", 0))
-    for name in ("latency_median_ms", "latency_p99_ms", "latency_max_ms"):
-        setattr(report, name, float(summary.get(name, math.nan)))
-    report.rss_growth_mib = report.rss_end_mib - report.rss_warm_mib
-    target = report.messages_target
-    if target is not None and report.messages_in < target and report.node_alive:
-        report.failures.append(
-            f"the feeder sent {report.messages_in} of its {target} messages in "
-            f"{report.feed_seconds:.1f} s and gave up (load average {report.load_average:.1f}): "
-            "this machine is too slow to feed the node (no verdict on the node)"
+def failures(report: SoakReport, max_rss_growth_mib: float, node_log: str) -> list[str]:
+    """What went wrong in a measured run, in words; none when it passed."""
+    found = []
+    target, sent = report.messages_target, report.messages_in
+    if target is not None and sent < target and report.node_alive:
+        found.append(
+            f"the feeder sent {sent} of its {target} messages in {report.feed_seconds:.1f} s "
+            f"and gave up (load average {report.load_average:.1f}): this machine is too slow "
+            "to feed the node (no verdict on the node)"
         )
     if not report.node_alive:
-        report.failures.append(f"the node died (exit {report.node_exit_status}):\n{node_log}")
+        found.append(f"the node died (exit {report.node_exit_status}):\n{node_log}")
     if report.messages_out == 0:
-        report.failures.append("the node published nothing on /tf")
+        found.append("the node published nothing on /tf")
     if report.non_finite_messages or report.bad_quaternion_messages:
-        report.failures.append("the node published non-finite values or non-unit quaternions")
-    if not report.rss_growth_mib <= args.max_rss_growth_mb:
-        report.failures.append(
+        found.append("the node published non-finite values or non-unit quaternions")
+    if not report.rss_growth_mib <= max_rss_growth_mib:
+        found.append(
             f"the node's memory grew by {report.rss_growth_mib:.1f} MiB after the warm-up "
-            f"(allowed {args.max_rss_growth_mb:g})"
+            f"(allowed {max_rss_growth_mib:g})"
         )
     if "Traceback" in node_log:
-        report.failures.append(f"a traceback in the node's log:\n{node_log}")
+        found.append(f"a traceback in the node's log:\n{node_log}")
+    return found
 
 
-def print_report(report: SoakReport) -> None:
+def print_report(r: SoakReport) -> None:
     """The human-readable report, then the machine-readable line."""
-    r = report
     length = (
         f"{r.messages_target} messages at up to" if r.messages_target else f"{r.seconds:g} s at"
     )
@@ -348,7 +333,7 @@ def print_report(report: SoakReport) -> None:
         *(f"  failure: {failure}" for failure in r.failures),
     ]
     print("\n".join(lines))
-    print("SOAK_REPORT " + json.dumps(asdict(report)), flush=True)
+    print("SOAK_REPORT " + json.dumps(asdict(r)), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
