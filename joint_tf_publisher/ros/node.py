@@ -158,8 +158,14 @@ class JointTfPublisher(Node):
                 model = self._load(text, settings.model_name, "robot_description")
             except ModelError as err:
                 raise StartupError(str(err)) from None
+        try:
+            self._check_topics(settings.source_list)
+        except ParameterRejected as err:
+            raise StartupError(str(err)) from None
 
-        self._tf = TfPublisher(self)
+        # As in robot_state_publisher's constructor, the description and the fixed transforms
+        # go out once the model is built and checked, before the node makes its /tf and
+        # /diagnostics publishers and its subscriptions (a few ms each at start).
         self._tf_static = StaticTfPublisher(self)
         self._description_pub = None
         if settings.description_from_topic:
@@ -170,6 +176,11 @@ class JointTfPublisher(Node):
             self._description_pub = self.create_publisher(
                 String, "robot_description", latched_qos()
             )
+        if model is not None:
+            self._install(model)
+        else:
+            self.get_logger().info("waiting for the robot description on topic robot_description")
+        self._tf = TfPublisher(self)
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._declaring_zeros = False
@@ -182,10 +193,6 @@ class JointTfPublisher(Node):
         #: The source_list topics as given, with their subscriptions.
         self._sources: dict[str, Subscription[Any]] = {}
         self._next_source = FIRST_LISTED_SOURCE
-        try:
-            self._check_topics(settings.source_list)
-        except ParameterRejected as err:
-            raise StartupError(str(err)) from None
         self._subscribe_sources(settings.source_list)
         self._multi_dof_sub = self.create_subscription(
             MultiDOFJointState,
@@ -201,13 +208,10 @@ class JointTfPublisher(Node):
         )
         self._default_timer: Timer | None = None
         if model is not None:
-            self._install(model)
             try:
                 self._declare_zeros(model, at_start=True)
             except InvalidParameterValueException as err:
                 raise StartupError(_reason(err)) from None
-        else:
-            self.get_logger().info("waiting for the robot description on topic robot_description")
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
 

@@ -373,6 +373,8 @@ def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
             assert window["received"] > 0 and window["sent"] >= 90, turn
             assert window["cpu_us_per_message"] > 0
             assert turn["transforms_per_message"] == 11 and turn["static_transforms"] == 6
+            # the node's clock at its /tf_static publication: after its start, before receipt
+            assert 0 < turn["published_ms"] <= turn["startup_ms"], turn
     notes = [note for note in startup.notes if "ours vs ours@HEAD: " in note]
     assert [note.split(": ", 1)[1].split(",")[0] for note in notes] == [
         "same 11 frames",

@@ -170,6 +170,75 @@ def test_the_node_owns_its_tf_publishers_with_tf2_qos(ros: Any) -> None:
     assert layout_matches_rmw()  # so both publish pre-serialized bytes
 
 
+class StartRecordingNode(JointTfPublisher):
+    """The node, with what it does at start recorded in ``events`` in order: each publisher
+    and subscription it makes (rclpy's create_publisher and create_subscription) and each
+    publication on its latched topics (the real publisher's publish, called through)."""
+
+    LATCHED = ("/tf_static", "robot_description")
+
+    def __init__(self, events: list[str], **kwargs: Any) -> None:
+        self.events = events
+        super().__init__(**kwargs)
+
+    def create_publisher(self, *args: Any, **kwargs: Any) -> Any:
+        publisher = super().create_publisher(*args, **kwargs)
+        topic = args[1] if len(args) > 1 else kwargs["topic"]
+        self.events.append(f"publisher {topic}")
+        if topic in self.LATCHED:
+            send = publisher.publish
+
+            def publish(message: Any) -> None:
+                self.events.append(f"published {topic}")
+                send(message)
+
+            publisher.publish = publish
+        return publisher
+
+    def create_subscription(self, *args: Any, **kwargs: Any) -> Any:
+        subscription = super().create_subscription(*args, **kwargs)
+        self.events.append(f"subscription {args[1] if len(args) > 1 else kwargs['topic']}")
+        return subscription
+
+
+def start_recording(ros: Any, events: list[str], **overrides: Any) -> StartRecordingNode:
+    parameters = [Parameter(name, value=value) for name, value in overrides.items()]
+    node = StartRecordingNode(events, context=ros.context, parameter_overrides=parameters)
+    ros._owned.append(node)
+    return node
+
+
+def test_description_and_statics_go_out_before_the_node_makes_its_other_entities(
+    ros: Any,
+) -> None:
+    """As in robot_state_publisher's constructor: the latched samples are published once the
+    model is built, before the /tf and /diagnostics publishers and every subscription."""
+    events: list[str] = []
+    start_recording(
+        ros, events, robot_description=ARM_URDF.read_text(), source_list=["arm/joint_states"]
+    )
+    published = events.index("published /tf_static")
+    assert events.index("published robot_description") < published
+    assert not [event for event in events[:published] if event.startswith("subscription")]
+    assert {
+        "publisher /tf",
+        "publisher /diagnostics",
+        "subscription joint_states",
+        "subscription arm/joint_states",
+        "subscription multi_dof_joint_states",
+    } <= set(events[published + 1 :])
+
+
+def test_a_node_refused_at_start_publishes_nothing(ros: Any) -> None:
+    """Every startup check (here the source_list) comes before the /tf_static publisher is
+    made and anything is published: a refused node leaves no latched sample behind."""
+    events: list[str] = []
+    with pytest.raises(StartupError, match="source_list: invalid topic name"):
+        start_recording(ros, events, robot_description=TWO_LINKS, source_list=["two words"])
+    assert "publisher /tf_static" not in events
+    assert not [event for event in events if event.startswith("published")]
+
+
 TWO_MODELS = """<?xml version="1.0"?>
 <sdf version="1.9">
   <world name="w">
