@@ -297,6 +297,13 @@ def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> li
     return [*nodes, Contender("ours", dds.node_command)]
 
 
+def round_order(nodes: Sequence[Contender], index: int) -> list[Contender]:
+    """The nodes of round ``index`` in the order they run: as given in even rounds, reversed
+    in odd ones, so that no node always runs first or last (a position effect, such as the
+    machine's state after the node before, then falls on every node alike)."""
+    return list(nodes) if index % 2 == 0 else list(reversed(nodes))
+
+
 def run_vs_rsp(
     quick: bool,
     rates: Sequence[float],
@@ -337,7 +344,7 @@ def run_vs_rsp(
                     )
                     group = turns.setdefault((robot.name, mode), [])
                     for index in range(rounds):
-                        for node in nodes:
+                        for node in round_order(nodes, index):
                             log = workdir / f"{robot.name}-{mode}-{node.node}-{index}.log"
                             group.append(run_turn(probe, node, robot, params, rates, window_s, log))
                         print(f"vs_rsp: {robot.name} {mode} round {index + 1}/{rounds}", flush=True)

@@ -351,12 +351,13 @@ def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without RSP, ``--baseline`` still runs: this node at HEAD and the work tree's node, in
-    turns, over real DDS; both answer, are measured, and send the same frames and values."""
+    turns (the order reversed every other round), over real DDS; both answer, are measured,
+    and send the same frames and values."""
     monkeypatch.setenv("AMENT_PREFIX_PATH", "")
     monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
 
     tables, record = vs_rsp.run_vs_rsp(
-        quick=True, rates=[100.0], robots=["arm"], rounds=1, window_s=1.0, baseline="HEAD"
+        quick=True, rates=[100.0], robots=["arm"], rounds=2, window_s=1.0, baseline="HEAD"
     )
 
     rates, startup = tables
@@ -367,7 +368,7 @@ def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
     ]
     for mode in vs_rsp.MODES:
         turns = record["robots"]["arm_mimic_gripper"]["modes"][mode]
-        assert [turn["node"] for turn in turns] == ["ours@HEAD", "ours"]
+        assert [turn["node"] for turn in turns] == ["ours@HEAD", "ours", "ours", "ours@HEAD"]
         for turn in turns:
             (window,) = turn["windows"]
             assert window["received"] > 0 and window["sent"] >= 90, turn
