@@ -14,7 +14,6 @@ import compileall
 import json
 import math
 import os
-import signal
 import struct
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from joint_tf_publisher.cli import demo
 from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
 
 from .models import REPO_ROOT
@@ -112,17 +112,10 @@ def start_node(
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=first, env=env)
 
 
-def stop_process(process: subprocess.Popen[Any]) -> int | None:
-    """SIGINT, then SIGTERM, then SIGKILL to this one process; its exit status."""
-    for sig, wait_s in ((signal.SIGINT, 20.0), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-        if process.poll() is not None:
-            break
-        process.send_signal(sig)
-        try:
-            process.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-    return process.returncode
+def stop_process(process: subprocess.Popen[bytes]) -> int:
+    """SIGINT, then SIGTERM, then SIGKILL to this one process (the package's own escalation,
+    20 s for SIGINT: a node under load takes longer); its exit status."""
+    return demo.stop_process(process, interrupt_wait_s=20.0)
 
 
 def process_cpu_clock(pid: int) -> int:

@@ -92,8 +92,11 @@ def write_params_file(description: str, directory: Path) -> Path:
     return path
 
 
-def _stop_process(process: subprocess.Popen[bytes]) -> int:
-    for sig, wait_s in ((signal.SIGINT, 5.0), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+def stop_process(process: subprocess.Popen[bytes], interrupt_wait_s: float = 5.0) -> int:
+    """SIGINT (then ``interrupt_wait_s`` seconds to end), then SIGTERM, then SIGKILL to this
+    one process, each only while it still runs; its exit status."""
+    signals = ((signal.SIGINT, interrupt_wait_s), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0))
+    for sig, wait_s in signals:
         if process.poll() is not None:
             break
         process.send_signal(sig)
@@ -181,7 +184,7 @@ def run_with_node(
                 session.spin(lambda: stop.stopped, duration_s, refresh)
         finally:
             printer.finish()
-            code = _stop_process(process)
+            code = stop_process(process)
         if node_failed:
             print(
                 f"run: the node exited with status {code}:\n{_log_tail(log_path)}", file=sys.stderr
