@@ -149,6 +149,13 @@ def test_tf2_buffer_matches_fk(probe: Any, robots_launch: Launch, name: str) -> 
     assert_buffer_matches_fk(probe, ROBOTS[name], f"{name}/", f"/{name}/joint_states")
 
 
+#: How long view_frames listens, seconds (its --wait-time). A new DDS participant can take up
+#: to one more of Fast DDS's 3 s participant announcements to discover a running node
+#: (docs/benchmarks.md, "Startup"): with 3 s, one robot's frames were missing in a clean-clone
+#: run.
+VIEW_FRAMES_WAIT_S = "8"
+
+
 def test_view_frames_lists_every_frame(probe: Any, robots_launch: Launch, tmp_path: Path) -> None:
     robots = {name: Robot.load(model) for name, model in ROBOTS.items()}
     messages = {
@@ -157,7 +164,8 @@ def test_view_frames_lists_every_frame(probe: Any, robots_launch: Launch, tmp_pa
     }
     output = tmp_path / "frames"
     view_frames = subprocess.Popen(
-        ["ros2", "run", "tf2_tools", "view_frames", "--wait-time", "3", "-o", str(output)],
+        ["ros2", "run", "tf2_tools", "view_frames"]
+        + ["--wait-time", VIEW_FRAMES_WAIT_S, "-o", str(output)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
