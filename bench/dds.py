@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from joint_tf_publisher.cli import demo
-from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
+from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns
 
 from .models import REPO_ROOT
 

@@ -45,9 +45,9 @@ def _summary(samples: list[float]) -> str:
 def profile_callback(count: int) -> int:
     """Time and profile ``count`` JointStates; print the figures; 0."""
     from joint_tf_publisher import Robot
-    from joint_tf_publisher.ros.parameters import Settings
-    from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
-    from joint_tf_publisher.ros.reporting import Reporter
+    from joint_tf_publisher.health.reporting import Reporter
+    from joint_tf_publisher.node_core.parameters import Settings
+    from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
     spec = MODELS["humanoid"]
     robot = Robot.from_xml_string(spec.to_urdf())

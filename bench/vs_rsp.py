@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from joint_tf_publisher.ros.stamps import stamp_to_ns
+from joint_tf_publisher.stamps import stamp_to_ns
 
 from . import dds
 from .models import MODELS, REPO_ROOT, ModelSpec

@@ -2,7 +2,7 @@
 
 Importing the node or the command line tool (rclpy, numpy, lxml) takes about half a second;
 a SIGINT (Ctrl-C) or SIGTERM in that window would print Python's KeyboardInterrupt
-traceback. The node installs its stop signals (``ros.stop_signals``: they only set a flag)
+traceback. The node installs its stop signals (``node_core.stop_signals``: they only set a flag)
 before importing anything else, and exits 0 once started if one came. For the command line
 tool, while the module loads, these signals end the process quietly with exit code 0; then
 the usual handlers are back and ``run`` handles them by stopping its node and demo; once the
@@ -45,7 +45,7 @@ def _import_quietly(module_name: str) -> ModuleType:
 def node_main() -> int:
     """``joint_tf_publisher``: the ROS node (``joint_tf_publisher.ros.runtime.main``), with
     its stop signals installed before anything heavy is imported."""
-    from .ros.stop_signals import StopSignals
+    from .node_core.stop_signals import StopSignals
 
     stop = StopSignals()
     main: int = importlib.import_module("joint_tf_publisher.ros.runtime").main(stop=stop)

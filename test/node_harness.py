@@ -37,7 +37,7 @@ from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.ros import runtime
-from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns
+from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns
 
 WAIT_S = 20.0
 #: A service request with no answer after this long is sent again, seconds.

@@ -1,9 +1,11 @@
 """The package's layering, checked: imports run one way, without cycles, and only ``ros``
-needs ROS, at most one module of it through rclpy's private API.
+(and the doctor's listener in the command line) needs ROS, at most one module of it through
+rclpy's private API; no folder but the command line mixes rclpy modules with rclpy-free ones.
 
-Layers, bottom up: the leaves ``errors``, ``transforms``, ``arrays`` and ``bounded_cache``
--> ``model`` -> ``description`` and ``kinematics`` -> ``robot`` (the facade) -> ``ros`` and
-``cli``. A module may import its own subpackage and the layers below it, never a layer above
+Layers, bottom up: the leaves ``errors``, ``transforms``, ``stamps``, ``arrays`` and
+``bounded_cache`` -> ``model`` -> ``description`` and ``kinematics`` -> ``robot`` (the facade)
+-> ``health`` -> ``node_core`` (the node's policy, no rclpy) -> ``ros`` (the rclpy adapter)
+and ``cli``. A module may import its own subpackage and the layers below it, never a layer above
 (at module level or inside a function).
 
 Module length is a figure, not a rule: ``python test/test_architecture.py`` prints the
@@ -25,21 +27,41 @@ PACKAGE = REPO_ROOT / "joint_tf_publisher"
 #: Modules that import nothing of the package: the array aliases and the bounded cache.
 BASE = {"arrays", "bounded_cache"}
 #: Leaf modules: they import the base at most, and every layer may import them.
-LEAVES = BASE | {"errors", "transforms"}
+LEAVES = BASE | {"errors", "transforms", "stamps"}
 #: What each part may import from the package (besides itself).
 ALLOWED: dict[str, set[str]] = {
     **{base: set() for base in BASE},
     "errors": BASE,
     "transforms": BASE,
+    "stamps": BASE,
     "model": LEAVES,
     "description": LEAVES | {"model"},
     "kinematics": LEAVES | {"model"},
     "robot": LEAVES | {"model", "description", "kinematics"},
-    "ros": LEAVES | {"model", "description", "kinematics", "robot"},
-    "cli": LEAVES | {"model", "description", "kinematics", "robot", "ros"},
-    "entry": {"ros", "cli"},
+    "health": LEAVES | {"model", "description", "kinematics", "robot"},
+    "node_core": LEAVES | {"model", "description", "kinematics", "robot", "health"},
+    "ros": LEAVES | {"model", "description", "kinematics", "robot", "health", "node_core"},
+    "cli": LEAVES | {"model", "description", "kinematics", "robot", "health", "node_core", "ros"},
+    "entry": {"node_core", "ros", "cli"},
     "__init__": {"errors", "model", "robot"},
 }
+#: The command line's one module that imports rclpy itself (loaded only when the doctor runs).
+CLI_ROS_MODULES = {"cli/doctor/listener.py"}
+#: Top-level names of ROS 2 packages (a module that imports one "needs ROS").
+ROS_PACKAGES = (
+    "rclpy",
+    "rcl_interfaces",
+    "sensor_msgs",
+    "geometry_msgs",
+    "std_msgs",
+    "tf2_msgs",
+    "tf2_ros",
+    "builtin_interfaces",
+    "diagnostic_msgs",
+    "rosgraph_msgs",
+    "launch",
+    "launch_ros",
+)
 #: rclpy modules whose import is private API (the C binding rclpy wraps).
 PRIVATE_RCLPY_MODULES = ("rclpy.impl.implementation_singleton", "rclpy._rclpy_pybind11")
 
@@ -87,18 +109,63 @@ def test_every_part_is_placed_in_the_layer_table() -> None:
     assert {part_of(module) for module in MODULES} <= set(ALLOWED)
 
 
+def imports_ros_package(module: Path) -> bool:
+    """True when ``module`` imports a ROS 2 package (anywhere in the file)."""
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(name.split(".")[0] in ROS_PACKAGES for name in names):
+            return True
+    return False
+
+
+def needs_ros(module: Path) -> bool:
+    """Where a module may import ROS: ``ros``, ``entry`` and the doctor's listener."""
+    relative = str(module.relative_to(PACKAGE))
+    return part_of(module) in ("ros", "entry") or relative in CLI_ROS_MODULES
+
+
+def test_only_the_adapter_and_the_doctor_listener_import_ros() -> None:
+    importing = {str(m.relative_to(PACKAGE)) for m in MODULES if imports_ros_package(m)}
+    allowed = {str(m.relative_to(PACKAGE)) for m in MODULES if needs_ros(m)}
+    assert importing <= allowed, f"ROS imported outside the adapter: {importing - allowed}"
+
+
+def test_no_folder_but_the_command_line_mixes_ros_and_ros_free_modules() -> None:
+    """A folder holds rclpy modules or rclpy-free ones (package ``__init__`` files aside), so
+    its name says which; ``cli`` is the exception, its ROS side one named module."""
+    folders: dict[Path, set[bool]] = {}
+    for module in MODULES:
+        if module.name != "__init__.py" and module.parent != PACKAGE:
+            folders.setdefault(module.parent, set()).add(imports_ros_package(module))
+    mixed = {
+        str(folder.relative_to(PACKAGE))
+        for folder, kinds in folders.items()
+        if len(kinds) > 1 and folder.relative_to(PACKAGE).parts[0] != "cli"
+    }
+    assert not mixed, f"folders mixing rclpy and rclpy-free modules: {sorted(mixed)}"
+
+
+def test_the_doctor_is_one_folder() -> None:
+    doctor = {m for m in MODULES if "doctor" in m.stem or "doctor" in m.parent.name}
+    assert {m.parent for m in doctor} == {PACKAGE / "cli" / "doctor"}, sorted(map(str, doctor))
+
+
 def test_everything_outside_ros_imports_with_numpy_and_lxml_alone() -> None:
-    """Import every non-ros module in a fresh interpreter that has no ROS packages at all."""
+    """Import every module but the ROS ones in a fresh interpreter that has no ROS packages."""
     modules = [
         ".".join(module.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
         for module in MODULES
-        if part_of(module) not in ("ros", "entry")
+        if not needs_ros(module)
     ]
     blocker = (
         "import sys\n"
         "class NoRos:\n"
-        "    ROS = ('rclpy', 'rcl_interfaces', 'sensor_msgs', 'geometry_msgs', 'std_msgs',\n"
-        "           'tf2_msgs', 'tf2_ros', 'builtin_interfaces', 'launch', 'launch_ros')\n"
+        f"    ROS = {ROS_PACKAGES!r}\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name.split('.')[0] in self.ROS:\n"
         "            raise ImportError(f'ROS module {name} imported')\n"

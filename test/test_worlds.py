@@ -1,7 +1,8 @@
 """The distros users run: tests run again in other environments, each counted here.
 
-* ``jazzy``: the node's DDS tests (all of test/ros: end to end, parameters, stop signals,
-  storms, the spin loop under each executor rclpy offers, ...) under ROS 2 Jazzy's rclpy
+* ``jazzy``: the node's DDS tests (all of test/ros: end to end, parameters, storms, the spin
+  loop under each executor rclpy offers, ...; and the tests checked against rclpy's own wire
+  format and time: the CDR layouts, the stamps, the doctor's listener) under ROS 2 Jazzy's rclpy
   7.1.6, Fast DDS 2.14 and numpy 1.26.4 (``.venv-jazzy``, PyPI wheels, ``tools/env.py --world
   jazzy``), in an environment where no other ROS is sourced.
 * ``humble`` and ``jazzy-core`` (tools/compat.py): the rclpy-free core tests under Humble's
@@ -64,7 +65,12 @@ def jazzy_world() -> World:
     return World(
         name="jazzy",
         python=venv / "bin" / "python",
-        tests=("test/ros",),
+        tests=(
+            "test/ros",
+            "test/node_core/test_cdr.py",
+            "test/test_stamps.py",
+            "test/cli/test_doctor_listener.py",
+        ),
         environ=lambda: dict(ENV_TOOL.unsourced_env(), JTP_STRICT_SKIPS="1"),
         missing=missing,
         log=venv / "pytest.log",

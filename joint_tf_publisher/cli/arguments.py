@@ -1,5 +1,5 @@
 """What every subcommand of ``joint-tf-publisher`` shares: its usage error and how it loads
-the model its arguments name (``main`` dispatches; ``doctor_command`` and the others use these
+the model its arguments name (``main`` dispatches; ``doctor.command`` and the others use these
 without importing ``main``)."""
 
 from __future__ import annotations

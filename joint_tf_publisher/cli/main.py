@@ -1,7 +1,7 @@
 """The ``joint-tf-publisher`` command: inspect, draw and run robot descriptions.
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
-``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run) or ``doctor_command``
+``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run) or ``doctor.command``
 (doctor); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
 model (one line ``file:line: message`` on stderr), a failed tool or a problem ``doctor``
 found, 2 for bad command-line usage.
@@ -25,7 +25,7 @@ from ..errors import ModelError
 from ..robot import Robot
 from .arguments import UsageError, load_model
 from .describe import check_report, format_number, pose_record, pose_table
-from .doctor_command import add_doctor_parser
+from .doctor.command import add_doctor_parser
 from .joint_values import parse_joint_values
 
 PROG = "joint-tf-publisher"

@@ -24,9 +24,9 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from ..stamps import stamp_to_ns
 from ..transforms import quaternion_to_matrix
 from .qos import joint_states_publisher_qos, tf_qos, tf_static_qos
-from .stamps import stamp_to_ns
 from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
 #: Sent positions remembered for matching /tf stamps back to what was sent.

@@ -15,11 +15,11 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.timer import Timer
 
-from .health import GraphFacts, HealthReport, JointStateHealth
-from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
+from ..health.model import GraphFacts, HealthReport, JointStateHealth
+from ..health.reporting import Reporter
+from ..node_core.joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
+from ..stamps import ns_to_stamp
 from .qos import diagnostics_qos
-from .reporting import Reporter
-from .stamps import ns_to_stamp
 
 TOPIC = "/diagnostics"
 #: The task part of the status name, after the node's name (diagnostic_updater's "node: task").

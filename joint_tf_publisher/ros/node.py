@@ -35,23 +35,23 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
 from ..errors import LOGGER, ModelError
-from ..robot import Robot
-from .cdr import JointStateData, JointStateReader, Publication
-from .diagnostics import DiagnosticsPublisher
-from .joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
-from .parameters import (
+from ..health.reporting import Logger, Reporter
+from ..node_core.cdr import JointStateData, JointStateReader, Publication
+from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ..node_core.parameters import (
     PARAMETERS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
 )
-from .pipeline import JointStatePipeline, LoadedModel, Reconfigured
+from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
+from ..node_core.zeros import check_zero, declared_zeros, start_positions
+from ..robot import Robot
+from ..stamps import stamp_to_ns
+from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
-from .reporting import Logger, Reporter
-from .stamps import stamp_to_ns
 from .tf_publishers import StaticTfPublisher, TfPublisher
-from .zeros import check_zero, declared_zeros, start_positions
 
 NODE_NAME = "joint_tf_publisher"
 

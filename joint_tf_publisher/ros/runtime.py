@@ -36,8 +36,8 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
 from ..errors import ModelError
+from ..node_core.stop_signals import StopSignals
 from .node import NODE_NAME, JointTfPublisher, StartupError
-from .stop_signals import StopSignals
 
 #: Environment variable naming the executor to spin with: one of ``EXECUTORS``.
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"

@@ -23,9 +23,9 @@ from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from tf2_msgs.msg import TFMessage
 
-from .cdr import Publication, TFMessageLayout
+from ..node_core.cdr import Publication, TFMessageLayout
+from ..stamps import ns_to_stamp
 from .qos import tf_qos, tf_static_qos
-from .stamps import ns_to_stamp
 
 TF_TOPIC = "/tf"
 TF_STATIC_TOPIC = "/tf_static"

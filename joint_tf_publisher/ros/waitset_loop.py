@@ -26,7 +26,7 @@ from rclpy.guard_condition import GuardCondition
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 
-from .stop_signals import StopSignals
+from ..node_core.stop_signals import StopSignals
 
 #: Longest a message stream delays the node's other entities (services, events), seconds.
 SERVICE_PERIOD_S = 0.05

@@ -9,8 +9,8 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli.doctor import diagnose
-from joint_tf_publisher.cli.doctor_observation import (
+from joint_tf_publisher.cli.doctor.analysis import diagnose
+from joint_tf_publisher.cli.doctor.observation import (
     NS_PER_S,
     DiagnosticRecord,
     HeardTransform,
@@ -19,7 +19,7 @@ from joint_tf_publisher.cli.doctor_observation import (
     Severity,
     is_healthy,
 )
-from joint_tf_publisher.cli.doctor_report import json_report, text_report
+from joint_tf_publisher.cli.doctor.report import json_report, text_report
 from joint_tf_publisher.cli.main import main
 
 ARM = Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf")

@@ -1,7 +1,7 @@
 """/diagnostics from the node: the real console script over real DDS, read as
 rqt_robot_monitor reads it (a DiagnosticArray subscription, the status by its name).
 
-Each condition the health model reports (test_health.py drives them without DDS) is
+Each condition the health model reports (test/health/test_health.py drives them without DDS) is
 checked here as an operator sees it: the status ``joint_tf_publisher: joint states`` with the
 robot's name as hardware_id, its level and message, and the values by key; and its return to
 OK. The probe streams joint states while it waits (a stream that pauses would turn STALE).
@@ -32,7 +32,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from joint_tf_publisher.ros.health import Key  # noqa: E402
+from joint_tf_publisher.health.model import Key  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -36,8 +36,8 @@ from repo_paths import TEST_DIR  # noqa: E402
 from test_user_errors import NODE  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.node_core.parameters import PARAMETERS  # noqa: E402
 from joint_tf_publisher.ros import runtime  # noqa: E402
-from joint_tf_publisher.ros.parameters import PARAMETERS  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

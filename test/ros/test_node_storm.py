@@ -47,7 +47,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.kinematics import Kinematics  # noqa: E402
 from joint_tf_publisher.ros import runtime  # noqa: E402
-from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
+from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
 

@@ -35,9 +35,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from test_user_errors import NODE, params_file  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from joint_tf_publisher.node_core.stop_signals import StopSignals  # noqa: E402
 from joint_tf_publisher.ros import runtime  # noqa: E402
 from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
-from joint_tf_publisher.ros.stop_signals import StopSignals  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

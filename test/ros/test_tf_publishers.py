@@ -13,8 +13,8 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 from rclpy.serialization import deserialize_message  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout  # noqa: E402
 from joint_tf_publisher.ros import qos, tf_publishers  # noqa: E402
-from joint_tf_publisher.ros.cdr import Publication, TFMessageLayout  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

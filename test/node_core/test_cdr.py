@@ -22,8 +22,8 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.ros.cdr import JointStateReader, TFMessageLayout  # noqa: E402
-from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
+from joint_tf_publisher.node_core.cdr import JointStateReader, TFMessageLayout  # noqa: E402
+from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -1,7 +1,7 @@
 """``joint-tf-publisher doctor``'s data: what was heard (``Observation``), what was found
 (``Finding``), and the wording both share.
 
-Plain Python (no rclpy): ``ros.doctor_listener`` hears, ``doctor_command`` fills an
+Plain Python (no rclpy): ``listener`` hears, ``command`` fills an
 ``Observation``, tests build one by hand. Times are nanoseconds (stamps in the clock of their
 publisher); durations in the options are seconds.
 """
@@ -13,8 +13,8 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..model.elements import RobotModel
-from ..ros.stamps import NS_PER_S
+from ...model.elements import RobotModel
+from ...stamps import NS_PER_S
 
 #: Levels of diagnostic_msgs/DiagnosticStatus, by value.
 DIAGNOSTIC_LEVEL_NAMES = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}

@@ -26,16 +26,16 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
+from ..health.facts import RobotFacts
+from ..health.model import JointStateHealth, StreamSlot
+from ..health.reporting import Reporter
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
 from .cdr import Publication, TFMessageLayout
-from .health import JointStateHealth, StreamSlot
-from .health_facts import RobotFacts
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
-from .reporting import Reporter
 from .zeros import start_positions
 
 

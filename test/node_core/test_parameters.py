@@ -15,7 +15,7 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.model import ClampMode
-from joint_tf_publisher.ros.parameters import (
+from joint_tf_publisher.node_core.parameters import (
     PARAMETERS,
     PARAMETERS_BY_NAME,
     ZEROS_PREFIX,

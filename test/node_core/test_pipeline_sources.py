@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from test_pipeline import MS, T0, Rig, assert_pose, poses
 
-from joint_tf_publisher.ros.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
-from joint_tf_publisher.ros.pipeline import Publication
+from joint_tf_publisher.node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from joint_tf_publisher.node_core.pipeline import Publication
 
 ARM = JOINT_STATES_SOURCE
 GRIPPER = FIRST_LISTED_SOURCE

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..arrays import Array, IndexArray
 from ..model.clamp_mode import ClampMode
-from .health_facts import RobotFacts
-from .stamps import NS_PER_S
+from ..stamps import NS_PER_S
+from .facts import RobotFacts
 
 #: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
 #: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.

@@ -16,8 +16,8 @@ from test_pipeline import ARM_URDF, PLANAR_URDF, T0, Rig, assert_pose, poses
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.model import ClampMode
-from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
-from joint_tf_publisher.ros.zeros import declared_zeros, start_positions
+from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+from joint_tf_publisher.node_core.zeros import declared_zeros, start_positions
 
 ALL_TYPES_URDF = TEST_DIR / "urdf" / "all_joint_types.urdf"
 

@@ -1,17 +1,17 @@
 """``joint-tf-publisher doctor``'s analysis: what a few seconds of /tf, /tf_static, /clock,
 /diagnostics and the ROS graph say is wrong, each finding with its likely cause and its fix.
 
-Plain Python (no rclpy): the data is in ``doctor_observation``, the checks of the tree's
-shape in ``doctor_tree``, the clock, lag and /diagnostics checks here; ``diagnose`` runs them
-all and returns the findings, most serious first; ``doctor_report`` prints them.
+Plain Python (no rclpy): the data is in ``observation``, the checks of the tree's
+shape in ``tree``, the clock, lag and /diagnostics checks here; ``diagnose`` runs them
+all and returns the findings, most serious first; ``report`` prints them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from ..ros.stamps import NS_PER_S
-from .doctor_observation import (
+from ...stamps import NS_PER_S
+from .observation import (
     Finding,
     HeardTransform,
     Kind,
@@ -21,7 +21,7 @@ from .doctor_observation import (
     format_time,
     short_list,
 )
-from .doctor_tree import (
+from .tree import (
     frame_findings,
     parent_findings,
     publisher_findings,

@@ -15,7 +15,7 @@ import pytest
 from repo_paths import TEST_DIR
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.ros.health import (
+from joint_tf_publisher.health.model import (
     KEYS,
     MAX_SLOTS,
     GraphFacts,
@@ -24,14 +24,14 @@ from joint_tf_publisher.ros.health import (
     Key,
     Level,
 )
-from joint_tf_publisher.ros.joint_sources import (
+from joint_tf_publisher.health.reporting import Reporter
+from joint_tf_publisher.node_core.joint_sources import (
     FIRST_LISTED_SOURCE,
     JOINT_STATES_SOURCE,
     MULTI_DOF_SOURCE,
 )
-from joint_tf_publisher.ros.parameters import ParameterRejected, Settings
-from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
-from joint_tf_publisher.ros.reporting import Reporter
+from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 S = 1_000_000_000  # one second in ns

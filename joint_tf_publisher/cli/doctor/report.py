@@ -11,7 +11,7 @@ import json
 import textwrap
 from collections.abc import Sequence
 
-from .doctor_observation import Finding, Observation, Severity, heard_frames, is_healthy
+from .observation import Finding, Observation, Severity, heard_frames, is_healthy
 
 #: Width the text report wraps to, characters.
 TEXT_WIDTH = 100

@@ -16,13 +16,13 @@ GID = bytes(range(16))
 
 
 def test_a_gid_reads_the_same_from_message_info_and_from_the_graph() -> None:
-    from joint_tf_publisher.ros.doctor_listener import gid_text
+    from joint_tf_publisher.cli.doctor.listener import gid_text
 
     assert gid_text(GID) == gid_text(list(GID)) == GID.hex()
 
 
 def test_two_publishers_of_one_node_merge_and_an_unknown_gid_is_unnamed() -> None:
-    from joint_tf_publisher.ros.doctor_listener import by_publisher_name
+    from joint_tf_publisher.cli.doctor.listener import by_publisher_name
 
     other, gone = bytes(16).hex(), bytes([9] * 16).hex()
     transforms = {
@@ -44,8 +44,8 @@ def test_a_joint_state_publisher_heard_is_named_in_the_listening() -> None:
 
     from sensor_msgs.msg import JointState
 
+    from joint_tf_publisher.cli.doctor.listener import DoctorTarget, listen
     from joint_tf_publisher.ros.demo_source import DemoSession
-    from joint_tf_publisher.ros.doctor_listener import DoctorTarget, listen
 
     with DemoSession("doctor_test_joint_source") as source:
         publisher = source.node.create_publisher(JointState, "/joint_states", 10)
@@ -71,7 +71,7 @@ def test_a_joint_state_publisher_heard_is_named_in_the_listening() -> None:
 def test_a_message_info_without_publisher_gid_gives_an_unknown_publisher() -> None:
     """Jazzy's rclpy (7.1) passes timestamps and sequence numbers only: no KeyError, the
     publisher is unknown; with a gid (rclpy 8 and later) it is the gid's text."""
-    from joint_tf_publisher.ros.doctor_listener import UNKNOWN_PUBLISHER, gid_text, publisher_of
+    from joint_tf_publisher.cli.doctor.listener import UNKNOWN_PUBLISHER, gid_text, publisher_of
 
     jazzy_info = {"source_timestamp": 1, "received_timestamp": 2}
     assert publisher_of(jazzy_info) == UNKNOWN_PUBLISHER

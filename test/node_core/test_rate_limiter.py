@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from joint_tf_publisher.ros.rate_limiter import NEVER_NS, RateLimiter
+from joint_tf_publisher.node_core.rate_limiter import NEVER_NS, RateLimiter
 
 
 def joints(*indices: int) -> np.ndarray:

@@ -17,11 +17,11 @@ from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.kinematics import MessagePlan
-from joint_tf_publisher.ros.cdr import Publication
-from joint_tf_publisher.ros.parameters import Settings
-from joint_tf_publisher.ros.pipeline import JointStatePipeline, LoadedModel
-from joint_tf_publisher.ros.reporting import Reporter, Throttle
+from joint_tf_publisher.node_core.cdr import Publication
+from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 PLANAR_URDF = TEST_DIR / "urdf" / "mobile_base_planar.urdf"

@@ -11,7 +11,7 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 
 from rclpy.time import Time  # noqa: E402
 
-from joint_tf_publisher.ros.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
+from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

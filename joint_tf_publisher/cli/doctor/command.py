@@ -1,7 +1,7 @@
 """``joint-tf-publisher doctor``: listen to a running system, say what is wrong and what to do.
 
-Joins the ROS listening (``ros.doctor_listener``, imported when the command runs) to the
-rclpy-free analysis (``doctor``) and its report (``doctor_report``). Exit status: 0 when
+Joins the ROS listening (``listener``, imported when the command runs) to the rclpy-free
+analysis (``analysis``) and its report (``report``). Exit status: 0 when
 healthy, 1 when a problem is found, 2 for a bad command line (``main``).
 """
 
@@ -11,16 +11,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError
-from ..model.elements import RobotModel
-from ..robot import Robot
-from .arguments import UsageError, load_model
-from .doctor import DEFAULT_LAG_S, diagnose
-from .doctor_observation import DiagnosticRecord, HeardTransform, Observation, is_healthy
-from .doctor_report import json_report, text_report
+from ...errors import ModelError
+from ...model.elements import RobotModel
+from ...robot import Robot
+from ..arguments import UsageError, load_model
+from .analysis import DEFAULT_LAG_S, diagnose
+from .observation import DiagnosticRecord, HeardTransform, Observation, is_healthy
+from .report import json_report, text_report
 
 if TYPE_CHECKING:
-    from ..ros.doctor_listener import Heard
+    from .listener import Heard
 
 #: Default of ``--seconds``: a few 1 Hz diagnostics reports (discovery is waited for first).
 DEFAULT_SECONDS = 3.0
@@ -90,7 +90,7 @@ def run_doctor(
     ros_args: list[str],
 ) -> int:
     """Listen, diagnose, print; 0 when healthy, 1 when a problem is found."""
-    from ..ros.doctor_listener import DoctorTarget, listen
+    from .listener import DoctorTarget, listen
 
     target = DoctorTarget(node=node, description_given=robot is not None)
     heard = listen(seconds, target, ros_args)

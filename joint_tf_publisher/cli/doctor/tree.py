@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from ..model.elements import Joint, RobotModel
-from .doctor_observation import (
+from ...model.elements import Joint, RobotModel
+from .observation import (
     Finding,
     HeardTransform,
     Kind,

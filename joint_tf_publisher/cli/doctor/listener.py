@@ -38,8 +38,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from .demo_source import DemoSession
-from .qos import (
+from ...ros.demo_source import DemoSession
+from ...ros.qos import (
     clock_qos,
     diagnostics_listener_qos,
     joint_states_qos,
@@ -47,8 +47,8 @@ from .qos import (
     tf_listener_static_qos,
     tf_qos,
 )
-from .stamps import stamp_to_ns
-from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
+from ...ros.tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
+from ...stamps import stamp_to_ns
 
 #: Longest a parameter request to one node may take, seconds (all are sent together).
 PARAMETER_TIMEOUT_S = 3.0

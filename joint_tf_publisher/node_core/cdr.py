@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arrays import Array
-from .stamps import ns_to_stamp, stamp_to_ns
+from ..stamps import ns_to_stamp, stamp_to_ns
 
 #: CDR little endian, the only encapsulation ``JointStateReader`` reads (options ignored).
 CDR_LE = b"\x00\x01"

@@ -1,4 +1,4 @@
-"""Stop signals as a flag and a wake-up call (``ros.stop_signals``), in this process.
+"""Stop signals as a flag and a wake-up call (``node_core.stop_signals``), in this process.
 
 How the node ends on them is in test_runtime.py (in process) and test_node_shutdown.py (the
 console script).
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from joint_tf_publisher.ros.stop_signals import StopSignals
+from joint_tf_publisher.node_core.stop_signals import StopSignals
 
 
 @pytest.fixture
