@@ -26,7 +26,7 @@ import numpy as np
 from ..arrays import Array, IndexArray
 from ..model.clamp_mode import ClampMode
 from ..stamps import NS_PER_S
-from .facts import RobotFacts
+from .facts import RobotFacts, frames_left
 
 #: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
 #: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
@@ -73,6 +73,9 @@ class Key:
     CLOCK = "node clock (s)"
     STAMP = "newest joint state stamp (s)"
     TWO_PUBLISHERS = "joints given by two publishers"
+    REMOVED_FRAMES = "removed frames"
+    TIME_OFFSETS = "time offsets (s)"
+    OUT_OF_RANGE = "stamps out of range"
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,7 @@ class _Period:
     clamps: dict[str, _Clamps] = field(default_factory=dict)
     rejected: dict[str, int] = field(default_factory=dict)
     lengths: int = 0
+    out_of_range: int = 0
 
 
 class JointStateHealth:
@@ -177,17 +181,24 @@ class JointStateHealth:
         self._last_report_ns = self._since_ns
         self._last_arrivals: dict[tuple[int, tuple[str, ...]], int] = {}
         self._last_published = 0
+        #: Frames that left the robot with a description or prefix change since the node
+        #: started and that it does not have now (listeners keep them), sorted.
+        self.removed_frames: list[str] = []
+        #: Per joint-state topic, the seconds added to its stamps (``time_offsets``).
+        self.time_offsets_s: Mapping[str, float] = {}
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def install(self, facts: RobotFacts) -> None:
-        """A model (re)loaded: forget every stream."""
-        self.facts = facts
+    def install(self, facts: RobotFacts) -> list[str]:
+        """A model (re)loaded: forget every stream (not the frames it removed); the frames
+        that left with it (``frames_changed``)."""
+        left = self.frames_changed(facts)
         self._slots = {}
         self._last_arrivals = {}
         self._unknown.clear()
         self._period = _Period()
         self._since_ns = self.steady_ns()
+        return left
 
     def slot(self, source: int, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
         """The slot of messages from ``source`` (a topic's number) with ``names``, updating moving
@@ -200,6 +211,14 @@ class JointStateHealth:
                 self._fold()
             slot = self._slots[key] = StreamSlot(source, names, joints)
         return slot
+
+    def frames_changed(self, facts: RobotFacts) -> list[str]:
+        """The robot's frames are ``facts``' now (a new model or prefix): the frames that
+        left with this change (``facts.frames_left``), added to ``removed_frames``."""
+        left = frames_left(self.facts, facts)
+        self.removed_frames = sorted((set(self.removed_frames) | set(left)) - facts.frames)
+        self.facts = facts
+        return left
 
     def _fold(self) -> None:
         """Fold every slot into one (no names) that updates all their joints: ages and rates
@@ -240,6 +259,10 @@ class JointStateHealth:
         """A message dropped: its names and values differ in length."""
         self._period.lengths += 1
 
+    def stamp_out_of_range(self) -> None:
+        """A message dropped: its stamp plus its topic's time offset is no stamp."""
+        self._period.out_of_range += 1
+
     def unknown(self, names: Iterable[str]) -> None:
         """Names that are no moving joint's variable (listed, not a problem)."""
         if len(self._unknown) < 1000:
@@ -265,6 +288,11 @@ class JointStateHealth:
         values[Key.PUBLISHERS] = ", ".join([str(len(publishers)), *publishers])
         values[Key.CLOCK] = _seconds(graph.node_clock_ns)
         values[Key.LENGTHS] = str(period.lengths)
+        values[Key.OUT_OF_RANGE] = str(period.out_of_range)
+        values[Key.REMOVED_FRAMES] = ", ".join(self.removed_frames)
+        values[Key.TIME_OFFSETS] = ", ".join(
+            f"{topic}: {seconds:g}" for topic, seconds in self.time_offsets_s.items()
+        )
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
         conditions = _sim_clock(graph)
@@ -412,6 +440,8 @@ def _period_conditions(period: _Period, values: dict[str, str]) -> list[Conditio
     if period.lengths:
         sentence = f"{period.lengths} joint state(s) dropped: names and positions differ in length"
         conditions.append(Condition(Level.WARN, sentence))
+    if period.out_of_range:
+        conditions.append(Condition(Level.WARN, out_of_range_sentence(period.out_of_range)))
     return conditions
 
 
@@ -449,6 +479,14 @@ def _shared_joints(
         for joint, slots in enumerate(owners)
         if len(slots) >= 2
     ]
+
+
+def out_of_range_sentence(count: int) -> str:
+    """``count`` joint states dropped: their stamp plus the time offset is no stamp."""
+    return (
+        f"{count} joint state(s) dropped: stamp + time offset outside what a stamp holds "
+        "(0 to 2147483647 s): check time_offset and source_time_offsets"
+    )
 
 
 def _finish(

@@ -20,10 +20,14 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
-#: Largest ``diagnostic_period`` and ``joint_state_timeout``, seconds.
+#: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
+#: seconds.
 MAX_PERIOD_S = 3600.0
+#: Largest magnitude of ``time_offset`` and of each ``source_time_offsets`` value, seconds:
+#: what the seconds of a stamp (``builtin_interfaces/Time.sec``, int32) can hold.
+MAX_TIME_OFFSET_S = float(2**31 - 1)
 
-ParameterValue = bool | float | str | tuple[str, ...]
+ParameterValue = bool | float | str | tuple[str, ...] | tuple[float, ...]
 
 
 class ParameterRejected(ValueError):
@@ -36,7 +40,8 @@ class ParameterSpec:
 
     ``float_range`` is inclusive (as ROS's FloatingPointRange); ``dynamic_typing`` lets an
     integer stand for a double (``-p publish_frequency:=50``); ``alias_of`` names the
-    parameter this one is another name for.
+    parameter this one is another name for; ``double_array`` types a tuple default (empty
+    by default, so its type cannot be read from it) as a double array, not a string array.
     """
 
     name: str
@@ -46,17 +51,18 @@ class ParameterSpec:
     dynamic_typing: bool = False
     float_range: tuple[float, float] | None = None
     alias_of: str | None = None
+    double_array: bool = False
 
     @property
     def type_name(self) -> str:
-        """The ROS type: bool, double, string or string_array."""
+        """The ROS type: bool, double, string, string_array or double_array."""
         if isinstance(self.default, bool):
             return "bool"
         if isinstance(self.default, float):
             return "double"
         if isinstance(self.default, str):
             return "string"
-        return "string_array"
+        return "double_array" if self.double_array else "string_array"
 
 
 PARAMETERS: tuple[ParameterSpec, ...] = (
@@ -86,6 +92,20 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "further JointState topics (relative to the node's namespace) besides joint_states",
     ),
     ParameterSpec(
+        "time_offset",
+        0.0,
+        "seconds added to the stamp of every joint state before it is used (REP 138)",
+        dynamic_typing=True,
+        float_range=(-MAX_TIME_OFFSET_S, MAX_TIME_OFFSET_S),
+    ),
+    ParameterSpec(
+        "source_time_offsets",
+        (),
+        "seconds added to the stamps of each source_list topic on top of time_offset, "
+        "in source_list's order (doubles: [0.0, -0.008]); [] = none",
+        double_array=True,
+    ),
+    ParameterSpec(
         "publish_default_positions",
         False,
         "publish joints never received at their zero position, at publish_frequency",
@@ -104,6 +124,13 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "joint_state_timeout",
         1.0,
         "seconds after which a joint never received or a silent stream is reported; > 0",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PERIOD_S),
+    ),
+    ParameterSpec(
+        "static_republish_period",
+        0.0,
+        "seconds between two republications of the complete static set; 0 = publish once (latched)",
         dynamic_typing=True,
         float_range=(0.0, MAX_PERIOD_S),
     ),
@@ -153,7 +180,7 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
         seconds = float(value)
-        low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0
+        low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0  # NaN: neither
         if not (low_ok and seconds <= MAX_PERIOD_S):
             bound = ">= 0" if zero_allowed else "> 0"
             raise ParameterRejected(
@@ -162,6 +189,33 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
         return seconds
 
     return parse
+
+
+def _offset_seconds(name: str, value: Any) -> float:
+    """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not abs(seconds) <= MAX_TIME_OFFSET_S:  # NaN fails too
+        raise ParameterRejected(
+            f"{name} must be finite and within +-{MAX_TIME_OFFSET_S:.0f} s (the seconds a "
+            f"stamp holds), got {seconds:g}"
+        )
+    return seconds
+
+
+def parse_time_offset(value: Any) -> float:
+    """``time_offset`` as finite seconds that a stamp can hold (``MAX_TIME_OFFSET_S``)."""
+    return _offset_seconds("time_offset", value)
+
+
+def parse_time_offsets(value: Any) -> tuple[float, ...]:
+    """``source_time_offsets`` as seconds (None, as rcl reads ``[]``: none)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ParameterRejected(f"source_time_offsets must be a double array, got {value!r}")
+    return tuple(_offset_seconds(f"source_time_offsets[{i}]", item) for i, item in enumerate(value))
 
 
 def parse_clamp(value: Any) -> str:
@@ -238,6 +292,11 @@ class Settings:
     description_from_topic: bool = False
     diagnostic_period: float = 1.0
     joint_state_timeout: float = 1.0
+    #: Seconds between two republications of the static set (0: latched once).
+    static_republish_period: float = 0.0
+    #: Seconds added to every joint-state stamp, and to each ``source_list`` topic's.
+    time_offset: float = 0.0
+    source_time_offsets: tuple[float, ...] = ()
     #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
@@ -280,7 +339,30 @@ class Settings:
                     parsed = parsed or updates.get(target, False)
                 updates[target] = parsed
         updates["zeros"] = tuple(sorted(zeros.items()))
-        return replace(self, **updates)
+        settings = replace(self, **updates)
+        settings.check_time_offsets()
+        return settings
+
+    def check_time_offsets(self) -> None:
+        """ParameterRejected unless ``source_time_offsets`` is empty or has one value per
+        ``source_list`` topic."""
+        offsets, topics = len(self.source_time_offsets), len(self.source_list)
+        if offsets and offsets != topics:
+            raise ParameterRejected(
+                f"source_time_offsets has {offsets} value(s) but source_list {topics} "
+                "topic(s): give one offset per topic, in source_list's order, or none (set "
+                "both in one change: a parameters file, or ros2 service call "
+                "<node>/set_parameters_atomically)"
+            )
+
+    def time_offsets_s(self) -> dict[str, float]:
+        """Seconds added to the stamps of each ``source_list`` topic (``time_offset`` plus
+        its ``source_time_offsets`` value)."""
+        extra = self.source_time_offsets or (0.0,) * len(self.source_list)
+        return {
+            topic: self.time_offset + offset
+            for topic, offset in zip(self.source_list, extra, strict=True)
+        }
 
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -295,4 +377,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "description_from_topic": _parse_bool("description_from_topic"),
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
+    "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
+    "time_offset": parse_time_offset,
+    "source_time_offsets": parse_time_offsets,
 }

@@ -19,23 +19,25 @@ tests drive it directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
-from ..health.facts import RobotFacts
+from ..health.facts import RobotFacts, frames_left_warning
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
+from ..stamps import NS_PER_S
 from .cdr import Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
+from .time_offsets import TimeOffsets
 from .zeros import start_positions
 
 
@@ -123,22 +125,31 @@ class JointStatePipeline:
         # The health slot of the last JointState plan (found by identity, as the plan is).
         self._slot_plan: MessagePlan | None = None
         self._slot: StreamSlot | None = None
+        #: The offset added to each topic's stamps (``time_offset``, ``source_time_offsets``).
+        self.time_offsets = TimeOffsets()
+        self.time_offsets.configure(settings)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
 
     # -- model and settings -----------------------------------------------------------------
 
     def install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (its limiter and its health start afresh), under
-        ``settings`` if given; what else the change of settings asks of the node."""
+        ``settings`` if given; what else the change of settings asks of the node. Frames of
+        the previous model that ``model`` does not have are named in one warning and in the
+        health report (``frames_left_warning``)."""
         self.model = model
-        self.health.facts = None  # the new model's facts come with install, below
-        changes = self.configure(settings or self.settings)
+        changes = self._configure(settings or self.settings, same_model=False)
         settings = self.settings
-        self.health.install(RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix))
+        facts = RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix)
+        self._warn_frames_left(self.health.install(facts))
         return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
-        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
-        what else the change asks of the node."""
+        """Apply new settings (prefix, exclusions, clamp mode, rate, time offsets) to the
+        current model; what else the change asks of the node."""
+        return self._configure(settings, same_model=True)
+
+    def _configure(self, settings: Settings, same_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
             republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
@@ -148,15 +159,16 @@ class JointStatePipeline:
             restart_diagnostic_timer=settings.diagnostic_period != old.diagnostic_period,
         )
         self.health.timeout_s = settings.joint_state_timeout
+        self.time_offsets.configure(settings)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
         if self.model is None:
             return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         self._slot_plan = self._slot = None
-        if self.health.facts is not None:  # the same model, new exclusions or prefix
-            self.health.facts = RobotFacts(
-                self.model.kin, settings.exclude_joints, settings.frame_prefix
-            )
+        if same_model and self.health.facts is not None:  # new exclusions or prefix
+            facts = RobotFacts(self.model.kin, settings.exclude_joints, settings.frame_prefix)
+            self._warn_frames_left(self.health.frames_changed(facts))
         # Joints never received take their (new) start values.
         positions, start = self.model.positions, self._configured.start
         waiting = ~positions.received[self.model.kin.layout.slot_joint]
@@ -167,6 +179,16 @@ class JointStatePipeline:
                 + ", ".join(self._configured.unknown_excluded)
             )
         return changes
+
+    def number_sources(self, numbers: Mapping[str, int]) -> None:
+        """The source numbers (``joint_sources``) the node gave the ``source_list`` topics,
+        by topic: each takes its ``source_time_offsets`` value."""
+        self.time_offsets.configure(self.settings, numbers)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
+
+    def _warn_frames_left(self, frames: Sequence[str]) -> None:
+        if frames:
+            self.reporter.logger.warning(frames_left_warning(frames))
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
@@ -223,7 +245,11 @@ class JointStatePipeline:
         slot.received(stamp_ns, self._steady_ns())
         if plan.unknown or plan.first_value_only or plan.ambiguous:
             self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
-        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        shifted_ns = self.time_offsets.shift(stamp_ns or self._zero_stamp_ns(), source)
+        if shifted_ns is None:
+            self._out_of_range(stamp_ns, source)
+            return None
+        stamp_ns = shifted_ns
         model.sources.note(source)
         if model.sources.several and not self.settings.ignore_timestamp:
             kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
@@ -270,7 +296,11 @@ class JointStatePipeline:
         self.health.slot(source, names, moves).received(stamp_ns, self._steady_ns())
         if unknown:
             self._report_names(unknown, (), ())
-        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        shifted_ns = self.time_offsets.shift(stamp_ns or self._zero_stamp_ns(), source)
+        if shifted_ns is None:
+            self._out_of_range(stamp_ns, source)
+            return None
+        stamp_ns = shifted_ns
         model.sources.note(source)
         if not self._due(model, moves, stamp_ns, source):
             return None
@@ -387,6 +417,17 @@ class JointStatePipeline:
         self._slot = self.health.slot(source, plan.names, plan.moves)
         self._slot_plan = plan
         return self._slot
+
+    def _out_of_range(self, stamp_ns: int, source: int) -> None:
+        """A message whose stamp ``stamp_ns`` plus its topic's offset is no stamp: dropped,
+        counted in the health report, and logged (throttled)."""
+        self.health.stamp_out_of_range()
+        offset_s = self.time_offsets.offset_ns(source) / NS_PER_S
+        self.reporter.warn_throttled(
+            "stamp range",
+            f"joint state dropped: its stamp {stamp_ns / NS_PER_S:.9f} s plus the time offset "
+            f"{offset_s:g} s is outside what a stamp holds (0 to 2147483647 s)",
+        )
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(

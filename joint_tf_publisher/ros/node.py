@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-from rclpy.clock import JumpThreshold, TimeJump
+from rclpy.clock import Clock, JumpThreshold, TimeJump
+from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
 from rclpy.node import Node
@@ -40,6 +41,7 @@ from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import (
     PARAMETERS,
+    PARAMETERS_BY_NAME,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
@@ -78,7 +80,7 @@ def declare_parameters(node: Node) -> dict[str, Any]:
             descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high)]
         default: Any = spec.default
         if isinstance(default, tuple):  # an empty list would be typed as a byte array
-            node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, descriptor)
+            node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
         else:
             node.declare_parameter(spec.name, default, descriptor)
         try:
@@ -92,9 +94,16 @@ def declare_parameters(node: Node) -> dict[str, Any]:
     return values
 
 
+def _array_type(name: str) -> Parameter.Type:
+    """The ROS type of the array parameter ``name``."""
+    if PARAMETERS_BY_NAME[name].double_array:
+        return Parameter.Type.DOUBLE_ARRAY
+    return Parameter.Type.STRING_ARRAY
+
+
 def _parameter(name: str, value: Any) -> Parameter[Any]:
     if isinstance(value, tuple):
-        return Parameter(name, Parameter.Type.STRING_ARRAY, list(value))
+        return Parameter(name, _array_type(name), list(value))
     return Parameter(name, value=value)
 
 
@@ -190,8 +199,9 @@ class JointTfPublisher(Node):
             "joint_states", self._reader, JOINT_STATES_SOURCE
         )
         self._diagnostics = DiagnosticsPublisher(self, self.pipeline.health, self.pipeline.reporter)
-        #: The source_list topics as given, with their subscriptions.
+        #: The source_list topics as given, with their subscriptions and source numbers.
         self._sources: dict[str, Subscription[Any]] = {}
+        self._source_numbers: dict[str, int] = {}
         self._next_source = FIRST_LISTED_SOURCE
         self._subscribe_sources(settings.source_list)
         self._multi_dof_sub = self.create_subscription(
@@ -207,6 +217,8 @@ class JointTfPublisher(Node):
             post_callback=self._on_clock_jump,
         )
         self._default_timer: Timer | None = None
+        self._static_timer: Timer | None = None
+        self._update_static_timer()
         if model is not None:
             try:
                 self._declare_zeros(model, at_start=True)
@@ -262,17 +274,20 @@ class JointTfPublisher(Node):
         destroyed, kept ones left as they are."""
         for topic in [topic for topic in self._sources if topic not in topics]:
             self.destroy_subscription(self._sources.pop(topic))
+            del self._source_numbers[topic]
             self._diagnostics.forget(topic)
         for topic in topics:
             if topic not in self._sources:
                 self._sources[topic] = self._subscribe_joint_states(
                     topic, JointStateReader(), self._next_source
                 )
+                self._source_numbers[topic] = self._next_source
                 self._diagnostics.topics[self._next_source] = topic
                 self._next_source += 1
                 self.get_logger().info(
                     f"reading joint states from {self.resolve_topic_name(topic)} too"
                 )
+        self.pipeline.number_sources(self._source_numbers)
 
     def _on_joint_state(
         self,
@@ -371,6 +386,8 @@ class JointTfPublisher(Node):
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
+        if settings.static_republish_period != old.static_republish_period:
+            self._update_static_timer()
         if settings.source_list != old.source_list:
             self._subscribe_sources(settings.source_list)
         return SetParametersResult(successful=True)
@@ -382,6 +399,19 @@ class JointTfPublisher(Node):
         if self.settings.publish_default_positions:
             self._default_timer = self.create_timer(
                 1.0 / self.settings.publish_frequency, self._publish_default_positions
+            )
+
+    def _update_static_timer(self) -> None:
+        """Republish the static set every ``static_republish_period`` s of the steady clock
+        (a paused simulation must not stop it); never for 0."""
+        if self._static_timer is not None:
+            self.destroy_timer(self._static_timer)
+            self._static_timer = None
+        period_s = self.settings.static_republish_period
+        if period_s > 0.0:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._static_timer = self.create_timer(
+                period_s, self._tf_static.republish, clock=steady
             )
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:

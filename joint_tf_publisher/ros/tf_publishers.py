@@ -2,10 +2,12 @@
 
 - ``/tf``: ``qos.tf_qos``, keep last 100, reliable, volatile (tf2_ros ``TransformBroadcaster``).
 - ``/tf_static``: ``qos.tf_static_qos``, keep last 1, reliable, transient local (tf2_ros
-  ``StaticTransformBroadcaster``): every publication carries the node's whole static set, so
-  the one latched sample a late subscriber gets is complete. Unlike tf2_ros, which merges
-  what is sent into everything sent before, the set is replaced as a whole: a reloaded model
-  or a new frame prefix leaves no stale frames behind.
+  ``StaticTransformBroadcaster``): every publication is one TFMessage with the node's whole
+  static set, from this one publisher, so the one latched sample a late subscriber gets is
+  complete. The set is replaced as a whole: a reloaded model or a new frame prefix leaves
+  no stale frames in the latched sample, and every changed origin is sent (tf2_ros_py's
+  broadcaster skips a child frame it has sent before; rclcpp's merges into what it sent).
+  ``republish`` sends the current set again, unchanged (``static_republish_period``).
 
 Both publish a ``cdr.Publication`` as serialized bytes (``Publisher.publish`` takes
 bytes as they are). ``layout_matches_rmw`` checks once that the RMW reads those bytes back as
@@ -89,9 +91,16 @@ class StaticTfPublisher:
         self.raw = layout_matches_rmw()
         #: The set last published (None before the first).
         self.current: Publication | None = None
+        self._message: bytes | TFMessage | None = None
 
     def replace(self, publication: Publication) -> None:
         """Publish ``publication`` as the whole static set (an empty one too: a reload to a
         model without fixed joints clears the frames of the previous one)."""
         self.current = publication
-        self.publisher.publish(publication.to_bytes() if self.raw else to_message(publication))
+        self._message = publication.to_bytes() if self.raw else to_message(publication)
+        self.publisher.publish(self._message)
+
+    def republish(self) -> None:
+        """Publish the current set again as it was (its stamp too); nothing before the first."""
+        if self._message is not None:
+            self.publisher.publish(self._message)

@@ -37,6 +37,7 @@ ROS_TYPE_WORDS = {
     "double": "double",
     "string": "string",
     "string_array": "string array",
+    "double_array": "double array",
 }
 
 
