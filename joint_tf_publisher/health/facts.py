@@ -98,10 +98,17 @@ def frames_left(before: RobotFacts | None, after: RobotFacts) -> list[str]:
     return sorted(before.frames - after.frames)
 
 
+#: What happens to frames that left a robot, in every listener that heard them (the node's
+#: warning and the doctor say it alike).
+LISTENERS_KEEP_THEM = (
+    "tf2 listeners (RViz, MoveIt, Nav2) that heard them keep them, static ones at their last "
+    "pose, until they restart"
+)
+
+
 def frames_left_warning(frames: Sequence[str]) -> str:
     """The one log line of a change that took ``frames`` away (``frames_left``)."""
     return (
         f"{len(frames)} frame(s) left the robot with this change: {', '.join(frames)}; "
-        "no node publishes them now, and tf2 listeners (RViz, MoveIt, Nav2) that heard them "
-        "keep them, static ones at their last pose, until they restart"
+        f"no node publishes them now, and {LISTENERS_KEEP_THEM}"
     )
