@@ -6,9 +6,11 @@ message time, keyed on the joints it moves: a message it drops costs no kinemati
 then resolves the values and computes the transforms it publishes, in one kinematics call
 (``MessagePlan.resolve``: mimic, clamping, rejection; the plan is compiled once per tuple of
 names under the current settings). It also owns the static set (fixed joints), the default
-positions of joints never received, stamps (a zero stamp becomes the node clock's now), the
-reports of clamped, rejected and unknown values (``reporting.Reporter``), and which settings
-changes republish the static set or restart a timer (``Reconfigured``). It feeds the health
+positions of joints never received, stamps (a zero stamp becomes the node clock's now; each
+topic's time offset is added, ``time_offsets``), the frames a new model or prefix takes away
+(one warning, the health report), the reports of clamped, rejected and unknown values
+(``reporting.Reporter``), and which settings changes republish the static set or restart a
+timer (``Reconfigured``). It feeds the health
 model (``health.JointStateHealth``): one slot write per message, and the rare events (clamped
 or rejected values, mismatched lengths) as they happen.
 
