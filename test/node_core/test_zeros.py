@@ -161,8 +161,8 @@ def test_a_joint_whose_range_excludes_zero_is_declared_and_starts_at_its_nearest
 
 def test_a_joint_received_stays_received_after_a_message_of_another_shape() -> None:
     """joint_1 arrives once (0.25) in a message of its own; then messages name other joints
-    only (by the fast path and the general one). joint_1 is neither published again at its zero (0.7) by the default positions nor
-    moved back to it: it keeps 0.25."""
+    only (by the fast path and the general one). joint_1 is neither published again at its
+    zero (0.7) by the default positions nor moved back to it: it keeps 0.25."""
     rig = Rig(ARM_URDF, ignore_timestamp=True, zeros=(("joint_1", (0.7,)), ("joint_2", (0.5,))))
     assert rig.send(["joint_1"], [0.25]) is not None
     joint_1 = rig.robot.joints["joint_1"].child

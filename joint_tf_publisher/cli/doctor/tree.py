@@ -157,11 +157,11 @@ def missing_frames_finding(
     details["followers"] = list(followers)
     details["frames"] = list(frames)
     root = observation.frame_prefix + robot.root
-    mimics = f", and its mimic joint(s) {_quoted(followers)}" if followers else ""
+    and_mimics = f", and its mimic joint(s) {_quoted(followers)}" if followers else ""
     summary = (
         f"{len(frames)} frame(s) of robot {robot.name!r} missing from TF or cut off from its "
         f"root {root!r}: {short_list(frames)} (below joint {joint.name!r}, "
-        f"{joint.joint_type}{mimics})"
+        f"{joint.joint_type}{and_mimics})"
     )
     if joint.name in observation.excluded_joints:
         cause = (
