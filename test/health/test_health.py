@@ -8,6 +8,7 @@ Joint states go into ``JointStatePipeline`` as the node gives them; the report i
 from __future__ import annotations
 
 import re
+import tracemalloc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -333,6 +334,27 @@ def test_a_flood_of_message_shapes_is_folded_keeping_rates_and_ages(arm: Rig) ->
     report = arm.report()
     assert values(report)[Key.RATE_IN] == f"{2 * MAX_SLOTS + 1:.1f}"
     assert report.level == Level.OK
+
+
+def test_a_flood_of_message_shapes_holds_bounded_memory() -> None:
+    """5,120 new shapes after the first 512 keep no more than the slots the model folds
+    them into (unbounded, they would hold about 1.7 MB)."""
+    health = JointStateHealth(1.0, lambda: 10 * S)
+    joints = np.array([0], dtype=np.intp)
+
+    def flood(first: int, count: int) -> None:
+        for k in range(first, first + count):
+            health.slot(JOINT_STATES_SOURCE, (f"stranger_{k}",), joints).received(T0, 10 * S)
+
+    flood(0, 2 * MAX_SLOTS)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        flood(2 * MAX_SLOTS, 20 * MAX_SLOTS)
+        grown, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert grown - before < MAX_SLOTS * 1000
 
 
 def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
