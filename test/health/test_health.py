@@ -18,6 +18,8 @@ import pytest
 from repo_paths import REPO_ROOT, TEST_DIR
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.cli.doctor.analysis import diagnose
+from joint_tf_publisher.cli.doctor.observation import HeardTransform, Observation
 from joint_tf_publisher.health.model import (
     KEYS,
     MAX_SLOTS,
@@ -48,14 +50,19 @@ ONE_PUBLISHER = {JOINT_STATES_SOURCE: ("/driver",)}
 
 
 class Silent:
+    """A logger that keeps the lines it is given (level, text)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
     def info(self, message: str) -> None:
-        pass
+        self.lines.append(("info", message))
 
     def warning(self, message: str) -> None:
-        pass
+        self.lines.append(("warning", message))
 
     def error(self, message: str) -> None:
-        pass
+        self.lines.append(("error", message))
 
 
 class Rig:
@@ -65,8 +72,9 @@ class Rig:
         self.steady_ns = 10 * S
         self.node_clock_ns = T0
         self.health = JointStateHealth(1.0, lambda: self.steady_ns)
+        self.logger = Silent()
         self.pipeline = JointStatePipeline(
-            Settings(**settings), Reporter(Silent()), lambda: self.node_clock_ns, self.health
+            Settings(**settings), Reporter(self.logger), lambda: self.node_clock_ns, self.health
         )
         self.robot = Robot.load(path)
         self.pipeline.install(LoadedModel(self.robot, path.read_text()))
@@ -511,3 +519,33 @@ def test_stamps_an_hour_ahead_of_or_behind_the_node_clock_are_flagged(arm: Rig, 
     )
     arm.node_clock_ns = arm.stamp_ns - side * 3600 * S  # within the margin
     assert arm.report().level == Level.OK
+
+
+def test_the_log_lines_word_a_fact_as_the_report_does_and_the_doctor_too() -> None:
+    """Clamped and rejected values, and joints never received: the log line says the fact in
+    the report's words; the doctor's advice names the same usual publishers."""
+    rig = Rig(ignore_timestamp=True, clamp="soft")
+    rig.send([name for name in LEADERS if name != "joint_6"])
+    rig.wait(1.0)
+    rig.send(["joint_1", "joint_3"], [2.95, float("inf")])
+    report = rig.report()
+    said = {condition.message.split(": ")[0] for condition in report.conditions}
+    logged = {text.split(", counts")[0].split("; counts")[0] for _, text in rig.logger.lines}
+    assert said & logged >= {
+        "joint values clamped to their soft limits",
+        "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
+        "joints keep their last good value",
+    }
+    assert report.missing_log is not None
+    never = next(c.message for c in report.conditions if "never received" in c.message)
+    assert report.missing_log.startswith(never + ". Joint states usually come from ")
+    usual = report.missing_log.split("usually come from ")[1]
+    doctor = Observation(3.0, T0, [], robot=rig.robot, joint_state_publishers=["/driver"])
+    missing = set(values(report)[Key.MISSING_FRAMES].split(", "))
+    doctor.transforms = [
+        HeardTransform(joint.parent, joint.child, joint.joint_type == "fixed", T0, "/n")
+        for joint in rig.robot.joints.values()
+        if joint.child not in missing
+    ]
+    (finding,) = diagnose(doctor)
+    assert usual in finding.fix
