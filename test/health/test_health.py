@@ -373,20 +373,6 @@ def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
     assert arm.report().level == Level.ERROR  # nothing received since the reload
 
 
-@pytest.mark.parametrize(
-    ("name", "value", "reason"),
-    [
-        ("diagnostic_period", -1.0, "diagnostic_period must be >= 0 and <= 3600 s, got -1"),
-        ("joint_state_timeout", 0.0, "joint_state_timeout must be > 0 and <= 3600 s, got 0"),
-        ("joint_state_timeout", "1", "joint_state_timeout must be a number of seconds"),
-    ],
-)
-def test_the_health_parameters_are_checked(name: str, value: Any, reason: str) -> None:
-    with pytest.raises(ParameterRejected, match=reason):
-        Settings.from_values({name: value})
-    assert getattr(Settings.from_values({name: 2}), name) == 2.0  # an integer is accepted
-
-
 # -- each documented key, and the behaviours a one-line slip would break -------------------------
 
 
@@ -549,3 +535,17 @@ def test_the_log_lines_word_a_fact_as_the_report_does_and_the_doctor_too() -> No
     ]
     (finding,) = diagnose(doctor)
     assert usual in finding.fix
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("diagnostic_period", -1.0, "diagnostic_period must be >= 0 and <= 3600 s, got -1"),
+        ("joint_state_timeout", 0.0, "joint_state_timeout must be > 0 and <= 3600 s, got 0"),
+        ("joint_state_timeout", "1", "joint_state_timeout must be a number of seconds"),
+    ],
+)
+def test_the_health_parameters_are_checked(name: str, value: Any, reason: str) -> None:
+    with pytest.raises(ParameterRejected, match=reason):
+        Settings.from_values({name: value})
+    assert getattr(Settings.from_values({name: 2}), name) == 2.0  # an integer is accepted
