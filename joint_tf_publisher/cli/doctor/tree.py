@@ -103,6 +103,16 @@ def mimic_groups(
     return groups
 
 
+def _published(observation: Observation, robot: RobotModel, joint: str) -> bool:
+    """Whether ``joint``'s child frame is heard on TF."""
+    child = observation.frame_prefix + robot.joints[joint].child
+    return any(heard.child == child for heard in observation.transforms)
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
 def explained_roots(observation: Observation) -> set[str]:
     """Frames of the description whose parent transform is missing (``frame_findings``
     explains them; they are no separate trees to report)."""
@@ -205,16 +215,6 @@ def missing_frames_finding(
             f"check its joint names against the description; or {DEFAULT_POSITIONS_ADVICE}"
         )
     return Finding(Severity.ERROR, Kind.MISSING_FRAMES, summary, cause, fix, details)
-
-
-def _published(observation: Observation, robot: RobotModel, joint: str) -> bool:
-    """Whether ``joint``'s child frame is heard on TF."""
-    child = observation.frame_prefix + robot.joints[joint].child
-    return any(heard.child == child for heard in observation.transforms)
-
-
-def _quoted(names: Sequence[str]) -> str:
-    return ", ".join(repr(name) for name in names)
 
 
 # -- who publishes what --------------------------------------------------------------------
