@@ -67,7 +67,8 @@ class RobotFacts:
         index, slots, joints = self.message_slots(names)
         given = np.asarray(values, dtype=np.float64)[index]
         lower, upper = self._ranges[clamp]
-        beyond = np.maximum(lower[slots] - given, given - upper[slots])
+        with np.errstate(invalid="ignore"):  # a rejected inf against an unlimited joint: NaN
+            beyond = np.maximum(lower[slots] - given, given - upper[slots])
         result: dict[str, float] = {}
         for k in np.flatnonzero(beyond > 0.0).tolist():
             name = self.joint_names[joints[k]]
@@ -96,19 +97,3 @@ def frames_left(before: RobotFacts | None, after: RobotFacts) -> list[str]:
     if before is None:
         return []
     return sorted(before.frames - after.frames)
-
-
-#: What happens to frames that left a robot, in every listener that heard them (the node's
-#: warning and the doctor say it alike).
-LISTENERS_KEEP_THEM = (
-    "tf2 listeners (RViz, MoveIt, Nav2) that heard them keep them, static ones at their last "
-    "pose, until they restart"
-)
-
-
-def frames_left_warning(frames: Sequence[str]) -> str:
-    """The one log line of a change that took ``frames`` away (``frames_left``)."""
-    return (
-        f"{len(frames)} frame(s) left the robot with this change: {', '.join(frames)}; "
-        f"no node publishes them now, and {LISTENERS_KEEP_THEM}"
-    )

@@ -28,9 +28,11 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
-from ..health.facts import RobotFacts, frames_left_warning
+from ..health import wording
+from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
+from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
@@ -138,7 +140,7 @@ class JointStatePipeline:
         """Make ``model`` current (its limiter and its health start afresh), under
         ``settings`` if given; what else the change of settings asks of the node. Frames of
         the previous model that ``model`` does not have are named in one warning and in the
-        health report (``frames_left_warning``)."""
+        health report (``wording.frames_left``)."""
         self.model = model
         changes = self._configure(settings or self.settings, same_model=False)
         settings = self.settings
@@ -190,7 +192,7 @@ class JointStatePipeline:
 
     def _warn_frames_left(self, frames: Sequence[str]) -> None:
         if frames:
-            self.reporter.logger.warning(frames_left_warning(frames))
+            self.reporter.logger.warning(wording.frames_left(frames))
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
@@ -229,15 +231,13 @@ class JointStatePipeline:
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if len(names) != len(positions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"JointState dropped: {len(names)} names but {len(positions)} positions",
+                dropped_message("JointState", len(names), len(positions), "positions"),
             )
             return None
         plan = configured.message_plan(names)
@@ -281,16 +281,13 @@ class JointStatePipeline:
         ``joint_state``."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if not len(names) == len(translations) == len(quaternions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"MultiDOFJointState dropped: {len(names)} joint names but "
-                f"{len(translations)} transforms",
+                dropped_message("MultiDOFJointState", len(names), len(translations), "transforms"),
             )
             return None
         kin = model.kin
@@ -427,8 +424,7 @@ class JointStatePipeline:
         offset_s = self.time_offsets.offset_ns(source) / NS_PER_S
         self.reporter.warn_throttled(
             "stamp range",
-            f"joint state dropped: its stamp {stamp_ns / NS_PER_S:.9f} s plus the time offset "
-            f"{offset_s:g} s is outside what a stamp holds (0 to 2147483647 s)",
+            wording.stamp_out_of_range(stamp_ns / NS_PER_S, offset_s),
         )
 
     def _zero_stamp_ns(self) -> int:
