@@ -22,6 +22,7 @@ tests drive it directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -48,11 +49,13 @@ from .zeros import start_positions
 class Reconfigured(NamedTuple):
     """What a settings change asks of the node besides the new settings: publish the static
     set again (prefix, exclusions or clamp mode changed), restart the default-positions timer
-    (its rate or switch changed), restart the health report's timer (its period changed)."""
+    (its rate or switch changed), restart the health report's timer (its period changed),
+    restart the static set's republication timer (``static_republish_period`` changed)."""
 
     republish_statics: bool
     restart_default_timer: bool
     restart_diagnostic_timer: bool
+    restart_static_timer: bool
 
 
 class LoadedModel:
@@ -87,10 +90,7 @@ class Configured:
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
         #: The TFMessage layout of moving joints by the bytes of their index array (intp).
         self.layout_of = bounded_cache(self._layout)
-        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
-        #: limits, mimic followers from their leaders.
-        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
-        self.default_poses = kin.joint_poses(self.start, np.arange(len(moving)))
+        self.restart_from(kin, settings)
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         translations, quaternions = kin.fixed_transforms()
         self.static_layout = TFMessageLayout(
@@ -100,6 +100,13 @@ class Configured:
             ]
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+
+    def restart_from(self, kin: Kinematics, settings: Settings) -> None:
+        """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
+        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
+        #: limits, mimic followers from their leaders.
+        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
+        self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
     def _layout(self, key: bytes) -> TFMessageLayout:
         return TFMessageLayout([self._frames[i] for i in np.frombuffer(key, np.intp).tolist()])
@@ -142,18 +149,20 @@ class JointStatePipeline:
         the previous model that ``model`` does not have are named in one warning and in the
         health report (``wording.frames_left``)."""
         self.model = model
-        changes = self._configure(settings or self.settings, same_model=False)
+        changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
         facts = RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix)
         self._warn_frames_left(self.health.install(facts))
         return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
-        """Apply new settings (prefix, exclusions, clamp mode, rate, time offsets) to the
-        current model; what else the change asks of the node."""
-        return self._configure(settings, same_model=True)
+        """Apply new settings (prefix, exclusions, clamp mode, rate, start values, time
+        offsets) to the
+        current model; what else the change asks of the node. A change of ``zeros`` alone
+        only gives the joints never received their new start values."""
+        return self._configure(settings, new_model=False)
 
-    def _configure(self, settings: Settings, same_model: bool) -> Reconfigured:
+    def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
             republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
@@ -161,22 +170,28 @@ class JointStatePipeline:
             restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
             != (old.publish_frequency, old.publish_default_positions),
             restart_diagnostic_timer=settings.diagnostic_period != old.diagnostic_period,
+            restart_static_timer=settings.static_republish_period != old.static_republish_period,
         )
         self.health.timeout_s = settings.joint_state_timeout
         self.time_offsets.configure(settings)
         self.health.time_offsets_s = self.time_offsets.by_topic_s
         if self.model is None:
             return changes
+        if (
+            not new_model
+            and self._configured is not None
+            and replace(old, zeros=()) == replace(settings, zeros=())
+        ):
+            self._configured.restart_from(self.model.kin, settings)
+            self._start_waiting_joints(self.model, self._configured)
+            return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         self._slot_plan = self._slot = None
-        if same_model and self.health.facts is not None:  # new exclusions or prefix
+        if not new_model and self.health.facts is not None:  # new exclusions or prefix
             facts = RobotFacts(self.model.kin, settings.exclude_joints, settings.frame_prefix)
             self._warn_frames_left(self.health.frames_changed(facts))
-        # Joints never received take their (new) start values.
-        positions, start = self.model.positions, self._configured.start
-        waiting = ~positions.received[self.model.kin.layout.slot_joint]
-        positions.values[waiting] = start.values[waiting]
+        self._start_waiting_joints(self.model, self._configured)
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
@@ -193,6 +208,13 @@ class JointStatePipeline:
     def _warn_frames_left(self, frames: Sequence[str]) -> None:
         if frames:
             self.reporter.logger.warning(wording.frames_left(frames))
+
+    @staticmethod
+    def _start_waiting_joints(model: LoadedModel, configured: Configured) -> None:
+        """Joints never received take their (new) start values."""
+        positions, start = model.positions, configured.start
+        waiting = ~positions.received[model.kin.layout.slot_joint]
+        positions.values[waiting] = start.values[waiting]
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None

@@ -45,6 +45,9 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 NAMESPACE = "/statics"
 PERIOD_S = 0.5
+#: Republications a test waits for, and the delay a loaded machine may add to one, seconds.
+MESSAGES = 5
+SLACK_S = 1.0
 GRIPPER_TOPIC = "gripper_states"
 GRIPPER_OFFSET_S = -0.004
 STATUS_NAME = "joint_tf_publisher: joint states"
@@ -109,19 +112,24 @@ def test_a_volatile_subscriber_started_late_gets_the_complete_set_every_period(
     recorder = Timed()
     subscription = probe.node.create_subscription(TFMessage, "/tf_static", recorder, volatile_qos())
     try:
-        wait_until(lambda: len(recorder) >= 3, what="three republications on /tf_static")
+        wait_until(lambda: subscription.get_publisher_count() > 0, what="/tf_static match")
+        matched_at = time.monotonic()
+        wait_until(lambda: len(recorder) >= MESSAGES, what=f"{MESSAGES} /tf_static messages")
     finally:
         probe.node.destroy_subscription(subscription)
-    for message in recorder.messages():
+    messages, arrivals = recorder.messages(), recorder.arrivals
+    for message in messages:
         # Every message is the complete set, the same message each time (its stamp too).
         assert {t.child_frame_id for t in message.transforms} == expected
-        assert message == recorder.messages()[0]
-    assert {stamp_ns(t.header.stamp) for t in recorder.messages()[0].transforms} == {
+        assert message == messages[0]
+    assert {stamp_ns(t.header.stamp) for t in messages[0].transforms} == {
         stamp_ns(next(iter(latched.values())).header.stamp)
     }
-    gaps = [b - a for a, b in zip(recorder.arrivals, recorder.arrivals[1:], strict=False)]
-    # One period apart (a loaded machine may delay one delivery a little).
-    assert all(0.5 * PERIOD_S < gap < PERIOD_S + 0.5 for gap in gaps), gaps
+    # The first within one period of the match, then one a period (a loaded machine delays
+    # a timer now and then: SLACK_S, and the mean spacing).
+    assert arrivals[0] - matched_at < PERIOD_S + SLACK_S, arrivals[0] - matched_at
+    spacing = (arrivals[-1] - arrivals[0]) / (len(arrivals) - 1)
+    assert 0.5 * PERIOD_S < spacing < 2 * PERIOD_S, arrivals
     assert node_publishers(probe, "/tf_static") == ["joint_tf_publisher"]
 
 
@@ -143,7 +151,7 @@ def test_the_republish_period_changes_at_runtime(probe: Probe, node: NodeUnderTe
     assert [r.successful for r in node.set_parameters(static_republish_period=0.0)] == [True]
     assert count_static_messages(probe, 2.0) == 0  # 0: published once, latched
     assert [r.successful for r in node.set_parameters(static_republish_period=0.2)] == [True]
-    assert count_static_messages(probe, 2.0) >= 5
+    assert count_static_messages(probe, 2.0) >= 3  # 10 on an idle machine
     refused = node.set_parameters(static_republish_period=-1.0)[0]
     assert not refused.successful and "static_republish_period" in refused.reason
 
