@@ -9,6 +9,7 @@ it. A new parameter is one row here, one field of ``Settings`` with its parser, 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -210,10 +211,11 @@ def parse_time_offset(value: Any) -> float:
 
 
 def parse_time_offsets(value: Any) -> tuple[float, ...]:
-    """``source_time_offsets`` as seconds (None, as rcl reads ``[]``: none)."""
+    """``source_time_offsets`` as seconds (None, as rcl reads ``[]``: none; rclpy gives a
+    double array as an ``array.array``)."""
     if value is None:
         return ()
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, array)):
         raise ParameterRejected(f"source_time_offsets must be a double array, got {value!r}")
     return tuple(_offset_seconds(f"source_time_offsets[{i}]", item) for i, item in enumerate(value))
 
@@ -253,7 +255,7 @@ def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
     number or a non-empty list of numbers."""
     if value is None:
         return None
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    items = list(value) if isinstance(value, (list, tuple, array)) else [value]
     if not items or not all(
         isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
     ):

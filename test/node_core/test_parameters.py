@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from array import array
 from typing import Any
 
 import pytest
@@ -114,6 +115,8 @@ def test_zeros_are_read_by_joint_name_and_unset_by_none() -> None:
         ("base", (1.0, 2.5, 0.0)),
         ("caster", (0.3,)),
     )
+    # rclpy gives a double array parameter (ros2 param set ... "[1.0, 2.5, 0.0]") as an array.
+    assert parse_zero("zeros.base", array("d", [1.0, 2.5, 0.0])) == (1.0, 2.5, 0.0)
     assert settings.changed({"zeros.base": None}).zeros == (
         ("arm::elbow", (-1.0,)),
         ("caster", (0.3,)),

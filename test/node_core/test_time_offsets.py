@@ -5,6 +5,7 @@ rclpy: topics are the pipeline's source numbers. The same over DDS: test/ros/tes
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,6 +140,7 @@ def test_time_offsets_accept_integers_and_none() -> None:
     assert parse_time_offset(-1) == -1.0
     assert parse_time_offsets(None) == ()
     assert parse_time_offsets([0, -0.008]) == (0.0, -0.008)
+    assert parse_time_offsets(array("d", [0.5])) == (0.5,)  # how rclpy gives a double array
     with pytest.raises(ParameterRejected, match=r"source_time_offsets\[1\] must be finite"):
         parse_time_offsets([0.0, float("nan")])
     with pytest.raises(ParameterRejected, match="source_time_offsets must be a double array"):

@@ -25,6 +25,7 @@ from node_harness import (  # noqa: E402
     Probe,
     Recorder,
     fresh_stamp,
+    parameter_value,
     pause,
     seconds_to_ns,
     stamp_msg,
@@ -32,6 +33,8 @@ from node_harness import (  # noqa: E402
     started,
     wait_until,
 )
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -209,6 +212,41 @@ def test_time_offset_shifts_the_stamps_on_tf_by_exactly_the_offset(
     send_until_stamp(probe, node, GRIPPER_TOPIC, "joint_3", "link_3", stamp_s, expected_ns)
     refused = node.set_parameters(time_offset=float("nan"))[0]
     assert not refused.successful and "time_offset" in refused.reason
+
+
+def set_atomically(probe: Probe, **values: Any) -> Any:
+    """One SetParametersAtomically request to the node; its result."""
+    client = probe.node.create_client(
+        SetParametersAtomically, f"{NAMESPACE}/joint_tf_publisher/set_parameters_atomically"
+    )
+    try:
+        assert client.wait_for_service(timeout_sec=WAIT_S)
+        request = SetParametersAtomically.Request(
+            parameters=[
+                ParameterMsg(name=name, value=parameter_value(value))
+                for name, value in values.items()
+            ]
+        )
+        future = client.call_async(request)
+        wait_until(future.done, what="set_parameters_atomically response")
+        return future.result().result
+    finally:
+        probe.node.destroy_client(client)
+
+
+def test_source_list_and_its_offsets_change_together(probe: Probe, node: NodeUnderTest) -> None:
+    alone = node.set_parameters(source_list=[GRIPPER_TOPIC, "tool_states"])[0]
+    assert not alone.successful and "source_time_offsets has 1 value(s)" in alone.reason
+    result = set_atomically(
+        probe, source_list=[GRIPPER_TOPIC, "tool_states"], source_time_offsets=[0.0, 0.5]
+    )
+    assert result.successful, result.reason
+    stamp_s = fresh_stamp()
+    expected_ns = seconds_to_ns(stamp_s) + 250_000_000  # time_offset -0.25, its own +0.5
+    send_until_stamp(probe, node, "tool_states", "joint_5", "link_5", stamp_s, expected_ns)
+    stamp_s = fresh_stamp()
+    expected_ns = seconds_to_ns(stamp_s) - 250_000_000  # the gripper's offset is 0 now
+    send_until_stamp(probe, node, GRIPPER_TOPIC, "joint_3", "link_3", stamp_s, expected_ns)
 
 
 # -- a description change -----------------------------------------------------------------------
