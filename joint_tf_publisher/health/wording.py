@@ -119,7 +119,7 @@ LISTENERS_KEEP_THEM = (
 )
 
 
-def frames_left(frames: Sequence[str]) -> str:
+def frames_left_warning(frames: Sequence[str]) -> str:
     """The one log line of a description or prefix change that took ``frames`` away."""
     return (
         f"{len(frames)} frame(s) left the robot with this change: {', '.join(frames)}; "

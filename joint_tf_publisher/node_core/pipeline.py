@@ -10,9 +10,9 @@ positions of joints never received, stamps (a zero stamp becomes the node clock'
 topic's time offset is added, ``time_offsets``), the frames a new model or prefix takes away
 (one warning, the health report), the reports of clamped, rejected and unknown values
 (``reporting.Reporter``), and which settings changes republish the static set or restart a
-timer (``Reconfigured``). It feeds the health
-model (``health.JointStateHealth``): one slot write per message, and the rare events (clamped
-or rejected values, mismatched lengths) as they happen.
+timer (``Reconfigured``). It feeds the health model (``health.JointStateHealth``): one slot
+write per message, and the rare events (clamped or rejected values, mismatched lengths,
+stamps out of range) as they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
@@ -147,7 +147,7 @@ class JointStatePipeline:
         """Make ``model`` current (its limiter and its health start afresh), under
         ``settings`` if given; what else the change of settings asks of the node. Frames of
         the previous model that ``model`` does not have are named in one warning and in the
-        health report (``wording.frames_left``)."""
+        health report (``wording.frames_left_warning``)."""
         self.model = model
         changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
@@ -157,9 +157,8 @@ class JointStatePipeline:
 
     def configure(self, settings: Settings) -> Reconfigured:
         """Apply new settings (prefix, exclusions, clamp mode, rate, start values, time
-        offsets) to the
-        current model; what else the change asks of the node. A change of ``zeros`` alone
-        only gives the joints never received their new start values."""
+        offsets) to the current model; what else the change asks of the node. A change of
+        ``zeros`` alone only gives the joints never received their new start values."""
         return self._configure(settings, new_model=False)
 
     def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
@@ -207,7 +206,7 @@ class JointStatePipeline:
 
     def _warn_frames_left(self, frames: Sequence[str]) -> None:
         if frames:
-            self.reporter.logger.warning(wording.frames_left(frames))
+            self.reporter.logger.warning(wording.frames_left_warning(frames))
 
     @staticmethod
     def _start_waiting_joints(model: LoadedModel, configured: Configured) -> None:
