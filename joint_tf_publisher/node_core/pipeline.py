@@ -5,12 +5,17 @@ order: is there a model, do names and positions match, is the message due (rate 
 message time, keyed on the joints it moves: a message it drops costs no kinematics), and only
 then resolves the values and computes the transforms it publishes, in one kinematics call
 (``MessagePlan.resolve``: mimic, clamping, rejection; the plan is compiled once per tuple of
-names under the current settings). It also owns the static set (fixed joints), the default
-positions of joints never received, stamps (a zero stamp becomes the node clock's now), the
-reports of clamped, rejected and unknown values (``reporting.Reporter``), and which settings
-changes republish the static set or restart a timer (``Reconfigured``). It feeds the health
-model (``health.JointStateHealth``): one slot write per message, and the rare events (clamped
-or rejected values, mismatched lengths) as they happen.
+names under the current settings). A MultiDOFJointState takes the same steps: its transforms
+become the values of its joints' variable names (``Kinematics.multi_dof_plan``). What it
+remembers between messages is keyed by value: the last message shape's ``Stream`` (topic,
+plan, health slot) while the next message's topic and names compare equal, the rate
+limiter's extremes under ``MessagePlan.moves_key``. It also owns the static set (fixed
+joints), the default positions of joints never received, stamps (a zero stamp becomes the
+node clock's now), the reports of clamped, rejected and unknown values
+(``reporting.Reporter``), and which settings changes republish the static set or restart a
+timer (``Reconfigured``). It feeds the health model (``health.JointStateHealth``): one slot
+write per message, and the rare events (clamped or rejected values, mismatched lengths) as
+they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
