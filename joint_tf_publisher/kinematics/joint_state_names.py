@@ -150,7 +150,7 @@ class MultiDofPlan:
     variable_names: tuple[str, ...]
     unknown: tuple[str, ...]
     #: Per joint taking a transform: its message index, the joint and its type.
-    _transforms: tuple[tuple[int, Joint, JointType], ...]
+    transforms: tuple[tuple[int, Joint, JointType], ...]
 
     def values(self, translations: Array, quaternions: Array) -> Array:
         """The values (float64, one per ``variable_names``: metres, radians, quaternion
@@ -158,7 +158,7 @@ class MultiDofPlan:
         A transform with a component beyond +-MAX_JOINT_VALUE (or NaN) gives NaN values, which
         the JointState rules reject (the joint keeps its last good value)."""
         values: list[float] = []
-        for index, joint, kind in self._transforms:
+        for index, joint, kind in self.transforms:
             translation, quaternion = translations[index], quaternions[index]
             if not (
                 np.abs(translation).max() <= MAX_JOINT_VALUE  # False for NaN

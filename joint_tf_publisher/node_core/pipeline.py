@@ -231,7 +231,27 @@ class JointStatePipeline:
                 f"JointState dropped: {len(names)} names but {len(positions)} positions",
             )
             return None
-        return self._values(model, configured, stamp_ns, names, positions, source)
+        stream = self._stream
+        if stream is None or stream.source != source or stream.plan.names != names:
+            stream = self._stream = self._new_stream(configured, names, source)
+        stream.slot.received(stamp_ns, self._steady_ns())
+        plan = stream.plan
+        if plan.unknown or plan.first_value_only or plan.ambiguous:
+            self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
+        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        model.sources.note(source)
+        if model.sources.several and not self.settings.ignore_timestamp:
+            kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
+            if kept is not None:  # some values are older than another topic's: left out
+                if not kept.any():
+                    return None
+                names = tuple(name for name, keep in zip(names, kept.tolist(), strict=True) if keep)
+                positions = positions[kept]
+                plan = configured.message_plan(names)
+        if not self._due(model, plan, stamp_ns, source):
+            return None
+        resolved = plan.resolve(model.positions, positions)
+        return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
     def multi_dof_joint_state(
         self,
@@ -244,7 +264,7 @@ class JointStatePipeline:
         """A MultiDOFJointState's transforms to publish, or None: ``translations`` (K, 3) in
         metres and ``quaternions`` (K, 4) x y z w per joint name; ``source`` as in
         ``joint_state``. Its transforms become the values of their joints' variable names
-        (``Kinematics.multi_dof_plan``); from there on it is a JointState."""
+        (``Kinematics.multi_dof_plan``): from there on it is a JointState of those names."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             self.reporter.warn_throttled(
@@ -264,7 +284,7 @@ class JointStatePipeline:
             self.health.unknown(multi_dof.unknown)
             self._report_names(multi_dof.unknown, (), ())
         values = multi_dof.values(translations, quaternions)
-        return self._values(model, configured, stamp_ns, multi_dof.variable_names, values, source)
+        return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else
@@ -282,40 +302,6 @@ class JointStatePipeline:
         )
 
     # -- steps ------------------------------------------------------------------------------
-
-    def _values(
-        self,
-        model: LoadedModel,
-        configured: Configured,
-        stamp_ns: int,
-        names: tuple[str, ...],
-        values: Array,
-        source: int,
-    ) -> Publication | None:
-        """The transforms to publish for ``values`` (one per name: radians or metres) of
-        ``names`` from topic ``source``, or None: health, the name reports, the newer stamp
-        between topics, the rate limiter, then one kinematics call (``MessagePlan.resolve``)."""
-        stream = self._stream
-        if stream is None or stream.source != source or stream.plan.names != names:
-            stream = self._stream = self._new_stream(configured, names, source)
-        stream.slot.received(stamp_ns, self._steady_ns())
-        plan = stream.plan
-        if plan.unknown or plan.first_value_only or plan.ambiguous:
-            self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
-        stamp_ns = stamp_ns or self._zero_stamp_ns()
-        model.sources.note(source)
-        if model.sources.several and not self.settings.ignore_timestamp:
-            kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
-            if kept is not None:  # some values are older than another topic's: left out
-                if not kept.any():
-                    return None
-                names = tuple(name for name, keep in zip(names, kept.tolist(), strict=True) if keep)
-                values = values[kept]
-                plan = configured.message_plan(names)
-        if not self._due(model, plan, stamp_ns, source):
-            return None
-        resolved = plan.resolve(model.positions, values)
-        return self._published(model, configured, plan, resolved, stamp_ns, source, values)
 
     def _due(self, model: LoadedModel, plan: MessagePlan, stamp_ns: int, source: int) -> bool:
         """The rate limiter, in message time: due when the least recently published joint
