@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from test_pipeline import ALL_TYPES_URDF, MS, T0, Rig, assert_pose, poses
 
+from joint_tf_publisher.health.model import GraphFacts
 from joint_tf_publisher.node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from joint_tf_publisher.node_core.pipeline import Publication
 
@@ -112,3 +113,14 @@ def test_a_multi_dof_value_older_than_another_topics_is_ignored_as_a_joint_state
     assert_pose(older, rig.robot, "float_joint", np.array([*lift, 0.0, 0.0, 0.0, 1.0]))
     assert [stored(rig, name) for name in plane] == pytest.approx([0.5, -0.25, 0.3])
     assert rig.logger.containing("a value older than another topic's is ignored: plane_joint")
+
+
+def test_two_topics_sending_the_same_names_are_two_publishers_of_those_joints(arm: Rig) -> None:
+    names = ["joint_1", "joint_2"]
+    for k in range(3):  # alternating, as two drivers would
+        send(arm, ARM, names, [0.1, 0.2], T0 + 100 * k * MS)
+        send(arm, GRIPPER, names, [0.1, 0.2], T0 + (100 * k + 50) * MS)
+    topics = {ARM: "joint_states", GRIPPER: "/gripper/joint_states"}
+    report = arm.pipeline.health.report(GraphFacts({}, T0, False, topics))
+    assert "joint_1 (joint_states, /gripper/joint_states)" in report.message
+    assert "joint_2 (joint_states, /gripper/joint_states)" in report.message
