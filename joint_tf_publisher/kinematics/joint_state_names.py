@@ -348,5 +348,5 @@ class NamePlans:
             first_value_only=first_value_only,
             ambiguous=ambiguous,
         )
-        plan.moves.flags.writeable = False  # handed out as Update.moved and the limiter's key
+        plan.moves.flags.writeable = False  # shared by every message of the shape: read-only
         return replace(plan, fast=_fast_apply(plan, layout))
