@@ -18,11 +18,13 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-from rclpy.clock import JumpThreshold, TimeJump
+from rclpy.clock import Clock, JumpThreshold, TimeJump
+from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
 from rclpy.node import Node
@@ -34,9 +36,18 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
+from ..description.loader import FileDescription
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
+from ..node_core.description_source import (
+    WATCH_PERIOD_S,
+    DescriptionFileWatch,
+    DescriptionSource,
+    Refused,
+    description_source,
+    loads_again,
+)
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import (
     PARAMETERS,
@@ -146,21 +157,26 @@ class JointTfPublisher(Node):
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
+        #: The description file the node reads and watches (``description_file``), or None.
+        self._file_watch: DescriptionFileWatch | None = None
         model: LoadedModel | None = None
-        if not settings.description_from_topic:
-            text = str(values["robot_description"] or "")
-            if not text.strip():
-                raise StartupError(
-                    "parameter robot_description is empty: give the URDF or SDFormat text "
-                    "(or set description_from_topic:=true)"
-                )
-            try:
-                model = self._load(text, settings.model_name, "robot_description")
-            except ModelError as err:
-                raise StartupError(str(err)) from None
         try:
+            self._source = description_source(
+                str(values["robot_description"] or ""),
+                settings.description_file,
+                settings.description_from_topic,
+            )
+            if self._source is DescriptionSource.FILE:
+                self._file_watch = DescriptionFileWatch(
+                    settings.description_file, settings.description_args
+                )
+                model, _ = self._file_watch.load(partial(self._file_model, settings))
+            elif self._source is DescriptionSource.PARAMETER:
+                model = self._load(
+                    str(values["robot_description"]), settings.model_name, "robot_description"
+                )
             self._check_topics(settings.source_list)
-        except ParameterRejected as err:
+        except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
         # As in robot_state_publisher's constructor, the description and the fixed transforms
@@ -184,6 +200,7 @@ class JointTfPublisher(Node):
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._declaring_zeros = False
+        self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
@@ -214,6 +231,7 @@ class JointTfPublisher(Node):
                 raise StartupError(_reason(err)) from None
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
+        self._update_watch_timer()
 
     @property
     def settings(self) -> Settings:
@@ -327,26 +345,27 @@ class JointTfPublisher(Node):
         """Validate a parameter change; apply it only if every parameter in it is valid."""
         values = {parameter.name: parameter.value for parameter in parameters}
         model = self.pipeline.model
+        watch = self._file_watch
+        new_model: LoadedModel | None = None
         try:
             settings = self.settings.changed(values)
-            text: str | None = None
-            if "robot_description" in values:
-                if settings.description_from_topic:
-                    raise ParameterRejected(
-                        "robot_description comes from the topic (description_from_topic is true)"
+            text = str(values.get("robot_description", self._parameter_text()) or "")
+            source = description_source(
+                text, settings.description_file, settings.description_from_topic
+            )
+            if loads_again(
+                self._source, source, self.settings, settings, "robot_description" in values
+            ):
+                if source is DescriptionSource.FILE:
+                    watch = DescriptionFileWatch(
+                        settings.description_file, settings.description_args
                     )
-                text = str(values["robot_description"] or "")
-                if not text.strip():
-                    raise ParameterRejected("robot_description must not be empty")
-            elif settings.model_name != self.settings.model_name and model is not None:
-                text = model.text
-            new_model = None
-            if text is not None:
-                new_model = self._load(text, settings.model_name, "robot_description")
-                settings = replace(settings, zeros=_zeros_of(new_model, settings))
-            if new_model is not None:
-                start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
-            elif model is not None:
+                    new_model, settings = watch.load(partial(self._file_model, settings))
+                elif source is DescriptionSource.PARAMETER:
+                    new_model, settings = self._prepared(text, "robot_description", settings)
+                elif model is not None:  # the topic's text under a new model_name
+                    new_model, settings = self._prepared(model.text, "robot_description", settings)
+            if new_model is None and model is not None:
                 for joint, joint_values in settings.zeros:
                     if joint_values != dict(self.settings.zeros).get(joint):
                         check_zero(model.kin, joint, joint_values)
@@ -357,9 +376,10 @@ class JointTfPublisher(Node):
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
         old = self.settings
+        self._source = source
+        self._file_watch = watch if source is DescriptionSource.FILE else None
         if new_model is not None:
-            changes = self._install(new_model, settings)
-            self._declare_zeros(new_model, at_start=False)
+            changes = self._replace_model(new_model, settings)
         elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
             self.pipeline.settings = settings
             changes = Reconfigured(False, False, restart_diagnostic_timer=False)
@@ -367,6 +387,7 @@ class JointTfPublisher(Node):
             changes = self.pipeline.configure(settings)
             if changes.republish_statics:
                 self._publish_statics()
+        self._update_watch_timer()
         if changes.restart_default_timer:
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
@@ -414,6 +435,60 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
+    def _parameter_text(self) -> str:
+        """The ``robot_description`` parameter's text now (before a change being checked)."""
+        return str(self.get_parameter("robot_description").value or "")
+
+    def _prepared(self, text: str, source: str, settings: Settings) -> tuple[LoadedModel, Settings]:
+        """The model of ``text`` (errors name ``source``) with ``settings`` for it: its
+        ``zeros`` only of joints it has, checked against its limits; ModelError or
+        ParameterRejected for a description or zeros it refuses."""
+        model = self._load(text, settings.model_name, source)
+        settings = replace(settings, zeros=_zeros_of(model, settings))
+        start_positions(model.kin, settings.zeros, settings.clamp_mode)
+        return model, settings
+
+    def _file_model(
+        self, settings: Settings, read: FileDescription
+    ) -> tuple[LoadedModel, Settings]:
+        """``_prepared`` for a description read from ``description_file``."""
+        return self._prepared(read.text(), read.source, settings)
+
+    def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
+        """Make ``model`` (prepared with ``settings``) current: the install path, then its
+        ``zeros.<joint>`` parameters; a description refused before is no longer reported."""
+        changes = self._install(model, settings)
+        self._declare_zeros(model, at_start=False)
+        self.pipeline.health.refused_description = None
+        return changes
+
+    def _update_watch_timer(self) -> None:
+        """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
+        description comes from one (a sim clock that does not run cannot stop it)."""
+        if self._file_watch is None and self._watch_timer is not None:
+            self.destroy_timer(self._watch_timer)
+            self._watch_timer = None
+        elif self._file_watch is not None and self._watch_timer is None:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._watch_timer = self.create_timer(
+                WATCH_PERIOD_S, self._check_description_file, clock=steady
+            )
+
+    def _check_description_file(self) -> None:
+        """Load the description file again if a save changed it (``DescriptionFileWatch``);
+        a save that does not load is said once (log, health report), the model stays."""
+        watch = self._file_watch
+        if watch is None:
+            return
+        with package_logs_to(self.get_logger()):
+            outcome = watch.poll(partial(self._file_model, self.settings))
+        if isinstance(outcome, Refused):
+            self.get_logger().error(outcome.reason)
+            self.pipeline.health.refused_description = outcome.reason
+        elif outcome is not None:
+            self.get_logger().info(f"description_file {watch.path} changed: reloaded")
+            self._replace_model(*outcome.loaded)
+
     def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
         """Parse and compile a description (its warnings go to this node's logger); ModelError
         naming ``source`` and line."""
@@ -443,14 +518,13 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model = self._load(msg.data, self.settings.model_name, "robot_description topic")
-            settings = replace(self.settings, zeros=_zeros_of(model, self.settings))
-            start_positions(model.kin, settings.zeros, settings.clamp_mode)
+            model, settings = self._prepared(msg.data, "robot_description topic", self.settings)
         except (ModelError, ParameterRejected) as err:
-            self.get_logger().error(f"robot description from topic rejected: {err}")
+            reason = f"robot description from topic rejected, the running model stays: {err}"
+            self.get_logger().error(reason)
+            self.pipeline.health.refused_description = reason
             return
-        self._install(model, settings)
-        self._declare_zeros(model, at_start=False)
+        self._replace_model(model, settings)
 
 
 def _reason(err: InvalidParameterValueException) -> str:

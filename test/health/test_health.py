@@ -337,3 +337,25 @@ def test_the_health_parameters_are_checked(name: str, value: Any, reason: str) -
     with pytest.raises(ParameterRejected, match=reason):
         Settings.from_values({name: value})
     assert getattr(Settings.from_values({name: 2}), name) == 2.0  # an integer is accepted
+
+
+def test_a_refused_description_is_a_warning_until_cleared(arm: Rig) -> None:
+    reason = (
+        "description_file not reloaded, the running model stays: /r.urdf:11: joint 'mount': "
+        "child link 'nowhere' does not exist"
+    )
+    arm.send(LEADERS)
+    arm.health.refused_description = reason
+    report = arm.report()
+    assert (report.level, report.message) == (Level.WARN, reason)
+    assert values(report)[Key.REFUSED_DESCRIPTION] == reason
+    # Said beside a worse condition too: the value holds it.
+    arm.wait(2.0)
+    stale = arm.report()
+    assert stale.level == Level.STALE
+    assert values(stale)[Key.REFUSED_DESCRIPTION] == reason
+    assert reason in [condition.message for condition in stale.conditions]
+    arm.health.refused_description = None
+    arm.send(LEADERS)
+    cleared = arm.report()
+    assert (cleared.level, values(cleared)[Key.REFUSED_DESCRIPTION]) == (Level.OK, "")
