@@ -97,9 +97,15 @@ def loads_again(
     return False
 
 
-def refusal(err: ModelError | ParameterRejected) -> str:
-    """The one line said (log, health report) when a saved description file does not load."""
-    return f"description_file not reloaded, the running model stays: {err}"
+def refusal(
+    source: DescriptionSource, err: ModelError | ParameterRejected, running: bool = True
+) -> str:
+    """The one line said (log, health report) when a description that ``source`` gave at
+    runtime (a saved file, a topic message) does not load; ``running``: a model runs on."""
+    stays = ", the running model stays" if running else ""
+    if source is DescriptionSource.FILE:
+        return f"description_file not reloaded{stays}: {err}"
+    return f"robot description from topic rejected{stays}: {err}"
 
 
 class FileStamp(NamedTuple):
@@ -174,7 +180,7 @@ class DescriptionFileWatch:
                 return None
             return Reloaded(load(read))
         except (ModelError, ParameterRejected) as err:
-            return Refused(refusal(err))
+            return Refused(refusal(DescriptionSource.FILE, err))
 
     def _read(self) -> FileDescription:
         """The file's description; records the stamps (taken before reading, so a save

@@ -47,6 +47,7 @@ from ..node_core.description_source import (
     Refused,
     description_source,
     loads_again,
+    refusal,
 )
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import (
@@ -520,7 +521,8 @@ class JointTfPublisher(Node):
         try:
             model, settings = self._prepared(msg.data, "robot_description topic", self.settings)
         except (ModelError, ParameterRejected) as err:
-            reason = f"robot description from topic rejected, the running model stays: {err}"
+            running = self.pipeline.model is not None
+            reason = refusal(DescriptionSource.TOPIC, err, running)
             self.get_logger().error(reason)
             self.pipeline.health.refused_description = reason
             return

@@ -14,6 +14,7 @@ import pytest
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.description.loader import FileDescription
+from joint_tf_publisher.errors import ModelError
 from joint_tf_publisher.node_core.description_source import (
     DescriptionFileWatch,
     DescriptionSource,
@@ -21,6 +22,7 @@ from joint_tf_publisher.node_core.description_source import (
     Reloaded,
     description_source,
     loads_again,
+    refusal,
 )
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 
@@ -158,6 +160,17 @@ def test_which_changes_load_the_description_again(
 ) -> None:
     old = Settings(description_file="a.urdf")
     assert loads_again(old_source, source, old, old.changed(new), text_set) is loads
+
+
+def test_the_refusal_names_the_source_and_whether_a_model_stays() -> None:
+    err = ModelError("child link 'nowhere' does not exist", source="r.urdf", line=4)
+    assert refusal(DescriptionSource.FILE, err) == (
+        "description_file not reloaded, the running model stays: r.urdf:4: child link "
+        "'nowhere' does not exist"
+    )
+    assert refusal(DescriptionSource.TOPIC, err, running=False) == (
+        "robot description from topic rejected: r.urdf:4: child link 'nowhere' does not exist"
+    )
 
 
 @pytest.mark.parametrize("args", [["tool"], ["=x"], [":=x"], [" :=x"]])

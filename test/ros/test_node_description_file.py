@@ -302,3 +302,28 @@ def test_one_atomic_change_switches_between_text_and_file(
     )
     assert result.successful, result.reason
     watcher.wait_mount(start, "tool", 0.6)
+
+
+def test_a_topic_description_that_does_not_load_is_in_the_health_report(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory, watcher: Watcher
+) -> None:
+    """The same report for the other runtime source: until one loads, and after."""
+    params = {"description_from_topic": True, "diagnostic_period": 0.25}
+    node = started(probe, tmp_path_factory, "/from_topic", params, handshake=None)
+    try:
+        publisher = probe.node.create_publisher(String, node.description_topic, latched_qos())
+        reports = len(watcher.statuses)
+        publisher.publish(String(data="<robot name='broken'><link name='a'/>"))
+        refused = watcher.report(
+            reports,
+            lambda v: v[Key.REFUSED_DESCRIPTION].startswith(
+                "robot description from topic rejected: robot_description topic:1: "
+            ),
+        )
+        assert refused[Key.ROBOT] == ""  # none loaded yet: no model stays
+        publisher.publish(String(data=ROBOT.format(tool="tool", x=0.2).replace("edited", "topic")))
+        reports = len(watcher.statuses)
+        loaded = watcher.report(reports, lambda v: v[Key.ROBOT] == "topic")
+        assert loaded[Key.REFUSED_DESCRIPTION] == ""
+    finally:
+        assert node.stop() == 0
