@@ -1,7 +1,7 @@
 """description_source: which parameter gives the description, and the description file watch.
 
 No rclpy: real files in a temporary folder, read by the package's loader (xacro for .xacro
-files), loaded by the package's parser. That the node polls the watch once a second and
+files), loaded by the package's parser. That the node polls the watch twice a second and
 republishes over DDS is test/ros/test_node_description_file.py.
 """
 

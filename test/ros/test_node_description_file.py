@@ -229,7 +229,7 @@ def test_a_broken_save_keeps_the_model_says_why_once_and_a_good_save_loads(
     )
     refused = watcher.report(reports, lambda v: v[Key.REFUSED_DESCRIPTION] == reason)
     assert refused[Key.ROBOT] == "edited"
-    # Three polls later: still one log line, no new static set, the old model publishes.
+    # 3 s (six polls) later: still one log line, no new static set, the old model publishes.
     later = len(watcher.statuses)
     wait_until(lambda: len(watcher.statuses) >= later + 12, what="3 s of health reports")
     assert node.stderr().count(reason) == 1, node.stderr()
