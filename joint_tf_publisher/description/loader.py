@@ -59,6 +59,11 @@ class FileDescription:
     source: str
     files: tuple[Path, ...]
 
+    @property
+    def path(self) -> Path:
+        """The file read (the first of ``files``)."""
+        return self.files[0]
+
     def text(self) -> str:
         """``data`` as text (a file's bytes read as UTF-8); ModelError naming the file and
         the byte offset of the first byte that is not UTF-8."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -46,7 +45,9 @@ from ..node_core.description_source import (
     DescriptionSource,
     Refused,
     description_source,
+    file_model,
     loads_again,
+    prepared_model,
     refusal,
 )
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
@@ -58,8 +59,7 @@ from ..node_core.parameters import (
     Settings,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.zeros import check_zero, declared_zeros, start_positions
-from ..robot import Robot
+from ..node_core.zeros import check_zero, declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
@@ -173,9 +173,8 @@ class JointTfPublisher(Node):
                 )
                 model, _ = self._file_watch.load(partial(self._file_model, settings))
             elif self._source is DescriptionSource.PARAMETER:
-                model = self._load(
-                    str(values["robot_description"]), settings.model_name, "robot_description"
-                )
+                text = str(values["robot_description"])
+                model, _ = self._prepared(text, "robot_description", settings)
             self._check_topics(settings.source_list)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
@@ -441,19 +440,16 @@ class JointTfPublisher(Node):
         return str(self.get_parameter("robot_description").value or "")
 
     def _prepared(self, text: str, source: str, settings: Settings) -> tuple[LoadedModel, Settings]:
-        """The model of ``text`` (errors name ``source``) with ``settings`` for it: its
-        ``zeros`` only of joints it has, checked against its limits; ModelError or
-        ParameterRejected for a description or zeros it refuses."""
-        model = self._load(text, settings.model_name, source)
-        settings = replace(settings, zeros=_zeros_of(model, settings))
-        start_positions(model.kin, settings.zeros, settings.clamp_mode)
-        return model, settings
+        """``prepared_model``, its warnings to this node's logger."""
+        with package_logs_to(self.get_logger()):
+            return prepared_model(text, source, settings)
 
     def _file_model(
         self, settings: Settings, read: FileDescription
     ) -> tuple[LoadedModel, Settings]:
-        """``_prepared`` for a description read from ``description_file``."""
-        return self._prepared(read.text(), read.source, settings)
+        """``file_model``, its warnings to this node's logger."""
+        with package_logs_to(self.get_logger()):
+            return file_model(settings, read)
 
     def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
         """Make ``model`` (prepared with ``settings``) current: the install path, then its
@@ -481,21 +477,13 @@ class JointTfPublisher(Node):
         watch = self._file_watch
         if watch is None:
             return
-        with package_logs_to(self.get_logger()):
-            outcome = watch.poll(partial(self._file_model, self.settings))
+        outcome = watch.poll(partial(self._file_model, self.settings))
         if isinstance(outcome, Refused):
             self.get_logger().error(outcome.reason)
             self.pipeline.health.refused_description = outcome.reason
         elif outcome is not None:
             self.get_logger().info(f"description_file {watch.path} changed: reloaded")
             self._replace_model(*outcome.loaded)
-
-    def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
-        """Parse and compile a description (its warnings go to this node's logger); ModelError
-        naming ``source`` and line."""
-        with package_logs_to(self.get_logger()):
-            robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
-            return LoadedModel(robot, text)
 
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
@@ -532,10 +520,3 @@ class JointTfPublisher(Node):
 def _reason(err: InvalidParameterValueException) -> str:
     """The reason our callback gave for refusing a parameter, from rclpy's exception."""
     return str(err.args[0]).split("Reason: ", 1)[-1]
-
-
-def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """The ``zeros`` of ``settings`` for joints that take one in ``model`` (a new description:
-    the parameters of the others, gone or now mimic followers, are undeclared)."""
-    taking = declared_zeros(model.kin)
-    return tuple((name, values) for name, values in settings.zeros if name in taking)

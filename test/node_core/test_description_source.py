@@ -8,6 +8,7 @@ republishes over DDS is test/ros/test_node_description_file.py.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from joint_tf_publisher.node_core.description_source import (
     Refused,
     Reloaded,
     description_source,
+    file_model,
     loads_again,
     refusal,
 )
@@ -336,3 +338,47 @@ def test_an_include_added_by_a_save_is_watched_from_then_on(xacro_robot: Path) -
     assert set(watch.files) == {xacro_robot, folder / "mount2.xacro"}
     save(folder / "mount2.xacro", MOUNT_XACRO.format(x=0.8))
     assert watch.poll(mount_x) == Reloaded(("tool", 0.8))
+
+
+# -- the model the node makes of a read file ------------------------------------------------------
+
+SDF_TOP = """<sdf version="1.9"><model name="top">
+  <link name="base"/>
+  <include><uri>tool.sdf</uri><name>tool</name></include>
+  <joint name="mount" type="fixed"><parent>base</parent><child>tool::tip</child></joint>
+</model></sdf>
+"""
+SDF_TOOL = """<sdf version="1.9"><model name="tool">
+  <link name="tip"><pose>{x} 0 0 0 0 0</pose></link>
+</model></sdf>
+"""
+
+
+def test_an_sdformat_file_includes_from_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative ``<include>``s start from the file's folder, not the node's working one."""
+    monkeypatch.chdir(tmp_path.parent)
+    save(tmp_path / "tool.sdf", SDF_TOOL.format(x=0.2))
+    save(tmp_path / "top.sdf", SDF_TOP)
+    watch = DescriptionFileWatch(str(tmp_path / "top.sdf"))
+    model, _ = watch.load(partial(file_model, Settings()))
+    assert "tool::tip" in model.robot.links
+    assert model.text == (tmp_path / "top.sdf").read_text()
+
+
+def test_zeros_are_kept_for_joints_the_new_model_takes_and_checked(tmp_path: Path) -> None:
+    path = tmp_path / "robot.urdf"
+    save(
+        path,
+        URDF.format(x=0.1)
+        .replace('type="fixed"', 'type="revolute"')
+        .replace("</joint>", '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'),
+    )
+    settings = Settings(zeros=(("gone", (0.0,)), ("mount", (0.5,))))
+    model, kept = DescriptionFileWatch(str(path)).load(partial(file_model, settings))
+    assert kept.zeros == (("mount", (0.5,)),)
+    assert model.robot.name == "r"
+    too_far = Settings(zeros=(("mount", (2.0,)),))
+    with pytest.raises(ParameterRejected, match=r"zeros\.mount"):
+        DescriptionFileWatch(str(path)).load(partial(file_model, too_far))
