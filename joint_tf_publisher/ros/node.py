@@ -232,6 +232,8 @@ class JointTfPublisher(Node):
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
         self._update_watch_timer()
+        if self._file_watch is not None:
+            self._say_watched(self._file_watch)
 
     @property
     def settings(self) -> Settings:
@@ -364,7 +366,8 @@ class JointTfPublisher(Node):
                 elif source is DescriptionSource.PARAMETER:
                     new_model, settings = self._prepared(text, "robot_description", settings)
                 elif model is not None:  # the topic's text under a new model_name
-                    new_model, settings = self._prepared(model.text, "robot_description", settings)
+                    topic = "robot_description topic"
+                    new_model, settings = self._prepared(model.text, topic, settings)
             if new_model is None and model is not None:
                 for joint, joint_values in settings.zeros:
                     if joint_values != dict(self.settings.zeros).get(joint):
@@ -378,6 +381,8 @@ class JointTfPublisher(Node):
         old = self.settings
         self._source = source
         self._file_watch = watch if source is DescriptionSource.FILE else None
+        if self._file_watch is not None and new_model is not None:
+            self._say_watched(self._file_watch)
         if new_model is not None:
             changes = self._replace_model(new_model, settings)
         elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
@@ -471,13 +476,20 @@ class JointTfPublisher(Node):
                 WATCH_PERIOD_S, self._check_description_file, clock=steady
             )
 
+    def _say_watched(self, watch: DescriptionFileWatch) -> None:
+        files = ", ".join(str(path) for path in watch.files)
+        self.get_logger().info(f"description_file: watching {files} for saves")
+
     def _check_description_file(self) -> None:
         """Load the description file again if a save changed it (``DescriptionFileWatch``);
         a save that does not load is said once (log, health report), the model stays."""
         watch = self._file_watch
         if watch is None:
             return
+        watched = watch.files
         outcome = watch.poll(partial(self._file_model, self.settings))
+        if watch.files != watched:
+            self._say_watched(watch)
         if isinstance(outcome, Refused):
             self.get_logger().error(outcome.reason)
             self.pipeline.health.refused_description = outcome.reason

@@ -193,6 +193,7 @@ def set_atomically(node: NodeUnderTest, **values: Any) -> Any:
 
 def test_the_file_is_read_at_start(node: NodeUnderTest, robot_file: Path, watcher: Watcher) -> None:
     watcher.wait_mount(0, "tool", 0.1)
+    assert f"description_file: watching {robot_file} for saves" in node.stderr()
     description = node.probe.subscribe(String, node.description_topic, latched_qos())
     wait_until(
         lambda: [m.data for m in description.messages()] == [robot_file.read_text()],
@@ -272,6 +273,7 @@ def test_a_new_file_and_new_xacro_arguments_load_at_runtime(
     (result,) = node.set_parameters(description_file=str(xacro_file))
     assert result.successful, result.reason
     watcher.wait_mount(start, "tool", 0.9)
+    assert f"description_file: watching {xacro_file} for saves" in node.stderr()
     start = len(watcher.statics)
     (result,) = node.set_parameters(description_args=["tool:=gripper"])
     assert result.successful, result.reason
