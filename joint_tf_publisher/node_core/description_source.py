@@ -22,17 +22,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
 from ..description.loader import FileDescription, XacroFailed, read_file
 from ..errors import ModelError
-from ..robot import Robot
 from .parameters import ParameterRejected, Settings, xacro_mappings
-from .pipeline import LoadedModel
-from .zeros import declared_zeros, start_positions
 
 #: Seconds between two checks of the description file (the node's timer, steady clock): a
 #: save shows within about a second (a period, the load, the publication) even on a busy
@@ -100,29 +97,6 @@ def loads_again(
             old.description_args,
         )
     return False
-
-
-def prepared_model(
-    text: str, source: str, settings: Settings, path: Path | None = None
-) -> tuple[LoadedModel, Settings]:
-    """The model of the description ``text`` (errors name ``source``; ``path``: the file it
-    was read from, where SDFormat ``<include>``s start) under ``settings``'s ``model_name``,
-    with ``settings`` for it: ``zeros`` kept only for joints that take one in it (the others'
-    parameters are undeclared), checked against its limits. ModelError or ParameterRejected
-    for a description or zeros it refuses. Every source's description comes through here."""
-    model_name = settings.model_name or None
-    robot = Robot.from_xml_string(text, source=source, model_name=model_name, path=path)
-    model = LoadedModel(robot, text)
-    taking = declared_zeros(model.kin)
-    zeros = tuple((name, values) for name, values in settings.zeros if name in taking)
-    settings = replace(settings, zeros=zeros)
-    start_positions(model.kin, settings.zeros, settings.clamp_mode)
-    return model, settings
-
-
-def file_model(settings: Settings, read: FileDescription) -> tuple[LoadedModel, Settings]:
-    """``prepared_model`` of a description read from ``description_file``."""
-    return prepared_model(read.text(), read.source, settings, read.path)
 
 
 def refusal(

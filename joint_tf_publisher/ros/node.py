@@ -1,9 +1,11 @@
 """The ROS 2 node: robot description + joint states -> /tf and /tf_static. Wiring only.
 
 What the node does with joint states (rate limiting, stamps, clamping, reports) is
-``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``; its
-publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime``. This
-module declares the parameters, loads descriptions, and connects topics to the pipeline.
+``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``, and what a
+change of them asks is planned, validated whole, by ``parameter_changes.plan_change`` (all
+rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs (signals,
+spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
+loads descriptions, and connects topics to the pipeline.
 
 Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
@@ -18,6 +20,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,7 +38,6 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
-from ..description.loader import FileDescription
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
@@ -45,12 +47,19 @@ from ..node_core.description_source import (
     DescriptionSource,
     Refused,
     description_source,
-    file_model,
-    loads_again,
-    prepared_model,
     refusal,
 )
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ..node_core.parameter_changes import (
+    PARAMETER_SOURCE,
+    TOPIC_SOURCE,
+    Described,
+    ParameterChange,
+    file_model,
+    load_description,
+    plan_change,
+    prepared_model,
+)
 from ..node_core.parameters import (
     PARAMETERS,
     ZEROS_DESCRIPTION,
@@ -59,7 +68,7 @@ from ..node_core.parameters import (
     Settings,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.zeros import check_zero, declared_zeros
+from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
@@ -158,23 +167,20 @@ class JointTfPublisher(Node):
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
-        #: The description file the node reads and watches (``description_file``), or None.
-        self._file_watch: DescriptionFileWatch | None = None
         model: LoadedModel | None = None
         try:
-            self._source = description_source(
-                str(values["robot_description"] or ""),
-                settings.description_file,
-                settings.description_from_topic,
+            text = str(values["robot_description"] or "")
+            source = description_source(
+                text, settings.description_file, settings.description_from_topic
             )
-            if self._source is DescriptionSource.FILE:
-                self._file_watch = DescriptionFileWatch(
-                    settings.description_file, settings.description_args
-                )
-                model, _ = self._file_watch.load(partial(self._file_model, settings))
-            elif self._source is DescriptionSource.PARAMETER:
-                text = str(values["robot_description"])
-                model, _ = self._prepared(text, "robot_description", settings)
+            watch = None
+            if source is DescriptionSource.FILE:
+                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
+                model, _ = watch.load(partial(file_model, self._load, settings))
+            elif source is DescriptionSource.PARAMETER:
+                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
+            #: Where the running description comes from (and the file watched, if any).
+            self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
@@ -199,7 +205,6 @@ class JointTfPublisher(Node):
         self._tf = TfPublisher(self)
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._declaring_zeros = False
         self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
@@ -232,8 +237,8 @@ class JointTfPublisher(Node):
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
         self._update_watch_timer()
-        if self._file_watch is not None:
-            self._say_watched(self._file_watch)
+        if self._described.watch is not None:
+            self._say_watched(self._described.watch)
 
     @property
     def settings(self) -> Settings:
@@ -344,50 +349,31 @@ class JointTfPublisher(Node):
     # -- parameters -----------------------------------------------------------------------------
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
-        """Validate a parameter change; apply it only if every parameter in it is valid."""
+        """Validate a parameter change as a whole (``plan_change``), then apply it whole."""
         values = {parameter.name: parameter.value for parameter in parameters}
-        model = self.pipeline.model
-        watch = self._file_watch
-        new_model: LoadedModel | None = None
         try:
-            settings = self.settings.changed(values)
-            text = str(values.get("robot_description", self._parameter_text()) or "")
-            source = description_source(
-                text, settings.description_file, settings.description_from_topic
+            change = plan_change(
+                self.settings, self.pipeline.model, values, self._load, self._described
             )
-            if loads_again(
-                self._source, source, self.settings, settings, "robot_description" in values
-            ):
-                if source is DescriptionSource.FILE:
-                    watch = DescriptionFileWatch(
-                        settings.description_file, settings.description_args
-                    )
-                    new_model, settings = watch.load(partial(self._file_model, settings))
-                elif source is DescriptionSource.PARAMETER:
-                    new_model, settings = self._prepared(text, "robot_description", settings)
-                elif model is not None:  # the topic's text under a new model_name
-                    topic = "robot_description topic"
-                    new_model, settings = self._prepared(model.text, topic, settings)
-            if new_model is None and model is not None:
-                for joint, joint_values in settings.zeros:
-                    if joint_values != dict(self.settings.zeros).get(joint):
-                        check_zero(model.kin, joint, joint_values)
-            if settings.source_list != self.settings.source_list:
-                self._check_topics(settings.source_list)
+            if change.sources_changed:
+                self._check_topics(change.settings.source_list)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        old = self.settings
-        self._source = source
-        self._file_watch = watch if source is DescriptionSource.FILE else None
-        if self._file_watch is not None and new_model is not None:
-            self._say_watched(self._file_watch)
-        if new_model is not None:
-            changes = self._replace_model(new_model, settings)
-        elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
-            self.pipeline.settings = settings
-            changes = Reconfigured(False, False, restart_diagnostic_timer=False)
+        self._apply(change)
+        return SetParametersResult(successful=True)
+
+    def _apply(self, change: ParameterChange) -> None:
+        """Apply a validated change: a new model installed (and its ``zeros.<joint>``
+        declared), else the settings configured; then the description file watched (or no
+        longer), the timers and subscriptions it asks for."""
+        settings = change.settings
+        self._described = change.described
+        if change.model is not None:
+            changes = self._replace_model(change.model, settings)
+            if change.described.watch is not None:
+                self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
             if changes.republish_statics:
@@ -397,9 +383,8 @@ class JointTfPublisher(Node):
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
-        if settings.source_list != old.source_list:
+        if change.sources_changed:
             self._subscribe_sources(settings.source_list)
-        return SetParametersResult(successful=True)
 
     def _update_default_timer(self) -> None:
         if self._default_timer is not None:
@@ -423,38 +408,26 @@ class JointTfPublisher(Node):
             self.undeclare_parameter(name)
         self._zeros_declared &= defaults.keys()
         descriptor = ParameterDescriptor(description=ZEROS_DESCRIPTION, dynamic_typing=True)
-        self._declaring_zeros = True  # each checked alone; the pipeline configured once, below
-        try:
-            for name in sorted(defaults.keys() - self._zeros_declared):
-                try:
-                    self.declare_parameter(name, defaults[name], descriptor)
-                except InvalidParameterValueException as err:
-                    if at_start:
-                        raise
-                    self.get_logger().error(f"{name} left at its default: {_reason(err)}")
-                    self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
-                self._zeros_declared.add(name)
-        finally:
-            self._declaring_zeros = False
-        self.pipeline.configure(self.settings)
+        # Each declaration is a parameter change of its own (checked by _on_set_parameters;
+        # a change of zeros alone only sets the start values of joints never received).
+        for name in sorted(defaults.keys() - self._zeros_declared):
+            try:
+                self.declare_parameter(name, defaults[name], descriptor)
+            except InvalidParameterValueException as err:
+                if at_start:
+                    raise
+                self.get_logger().error(f"{name} left at its default: {_reason(err)}")
+                self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
+            self._zeros_declared.add(name)
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _parameter_text(self) -> str:
-        """The ``robot_description`` parameter's text now (before a change being checked)."""
-        return str(self.get_parameter("robot_description").value or "")
-
-    def _prepared(self, text: str, source: str, settings: Settings) -> tuple[LoadedModel, Settings]:
-        """``prepared_model``, its warnings to this node's logger."""
+    def _load(
+        self, text: str, model_name: str, source: str, path: Path | None = None
+    ) -> LoadedModel:
+        """``load_description``, its warnings to this node's logger."""
         with package_logs_to(self.get_logger()):
-            return prepared_model(text, source, settings)
-
-    def _file_model(
-        self, settings: Settings, read: FileDescription
-    ) -> tuple[LoadedModel, Settings]:
-        """``file_model``, its warnings to this node's logger."""
-        with package_logs_to(self.get_logger()):
-            return file_model(settings, read)
+            return load_description(text, model_name, source, path)
 
     def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
         """Make ``model`` (prepared with ``settings``) current: the install path, then its
@@ -467,10 +440,11 @@ class JointTfPublisher(Node):
     def _update_watch_timer(self) -> None:
         """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
         description comes from one (a sim clock that does not run cannot stop it)."""
-        if self._file_watch is None and self._watch_timer is not None:
+        watching = self._described.watch is not None
+        if not watching and self._watch_timer is not None:
             self.destroy_timer(self._watch_timer)
             self._watch_timer = None
-        elif self._file_watch is not None and self._watch_timer is None:
+        elif watching and self._watch_timer is None:
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._watch_timer = self.create_timer(
                 WATCH_PERIOD_S, self._check_description_file, clock=steady
@@ -483,11 +457,11 @@ class JointTfPublisher(Node):
     def _check_description_file(self) -> None:
         """Load the description file again if a save changed it (``DescriptionFileWatch``);
         a save that does not load is said once (log, health report), the model stays."""
-        watch = self._file_watch
+        watch = self._described.watch
         if watch is None:
             return
         watched = watch.files
-        outcome = watch.poll(partial(self._file_model, self.settings))
+        outcome = watch.poll(partial(file_model, self._load, self.settings))
         if watch.files != watched:
             self._say_watched(watch)
         if isinstance(outcome, Refused):
@@ -519,7 +493,7 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model, settings = self._prepared(msg.data, "robot_description topic", self.settings)
+            model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
         except (ModelError, ParameterRejected) as err:
             running = self.pipeline.model is not None
             reason = refusal(DescriptionSource.TOPIC, err, running)

@@ -22,10 +22,10 @@ from joint_tf_publisher.node_core.description_source import (
     Refused,
     Reloaded,
     description_source,
-    file_model,
     loads_again,
     refusal,
 )
+from joint_tf_publisher.node_core.parameter_changes import file_model, load_description
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 
 URDF = """<robot name="r">
@@ -340,7 +340,7 @@ def test_an_include_added_by_a_save_is_watched_from_then_on(xacro_robot: Path) -
     assert watch.poll(mount_x) == Reloaded(("tool", 0.8))
 
 
-# -- the model the node makes of a read file ------------------------------------------------------
+# -- the model the node makes of a read file (parameter_changes.file_model) ---------------------
 
 SDF_TOP = """<sdf version="1.9"><model name="top">
   <link name="base"/>
@@ -362,7 +362,7 @@ def test_an_sdformat_file_includes_from_its_own_folder(
     save(tmp_path / "tool.sdf", SDF_TOOL.format(x=0.2))
     save(tmp_path / "top.sdf", SDF_TOP)
     watch = DescriptionFileWatch(str(tmp_path / "top.sdf"))
-    model, _ = watch.load(partial(file_model, Settings()))
+    model, _ = watch.load(partial(file_model, load_description, Settings()))
     assert "tool::tip" in model.robot.links
     assert model.text == (tmp_path / "top.sdf").read_text()
 
@@ -376,9 +376,11 @@ def test_zeros_are_kept_for_joints_the_new_model_takes_and_checked(tmp_path: Pat
         .replace("</joint>", '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'),
     )
     settings = Settings(zeros=(("gone", (0.0,)), ("mount", (0.5,))))
-    model, kept = DescriptionFileWatch(str(path)).load(partial(file_model, settings))
+    model, kept = DescriptionFileWatch(str(path)).load(
+        partial(file_model, load_description, settings)
+    )
     assert kept.zeros == (("mount", (0.5,)),)
     assert model.robot.name == "r"
     too_far = Settings(zeros=(("mount", (2.0,)),))
     with pytest.raises(ParameterRejected, match=r"zeros\.mount"):
-        DescriptionFileWatch(str(path)).load(partial(file_model, too_far))
+        DescriptionFileWatch(str(path)).load(partial(file_model, load_description, too_far))
