@@ -392,7 +392,7 @@ def test_every_key_holds_its_documented_value() -> None:
     """One period with something to say under every key: joint_6 never sent, the gripper
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
     unknown name, two nodes giving joint_1 to joint_3, a time offset that takes one stamp out
-    of range, and a frame a description change took away."""
+    of range, a frame a description change took away, and a refused description."""
     rig = Rig(ignore_timestamp=True, time_offset=-0.5)
     text = ARM_URDF.read_text()
     with_tool = text.replace(
@@ -409,6 +409,8 @@ def test_every_key_holds_its_documented_value() -> None:
     rig.pipeline.joint_state(rig.stamp_ns, ("joint_1", "joint_2"), np.zeros(1))
     rig.pipeline.joint_state(S // 10, ("joint_1", "joint_2"), np.zeros(2))  # 0.1 s - 0.5 s
     publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
+    refused = "description_file not reloaded, the running model stays: /arm.urdf:3: ..."
+    rig.health.refused_description = refused
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
     below_6 = {"link_6"}
@@ -439,6 +441,7 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.REMOVED_FRAMES: "old_tool",
             Key.TIME_OFFSETS: "joint_states: -0.5, multi_dof_joint_states: -0.5",
             Key.OUT_OF_RANGE: "1",
+            Key.REFUSED_DESCRIPTION: refused,
         }
     )
     assert report.level == Level.ERROR
@@ -446,7 +449,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 6 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 7 + [Level.ERROR]
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:
@@ -549,6 +552,28 @@ def test_the_log_lines_word_a_fact_as_the_report_does_and_the_doctor_too() -> No
     ]
     (finding,) = diagnose(doctor)
     assert usual in finding.fix
+
+
+def test_a_refused_description_is_a_warning_until_cleared(arm: Rig) -> None:
+    reason = (
+        "description_file not reloaded, the running model stays: /r.urdf:11: joint 'mount': "
+        "child link 'nowhere' does not exist"
+    )
+    arm.send(LEADERS)
+    arm.health.refused_description = reason
+    report = arm.report()
+    assert (report.level, report.message) == (Level.WARN, reason)
+    assert values(report)[Key.REFUSED_DESCRIPTION] == reason
+    # Said beside a worse condition too: the value holds it.
+    arm.wait(2.0)
+    stale = arm.report()
+    assert stale.level == Level.STALE
+    assert values(stale)[Key.REFUSED_DESCRIPTION] == reason
+    assert reason in [condition.message for condition in stale.conditions]
+    arm.health.refused_description = None
+    arm.send(LEADERS)
+    cleared = arm.report()
+    assert (cleared.level, values(cleared)[Key.REFUSED_DESCRIPTION]) == (Level.OK, "")
 
 
 @pytest.mark.parametrize(
