@@ -40,9 +40,10 @@ MODES = {"ignore_timestamp": True, "defaults": False}
 #: The mode the floor node runs in: it publishes every JointState (it has no rate limiter).
 FLOOR_MODE = "ignore_timestamp"
 FLOOR = "floor"
-#: The executors of the package (``ros/runtime.py``), the default first where rclpy has it.
-EVENTS, RCLPY, WAITSET = "events", "rclpy", "waitset"
-#: The environment variable that picks the executor, of the node and of the floor.
+#: The node's default executor where rclpy has it, and the environment variable that picks
+#: one, for the node and the floor: ``ros/runtime.py``'s ``EVENTS`` and ``EXECUTOR_VARIABLE``
+#: (not imported here: this module loads without ROS).
+EVENTS = "events"
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
