@@ -33,6 +33,10 @@ ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 #: The robots by their name on the command line: the humanoid, and an arm with a mimic gripper.
 ROBOTS = {"humanoid": MODELS["humanoid"], "arm": ModelSpec(ARM_URDF.stem, ARM_URDF)}
 MODES = {"ignore_timestamp": True, "defaults": False}
+#: With ``global_tree``: this node again with ``global_frame_prefix`` (the global tree on /tf
+#: beside its own output: every /tf message twice), by this name and with this prefix.
+GLOBAL_TREE_NODE = "ours+global"
+GLOBAL_TREE_PREFIX = "fleet/"
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
 
@@ -283,8 +287,11 @@ def run_turn(
     return turn
 
 
-def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> list[Contender]:
-    """RSP where found, the baseline where asked for, then this work tree's node."""
+def contenders(
+    found: RspFound | str, baseline: str | None, workdir: Path, global_tree: bool = False
+) -> list[Contender]:
+    """RSP where found, the baseline where asked for, then this work tree's node (and, with
+    ``global_tree``, the same with a global tree: ``GLOBAL_TREE_NODE``)."""
     nodes = []
     if not isinstance(found, str):
         rsp = [str(found.executable), "--ros-args", "--params-file"]
@@ -294,7 +301,11 @@ def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> li
     if baseline:
         root = dds.extract_revision(baseline, workdir)
         nodes.append(Contender(f"ours@{baseline}", lambda p: dds.node_command(p, root), None, root))
-    return [*nodes, Contender("ours", dds.node_command)]
+    nodes.append(Contender("ours", dds.node_command))
+    if global_tree:
+        prefix = ["-p", f"global_frame_prefix:={GLOBAL_TREE_PREFIX}"]
+        nodes.append(Contender(GLOBAL_TREE_NODE, lambda params: dds.node_command(params) + prefix))
+    return nodes
 
 
 def round_order(nodes: Sequence[Contender], index: int) -> list[Contender]:
@@ -311,9 +322,11 @@ def run_vs_rsp(
     rounds: int | None = None,
     window_s: float | None = None,
     baseline: str | None = None,
+    global_tree: bool = False,
 ) -> tuple[list[Table], dict[str, Any]]:
     """The section: skipped (with the reason) without RSP and baseline, else every robot, mode
-    and rate. ``rounds`` and ``window_s`` (s per rate) default to 5 and 6 s (quick: 2 and 2 s)."""
+    and rate. ``rounds`` and ``window_s`` (s per rate) default to 5 and 6 s (quick: 2 and 2 s).
+    ``global_tree`` adds this node with a global tree (``GLOBAL_TREE_NODE``)."""
     found = locate_rsp(os.environ)
     if isinstance(found, str) and not baseline:
         print(f"vs_rsp skipped: {found}", flush=True)
@@ -326,7 +339,7 @@ def run_vs_rsp(
     import rclpy
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-rsp-"))
-    nodes = contenders(found, baseline, workdir)
+    nodes = contenders(found, baseline, workdir, global_tree)
     rsp = found if isinstance(found, str) else f"{found.executable} ({found.origin})"
     record: dict[str, Any] = {"nodes": [c.node for c in nodes], "rsp": rsp, "robots": {}}
     record.update(rounds=rounds, window_s=window_s)
@@ -412,6 +425,13 @@ def rate_table(
         " to 20 Hz, so none counted); RSS = VmRSS at the end of the window; load 1m = the "
         "machine's load average after the windows"
     )
+    if GLOBAL_TREE_NODE in names:
+        table.notes.append(
+            f"{GLOBAL_TREE_NODE} = this node with global_frame_prefix {GLOBAL_TREE_PREFIX!r}: "
+            "every transform also in the global tree, a second /tf message per JointState "
+            "(latency and drops count the first of the two); its CPU less ours' is the global "
+            "tree's cost"
+        )
     return table
 
 
@@ -435,7 +455,9 @@ def startup_table(
             + [_cells(rss, 0), _ratios(rss)]
             + [" / ".join(str(len(getattr(first[n], kind))) for n in names) for kind in KINDS]
         )
-        for other in (name for name in names if name != "ours"):
+        # The global tree's node answers twice per JointState (its /tf and the global tree's):
+        # its frames are not compared.
+        for other in (name for name in names if name not in ("ours", GLOBAL_TREE_NODE)):
             label = "RSP" if other == "rsp" else other
             for kind, topic in KINDS.items():
                 check = compare_frames(getattr(first["ours"], kind), getattr(first[other], kind))
