@@ -20,6 +20,7 @@ tests drive it directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,7 @@ from ..bounded_cache import bounded_cache
 from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
+from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..model import Joint
@@ -89,10 +91,7 @@ class Configured:
         #: The TFMessage layouts (own, and the global tree's or None) of moving joints by the
         #: bytes of their index array (intp).
         self.layouts_of = bounded_cache(self._layouts)
-        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
-        #: limits, mimic followers from their leaders.
-        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
-        self.default_poses = kin.joint_poses(self.start, np.arange(len(moving)))
+        self.restart_from(kin, settings)
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         static_joints = [kin.fixed_joints[i] for i in fixed]
         translations, quaternions = kin.fixed_transforms()
@@ -103,6 +102,13 @@ class Configured:
             else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+
+    def restart_from(self, kin: Kinematics, settings: Settings) -> None:
+        """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
+        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
+        #: limits, mimic followers from their leaders.
+        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
+        self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
@@ -156,14 +162,18 @@ class JointStatePipeline:
         ``settings`` if given; what else the change of settings asks of the node."""
         self.model = model
         self.health.facts = None  # the new model's facts come with install, below
-        changes = self.configure(settings or self.settings)
+        changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
         self.health.install(RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix))
         return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
-        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
-        what else the change asks of the node."""
+        """Apply new settings (prefix, exclusions, clamp mode, rate, start values) to the
+        current model; what else the change asks of the node. A change of ``zeros`` alone
+        only gives the joints never received their new start values."""
+        return self._configure(settings, new_model=False)
+
+    def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
             republish_statics=_static_set_of(settings) != _static_set_of(old),
@@ -175,6 +185,14 @@ class JointStatePipeline:
         self.health.timeout_s = settings.joint_state_timeout
         if self.model is None:
             return changes
+        if (
+            not new_model
+            and self._configured is not None
+            and replace(old, zeros=()) == replace(settings, zeros=())
+        ):
+            self._configured.restart_from(self.model.kin, settings)
+            self._start_waiting_joints(self.model, self._configured)
+            return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         self._slot_plan = self._slot = None
@@ -182,16 +200,20 @@ class JointStatePipeline:
             self.health.facts = RobotFacts(
                 self.model.kin, settings.exclude_joints, settings.frame_prefix
             )
-        # Joints never received take their (new) start values.
-        positions, start = self.model.positions, self._configured.start
-        waiting = ~positions.received[self.model.kin.layout.slot_joint]
-        positions.values[waiting] = start.values[waiting]
+        self._start_waiting_joints(self.model, self._configured)
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
                 + ", ".join(self._configured.unknown_excluded)
             )
         return changes
+
+    @staticmethod
+    def _start_waiting_joints(model: LoadedModel, configured: Configured) -> None:
+        """Joints never received take their (new) start values."""
+        positions, start = model.positions, configured.start
+        waiting = ~positions.received[model.kin.layout.slot_joint]
+        positions.values[waiting] = start.values[waiting]
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
@@ -231,15 +253,13 @@ class JointStatePipeline:
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if len(names) != len(positions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"JointState dropped: {len(names)} names but {len(positions)} positions",
+                dropped_message("JointState", len(names), len(positions), "positions"),
             )
             return None
         plan = configured.message_plan(names)
@@ -279,16 +299,13 @@ class JointStatePipeline:
         ``joint_state``."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if not len(names) == len(translations) == len(quaternions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"MultiDOFJointState dropped: {len(names)} joint names but "
-                f"{len(translations)} transforms",
+                dropped_message("MultiDOFJointState", len(names), len(translations), "transforms"),
             )
             return None
         kin = model.kin

@@ -68,3 +68,7 @@ class TfTopics:
                 f"prefix, or remap the node's own topics ({NAMESPACED_TF_REMAPS}, as Nav2's "
                 "multi-robot launch does)"
             )
+
+
+#: The node's own tf topics where no remapping moves them.
+NOT_REMAPPED = TfTopics(TF_TOPIC, TF_STATIC_TOPIC)

@@ -1,9 +1,11 @@
 """The ROS 2 node: robot description + joint states -> /tf and /tf_static. Wiring only.
 
 What the node does with joint states (rate limiting, stamps, clamping, reports) is
-``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``; its
-publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime``. This
-module declares the parameters, loads descriptions, and connects topics to the pipeline.
+``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``, and what a
+change of them asks is planned, validated whole, by ``parameter_changes.plan_change`` (all
+rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs (signals,
+spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
+loads descriptions, and connects topics to the pipeline.
 
 Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
@@ -40,6 +42,7 @@ from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ..node_core.parameter_changes import ParameterChange, plan_change, zeros_for
 from ..node_core.parameters import (
     PARAMETERS,
     ZEROS_DESCRIPTION,
@@ -49,7 +52,7 @@ from ..node_core.parameters import (
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
-from ..node_core.zeros import check_zero, declared_zeros, start_positions
+from ..node_core.zeros import declared_zeros, start_positions
 from ..robot import Robot
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
@@ -195,7 +198,6 @@ class JointTfPublisher(Node):
         self._attach_global_tree()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._declaring_zeros = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
@@ -336,46 +338,33 @@ class JointTfPublisher(Node):
     # -- parameters -----------------------------------------------------------------------------
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
-        """Validate a parameter change; apply it only if every parameter in it is valid."""
+        """Validate a parameter change as a whole (``plan_change``), then apply it whole."""
         values = {parameter.name: parameter.value for parameter in parameters}
-        model = self.pipeline.model
         try:
-            settings = self.settings.changed(values)
-            self._own_topics.check(settings)
-            text: str | None = None
-            if "robot_description" in values:
-                if settings.description_from_topic:
-                    raise ParameterRejected(
-                        "robot_description comes from the topic (description_from_topic is true)"
-                    )
-                text = str(values["robot_description"] or "")
-                if not text.strip():
-                    raise ParameterRejected("robot_description must not be empty")
-            elif settings.model_name != self.settings.model_name and model is not None:
-                text = model.text
-            new_model = None
-            if text is not None:
-                new_model = self._load(text, settings.model_name, "robot_description")
-                settings = replace(settings, zeros=_zeros_of(new_model, settings))
-            if new_model is not None:
-                start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
-            elif model is not None:
-                for joint, joint_values in settings.zeros:
-                    if joint_values != dict(self.settings.zeros).get(joint):
-                        check_zero(model.kin, joint, joint_values)
-            if settings.source_list != self.settings.source_list:
-                self._check_topics(settings.source_list)
+            change = plan_change(
+                self.settings,
+                self.pipeline.model,
+                values,
+                self._load_parameter,
+                tf_topics=self._own_topics,
+            )
+            if change.sources_changed:
+                self._check_topics(change.settings.source_list)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        old = self.settings
-        if new_model is not None:
-            changes = self._install(new_model, settings)
-            self._declare_zeros(new_model, at_start=False)
-        elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
-            self.pipeline.settings = settings
-            changes = Reconfigured(False, False, restart_diagnostic_timer=False)
+        self._apply(change)
+        return SetParametersResult(successful=True)
+
+    def _apply(self, change: ParameterChange) -> None:
+        """Apply a validated change: a new model installed (and its ``zeros.<joint>``
+        declared), else the settings configured; then the timers and subscriptions it asks
+        for."""
+        settings = change.settings
+        if change.model is not None:
+            changes = self._install(change.model, settings)
+            self._declare_zeros(change.model, at_start=False)
         else:
             changes = self.pipeline.configure(settings)
             if changes.switch_global_tree:
@@ -386,9 +375,8 @@ class JointTfPublisher(Node):
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
-        if settings.source_list != old.source_list:
+        if change.sources_changed:
             self._subscribe_sources(settings.source_list)
-        return SetParametersResult(successful=True)
 
     def _update_default_timer(self) -> None:
         if self._default_timer is not None:
@@ -412,22 +400,22 @@ class JointTfPublisher(Node):
             self.undeclare_parameter(name)
         self._zeros_declared &= defaults.keys()
         descriptor = ParameterDescriptor(description=ZEROS_DESCRIPTION, dynamic_typing=True)
-        self._declaring_zeros = True  # each checked alone; the pipeline configured once, below
-        try:
-            for name in sorted(defaults.keys() - self._zeros_declared):
-                try:
-                    self.declare_parameter(name, defaults[name], descriptor)
-                except InvalidParameterValueException as err:
-                    if at_start:
-                        raise
-                    self.get_logger().error(f"{name} left at its default: {_reason(err)}")
-                    self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
-                self._zeros_declared.add(name)
-        finally:
-            self._declaring_zeros = False
-        self.pipeline.configure(self.settings)
+        # Each declaration is a parameter change of its own (checked by _on_set_parameters;
+        # a change of zeros alone only sets the start values of joints never received).
+        for name in sorted(defaults.keys() - self._zeros_declared):
+            try:
+                self.declare_parameter(name, defaults[name], descriptor)
+            except InvalidParameterValueException as err:
+                if at_start:
+                    raise
+                self.get_logger().error(f"{name} left at its default: {_reason(err)}")
+                self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
+            self._zeros_declared.add(name)
 
     # -- model ----------------------------------------------------------------------------------
+
+    def _load_parameter(self, text: str, model_name: str) -> LoadedModel:
+        return self._load(text, model_name, "robot_description")
 
     def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
         """Parse and compile a description (its warnings go to this node's logger); ModelError
@@ -485,7 +473,7 @@ class JointTfPublisher(Node):
     def _on_description_message(self, msg: String) -> None:
         try:
             model = self._load(msg.data, self.settings.model_name, "robot_description topic")
-            settings = replace(self.settings, zeros=_zeros_of(model, self.settings))
+            settings = replace(self.settings, zeros=zeros_for(model, self.settings))
             start_positions(model.kin, settings.zeros, settings.clamp_mode)
         except (ModelError, ParameterRejected) as err:
             self.get_logger().error(f"robot description from topic rejected: {err}")
@@ -497,10 +485,3 @@ class JointTfPublisher(Node):
 def _reason(err: InvalidParameterValueException) -> str:
     """The reason our callback gave for refusing a parameter, from rclpy's exception."""
     return str(err.args[0]).split("Reason: ", 1)[-1]
-
-
-def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """The ``zeros`` of ``settings`` for joints that take one in ``model`` (a new description:
-    the parameters of the others, gone or now mimic followers, are undeclared)."""
-    taking = declared_zeros(model.kin)
-    return tuple((name, values) for name, values in settings.zeros if name in taking)

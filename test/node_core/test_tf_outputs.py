@@ -10,12 +10,12 @@ import pytest
 from test_pipeline import FOLLOWERS, T0, Rig, fixed_children
 
 from joint_tf_publisher.node_core.cdr import Publication
+from joint_tf_publisher.node_core.parameter_changes import plan_change
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
-from joint_tf_publisher.node_core.tf_outputs import TfTopics
+from joint_tf_publisher.node_core.tf_outputs import NOT_REMAPPED, TfTopics
 
-#: The node's own topics as they resolve without remappings, and under Nav2's multi-robot
-#: launch (``/tf:=tf``, ``/tf_static:=tf_static`` in namespace ``robot1``).
-NOT_REMAPPED = TfTopics("/tf", "/tf_static")
+#: The node's own topics under Nav2's multi-robot launch (``/tf:=tf``,
+#: ``/tf_static:=tf_static`` in namespace ``robot1``).
 NAV2_REMAPPED = TfTopics("/robot1/tf", "/robot1/tf_static")
 
 
@@ -58,6 +58,37 @@ def test_settings_that_put_no_frame_twice_on_a_topic_are_accepted(
     topics: TfTopics, frame_prefix: str, global_frame_prefix: str
 ) -> None:
     topics.check(settings(frame_prefix, global_frame_prefix))
+
+
+def test_a_runtime_change_is_planned_against_where_the_node_s_topics_go() -> None:
+    """``ros2 param set`` of either prefix: refused where the node's topics are not
+    remapped, accepted where they are (nothing is loaded either way)."""
+
+    def no_load(text: str, model_name: str) -> object:
+        raise AssertionError("no description is loaded for a prefix change")
+
+    running = Settings(global_frame_prefix="robot1/")
+    with pytest.raises(ParameterRejected, match="equals frame_prefix"):
+        plan_change(running, None, {"frame_prefix": "robot1/"}, no_load)  # type: ignore[arg-type]
+    with pytest.raises(ParameterRejected, match="equals frame_prefix"):
+        plan_change(
+            Settings(frame_prefix="a/"),
+            None,
+            {"global_frame_prefix": "a/"},
+            no_load,  # type: ignore[arg-type]
+            tf_topics=NOT_REMAPPED,
+        )
+    change = plan_change(
+        running,
+        None,
+        {"frame_prefix": "robot1/"},
+        no_load,  # type: ignore[arg-type]
+        tf_topics=NAV2_REMAPPED,
+    )
+    assert (change.settings.frame_prefix, change.settings.global_frame_prefix) == (
+        "robot1/",
+        "robot1/",
+    )
 
 
 # -- both trees from one pipeline ------------------------------------------------------------------
