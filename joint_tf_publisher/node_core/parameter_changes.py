@@ -2,10 +2,11 @@
 
 ``plan_change`` reads what one ``ros2 param set`` (or ``set_parameters_atomically``, or the
 declaration of a ``zeros.<joint>``) asks of the node: the settings after it, the description
-to load when the text or ``model_name`` changed, and every ``zeros.<joint>`` checked against
-the model that will be current, and where the node's trees would go (``tf_outputs``). It raises ``ParameterRejected`` or ``ModelError`` with the
-reason before anything changed; the node (``ros.node``) then applies the ``ParameterChange``
-as a whole, so a refused change leaves nothing half applied.
+to load when the text or ``model_name`` changed, every ``zeros.<joint>`` checked against the
+model that will be current, and where the node's trees would go (``tf_outputs``). It raises
+``ParameterRejected`` or ``ModelError`` with the reason before anything changed; the node
+(``ros.node``) then applies the ``ParameterChange`` as a whole, so a refused change leaves
+nothing half applied.
 """
 
 from __future__ import annotations

@@ -47,8 +47,6 @@ from ..node_core.tf_outputs import (
 from ..stamps import ns_to_stamp
 from .qos import tf_qos, tf_static_qos
 
-__all__ = ["TF_STATIC_TOPIC", "TF_TOPIC", "GlobalTree", "StaticTfPublisher", "TfPublisher"]
-
 #: The global tree's node is named after the node: ``<node name>`` + this.
 GLOBAL_TREE_NODE_SUFFIX = "_global_tf"
 
