@@ -21,12 +21,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-from rclpy.clock import JumpThreshold, TimeJump
+from rclpy.clock import Clock, JumpThreshold, TimeJump
+from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
 from rclpy.node import Node
@@ -41,8 +43,25 @@ from std_msgs.msg import String
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
+from ..node_core.description_source import (
+    WATCH_PERIOD_S,
+    DescriptionFileWatch,
+    DescriptionSource,
+    Refused,
+    description_source,
+    refusal,
+)
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
-from ..node_core.parameter_changes import ParameterChange, plan_change, zeros_for
+from ..node_core.parameter_changes import (
+    PARAMETER_SOURCE,
+    TOPIC_SOURCE,
+    Described,
+    ParameterChange,
+    file_model,
+    load_description,
+    plan_change,
+    prepared_model,
+)
 from ..node_core.parameters import (
     PARAMETERS,
     ZEROS_DESCRIPTION,
@@ -52,8 +71,7 @@ from ..node_core.parameters import (
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
-from ..node_core.zeros import declared_zeros, start_positions
-from ..robot import Robot
+from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
@@ -158,20 +176,21 @@ class JointTfPublisher(Node):
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
-        if not settings.description_from_topic:
-            text = str(values["robot_description"] or "")
-            if not text.strip():
-                raise StartupError(
-                    "parameter robot_description is empty: give the URDF or SDFormat text "
-                    "(or set description_from_topic:=true)"
-                )
-            try:
-                model = self._load(text, settings.model_name, "robot_description")
-            except ModelError as err:
-                raise StartupError(str(err)) from None
         try:
+            text = str(values["robot_description"] or "")
+            source = description_source(
+                text, settings.description_file, settings.description_from_topic
+            )
+            watch = None
+            if source is DescriptionSource.FILE:
+                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
+                model, _ = watch.load(partial(file_model, self._load, settings))
+            elif source is DescriptionSource.PARAMETER:
+                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
+            #: Where the running description comes from (and the file watched, if any).
+            self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
-        except ParameterRejected as err:
+        except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
         # As in robot_state_publisher's constructor, the description and the fixed transforms
@@ -198,6 +217,7 @@ class JointTfPublisher(Node):
         self._attach_global_tree()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
+        self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
@@ -228,6 +248,9 @@ class JointTfPublisher(Node):
                 raise StartupError(_reason(err)) from None
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
+        self._update_watch_timer()
+        if self._described.watch is not None:
+            self._say_watched(self._described.watch)
 
     @property
     def settings(self) -> Settings:
@@ -345,7 +368,8 @@ class JointTfPublisher(Node):
                 self.settings,
                 self.pipeline.model,
                 values,
-                self._load_parameter,
+                self._load,
+                self._described,
                 tf_topics=self._own_topics,
             )
             if change.sources_changed:
@@ -359,18 +383,21 @@ class JointTfPublisher(Node):
 
     def _apply(self, change: ParameterChange) -> None:
         """Apply a validated change: a new model installed (and its ``zeros.<joint>``
-        declared), else the settings configured; then the timers and subscriptions it asks
-        for."""
+        declared), else the settings configured; then the description file watched (or no
+        longer), the timers and subscriptions it asks for."""
         settings = change.settings
+        self._described = change.described
         if change.model is not None:
-            changes = self._install(change.model, settings)
-            self._declare_zeros(change.model, at_start=False)
+            changes = self._replace_model(change.model, settings)
+            if change.described.watch is not None:
+                self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
             if changes.switch_global_tree:
                 self._switch_global_tree()
             if changes.republish_statics:
                 self._publish_statics()
+        self._update_watch_timer()
         if changes.restart_default_timer:
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
@@ -414,15 +441,54 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _load_parameter(self, text: str, model_name: str) -> LoadedModel:
-        return self._load(text, model_name, "robot_description")
-
-    def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
-        """Parse and compile a description (its warnings go to this node's logger); ModelError
-        naming ``source`` and line."""
+    def _load(
+        self, text: str, model_name: str, source: str, path: Path | None = None
+    ) -> LoadedModel:
+        """``load_description``, its warnings to this node's logger."""
         with package_logs_to(self.get_logger()):
-            robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
-            return LoadedModel(robot, text)
+            return load_description(text, model_name, source, path)
+
+    def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
+        """Make ``model`` (prepared with ``settings``) current: the install path, then its
+        ``zeros.<joint>`` parameters; a description refused before is no longer reported."""
+        changes = self._install(model, settings)
+        self._declare_zeros(model, at_start=False)
+        self.pipeline.health.refused_description = None
+        return changes
+
+    def _update_watch_timer(self) -> None:
+        """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
+        description comes from one (a sim clock that does not run cannot stop it)."""
+        watching = self._described.watch is not None
+        if not watching and self._watch_timer is not None:
+            self.destroy_timer(self._watch_timer)
+            self._watch_timer = None
+        elif watching and self._watch_timer is None:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._watch_timer = self.create_timer(
+                WATCH_PERIOD_S, self._check_description_file, clock=steady
+            )
+
+    def _say_watched(self, watch: DescriptionFileWatch) -> None:
+        files = ", ".join(str(path) for path in watch.files)
+        self.get_logger().info(f"description_file: watching {files} for saves")
+
+    def _check_description_file(self) -> None:
+        """Load the description file again if a save changed it (``DescriptionFileWatch``);
+        a save that does not load is said once (log, health report), the model stays."""
+        watch = self._described.watch
+        if watch is None:
+            return
+        watched = watch.files
+        outcome = watch.poll(partial(file_model, self._load, self.settings))
+        if watch.files != watched:
+            self._say_watched(watch)
+        if isinstance(outcome, Refused):
+            self.get_logger().error(outcome.reason)
+            self.pipeline.health.refused_description = outcome.reason
+        elif outcome is not None:
+            self.get_logger().info(f"description_file {watch.path} changed: reloaded")
+            self._replace_model(*outcome.loaded)
 
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
@@ -472,14 +538,14 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model = self._load(msg.data, self.settings.model_name, "robot_description topic")
-            settings = replace(self.settings, zeros=zeros_for(model, self.settings))
-            start_positions(model.kin, settings.zeros, settings.clamp_mode)
+            model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
         except (ModelError, ParameterRejected) as err:
-            self.get_logger().error(f"robot description from topic rejected: {err}")
+            running = self.pipeline.model is not None
+            reason = refusal(DescriptionSource.TOPIC, err, running)
+            self.get_logger().error(reason)
+            self.pipeline.health.refused_description = reason
             return
-        self._install(model, settings)
-        self._declare_zeros(model, at_start=False)
+        self._replace_model(model, settings)
 
 
 def _reason(err: InvalidParameterValueException) -> str:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pipeline import FOLLOWERS, T0, Rig, fixed_children
+from test_pipeline import ARM_URDF, FOLLOWERS, T0, Rig, fixed_children
 
+from joint_tf_publisher import Robot
 from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameter_changes import plan_change
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+from joint_tf_publisher.node_core.pipeline import LoadedModel
 from joint_tf_publisher.node_core.tf_outputs import NOT_REMAPPED, TfTopics
 
 #: The node's own topics under Nav2's multi-robot launch (``/tf:=tf``,
@@ -64,25 +66,26 @@ def test_a_runtime_change_is_planned_against_where_the_node_s_topics_go() -> Non
     """``ros2 param set`` of either prefix: refused where the node's topics are not
     remapped, accepted where they are (nothing is loaded either way)."""
 
-    def no_load(text: str, model_name: str) -> object:
+    def no_load(*args: object, **kwargs: object) -> LoadedModel:
         raise AssertionError("no description is loaded for a prefix change")
 
+    arm = LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text())
     running = Settings(global_frame_prefix="robot1/")
     with pytest.raises(ParameterRejected, match="equals frame_prefix"):
-        plan_change(running, None, {"frame_prefix": "robot1/"}, no_load)  # type: ignore[arg-type]
+        plan_change(running, arm, {"frame_prefix": "robot1/"}, no_load)
     with pytest.raises(ParameterRejected, match="equals frame_prefix"):
         plan_change(
             Settings(frame_prefix="a/"),
-            None,
+            arm,
             {"global_frame_prefix": "a/"},
-            no_load,  # type: ignore[arg-type]
+            no_load,
             tf_topics=NOT_REMAPPED,
         )
     change = plan_change(
         running,
-        None,
+        arm,
         {"frame_prefix": "robot1/"},
-        no_load,  # type: ignore[arg-type]
+        no_load,
         tf_topics=NAV2_REMAPPED,
     )
     assert (change.settings.frame_prefix, change.settings.global_frame_prefix) == (
