@@ -30,10 +30,10 @@ def settings(frame_prefix: str, global_frame_prefix: str) -> Settings:
 # -- the refusal ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("prefix", ["", "robot1/"])
+@pytest.mark.parametrize("prefix", ["r/", "fleet/robot1/"])
 def test_one_prefix_on_the_global_tree_s_own_topics_is_refused_naming_both(prefix: str) -> None:
     with pytest.raises(ParameterRejected) as refused:
-        NOT_REMAPPED.check(settings(prefix, "robot1/") if prefix else settings("r/", "r/"))
+        NOT_REMAPPED.check(settings(prefix, prefix))
     reason = str(refused.value)
     assert "equals frame_prefix" in reason
     assert "on /tf and /tf_static already" in reason
