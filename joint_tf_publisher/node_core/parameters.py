@@ -96,6 +96,12 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "publish every joint state regardless of its stamp (no rate limiting)",
     ),
     ParameterSpec("frame_prefix", "", "text prepended to every frame id (plain concatenation)"),
+    ParameterSpec(
+        "global_frame_prefix",
+        "",
+        "also publish every transform on the absolute /tf and /tf_static (despite remappings) "
+        "with this frame prefix instead of frame_prefix; empty: off",
+    ),
     ParameterSpec("clamp", "hard", "limits joint values are clamped to: hard, soft or none"),
     ParameterSpec("exclude_joints", (), "joints whose transforms this node does not publish"),
     ParameterSpec(
@@ -318,6 +324,8 @@ class Settings:
     publish_frequency: float = 20.0
     ignore_timestamp: bool = False
     frame_prefix: str = ""
+    #: The global tree's frame prefix ("" = no global tree; ``tf_outputs``).
+    global_frame_prefix: str = ""
     clamp: str = "hard"
     exclude_joints: tuple[str, ...] = ()
     source_list: tuple[str, ...] = ()
@@ -406,6 +414,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_frequency": parse_frequency,
     "ignore_timestamp": _parse_bool("ignore_timestamp"),
     "frame_prefix": _parse_text,
+    "global_frame_prefix": _parse_text,
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
     "source_list": parse_topic_names,

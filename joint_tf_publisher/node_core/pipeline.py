@@ -40,26 +40,30 @@ from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan
+from ..model import Joint
 from ..robot import Robot
 from ..stamps import NS_PER_S
 from .cdr import Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
+from .tf_outputs import global_tree_on
 from .time_offsets import TimeOffsets
 from .zeros import start_positions
 
 
 class Reconfigured(NamedTuple):
     """What a settings change asks of the node besides the new settings: publish the static
-    set again (prefix, exclusions or clamp mode changed), restart the default-positions timer
+    set again (a prefix, exclusions or clamp mode changed), restart the default-positions timer
     (its rate or switch changed), restart the health report's timer (its period changed),
-    restart the static set's republication timer (``static_republish_period`` changed)."""
+    restart the static set's republication timer (``static_republish_period`` changed), open
+    or close the global tree's publishers (``global_frame_prefix`` set or cleared)."""
 
     republish_statics: bool
     restart_default_timer: bool
     restart_diagnostic_timer: bool
     restart_static_timer: bool
+    switch_global_tree: bool
 
 
 class Stream(NamedTuple):
@@ -90,29 +94,34 @@ class LoadedModel:
 class Configured:
     """A model under one set of settings: frames with the prefix, which joints are
     published, their default transforms, the static set, the message plans and the
-    TFMessage layouts of the index sets published."""
+    TFMessage layouts of the index sets published (with the global tree's prefix too, where
+    there is a global tree: ``tf_outputs``)."""
 
     def __init__(self, model: LoadedModel, settings: Settings) -> None:
         kin = model.kin
         excluded = set(settings.exclude_joints)
-        prefix = settings.frame_prefix
         moving = kin.moving_joints
+        prefix = settings.frame_prefix
+        global_prefix = settings.global_frame_prefix if global_tree_on(settings) else None
         #: Names in exclude_joints that are no joint of the robot.
         self.unknown_excluded = sorted(excluded - set(model.robot.joints))
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
-        self._frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
+        self._frames = _frame_pairs(moving, prefix)
+        self._global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
         #: The ``MessagePlan`` of a JointState by its names, under these settings.
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
-        #: The TFMessage layout of moving joints by the bytes of their index array (intp).
-        self.layout_of = bounded_cache(self._layout)
+        #: The TFMessage layouts (own, and the global tree's or None) of moving joints by the
+        #: bytes of their index array (intp).
+        self.layouts_of = bounded_cache(self._layouts)
         self.restart_from(kin, settings)
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
+        static_joints = [kin.fixed_joints[i] for i in fixed]
         translations, quaternions = kin.fixed_transforms()
-        self.static_layout = TFMessageLayout(
-            [
-                (prefix + kin.fixed_joints[i].parent, prefix + kin.fixed_joints[i].child)
-                for i in fixed
-            ]
+        self.static_layout = TFMessageLayout(_frame_pairs(static_joints, prefix))
+        self.static_global_layout = (
+            None
+            if global_prefix is None
+            else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
 
@@ -123,8 +132,24 @@ class Configured:
         self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
         self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
-    def _layout(self, key: bytes) -> TFMessageLayout:
-        return TFMessageLayout([self._frames[i] for i in np.frombuffer(key, np.intp).tolist()])
+    def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
+        joints = np.frombuffer(key, np.intp).tolist()
+        layout = TFMessageLayout([self._frames[i] for i in joints])
+        if self._global_frames is None:
+            return layout, None
+        return layout, TFMessageLayout([self._global_frames[i] for i in joints])
+
+    def publication(self, key: bytes, stamp_ns: int, poses: Array) -> Publication:
+        """The moving joints of index array ``key`` (its bytes, intp) at ``poses``, stamped
+        ``stamp_ns``, in every tree the node publishes."""
+        layout, global_layout = self.layouts_of(key)
+        return Publication(layout, stamp_ns, poses, global_layout)
+
+
+def _frame_pairs(joints: Sequence[Joint], prefix: str) -> list[tuple[str, str]]:
+    """(parent, child) frame of each of ``joints``, ``prefix`` in front (plain concatenation,
+    as robot_state_publisher's ``frame_prefix``)."""
+    return [(prefix + joint.parent, prefix + joint.child) for joint in joints]
 
 
 class JointStatePipeline:
@@ -178,12 +203,12 @@ class JointStatePipeline:
     def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
-            republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
-            != (old.frame_prefix, old.exclude_joints, old.clamp),
+            republish_statics=_static_set_of(settings) != _static_set_of(old),
             restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
             != (old.publish_frequency, old.publish_default_positions),
             restart_diagnostic_timer=settings.diagnostic_period != old.diagnostic_period,
             restart_static_timer=settings.static_republish_period != old.static_republish_period,
+            switch_global_tree=global_tree_on(settings) != global_tree_on(old),
         )
         self.health.timeout_s = settings.joint_state_timeout
         self.time_offsets.configure(settings)
@@ -239,6 +264,7 @@ class JointStatePipeline:
             configured.static_layout,
             stamp_ns,
             configured.static_poses,
+            configured.static_global_layout,
         )
 
     def reset_limiter(self, reason: str) -> None:
@@ -340,10 +366,8 @@ class JointStatePipeline:
         pending = np.flatnonzero(configured.publish_mask & ~model.positions.received)
         if pending.size == 0:
             return None
-        return Publication(
-            configured.layout_of(pending.tobytes()),
-            self._clock_ns(),
-            configured.default_poses[pending],
+        return configured.publication(
+            pending.tobytes(), self._clock_ns(), configured.default_poses[pending]
         )
 
     # -- steps ------------------------------------------------------------------------------
@@ -420,7 +444,7 @@ class JointStatePipeline:
             model.sources.record(plan.moves, source)
         if not resolved.joints.size:
             return None
-        return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
+        return configured.publication(resolved.joints_key, stamp_ns, resolved.poses)
 
     def _new_stream(self, configured: Configured, names: tuple[str, ...], source: int) -> Stream:
         """The ``Stream`` of JointStates with ``names`` from topic ``source``: its plan (one
@@ -467,3 +491,13 @@ class JointStatePipeline:
                 f"ignoring joint state name {name!r}: the bare name of several nested models' "
                 f"joints ({', '.join(candidates)}); give the scoped name",
             )
+
+
+def _static_set_of(settings: Settings) -> tuple[object, ...]:
+    """What the static set's frames and values depend on among ``settings``."""
+    return (
+        settings.frame_prefix,
+        settings.global_frame_prefix,
+        settings.exclude_joints,
+        settings.clamp,
+    )

@@ -11,7 +11,9 @@ Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as seri
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
 queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``). docs/node.md describes them with their QoS.
+``description_from_topic``), and with ``global_frame_prefix`` the global tree on the absolute
+``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``). docs/node.md describes them with
+their QoS.
 """
 
 from __future__ import annotations
@@ -69,11 +71,12 @@ from ..node_core.parameters import (
     Settings,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
+from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
-from .tf_publishers import StaticTfPublisher, TfPublisher
+from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 NODE_NAME = "joint_tf_publisher"
 
@@ -168,9 +171,14 @@ class JointTfPublisher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        #: The global tree's publishers (``global_frame_prefix`` set), else None.
+        self._global_tree: GlobalTree | None = None
         values = declare_parameters(self)
+        #: Where the node's own /tf and /tf_static go (after the user's remappings).
+        self._own_topics = own_topics(self)
         try:
             settings = Settings.from_values(values)
+            self._own_topics.check(settings)
         except ParameterRejected as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
@@ -197,6 +205,9 @@ class JointTfPublisher(Node):
         # go out once the model is built and checked, before the node makes its /tf and
         # /diagnostics publishers and its subscriptions (a few ms each at start).
         self._tf_static = StaticTfPublisher(self)
+        if global_tree_on(settings):
+            self._global_tree = GlobalTree(self)
+            self._tf_static.global_publisher = self._global_tree.tf_static
         self._description_pub = None
         if settings.description_from_topic:
             self.create_subscription(
@@ -211,6 +222,7 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._tf = TfPublisher(self)
+        self._attach_global_tree()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer: Timer | None = None
@@ -367,7 +379,12 @@ class JointTfPublisher(Node):
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
             change = plan_change(
-                self.settings, self.pipeline.model, values, self._load, self._described
+                self.settings,
+                self.pipeline.model,
+                values,
+                self._load,
+                self._described,
+                tf_topics=self._own_topics,
             )
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
@@ -390,6 +407,8 @@ class JointTfPublisher(Node):
                 self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
+            if changes.switch_global_tree:
+                self._switch_global_tree()
             if changes.republish_statics:
                 self._publish_statics()
         self._update_watch_timer()
@@ -504,6 +523,8 @@ class JointTfPublisher(Node):
         """Make ``model`` current (under ``settings`` if given): publish its description
         (parameter mode) and statics; what else the change of settings asks of the node."""
         changes = self.pipeline.install(model, settings)
+        if changes.switch_global_tree:
+            self._switch_global_tree()
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
@@ -513,6 +534,30 @@ class JointTfPublisher(Node):
             f"{len(kin.fixed_joints)} fixed joints"
         )
         return changes
+
+    def _switch_global_tree(self) -> None:
+        """Open the global tree's publishers where the settings ask for a global tree, close
+        them where they no longer do."""
+        wanted = global_tree_on(self.settings)
+        if wanted and self._global_tree is None:
+            self._global_tree = GlobalTree(self)
+        elif not wanted and self._global_tree is not None:
+            self._global_tree.destroy()
+            self._global_tree = None
+        self._attach_global_tree()
+
+    def _attach_global_tree(self) -> None:
+        """Hand the global tree's publishers (or None) to the node's tf publishers."""
+        tree = self._global_tree
+        self._tf_static.global_publisher = None if tree is None else tree.tf_static
+        self._tf.global_publisher = None if tree is None else tree.tf
+
+    def destroy_node(self) -> None:
+        """Destroy the node, and the global tree's publishers with it."""
+        if self._global_tree is not None:
+            self._global_tree.destroy()
+            self._global_tree = None
+        super().destroy_node()
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""
