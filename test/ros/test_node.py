@@ -17,7 +17,7 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import DurabilityPolicy, ReliabilityPolicy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
@@ -218,6 +218,31 @@ def test_the_global_tree_reaches_the_absolute_topics_despite_nav2_s_remapping(ro
     finally:
         node.destroy_node()
         context.try_shutdown()
+
+
+def test_the_global_tree_s_statics_are_republished_with_the_node_s_own(ros: Any) -> None:
+    """``static_republish_period``: a volatile subscriber that joins late gets both trees'
+    complete static sets (each in one message) within a period or two."""
+    make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        global_frame_prefix="g/",
+        static_republish_period=0.3,
+    )
+    received: list[Any] = []
+    volatile = QoSProfile(
+        depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+    )
+    subscription = ros.node.create_subscription(TFMessage, "/tf_static", received.append, volatile)
+    try:
+
+        def sets() -> list[set[str]]:
+            return [{t.child_frame_id for t in msg.transforms} for msg in received]
+
+        both = [ARM_STATICS, {"g/" + child for child in ARM_STATICS}]
+        assert ros.spin_until(lambda: all(s in sets() for s in both), timeout_s=10.0), sets()
+    finally:
+        ros.node.destroy_subscription(subscription)
 
 
 class StartRecordingNode(JointTfPublisher):
