@@ -351,6 +351,8 @@ def parameter_value(value: Any) -> ParameterValue:
         return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
     if isinstance(value, str):
         return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+    if isinstance(value, list) and value and all(isinstance(item, float) for item in value):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=value)
     if isinstance(value, list):
         return ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY, string_array_value=value)
     raise TypeError(value)

@@ -22,9 +22,14 @@ from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import JumpThreshold, TimeJump
 from rclpy.duration import Duration
-from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
+from rclpy.exceptions import (
+    InvalidParameterTypeException,
+    InvalidParameterValueException,
+    ParameterUninitializedException,
+)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -34,16 +39,22 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
+from ..description.compose import ATTACHMENT_FIELDS, COMPOSED_SOURCE, compose
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
+from ..node_core.attachments import plan_change
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import (
+    ATTACHMENT_PARAMETERS,
+    ATTACHMENTS,
     PARAMETERS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
+    parameter_name,
+    split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.zeros import check_zero, declared_zeros, start_positions
@@ -140,13 +151,21 @@ class JointTfPublisher(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
         values = declare_parameters(self)
+        #: The attachments.<name>.<field> parameters declared (those of the listed names).
+        self._attachments_declared: set[str] = set()
         try:
+            names = Settings.from_values({ATTACHMENTS: values[ATTACHMENTS]}).attachments
+            values.update(self._declare_attachments({name: {} for name in names}))
             settings = Settings.from_values(values)
         except ParameterRejected as err:
+            raise StartupError(str(err)) from None
+        except InvalidParameterTypeException as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
+        #: The robot's own description text (before attachments); None until it is given.
+        self._base_text: str | None = None
         if not settings.description_from_topic:
             text = str(values["robot_description"] or "")
             if not text.strip():
@@ -155,9 +174,10 @@ class JointTfPublisher(Node):
                     "(or set description_from_topic:=true)"
                 )
             try:
-                model = self._load(text, settings.model_name, "robot_description")
+                model = self._load_composed(text, settings, "robot_description")
             except ModelError as err:
                 raise StartupError(str(err)) from None
+            self._base_text = text
         try:
             self._check_topics(settings.source_list)
         except ParameterRejected as err:
@@ -185,6 +205,7 @@ class JointTfPublisher(Node):
         self._zeros_declared: set[str] = set()
         self._declaring_zeros = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.create_service(SetParametersAtomically, "~/set_attachments", self._on_set_attachments)
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
             "joint_states", self._reader, JOINT_STATES_SOURCE
@@ -326,41 +347,20 @@ class JointTfPublisher(Node):
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate a parameter change; apply it only if every parameter in it is valid."""
         values = {parameter.name: parameter.value for parameter in parameters}
-        model = self.pipeline.model
         try:
-            settings = self.settings.changed(values)
-            text: str | None = None
-            if "robot_description" in values:
-                if settings.description_from_topic:
-                    raise ParameterRejected(
-                        "robot_description comes from the topic (description_from_topic is true)"
-                    )
-                text = str(values["robot_description"] or "")
-                if not text.strip():
-                    raise ParameterRejected("robot_description must not be empty")
-            elif settings.model_name != self.settings.model_name and model is not None:
-                text = model.text
-            new_model = None
-            if text is not None:
-                new_model = self._load(text, settings.model_name, "robot_description")
-                settings = replace(settings, zeros=_zeros_of(new_model, settings))
-            if new_model is not None:
-                start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
-            elif model is not None:
-                for joint, joint_values in settings.zeros:
-                    if joint_values != dict(self.settings.zeros).get(joint):
-                        check_zero(model.kin, joint, joint_values)
-            if settings.source_list != self.settings.source_list:
-                self._check_topics(settings.source_list)
+            settings, base, new_model = self._validated(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
         old = self.settings
         if new_model is not None:
+            self._base_text = base
             changes = self._install(new_model, settings)
             self._declare_zeros(new_model, at_start=False)
-        elif self._declaring_zeros:  # configured once all are declared (_declare_zeros)
+        elif self._declaring_zeros or settings == replace(
+            old, attachment_fields=settings.attachment_fields
+        ):  # zeros: configured once all are declared (_declare_zeros); unlisted attachments
             self.pipeline.settings = settings
             changes = Reconfigured(False, False, restart_diagnostic_timer=False)
         else:
@@ -373,7 +373,112 @@ class JointTfPublisher(Node):
             self._diagnostics.restart(settings.diagnostic_period)
         if settings.source_list != old.source_list:
             self._subscribe_sources(settings.source_list)
+        for name in set(old.attachments) - set(settings.attachments):
+            for field in ATTACHMENT_FIELDS:
+                if parameter_name(name, field) in self._attachments_declared:
+                    self._attachments_declared.discard(parameter_name(name, field))
+                    self.undeclare_parameter(parameter_name(name, field))
         return SetParametersResult(successful=True)
+
+    def _validated(self, values: dict[str, Any]) -> tuple[Settings, str | None, LoadedModel | None]:
+        """The settings, base description text and (if the change asks for one) new model
+        that ``values`` (parameter name -> value) give; ParameterRejected or ModelError
+        naming the reason, nothing changed."""
+        model = self.pipeline.model
+        settings = self.settings.changed(values)
+        removed = set(self.settings.attachments) - set(settings.attachments)
+        if removed:  # their parameters are undeclared with the change
+            kept = tuple(item for item in settings.attachment_fields if item[0][0] not in removed)
+            settings = replace(settings, attachment_fields=kept)
+        for name in settings.attachments:
+            if name not in self.settings.attachments and not any(
+                parameter_name(name, field) in values
+                or parameter_name(name, field) in self._attachments_declared
+                for field in ATTACHMENT_FIELDS
+            ):
+                raise ParameterRejected(
+                    f"{ATTACHMENTS}: {name!r} is new: add it together with its "
+                    f"attachments.{name}.* parameters in one call of the node's "
+                    f"~/set_attachments service"
+                )
+        base = self._base_text
+        if "robot_description" in values:
+            if settings.description_from_topic:
+                raise ParameterRejected(
+                    "robot_description comes from the topic (description_from_topic is true)"
+                )
+            base = str(values["robot_description"] or "")
+            if not base.strip():
+                raise ParameterRejected("robot_description must not be empty")
+        new_model = None
+        if base is not None and (
+            "robot_description" in values
+            or settings.model_name != self.settings.model_name
+            or settings.attachment_list != self.settings.attachment_list
+        ):
+            new_model = self._load_composed(base, settings, "robot_description")
+            settings = replace(settings, zeros=_zeros_of(new_model, settings))
+        if new_model is not None:
+            start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
+        elif model is not None:
+            for joint, joint_values in settings.zeros:
+                if joint_values != dict(self.settings.zeros).get(joint):
+                    check_zero(model.kin, joint, joint_values)
+        if settings.source_list != self.settings.source_list:
+            self._check_topics(settings.source_list)
+        return settings, base, new_model
+
+    def _on_set_attachments(
+        self,
+        request: SetParametersAtomically.Request,
+        response: SetParametersAtomically.Response,
+    ) -> SetParametersAtomically.Response:
+        """``~/set_attachments``: ``attachments.names`` and ``attachments.<name>.<field>``
+        parameters set in one step, those of names new to the node too (rclpy sets no
+        undeclared parameter): validated as a whole first; then the new names' parameters
+        are declared (unused until listed), and the rest set atomically."""
+        values = {msg.name: Parameter.from_parameter_msg(msg).value for msg in request.parameters}
+        try:
+            change = plan_change(values, self.settings.attachments, self._attachments_declared)
+            self._validated(values)
+        except (ParameterRejected, ModelError) as err:
+            reason = str(err)
+            self.get_logger().warning(f"attachment change rejected: {reason}")
+            response.result = SetParametersResult(successful=False, reason=reason)
+            return response
+        fields: dict[str, dict[str, Any]] = {}
+        for parameter, value in change.declare.items():
+            name, field = split_attachment_parameter(parameter)
+            fields.setdefault(name, {})[field] = value
+        self._declare_attachments(fields)
+        response.result = self.set_parameters_atomically(
+            [_parameter(name, value) for name, value in change.set_atomically.items()]
+        )
+        return response
+
+    def _declare_attachments(self, fields: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Declare ``attachments.<name>.<field>`` for each name of ``fields`` and each field
+        not declared yet, at the value ``fields`` gives (None: a value given at start, else
+        the field's default); their values by parameter name."""
+        values: dict[str, Any] = {}
+        for name, given in fields.items():
+            for field, (default, description) in ATTACHMENT_PARAMETERS.items():
+                parameter = parameter_name(name, field)
+                if parameter in self._attachments_declared:
+                    continue
+                value = given.get(field)
+                descriptor = ParameterDescriptor(
+                    description=description, dynamic_typing=field == "origin"
+                )
+                self.declare_parameter(
+                    parameter,
+                    default if value is None else value,
+                    descriptor,
+                    ignore_override=value is not None,
+                )
+                self._attachments_declared.add(parameter)
+                values[parameter] = self.get_parameter(parameter).value
+        return values
 
     def _update_default_timer(self) -> None:
         if self._default_timer is not None:
@@ -421,10 +526,30 @@ class JointTfPublisher(Node):
             robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
             return LoadedModel(robot, text)
 
+    def _load_composed(self, base_text: str, settings: Settings, source: str) -> LoadedModel:
+        """The base description with the attachments of ``settings`` hung from it
+        (``description.compose``), parsed and compiled; ModelError naming the part."""
+        with package_logs_to(self.get_logger()):
+            composed = compose(
+                base_text, settings.attachment_list, source, settings.model_name or None
+            )
+        if not settings.attachments:
+            return self._load(composed.text, settings.model_name, source)
+        return self._load(composed.text, settings.model_name, COMPOSED_SOURCE)
+
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
         (parameter mode) and statics; what else the change of settings asks of the node."""
+        old = self.pipeline.model
         changes = self.pipeline.install(model, settings)
+        if old is not None:
+            left = sorted(set(old.robot.links) - set(model.robot.links))
+            if left:  # TODO(statics): name them in the health report too
+                prefix = self.settings.frame_prefix
+                self.get_logger().warning(
+                    "frames no longer published (tf2 listeners keep them until they restart): "
+                    + ", ".join(prefix + frame for frame in left)
+                )
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
@@ -443,12 +568,13 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model = self._load(msg.data, self.settings.model_name, "robot_description topic")
+            model = self._load_composed(msg.data, self.settings, "robot_description topic")
             settings = replace(self.settings, zeros=_zeros_of(model, self.settings))
             start_positions(model.kin, settings.zeros, settings.clamp_mode)
         except (ModelError, ParameterRejected) as err:
             self.get_logger().error(f"robot description from topic rejected: {err}")
             return
+        self._base_text = msg.data
         self._install(model, settings)
         self._declare_zeros(model, at_start=False)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,12 @@ from urdfdom_variants import (
     find_check_urdf,
     make_variants,
     own_descriptions,
+    read_with_urdfdom,
     tree_mismatches,
 )
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.description.compose import Attachment, compose
 
 pin = pytest.importorskip("pinocchio")
 
@@ -271,3 +274,22 @@ def test_link_poses_agree_with_pinocchio_where_both_load(comparisons: list[Compa
         compared += 1
     assert compared > 0.9 * len(both)
     assert len(compiled) > 30
+
+
+def test_an_arm_with_attached_tools_loads_in_urdfdom_with_the_same_tree(
+    tmp_path: Path,
+) -> None:
+    """A composed robot (attachments) passes urdfdom's rules: names unique, one root."""
+    check_urdf = find_check_urdf()
+    if check_urdf is None:
+        pytest.skip("urdfdom's check_urdf not found (the cmeel-urdfdom wheel, pulled by pin)")
+    urdf = REPO_ROOT / "urdf"
+    gripper = Attachment("gripper", "tool_flange", file=str(urdf / "gripper.urdf"), prefix="tool_")
+    suction = Attachment("cup", "tool_tcp", file=str(urdf / "suction_tool.urdf"), prefix="s_")
+    text = compose((urdf / "demo_arm.urdf").read_text(), [gripper, suction]).text
+    reading = read_with_urdfdom(text.encode(), check_urdf, tmp_path)
+    assert reading.accepted, reading.message
+    robot = Robot.from_xml_string(text)
+    assert reading.root == robot.root == "base_link"
+    assert reading.edges == {(joint.parent, joint.child) for joint in robot.joints.values()}
+    assert {("tool_flange", "tool_base_link"), ("tool_tcp", "s_base_link")} <= reading.edges

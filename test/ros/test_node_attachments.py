@@ -1,0 +1,261 @@
+"""Attachments over DDS: an arm with a gripper on its flange, a tool change at runtime, an
+attachment added and removed, bad attachments refused (the real console script).
+
+One node for the module (DDS tests are costly): the sample arm (urdf/demo_arm.urdf) with
+urdf/gripper.urdf on ``tool_flange``. Each test starts from that state and leaves the node
+in it. The composition itself (names, SDFormat, errors) is tested without DDS in
+test/description/test_compose.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from node_harness import (  # noqa: E402
+    RESEND_S,
+    NodeUnderTest,
+    Probe,
+    fresh_stamp,
+    latched_qos,
+    matrix_of,
+    parameter_value,
+    started,
+    wait_until,
+)
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.srv import ListParameters, SetParametersAtomically  # noqa: E402
+from repo_paths import REPO_ROOT  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.description.compose import Attachment, compose  # noqa: E402
+from joint_tf_publisher.transforms import xyz_rpy_to_matrix  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+GRIPPER = REPO_ROOT / "urdf" / "gripper.urdf"
+SUCTION = REPO_ROOT / "urdf" / "suction_tool.urdf"
+ORIGIN = [0.0, 0.0, 0.01, 0.0, 0.0, 0.5]
+NAMESPACE = "/tooled"
+GRIPPER_FRAMES = {"tool_base_link", "tool_tcp"}  # its fixed joints (its fingers move)
+SUCTION_FRAMES = {"tool_base_link", "tool_cup"}
+
+
+class Tooled:
+    """The node under test and what the probe records of it (live subscriptions)."""
+
+    def __init__(self, node: NodeUnderTest, probe: Probe) -> None:
+        self.node = node
+        self.probe = probe
+        self.statics = probe.subscribe(TFMessage, "/tf_static", latched_qos())
+        self.descriptions = probe.subscribe(String, f"{NAMESPACE}/robot_description", latched_qos())
+        self._atomic = probe.node.create_client(
+            SetParametersAtomically, f"{NAMESPACE}/joint_tf_publisher/set_attachments"
+        )
+        self._list = probe.node.create_client(
+            ListParameters, f"{NAMESPACE}/joint_tf_publisher/list_parameters"
+        )
+        wait_until(self.descriptions.messages, what="robot_description")
+        wait_until(self.statics.messages, what="/tf_static")
+
+    def set_attachments(self, **values: Any) -> Any:
+        """One call of the node's ~/set_attachments (names with ``__`` for dots)."""
+        request = SetParametersAtomically.Request()
+        request.parameters = [
+            ParameterMsg(name=name.replace("__", "."), value=parameter_value(value))
+            for name, value in values.items()
+        ]
+        return self._call(self._atomic, request).result
+
+    def parameter_names(self) -> set[str]:
+        request = ListParameters.Request()
+        request.prefixes = ["attachments"]
+        return set(self._call(self._list, request).result.names)
+
+    def _call(self, client: Any, request: Any) -> Any:
+        assert client.wait_for_service(timeout_sec=20.0)
+        futures = [client.call_async(request)]
+        sent = [time.monotonic()]
+
+        def answered() -> Any:
+            done = next((future for future in futures if future.done()), None)
+            if done is None and time.monotonic() - sent[0] > RESEND_S:
+                futures.append(client.call_async(request))  # a lost reply (node_harness)
+                sent[0] = time.monotonic()
+            return done
+
+        return wait_until(answered, what="a service response").result()
+
+    def frames(self) -> dict[str, Any]:
+        """The newest static set heard by the live subscription, by child frame."""
+        return {t.child_frame_id: t for t in self.statics.messages()[-1].transforms}
+
+
+@pytest.fixture(scope="module")
+def tooled(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tooled]:
+    node = started(
+        probe,
+        tmp_path_factory,
+        NAMESPACE,
+        {
+            "robot_description": ARM.read_text(),
+            "attachments.names": ["gripper"],
+            "attachments.gripper.file": str(GRIPPER),
+            "attachments.gripper.parent": "tool_flange",
+            "attachments.gripper.prefix": "tool_",
+            "attachments.gripper.origin": ORIGIN,
+        },
+        handshake=("shoulder_pan_joint", "shoulder_link"),
+    )
+    yield Tooled(node, probe)
+    node.stop()
+
+
+def gripper(file: str = str(GRIPPER)) -> Attachment:
+    return Attachment("gripper", "tool_flange", file=file, origin=tuple(ORIGIN), prefix="tool_")  # type: ignore[arg-type]
+
+
+def test_the_gripper_hangs_from_the_flange_with_the_composed_description(
+    tooled: Tooled,
+) -> None:
+    text = tooled.descriptions.messages()[-1].data
+    assert text == compose(ARM.read_text(), [gripper()]).text
+    robot = Robot.from_xml_string(text)
+    statics = tooled.node.static_set()
+    mount = statics["tool_base_link"]
+    assert mount.header.frame_id == "tool_flange"
+    np.testing.assert_allclose(
+        matrix_of(mount.transform), xyz_rpy_to_matrix(ORIGIN[:3], ORIGIN[3:]), atol=1e-9
+    )
+    assert statics["tool_tcp"].header.frame_id == "tool_base_link"
+    assert {"tool_flange", "gripper_base_link"} <= set(statics)  # the arm's own statics too
+    # The gripper's joint moves with joint states, its mimic follower with it, clamped.
+    stamp = fresh_stamp()
+    msg = tooled.node.publish_and_wait(["tool_finger_joint"], [0.5], stamp, "tool_left_finger")
+    moved = {t.child_frame_id: matrix_of(t.transform) for t in msg.transforms}
+    expected = robot.link_fk({"tool_finger_joint": 0.5}, clamp="hard")
+    base = expected["tool_base_link"]
+    for frame in ("tool_left_finger", "tool_right_finger"):
+        np.testing.assert_allclose(
+            moved[frame], np.linalg.inv(base) @ expected[frame], atol=1e-9, err_msg=frame
+        )
+    assert moved["tool_left_finger"][1, 3] == pytest.approx(0.01 + 0.04)  # clamped at 0.04 m
+
+
+def test_a_tool_change_republishes_description_and_statics_in_one_step(tooled: Tooled) -> None:
+    descriptions, statics = len(tooled.descriptions), len(tooled.statics)
+    (result,) = tooled.node.set_parameters(**{"attachments.gripper.file": str(SUCTION)})
+    assert result.successful, result.reason
+    try:
+        wait_until(lambda: len(tooled.descriptions) > descriptions, what="the new description")
+        wait_until(lambda: len(tooled.statics) > statics, what="the new static set")
+        tooled.probe.spin_for(0.3)
+        assert len(tooled.descriptions) == descriptions + 1
+        assert len(tooled.statics) == statics + 1  # one complete set, not one per frame
+        assert (
+            tooled.descriptions.messages()[-1].data
+            == compose(ARM.read_text(), [gripper(str(SUCTION))]).text
+        )
+        frames = tooled.frames()
+        assert SUCTION_FRAMES <= set(frames) and "tool_tcp" not in frames
+        assert {"tool_flange", "gripper_base_link"} <= set(frames)
+        assert frames["tool_base_link"].header.frame_id == "tool_flange"  # the same mount
+        wait_until(
+            lambda: re.search(
+                r"frames no longer published .*: tool_left_finger, tool_right_finger, tool_tcp$",
+                tooled.node.stderr(),
+                re.MULTILINE,
+            ),
+            what="the frames that left, named",
+        )
+    finally:
+        (back,) = tooled.node.set_parameters(**{"attachments.gripper.file": str(GRIPPER)})
+    assert back.successful, back.reason
+    wait_until(lambda: "tool_tcp" in tooled.frames(), what="the gripper back")
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        (
+            {"attachments.gripper.parent": "tool_flang"},
+            r"^attachments\.gripper\.parent: no link 'tool_flang' in the robot or an earlier "
+            r"attachment; did you mean tool_flange",
+        ),
+        (
+            {"attachments.gripper.file": str(REPO_ROOT / "urdf" / "missing.urdf")},
+            r"^attachments\.gripper\.file: cannot read .*missing\.urdf: No such file",
+        ),
+        (
+            {"attachments.gripper.prefix": ""},
+            r"^attachments\.gripper: link 'base_link' is already in the robot",
+        ),
+        (
+            {"attachments.gripper.file": str(REPO_ROOT / "README.md")},  # not XML
+            r"^/.*/README\.md:1: ",
+        ),
+        (
+            {"attachments.names": ["gripper", "camera"]},
+            r"'camera' is new: add it together with its attachments\.camera\.\* parameters in "
+            r"one call of the node's ~/set_attachments service",
+        ),
+    ],
+    ids=["missing-parent", "missing-file", "name-clash", "does-not-load", "new-name"],
+)
+def test_a_bad_attachment_is_refused_with_its_reason_and_the_old_tool_stays(
+    tooled: Tooled, values: dict[str, Any], reason: str
+) -> None:
+    statics, descriptions = len(tooled.statics), len(tooled.descriptions)
+    results = tooled.node.set_parameters(**values)
+    assert not results[0].successful
+    assert re.search(reason, results[0].reason), results[0].reason
+    tooled.probe.spin_for(0.3)
+    assert (len(tooled.statics), len(tooled.descriptions)) == (statics, descriptions)
+    assert GRIPPER_FRAMES <= set(tooled.node.static_set())
+
+
+def test_an_attachment_is_added_in_one_call_and_removed_in_one_set(tooled: Tooled) -> None:
+    refused = tooled.set_attachments(
+        attachments__names=["gripper", "cup"],
+        attachments__cup__file=str(SUCTION),
+        attachments__cup__parent="tool_tpc",
+    )
+    assert not refused.successful and "no link 'tool_tpc'" in refused.reason
+    broken = tooled.set_attachments(
+        attachments__names=["gripper", "cup"],
+        attachments__cup__description="<robot name='cup'>\n<link name='a'>\n</robot>",
+        attachments__cup__parent="tool_tcp",
+    )
+    assert not broken.successful
+    assert re.match(r"attachments\.cup\.description:3: ", broken.reason), broken.reason
+    assert not any(name.startswith("attachments.cup.") for name in tooled.parameter_names())
+    statics = len(tooled.statics)
+    added = tooled.set_attachments(
+        attachments__names=["gripper", "cup"],
+        attachments__cup__file=str(SUCTION),
+        attachments__cup__parent="tool_tcp",
+        attachments__cup__prefix="cup_",
+    )
+    assert added.successful, added.reason
+    wait_until(lambda: "cup_cup" in tooled.frames(), what="the cup's frames")
+    assert len(tooled.statics) == statics + 1  # declared first, composed once
+    assert tooled.frames()["cup_base_link"].header.frame_id == "tool_tcp"
+    assert {f"attachments.cup.{f}" for f in ("file", "parent", "prefix", "origin")} <= (
+        tooled.parameter_names()
+    )
+    (removed,) = tooled.node.set_parameters(**{"attachments.names": ["gripper"]})
+    assert removed.successful, removed.reason
+    wait_until(lambda: "cup_cup" not in tooled.frames(), what="the cup's frames gone")
+    assert GRIPPER_FRAMES <= set(tooled.frames())
+    assert not any(name.startswith("attachments.cup.") for name in tooled.parameter_names())
