@@ -62,11 +62,6 @@ READY_PROBE = (
     "import rclpy, tf2_msgs.msg, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, "
     "diagnostic_msgs.msg, joint_tf_publisher"
 )
-#: The ROS wheel of diagnostic_msgs, installed over a sourced ROS 2 that lacks it (the client
-#: kit) at the version requirements/ros.txt names, without its dependencies (the sourced ROS 2
-#: has them), into the prefix ROS_EXTRA_PREFIX of the venv (tools/ros_env.sh names it).
-DIAGNOSTIC_MSGS_WHEEL = "ros-diagnostic-msgs"
-ROS_EXTRA_PREFIX = "ros-extra"
 TF2_MSGS_SOURCE = ROOT / "interfaces" / "tf2_msgs"
 # The requirement files this script installs per mode (others, e.g. bench.txt, belong to
 # other targets): the ROS wheels, what generating tf2_msgs needs, the development tools.
@@ -396,12 +391,11 @@ def build(venv: Path, mode: str) -> None:
             log("tf2_msgs is not importable: generating it from interfaces/tf2_msgs")
             build_tf2_msgs(venv, tf2_msgs_build)
     elif not python_imports(ros_python_candidate(), "import diagnostic_msgs.msg"):
-        # A sourced ROS 2 without it (the client kit): the wheel, into a prefix of its own that
-        # tools/ros_env.sh puts on the ROS interpreter's paths (the colcon-installed node runs
-        # on that interpreter, not on the venv's, and imports it at start).
-        log(f"diagnostic_msgs is not importable: installing {DIAGNOSTIC_MSGS_WHEEL}")
-        prefix, version = venv / ROS_EXTRA_PREFIX, ROOT / "requirements" / "ros.txt"
-        pip_install(venv, "--prefix", prefix, "--no-deps", "-c", version, DIAGNOSTIC_MSGS_WHEEL)
+        # Every distro (ros_core) and the client kit have it; package.xml declares it for rosdep.
+        raise EnvError(
+            "diagnostic_msgs is not importable from the sourced ROS 2: install it "
+            "(rosdep install --from-paths . --ignore-src -y, or ros-$ROS_DISTRO-diagnostic-msgs)"
+        )
     install_requirements(venv, mode, [ROOT / "requirements" / name for name in tools])
     log("installing joint_tf_publisher in editable mode")
     pip_install(venv, "--no-build-isolation", "--no-deps", "-e", ROOT)

@@ -42,12 +42,6 @@ _jtp_enter() {
     # shellcheck disable=SC1091
     . "$_jtp_kit_scripts/env.sh" || return 1
     [ -n "$domain_was_set" ] || unset ROS_DOMAIN_ID
-    # Message wheels the kit lacks (diagnostic_msgs), which tools/env.py installs under
-    # .venv/ros-extra: on the paths of the kit's interpreter too, which launched nodes run on.
-    local extra=$PWD/.venv/ros-extra version
-    version=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
-    export PYTHONPATH="$extra/lib/$version/site-packages${PYTHONPATH:+:$PYTHONPATH}"
-    export LD_LIBRARY_PATH="$extra/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
   if [ "$JTP_ROS_WORLD" != pip ]; then
     JTP_PYTHON=$(command -v python3)

@@ -65,7 +65,8 @@ class RobotFacts:
         index, slots, joints = self.message_slots(names)
         given = np.asarray(values, dtype=np.float64)[index]
         lower, upper = self._ranges[clamp]
-        beyond = np.maximum(lower[slots] - given, given - upper[slots])
+        with np.errstate(invalid="ignore"):  # a rejected inf against an unlimited joint: NaN
+            beyond = np.maximum(lower[slots] - given, given - upper[slots])
         result: dict[str, float] = {}
         for k in np.flatnonzero(beyond > 0.0).tolist():
             name = self.joint_names[joints[k]]

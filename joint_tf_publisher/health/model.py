@@ -2,7 +2,8 @@
 
 ``JointStateHealth`` is fed by the pipeline and read once per ``diagnostic_period`` by the
 node, which turns its ``HealthReport`` into a ``diagnostic_msgs/DiagnosticArray`` status and
-its log facts into log lines (one source of truth for /diagnostics and the logs).
+its log facts into log lines (one source of truth for /diagnostics and the logs; the
+sentences are ``wording``'s, which the doctor says too).
 
 The hot path costs one ``StreamSlot.received`` call per message: a counter, the message
 stamp and the arrival time (steady clock) written into the slot of the message's shape (its
@@ -26,18 +27,10 @@ import numpy as np
 from ..arrays import Array, IndexArray
 from ..model.clamp_mode import ClampMode
 from ..stamps import NS_PER_S
+from . import wording
 from .facts import RobotFacts
+from .wording import name_list
 
-#: Joint-state stamps further than this beyond ``joint_state_timeout`` from the node clock
-#: are in another clock domain (wall stamps under a sim clock, or the reverse), seconds.
-CLOCK_DOMAIN_MARGIN_S = 3600.0
-#: Names shown in one message or value before "and N more".
-NAMES_SHOWN = 10
-#: What usually publishes joint states, for the never-received warning.
-USUAL_PUBLISHERS = (
-    "joint_state_publisher (no hardware), ros2_control's joint_state_broadcaster, "
-    "or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
-)
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
 #: cannot grow memory).
 MAX_SLOTS = 256
@@ -150,6 +143,8 @@ class _Period:
     """Counts since the last report."""
 
     clamps: dict[str, _Clamps] = field(default_factory=dict)
+    #: The limits values were clamped to ("hard" or "soft"; the latest message's).
+    clamp: str = ""
     rejected: dict[str, int] = field(default_factory=dict)
     lengths: int = 0
 
@@ -226,6 +221,7 @@ class JointStateHealth:
         clamps = self._period.clamps
         for joint in joints:
             clamps.setdefault(joint, _Clamps()).count += 1
+        self._period.clamp = clamp.value
         for joint, beyond in facts.excursions(tuple(names), values, clamp).items():
             if joint in clamps:
                 clamps[joint].excursion = max(clamps[joint].excursion, beyond)
@@ -270,7 +266,7 @@ class JointStateHealth:
         conditions = _sim_clock(graph)
         facts = self.facts
         if facts is None:
-            conditions.append(Condition(Level.WARN, "no robot description loaded yet"))
+            conditions.append(Condition(Level.WARN, wording.NO_DESCRIPTION))
             return _finish("", conditions, values, None)
         values[Key.ROBOT] = facts.robot
         values[Key.MOVING_JOINTS] = str(len(facts.joint_names))
@@ -282,7 +278,7 @@ class JointStateHealth:
         if never is not None and now_ns - self._since_ns >= timeout_ns:
             if joints.any:  # else the stream's ERROR says it
                 conditions.append(Condition(Level.WARN, never))
-            missing_log = f"{never}. Joint states usually come from {USUAL_PUBLISHERS}"
+            missing_log = wording.never_received_log(never)
         conditions += joints.stopped(timeout_ns, values)
         conditions += _period_conditions(period, values)
         conditions += _stamp_clock(slots, graph, self.timeout_s, values)
@@ -298,16 +294,11 @@ class JointStateHealth:
             values[Key.LAST_AGE] = f"{age_s:.2f}"
             if age_s < self.timeout_s:
                 return []
-            sentence = f"no joint state for {age_s:.1f} s: the joint-state stream stopped"
-            return [Condition(Level.STALE, sentence)]
+            return [Condition(Level.STALE, wording.stream_stopped(age_s))]
         waited_s = (joints.now_ns - self._since_ns) / NS_PER_S
         if waited_s < self.timeout_s or joints.facts.excluded.all():  # nothing to wait for
             return []
-        if publishers == 0:
-            said = "nothing publishes joint_states"
-        else:
-            said = f"{publishers} publisher(s) on joint_states sent nothing"
-        return [Condition(Level.ERROR, f"no joint state received in {waited_s:.1f} s: {said}")]
+        return [Condition(Level.ERROR, wording.nothing_received(waited_s, publishers))]
 
 
 KEYS = tuple(value for name, value in vars(Key).items() if name.isupper())
@@ -335,12 +326,7 @@ class _JointArrivals:
         missing = sorted({frame for i in never for frame in self.facts.frames_below[i]})
         values[Key.NEVER_RECEIVED] = ", ".join(names)
         values[Key.MISSING_FRAMES] = ", ".join(missing)
-        if not names:
-            return None
-        return (
-            f"{len(names)} joint(s) never received: {_names(names)}; frames missing from /tf: "
-            f"{_names(missing)}"
-        )
+        return wording.never_received(names, missing) if names else None
 
     def stopped(self, timeout_ns: int, values: dict[str, str]) -> list[Condition]:
         """Joints silent for ``timeout_ns`` while others still arrive (WARN)."""
@@ -350,23 +336,18 @@ class _JointArrivals:
         silent = np.flatnonzero((self.last_ns > 0) & ~self.facts.excluded & (ages >= timeout_ns))
         if not silent.size:
             return []
-        text = _names(
-            [f"{self.facts.joint_names[i]} ({ages[i] / NS_PER_S:.1f} s)" for i in silent.tolist()]
-        )
-        values[Key.STOPPED] = text
-        sentence = f"{silent.size} joint(s) stopped updating while others go on: {text}"
-        return [Condition(Level.WARN, sentence)]
+        stopped = [
+            f"{self.facts.joint_names[i]} ({ages[i] / NS_PER_S:.1f} s)" for i in silent.tolist()
+        ]
+        values[Key.STOPPED] = ", ".join(stopped)
+        return [Condition(Level.WARN, wording.joints_stopped(silent.size, name_list(stopped)))]
 
 
 def _sim_clock(graph: GraphFacts) -> list[Condition]:
     """use_sim_time with a node clock at 0: no /clock (ERROR)."""
     if not (graph.use_sim_time and graph.node_clock_ns == 0):
         return []
-    sentence = (
-        "use_sim_time is true but no /clock has been received: the node clock stands at 0 "
-        "(start the simulator or a clock publisher)"
-    )
-    return [Condition(Level.ERROR, sentence)]
+    return [Condition(Level.ERROR, wording.SIM_TIME_WITHOUT_CLOCK)]
 
 
 def _stamp_clock(
@@ -379,12 +360,10 @@ def _stamp_clock(
     newest_ns = max(stamps)
     values[Key.STAMP] = _seconds(newest_ns)
     offset_s = (newest_ns - graph.node_clock_ns) / NS_PER_S
-    if not graph.node_clock_ns or abs(offset_s) <= timeout_s + CLOCK_DOMAIN_MARGIN_S:
+    if not graph.node_clock_ns or abs(offset_s) <= timeout_s + wording.CLOCK_DOMAIN_GAP_S:
         return []
-    sentence = (
-        f"joint state stamps ({_seconds(newest_ns)} s) are {offset_s:+.0f} s from the node "
-        f"clock ({_seconds(graph.node_clock_ns)} s): a sim clock and a wall clock mixed "
-        "(use_sim_time)?"
+    sentence = wording.stamps_off_clock(
+        _seconds(newest_ns), offset_s, _seconds(graph.node_clock_ns)
     )
     return [Condition(Level.WARN, sentence)]
 
@@ -393,25 +372,19 @@ def _period_conditions(period: _Period, values: dict[str, str]) -> list[Conditio
     """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths (WARN)."""
     conditions = []
     if period.clamps:
-        text = _names(
-            [
-                f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
-                for name, record in sorted(period.clamps.items())
-            ]
-        )
-        values[Key.CLAMPED] = text
-        conditions.append(Condition(Level.WARN, f"joint values clamped to their limits: {text}"))
-    if period.rejected:
-        text = _names([f"{name} ({count}x)" for name, count in sorted(period.rejected.items())])
-        values[Key.REJECTED] = text
-        sentence = (
-            "joint values rejected (NaN, infinite or beyond +-1e100), the joints keep their "
-            f"last good value: {text}"
-        )
-        conditions.append(Condition(Level.ERROR, sentence))
-    if period.lengths:
-        sentence = f"{period.lengths} joint state(s) dropped: names and positions differ in length"
+        entries = [
+            f"{name} ({record.count}x, up to {record.excursion:.3g} beyond the limit)"
+            for name, record in sorted(period.clamps.items())
+        ]
+        values[Key.CLAMPED] = ", ".join(entries)
+        sentence = f"{wording.clamped(period.clamp)}: {name_list(entries)}"
         conditions.append(Condition(Level.WARN, sentence))
+    if period.rejected:
+        entries = [f"{name} ({count}x)" for name, count in sorted(period.rejected.items())]
+        values[Key.REJECTED] = ", ".join(entries)
+        conditions.append(Condition(Level.ERROR, f"{wording.REJECTED}: {name_list(entries)}"))
+    if period.lengths:
+        conditions.append(Condition(Level.WARN, wording.dropped_lengths(period.lengths)))
     return conditions
 
 
@@ -428,9 +401,8 @@ def _two_publishers(
             entries.append(f"{facts.joint_names[joint]} ({', '.join(nodes or topics)})")
     if not entries:
         return []
-    text = _names(entries)
-    values[Key.TWO_PUBLISHERS] = text
-    return [Condition(Level.WARN, f"joints given by two publishers: {text}")]
+    values[Key.TWO_PUBLISHERS] = ", ".join(entries)
+    return [Condition(Level.WARN, wording.two_publishers(name_list(entries)))]
 
 
 def _shared_joints(
@@ -460,12 +432,6 @@ def _finish(
     return HealthReport(
         robot, level, message, tuple(values.items()), tuple(conditions), missing_log
     )
-
-
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:NAMES_SHOWN])
-    more = len(names) - NAMES_SHOWN
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _seconds(ns: int) -> str:

@@ -14,13 +14,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..kinematics import MAX_JOINT_VALUE
+from . import wording
 
 #: Seconds between two reports of one kind.
 THROTTLE_S = 10.0
 #: Names remembered as reported, per kind (a flood of new names cannot grow memory).
 MAX_REMEMBERED_NAMES = 1000
-NAMES_PER_LINE = 10
 
 
 class Logger(Protocol):
@@ -88,16 +87,13 @@ class Reporter:
             self.clamp_counts.update(clamped)
             if self.throttle.due("clamped"):
                 self.logger.warning(
-                    f"joint values clamped to {clamp} limits, counts since start: "
-                    f"{_counts(self.clamp_counts)}"
+                    f"{wording.clamped(clamp)}, counts since start: {_counts(self.clamp_counts)}"
                 )
         if rejected:
             self.rejected_counts.update(rejected)
             if self.throttle.due("rejected"):
                 self.logger.warning(
-                    f"non-finite values, values beyond +-{MAX_JOINT_VALUE:g} or zero quaternions "
-                    "ignored, joints keep their last good value; counts since start: "
-                    f"{_counts(self.rejected_counts)}"
+                    f"{wording.REJECTED}; counts since start: {_counts(self.rejected_counts)}"
                 )
 
     def names_once(self, kind: str, names: Sequence[str], text: str) -> None:
@@ -113,12 +109,10 @@ class Reporter:
                 reported.add(name)
                 pending.append(name)
         if pending and self.throttle.due(kind):
-            shown = ", ".join(pending[:NAMES_PER_LINE])
-            more = len(pending) - NAMES_PER_LINE
-            suffix = f" and {more} more" if more > 0 else ""
-            self.logger.info(f"{text}: {shown}{suffix}")
+            self.logger.info(f"{text}: {wording.name_list(pending)}")
             pending.clear()
 
 
 def _counts(counter: Counter[str]) -> str:
-    return ", ".join(f"{name} ({count}x)" for name, count in counter.most_common(10))
+    """The most frequent names with their counts (the rest counted as "and N more")."""
+    return wording.name_list([f"{name} ({count}x)" for name, count in counter.most_common()])

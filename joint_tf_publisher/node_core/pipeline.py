@@ -29,6 +29,7 @@ from ..bounded_cache import bounded_cache
 from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
+from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan, published_after
 from ..robot import Robot
@@ -205,15 +206,13 @@ class JointStatePipeline:
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if len(names) != len(positions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"JointState dropped: {len(names)} names but {len(positions)} positions",
+                dropped_message("JointState", len(names), len(positions), "positions"),
             )
             return None
         plan = configured.message_plan(names)
@@ -253,16 +252,13 @@ class JointStatePipeline:
         ``joint_state``."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
-            self.reporter.warn_throttled(
-                "no model", "joint states ignored: no robot description yet"
-            )
+            self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
             return None
         if not len(names) == len(translations) == len(quaternions):
             self.health.mismatched_lengths()
             self.reporter.warn_throttled(
                 "length",
-                f"MultiDOFJointState dropped: {len(names)} joint names but "
-                f"{len(translations)} transforms",
+                dropped_message("MultiDOFJointState", len(names), len(translations), "transforms"),
             )
             return None
         kin = model.kin

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from repo_paths import REPO_ROOT
+from repo_paths import REPO_ROOT, TEST_DIR
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.doctor.analysis import diagnose
@@ -24,21 +24,25 @@ from joint_tf_publisher.cli.main import main
 
 ARM = Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf")
 NOW_NS = 1_795_000_000 * NS_PER_S  # wall time, 2026
+#: When the node started, two hours ago: its /tf_static stamps (sent once, latched).
+STARTED_NS = NOW_NS - 7200 * NS_PER_S
 NODE = "/joint_tf_publisher"
 
 
 def arm_transforms(
     stamp_ns: int = NOW_NS, skip: tuple[str, ...] = (), publisher: str = NODE, prefix: str = ""
 ) -> list[HeardTransform]:
-    """Every joint of the arm as the node publishes it (fixed on /tf_static), but ``skip``."""
+    """Every joint of the arm as the node publishes it, but ``skip``: moving joints on /tf
+    stamped ``stamp_ns`` (10 messages heard), fixed ones on /tf_static stamped once when the
+    node started, two hours earlier (one latched message)."""
     return [
         HeardTransform(
             prefix + joint.parent,
             prefix + joint.child,
             joint.joint_type == "fixed",
-            stamp_ns,
+            STARTED_NS if joint.joint_type == "fixed" else stamp_ns,
             publisher,
-            10,
+            1 if joint.joint_type == "fixed" else 10,
         )
         for joint in ARM.joints.values()
         if joint.name not in skip
@@ -76,6 +80,25 @@ def test_a_complete_tree_with_one_clock_is_healthy() -> None:
     assert text_report(healthy(), findings).endswith("all checks passed\n")
 
 
+@pytest.mark.parametrize("clock_ns", [None, 10_000 * NS_PER_S])
+def test_tf_static_is_exempt_from_the_clock_domain_and_lag_checks(clock_ns: int | None) -> None:
+    """Statics are stamped once, when their publisher started (hours ago, or at a wall time
+    under a simulation clock that started since): neither another clock domain nor lagging.
+    The same stamps on /tf are both."""
+    statics = [
+        HeardTransform("world", "base_link", True, STARTED_NS, "/mount", 1),
+        HeardTransform("tool_flange", "camera", True, 5 * NS_PER_S, "/camera_mount", 1),
+    ]
+    moving = NOW_NS if clock_ns is None else clock_ns
+    transforms = [*arm_transforms(stamp_ns=moving), *statics]
+    assert diagnose(healthy(transforms=transforms, clock_ns=clock_ns)) == []
+    on_tf = [
+        HeardTransform(h.parent, h.child, False, h.newest_stamp_ns, h.publisher) for h in statics
+    ]
+    found = kinds(healthy(transforms=[*arm_transforms(stamp_ns=moving), *on_tf], clock_ns=clock_ns))
+    assert Kind.CLOCK_DOMAIN in found or Kind.LAGGING_FRAMES in found
+
+
 def test_nothing_heard_says_so_and_what_to_check() -> None:
     finding = only(healthy(transforms=[]), Kind.NO_TF)
     assert finding.severity is Severity.ERROR
@@ -93,13 +116,86 @@ def test_a_joint_never_published_names_the_joint_its_frames_and_the_usual_source
     assert "/joint_state_publisher publish(es) /joint_states but not this joint" in finding.cause
 
 
-def test_a_missing_mimic_follower_points_at_its_leader_and_an_empty_topic_is_said() -> None:
+def test_an_unpublished_leader_and_its_mimic_follower_are_one_error_naming_both() -> None:
+    """The Panda's case: both fingers unpublished, the second a mimic of the first. One
+    cause (no joint state gives the leader), so one error, naming each finger as what it
+    is."""
     observation = healthy(
-        transforms=arm_transforms(skip=("right_finger_joint",)), joint_state_publishers=[]
+        transforms=arm_transforms(skip=("left_finger_joint", "right_finger_joint")),
+        joint_state_publishers=[],
+    )
+    findings = diagnose(observation)
+    assert [f.kind for f in findings] == [Kind.MISSING_FRAMES]
+    (finding,) = findings
+    assert finding.details["joint"] == finding.details["leader"] == "left_finger_joint"
+    assert finding.details["followers"] == ["right_finger_joint"]
+    assert finding.details["frames"] == ["left_finger_link", "right_finger_link"]
+    assert finding.cause == (
+        "no joint state gives 'left_finger_joint' (followed by its mimic joint(s) "
+        "'right_finger_joint'): nothing publishes /joint_states"
+    )
+    assert finding.summary.endswith(
+        "left_finger_link, right_finger_link (below joint 'left_finger_joint', prismatic, "
+        "and its mimic joint(s) 'right_finger_joint')"
+    )
+    assert "state of 'left_finger_joint'" in finding.fix
+
+
+def test_followers_of_one_unpublished_leader_group_with_it_whatever_the_chain() -> None:
+    """The test gripper with its inner right finger hung from the hand: right_inner_finger
+    mimics right_knuckle, which mimics finger_joint; none published, three joints explain
+    missing frames, and all three are one cause: finger_joint."""
+    text = (TEST_DIR / "urdf" / "arm_mimic_gripper.urdf").read_text()
+    hung = text.replace(
+        '<parent link="right_knuckle"/>\n    <child link="right_inner_finger"/>',
+        '<parent link="hand"/>\n    <child link="right_inner_finger"/>',
+    )
+    assert hung != text
+    gripper = Robot.from_xml_string(hung)
+    skip = ("finger_joint", "right_knuckle_joint", "left_inner_finger_joint")
+    observation = Observation(
+        listened_s=3.0,
+        now_ns=NOW_NS,
+        transforms=[
+            HeardTransform(joint.parent, joint.child, joint.joint_type == "fixed", NOW_NS, NODE)
+            for joint in gripper.joints.values()
+            if joint.name not in (*skip, "right_inner_finger_joint")
+        ],
+        robot=gripper,
+        joint_state_publishers=["/driver"],
+    )
+    (finding,) = diagnose(observation)
+    assert finding.details["joint"] == "finger_joint"
+    assert finding.details["followers"] == ["right_knuckle_joint", "right_inner_finger_joint"]
+    assert set(finding.details["frames"]) == {
+        "left_knuckle",
+        "left_inner_finger",
+        "right_knuckle",
+        "right_inner_finger",
+    }
+    assert finding.cause == (
+        "no joint state gives 'finger_joint' (followed by its mimic joint(s) "
+        "'right_knuckle_joint', 'right_inner_finger_joint'): /driver publish(es) /joint_states "
+        "but not this joint"
+    )
+
+
+def test_a_follower_left_out_while_its_leader_is_on_tf_says_so() -> None:
+    observation = healthy(transforms=arm_transforms(skip=("right_finger_joint",)))
+    finding = only(observation, Kind.MISSING_FRAMES)
+    assert finding.details["joint"] == "right_finger_joint"
+    assert finding.details["leader"] == "left_finger_joint"
+    assert finding.cause.startswith(
+        "'right_finger_joint' is a mimic of 'left_finger_joint', whose frames are on TF"
+    )
+
+
+def test_an_empty_joint_state_topic_is_said() -> None:
+    observation = healthy(
+        transforms=arm_transforms(skip=("elbow_joint",)), joint_state_publishers=[]
     )
     finding = only(observation, Kind.MISSING_FRAMES)
-    assert finding.details["leader"] == "left_finger_joint"
-    assert "nothing publishes /joint_states" in finding.cause
+    assert finding.cause == "no joint state gives 'elbow_joint': nothing publishes /joint_states"
 
 
 def test_a_missing_fixed_joint_and_an_excluded_joint_have_their_own_causes() -> None:

@@ -7,14 +7,19 @@ Joint states go into ``JointStatePipeline`` as the node gives them; the report i
 
 from __future__ import annotations
 
+import re
+import tracemalloc
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from repo_paths import TEST_DIR
+from repo_paths import REPO_ROOT, TEST_DIR
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.cli.doctor.analysis import diagnose
+from joint_tf_publisher.cli.doctor.observation import HeardTransform, Observation
 from joint_tf_publisher.health.model import (
     KEYS,
     MAX_SLOTS,
@@ -34,35 +39,45 @@ from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+PLANAR_URDF = TEST_DIR / "urdf" / "mobile_base_planar.urdf"
 S = 1_000_000_000  # one second in ns
 T0 = 1_700_000_000 * S  # a plausible wall-clock stamp, ns
 ARM = ["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6", "joint_7"]
 LEADERS = [*ARM, "finger_joint"]
+#: finger_joint's mimic followers, in the model's order.
+FOLLOWERS = ["right_knuckle_joint", "left_inner_finger_joint", "right_inner_finger_joint"]
 ONE_PUBLISHER = {JOINT_STATES_SOURCE: ("/driver",)}
 
 
 class Silent:
+    """A logger that keeps the lines it is given (level, text)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
     def info(self, message: str) -> None:
-        pass
+        self.lines.append(("info", message))
 
     def warning(self, message: str) -> None:
-        pass
+        self.lines.append(("warning", message))
 
     def error(self, message: str) -> None:
-        pass
+        self.lines.append(("error", message))
 
 
 class Rig:
     """A pipeline on the arm with a settable steady clock and node clock."""
 
-    def __init__(self, **settings: Any) -> None:
+    def __init__(self, path: Path = ARM_URDF, **settings: Any) -> None:
         self.steady_ns = 10 * S
         self.node_clock_ns = T0
         self.health = JointStateHealth(1.0, lambda: self.steady_ns)
+        self.logger = Silent()
         self.pipeline = JointStatePipeline(
-            Settings(**settings), Reporter(Silent()), lambda: self.node_clock_ns, self.health
+            Settings(**settings), Reporter(self.logger), lambda: self.node_clock_ns, self.health
         )
-        self.pipeline.install(LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text()))
+        self.robot = Robot.load(path)
+        self.pipeline.install(LoadedModel(self.robot, path.read_text()))
         self.stamp_ns = T0
 
     def send(self, names: Sequence[str], values: Sequence[float] | None = None) -> None:
@@ -194,7 +209,9 @@ def test_clamping_in_the_period_is_counted_with_its_largest_excursion() -> None:
     report = arm.report()
     assert report.level == Level.WARN
     assert values(report)[Key.CLAMPED] == "joint_2 (3x, up to 0.5 beyond the limit)"
-    assert report.message == "joint values clamped to their limits: " + values(report)[Key.CLAMPED]
+    assert report.message == (
+        "joint values clamped to their hard limits: " + values(report)[Key.CLAMPED]
+    )
     arm.send(["joint_2"], [0.0])
     assert arm.report().level == Level.OK  # the next period: back to OK
 
@@ -282,26 +299,37 @@ def test_a_joint_given_on_two_sources_names_both(arm: Rig) -> None:
     arm.health.slot(other, ("joint_1",), joints).received(T0, arm.steady_ns)
     unnamed = arm.health.report(GraphFacts({}, arm.node_clock_ns, False, rig_topics))
     assert "joint_1 (joint_states, /arm/joint_states)" in unnamed.message
-    assert MULTI_DOF_SOURCE != JOINT_STATES_SOURCE
 
 
-def test_the_hot_path_writes_one_slot_per_message(
-    arm: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The slot of a message shape is looked up once; each message then only writes it."""
-    calls: list[tuple[Any, ...]] = []
-    lookup = arm.health.slot
+def test_a_joint_given_as_joint_state_and_as_multi_dof_joint_state_names_both_topics() -> None:
+    """The planar base by its variables on joint_states and as a transform on
+    multi_dof_joint_states: two topics, so two publishers, even from one node."""
+    steady_ns = [10 * S]
+    health = JointStateHealth(1.0, lambda: steady_ns[0])
+    pipeline = JointStatePipeline(Settings(), Reporter(Silent()), lambda: T0, health)
+    pipeline.install(LoadedModel(Robot.load(PLANAR_URDF), PLANAR_URDF.read_text()))
+    planar = ("base_planar_joint/x", "base_planar_joint/y", "base_planar_joint/theta")
+    pipeline.joint_state(T0, planar, np.zeros(3))
+    pipeline.multi_dof_joint_state(
+        T0 + S, ("base_planar_joint",), np.zeros((1, 3)), np.array([[0.0, 0.0, 0.0, 1.0]])
+    )
+    topics = {JOINT_STATES_SOURCE: "joint_states", MULTI_DOF_SOURCE: "multi_dof_joint_states"}
+    publishers = {JOINT_STATES_SOURCE: ("/base",), MULTI_DOF_SOURCE: ("/base",)}
+    report = health.report(GraphFacts(publishers, T0, False, topics))
+    assert values(report)[Key.TWO_PUBLISHERS] == "base_planar_joint (/base)"
+    unnamed = health.report(GraphFacts({}, T0, False, topics))
+    assert values(unnamed)[Key.TWO_PUBLISHERS] == ""  # nothing arrived this period
 
-    def counted(*args: Any) -> Any:
-        calls.append(args)
-        return lookup(*args)
 
-    monkeypatch.setattr(arm.health, "slot", counted)
+def test_every_message_of_a_shape_counts_with_its_stamp_and_arrival(arm: Rig) -> None:
+    """50 messages of one shape: all counted in the rate, the newest stamp and arrival shown."""
     for _ in range(50):
         arm.send(LEADERS)
-    assert len(calls) == 1
-    (slot,) = arm.health._slots.values()
-    assert (slot.arrivals, slot.last_stamp_ns, slot.last_arrival_ns) == (50, arm.stamp_ns, 10 * S)
+    arm.wait(0.5)
+    report = arm.report()
+    assert values(report)[Key.RATE_IN] == "100.0"
+    assert values(report)[Key.LAST_AGE] == "0.50"
+    assert values(report)[Key.STAMP] == f"{arm.stamp_ns / S:.3f}"
 
 
 def test_a_flood_of_message_shapes_is_folded_keeping_rates_and_ages(arm: Rig) -> None:
@@ -309,12 +337,32 @@ def test_a_flood_of_message_shapes_is_folded_keeping_rates_and_ages(arm: Rig) ->
     arm.report()
     for k in range(2 * MAX_SLOTS):
         arm.send([*LEADERS, f"stranger_{k}"])
-    assert len(arm.health._slots) <= MAX_SLOTS
     arm.wait(1.0)
     arm.send(LEADERS)
     report = arm.report()
     assert values(report)[Key.RATE_IN] == f"{2 * MAX_SLOTS + 1:.1f}"
     assert report.level == Level.OK
+
+
+def test_a_flood_of_message_shapes_holds_bounded_memory() -> None:
+    """5,120 new shapes after the first 512 keep no more than the slots the model folds
+    them into (unbounded, they would hold about 1.7 MB)."""
+    health = JointStateHealth(1.0, lambda: 10 * S)
+    joints = np.array([0], dtype=np.intp)
+
+    def flood(first: int, count: int) -> None:
+        for k in range(first, first + count):
+            health.slot(JOINT_STATES_SOURCE, (f"stranger_{k}",), joints).received(T0, 10 * S)
+
+    flood(0, 2 * MAX_SLOTS)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        flood(2 * MAX_SLOTS, 20 * MAX_SLOTS)
+        grown, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert grown - before < MAX_SLOTS * 1000
 
 
 def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
@@ -323,6 +371,170 @@ def test_a_new_description_starts_the_health_afresh(arm: Rig) -> None:
     arm.pipeline.install(LoadedModel(Robot.load(ARM_URDF), ARM_URDF.read_text()))
     arm.wait(1.0)
     assert arm.report().level == Level.ERROR  # nothing received since the reload
+
+
+# -- each documented key, and the behaviours a one-line slip would break -------------------------
+
+
+def documented_keys() -> list[str]:
+    """The keys of docs/node.md's table of the report's values, in order."""
+    text = (REPO_ROOT / "docs" / "node.md").read_text()
+    table = text.split("The values, by key:", 1)[1].split("\n\n", 2)[1]
+    return [line.split("`")[1] for line in table.splitlines()[2:]]
+
+
+def test_the_documented_keys_are_the_report_s_keys_in_order(arm: Rig) -> None:
+    assert documented_keys() == list(KEYS)
+    assert [key for key, _ in arm.report().values] == list(KEYS)
+
+
+def test_every_key_holds_its_documented_value() -> None:
+    """One period with something to say under every key: joint_6 never sent, the gripper
+    silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
+    unknown name, and two nodes giving joint_1 to joint_3."""
+    rig = Rig(ignore_timestamp=True)
+    rig.send([*[name for name in LEADERS if name != "joint_6"], "wheel"])
+    rig.wait(1.5)
+    rig.send(["joint_1", "joint_2"], [0.5, 9.0])  # joint_2: upper limit 2.41
+    rig.send(["joint_3"], [float("nan")])
+    rig.pipeline.joint_state(rig.stamp_ns, ("joint_1", "joint_2"), np.zeros(1))
+    publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
+    report = rig.report(publishers)
+    robot = Robot.load(ARM_URDF)
+    below_6 = {"link_6"}
+    while more := {j.child for j in robot.joints.values() if j.parent in below_6} - below_6:
+        below_6 |= more
+    nodes = "/arm_controller, /joint_state_publisher"
+    stopped = ["joint_4", "joint_5", "joint_7", "finger_joint", *FOLLOWERS]
+    assert (
+        values(report)
+        == {
+            Key.ROBOT: "arm_mimic_gripper",
+            Key.MOVING_JOINTS: "11",
+            Key.PUBLISHERS: f"2, {nodes}",
+            Key.RATE_IN: "2.0",  # 3 messages used in 1.5 s (the dropped one is not counted)
+            Key.RATE_OUT: "1.3",  # 2 published (the rejected value publishes nothing)
+            Key.LAST_AGE: "0.00",
+            Key.NEVER_RECEIVED: "joint_6",
+            Key.MISSING_FRAMES: ", ".join(sorted(below_6)),
+            Key.STOPPED: ", ".join(f"{name} (1.5 s)" for name in stopped),
+            Key.CLAMPED: "joint_2 (1x, up to 6.59 beyond the limit)",
+            Key.REJECTED: "joint_3 (1x)",
+            Key.LENGTHS: "1",
+            Key.UNKNOWN: "wheel",
+            Key.CLOCK: f"{rig.node_clock_ns / S:.3f}",
+            Key.STAMP: f"{rig.stamp_ns / S:.3f}",
+            Key.TWO_PUBLISHERS: ", ".join(f"{joint} ({nodes})" for joint in ARM[:3]),
+        }
+    )
+    assert report.level == Level.ERROR
+    assert report.message == (
+        "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
+        "joints keep their last good value: joint_3 (1x)"
+    )
+    assert sorted(levels(report)) == [Level.WARN] * 5 + [Level.ERROR]
+
+
+def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:
+    """The humanoid's left arm and hand stop while the rest goes on: the stopped value names
+    every one of their joints, the message ten of them and "and N more"."""
+    rig = Rig(TEST_DIR / "urdf" / "humanoid.urdf", exclude_joints=("floating_base",))
+    moving = rig.robot.kinematics.moving_joints
+    joints = [joint.name for joint in moving if joint.name != "floating_base"]
+    left = [name for name in joints if name.startswith("l_")]
+    assert len(left) > 10
+    rig.send(joints)
+    rig.wait(1.5)
+    rig.send([name for name in joints if name not in left])
+    report = rig.report()
+    named = re.findall(r"(\S+) \(1\.5 s\)", values(report)[Key.STOPPED])
+    assert named == left
+    assert re.findall(r"(\S+) \(1\.5 s\)", report.message) == left[:10]
+    assert report.message.endswith(f" and {len(left) - 10} more")
+
+
+def test_a_value_clamped_at_the_lower_limit_reports_its_excursion() -> None:
+    rig = Rig(ignore_timestamp=True)
+    rig.send(LEADERS)
+    rig.send(["joint_2"], [-2.61])  # lower limit -2.41
+    assert values(rig.report())[Key.CLAMPED] == "joint_2 (1x, up to 0.2 beyond the limit)"
+
+
+def test_under_soft_clamping_the_report_says_soft_limits_and_their_excursion() -> None:
+    rig = Rig(ignore_timestamp=True, clamp="soft")
+    rig.send(LEADERS)
+    rig.send(["joint_1"], [2.95])  # hard 2.9671, soft 2.9
+    report = rig.report()
+    assert report.message == (
+        "joint values clamped to their soft limits: joint_1 (1x, up to 0.05 beyond the limit)"
+    )
+
+
+def test_a_joint_s_last_arrival_is_the_newest_of_all_its_message_shapes(arm: Rig) -> None:
+    """joint_1 comes in two shapes; the one-joint shape stops, the full one goes on: joint_1
+    is not stopped."""
+    arm.send(LEADERS)
+    arm.send(["joint_1"])
+    arm.wait(1.5)
+    arm.send(LEADERS)
+    report = arm.report()
+    assert (report.level, values(report)[Key.STOPPED]) == (Level.OK, "")
+
+
+def test_a_joint_never_received_is_not_also_stopped(arm: Rig) -> None:
+    arm.send([name for name in LEADERS if name != "joint_6"])
+    arm.wait(1.5)
+    arm.send([name for name in LEADERS if name != "joint_6"])
+    report = arm.report()
+    assert values(report)[Key.NEVER_RECEIVED] == "joint_6"
+    assert values(report)[Key.STOPPED] == ""
+    assert levels(report) == [Level.WARN]
+
+
+@pytest.mark.parametrize("side", [1, -1])
+def test_stamps_an_hour_ahead_of_or_behind_the_node_clock_are_flagged(arm: Rig, side: int) -> None:
+    """Beyond joint_state_timeout (1 s) + 1 h either way: another clock domain."""
+    arm.send(LEADERS)
+    arm.node_clock_ns = arm.stamp_ns - side * 3602 * S
+    report = arm.report()
+    assert report.level == Level.WARN
+    assert report.message == (
+        f"joint state stamps ({arm.stamp_ns / S:.3f} s) are {side * 3602:+d} s from the node "
+        f"clock ({arm.node_clock_ns / S:.3f} s): a sim clock and a wall clock mixed "
+        "(use_sim_time)?"
+    )
+    arm.node_clock_ns = arm.stamp_ns - side * 3600 * S  # within the margin
+    assert arm.report().level == Level.OK
+
+
+def test_the_log_lines_word_a_fact_as_the_report_does_and_the_doctor_too() -> None:
+    """Clamped and rejected values, and joints never received: the log line says the fact in
+    the report's words; the doctor's advice names the same usual publishers."""
+    rig = Rig(ignore_timestamp=True, clamp="soft")
+    rig.send([name for name in LEADERS if name != "joint_6"])
+    rig.wait(1.0)
+    rig.send(["joint_1", "joint_3"], [2.95, float("inf")])
+    report = rig.report()
+    said = {condition.message.split(": ")[0] for condition in report.conditions}
+    logged = {text.split(", counts")[0].split("; counts")[0] for _, text in rig.logger.lines}
+    assert said & logged >= {
+        "joint values clamped to their soft limits",
+        "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
+        "joints keep their last good value",
+    }
+    assert report.missing_log is not None
+    never = next(c.message for c in report.conditions if "never received" in c.message)
+    assert report.missing_log.startswith(never + ". Joint states usually come from ")
+    usual = report.missing_log.split("usually come from ")[1]
+    doctor = Observation(3.0, T0, [], robot=rig.robot, joint_state_publishers=["/driver"])
+    missing = set(values(report)[Key.MISSING_FRAMES].split(", "))
+    doctor.transforms = [
+        HeardTransform(joint.parent, joint.child, joint.joint_type == "fixed", T0, "/n")
+        for joint in rig.robot.joints.values()
+        if joint.child not in missing
+    ]
+    (finding,) = diagnose(doctor)
+    assert usual in finding.fix
 
 
 @pytest.mark.parametrize(

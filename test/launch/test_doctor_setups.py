@@ -123,7 +123,7 @@ def test_a_sim_time_node_without_clock_is_found_without_naming_the_node(tmp_path
 
 
 def test_a_status_on_diagnostics_that_is_not_ok_is_reported(tmp_path: Path) -> None:
-    # The source runs with this interpreter (it imports diagnostic_msgs, which the kit lacks).
+    # The source runs with this test's interpreter, which imports diagnostic_msgs.
     arguments = {"setup": "diagnostics_warn", "python": sys.executable}
     with launched(LAUNCH_FILE, arguments, tmp_path / "launch.log") as launch:
         with launch.explained():

@@ -134,7 +134,7 @@ def test_a_value_for_a_mimic_joint_wins_clamped_like_any(arm: Rig) -> None:
     clamped = arm.send(["right_knuckle_joint", "finger_joint"], [0.1, 0.4], T0 + 100 * MS)
     assert clamped is not None
     assert_pose(clamped, arm.robot, "right_knuckle_joint", 0.0)
-    assert arm.logger.containing("clamped to hard limits")
+    assert arm.logger.containing("clamped to their hard limits")
     only_follower = arm.send(["right_knuckle_joint"], [-0.2], T0 + 200 * MS)
     assert only_follower is not None
     assert {child for _, child in only_follower.layout.frames} == {
@@ -170,7 +170,7 @@ def test_without_a_model_nothing_is_published() -> None:
     assert pipeline.joint_state(T0, ("a",), np.array([1.0])) is None
     assert pipeline.static_publication(T0) is None
     assert pipeline.default_positions() is None
-    assert logger.containing("no robot description yet")
+    assert logger.containing("joint states ignored: no robot description loaded yet")
 
 
 # -- values: clamping and rejection ---------------------------------------------------------------
@@ -185,8 +185,8 @@ def test_hard_limits_clamp_by_default_and_clamps_are_counted(arm: Rig) -> None:
     arm.clock.monotonic_s = 11.0
     arm.send(["joint_1"], [7.0], T0 + 200 * MS)
     assert [text for _, text in arm.logger.containing("clamped")] == [
-        "joint values clamped to hard limits, counts since start: joint_1 (1x)",
-        "joint values clamped to hard limits, counts since start: joint_1 (3x)",
+        "joint values clamped to their hard limits, counts since start: joint_1 (1x)",
+        "joint values clamped to their hard limits, counts since start: joint_1 (3x)",
     ]
 
 
@@ -209,7 +209,7 @@ def test_rejected_values_are_not_published_and_the_joint_keeps_its_last_good_val
         assert_pose(publication, arm.robot, "joint_6", 0.4)
     publication = arm.send(["joint_6"], [0.2], T0 + 900 * MS)
     assert publication is not None  # joint_5 was never published at a bad value
-    (line,) = arm.logger.containing("non-finite values")
+    (line,) = arm.logger.containing("joint values rejected (NaN, infinite, beyond +-1e100")
     assert line[0] == "warning" and "joint_5 (1x)" in line[1]
 
 

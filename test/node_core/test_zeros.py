@@ -121,3 +121,61 @@ def test_a_zeros_change_moves_the_joints_not_received_only() -> None:
     values = rig.robot.kinematics.variable_values(rig.pipeline.model.positions)
     assert values["joint_1"] == pytest.approx(0.25)  # received: kept
     assert values["joint_2"] == pytest.approx(0.5)
+
+
+def test_under_soft_clamping_a_zero_inside_the_hard_limits_is_accepted_and_starts_clamped() -> None:
+    """joint_1: hard [-2.9671, 2.9671], soft [-2.9, 2.9]. zeros.joint_1 = 2.95 lies between:
+    accepted (zeros are checked against the hard limits), and the joint starts at 2.9, the
+    soft limit, as any value would be clamped under clamp: soft."""
+    rig = Rig(ARM_URDF, clamp="soft", zeros=(("joint_1", (2.95,)),))
+    publication = rig.pipeline.default_positions()
+    assert publication is not None
+    assert_pose(publication, rig.robot, "joint_1", 2.9)
+    hard = Rig(ARM_URDF, zeros=(("joint_1", (2.95,)),)).pipeline.default_positions()
+    assert hard is not None
+    assert_pose(hard, rig.robot, "joint_1", 2.95)
+    with pytest.raises(ParameterRejected, match=r"zeros.joint_1 = \[2.97\] is outside"):
+        Rig(ARM_URDF, clamp="soft", zeros=(("joint_1", (2.97,)),))
+
+
+def test_a_joint_whose_range_excludes_zero_is_declared_and_starts_at_its_nearest_limit(
+    tmp_path: Any,
+) -> None:
+    """slide_joint moved to hard [0.1, 0.3], soft [0.15, 0.25]: 0 is outside both. Its
+    declared zero is 0 clamped into the hard limits, 0.1; published with no zero given at
+    0.1 (clamp: hard) or 0.15 (clamp: soft)."""
+    text = ALL_TYPES_URDF.read_text()
+    moved = text.replace('lower="-0.2" upper="0.3"', 'lower="0.1" upper="0.3"').replace(
+        'soft_lower_limit="-0.15"', 'soft_lower_limit="0.15"'
+    )
+    assert moved.count('lower="0.1"') == 1 and 'soft_lower_limit="0.15"' in moved
+    path = tmp_path / "slide.urdf"
+    path.write_text(moved)
+    assert declared_zeros(Robot.load(path).kinematics)["slide_joint"] == pytest.approx(0.1)
+    for clamp, start in (("hard", 0.1), ("soft", 0.15)):
+        rig = Rig(path, clamp=clamp)
+        publication = rig.pipeline.default_positions()
+        assert publication is not None
+        assert_pose(publication, rig.robot, "slide_joint", start)
+
+
+def test_a_joint_received_stays_received_after_a_message_of_another_shape() -> None:
+    """joint_1 arrives once (0.25) in a message of its own; then messages name other joints
+    only (by the fast path and the general one). joint_1 is neither published again at its
+    zero (0.7) by the default positions nor moved back to it: it keeps 0.25."""
+    rig = Rig(ARM_URDF, ignore_timestamp=True, zeros=(("joint_1", (0.7,)), ("joint_2", (0.5,))))
+    assert rig.send(["joint_1"], [0.25]) is not None
+    joint_1 = rig.robot.joints["joint_1"].child
+    # The last one clamps joint_2: the general path, not the fast one.
+    shapes = ((["joint_2"], [0.1]), (["joint_3", "joint_4"], [0.1, 0.1]), (["joint_2"], [9.0]))
+    for k, (names, given) in enumerate(shapes):
+        assert rig.send(names, given, T0 + (k + 1) * 10**8) is not None
+        pending = rig.pipeline.default_positions()
+        assert pending is not None
+        assert joint_1 not in poses(pending)
+    assert rig.pipeline.model is not None
+    values = rig.robot.kinematics.variable_values(rig.pipeline.model.positions)
+    assert values["joint_1"] == pytest.approx(0.25)
+    moved = rig.send(["joint_1", "joint_2"], [0.3, 0.1], T0 + 10**9)
+    assert moved is not None
+    assert_pose(moved, rig.robot, "joint_1", 0.3)

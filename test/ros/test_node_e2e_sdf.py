@@ -161,7 +161,8 @@ class TestAllJointTypes:
         )
         wait_until(
             lambda: (
-                "clamped to hard limits" in sdf_node.stderr() + sdf_node.stdout_path.read_text()
+                "clamped to their hard limits"
+                in sdf_node.stderr() + sdf_node.stdout_path.read_text()
             ),
             what="the clamp warning",
         )

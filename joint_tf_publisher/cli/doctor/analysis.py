@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ...health.model import Level
+from ...health.wording import CLOCK_DOMAIN_GAP_S
+from ...node_core.parameters import Settings
 from ...stamps import NS_PER_S
 from .observation import (
     Finding,
@@ -28,12 +31,12 @@ from .tree import (
     split_tree_findings,
 )
 
-#: Stamps further than this from the reference clock are of another clock domain (wall time
-#: against simulation time are decades apart; a slow simulation is not an hour off), ns.
-CLOCK_DOMAIN_GAP_NS = 3600 * NS_PER_S
+#: Stamps further than this from the reference clock are of another clock domain, ns (the
+#: node's health report uses the same gap).
+CLOCK_DOMAIN_GAP_NS = round(CLOCK_DOMAIN_GAP_S * NS_PER_S)
 #: Default of ``--lag``: a frame whose newest stamp is this much older than the newest of
 #: all /tf frames is lagging, s (the node's ``joint_state_timeout`` default).
-DEFAULT_LAG_S = 1.0
+DEFAULT_LAG_S = Settings().joint_state_timeout
 
 
 def diagnose(observation: Observation, lag_s: float = DEFAULT_LAG_S) -> list[Finding]:
@@ -229,9 +232,9 @@ def diagnostics_findings(observation: Observation) -> list[Finding]:
     """Every /diagnostics status that is not OK, whatever its keys."""
     findings = []
     for status in observation.statuses:
-        if status.level == 0:
+        if status.level == Level.OK:
             continue
-        severity = Severity.ERROR if status.level == 2 else Severity.WARNING
+        severity = Severity.ERROR if status.level == Level.ERROR else Severity.WARNING
         values = {key: value for key, value in status.values}
         shown = "; ".join(f"{key}: {value}" for key, value in status.values)
         findings.append(
@@ -242,7 +245,11 @@ def diagnostics_findings(observation: Observation) -> list[Finding]:
                 + (f" ({status.hardware_id})" if status.hardware_id else "")
                 + f": {status.message or '(no message)'}",
                 f"reported by the node itself{': ' + shown if shown else ''}"
-                + ("; STALE: its reports stopped coming" if status.level == 3 else ""),
+                + (
+                    "; STALE: what it watches stopped updating"
+                    if status.level == Level.STALE
+                    else ""
+                ),
                 "act on the message; rqt_robot_monitor shows the report live",
                 {
                     "name": status.name,

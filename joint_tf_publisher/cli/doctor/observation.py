@@ -13,11 +13,13 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ...health.model import Level
+from ...health.wording import name_list
 from ...model.elements import RobotModel
 from ...stamps import NS_PER_S
 
-#: Levels of diagnostic_msgs/DiagnosticStatus, by value.
-DIAGNOSTIC_LEVEL_NAMES = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}
+#: Frames named in one finding's summary before "and N more" (details hold all).
+FRAMES_SHOWN = 6
 
 
 class Severity(enum.Enum):
@@ -80,7 +82,11 @@ class DiagnosticRecord:
 
     @property
     def level_name(self) -> str:
-        return DIAGNOSTIC_LEVEL_NAMES.get(self.level, f"level {self.level}")
+        """The level's name (OK, WARN, ERROR, STALE), or "level N" for another value."""
+        try:
+            return Level(self.level).name
+        except ValueError:
+            return f"level {self.level}"
 
 
 @dataclass
@@ -147,10 +153,9 @@ def heard_frames(observation: Observation) -> set[str]:
 # -- wording -------------------------------------------------------------------------------
 
 
-def short_list(items: Sequence[str], limit: int = 6) -> str:
-    """``items`` joined by commas, the first ``limit`` and a count of the rest."""
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def short_list(items: Sequence[str]) -> str:
+    """``items`` joined by commas, the first ``FRAMES_SHOWN`` and a count of the rest."""
+    return name_list(items, FRAMES_SHOWN)
 
 
 def format_time(stamp_ns: int) -> str:

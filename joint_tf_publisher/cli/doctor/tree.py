@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from ...health.wording import DEFAULT_POSITIONS_ADVICE, JOINT_STATE_PUBLISHERS
 from ...model.elements import Joint, RobotModel
 from .observation import (
     Finding,
@@ -19,11 +20,6 @@ from .observation import (
     short_list,
 )
 
-#: What usually publishes joint states, for the advice on a missing frame.
-JOINT_STATE_SOURCES = (
-    "joint_state_publisher (fixed or GUI positions), ros2_control's joint_state_broadcaster "
-    "(a real or simulated robot), or the Gazebo bridge (ros_gz_bridge's joint_states)"
-)
 #: Frame names that are usually the roots of the world side of a robot's TF tree.
 WORLD_FRAMES = ("map", "odom", "world", "earth")
 
@@ -32,7 +28,8 @@ WORLD_FRAMES = ("map", "odom", "world", "earth")
 
 
 def frame_findings(observation: Observation) -> list[Finding]:
-    """The description's frames absent from TF, one finding per joint that explains them."""
+    """The description's frames absent from TF, one finding per cause: the joint that
+    explains them, with the mimic followers whose frames are missing with their leader's."""
     robot = observation.robot
     if robot is None:
         return [
@@ -51,8 +48,10 @@ def frame_findings(observation: Observation) -> list[Finding]:
     if not any(frame in heard for frame in frame_of.values()):
         return [robot_absent_finding(observation, robot, heard)]
     return [
-        missing_frames_finding(observation, robot, robot.joints[name], frames)
-        for name, frames in unreachable_frames(observation, robot).items()
+        missing_frames_finding(observation, robot, robot.joints[name], followers, frames)
+        for name, (followers, frames) in mimic_groups(
+            robot, unreachable_frames(observation, robot)
+        ).items()
     ]
 
 
@@ -73,6 +72,45 @@ def unreachable_frames(observation: Observation, robot: RobotModel) -> dict[str,
         if cause is not None:
             missing_below[cause.name].append(frame_of[link])
     return dict(missing_below)
+
+
+def mimic_groups(
+    robot: RobotModel, causes: dict[str, list[str]]
+) -> dict[str, tuple[list[str], list[str]]]:
+    """``unreachable_frames``' causes grouped: joint -> (the mimic followers that join it, the
+    frames of all of them). A follower whose leader is a cause too is one cause with it (one
+    unpublished leader, as a gripper's fingers: one finding); chains of any depth."""
+    groups: dict[str, tuple[list[str], list[str]]] = {}
+    for name in causes:
+        head = name
+        seen = {head}
+        while (mimic := robot.joints[head].mimic) is not None and mimic.joint in causes:
+            if mimic.joint in seen:  # a cycle (refused at load): stop
+                break
+            head = mimic.joint
+            seen.add(head)
+        followers, frames = groups.setdefault(head, ([], []))
+        if name != head:
+            followers.append(name)
+    order = {
+        frame: i for i, frame in enumerate(frame for frames in causes.values() for frame in frames)
+    }
+    for head, (followers, frames) in groups.items():
+        frames += sorted(
+            {frame for joint in (head, *followers) for frame in causes[joint]},
+            key=order.__getitem__,
+        )
+    return groups
+
+
+def _published(observation: Observation, robot: RobotModel, joint: str) -> bool:
+    """Whether ``joint``'s child frame is heard on TF."""
+    child = observation.frame_prefix + robot.joints[joint].child
+    return any(heard.child == child for heard in observation.transforms)
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names)
 
 
 def explained_roots(observation: Observation) -> set[str]:
@@ -116,16 +154,24 @@ def robot_absent_finding(observation: Observation, robot: RobotModel, heard: set
 
 
 def missing_frames_finding(
-    observation: Observation, robot: RobotModel, joint: Joint, frames: Sequence[str]
+    observation: Observation,
+    robot: RobotModel,
+    joint: Joint,
+    followers: Sequence[str],
+    frames: Sequence[str],
 ) -> Finding:
     """Frames ``frames`` missing, or cut off from the root, because ``joint`` (the topmost
-    joint above them whose child is missing) is never published."""
+    joint above them whose child is missing) is never published, nor its mimic
+    ``followers``, which follow it."""
     details: dict[str, object] = {"joint": joint.name, "joint_type": joint.joint_type}
+    details["followers"] = list(followers)
     details["frames"] = list(frames)
     root = observation.frame_prefix + robot.root
+    and_mimics = f", and its mimic joint(s) {_quoted(followers)}" if followers else ""
     summary = (
         f"{len(frames)} frame(s) of robot {robot.name!r} missing from TF or cut off from its "
-        f"root {root!r}: {short_list(frames)} (below joint {joint.name!r}, {joint.joint_type})"
+        f"root {root!r}: {short_list(frames)} (below joint {joint.name!r}, "
+        f"{joint.joint_type}{and_mimics})"
     )
     if joint.name in observation.excluded_joints:
         cause = (
@@ -139,27 +185,34 @@ def missing_frames_finding(
             "waiting for a description)"
         )
         fix = "check the state publisher's log for a description error; restart it"
+    elif joint.mimic is not None and _published(observation, robot, joint.mimic.joint):
+        leader = joint.mimic.joint  # its leader's frame is on TF: the follower is left out
+        details["leader"] = leader
+        cause = (
+            f"{joint.name!r} is a mimic of {leader!r}, whose frames are on TF: what "
+            f"publishes {leader!r} leaves its mimic joint out (excluded there, or a driver "
+            "that broadcasts TF itself)"
+        )
+        fix = (
+            f"publish {joint.name!r} too, or let a state publisher that computes mimic joints "
+            f"from their leader (joint_tf_publisher, robot_state_publisher) publish {leader!r}"
+        )
     else:
         leader = joint.mimic.joint if joint.mimic is not None else joint.name
-        follower = f" (a mimic of {leader!r})" if leader != joint.name else ""
+        mimics = [*followers] if leader == joint.name else [joint.name, *followers]
         details["leader"] = leader
         details["joint_state_topic"] = observation.joint_state_topic
         details["joint_state_publishers"] = list(observation.joint_state_publishers)
+        followed = f" (followed by its mimic joint(s) {_quoted(mimics)})" if mimics else ""
         if observation.joint_state_publishers:
             publishers = ", ".join(observation.joint_state_publishers)
-            cause = (
-                f"no joint state gives {leader!r}{follower}: {publishers} publish(es) "
-                f"{observation.joint_state_topic} but not this joint"
-            )
+            said = f"{publishers} publish(es) {observation.joint_state_topic} but not this joint"
         else:
-            cause = (
-                f"no joint state gives {leader!r}{follower}: nothing publishes "
-                f"{observation.joint_state_topic}"
-            )
+            said = f"nothing publishes {observation.joint_state_topic}"
+        cause = f"no joint state gives {leader!r}{followed}: {said}"
         fix = (
-            f"start what publishes the state of {leader!r}: {JOINT_STATE_SOURCES}; check its "
-            f"joint names against the description; or set publish_default_positions:=true "
-            "to publish never-received joints at zero"
+            f"start what publishes the state of {leader!r}: {JOINT_STATE_PUBLISHERS}; "
+            f"check its joint names against the description; or {DEFAULT_POSITIONS_ADVICE}"
         )
     return Finding(Severity.ERROR, Kind.MISSING_FRAMES, summary, cause, fix, details)
 

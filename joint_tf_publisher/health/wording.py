@@ -1,0 +1,112 @@
+"""The words of every joint-state health fact, once (no rclpy).
+
+The node's throttled log lines (``reporting.Reporter`` and the pipeline), its /diagnostics
+report (``model.JointStateHealth``) and ``joint-tf-publisher doctor`` say each fact with the
+phrases and sentences here, so an operator reads one wording wherever the fact shows up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..kinematics import MAX_JOINT_VALUE
+
+#: Names shown in one sentence before "and N more" (the values of the report hold all).
+NAMES_SHOWN = 10
+#: Stamps further than this from the clock they are compared with (beyond the timeout) are
+#: of another clock domain: wall time against simulation time are decades apart, a slow
+#: simulation is not an hour off; seconds.
+CLOCK_DOMAIN_GAP_S = 3600.0
+
+#: What usually publishes joint states.
+JOINT_STATE_PUBLISHERS = (
+    "joint_state_publisher (fixed or GUI positions), ros2_control's joint_state_broadcaster "
+    "(a real or simulated robot), or the Gazebo bridge (ros_gz_bridge, a joint_states topic)"
+)
+#: What ``publish_default_positions`` does, as advice for joints never received.
+DEFAULT_POSITIONS_ADVICE = (
+    "set publish_default_positions:=true to publish never-received joints at their start "
+    "value (zeros.<joint>, else 0, clamped into the limits)"
+)
+#: Values rejected (which, and what the joint does then), before the joints.
+REJECTED = (
+    f"joint values rejected (NaN, infinite, beyond +-1e{round(math.log10(MAX_JOINT_VALUE))} "
+    "or a zero quaternion), the joints keep their last good value"
+)
+#: A description is awaited (``description_from_topic``).
+NO_DESCRIPTION = "no robot description loaded yet"
+#: use_sim_time without /clock.
+SIM_TIME_WITHOUT_CLOCK = (
+    "use_sim_time is true but no /clock has been received: the node clock stands at 0 "
+    "(start the simulator or a clock publisher)"
+)
+#: The likely cause of stamps in another clock domain.
+CLOCKS_MIXED = "a sim clock and a wall clock mixed (use_sim_time)?"
+
+
+def name_list(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
+    """``names`` joined by commas, the first ``shown`` and "and N more"."""
+    listed = ", ".join(names[:shown])
+    more = len(names) - shown
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
+def clamped(clamp: str) -> str:
+    """Values clamped to the ``clamp`` ("hard" or "soft") limits, before the joints."""
+    return f"joint values clamped to their {clamp} limits"
+
+
+def dropped_lengths(count: int) -> str:
+    """``count`` messages dropped for their lengths."""
+    return f"{count} joint state(s) dropped: names and values differ in length"
+
+
+def dropped_message(message_type: str, names: int, values: int, of: str) -> str:
+    """One ``message_type`` dropped: ``names`` names but ``values`` ``of`` (positions...)."""
+    return f"{message_type} dropped: {names} names but {values} {of}"
+
+
+def never_received(joints: Sequence[str], frames: Sequence[str]) -> str:
+    """Moving ``joints`` never received and the ``frames`` absent from /tf therefore."""
+    return (
+        f"{len(joints)} joint(s) never received: {name_list(joints)}; frames missing from /tf: "
+        f"{name_list(frames)}"
+    )
+
+
+def never_received_log(sentence: str) -> str:
+    """The log line of ``never_received``'s sentence: what usually publishes joint states."""
+    return f"{sentence}. Joint states usually come from {JOINT_STATE_PUBLISHERS}"
+
+
+def stream_stopped(age_s: float) -> str:
+    """No joint state for ``age_s`` seconds after some arrived."""
+    return f"no joint state for {age_s:.1f} s: the joint-state stream stopped"
+
+
+def nothing_received(waited_s: float, publishers: int) -> str:
+    """No joint state at all in ``waited_s`` seconds, with ``publishers`` on the topic."""
+    if publishers == 0:
+        said = "nothing publishes joint_states"
+    else:
+        said = f"{publishers} publisher(s) on joint_states sent nothing"
+    return f"no joint state received in {waited_s:.1f} s: {said}"
+
+
+def joints_stopped(count: int, listed: str) -> str:
+    """``count`` joints (``listed`` with their ages) silent while others arrive."""
+    return f"{count} joint(s) stopped updating while others go on: {listed}"
+
+
+def stamps_off_clock(stamp_s: str, offset_s: float, clock_s: str) -> str:
+    """Joint-state stamps (``stamp_s``) ``offset_s`` seconds from the node clock."""
+    return (
+        f"joint state stamps ({stamp_s} s) are {offset_s:+.0f} s from the node clock "
+        f"({clock_s} s): {CLOCKS_MIXED}"
+    )
+
+
+def two_publishers(listed: str) -> str:
+    """Joints (``listed`` with their publishers) given by two publishers."""
+    return f"joints given by two publishers: {listed}"
