@@ -228,3 +228,12 @@ def test_sdformat_joints_off_their_child_frame_keep_their_motion() -> None:
         for link, pose in expected.items():
             np.testing.assert_allclose(poses[link], pose, atol=1e-12, err_msg=link)
     assert robot.joints["cup_cup_mount"].parent == "tool"
+
+
+def test_a_xacro_attachment_is_expanded() -> None:
+    arm = TEST_DIR / "urdf" / "small_arm.urdf.xacro"
+    robot = composed_robot(Attachment("second_arm", "tool_flange", file=str(arm), prefix="b_"))
+    alone = Robot.load(arm)
+    flange = robot.link_fk(link="tool_flange")
+    pose = robot.link_fk({"b_joint_2": 0.4}, link="b_link_3")
+    np.testing.assert_allclose(pose, flange @ alone.link_fk({"joint_2": 0.4}, link="link_3"))

@@ -205,13 +205,24 @@ def test_a_tool_change_republishes_description_and_statics_in_one_step(tooled: T
             {"attachments.gripper.file": str(REPO_ROOT / "README.md")},  # not XML
             r"^/.*/README\.md:1: ",
         ),
+        (  # a new robot description must keep the links its attachments hang from
+            {"robot_description": ARM.read_text().replace('"tool_flange"', '"flange"')},
+            r"^attachments\.gripper\.parent: no link 'tool_flange' in the robot",
+        ),
         (
             {"attachments.names": ["gripper", "camera"]},
             r"'camera' is new: add it together with its attachments\.camera\.\* parameters in "
             r"one call of the node's ~/set_attachments service",
         ),
     ],
-    ids=["missing-parent", "missing-file", "name-clash", "does-not-load", "new-name"],
+    ids=[
+        "missing-parent",
+        "missing-file",
+        "name-clash",
+        "does-not-load",
+        "robot-without-parent",
+        "new-name",
+    ],
 )
 def test_a_bad_attachment_is_refused_with_its_reason_and_the_old_tool_stays(
     tooled: Tooled, values: dict[str, Any], reason: str
