@@ -544,7 +544,10 @@ class JointTfPublisher(Node):
         changes = self.pipeline.install(model, settings)
         if old is not None:
             left = sorted(set(old.robot.links) - set(model.robot.links))
-            if left:  # TODO(statics): name them in the health report too
+            # Hook for the statics branch (issue 30), whose install path names the frames
+            # that left in one warning and the health report (health.facts.frames_left):
+            # once it lands, this warning is that one.
+            if left:
                 prefix = self.settings.frame_prefix
                 self.get_logger().warning(
                     "frames no longer published (tf2 listeners keep them until they restart): "
