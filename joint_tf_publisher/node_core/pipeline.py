@@ -51,11 +51,17 @@ class Reconfigured(NamedTuple):
 
 
 class LoadedModel:
-    """One robot description with what the node keeps for it: joint values, limiter times."""
+    """One robot description with what the node keeps for it: joint values, limiter times.
 
-    def __init__(self, robot: Robot, text: str) -> None:
+    ``text`` is the description the node publishes: ``base_text``, the robot's own
+    description, with its attachments composed in (``description.compose``; the same text
+    without attachments).
+    """
+
+    def __init__(self, robot: Robot, text: str, base_text: str | None = None) -> None:
         self.robot = robot
         self.text = text
+        self.base_text = text if base_text is None else base_text
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
         #: Per moving joint: message time of its last publication.

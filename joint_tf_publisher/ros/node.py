@@ -164,8 +164,6 @@ class JointTfPublisher(Node):
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
-        #: The robot's own description text (before attachments); None until it is given.
-        self._base_text: str | None = None
         if not settings.description_from_topic:
             text = str(values["robot_description"] or "")
             if not text.strip():
@@ -177,7 +175,6 @@ class JointTfPublisher(Node):
                 model = self._load_composed(text, settings, "robot_description")
             except ModelError as err:
                 raise StartupError(str(err)) from None
-            self._base_text = text
         try:
             self._check_topics(settings.source_list)
         except ParameterRejected as err:
@@ -348,14 +345,13 @@ class JointTfPublisher(Node):
         """Validate a parameter change; apply it only if every parameter in it is valid."""
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
-            settings, base, new_model = self._validated(values)
+            settings, new_model = self._validated(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
         old = self.settings
         if new_model is not None:
-            self._base_text = base
             changes = self._install(new_model, settings)
             self._declare_zeros(new_model, at_start=False)
         elif self._declaring_zeros or settings == replace(
@@ -380,10 +376,10 @@ class JointTfPublisher(Node):
                     self.undeclare_parameter(parameter_name(name, field))
         return SetParametersResult(successful=True)
 
-    def _validated(self, values: dict[str, Any]) -> tuple[Settings, str | None, LoadedModel | None]:
-        """The settings, base description text and (if the change asks for one) new model
-        that ``values`` (parameter name -> value) give; ParameterRejected or ModelError
-        naming the reason, nothing changed."""
+    def _validated(self, values: dict[str, Any]) -> tuple[Settings, LoadedModel | None]:
+        """The settings and (if the change asks for one) the new model that ``values``
+        (parameter name -> value) give; ParameterRejected or ModelError naming the reason,
+        nothing changed."""
         model = self.pipeline.model
         settings = self.settings.changed(values)
         removed = set(self.settings.attachments) - set(settings.attachments)
@@ -401,7 +397,7 @@ class JointTfPublisher(Node):
                     f"attachments.{name}.* parameters in one call of the node's "
                     f"~/set_attachments service"
                 )
-        base = self._base_text
+        base = None if model is None else model.base_text
         if "robot_description" in values:
             if settings.description_from_topic:
                 raise ParameterRejected(
@@ -426,7 +422,7 @@ class JointTfPublisher(Node):
                     check_zero(model.kin, joint, joint_values)
         if settings.source_list != self.settings.source_list:
             self._check_topics(settings.source_list)
-        return settings, base, new_model
+        return settings, new_model
 
     def _on_set_attachments(
         self,
@@ -519,12 +515,15 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _load(self, text: str, model_name: str, source: str) -> LoadedModel:
-        """Parse and compile a description (its warnings go to this node's logger); ModelError
-        naming ``source`` and line."""
+    def _load(
+        self, text: str, model_name: str, source: str, base_text: str | None = None
+    ) -> LoadedModel:
+        """Parse and compile a description (its warnings go to this node's logger; composed
+        from ``base_text`` and attachments, if given); ModelError naming ``source`` and
+        line."""
         with package_logs_to(self.get_logger()):
             robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
-            return LoadedModel(robot, text)
+            return LoadedModel(robot, text, base_text)
 
     def _load_composed(self, base_text: str, settings: Settings, source: str) -> LoadedModel:
         """The base description with the attachments of ``settings`` hung from it
@@ -533,9 +532,8 @@ class JointTfPublisher(Node):
             composed = compose(
                 base_text, settings.attachment_list, source, settings.model_name or None
             )
-        if not settings.attachments:
-            return self._load(composed.text, settings.model_name, source)
-        return self._load(composed.text, settings.model_name, COMPOSED_SOURCE)
+        where = COMPOSED_SOURCE if settings.attachments else source
+        return self._load(composed.text, settings.model_name, where, base_text)
 
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
@@ -577,7 +575,6 @@ class JointTfPublisher(Node):
         except (ModelError, ParameterRejected) as err:
             self.get_logger().error(f"robot description from topic rejected: {err}")
             return
-        self._base_text = msg.data
         self._install(model, settings)
         self._declare_zeros(model, at_start=False)
 
