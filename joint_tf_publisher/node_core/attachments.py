@@ -13,7 +13,7 @@ service takes such a change (``plan_change``). No rclpy here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..description.compose import ATTACHMENT_FIELDS
@@ -21,6 +21,7 @@ from .parameters import (
     ATTACHMENT_PREFIX,
     ATTACHMENTS,
     ParameterRejected,
+    Settings,
     parameter_name,
     parse_attachment_field,
     parse_attachment_names,
@@ -73,3 +74,25 @@ def plan_change(
             if parameter not in declared and parameter not in declare:
                 declare[parameter] = None  # declared at its default
     return AttachmentChange(declare, set_atomically)
+
+
+def with_attachment_change(
+    old: Settings, new: Settings, values: Mapping[str, Any], declared: set[str]
+) -> Settings:
+    """``new`` (``old`` changed by ``values``) without the fields of names it no longer lists
+    (their parameters are undeclared with the change). ParameterRejected for a name new to
+    the list whose parameters neither ``values`` nor the ``declared`` ones give: ``ros2
+    param set`` of the list alone cannot add an attachment, ``~/set_attachments`` can."""
+    removed = set(old.attachments) - set(new.attachments)
+    if removed:
+        kept = tuple(item for item in new.attachment_fields if item[0][0] not in removed)
+        new = replace(new, attachment_fields=kept)
+    for name in new.attachments:
+        parameters = {parameter_name(name, field) for field in ATTACHMENT_FIELDS}
+        if name not in old.attachments and not parameters & (set(values) | declared):
+            raise ParameterRejected(
+                f"{ATTACHMENTS}: {name!r} is new: add it together with its "
+                f"attachments.{name}.* parameters in one call of the node's "
+                "~/set_attachments service"
+            )
+    return new

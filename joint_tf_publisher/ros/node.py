@@ -42,7 +42,7 @@ from std_msgs.msg import String
 from ..description.compose import ATTACHMENT_FIELDS, COMPOSED_SOURCE, compose
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
-from ..node_core.attachments import plan_change
+from ..node_core.attachments import plan_change, with_attachment_change
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import (
@@ -382,21 +382,9 @@ class JointTfPublisher(Node):
         nothing changed."""
         model = self.pipeline.model
         settings = self.settings.changed(values)
-        removed = set(self.settings.attachments) - set(settings.attachments)
-        if removed:  # their parameters are undeclared with the change
-            kept = tuple(item for item in settings.attachment_fields if item[0][0] not in removed)
-            settings = replace(settings, attachment_fields=kept)
-        for name in settings.attachments:
-            if name not in self.settings.attachments and not any(
-                parameter_name(name, field) in values
-                or parameter_name(name, field) in self._attachments_declared
-                for field in ATTACHMENT_FIELDS
-            ):
-                raise ParameterRejected(
-                    f"{ATTACHMENTS}: {name!r} is new: add it together with its "
-                    f"attachments.{name}.* parameters in one call of the node's "
-                    f"~/set_attachments service"
-                )
+        settings = with_attachment_change(
+            self.settings, settings, values, self._attachments_declared
+        )
         base = None if model is None else model.base_text
         if "robot_description" in values:
             if settings.description_from_topic:

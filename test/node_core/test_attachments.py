@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from joint_tf_publisher.description.compose import Attachment
-from joint_tf_publisher.node_core.attachments import plan_change
+from joint_tf_publisher.node_core.attachments import plan_change, with_attachment_change
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 
 
@@ -91,3 +91,29 @@ def test_a_change_beyond_attachments_or_of_an_unlisted_name_is_refused(
 ) -> None:
     with pytest.raises(ParameterRejected, match=message):
         plan_change(values, (), set())
+
+
+def test_a_name_removed_takes_its_fields_a_new_name_needs_its_own() -> None:
+    old = Settings.from_values(
+        {
+            "attachments.names": ["gripper", "cup"],
+            "attachments.cup.file": "/tools/cup.urdf",
+            "attachments.gripper.file": "/tools/gripper.urdf",
+        }
+    )
+    values = {"attachments.names": ["gripper"]}
+    new = with_attachment_change(old, old.changed(values), values, set())
+    assert new.attachment_fields == ((("gripper", "file"), "/tools/gripper.urdf"),)
+    values = {"attachments.names": ["gripper", "cup", "camera"]}
+    with pytest.raises(ParameterRejected, match=r"'camera' is new: add it together with its"):
+        with_attachment_change(old, old.changed(values), values, set())
+    values["attachments.camera.file"] = "/tools/camera.urdf"
+    added = with_attachment_change(old, old.changed(values), values, set())
+    assert [a.name for a in added.attachment_list] == ["gripper", "cup", "camera"]
+    values = {"attachments.names": ["gripper", "cup", "camera"]}  # declared by the service
+    declared = {"attachments.camera.file"}
+    assert with_attachment_change(old, old.changed(values), values, declared).attachments == (
+        "gripper",
+        "cup",
+        "camera",
+    )
