@@ -24,6 +24,7 @@ from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from ..robot import Robot
 from .arguments import UsageError, add_attachment_options, load_model
+from .attach import add_attach_parsers
 from .describe import check_report, format_number, pose_record, pose_table
 from .doctor.command import add_doctor_parser
 from .joint_values import parse_joint_values
@@ -326,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     fk.add_argument("--json", action="store_true", help="machine-readable output")
     add_attachment_options(fk)
     fk.set_defaults(func=cmd_fk)
+
+    add_attach_parsers(commands)
 
     graph = commands.add_parser(
         "graph",

@@ -9,6 +9,7 @@ it. A new parameter is one row here, one field of ``Settings`` with its parser, 
 
 from __future__ import annotations
 
+import array
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -26,6 +27,9 @@ MAX_PUBLISH_FREQUENCY = 1000.0
 MAX_PERIOD_S = 3600.0
 
 ParameterValue = bool | float | str | tuple[str, ...]
+#: What an array parameter's value is: a list or tuple as given in Python, an ``array.array``
+#: as rclpy hands a double or integer array set through its services (``ros2 param set``).
+ARRAY_TYPES = (list, tuple, array.array)
 
 
 class ParameterRejected(ValueError):
@@ -190,7 +194,7 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ParameterRejected(f"{parameter} must be a string, got {value!r}")
         return value
-    items = [0.0] * 6 if value is None else list(value) if isinstance(value, (list, tuple)) else []
+    items = [0.0] * 6 if value is None else list(value) if isinstance(value, ARRAY_TYPES) else []
     if len(items) != 6 or not all(
         isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
     ):
@@ -278,7 +282,7 @@ def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
     number or a non-empty list of numbers."""
     if value is None:
         return None
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    items = list(value) if isinstance(value, ARRAY_TYPES) else [value]
     if not items or not all(
         isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
     ):

@@ -1,5 +1,6 @@
 """``check`` and ``fk`` with attachments (``--attach``, ``--params``): a composed robot
-checked without ROS, as the node composes it."""
+checked without ROS, as the node composes it; what ``attach`` and ``detach`` send a running
+node (their call over DDS: test/ros/test_node_attachments.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.cli.arguments import UsageError, parse_attach
+from joint_tf_publisher.cli.attach import attach_values, detach_values
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.description.compose import Attachment, compose
 
@@ -95,3 +98,24 @@ def test_a_malformed_attach_is_a_usage_error(
         main(["check", str(ARM), "--attach", spec])
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_attach_sends_every_field_and_adds_the_name_once() -> None:
+    attachment = parse_attach(f"cup:{SUCTION.name}@g_tcp:0,0,1,0,0,0:c_")
+    values = attach_values(attachment, ("gripper",))
+    assert values == {
+        "attachments.names": ["gripper", "cup"],
+        "attachments.cup.file": str(Path.cwd() / SUCTION.name),  # made absolute
+        "attachments.cup.description": "",
+        "attachments.cup.parent": "g_tcp",
+        "attachments.cup.origin": [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "attachments.cup.prefix": "c_",
+    }
+    # A name the node has: the same list, the tool swapped.
+    assert attach_values(attachment, ("cup", "gripper"))["attachments.names"] == ["cup", "gripper"]
+
+
+def test_detach_sends_the_list_without_the_name() -> None:
+    assert detach_values("cup", ("gripper", "cup")) == {"attachments.names": ["gripper"]}
+    with pytest.raises(UsageError, match=r"no attachment 'camera' \(it has: gripper, cup\)"):
+        detach_values("camera", ("gripper", "cup"))

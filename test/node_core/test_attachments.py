@@ -3,6 +3,8 @@ settings, and the steps of a change asked of ``~/set_attachments``, without ROS.
 
 from __future__ import annotations
 
+import array
+
 import pytest
 
 from joint_tf_publisher.description.compose import Attachment
@@ -27,6 +29,8 @@ def test_the_listed_attachments_are_read_in_order_with_defaults() -> None:
         Attachment("gripper", "wrist", description="<robot/>", prefix="g_"),
         Attachment("camera", "tool_flange", file="/tools/camera.urdf", origin=(0, 0, 1, 0, 0, 0.5)),
     )
+    from_service = settings.changed({"attachments.camera.origin": array.array("d", [1.0] * 6)})
+    assert from_service.attachment_list[1].origin == (1.0,) * 6  # as rclpy hands a double array
     unset = settings.changed(
         {"attachments.camera.origin": None, "attachments.gripper.prefix": None}
     )

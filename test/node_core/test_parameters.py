@@ -6,6 +6,7 @@ exactly this table (with descriptors) is checked in test_node.py.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import json
 import re
@@ -121,6 +122,11 @@ def test_zeros_are_read_by_joint_name_and_unset_by_none() -> None:
         ("arm::elbow", (-1.0,)),
         ("caster", (0.3,)),
     )
+
+
+def test_a_multi_value_zero_set_through_the_parameter_services_is_read() -> None:
+    """rclpy hands a double array set with ``ros2 param set`` as an ``array.array``."""
+    assert parse_zero("zeros.base", array.array("d", [1.0, 2.5, 0.0])) == (1.0, 2.5, 0.0)
 
 
 @pytest.mark.parametrize("value", ["up", True, [], [0.1, "x"]])

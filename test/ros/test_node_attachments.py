@@ -10,6 +10,8 @@ test/description/test_compose.py.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -270,3 +272,26 @@ def test_an_attachment_is_added_in_one_call_and_removed_in_one_set(tooled: Toole
     wait_until(lambda: "cup_cup" not in tooled.frames(), what="the cup's frames gone")
     assert GRIPPER_FRAMES <= set(tooled.frames())
     assert not any(name.startswith("attachments.cup.") for name in tooled.parameter_names())
+
+
+def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """``joint-tf-publisher ARGUMENTS`` for the module's node, in a process of its own."""
+    command = [sys.executable, "-m", "joint_tf_publisher.cli.main", *arguments]
+    command += ["--node", f"{NAMESPACE}/joint_tf_publisher"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_the_attach_and_detach_commands_take_one_call_each(tooled: Tooled) -> None:
+    refused = cli("attach", f"cup:{SUCTION}@tool_tpc::cup_")
+    assert refused.returncode == 1
+    assert "refused: attachments.cup.parent: no link 'tool_tpc'" in refused.stderr
+    attached = cli("attach", f"cup:{SUCTION}@tool_tcp:0,0,0.01,0,0,0:cup_")
+    assert attached.returncode == 0, attached.stderr
+    wait_until(lambda: "cup_cup" in tooled.frames(), what="the cup's frames")
+    mount = tooled.frames()["cup_base_link"]
+    assert mount.header.frame_id == "tool_tcp"
+    assert mount.transform.translation.z == pytest.approx(0.01)
+    detached = cli("detach", "cup")
+    assert detached.returncode == 0, detached.stderr
+    wait_until(lambda: "cup_base_link" not in tooled.frames(), what="the cup's frames gone")
+    assert GRIPPER_FRAMES <= set(tooled.frames())
