@@ -1,8 +1,8 @@
 """The ``joint-tf-publisher`` command: inspect, draw and run robot descriptions.
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
-``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run) or ``doctor.command``
-(doctor); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
+``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run), ``doctor.command``
+(doctor) or ``attach`` (attach, detach); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
 model (one line ``file:line: message`` on stderr), a failed tool or a problem ``doctor``
 found, 2 for bad command-line usage.
 """
