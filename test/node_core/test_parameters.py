@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 import pytest
-from repo_paths import REPO_ROOT
+from repo_paths import REPO_ROOT, config_parameters
 
 from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.node_core.parameters import (
@@ -32,7 +32,6 @@ from joint_tf_publisher.node_core.parameters import (
 
 yaml = pytest.importorskip("yaml")
 
-CONFIG = REPO_ROOT / "config" / "joint_tf_publisher.yaml"
 DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "docs" / "node.md"]
 ROS_TYPE_WORDS = {
     "bool": "bool",
@@ -144,18 +143,8 @@ def test_a_change_is_all_or_nothing() -> None:
     assert changed.frame_prefix == "x/"  # names without a setting are not ours: ignored
 
 
-def flattened(tree: dict[str, Any], parent: str = "") -> dict[str, Any]:
-    """Nested parameters as rcl reads them: names joined at the dots."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{parent}{key}"
-        flat.update(flattened(value, name + ".") if isinstance(value, dict) else {name: value})
-    return flat
-
-
 def test_config_file_gives_every_parameter_its_default() -> None:
-    config = yaml.safe_load(CONFIG.read_text())["/**"]["ros__parameters"]
-    assert flattened(config) == {spec.name: yaml_value(spec.default) for spec in PARAMETERS}
+    assert config_parameters() == {spec.name: yaml_value(spec.default) for spec in PARAMETERS}
 
 
 def parameter_rows(text: str) -> dict[str, list[str]]:
