@@ -2,9 +2,9 @@
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
 ``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run), ``doctor.command``
-(doctor) or ``attach`` (attach, detach); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
-model (one line ``file:line: message`` on stderr), a failed tool or a problem ``doctor``
-found, 2 for bad command-line usage.
+(doctor) or ``attach`` (attach, detach); the ROS parts are imported when used. Exit status:
+0 on success, 1 for an invalid model (one line ``file:line: message`` on stderr), a failed
+tool or a problem ``doctor`` found, 2 for bad command-line usage.
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ Their parsing is ``parameters``' (the node's one table). The node declares the p
 parameters of every listed name (their values given at start are read then), so ``ros2 param
 set`` of one of them (a tool change) is one step; adding a name needs its per-name parameters
 in the same change, which rclpy cannot set undeclared: the node's ``~/set_attachments``
-service takes such a change (``plan_change``). No rclpy here.
+service takes such a change (``plan_attachment_request``). No rclpy here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,8 +41,8 @@ class AttachmentChange:
     set_atomically: dict[str, Any]
 
 
-def plan_change(
-    values: Mapping[str, Any], listed: tuple[str, ...], declared: set[str]
+def plan_attachment_request(
+    values: Mapping[str, Any], listed: tuple[str, ...], declared: AbstractSet[str]
 ) -> AttachmentChange:
     """The steps for ``values`` (parameter name -> value: ``attachments.names`` and per-name
     parameters only), given the names ``listed`` now and the parameters ``declared``.
@@ -77,7 +78,7 @@ def plan_change(
 
 
 def with_attachment_change(
-    old: Settings, new: Settings, values: Mapping[str, Any], declared: set[str]
+    old: Settings, new: Settings, values: Mapping[str, Any], declared: AbstractSet[str]
 ) -> Settings:
     """``new`` (``old`` changed by ``values``) without the fields of names it no longer lists
     (their parameters are undeclared with the change). ParameterRejected for a name new to

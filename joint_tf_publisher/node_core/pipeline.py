@@ -20,6 +20,7 @@ tests drive it directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -88,10 +89,7 @@ class Configured:
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
         #: The TFMessage layout of moving joints by the bytes of their index array (intp).
         self.layout_of = bounded_cache(self._layout)
-        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
-        #: limits, mimic followers from their leaders.
-        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
-        self.default_poses = kin.joint_poses(self.start, np.arange(len(moving)))
+        self.restart_from(kin, settings)
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
         translations, quaternions = kin.fixed_transforms()
         self.static_layout = TFMessageLayout(
@@ -101,6 +99,13 @@ class Configured:
             ]
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+
+    def restart_from(self, kin: Kinematics, settings: Settings) -> None:
+        """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
+        #: The values of joints never received: ``zeros.*`` (else zero) clamped into the
+        #: limits, mimic followers from their leaders.
+        self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
+        self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
     def _layout(self, key: bytes) -> TFMessageLayout:
         return TFMessageLayout([self._frames[i] for i in np.frombuffer(key, np.intp).tolist()])
@@ -138,14 +143,18 @@ class JointStatePipeline:
         ``settings`` if given; what else the change of settings asks of the node."""
         self.model = model
         self.health.facts = None  # the new model's facts come with install, below
-        changes = self.configure(settings or self.settings)
+        changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
         self.health.install(RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix))
         return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
-        """Apply new settings (prefix, exclusions, clamp mode, rate) to the current model;
-        what else the change asks of the node."""
+        """Apply new settings (prefix, exclusions, clamp mode, rate, start values) to the
+        current model; what else the change asks of the node. A change of ``zeros`` alone
+        only gives the joints never received their new start values."""
+        return self._configure(settings, new_model=False)
+
+    def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
             republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
@@ -157,6 +166,14 @@ class JointStatePipeline:
         self.health.timeout_s = settings.joint_state_timeout
         if self.model is None:
             return changes
+        if (
+            not new_model
+            and self._configured is not None
+            and _beside_the_model(old) == _beside_the_model(settings)
+        ):
+            self._configured.restart_from(self.model.kin, settings)
+            self._start_waiting_joints(self.model, self._configured)
+            return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         self._slot_plan = self._slot = None
@@ -164,16 +181,20 @@ class JointStatePipeline:
             self.health.facts = RobotFacts(
                 self.model.kin, settings.exclude_joints, settings.frame_prefix
             )
-        # Joints never received take their (new) start values.
-        positions, start = self.model.positions, self._configured.start
-        waiting = ~positions.received[self.model.kin.layout.slot_joint]
-        positions.values[waiting] = start.values[waiting]
+        self._start_waiting_joints(self.model, self._configured)
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
                 "exclude_joints names joints not in the robot: "
                 + ", ".join(self._configured.unknown_excluded)
             )
         return changes
+
+    @staticmethod
+    def _start_waiting_joints(model: LoadedModel, configured: Configured) -> None:
+        """Joints never received take their (new) start values."""
+        positions, start = model.positions, configured.start
+        waiting = ~positions.received[model.kin.layout.slot_joint]
+        positions.values[waiting] = start.values[waiting]
 
     def static_publication(self, stamp_ns: int) -> Publication | None:
         """The whole static set (fixed joints not excluded) stamped ``stamp_ns``; None
@@ -417,3 +438,10 @@ class JointStatePipeline:
                 f"ignoring joint state name {name!r}: the bare name of several nested models' "
                 f"joints ({', '.join(candidates)}); give the scoped name",
             )
+
+
+def _beside_the_model(settings: Settings) -> Settings:
+    """``settings`` without what does not change the configured model: ``zeros`` (start
+    values, taken without a rebuild) and the attachments (a change of them that matters comes
+    with a new model; one of unlisted names' fields changes nothing)."""
+    return replace(settings, zeros=(), attachments=(), attachment_fields=())

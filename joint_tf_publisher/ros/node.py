@@ -1,9 +1,11 @@
 """The ROS 2 node: robot description + joint states -> /tf and /tf_static. Wiring only.
 
 What the node does with joint states (rate limiting, stamps, clamping, reports) is
-``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``; its
-publishers are ``tf_publishers``; how it runs (signals, spin loop) is ``runtime``. This
-module declares the parameters, loads descriptions, and connects topics to the pipeline.
+``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``, and what a
+change of them asks is planned, validated whole, by ``parameter_changes.plan_change`` (all
+rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs (signals,
+spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
+loads descriptions, and connects topics to the pipeline.
 
 Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
@@ -42,9 +44,10 @@ from std_msgs.msg import String
 from ..description.compose import ATTACHMENT_FIELDS, COMPOSED_SOURCE, compose
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
-from ..node_core.attachments import plan_change, with_attachment_change
+from ..node_core.attachments import plan_attachment_request
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ..node_core.parameter_changes import ParameterChange, plan_change, zeros_for
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
@@ -57,7 +60,7 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.zeros import check_zero, declared_zeros, start_positions
+from ..node_core.zeros import declared_zeros, start_positions
 from ..robot import Robot
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
@@ -200,7 +203,6 @@ class JointTfPublisher(Node):
         self._tf = TfPublisher(self)
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._declaring_zeros = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_service(SetParametersAtomically, "~/set_attachments", self._on_set_attachments)
         overrides = QoSOverridingOptions.with_default_policies()
@@ -342,23 +344,34 @@ class JointTfPublisher(Node):
     # -- parameters -----------------------------------------------------------------------------
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
-        """Validate a parameter change; apply it only if every parameter in it is valid."""
+        """Validate a parameter change as a whole (``plan_change``), then apply it whole."""
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
-            settings, new_model = self._validated(values)
+            change = plan_change(
+                self.settings,
+                self.pipeline.model,
+                values,
+                self._load_parameter,
+                self._attachments_declared,
+            )
+            if change.sources_changed:
+                self._check_topics(change.settings.source_list)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        old = self.settings
-        if new_model is not None:
-            changes = self._install(new_model, settings)
-            self._declare_zeros(new_model, at_start=False)
-        elif self._declaring_zeros or settings == replace(
-            old, attachment_fields=settings.attachment_fields
-        ):  # zeros: configured once all are declared (_declare_zeros); unlisted attachments
-            self.pipeline.settings = settings
-            changes = Reconfigured(False, False, restart_diagnostic_timer=False)
+        self._apply(change)
+        return SetParametersResult(successful=True)
+
+    def _apply(self, change: ParameterChange) -> None:
+        """Apply a validated change: a new model installed (and its ``zeros.<joint>``
+        declared), else the settings configured; then the timers and subscriptions it asks
+        for."""
+        settings = change.settings
+        removed = set(self.settings.attachments) - set(settings.attachments)
+        if change.model is not None:
+            changes = self._install(change.model, settings)
+            self._declare_zeros(change.model, at_start=False)
         else:
             changes = self.pipeline.configure(settings)
             if changes.republish_statics:
@@ -367,50 +380,13 @@ class JointTfPublisher(Node):
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
-        if settings.source_list != old.source_list:
+        if change.sources_changed:
             self._subscribe_sources(settings.source_list)
-        for name in set(old.attachments) - set(settings.attachments):
+        for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 if parameter_name(name, field) in self._attachments_declared:
                     self._attachments_declared.discard(parameter_name(name, field))
                     self.undeclare_parameter(parameter_name(name, field))
-        return SetParametersResult(successful=True)
-
-    def _validated(self, values: dict[str, Any]) -> tuple[Settings, LoadedModel | None]:
-        """The settings and (if the change asks for one) the new model that ``values``
-        (parameter name -> value) give; ParameterRejected or ModelError naming the reason,
-        nothing changed."""
-        model = self.pipeline.model
-        settings = self.settings.changed(values)
-        settings = with_attachment_change(
-            self.settings, settings, values, self._attachments_declared
-        )
-        base = None if model is None else model.base_text
-        if "robot_description" in values:
-            if settings.description_from_topic:
-                raise ParameterRejected(
-                    "robot_description comes from the topic (description_from_topic is true)"
-                )
-            base = str(values["robot_description"] or "")
-            if not base.strip():
-                raise ParameterRejected("robot_description must not be empty")
-        new_model = None
-        if base is not None and (
-            "robot_description" in values
-            or settings.model_name != self.settings.model_name
-            or settings.attachment_list != self.settings.attachment_list
-        ):
-            new_model = self._load_composed(base, settings, "robot_description")
-            settings = replace(settings, zeros=_zeros_of(new_model, settings))
-        if new_model is not None:
-            start_positions(new_model.kin, settings.zeros, settings.clamp_mode)
-        elif model is not None:
-            for joint, joint_values in settings.zeros:
-                if joint_values != dict(self.settings.zeros).get(joint):
-                    check_zero(model.kin, joint, joint_values)
-        if settings.source_list != self.settings.source_list:
-            self._check_topics(settings.source_list)
-        return settings, new_model
 
     def _on_set_attachments(
         self,
@@ -423,20 +399,28 @@ class JointTfPublisher(Node):
         are declared (unused until listed), and the rest set atomically."""
         values = {msg.name: Parameter.from_parameter_msg(msg).value for msg in request.parameters}
         try:
-            change = plan_change(values, self.settings.attachments, self._attachments_declared)
-            self._validated(values)
+            request_plan = plan_attachment_request(
+                values, self.settings.attachments, self._attachments_declared
+            )
+            plan_change(
+                self.settings,
+                self.pipeline.model,
+                values,
+                self._load_parameter,
+                self._attachments_declared,
+            )
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"attachment change rejected: {reason}")
             response.result = SetParametersResult(successful=False, reason=reason)
             return response
         fields: dict[str, dict[str, Any]] = {}
-        for parameter, value in change.declare.items():
+        for parameter, value in request_plan.declare.items():
             name, field = split_attachment_parameter(parameter)
             fields.setdefault(name, {})[field] = value
         self._declare_attachments(fields)
         response.result = self.set_parameters_atomically(
-            [_parameter(name, value) for name, value in change.set_atomically.items()]
+            [_parameter(name, value) for name, value in request_plan.set_atomically.items()]
         )
         return response
 
@@ -486,22 +470,22 @@ class JointTfPublisher(Node):
             self.undeclare_parameter(name)
         self._zeros_declared &= defaults.keys()
         descriptor = ParameterDescriptor(description=ZEROS_DESCRIPTION, dynamic_typing=True)
-        self._declaring_zeros = True  # each checked alone; the pipeline configured once, below
-        try:
-            for name in sorted(defaults.keys() - self._zeros_declared):
-                try:
-                    self.declare_parameter(name, defaults[name], descriptor)
-                except InvalidParameterValueException as err:
-                    if at_start:
-                        raise
-                    self.get_logger().error(f"{name} left at its default: {_reason(err)}")
-                    self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
-                self._zeros_declared.add(name)
-        finally:
-            self._declaring_zeros = False
-        self.pipeline.configure(self.settings)
+        # Each declaration is a parameter change of its own (checked by _on_set_parameters;
+        # a change of zeros alone only sets the start values of joints never received).
+        for name in sorted(defaults.keys() - self._zeros_declared):
+            try:
+                self.declare_parameter(name, defaults[name], descriptor)
+            except InvalidParameterValueException as err:
+                if at_start:
+                    raise
+                self.get_logger().error(f"{name} left at its default: {_reason(err)}")
+                self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
+            self._zeros_declared.add(name)
 
     # -- model ----------------------------------------------------------------------------------
+
+    def _load_parameter(self, text: str, settings: Settings) -> LoadedModel:
+        return self._load_composed(text, settings, "robot_description")
 
     def _load(
         self, text: str, model_name: str, source: str, base_text: str | None = None
@@ -558,7 +542,7 @@ class JointTfPublisher(Node):
     def _on_description_message(self, msg: String) -> None:
         try:
             model = self._load_composed(msg.data, self.settings, "robot_description topic")
-            settings = replace(self.settings, zeros=_zeros_of(model, self.settings))
+            settings = replace(self.settings, zeros=zeros_for(model, self.settings))
             start_positions(model.kin, settings.zeros, settings.clamp_mode)
         except (ModelError, ParameterRejected) as err:
             self.get_logger().error(f"robot description from topic rejected: {err}")
@@ -570,10 +554,3 @@ class JointTfPublisher(Node):
 def _reason(err: InvalidParameterValueException) -> str:
     """The reason our callback gave for refusing a parameter, from rclpy's exception."""
     return str(err.args[0]).split("Reason: ", 1)[-1]
-
-
-def _zeros_of(model: LoadedModel, settings: Settings) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """The ``zeros`` of ``settings`` for joints that take one in ``model`` (a new description:
-    the parameters of the others, gone or now mimic followers, are undeclared)."""
-    taking = declared_zeros(model.kin)
-    return tuple((name, values) for name, values in settings.zeros if name in taking)

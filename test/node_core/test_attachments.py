@@ -8,7 +8,7 @@ import array
 import pytest
 
 from joint_tf_publisher.description.compose import Attachment
-from joint_tf_publisher.node_core.attachments import plan_change, with_attachment_change
+from joint_tf_publisher.node_core.attachments import plan_attachment_request, with_attachment_change
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 
 
@@ -59,7 +59,7 @@ def test_a_bad_attachment_parameter_is_refused_naming_it(
 def test_adding_a_name_declares_its_parameters_then_sets_the_list() -> None:
     declared = {f"attachments.gripper.{field}" for field in ("description", "file", "parent")}
     declared |= {"attachments.gripper.origin", "attachments.gripper.prefix"}
-    change = plan_change(
+    change = plan_attachment_request(
         {
             "attachments.names": ["gripper", "camera"],
             "attachments.camera.file": "/tools/camera.urdf",
@@ -94,7 +94,7 @@ def test_a_change_beyond_attachments_or_of_an_unlisted_name_is_refused(
     values: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ParameterRejected, match=message):
-        plan_change(values, (), set())
+        plan_attachment_request(values, (), set())
 
 
 def test_a_name_removed_takes_its_fields_a_new_name_needs_its_own() -> None:
