@@ -158,7 +158,7 @@ class JointTfPublisher(Node):
         self._attachments_declared: set[str] = set()
         try:
             names = Settings.from_values({ATTACHMENTS: values[ATTACHMENTS]}).attachments
-            values.update(self._declare_attachments({name: {} for name in names}))
+            values.update(self._declare_attachments({name: {} for name in names}, at_start=True))
             settings = Settings.from_values(values)
         except ParameterRejected as err:
             raise StartupError(str(err)) from None
@@ -418,16 +418,20 @@ class JointTfPublisher(Node):
         for parameter, value in request_plan.declare.items():
             name, field = split_attachment_parameter(parameter)
             fields.setdefault(name, {})[field] = value
-        self._declare_attachments(fields)
+        self._declare_attachments(fields, at_start=False)
         response.result = self.set_parameters_atomically(
             [_parameter(name, value) for name, value in request_plan.set_atomically.items()]
         )
         return response
 
-    def _declare_attachments(self, fields: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def _declare_attachments(
+        self, fields: dict[str, dict[str, Any]], at_start: bool
+    ) -> dict[str, Any]:
         """Declare ``attachments.<name>.<field>`` for each name of ``fields`` and each field
-        not declared yet, at the value ``fields`` gives (None: a value given at start, else
-        the field's default); their values by parameter name."""
+        not declared yet, at the value ``fields`` gives, else (None) ``at_start`` the value
+        given at start, or the field's default (a request to ``~/set_attachments`` gives
+        the whole attachment: what it leaves out is the default, as it was validated); their
+        values by parameter name."""
         values: dict[str, Any] = {}
         for name, given in fields.items():
             for field, (default, description) in ATTACHMENT_PARAMETERS.items():
@@ -442,7 +446,7 @@ class JointTfPublisher(Node):
                     parameter,
                     default if value is None else value,
                     descriptor,
-                    ignore_override=value is not None,
+                    ignore_override=not at_start,
                 )
                 self._attachments_declared.add(parameter)
                 values[parameter] = self.get_parameter(parameter).value
