@@ -66,7 +66,7 @@ def load_model(args: argparse.Namespace) -> Robot:
     except OSError as exc:
         raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
     composed = compose(text, attachments, source, args.model_name, path)
-    return Robot.from_xml_string(composed.text, source=COMPOSED_SOURCE)
+    return Robot.from_xml_string(composed, source=COMPOSED_SOURCE)
 
 
 def attachments_of(args: argparse.Namespace) -> tuple[Attachment, ...]:

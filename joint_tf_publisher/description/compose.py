@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,21 +91,13 @@ class Attachment:
             )
 
 
-@dataclass(frozen=True)
-class Composed:
-    """A composed robot: its URDF text, and per attachment the links it brought."""
-
-    text: str
-    links_of: dict[str, tuple[str, ...]]
-
-
 def compose(
     base_text: str | bytes,
     attachments: Sequence[Attachment],
     base_source: str = "robot_description",
     model_name: str | None = None,
     base_path: Path | None = None,
-) -> Composed:
+) -> str:
     """The base description with ``attachments`` hung from it, as URDF text.
 
     Without attachments the base text is returned as given (SDFormat stays SDFormat). With
@@ -114,30 +106,17 @@ def compose(
     line and element, or the attachment and the name that clashes.
     """
     if not attachments:
-        text = base_text if isinstance(base_text, str) else base_text.decode()
-        return Composed(text, {})
+        return base_text if isinstance(base_text, str) else base_text.decode()
     robot = _part_element(base_text, base_source, model_name, base_path)
     names = _Names.of(robot)
-    links_of: dict[str, tuple[str, ...]] = {}
+    hung: set[str] = set()
     for attachment in attachments:
         attachment.check()
-        if attachment.name in links_of:
+        if attachment.name in hung:
             raise ModelError(f"names {attachment.name!r} twice", source="attachments")
-        part = _attachment_element(attachment)
-        links_of[attachment.name] = _hang(robot, names, attachment, part)
-    text = etree.tostring(robot, encoding="unicode")
-    return Composed('<?xml version="1.0"?>\n' + text + "\n", links_of)
-
-
-def parse_origin(values: Iterable[float]) -> tuple[float, float, float, float, float, float]:
-    """An origin as six floats; ModelError for another count."""
-    items = tuple(float(value) for value in values)
-    if len(items) != 6:
-        raise ModelError(
-            f"an origin is 6 numbers (x y z roll pitch yaw), got {len(items)}", source="origin"
-        )
-    x, y, z, roll, pitch, yaw = items
-    return (x, y, z, roll, pitch, yaw)
+        _hang(robot, names, attachment, _attachment_element(attachment))
+        hung.add(attachment.name)
+    return '<?xml version="1.0"?>\n' + etree.tostring(robot, encoding="unicode") + "\n"
 
 
 # -- the parts ------------------------------------------------------------------------------
@@ -208,9 +187,9 @@ class _Names:
 
 def _hang(
     robot: etree._Element, names: _Names, attachment: Attachment, part: etree._Element
-) -> tuple[str, ...]:
+) -> None:
     """Append ``part``'s links, joints and materials (renamed) and the mount joint to
-    ``robot``; the links it brought. ModelError for a clash or a missing parent."""
+    ``robot``. ModelError for a clash or a missing parent."""
     where = f"attachments.{attachment.name}"
     prefix = attachment.prefix
     if attachment.parent not in names.links:
@@ -267,7 +246,6 @@ def _hang(
     robot[-1].tail = "\n"
     names.links.update(link_names)
     names.joints.update(joint_names)
-    return tuple(link_names)
 
 
 def _refuse_clash(where: str, kind: str, new: list[str], taken: set[str]) -> None:

@@ -509,7 +509,7 @@ class JointTfPublisher(Node):
                 base_text, settings.attachment_list, source, settings.model_name or None
             )
         where = COMPOSED_SOURCE if settings.attachments else source
-        return self._load(composed.text, settings.model_name, where, base_text)
+        return self._load(composed, settings.model_name, where, base_text)
 
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description

@@ -28,7 +28,7 @@ def composed() -> Robot:
         Attachment("gripper", "tool_flange", file=str(GRIPPER), origin=ORIGIN, prefix="g_"),
         Attachment("cup", "g_tcp", file=str(SUCTION), prefix="c_"),
     ]
-    return Robot.from_xml_string(compose(ARM.read_text(), attachments).text)
+    return Robot.from_xml_string(compose(ARM.read_text(), attachments))
 
 
 ATTACH = [

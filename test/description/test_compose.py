@@ -38,7 +38,7 @@ def gripper(**fields: object) -> Attachment:
 
 
 def composed_robot(*attachments: Attachment) -> Robot:
-    return Robot.from_xml_string(compose(ARM.read_text(), attachments).text)
+    return Robot.from_xml_string(compose(ARM.read_text(), attachments))
 
 
 def test_the_gripper_hangs_from_the_flange_at_its_origin() -> None:
@@ -68,7 +68,7 @@ def test_the_gripper_hangs_from_the_flange_at_its_origin() -> None:
 
 
 def test_the_composed_text_keeps_visuals_and_prefixes_materials() -> None:
-    text = compose(ARM.read_text(), [gripper()]).text
+    text = compose(ARM.read_text(), [gripper()])
     root = etree.fromstring(text.encode())
     finger = root.find("link[@name='tool_left_finger']")
     assert finger is not None and finger.find("visual/geometry/box") is not None
@@ -87,7 +87,7 @@ def test_an_attachment_hangs_from_an_earlier_one_not_from_a_later_one() -> None:
 
 def test_without_attachments_the_text_is_unchanged() -> None:
     text = ARM.read_text()
-    assert compose(text, []).text == text
+    assert compose(text, []) == text
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_an_error_in_an_attachment_names_its_own_source_and_line(tmp_path: Path)
 def test_the_same_material_twice_is_kept_once_a_different_one_is_refused() -> None:
     same = "<robot name='s'><material name='dark'><color rgba='0.15 0.15 0.15 1'/></material>"
     same += "<link name='plate'/></robot>"
-    text = compose(ARM.read_text(), [Attachment("plate", "base_link", description=same)]).text
+    text = compose(ARM.read_text(), [Attachment("plate", "base_link", description=same)])
     assert len(etree.fromstring(text.encode()).findall("material[@name='dark']")) == 1
     other = same.replace("0.15 0.15 0.15 1", "1 0 0 1")
     with pytest.raises(ModelError, match=r"material 'dark' is defined differently"):
@@ -164,7 +164,7 @@ def test_relative_mesh_paths_of_a_file_become_file_uris(tmp_path: Path) -> None:
         "<collision><geometry><mesh filename='package://tools/meshes/body.stl'/></geometry>"
         "</collision></link></robot>"
     )
-    text = compose(ARM.read_text(), [Attachment("t", "tool_flange", file=str(tool))]).text
+    text = compose(ARM.read_text(), [Attachment("t", "tool_flange", file=str(tool))])
     meshes = [m.get("filename") for m in etree.fromstring(text.encode()).iter("mesh")]
     assert meshes == [
         (tmp_path / "tools" / "meshes" / "body.stl").as_uri(),
@@ -206,8 +206,8 @@ def test_an_sdformat_base_is_written_as_urdf_once_something_is_attached() -> Non
         name for name in model.links if name not in {j.parent for j in model.joints.values()}
     )
     composed = compose(base, [Attachment("cup", leaf, file=str(SUCTION), prefix="cup_")])
-    robot = Robot.from_xml_string(composed.text)
-    assert composed.text.lstrip().startswith("<?xml") and "<robot" in composed.text
+    robot = Robot.from_xml_string(composed)
+    assert composed.lstrip().startswith("<?xml") and "<robot" in composed
     np.testing.assert_allclose(robot.link_fk(link=leaf), model.link_fk(link=leaf), atol=1e-12)
     assert robot.joints["cup_cup_mount"].parent == leaf
 
@@ -220,7 +220,7 @@ def test_sdformat_joints_off_their_child_frame_keep_their_motion() -> None:
     model = Robot.from_xml_string(base)
     offset = [j.name for j in model.joints.values() if not np.allclose(j.child_offset, np.eye(4))]
     assert offset  # the file has such joints
-    text = compose(base, [Attachment("cup", "tool", file=str(SUCTION), prefix="cup_")]).text
+    text = compose(base, [Attachment("cup", "tool", file=str(SUCTION), prefix="cup_")])
     robot = Robot.from_xml_string(text)
     for cfg in ({}, {"shoulder": 0.7, "elbow": -1.1}):
         expected = model.link_fk(cfg, clamp="hard")

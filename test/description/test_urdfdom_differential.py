@@ -286,7 +286,7 @@ def test_an_arm_with_attached_tools_loads_in_urdfdom_with_the_same_tree(
     urdf = REPO_ROOT / "urdf"
     gripper = Attachment("gripper", "tool_flange", file=str(urdf / "gripper.urdf"), prefix="tool_")
     suction = Attachment("cup", "tool_tcp", file=str(urdf / "suction_tool.urdf"), prefix="s_")
-    text = compose((urdf / "demo_arm.urdf").read_text(), [gripper, suction]).text
+    text = compose((urdf / "demo_arm.urdf").read_text(), [gripper, suction])
     reading = read_with_urdfdom(text.encode(), check_urdf, tmp_path)
     assert reading.accepted, reading.message
     robot = Robot.from_xml_string(text)

@@ -93,7 +93,7 @@ def test_a_running_tf2_buffer_resolves_the_new_tool_after_a_swap(
     assert lookup.returncode == 0, stderr
     poses = json.loads(stdout)
     for pair, file in (("tool_flange,tool_tcp", gripper), ("tool_flange,tool_cup", suction)):
-        robot = Robot.from_xml_string(compose(arm, [tool(file)]).text)
+        robot = Robot.from_xml_string(compose(arm, [tool(file)]))
         frame = pair.split(",")[1]
         expected = np.linalg.inv(robot.link_fk(link="tool_flange")) @ robot.link_fk(link=frame)
         x, y, z, *quaternion = poses[pair]

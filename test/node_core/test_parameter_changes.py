@@ -33,7 +33,7 @@ class Loader:
     def __call__(self, text: str, settings: Settings) -> LoadedModel:
         """The robot's own ``text`` with the attachments of ``settings`` composed in."""
         self.loaded.append((text, settings.model_name))
-        composed = compose(text, settings.attachment_list, "robot_description").text
+        composed = compose(text, settings.attachment_list, "robot_description")
         return LoadedModel(
             Robot.from_xml_string(composed, source="robot_description"), composed, text
         )

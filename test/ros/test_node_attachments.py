@@ -132,7 +132,7 @@ def test_the_gripper_hangs_from_the_flange_with_the_composed_description(
     tooled: Tooled,
 ) -> None:
     text = tooled.descriptions.messages()[-1].data
-    assert text == compose(ARM.read_text(), [gripper()]).text
+    assert text == compose(ARM.read_text(), [gripper()])
     robot = Robot.from_xml_string(text)
     statics = tooled.node.static_set()
     mount = statics["tool_base_link"]
@@ -165,9 +165,8 @@ def test_a_tool_change_republishes_description_and_statics_in_one_step(tooled: T
         tooled.probe.spin_for(0.3)
         assert len(tooled.descriptions) == descriptions + 1
         assert len(tooled.statics) == statics + 1  # one complete set, not one per frame
-        assert (
-            tooled.descriptions.messages()[-1].data
-            == compose(ARM.read_text(), [gripper(str(SUCTION))]).text
+        assert tooled.descriptions.messages()[-1].data == compose(
+            ARM.read_text(), [gripper(str(SUCTION))]
         )
         frames = tooled.frames()
         assert SUCTION_FRAMES <= set(frames) and "tool_tcp" not in frames
