@@ -25,7 +25,7 @@ from ..arrays import Array, IndexArray
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
 from ..model.joint_types import unit_quaternions
-from .layout import Layout
+from .layout import Layout, follower_levels
 
 
 @dataclass(frozen=True)
@@ -36,17 +36,6 @@ class CfgPlan:
     bound: float  # given values must stay below this magnitude (no overflow, finite)
     columns: IndexArray  # cfg entries that set a variable (not mimic or fixed joints) ...
     slots: IndexArray  # ... and the variable slot each of them sets
-
-
-@dataclass(frozen=True)
-class _FollowerLevel:
-    """Followers whose leaders are resolved before them."""
-
-    slots: IndexArray
-    leader_slots: IndexArray
-    multipliers: Array
-    offsets: Array
-    joints: IndexArray
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
@@ -73,18 +62,7 @@ class CfgReader:
                 continue
             for name in joint.variable_names:
                 self._float_slots[name] = layout.variable_lookup[name][1]
-        levels = sorted({f.level for f in layout.followers})
-        self._levels = [
-            _FollowerLevel(
-                slots=np.array([f.slot for f in chosen], dtype=np.intp),
-                leader_slots=np.array([f.leader_slot for f in chosen], dtype=np.intp),
-                multipliers=np.array([f.multiplier for f in chosen]),
-                offsets=np.array([f.offset for f in chosen]),
-                joints=np.array([f.joint for f in chosen], dtype=np.intp),
-            )
-            for level in levels
-            for chosen in [[f for f in layout.followers if f.level == level]]
-        ]
+        self._levels = follower_levels(layout.followers)
         # Clamping acts on independent values only: followers are computed afterwards.
         self._ranges: dict[ClampMode, tuple[Array, Array]] = {}
         followers = [f.slot for f in layout.followers]

@@ -22,10 +22,17 @@ A plan of one-value names (no bare name to convert, no quaternion written) also 
 ``FastApply``: the common message (every value usable and inside its clamp range, nothing
 stored outside its range) resolved in a few whole-vector numpy calls, with no Python loop
 over joints. Anything else falls back to the general rules in ``state``.
+
+A ``sensor_msgs/MultiDOFJointState`` takes the same way: its ``MultiDofPlan`` (cached per
+tuple of joint names) names the JointState variables its transforms give (each planar,
+floating or ball joint's ``variable_names``, in message order) and turns the transforms into
+their values (the joint type's ``from_transform``); from there on it is a JointState.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -34,7 +41,9 @@ import numpy as np
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
-from .layout import CLAMPING, MAX_JOINT_VALUE, Follower, Layout
+from ..model.elements import Joint
+from ..model.joint_types import JointType
+from .layout import CLAMPING, MAX_JOINT_VALUE, Follower, FollowerLevel, Layout, follower_levels
 
 
 @dataclass(frozen=True)
@@ -79,16 +88,6 @@ def follower_steps(followers: Iterable[Follower]) -> FollowerSteps:
 #: checks no value after it is computed, so a leader's bound keeps every follower computed
 #: from it within +-MAX_JOINT_VALUE.
 _ROUNDING_ROOM = 1.0 - 1e-12
-
-
-@dataclass(frozen=True)
-class FollowerLevel:
-    """Followers of one mimic level, computed at once: value = multiplier * leader + offset."""
-
-    slots: IndexArray
-    leader_slots: IndexArray
-    multipliers: Array
-    offsets: Array
 
 
 @dataclass(frozen=True)
@@ -140,6 +139,55 @@ class NamePlan:
     fast: FastApply | None = None
 
 
+@dataclass(frozen=True)
+class MultiDofPlan:
+    """How the transforms of every MultiDOFJointState with ``joint_names`` become JointState
+    values: ``variable_names`` (each named joint that takes a transform: its
+    ``variable_names``, in message order) and ``values``; ``unknown``: the names of no such
+    joint (fixed or one-value joints, other names: ignored)."""
+
+    joint_names: tuple[str, ...]
+    variable_names: tuple[str, ...]
+    unknown: tuple[str, ...]
+    #: Per joint taking a transform: its message index, the joint and its type.
+    transforms: tuple[tuple[int, Joint, JointType], ...]
+
+    def values(self, translations: Array, quaternions: Array) -> Array:
+        """The values (float64, one per ``variable_names``: metres, radians, quaternion
+        components) of transforms (K, 3) in metres and (K, 4) x y z w, one per joint name.
+        A transform with a component beyond +-MAX_JOINT_VALUE (or NaN) gives NaN values, which
+        the JointState rules reject (the joint keeps its last good value)."""
+        values: list[float] = []
+        for index, joint, kind in self.transforms:
+            translation, quaternion = translations[index], quaternions[index]
+            if not (
+                np.abs(translation).max() <= MAX_JOINT_VALUE  # False for NaN
+                and np.abs(quaternion).max() <= MAX_JOINT_VALUE  # (products could overflow)
+            ):
+                values.extend([math.nan] * kind.size)
+                continue
+            assert kind.from_transform is not None  # chosen for it (multi_dof_plan)
+            values.extend(kind.from_transform(joint, translation, quaternion).tolist())
+        return np.array(values, dtype=np.float64)
+
+
+def multi_dof_plan(layout: Layout, joint_names: tuple[str, ...]) -> MultiDofPlan:
+    """The ``MultiDofPlan`` of MultiDOFJointStates with ``joint_names`` on ``layout``."""
+    variable_names: list[str] = []
+    unknown: list[str] = []
+    transforms: list[tuple[int, Joint, JointType]] = []
+    for position, name in enumerate(joint_names):
+        index = layout.moving_index.get(name)
+        kind = layout.joint_types[index] if index is not None else None
+        if index is None or kind is None or kind.from_transform is None:
+            unknown.append(name)
+            continue
+        joint = layout.moving_joints[index]
+        variable_names.extend(joint.variable_names)
+        transforms.append((position, joint, kind))
+    return MultiDofPlan(joint_names, tuple(variable_names), tuple(unknown), tuple(transforms))
+
+
 def _ranges(layout: Layout, given_followers: set[int]) -> dict[ClampMode, tuple[Array, Array]]:
     """Clamp ranges for a message giving ``given_followers``: each follower not given is
     never clamped (+-inf); every other slot has its own range."""
@@ -177,18 +225,7 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     leader_bound = _leader_bounds(computed)
     if leader_bound is None:
         return None
-    by_level: dict[int, list[Follower]] = {}
-    for follower in computed:
-        by_level.setdefault(follower.level, []).append(follower)
-    levels = tuple(
-        FollowerLevel(
-            slots=np.array([f.slot for f in followers], dtype=np.intp),
-            leader_slots=np.array([f.leader_slot for f in followers], dtype=np.intp),
-            multipliers=np.array([f.multiplier for f in followers]),
-            offsets=np.array([f.offset for f in followers]),
-        )
-        for _, followers in sorted(by_level.items())
-    )
+    levels = follower_levels(computed)
     free = [f.slot for f in not_given]  # never clamped: kept, or computed from a leader
     bounds: dict[ClampMode, tuple[Array, Array]] = {}
     for mode in ClampMode:
@@ -228,6 +265,8 @@ class NamePlans:
         self.layout = layout
         #: The plan of a message with these names (``bounded_cache``).
         self.plan = bounded_cache(self._make_plan)
+        #: The plan of a MultiDOFJointState with these joint names (``bounded_cache``).
+        self.multi_dof = bounded_cache(functools.partial(multi_dof_plan, layout))
         block = layout.slot[:, None] + np.arange(7)
         #: (M, 7): each moving joint's slots, the last repeated up to 7 columns.
         self.slot_block = np.minimum(block, (layout.slot + layout.size - 1)[:, None])
@@ -309,5 +348,5 @@ class NamePlans:
             first_value_only=first_value_only,
             ambiguous=ambiguous,
         )
-        plan.moves.flags.writeable = False  # handed out as Update.moved and the limiter's key
+        plan.moves.flags.writeable = False  # shared by every message of the shape: read-only
         return replace(plan, fast=_fast_apply(plan, layout))

@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import Array, BoolArray, IndexArray
+from ..arrays import Array, BoolArray
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampLike, ClampMode
 from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
 from .fk import SingleFk
 from .fk_batch import BatchFk
+from .joint_state_names import MultiDofPlan
 from .joint_transforms import JointTransforms
 from .layout import compile_layout
 from .message_plan import MessagePlan, message_plan
@@ -42,7 +43,7 @@ class Kinematics:
 
     Public: ``robot``, ``layout``, ``moving_joints``, ``fixed_joints``, ``variable_names``,
     ``link_names``; ``new_positions``, ``apply``, ``apply_multi_dof``, ``message_plans``,
-    ``multi_dof_moves``, ``variable_values``, ``joint_poses``,
+    ``multi_dof_plan``, ``variable_values``, ``joint_poses``,
     ``fixed_transforms``, ``link_fk``, ``link_fk_batch``. Raises ModelError for an invalid model
     (``model.validate``).
     """
@@ -86,7 +87,7 @@ class Kinematics:
         self,
         positions: JointPositions,
         names: Sequence[str],
-        values: Sequence[float],
+        values: Sequence[float] | Array,
         clamp: ClampLike = ClampMode.HARD,
     ) -> Update:
         """Set values by JointState name; clamp; resolve mimic (``state``). ``clamp`` as
@@ -121,10 +122,11 @@ class Kinematics:
 
         return bounded_cache(build)
 
-    def multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
-        """The moving joints a MultiDOFJointState with ``joint_names`` sets (sorted,
-        read-only) and its names that set none (cached per tuple)."""
-        return self.state.multi_dof_moves(joint_names)
+    def multi_dof_plan(self, joint_names: tuple[str, ...]) -> MultiDofPlan:
+        """How MultiDOFJointStates with ``joint_names`` become JointState values
+        (``joint_state_names.MultiDofPlan``: their variable names, the names of no joint that
+        takes a transform, and ``values``), cached per tuple."""
+        return self.state.plans.multi_dof(joint_names)
 
     def variable_values(self, positions: JointPositions) -> dict[str, float]:
         """Every moving joint's values by JointState name, followers included."""

@@ -21,6 +21,7 @@ Variables: one vector (V,) of every moving joint's values, joint i's at ``slot[i
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,36 @@ class Follower:
     multiplier: float
     offset: float
     level: int  # 1 + the leader's level (an independent leader has level 0)
+
+
+@dataclass(frozen=True)
+class FollowerLevel:
+    """Followers of one mimic level, computed at once: value = multiplier * leader + offset,
+    per follower ``joints[k]`` (a moving joint) at variable slot ``slots[k]``."""
+
+    slots: IndexArray
+    leader_slots: IndexArray
+    multipliers: Array
+    offsets: Array
+    joints: IndexArray
+
+
+def follower_levels(followers: Iterable[Follower]) -> tuple[FollowerLevel, ...]:
+    """``followers`` grouped by level, lowest first: each level's leaders are resolved before
+    it (computed by an earlier level, or independent)."""
+    by_level: dict[int, list[Follower]] = {}
+    for follower in followers:
+        by_level.setdefault(follower.level, []).append(follower)
+    return tuple(
+        FollowerLevel(
+            slots=np.array([f.slot for f in chosen], dtype=np.intp),
+            leader_slots=np.array([f.leader_slot for f in chosen], dtype=np.intp),
+            multipliers=np.array([f.multiplier for f in chosen]),
+            offsets=np.array([f.offset for f in chosen]),
+            joints=np.array([f.joint for f in chosen], dtype=np.intp),
+        )
+        for _, chosen in sorted(by_level.items())
+    )
 
 
 @dataclass(frozen=True)

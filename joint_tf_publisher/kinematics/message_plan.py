@@ -3,10 +3,12 @@
 A message's shape is its tuple of names, the clamp mode and the set of joints published (the
 moving joints not excluded). A ``MessagePlan`` is compiled once per shape
 (``Kinematics.message_plans``) and holds everything a message of that shape needs: the joints
-it moves (the rate limiter's key), those it publishes, the names it does not know, reads as
-a first value only or cannot tell apart (a bare name of several nested joints), the fast
-apply data (``joint_state_names.FastApply``) and the pose plan of
-the published joints (``joint_transforms.PosePlan``).
+it moves (and their bytes, the key by value of the rate limiter's memo), those it publishes,
+the names it does not know, reads as a first value only or cannot tell apart (a bare name of
+several nested joints), the fast apply data (``joint_state_names.FastApply``) and the pose
+plan of the published joints (``joint_transforms.PosePlan``). A
+``sensor_msgs/MultiDOFJointState`` becomes a JointState of its joints' variable names first
+(``joint_state_names.MultiDofPlan``), and then takes the same plan.
 
 ``MessagePlan.resolve`` is the one kinematics call per message. The common message (every
 value usable and inside its clamp range) takes the fast path: whole-vector numpy calls, then
@@ -41,7 +43,7 @@ class Resolved(NamedTuple):
     rejected: Sequence[str]
 
 
-def published_after(
+def _published_after(
     update: Update,
     moves: IndexArray,
     published: IndexArray,
@@ -65,8 +67,10 @@ class MessagePlan:
 
     names: tuple[str, ...]
     clamp: ClampMode
-    #: Moving joints the message moves: those named and their mimic followers (sorted).
+    #: Moving joints the message moves: those named and their mimic followers (sorted), and
+    #: its bytes (the key by value of what callers remember about these joints).
     moves: IndexArray
+    moves_key: bytes
     #: The subset of ``moves`` published, and its bytes (the key of its TFMessage layout).
     published: IndexArray
     published_key: bytes
@@ -92,7 +96,7 @@ class MessagePlan:
             poses = poses_of(self.pose_plan, positions.values)
             return Resolved(self.published, self.published_key, poses, (), ())
         update = self.resolver.apply_general(self.name_plan, positions, values, self.clamp)
-        joints = published_after(
+        joints = _published_after(
             update, self.moves, self.published, self.publish_mask, positions.received
         )
         return Resolved(
@@ -124,6 +128,7 @@ def message_plan(
         names=names,
         clamp=clamp,
         moves=moves,
+        moves_key=moves.tobytes(),
         published=published,
         published_key=published.tobytes(),
         unknown=tuple(name_plan.unknown),

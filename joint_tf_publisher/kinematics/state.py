@@ -20,7 +20,6 @@ Names map onto slots through ``joint_state_names`` (bare names of multi-value jo
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
-from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
 from .layout import MAX_JOINT_VALUE, Layout
@@ -80,8 +78,6 @@ class StateResolver:
         self.layout = layout
         self.plans = NamePlans(layout)
         self._names = [joint.name for joint in layout.moving_joints]
-        #: The joints a MultiDOFJointState with these joint names moves (``bounded_cache``).
-        self.multi_dof_moves = bounded_cache(self._multi_dof_moves)
 
     def new_positions(self) -> JointPositions:
         """A fresh state: every joint at zero (identity quaternions), nothing received."""
@@ -100,7 +96,7 @@ class StateResolver:
         self,
         positions: JointPositions,
         names: Sequence[str],
-        values: Sequence[float],
+        values: Sequence[float] | Array,
         clamp: ClampMode = ClampMode.HARD,
     ) -> Update:
         """Set values by JointState name; clamp; compute the followers not given.
@@ -226,22 +222,6 @@ class StateResolver:
         state[quaternion_slots] = quaternions
         return bad
 
-    def _multi_dof_moves(self, joint_names: tuple[str, ...]) -> tuple[IndexArray, tuple[str, ...]]:
-        """The moving joints ``joint_names`` set through a transform (sorted, read-only), and
-        the names that set none (``apply_multi_dof`` lists them in ``unknown``)."""
-        layout = self.layout
-        moves: set[int] = set()
-        unknown: list[str] = []
-        for name in joint_names:
-            index = layout.moving_index.get(name)
-            if index is None or layout.joint_types[index].from_transform is None:
-                unknown.append(name)
-            else:
-                moves.add(index)
-        joints = np.array(sorted(moves), dtype=np.intp)
-        joints.flags.writeable = False
-        return joints, tuple(unknown)
-
     def apply_multi_dof(
         self,
         positions: JointPositions,
@@ -263,27 +243,9 @@ class StateResolver:
             raise ValueError(
                 f"{len(joint_names)} joint names but {len(t)} translations and {len(q)} quaternions"
             )
-        layout = self.layout
-        names: list[str] = []
-        values: list[float] = []
-        unknown: list[str] = []
-        for name, translation, quaternion in zip(joint_names, t, q, strict=True):
-            index = layout.moving_index.get(name)
-            kind = layout.joint_types[index] if index is not None else None
-            if index is None or kind is None or kind.from_transform is None:
-                unknown.append(name)
-                continue
-            joint = layout.moving_joints[index]
-            names.extend(joint.variable_names)
-            usable = np.abs(translation).max() <= MAX_JOINT_VALUE  # False for NaN
-            if not (
-                usable and np.abs(quaternion).max() <= MAX_JOINT_VALUE
-            ):  # rejected by apply (the products could overflow or warn)
-                values.extend([math.nan] * kind.size)
-                continue
-            values.extend(kind.from_transform(joint, translation, quaternion).tolist())
-        update = self.apply(positions, names, values, clamp)
-        update.unknown = unknown
+        plan = self.plans.multi_dof(tuple(joint_names))
+        update = self.apply(positions, plan.variable_names, plan.values(t, q), clamp)
+        update.unknown = list(plan.unknown)
         return update
 
 

@@ -86,8 +86,8 @@ class NameBlock:
 class JointStateData(NamedTuple):
     """What ``JointStateReader.read`` takes from a JointState (a tuple: cheap to make).
 
-    ``stamp_ns``: header stamp in nanoseconds. ``names``: the same tuple object for every
-    message of one name block. ``positions``: radians or metres, a read-only view of the
+    ``stamp_ns``: header stamp in nanoseconds. ``names``: the joint names (a value: callers
+    compare it by equality). ``positions``: radians or metres, a read-only view of the
     message (length checked against ``names`` by the caller).
     """
 

@@ -5,12 +5,17 @@ order: is there a model, do names and positions match, is the message due (rate 
 message time, keyed on the joints it moves: a message it drops costs no kinematics), and only
 then resolves the values and computes the transforms it publishes, in one kinematics call
 (``MessagePlan.resolve``: mimic, clamping, rejection; the plan is compiled once per tuple of
-names under the current settings). It also owns the static set (fixed joints), the default
-positions of joints never received, stamps (a zero stamp becomes the node clock's now), the
-reports of clamped, rejected and unknown values (``reporting.Reporter``), and which settings
-changes republish the static set or restart a timer (``Reconfigured``). It feeds the health
-model (``health.JointStateHealth``): one slot write per message, and the rare events (clamped
-or rejected values, mismatched lengths) as they happen.
+names under the current settings). A MultiDOFJointState takes the same steps: its transforms
+become the values of its joints' variable names (``Kinematics.multi_dof_plan``). What it
+remembers between messages is keyed by value: the last message shape's ``Stream`` (topic,
+plan, health slot) while the next message's topic and names compare equal, the rate
+limiter's extremes under ``MessagePlan.moves_key``. It also owns the static set (fixed
+joints), the default positions of joints never received, stamps (a zero stamp becomes the
+node clock's now), the reports of clamped, rejected and unknown values
+(``reporting.Reporter``), and which settings changes republish the static set or restart a
+timer (``Reconfigured``). It feeds the health model (``health.JointStateHealth``): one slot
+write per message, and the rare events (clamped or rejected values, mismatched lengths) as
+they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
@@ -25,14 +30,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import Array, BoolArray, IndexArray
+from ..arrays import Array, BoolArray
 from ..bounded_cache import bounded_cache
 from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
-from ..kinematics.message_plan import MessagePlan, published_after
+from ..kinematics.message_plan import MessagePlan
 from ..robot import Robot
 from .cdr import Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
@@ -49,6 +54,17 @@ class Reconfigured(NamedTuple):
     republish_statics: bool
     restart_default_timer: bool
     restart_diagnostic_timer: bool
+
+
+class Stream(NamedTuple):
+    """JointStates of one shape from one topic under the current model and settings: the
+    topic (``joint_sources``), the message plan of their names and the health slot they
+    feed. The pipeline keeps the last one and compares the next message's topic and names
+    with it by value."""
+
+    source: int
+    plan: MessagePlan
+    slot: StreamSlot
 
 
 class LoadedModel:
@@ -132,9 +148,8 @@ class JointStatePipeline:
         self._steady_ns = self.health.steady_ns
         self.model: LoadedModel | None = None
         self._configured: Configured | None = None
-        # The health slot of the last JointState plan (found by identity, as the plan is).
-        self._slot_plan: MessagePlan | None = None
-        self._slot: StreamSlot | None = None
+        #: The shape of the last JointState: its plan and health slot.
+        self._stream: Stream | None = None
 
     # -- model and settings -----------------------------------------------------------------
 
@@ -176,7 +191,7 @@ class JointStatePipeline:
             return changes
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
-        self._slot_plan = self._slot = None
+        self._stream = None
         if self.health.facts is not None:  # the same model, new exclusions or prefix
             self.health.facts = RobotFacts(
                 self.model.kin, settings.exclude_joints, settings.frame_prefix
@@ -242,11 +257,11 @@ class JointStatePipeline:
                 dropped_message("JointState", len(names), len(positions), "positions"),
             )
             return None
-        plan = configured.message_plan(names)
-        slot = self._slot
-        if slot is None or plan is not self._slot_plan or slot.source != source:
-            slot = self._joint_state_slot(plan, source)
-        slot.received(stamp_ns, self._steady_ns())
+        stream = self._stream
+        if stream is None or stream.source != source or stream.plan.names != names:
+            stream = self._stream = self._new_stream(configured, names, source)
+        stream.slot.received(stamp_ns, self._steady_ns())
+        plan = stream.plan
         if plan.unknown or plan.first_value_only or plan.ambiguous:
             self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
         stamp_ns = stamp_ns or self._zero_stamp_ns()
@@ -259,12 +274,10 @@ class JointStatePipeline:
                 names = tuple(name for name, keep in zip(names, kept.tolist(), strict=True) if keep)
                 positions = positions[kept]
                 plan = configured.message_plan(names)
-        if not self._due(model, plan.moves, stamp_ns, source):
+        if not self._due(model, plan, stamp_ns, source):
             return None
         resolved = plan.resolve(model.positions, positions)
-        return self._published(
-            model, configured, plan.moves, resolved, stamp_ns, source, names, positions
-        )
+        return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
     def multi_dof_joint_state(
         self,
@@ -276,7 +289,8 @@ class JointStatePipeline:
     ) -> Publication | None:
         """A MultiDOFJointState's transforms to publish, or None: ``translations`` (K, 3) in
         metres and ``quaternions`` (K, 4) x y z w per joint name; ``source`` as in
-        ``joint_state``."""
+        ``joint_state``. Its transforms become the values of their joints' variable names
+        (``Kinematics.multi_dof_plan``): from there on it is a JointState of those names."""
         model, configured = self.model, self._configured
         if model is None or configured is None:
             self.reporter.warn_throttled("no model", f"joint states ignored: {NO_DESCRIPTION}")
@@ -288,30 +302,12 @@ class JointStatePipeline:
                 dropped_message("MultiDOFJointState", len(names), len(translations), "transforms"),
             )
             return None
-        kin = model.kin
-        moves, unknown = kin.multi_dof_moves(names)
-        self.health.slot(source, names, moves).received(stamp_ns, self._steady_ns())
-        if unknown:
-            self._report_names(unknown, (), ())
-        stamp_ns = stamp_ns or self._zero_stamp_ns()
-        model.sources.note(source)
-        if not self._due(model, moves, stamp_ns, source):
-            return None
-        update = kin.apply_multi_dof(
-            model.positions, names, translations, quaternions, clamp=self.settings.clamp_mode
-        )
-        published = moves[configured.publish_mask[moves]]
-        joints = published_after(
-            update, moves, published, configured.publish_mask, model.positions.received
-        )
-        resolved = Resolved(
-            joints,
-            joints.tobytes(),
-            kin.joint_poses(model.positions, joints),
-            update.clamped,
-            update.rejected,
-        )
-        return self._published(model, configured, moves, resolved, stamp_ns, source, names, ())
+        multi_dof = model.kin.multi_dof_plan(names)
+        if multi_dof.unknown:
+            self.health.unknown(multi_dof.unknown)
+            self._report_names(multi_dof.unknown, (), ())
+        values = multi_dof.values(translations, quaternions)
+        return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else
@@ -330,16 +326,17 @@ class JointStatePipeline:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _due(self, model: LoadedModel, moves: IndexArray, stamp_ns: int, source: int) -> bool:
-        """The rate limiter, in message time: due when the least recently published joint of
-        ``moves`` was published at least one interval before ``stamp_ns``; a stamp before
+    def _due(self, model: LoadedModel, plan: MessagePlan, stamp_ns: int, source: int) -> bool:
+        """The rate limiter, in message time: due when the least recently published joint
+        ``plan`` moves was published at least one interval before ``stamp_ns``; a stamp before
         the latest publication of one of them by the same topic resets the limiter (and is
         due); one before values of other topics only is no jump back."""
+        moves = plan.moves
         if not moves.size:
             return False
         if self.settings.ignore_timestamp:
             return True
-        earliest_ns, latest_ns = model.limiter.extremes(moves)
+        earliest_ns, latest_ns = model.limiter.extremes(moves, plan.moves_key)
         if stamp_ns < latest_ns:
             sources = model.sources
             if (
@@ -358,7 +355,7 @@ class JointStatePipeline:
         """Which values of the message to keep: False for those of joints whose value from
         another topic has a newer stamp than ``stamp_ns`` (each counted in
         ``sources.conflicts``, logged once); None when every value is kept."""
-        if not plan.moves.size or stamp_ns >= model.limiter.extremes(plan.moves)[1]:
+        if not plan.moves.size or stamp_ns >= model.limiter.extremes(plan.moves, plan.moves_key)[1]:
             return None  # nothing named, or nothing newer (the common case: no array built)
         name_plan = plan.name_plan
         converted = name_plan.converted
@@ -383,33 +380,33 @@ class JointStatePipeline:
         self,
         model: LoadedModel,
         configured: Configured,
-        moves: IndexArray,
+        plan: MessagePlan,
         resolved: Resolved,
         stamp_ns: int,
         source: int,
-        names: Sequence[str],
-        values: Sequence[float] | Array,
+        values: Array,
     ) -> Publication | None:
-        """Report what was clamped or rejected (given ``names`` and ``values``), record the
-        publication time of ``moves`` and build what to publish."""
+        """Report what was clamped or rejected (given the message's ``values`` of
+        ``plan.names``), record the publication time of the joints ``plan`` moves and build
+        what to publish."""
         if resolved.clamped or resolved.rejected:
             self.reporter.values(resolved.clamped, resolved.rejected, self.settings.clamp)
-            self.health.clamped(names, values, resolved.clamped, self.settings.clamp_mode)
+            self.health.clamped(plan.names, values, resolved.clamped, self.settings.clamp_mode)
             self.health.rejected(resolved.rejected)
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
-            model.limiter.record(moves, stamp_ns)
-            model.sources.record(moves, source)
+            model.limiter.record(plan.moves, plan.moves_key, stamp_ns)
+            model.sources.record(plan.moves, source)
         if not resolved.joints.size:
             return None
         return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
 
-    def _joint_state_slot(self, plan: MessagePlan, source: int) -> StreamSlot:
-        """The health slot of JointStates from topic ``source`` with ``plan``'s names (looked
-        up once per plan and topic)."""
+    def _new_stream(self, configured: Configured, names: tuple[str, ...], source: int) -> Stream:
+        """The ``Stream`` of JointStates with ``names`` from topic ``source``: its plan (one
+        per shape, ``Configured.message_plan``) and its health slot (one per shape and topic);
+        its unknown names go to the health report."""
+        plan = configured.message_plan(names)
         self.health.unknown(plan.unknown)
-        self._slot = self.health.slot(source, plan.names, plan.moves)
-        self._slot_plan = plan
-        return self._slot
+        return Stream(source, plan, self.health.slot(source, plan.names, plan.moves))
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(

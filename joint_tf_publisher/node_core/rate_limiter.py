@@ -5,10 +5,11 @@ one interval (1 / ``publish_frequency``) before the message's stamp; publishing 
 stamp for each of those joints. A stamp earlier than one of those times means the clock went
 back (a simulation reset, a bag played again): the caller then resets the limiter.
 
-Messages of one shape ask about the same index array again and again (``MessagePlan.moves``,
-read-only), so ``RateLimiter`` keeps the earliest and latest time of the read-only array it
-was last asked about, until a time changes: a message the limiter drops costs two integer
-comparisons and no numpy call. A writable array is read afresh every time.
+Messages of one shape ask about the same joints again and again, so ``RateLimiter`` remembers
+the earliest and latest time of the joints it was last asked about, under their key (the
+bytes of their index array, ``MessagePlan.moves_key``: compiled once per shape, compared by
+value), until a time changes: a message the limiter drops costs two integer comparisons and
+no numpy call.
 """
 
 from __future__ import annotations
@@ -28,29 +29,30 @@ class RateLimiter:
 
     def __init__(self, joint_count: int) -> None:
         self._last_ns = np.full(joint_count, NEVER_NS, dtype=np.int64)
-        # The read-only index array last asked about or recorded, and the earliest and latest
-        # time among its joints; None once a time changed by other means.
-        self._known: IndexArray | None = None
+        # The key of the joints last asked about or recorded, and the earliest and latest time
+        # among them; None once a time changed by other means.
+        self._known: bytes | None = None
         self._earliest_ns = self._latest_ns = NEVER_NS
 
-    def extremes(self, joints: IndexArray) -> tuple[int, int]:
-        """The earliest and latest publication time (ns) among ``joints`` (not empty)."""
-        if joints is not self._known:
+    def extremes(self, joints: IndexArray, key: bytes) -> tuple[int, int]:
+        """The earliest and latest publication time (ns) among ``joints`` (not empty);
+        ``key`` is ``joints.tobytes()`` (``MessagePlan.moves_key``)."""
+        if key != self._known:
             last_ns = self._last_ns[joints]
             self._earliest_ns = int(np.minimum.reduce(last_ns))
             self._latest_ns = int(np.maximum.reduce(last_ns))
-            self._known = None if joints.flags.writeable else joints
+            self._known = key
         return self._earliest_ns, self._latest_ns
 
     def times(self, joints: IndexArray) -> npt.NDArray[np.int64]:
         """The publication time (ns) of each of ``joints``."""
         return self._last_ns[joints]
 
-    def record(self, joints: IndexArray, stamp_ns: int) -> None:
-        """``joints`` were published at message time ``stamp_ns``."""
+    def record(self, joints: IndexArray, key: bytes, stamp_ns: int) -> None:
+        """``joints`` (``key``: ``joints.tobytes()``) were published at message time
+        ``stamp_ns``."""
         self._last_ns[joints] = stamp_ns
-        if joints is not self._known:  # the known array was checked read-only
-            self._known = None if joints.flags.writeable else joints
+        self._known = key
         self._earliest_ns = self._latest_ns = stamp_ns
 
     def reset(self) -> None:

@@ -111,6 +111,32 @@ def test_apply_multi_dof_sets_planar_floating_and_ball_joints() -> None:
         kin.apply_multi_dof(positions, [ball.name], np.zeros((2, 3)), np.zeros((2, 4)))
 
 
+def test_a_multi_dof_message_is_a_joint_state_of_its_variable_names() -> None:
+    """``multi_dof_plan``: the variables the transforms give, in message order, and their
+    values; a transform beyond +-1e100 gives NaN values, rejected as in a JointState."""
+    robot = random_robot(52, types=("floating", "planar", "revolute"), count=3)
+    kin = robot.kinematics
+    floating, planar, revolute = (robot.joints[f"joint_{k}"] for k in range(3))
+    plan = kin.multi_dof_plan((planar.name, "ghost", floating.name, revolute.name))
+    assert plan.variable_names == (*planar.variable_names, *floating.variable_names)
+    assert plan.unknown == ("ghost", revolute.name)
+    rotation = Rotation.from_euler("xyz", [0.3, -0.2, 0.1])
+    translations = np.array([[0.0] * 3, [0.0] * 3, [0.5, -1.0, 2.0], [0.0] * 3])
+    quaternions = np.array([[0.0, 0.0, 0.0, 1.0], [0.0] * 4, rotation.as_quat(), [0.0] * 4])
+    values = plan.values(translations, quaternions)
+    np.testing.assert_allclose(values, [0.0, 0.0, 0.0, 0.5, -1.0, 2.0, *rotation.as_quat()])
+    by_transform, by_name = kin.new_positions(), kin.new_positions()
+    kin.apply_multi_dof(by_transform, plan.joint_names, translations, quaternions)
+    kin.apply(by_name, plan.variable_names, values)
+    np.testing.assert_array_equal(by_transform.values, by_name.values)
+    translations[2, 0] = 1e101
+    unusable = plan.values(translations, quaternions)
+    assert np.isnan(unusable[3:]).all() and not np.isnan(unusable[:3]).any()
+    update = kin.apply_multi_dof(by_transform, plan.joint_names, translations, quaternions)
+    assert update.rejected == [floating.name] and update.unknown == ["ghost", revolute.name]
+    np.testing.assert_array_equal(by_transform.values, by_name.values)  # its last good value
+
+
 # -- Gazebo's bare names --------------------------------------------------------------------
 
 GAZEBO_SDF = """<sdf version="1.9">

@@ -34,7 +34,8 @@ def test_resolve_gives_what_apply_and_joint_poses_give(clamp: str | None) -> Non
             values = np.array([cfg[name] for name in names])
             resolved = plan.resolve(plan_positions, values)
             kin.apply(general_positions, names, values, clamp=clamp)
-            assert resolved.joints is plan.published and not resolved.clamped
+            # Every joint named and published, clamped nowhere: the published set itself.
+            assert resolved.joints.tolist() == plan.published.tolist() and not resolved.clamped
             assert resolved.joints_key == plan.published.tobytes()
             np.testing.assert_allclose(
                 resolved.poses, kin.joint_poses(general_positions, plan.published), atol=1e-12
@@ -58,7 +59,8 @@ def test_a_value_for_the_general_rules_gives_what_apply_gives(bad: float) -> Non
             update.rejected,
         )
     if bad == 5.0:  # clamped: j1 and its followers move and are published
-        assert resolved.clamped == ["j1"] and resolved.joints is plan.published
+        assert resolved.clamped == ["j1"]
+        assert resolved.joints.tolist() == [index[name] for name in ("j1", "j2", "m1", "m2", "m3")]
     else:  # rejected: only j2 moved
         assert resolved.rejected == ["j1"] and resolved.joints.tolist() == [index["j2"]]
     np.testing.assert_array_equal(resolved.poses, kin.joint_poses(expected, resolved.joints))
@@ -96,6 +98,8 @@ def test_names_without_a_fast_path_take_the_general_rules() -> None:
     positions = kin.new_positions()
     resolved = plan.resolve(positions, np.array([0.1, 0.2]))
     assert kin.variable_values(positions)["j1"] == 0.2  # the last one written
-    assert resolved.joints is plan.published
+    index = moving_index(kin)
+    assert resolved.joints.tolist() == sorted(index[name] for name in ("j1", "m1", "m2", "m3"))
+    np.testing.assert_array_equal(resolved.poses, kin.joint_poses(positions, resolved.joints))
     with pytest.raises(ValueError, match="clamp must be one of"):
         kin.message_plans("firm", np.ones(len(kin.moving_joints), dtype=bool))

@@ -75,12 +75,15 @@ def test_positions_may_be_missing_or_of_another_length() -> None:
     assert longer.positions[:2].tolist() == [1.0, 2.0] and math.isnan(longer.positions[2])
 
 
-def test_the_same_names_give_the_same_tuple_and_changed_names_are_read() -> None:
+def test_names_that_repeat_change_or_move_are_read_as_sent() -> None:
+    """The reader remembers the last name block: a message with the same names, then one
+    with a name of the same length changed, then one whose frame id moves the names, each
+    reads as sent."""
     reader = JointStateReader()
     first = reader.read(serialize_message(joint_state(["j1", "joint_2"], [0.1, 0.2])))
     again = reader.read(serialize_message(joint_state(["j1", "joint_2"], [0.3, 0.4], 7)))
     assert first is not None and again is not None
-    assert again.names is first.names  # no strings decoded for the second message
+    assert first.names == again.names == ("j1", "joint_2")
     assert again.positions.tolist() == [0.3, 0.4] and again.stamp_ns == 7
     # Same length, one letter different; then a frame id that moves the name block.
     other = reader.read(serialize_message(joint_state(["j1", "joint_3"], [0.5, 0.6])))
@@ -107,7 +110,10 @@ def test_padding_bytes_may_differ_between_messages() -> None:
         offset = end
     assert bytes(garbled) != data
     second = reader.read(bytes(garbled))
-    assert second is not None and second.names is first.names
+    assert second is not None and second.names == first.names == tuple(names)
+    # The remembered block (with the garbled padding) still tells a changed name.
+    changed = reader.read(serialize_message(joint_state([*names[:-1], "m"], [0.0] * 5)))
+    assert changed is not None and changed.names == (*names[:-1], "m")
 
 
 def test_what_it_cannot_read_is_none() -> None:

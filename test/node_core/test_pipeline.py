@@ -17,6 +17,7 @@ from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.health.model import GraphFacts, Key
 from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.kinematics import MessagePlan
 from joint_tf_publisher.node_core.cdr import Publication
@@ -406,6 +407,28 @@ def test_planar_joints_by_moveit_variable_names_and_as_multi_dof() -> None:
     assert mismatched is None
     assert rig.logger.containing("MultiDOFJointState dropped")
     assert rig.logger.containing("unknown_joint")
+
+
+def test_a_multi_dof_joint_state_takes_the_joint_state_path() -> None:
+    """Its transforms become the values of its joints' variable names: the same poses, the
+    same rate limiter, the same health report (its unknown names listed)."""
+    rig = Rig(ALL_TYPES_URDF)
+    quaternion = Rotation.from_euler("xyz", [0.1, -0.2, 0.3]).as_quat()
+    pose = np.array([1.0, -2.0, 0.5, *quaternion])
+    multi = rig.pipeline.multi_dof_joint_state(
+        T0,
+        ("float_joint", "hinge_joint"),
+        np.array([pose[:3], [0.0] * 3]),
+        np.array([quaternion, [0.0, 0.0, 0.0, 1.0]]),
+    )
+    assert multi is not None and set(poses(multi)) == {rig.robot.joints["float_joint"].child}
+    assert_pose(multi, rig.robot, "float_joint", pose)
+    names = rig.robot.joints["float_joint"].variable_names
+    as_joint_state = rig.send(names, list(pose), T0 + 10 * MS)
+    assert as_joint_state is None  # within 1 / 20 Hz of the multi-DOF message: one limiter
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert dict(report.values)[Key.UNKNOWN] == "hinge_joint"
+    assert rig.logger.containing("not moving joints of the robot: hinge_joint")
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from test_pipeline import MS, T0, Rig, assert_pose, poses
+from test_pipeline import ALL_TYPES_URDF, MS, T0, Rig, assert_pose, poses
 
+from joint_tf_publisher.health.model import GraphFacts
 from joint_tf_publisher.node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from joint_tf_publisher.node_core.pipeline import Publication
 
@@ -92,3 +93,34 @@ def test_a_message_naming_no_joint_of_the_robot_from_a_second_topic_is_dropped(a
     assert send(arm, ARM, ["joint_1"], [0.5], T0) is not None
     assert send(arm, GRIPPER, ["nothere"], [0.1], T0 - 10 * MS) is None
     assert send(arm, GRIPPER, [], [], T0 - 5 * MS) is None
+
+
+def test_a_multi_dof_value_older_than_another_topics_is_ignored_as_a_joint_states() -> None:
+    """A MultiDOFJointState takes the JointState path: between topics the newer stamp wins
+    for it too, joint by joint."""
+    rig = Rig(ALL_TYPES_URDF)
+    plane = ["plane_joint/x", "plane_joint/y", "plane_joint/theta"]
+    assert send(rig, ARM, plane, [0.5, -0.25, 0.3], T0) is not None
+    lift = [0.0, 0.0, 2.0]  # float_joint: 2 m up, no turn
+    older = rig.pipeline.multi_dof_joint_state(
+        T0 - 10 * MS,
+        ("plane_joint", "float_joint"),
+        np.array([[9.0, 9.0, 0.0], lift]),
+        np.array([[0.0, 0.0, 0.0, 1.0]] * 2),
+    )
+    assert older is not None  # float_joint is the multi-DOF topic's alone: set and published
+    assert set(poses(older)) == {rig.robot.joints["float_joint"].child}
+    assert_pose(older, rig.robot, "float_joint", np.array([*lift, 0.0, 0.0, 0.0, 1.0]))
+    assert [stored(rig, name) for name in plane] == pytest.approx([0.5, -0.25, 0.3])
+    assert rig.logger.containing("a value older than another topic's is ignored: plane_joint")
+
+
+def test_two_topics_sending_the_same_names_are_two_publishers_of_those_joints(arm: Rig) -> None:
+    names = ["joint_1", "joint_2"]
+    for k in range(3):  # alternating, as two drivers would
+        send(arm, ARM, names, [0.1, 0.2], T0 + 100 * k * MS)
+        send(arm, GRIPPER, names, [0.1, 0.2], T0 + (100 * k + 50) * MS)
+    topics = {ARM: "joint_states", GRIPPER: "/gripper/joint_states"}
+    report = arm.pipeline.health.report(GraphFacts({}, T0, False, topics))
+    assert "joint_1 (joint_states, /gripper/joint_states)" in report.message
+    assert "joint_2 (joint_states, /gripper/joint_states)" in report.message
