@@ -204,16 +204,23 @@ def _hang(
     materials = [copy.deepcopy(material) for material in part.findall("material")]
     children = {child.get("link") for joint in joints for child in joint.findall("child")}
     roots = [link.get("name", "") for link in links if link.get("name") not in children]
-    for element in (*links, *joints, *materials):
+    for element in (*links, *joints):
         element.set("name", prefix + element.get("name", ""))
     for joint in joints:
         for end in (*joint.findall("parent"), *joint.findall("child")):
             end.set("link", prefix + end.get("link", ""))
         for mimic in joint.findall("mimic"):
             mimic.set("joint", prefix + mimic.get("joint", ""))
+    # Materials the part defines (at the top, or in a visual with a colour or texture) take
+    # the prefix wherever they are named; a name it only refers to stays, for the robot's.
+    defined = {material.get("name", "") for material in materials}
+    defined |= {material.get("name", "") for material in part.iter("material") if len(material)}
+    for material in materials:
+        material.set("name", prefix + material.get("name", ""))
     for link in links:
         for reference in link.iter("material"):
-            reference.set("name", prefix + reference.get("name", ""))
+            if reference.get("name", "") in defined:
+                reference.set("name", prefix + reference.get("name", ""))
     link_names = [link.get("name", "") for link in links]
     joint_names = [joint.get("name", "") for joint in joints] + [attachment.mount_joint]
     _refuse_clash(where, "link", link_names, names.links)

@@ -237,3 +237,20 @@ def test_a_xacro_attachment_is_expanded() -> None:
     flange = robot.link_fk(link="tool_flange")
     pose = robot.link_fk({"b_joint_2": 0.4}, link="b_link_3")
     np.testing.assert_allclose(pose, flange @ alone.link_fk({"joint_2": 0.4}, link="link_3"))
+
+
+def test_a_material_the_attachment_only_refers_to_keeps_its_name() -> None:
+    """A visual may name a material the robot defines: the prefix goes only on the names the
+    attachment defines (urdfdom refuses a visual naming an undefined material)."""
+    part = (
+        "<robot name='p'><material name='red'><color rgba='1 0 0 1'/></material>"
+        "<link name='plate'><visual><geometry><box size='1 1 1'/></geometry>"
+        "<material name='grey'/></visual>"
+        "<visual><geometry><box size='1 1 1'/></geometry><material name='red'/></visual>"
+        "<visual><geometry><box size='1 1 1'/></geometry>"
+        "<material name='glow'><color rgba='1 1 0 1'/></material></visual></link></robot>"
+    )
+    text = compose(ARM.read_text(), [Attachment("p", "base_link", description=part, prefix="p_")])
+    plate = etree.fromstring(text.encode()).find("link[@name='p_plate']")
+    assert plate is not None
+    assert [m.get("name") for m in plate.iter("material")] == ["grey", "p_red", "p_glow"]
