@@ -321,9 +321,9 @@ def _urdf_joints(joint: Joint, source: str) -> list[etree._Element]:
     if kind != "fixed":
         etree.SubElement(element, "axis", xyz=_numbers(axis.tolist()))
     if limit is not None and kind in ("revolute", "prismatic", "continuous"):
-        attributes = {"effort": repr(limit.effort), "velocity": repr(limit.velocity)}
+        attributes = {"effort": _finite(limit.effort), "velocity": _finite(limit.velocity)}
         if kind != "continuous":
-            attributes.update(lower=repr(limit.lower), upper=repr(limit.upper))
+            attributes.update(lower=_finite(limit.lower), upper=_finite(limit.upper))
         etree.SubElement(element, "limit", attributes)
     if joint.dynamics is not None:
         etree.SubElement(
@@ -362,6 +362,12 @@ def _origin(pose: Array) -> etree._Element:
     """A URDF ``<origin>`` of a (4, 4) pose."""
     xyz = _numbers(pose[:3, 3].tolist())
     return etree.Element("origin", xyz=xyz, rpy=_numbers(matrix_to_rpy(pose[:3, :3]).tolist()))
+
+
+def _finite(value: float) -> str:
+    """A limit as URDF writes it: SDFormat's unlimited effort or velocity (infinite in the
+    model) as the largest double, since urdfdom refuses ``inf``."""
+    return repr(float(np.clip(value, -np.finfo(float).max, np.finfo(float).max)))
 
 
 def _numbers(values: Sequence[float]) -> str:
