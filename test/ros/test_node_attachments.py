@@ -35,6 +35,7 @@ from node_harness import (  # noqa: E402
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.srv import ListParameters, SetParametersAtomically  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import REPO_ROOT  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -294,3 +295,43 @@ def test_the_attach_and_detach_commands_take_one_call_each(tooled: Tooled) -> No
     assert detached.returncode == 0, detached.stderr
     wait_until(lambda: "cup_base_link" not in tooled.frames(), what="the cup's frames gone")
     assert GRIPPER_FRAMES <= set(tooled.frames())
+
+
+def test_attachments_compose_onto_a_description_from_the_topic(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With description_from_topic the attachments hang from the robot heard on the topic
+    (the node publishes its transforms, not the topic it reads). Its frames are prefixed
+    t/, apart from the module's node's."""
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/topic_tooled",
+        {
+            "description_from_topic": True,
+            "frame_prefix": "t/",
+            "attachments.names": ["gripper"],
+            "attachments.gripper.file": str(GRIPPER),
+            "attachments.gripper.parent": "tool_flange",
+            "attachments.gripper.prefix": "tool_",
+        },
+        handshake=None,
+    )
+    every_set = QoSProfile(
+        depth=100,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )  # the latched sets of both nodes (one sample per writer)
+    statics = probe.subscribe(TFMessage, "/tf_static", every_set)
+    try:
+        publisher = probe.node.create_publisher(String, node.description_topic, latched_qos())
+        publisher.publish(String(data=ARM.read_text()))
+
+        def heard() -> dict[str, Any]:
+            return {t.child_frame_id: t for m in statics.messages() for t in m.transforms}
+
+        wait_until(lambda: "t/tool_tcp" in heard(), what="the gripper's statics")
+        assert heard()["t/tool_base_link"].header.frame_id == "t/tool_flange"
+        assert probe.node.count_publishers(node.description_topic) == 1  # the probe's only
+    finally:
+        assert node.stop() == 0
