@@ -100,7 +100,10 @@ def parse_attach(spec: str) -> Attachment:
 def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
     """The attachments a node parameters file gives (the first node section that has
     ``attachments``, nested or with dotted names); UsageError if it is not such a file."""
-    import yaml  # type: ignore[import-untyped]
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        raise UsageError("--params needs PyYAML (pip install pyyaml)") from None
 
     try:
         document = yaml.safe_load(path.read_text())
