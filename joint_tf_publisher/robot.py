@@ -44,10 +44,17 @@ class Robot(RobotModel):
 
     @classmethod
     def from_xml_string(
-        cls, text: str | bytes, source: str = "<string>", model_name: str | None = None
+        cls,
+        text: str | bytes,
+        source: str = "<string>",
+        model_name: str | None = None,
+        path: Path | None = None,
     ) -> Robot:
-        """Parse URDF or SDF text, detected by its root element. Raises ModelError."""
-        return cls.from_model(load_string(text, source=source, model_name=model_name))
+        """Parse URDF or SDF text, detected by its root element. Raises ModelError.
+
+        ``path``: the file the text was read from (SDFormat ``<include>``s of relative paths
+        start from its folder)."""
+        return cls.from_model(load_string(text, source=source, model_name=model_name, path=path))
 
     @property
     def kinematics(self) -> Kinematics:

@@ -1,8 +1,8 @@
 """The node plus a demo joint-state source that sweeps every joint (ROS 2 launch).
 
 Starts the node exactly as ``joint_tf_publisher.launch.py`` does, with the same arguments
-(``model``, ``xacro_args``, ``robot_description``, ``node_name``, ``namespace``,
-``params_file``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
+(``model``, ``xacro_args``, ``robot_description``, ``description_file``, ``node_name``,
+``namespace``, ``params_file``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
 ``frame_prefix``, ``model_name``, ``rviz``), and the command line tool's demo source
 (``joint-tf-publisher demo``) on the same description, in the same ``namespace`` and with the
 same ``use_sim_time``: it publishes sensor_msgs/JointState on ``joint_states``, mimic joints
@@ -39,13 +39,17 @@ def demo_model_file(context: LaunchContext) -> tuple[str, list[Action]]:
     """A file with the node's description for the demo source, and the actions cleaning up.
 
     The ``model`` file itself when the node gets it unchanged; else (xacro, or
-    ``robot_description`` text) the same text in a temporary file removed at shutdown.
+    ``robot_description`` text, or ``description_file``) the same text, read now, in a
+    temporary file removed at shutdown (the demo source does not follow later saves).
     """
     if NODE_LAUNCH.uses_model_file_as_is(context):
         return str(NODE_LAUNCH.model_path(context)), []
-    text = NODE_LAUNCH.description_text(context)
+    text = NODE_LAUNCH.viewed_description(context)
     if not text:
-        raise ValueError("demo.launch.py needs a model file or robot_description text")
+        raise ValueError(
+            "demo.launch.py needs a model file, a readable description_file or "
+            "robot_description text"
+        )
     folder = Path(tempfile.mkdtemp(prefix="joint_tf_publisher_demo_"))
     path = folder / "description.xml"
     path.write_text(text, encoding="utf-8")

@@ -6,8 +6,14 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
   given) is expanded with xacro. Default: the bundled ``urdf/demo_arm.urdf``, unless
   ``params_file`` is given: then the description is the file's (or, with
   ``description_from_topic: true`` there, the robot_description topic's).
-- ``xacro_args``: xacro arguments, ``"name:=value name2:=value2"``.
+- ``xacro_args``: xacro arguments, ``"name:=value name2:=value2"`` (of ``model`` or
+  ``description_file``).
 - ``robot_description``: the description text itself; when given, ``model`` is not read.
+- ``description_file``: a .urdf, .sdf or .xacro file the node reads itself (its
+  ``description_file`` parameter, ``xacro_args`` its ``description_args``) and loads again
+  within a second of each save: edit the file, see the change (with ``rviz:=true``) without
+  relaunching. Instead of ``model`` and ``robot_description`` (which pass the text, read
+  once here, as robot_state_publisher's launch files do).
 - ``node_name``: the node's name (default ``joint_tf_publisher``); ``robot_state_publisher``
   lets tools that ask that node for ``robot_description`` (gz_ros2_control) find it.
 - ``namespace``: the node's namespace (its ``joint_states`` and ``robot_description`` follow).
@@ -81,6 +87,12 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
             "robot_description",
             default_value="",
             description="the URDF or SDFormat text itself (then model is not read)",
+        ),
+        DeclareLaunchArgument(
+            "description_file",
+            default_value="",
+            description="a .urdf, .sdf or .xacro file the node reads itself and loads again "
+            "when it is saved (edit and see); instead of model and robot_description",
         ),
         DeclareLaunchArgument(
             "node_name",
@@ -162,12 +174,29 @@ def expand_xacro(model: Path, mappings: dict[str, str]) -> str:
     return str(xacro.process_file(str(model), mappings=mappings).toxml())
 
 
+def description_file(context: LaunchContext) -> Path | None:
+    """The ``description_file`` the node is to read itself (``~`` expanded, absolute), None
+    when not given; ValueError when ``model`` or ``robot_description`` is given too."""
+    text = LaunchConfiguration("description_file").perform(context).strip()
+    if not text:
+        return None
+    for other in ("model", "robot_description"):
+        if LaunchConfiguration(other).perform(context).strip():
+            raise ValueError(
+                f"launch arguments description_file and {other} both give the robot "
+                "description: give one of them"
+            )
+    return Path(os.path.expanduser(text)).absolute()
+
+
 def model_path(context: LaunchContext) -> Path | None:
     """The ``model`` file (``~`` expanded); if not given, the bundled demo arm, or None when
-    ``params_file`` is given (the description is that file's)."""
+    ``description_file`` or ``params_file`` is given (the description is theirs)."""
     text = LaunchConfiguration("model").perform(context).strip()
     if text:
         return Path(os.path.expanduser(text))
+    if description_file(context) is not None:
+        return None
     if LaunchConfiguration("params_file").perform(context).strip():
         return None
     return Path(get_package_share_directory(PACKAGE)) / "urdf" / "demo_arm.urdf"
@@ -185,18 +214,36 @@ def uses_model_file_as_is(context: LaunchContext) -> bool:
 
 
 def description_text(context: LaunchContext) -> str:
-    """The description the node gets: ``robot_description``, else ``model`` (xacro
-    expanded for a .xacro file or when ``xacro_args`` is given); "" for neither."""
+    """The description text the node gets: ``robot_description``, else ``model``'s
+    (``file_text``); "" for neither (``description_file`` or ``params_file`` gives it)."""
     text = LaunchConfiguration("robot_description").perform(context)
     if text.strip():
         return text
     model = model_path(context)
-    if model is None:
-        return ""
+    return "" if model is None else file_text(context, model)
+
+
+def file_text(context: LaunchContext, path: Path) -> str:
+    """``path``'s description: xacro expanded (with ``xacro_args``) for a .xacro file or
+    when ``xacro_args`` is given, else the file's text."""
     xacro_args = LaunchConfiguration("xacro_args").perform(context)
-    if model.suffix == ".xacro" or xacro_args.strip():
-        return expand_xacro(model, parse_xacro_args(xacro_args))
-    return model.read_text(encoding="utf-8")
+    if path.suffix == ".xacro" or xacro_args.strip():
+        return expand_xacro(path, parse_xacro_args(xacro_args))
+    return path.read_text(encoding="utf-8")
+
+
+def viewed_description(context: LaunchContext) -> str:
+    """The description as the tools started beside the node read it once at launch (RViz's
+    fixed frame, the demo's joint-state source): ``description_text``, else the
+    ``description_file``'s text now; "" where there is none or the file cannot be read
+    (the node then says why)."""
+    path = description_file(context)
+    if path is None:
+        return description_text(context)
+    try:
+        return file_text(context, path)
+    except Exception:  # unreadable, or xacro failed (it raises many types): the node says why
+        return ""
 
 
 def node_parameters(context: LaunchContext) -> list[object]:
@@ -207,6 +254,13 @@ def node_parameters(context: LaunchContext) -> list[object]:
     description = description_text(context)
     if description:
         overrides["robot_description"] = description
+    path = description_file(context)
+    if path is not None:
+        overrides["description_file"] = str(path)
+        xacro_args = LaunchConfiguration("xacro_args").perform(context)
+        if xacro_args.strip():
+            mappings = parse_xacro_args(xacro_args)
+            overrides["description_args"] = [f"{name}:={value}" for name, value in mappings.items()]
     given = {
         name: LaunchConfiguration(name).perform(context)
         for name in (
@@ -246,9 +300,7 @@ def node_actions(context: LaunchContext) -> list[Action]:
         )
     ]
     if parse_bool("rviz", LaunchConfiguration("rviz").perform(context)):
-        overrides = parameters[-1]
-        assert isinstance(overrides, dict)  # node_parameters ends with the arguments given
-        actions += rviz_actions(context, str(overrides.get("robot_description", "")), namespace)
+        actions += rviz_actions(context, viewed_description(context), namespace)
     return actions
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelError
@@ -41,30 +43,97 @@ def load_string(
 
 def load_file(path: Path, model_name: str | None = None) -> RobotModel:
     """Read a .urdf, .sdf or .xacro file (xacro expanded with the ``xacro`` package)."""
-    source = str(path)
+    read = read_file(path)
+    return load_string(read.data, source=read.source, model_name=model_name, path=path)
+
+
+@dataclass(frozen=True)
+class FileDescription:
+    """A description read from a file: ``data`` the file's bytes, or xacro's output;
+    ``source`` what errors in it name (the path; for xacro output ``<path> (expanded)``, as
+    line numbers then count in xacro's output as ``xacro <path>`` prints it); ``files``
+    every file read to make it (the file, and for xacro each file it included, in the order
+    xacro read them)."""
+
+    data: str | bytes
+    source: str
+    files: tuple[Path, ...]
+
+    @property
+    def path(self) -> Path:
+        """The file read (the first of ``files``)."""
+        return self.files[0]
+
+    def text(self) -> str:
+        """``data`` as text (a file's bytes read as UTF-8); ModelError naming the file and
+        the byte offset of the first byte that is not UTF-8."""
+        if isinstance(self.data, str):
+            return self.data
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ModelError(
+                f"not UTF-8 text: byte 0x{self.data[exc.start]:02x} at offset {exc.start}",
+                source=self.source,
+            ) from None
+
+
+class XacroFailed(ModelError):
+    """xacro failed on a file: ``files`` are those it read up to the failure (the file that
+    failed included), so a watch of them sees the save that fixes it."""
+
+    def __init__(self, reason: str, *, source: str, line: int | None, files: tuple[Path, ...]):
+        super().__init__(f"xacro failed: {reason}", source=source, line=line)
+        self.files = files
+
+
+def read_file(path: Path, xacro_args: Mapping[str, str] | None = None) -> FileDescription:
+    """The description in the file ``path``: a .xacro file (or any file when ``xacro_args``
+    are given, as xacro's command line takes them) expanded by xacro with those arguments,
+    any other file's bytes as they are; ModelError naming the file (and line) it failed on."""
+    if path.suffix == ".xacro" or xacro_args:
+        return expand_xacro_file(path, xacro_args or {})
     try:
-        if path.suffix == ".xacro":
-            text: str | bytes = expand_xacro(path)
-            # Line numbers then count in xacro's output, not in the .xacro file: say so.
-            expanded = f"{source} (expanded)"
-            return load_string(text, source=expanded, model_name=model_name, path=path)
-        text = read_description(path)
+        data = read_description(path)
     except OSError as exc:
-        raise ModelError(f"cannot read file: {exc.strerror}", source=source) from None
-    return load_string(text, source=source, model_name=model_name, path=path)
+        raise ModelError(f"cannot read file: {exc.strerror}", source=str(path)) from None
+    return FileDescription(data, str(path), (path,))
 
 
 def expand_xacro(path: Path) -> str:
     """Expanded URDF text of a .xacro file; ModelError if xacro is missing or fails."""
+    text = expand_xacro_file(path, {}).data
+    assert isinstance(text, str)
+    return text
+
+
+def expand_xacro_file(path: Path, mappings: Mapping[str, str]) -> FileDescription:
+    """xacro's output for ``path`` with the arguments ``mappings``, and the files it read
+    (``xacro.all_includes``, the list xacro's ``--deps`` prints; also where it failed).
+    ModelError if xacro is missing or fails: naming the file it was reading and, for
+    malformed XML, the line."""
     try:
         import xacro
     except ImportError:
         raise ModelError(
             "reading .xacro files needs the 'xacro' package (pip install xacro)", source=str(path)
         ) from None
+    included = len(xacro.all_includes)  # a module-wide list xacro only ever appends to
+
+    def files() -> tuple[Path, ...]:
+        read = [path, *(Path(name) for name in xacro.all_includes[included:])]
+        return tuple(dict.fromkeys(read))
+
     try:
-        document = xacro.process_file(str(path))
+        document = xacro.process_file(str(path), mappings=dict(mappings))
     except Exception as exc:  # xacro raises many types; report them all as model errors
         reason = " ".join(str(exc).split())  # xacro's messages span lines; keep one
-        raise ModelError(f"xacro failed: {reason}", source=str(path)) from None
-    return str(document.toxml())
+        stack = xacro.filestack or [None]
+        where = stack[-1] or str(path)  # the file xacro was reading when it failed
+        line = getattr(exc, "lineno", None)  # expat's, for malformed XML
+        raise XacroFailed(reason, source=str(where), line=line, files=files()) from None
+    # Indented as xacro's command line prints it: a line number of an error in the expanded
+    # text is the line of what ``xacro <path> <args>`` prints (xacro drops the file's own
+    # line breaks, so unindented output would be one line).
+    text = str(document.toprettyxml(indent="  "))
+    return FileDescription(text, f"{path} (expanded)", files())

@@ -66,6 +66,7 @@ class Key:
     CLOCK = "node clock (s)"
     STAMP = "newest joint state stamp (s)"
     TWO_PUBLISHERS = "joints given by two publishers"
+    REFUSED_DESCRIPTION = "refused description"
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,9 @@ class JointStateHealth:
         self.facts: RobotFacts | None = None
         #: /tf messages published (the node adds one per publication).
         self.published = 0
+        #: Why the last description given (a saved description file) did not load while the
+        #: running model stays; None once one loads. The node sets it.
+        self.refused_description: str | None = None
         self._slots: dict[tuple[int, tuple[str, ...]], StreamSlot] = {}
         self._unknown: set[str] = set()
         self._period = _Period()
@@ -264,6 +268,9 @@ class JointStateHealth:
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
         conditions = _sim_clock(graph)
+        if self.refused_description is not None:
+            values[Key.REFUSED_DESCRIPTION] = self.refused_description
+            conditions.append(Condition(Level.WARN, self.refused_description))
         facts = self.facts
         if facts is None:
             conditions.append(Condition(Level.WARN, wording.NO_DESCRIPTION))

@@ -69,7 +69,18 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "robot_description",
         "",
-        "URDF or SDFormat text of the robot (required unless description_from_topic)",
+        "URDF or SDFormat text of the robot (unless description_file or description_from_topic)",
+    ),
+    ParameterSpec(
+        "description_file",
+        "",
+        "path of a .urdf, .sdf or .xacro file the node reads and reloads when it is saved "
+        "(instead of robot_description)",
+    ),
+    ParameterSpec(
+        "description_args",
+        (),
+        "xacro arguments for description_file, each name:=value",
     ),
     ParameterSpec(
         "publish_frequency",
@@ -276,6 +287,27 @@ def parse_attachment_names(value: Any) -> tuple[str, ...]:
     return names
 
 
+def parse_description_args(value: Any) -> tuple[str, ...]:
+    """``description_args`` as its ``name:=value`` items (None: none); ParameterRejected
+    naming an item that is not ``name:=value``."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise ParameterRejected(f"description_args must be a string array, got {value!r}")
+        name, separator, _ = item.partition(":=")
+        if not separator or not name.strip():
+            raise ParameterRejected(f"description_args: {item!r} is not name:=value")
+    return tuple(items)
+
+
+def xacro_mappings(args: tuple[str, ...]) -> dict[str, str]:
+    """``description_args`` (checked by ``parse_description_args``) as xacro's mappings."""
+    pairs = (item.partition(":=") for item in args)
+    return {name.strip(): value for name, _, value in pairs}
+
+
 def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
     """A ``zeros.<joint>`` parameter's value as a tuple of floats (one per JointState variable
     of the joint); None when unset. ParameterRejected naming ``name`` for anything but a
@@ -318,6 +350,9 @@ class Settings:
     source_list: tuple[str, ...] = ()
     publish_default_positions: bool = False
     model_name: str = ""
+    #: The description's file (``description_source``), "" for none, and its xacro arguments.
+    description_file: str = ""
+    description_args: tuple[str, ...] = ()
     description_from_topic: bool = False
     diagnostic_period: float = 1.0
     joint_state_timeout: float = 1.0
@@ -407,6 +442,8 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "source_list": parse_topic_names,
     "publish_default_positions": _parse_bool("publish_default_positions"),
     "model_name": _parse_text,
+    "description_file": _parse_text,
+    "description_args": parse_description_args,
     "description_from_topic": _parse_bool("description_from_topic"),
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),

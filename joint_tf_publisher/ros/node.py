@@ -19,13 +19,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
-from rclpy.clock import JumpThreshold, TimeJump
+from rclpy.clock import Clock, JumpThreshold, TimeJump
+from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
@@ -41,13 +43,30 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
-from ..description.compose import ATTACHMENT_FIELDS, COMPOSED_SOURCE, compose
+from ..description.compose import ATTACHMENT_FIELDS
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
+from ..node_core.description_source import (
+    WATCH_PERIOD_S,
+    DescriptionFileWatch,
+    DescriptionSource,
+    Refused,
+    description_source,
+    refusal,
+)
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
-from ..node_core.parameter_changes import ParameterChange, plan_change, zeros_for
+from ..node_core.parameter_changes import (
+    PARAMETER_SOURCE,
+    TOPIC_SOURCE,
+    Described,
+    ParameterChange,
+    file_model,
+    load_description,
+    plan_change,
+    prepared_model,
+)
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
@@ -60,8 +79,7 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.zeros import declared_zeros, start_positions
-from ..robot import Robot
+from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
@@ -167,20 +185,21 @@ class JointTfPublisher(Node):
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
-        if not settings.description_from_topic:
-            text = str(values["robot_description"] or "")
-            if not text.strip():
-                raise StartupError(
-                    "parameter robot_description is empty: give the URDF or SDFormat text "
-                    "(or set description_from_topic:=true)"
-                )
-            try:
-                model = self._load_composed(text, settings, "robot_description")
-            except ModelError as err:
-                raise StartupError(str(err)) from None
         try:
+            text = str(values["robot_description"] or "")
+            source = description_source(
+                text, settings.description_file, settings.description_from_topic
+            )
+            watch = None
+            if source is DescriptionSource.FILE:
+                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
+                model, _ = watch.load(partial(file_model, self._load, settings))
+            elif source is DescriptionSource.PARAMETER:
+                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
+            #: Where the running description comes from (and the file watched, if any).
+            self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
-        except ParameterRejected as err:
+        except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
         # As in robot_state_publisher's constructor, the description and the fixed transforms
@@ -203,6 +222,7 @@ class JointTfPublisher(Node):
         self._tf = TfPublisher(self)
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
+        self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_service(SetParametersAtomically, "~/set_attachments", self._on_set_attachments)
         overrides = QoSOverridingOptions.with_default_policies()
@@ -234,6 +254,9 @@ class JointTfPublisher(Node):
                 raise StartupError(_reason(err)) from None
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
+        self._update_watch_timer()
+        if self._described.watch is not None:
+            self._say_watched(self._described.watch)
 
     @property
     def settings(self) -> Settings:
@@ -351,7 +374,8 @@ class JointTfPublisher(Node):
                 self.settings,
                 self.pipeline.model,
                 values,
-                self._load_parameter,
+                self._load,
+                self._described,
                 self._attachments_declared,
             )
             if change.sources_changed:
@@ -365,17 +389,20 @@ class JointTfPublisher(Node):
 
     def _apply(self, change: ParameterChange) -> None:
         """Apply a validated change: a new model installed (and its ``zeros.<joint>``
-        declared), else the settings configured; then the timers and subscriptions it asks
-        for."""
+        declared), else the settings configured; then the description file watched (or no
+        longer), the timers and subscriptions it asks for."""
         settings = change.settings
+        self._described = change.described
         removed = set(self.settings.attachments) - set(settings.attachments)
         if change.model is not None:
-            changes = self._install(change.model, settings)
-            self._declare_zeros(change.model, at_start=False)
+            changes = self._replace_model(change.model, settings)
+            if change.described.watch is not None:
+                self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
             if changes.republish_statics:
                 self._publish_statics()
+        self._update_watch_timer()
         if changes.restart_default_timer:
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
@@ -406,7 +433,8 @@ class JointTfPublisher(Node):
                 self.settings,
                 self.pipeline.model,
                 values,
-                self._load_parameter,
+                self._load,
+                self._described,
                 self._attachments_declared,
             )
         except (ParameterRejected, ModelError) as err:
@@ -488,28 +516,55 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _load_parameter(self, text: str, settings: Settings) -> LoadedModel:
-        return self._load_composed(text, settings, "robot_description")
-
     def _load(
-        self, text: str, model_name: str, source: str, base_text: str | None = None
+        self, text: str, settings: Settings, source: str, path: Path | None = None
     ) -> LoadedModel:
-        """Parse and compile a description (its warnings go to this node's logger; composed
-        from ``base_text`` and attachments, if given); ModelError naming ``source`` and
-        line."""
+        """``load_description`` (the attachments of ``settings`` composed onto ``text``),
+        its warnings to this node's logger."""
         with package_logs_to(self.get_logger()):
-            robot = Robot.from_xml_string(text, source=source, model_name=model_name or None)
-            return LoadedModel(robot, text, base_text)
+            return load_description(text, settings, source, path)
 
-    def _load_composed(self, base_text: str, settings: Settings, source: str) -> LoadedModel:
-        """The base description with the attachments of ``settings`` hung from it
-        (``description.compose``), parsed and compiled; ModelError naming the part."""
-        with package_logs_to(self.get_logger()):
-            composed = compose(
-                base_text, settings.attachment_list, source, settings.model_name or None
+    def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
+        """Make ``model`` (prepared with ``settings``) current: the install path, then its
+        ``zeros.<joint>`` parameters; a description refused before is no longer reported."""
+        changes = self._install(model, settings)
+        self._declare_zeros(model, at_start=False)
+        self.pipeline.health.refused_description = None
+        return changes
+
+    def _update_watch_timer(self) -> None:
+        """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
+        description comes from one (a sim clock that does not run cannot stop it)."""
+        watching = self._described.watch is not None
+        if not watching and self._watch_timer is not None:
+            self.destroy_timer(self._watch_timer)
+            self._watch_timer = None
+        elif watching and self._watch_timer is None:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._watch_timer = self.create_timer(
+                WATCH_PERIOD_S, self._check_description_file, clock=steady
             )
-        where = COMPOSED_SOURCE if settings.attachments else source
-        return self._load(composed, settings.model_name, where, base_text)
+
+    def _say_watched(self, watch: DescriptionFileWatch) -> None:
+        files = ", ".join(str(path) for path in watch.files)
+        self.get_logger().info(f"description_file: watching {files} for saves")
+
+    def _check_description_file(self) -> None:
+        """Load the description file again if a save changed it (``DescriptionFileWatch``);
+        a save that does not load is said once (log, health report), the model stays."""
+        watch = self._described.watch
+        if watch is None:
+            return
+        watched = watch.files
+        outcome = watch.poll(partial(file_model, self._load, self.settings))
+        if watch.files != watched:
+            self._say_watched(watch)
+        if isinstance(outcome, Refused):
+            self.get_logger().error(outcome.reason)
+            self.pipeline.health.refused_description = outcome.reason
+        elif outcome is not None:
+            self.get_logger().info(f"description_file {watch.path} changed: reloaded")
+            self._replace_model(*outcome.loaded)
 
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
@@ -545,14 +600,14 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model = self._load_composed(msg.data, self.settings, "robot_description topic")
-            settings = replace(self.settings, zeros=zeros_for(model, self.settings))
-            start_positions(model.kin, settings.zeros, settings.clamp_mode)
+            model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
         except (ModelError, ParameterRejected) as err:
-            self.get_logger().error(f"robot description from topic rejected: {err}")
+            running = self.pipeline.model is not None
+            reason = refusal(DescriptionSource.TOPIC, err, running)
+            self.get_logger().error(reason)
+            self.pipeline.health.refused_description = reason
             return
-        self._install(model, settings)
-        self._declare_zeros(model, at_start=False)
+        self._replace_model(model, settings)
 
 
 def _reason(err: InvalidParameterValueException) -> str:

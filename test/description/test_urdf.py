@@ -9,6 +9,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -1071,10 +1074,18 @@ def test_xacro_file_is_expanded() -> None:
 
 
 def test_xacro_errors_say_lines_count_in_the_expanded_text(tmp_path: Path) -> None:
+    """The line is that of the joint in what xacro's command line prints for the file."""
     pytest.importorskip("xacro")
     path = tmp_path / "no_limit.urdf.xacro"
     path.write_text(robot_text(joint_text(limit=False)))
     with pytest.raises(ModelError, match=rf"^{re.escape(str(path))} \(expanded\):\d+: joint 'j'"):
+        Robot.load(path)
+    xacro_command = shutil.which("xacro") or str(Path(sys.executable).with_name("xacro"))
+    printed = subprocess.run(
+        [xacro_command, str(path)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    line = next(i for i, text in enumerate(printed, 1) if '<joint name="j"' in text)
+    with pytest.raises(ModelError, match=rf"^{re.escape(str(path))} \(expanded\):{line}: "):
         Robot.load(path)
 
 

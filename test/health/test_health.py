@@ -391,7 +391,7 @@ def test_the_documented_keys_are_the_report_s_keys_in_order(arm: Rig) -> None:
 def test_every_key_holds_its_documented_value() -> None:
     """One period with something to say under every key: joint_6 never sent, the gripper
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
-    unknown name, and two nodes giving joint_1 to joint_3."""
+    unknown name, two nodes giving joint_1 to joint_3, and a refused description."""
     rig = Rig(ignore_timestamp=True)
     rig.send([*[name for name in LEADERS if name != "joint_6"], "wheel"])
     rig.wait(1.5)
@@ -399,6 +399,8 @@ def test_every_key_holds_its_documented_value() -> None:
     rig.send(["joint_3"], [float("nan")])
     rig.pipeline.joint_state(rig.stamp_ns, ("joint_1", "joint_2"), np.zeros(1))
     publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
+    refused = "description_file not reloaded, the running model stays: /arm.urdf:3: ..."
+    rig.health.refused_description = refused
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
     below_6 = {"link_6"}
@@ -425,6 +427,7 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.CLOCK: f"{rig.node_clock_ns / S:.3f}",
             Key.STAMP: f"{rig.stamp_ns / S:.3f}",
             Key.TWO_PUBLISHERS: ", ".join(f"{joint} ({nodes})" for joint in ARM[:3]),
+            Key.REFUSED_DESCRIPTION: refused,
         }
     )
     assert report.level == Level.ERROR
@@ -432,7 +435,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 5 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 6 + [Level.ERROR]
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:
@@ -535,6 +538,28 @@ def test_the_log_lines_word_a_fact_as_the_report_does_and_the_doctor_too() -> No
     ]
     (finding,) = diagnose(doctor)
     assert usual in finding.fix
+
+
+def test_a_refused_description_is_a_warning_until_cleared(arm: Rig) -> None:
+    reason = (
+        "description_file not reloaded, the running model stays: /r.urdf:11: joint 'mount': "
+        "child link 'nowhere' does not exist"
+    )
+    arm.send(LEADERS)
+    arm.health.refused_description = reason
+    report = arm.report()
+    assert (report.level, report.message) == (Level.WARN, reason)
+    assert values(report)[Key.REFUSED_DESCRIPTION] == reason
+    # Said beside a worse condition too: the value holds it.
+    arm.wait(2.0)
+    stale = arm.report()
+    assert stale.level == Level.STALE
+    assert values(stale)[Key.REFUSED_DESCRIPTION] == reason
+    assert reason in [condition.message for condition in stale.conditions]
+    arm.health.refused_description = None
+    arm.send(LEADERS)
+    cleared = arm.report()
+    assert (cleared.level, values(cleared)[Key.REFUSED_DESCRIPTION]) == (Level.OK, "")
 
 
 @pytest.mark.parametrize(

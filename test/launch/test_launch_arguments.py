@@ -101,6 +101,33 @@ def test_xacro_is_expanded_with_its_arguments_as_the_xacro_command_does() -> Non
     assert "left_link_3" in Robot.from_xml_string(text).links
 
 
+def test_description_file_is_the_node_s_to_read_with_xacro_args_as_its_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node gets the path (absolute, so its working directory does not matter) and not
+    the text: it reads the file itself and loads it again on each save."""
+    monkeypatch.chdir(XACRO.parent)
+    given = overrides(context(description_file=XACRO.name, xacro_args="prefix:=left_ b:='x y'"))
+    assert given == {
+        "description_file": str(XACRO),
+        "description_args": ["prefix:=left_", "b:=x y"],
+    }
+    assert NODE_LAUNCH.model_path(context(description_file=str(URDF))) is None
+    # What RViz's fixed frame and the demo source read once: the file, expanded.
+    viewed = NODE_LAUNCH.viewed_description(
+        context(description_file=str(XACRO), xacro_args="prefix:=left_")
+    )
+    assert Robot.from_xml_string(viewed).root == "left_base_link"
+    assert NODE_LAUNCH.viewed_description(context(description_file=str(tmp_path / "no.urdf"))) == ""
+
+
+@pytest.mark.parametrize("other", ["model", "robot_description"])
+def test_description_file_and_another_description_are_refused_naming_both(other: str) -> None:
+    given = context(description_file=str(URDF), **{other: str(URDF)})
+    with pytest.raises(ValueError, match=f"description_file and {other} both give"):
+        NODE_LAUNCH.node_parameters(given)
+
+
 def test_only_given_arguments_override_the_params_file() -> None:
     assert overrides(context(model=str(URDF))).keys() == {"robot_description"}
     given = overrides(

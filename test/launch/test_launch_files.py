@@ -38,8 +38,9 @@ DROP_IN_ARGUMENTS = {
     "model_name",
 }
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
-#: cannot tell the root link for RViz's fixed frame without Python).
-VIEWER_ARGUMENTS = {"rviz"}
+#: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
+#: to read and reload (the XML one always sets robot_description: it cannot leave it unset).
+PYTHON_ONLY_ARGUMENTS = {"rviz", "description_file"}
 #: The one executable of another package they may start: RViz, an optional dependency.
 VIEWER = ("rviz2", "rviz2")
 
@@ -124,7 +125,7 @@ def installed_launch_patterns() -> list[str]:
 
 
 def test_the_node_launch_file_offers_the_drop_in_arguments_and_rviz() -> None:
-    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS | VIEWER_ARGUMENTS
+    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS | PYTHON_ONLY_ARGUMENTS
 
 
 def test_the_xml_launch_file_offers_the_same_arguments() -> None:
@@ -166,5 +167,5 @@ def test_every_launch_file_is_installed() -> None:
 
 def test_docs_describe_every_launch_argument() -> None:
     docs = (ROOT / "docs" / "ros.md").read_text()
-    for name in DROP_IN_ARGUMENTS | VIEWER_ARGUMENTS | {"rate"}:
+    for name in DROP_IN_ARGUMENTS | PYTHON_ONLY_ARGUMENTS | {"rate"}:
         assert f"`{name}" in docs, name

@@ -144,6 +144,12 @@ def test_the_fixed_frame_is_the_prefixed_root_link_of_the_node_s_description() -
     assert option(rviz_command(), "-f") == demo_root
 
 
+def test_with_description_file_the_fixed_frame_is_the_file_s_root_link() -> None:
+    """The node reads the file itself; the launch file reads it once too, for RViz."""
+    command = rviz_command(description_file=str(XACRO), xacro_args="prefix:=left_")
+    assert option(command, "-f") == "left_" + Robot.load(XACRO).root
+
+
 def test_the_fixed_frame_follows_model_name_in_a_file_of_several_models() -> None:
     assert option(rviz_command(robot_description=TWO_MODELS, model_name="second"), "-f") == (
         "base_b"

@@ -279,6 +279,63 @@ class TestXmlLaunchFile:
         launch.assert_clean_stop(launch.interrupt())
 
 
+class TestDescriptionFile:
+    """joint_tf_publisher.launch.py description_file:=<.xacro> xacro_args:=...: the node gets
+    the path, not the text, and a save of the file reaches /tf_static (edit and see)."""
+
+    @pytest.fixture(scope="class")
+    def robot_file(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        path = tmp_path_factory.mktemp("edited") / "arm.urdf.xacro"
+        path.write_text(self.with_tool(0.1))
+        return path
+
+    @staticmethod
+    def with_tool(x: float) -> str:
+        """The small xacro arm with a tool on a fixed joint ``x`` m along its last link."""
+        tool = (
+            '<link name="$(arg prefix)tool"/><joint name="tool_mount" type="fixed">'
+            '<parent link="$(arg prefix)link_3"/><child link="$(arg prefix)tool"/>'
+            f'<origin xyz="{x} 0 0"/></joint></robot>'
+        )
+        return XACRO.read_text().replace("</robot>", tool)
+
+    @pytest.fixture(scope="class")
+    def launch(
+        self, probe: Any, tmp_path_factory: pytest.TempPathFactory, robot_file: Path
+    ) -> Iterator[Launch]:
+        arguments = {"description_file": str(robot_file), "xacro_args": "prefix:=e_"}
+        with start(tmp_path_factory, "joint_tf_publisher.launch.py", arguments) as launch:
+            yield launch
+
+    def test_the_node_reads_the_file_itself(
+        self, probe: Any, launch: Launch, robot_file: Path
+    ) -> None:
+        statics = wait_static_children(probe, {"e_tool"})
+        assert statics["e_tool"].transform.translation.x == pytest.approx(0.1)
+        names = ["description_file", "description_args", "robot_description"]
+        assert get_parameters(probe, "/joint_tf_publisher", names) == {
+            "description_file": str(robot_file),
+            "description_args": ["prefix:=e_"],
+            "robot_description": "",
+        }
+
+    def test_a_save_reaches_tf_static(self, probe: Any, launch: Launch, robot_file: Path) -> None:
+        temporary = robot_file.with_suffix(".swp")
+        temporary.write_text(self.with_tool(0.3))
+        os.replace(temporary, robot_file)
+        wait_until(
+            lambda: (
+                wait_static_children(probe, {"e_tool"})["e_tool"].transform.translation.x
+                == pytest.approx(0.3)
+            ),
+            START_S,
+            what=lambda: f"the saved tool origin on /tf_static:\n{launch.output()[-2000:]}",
+        )
+
+    def test_sigint_to_launch_ends_everything_cleanly(self, launch: Launch) -> None:
+        launch.assert_clean_stop(launch.interrupt())
+
+
 class TestDemo:
     """demo.launch.py with its defaults: the bundled arm swept by the demo source."""
 

@@ -7,6 +7,7 @@ test/ros/test_node_parameters.py.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,9 +16,13 @@ from repo_paths import REPO_ROOT, TEST_DIR
 from test_pipeline import ARM_URDF, T0, Rig, assert_pose
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.description.compose import compose
 from joint_tf_publisher.errors import ModelError
-from joint_tf_publisher.node_core.parameter_changes import plan_change
+from joint_tf_publisher.node_core.description_source import DescriptionSource
+from joint_tf_publisher.node_core.parameter_changes import (
+    Described,
+    load_description,
+    plan_change,
+)
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 from joint_tf_publisher.node_core.pipeline import LoadedModel
 
@@ -30,13 +35,12 @@ class Loader:
     def __init__(self) -> None:
         self.loaded: list[tuple[str, str]] = []
 
-    def __call__(self, text: str, settings: Settings) -> LoadedModel:
+    def __call__(
+        self, text: str, settings: Settings, source: str, path: Path | None = None
+    ) -> LoadedModel:
         """The robot's own ``text`` with the attachments of ``settings`` composed in."""
         self.loaded.append((text, settings.model_name))
-        composed = compose(text, settings.attachment_list, "robot_description")
-        return LoadedModel(
-            Robot.from_xml_string(composed, source="robot_description"), composed, text
-        )
+        return load_description(text, settings, source, path)
 
 
 def arm_model() -> LoadedModel:
@@ -73,11 +77,11 @@ def test_a_new_description_is_loaded_and_keeps_only_the_zeros_it_takes() -> None
 @pytest.mark.parametrize(
     ("settings", "text", "reason"),
     [
-        (Settings(), "  ", "robot_description must not be empty"),
+        (Settings(), "  ", "parameter robot_description is empty"),
         (
             Settings(description_from_topic=True),
             "<robot name='r'><link name='a'/></robot>",
-            "robot_description comes from the topic",
+            "robot_description and description_from_topic both give the robot description",
         ),
     ],
 )
@@ -113,6 +117,63 @@ def test_a_new_source_list_is_said() -> None:
     assert change.settings.source_list == ("gripper/joint_states",)
 
 
+def test_one_atomic_change_switches_from_the_text_to_a_file_and_back(tmp_path: Path) -> None:
+    path = tmp_path / "arm.urdf"
+    path.write_text(ARM_URDF.read_text())
+    model, loader = arm_model(), Loader()
+    values = {"robot_description": "", "description_file": str(path)}
+    to_file = plan_change(Settings(), model, values, loader)
+    assert to_file.described.source is DescriptionSource.FILE
+    assert to_file.described.watch is not None and to_file.described.watch.files == (path,)
+    assert to_file.model is not None and to_file.model.robot.source == str(path)
+    text = HUMANOID_URDF.read_text()
+    back = {"robot_description": text, "description_file": ""}
+    to_text = plan_change(to_file.settings, to_file.model, back, loader, to_file.described)
+    assert to_text.described == Described(DescriptionSource.PARAMETER, text)
+    assert to_text.model is not None and to_text.model.text == text
+
+
+def test_a_second_source_is_refused_before_anything_loads(tmp_path: Path) -> None:
+    loader = Loader()
+    values = {"description_file": str(tmp_path / "arm.urdf")}
+    with pytest.raises(ParameterRejected, match="robot_description and description_file both"):
+        plan_change(Settings(), arm_model(), values, loader)
+    assert loader.loaded == []
+
+
+def test_a_new_file_or_new_arguments_load_and_a_file_that_does_not_is_refused(
+    tmp_path: Path,
+) -> None:
+    path, broken = tmp_path / "arm.urdf", tmp_path / "broken.urdf"
+    path.write_text(ARM_URDF.read_text())
+    broken.write_text(
+        ARM_URDF.read_text().replace('<child link="link_3"/>', '<child link="nowhere"/>')
+    )
+    values = {"robot_description": "", "description_file": str(path)}
+    running = plan_change(Settings(), arm_model(), values, Loader())
+    settings = running.settings
+    described, model = running.described, running.model
+    assert model is not None
+    loader = Loader()
+    same = plan_change(settings, model, {"description_file": str(path)}, loader, described)
+    assert same.model is None and loader.loaded == []  # the same file: nothing loads
+    args = plan_change(settings, model, {"description_args": ["a:=b"]}, loader, described)
+    assert args.model is not None and args.model.robot.source == f"{path} (expanded)"
+    assert args.described.watch is not None and args.described.watch.mappings == {"a": "b"}
+    with pytest.raises(
+        ModelError, match=rf"^{re.escape(str(broken))} \(expanded\):\d+: joint 'joint_3'"
+    ):
+        plan_change(
+            settings,
+            model,
+            {"description_file": str(broken), "description_args": ["a:=b"]},
+            loader,
+            described,
+        )
+    with pytest.raises(ModelError, match=rf"^{re.escape(str(broken))}:\d+: joint 'joint_3'"):
+        plan_change(settings, model, {"description_file": str(broken)}, loader, described)
+
+
 def test_a_change_of_zeros_alone_keeps_the_limiter_and_says_nothing_again() -> None:
     """Each zeros.<joint> the node declares is a change of its own: it must not restart the
     rate limiter nor repeat the warnings a full reconfiguration gives."""
@@ -145,7 +206,7 @@ def test_an_attachment_change_composes_onto_the_robot_s_own_text() -> None:
         added.model,
         {"attachments.gripper.file": str(REPO_ROOT / "urdf" / "suction_tool.urdf")},
         loader,
-        set(GRIPPER) - {"attachments.names"},
+        declared_attachments=set(GRIPPER) - {"attachments.names"},
     )
     assert swapped.model is not None and "g_cup" in swapped.model.robot.links
     assert "g_tcp" not in swapped.model.robot.links

@@ -9,6 +9,7 @@ test/description/test_compose.py.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from node_harness import (  # noqa: E402
     RESEND_S,
     NodeUnderTest,
     Probe,
+    Recorder,
     fresh_stamp,
     latched_qos,
     matrix_of,
@@ -297,6 +299,23 @@ def test_the_attach_and_detach_commands_take_one_call_each(tooled: Tooled) -> No
     assert GRIPPER_FRAMES <= set(tooled.frames())
 
 
+def static_sets(probe: Probe) -> Recorder:
+    """The latched static sets of every node from now on (one sample per writer: depth
+    100), each message a node's complete set."""
+    every_set = QoSProfile(
+        depth=100,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    return probe.subscribe(TFMessage, "/tf_static", every_set)
+
+
+def newest_set_with(sets: Recorder, frame: str) -> dict[str, Any]:
+    """The newest static set that holds ``frame``, by child frame; {} before one came."""
+    found = [m for m in sets.messages() if any(t.child_frame_id == frame for t in m.transforms)]
+    return {t.child_frame_id: t for t in found[-1].transforms} if found else {}
+
+
 def test_attachments_compose_onto_a_description_from_the_topic(
     probe: Probe, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -317,21 +336,59 @@ def test_attachments_compose_onto_a_description_from_the_topic(
         },
         handshake=None,
     )
-    every_set = QoSProfile(
-        depth=100,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    )  # the latched sets of both nodes (one sample per writer)
-    statics = probe.subscribe(TFMessage, "/tf_static", every_set)
+    sets = static_sets(probe)
     try:
         publisher = probe.node.create_publisher(String, node.description_topic, latched_qos())
         publisher.publish(String(data=ARM.read_text()))
-
-        def heard() -> dict[str, Any]:
-            return {t.child_frame_id: t for m in statics.messages() for t in m.transforms}
-
-        wait_until(lambda: "t/tool_tcp" in heard(), what="the gripper's statics")
-        assert heard()["t/tool_base_link"].header.frame_id == "t/tool_flange"
+        statics = wait_until(lambda: newest_set_with(sets, "t/tool_tcp"), what="the gripper")
+        assert statics["t/tool_base_link"].header.frame_id == "t/tool_flange"
         assert probe.node.count_publishers(node.description_topic) == 1  # the probe's only
+    finally:
+        assert node.stop() == 0
+
+
+def test_attachments_stay_on_a_description_file_through_its_saves(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With description_file the attachments hang from the file's robot, and from each
+    save of it that loads (frames prefixed f/, apart from the other nodes')."""
+    folder = tmp_path_factory.mktemp("edited_arm")
+    arm = folder / "arm.urdf"
+    arm.write_text(ARM.read_text())
+    node = started(
+        probe,
+        tmp_path_factory,
+        "/file_tooled",
+        {
+            "description_file": str(arm),
+            "frame_prefix": "f/",
+            "attachments.names": ["gripper"],
+            "attachments.gripper.file": str(GRIPPER),
+            "attachments.gripper.parent": "tool_flange",
+            "attachments.gripper.prefix": "tool_",
+        },
+        handshake=None,
+    )
+    sets = static_sets(probe)
+    try:
+        wait_until(lambda: newest_set_with(sets, "f/tool_tcp"), what="the gripper's statics")
+        moved = ARM.read_text().replace(
+            '<child link="tool_flange"/>\n    <origin xyz="0 0 0.02"',
+            '<child link="tool_flange"/>\n    <origin xyz="0 0 0.05"',
+        )
+        assert moved != ARM.read_text()
+        temporary = arm.with_name("arm.urdf.swp")  # saved as an editor saves
+        temporary.write_text(moved)
+        os.replace(temporary, arm)
+        statics = wait_until(
+            lambda: (
+                (found := newest_set_with(sets, "f/tool_flange"))
+                and found["f/tool_flange"].transform.translation.z == pytest.approx(0.05)
+                and found
+            ),
+            what="the saved flange",
+        )
+        assert statics["f/tool_tcp"].header.frame_id == "f/tool_base_link"
+        assert statics["f/tool_base_link"].header.frame_id == "f/tool_flange"
     finally:
         assert node.stop() == 0

@@ -625,6 +625,17 @@ def run_node(tmp_path: Path, params: dict[str, Any]) -> subprocess.CompletedProc
             r"robot_description:1: .*'b'",
         ),
         ({"robot_description": "not xml at all"}, r"robot_description:\d+"),
+        (
+            {"robot_description": FLOATING_URDF, "description_file": "robot.urdf"},
+            r"^joint_tf_publisher: robot_description and description_file both give the robot "
+            r"description: set exactly one of robot_description, description_file and "
+            r"description_from_topic",
+        ),
+        (
+            {"description_file": "robot.urdf", "description_from_topic": True},
+            r"description_file and description_from_topic both give the robot description",
+        ),
+        ({"description_file": "/nowhere/robot.urdf"}, r"/nowhere/robot.urdf: cannot read file"),
         ({"robot_description": FLOATING_URDF, "publish_frequency": 0.0}, r"publish_frequency"),
         ({"robot_description": FLOATING_URDF, "clamp": "tight"}, r"clamp must be one of"),
     ],
@@ -652,5 +663,5 @@ def test_blank_description_on_the_command_line_is_empty() -> None:
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
         "joint_tf_publisher: parameter robot_description is empty: give the URDF or SDFormat "
-        "text (or set description_from_topic:=true)"
+        "text, a file in description_file, or set description_from_topic:=true"
     ]
