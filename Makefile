@@ -83,8 +83,8 @@ test: lint colcon worlds
 
 # vs_rsp needs robot_state_publisher: built first (target rsp) and, after the sections, its
 # smoke test (test/bench/smoke_vs_rsp.py, which make test does not collect), unless
-# BENCH_SECTIONS leaves vs_rsp out. A failed build does not stop the sections (vs_rsp then
-# says why it is skipped); a failed section or smoke test fails the run.
+# BENCH_SECTIONS leaves vs_rsp out. A failed build does not stop the sections (vs_rsp then runs
+# without RSP and says why); a failed section or smoke test fails the run.
 RSP_ENV = RSP_KIT="$(RSP_KIT)" RSP_ROOT="$(RSP_ROOT)"
 WANTS_RSP = case ",$${BENCH_SECTIONS:-vs_rsp}," in *,vs_rsp,*) true;; *) false;; esac
 bench: env

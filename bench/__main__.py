@@ -47,7 +47,7 @@ from .report import Table  # noqa: E402
 SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, Any]]]] = {
     "fk": lambda args: fk.run_fk(args.quick),
     "vs_rsp": lambda args: vs_rsp.run_vs_rsp(
-        args.quick, args.rates, args.robots, baseline=args.baseline
+        args.quick, args.rates, args.robots, baseline=args.baseline, executors=args.executors
     ),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
@@ -88,10 +88,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="vs_rsp: also the node at REV",
     )
     add(
+        "--executors",
+        default=env("BENCH_EXECUTORS", ""),
+        help="vs_rsp: executors of the floor and the node (events,rclpy,waitset; "
+        "default: every one this rclpy offers)",
+    )
+    add(
         "--keep-openblas-env", action="store_true", help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE"
     )
     args = parser.parse_args(argv)
     args.sections, args.robots = _split(args.sections), _split(args.robots)
+    args.executors = _split(args.executors) or None
     args.rates = [float(rate) for rate in _split(args.rates)]
     for given, known in ((args.sections, tuple(SECTIONS)), (args.robots, tuple(vs_rsp.ROBOTS))):
         if unknown := sorted(set(given) - set(known)):

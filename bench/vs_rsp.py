@@ -1,12 +1,16 @@
-"""Section ``vs_rsp``: this node and the C++ robot_state_publisher (RSP) side by side, with this
-node at an older git revision (``--baseline REV``) too, in interleaved rounds (each runs every
-node in turn: start, measure, stop), so a drift in the machine's load hits all alike. RSP comes
-from a sourced ROS 2 or the rsp build kit (``locate_rsp``); without RSP and baseline the section
-says why it is skipped and succeeds. Method and results: docs/benchmarks.md.
+"""Section ``vs_rsp``: this node and the C++ robot_state_publisher (RSP) side by side, with the
+floor node (``floor_node``: the least an rclpy node can do for the same messages) and this node
+at an older git revision (``--baseline REV``) too, in interleaved rounds (each runs every node
+in turn: start, measure, stop), so a drift in the machine's load hits all alike. The floor and
+this node run on every executor asked for (``--executors``; default: each this rclpy offers),
+and a table gives each one's own work: node minus floor. RSP comes from a sourced ROS 2 or the
+rsp build kit (``locate_rsp``); without it the section says why and compares the others.
+Method and results: docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -33,6 +37,14 @@ ARM_URDF = REPO_ROOT / "test" / "urdf" / "arm_mimic_gripper.urdf"
 #: The robots by their name on the command line: the humanoid, and an arm with a mimic gripper.
 ROBOTS = {"humanoid": MODELS["humanoid"], "arm": ModelSpec(ARM_URDF.stem, ARM_URDF)}
 MODES = {"ignore_timestamp": True, "defaults": False}
+#: The mode the floor node runs in: it publishes every JointState (it has no rate limiter).
+FLOOR_MODE = "ignore_timestamp"
+FLOOR = "floor"
+#: The node's default executor where rclpy has it, and the environment variable that picks
+#: one, for the node and the floor: ``ros/runtime.py``'s ``EVENTS`` and ``EXECUTOR_VARIABLE``
+#: (not imported here: this module loads without ROS).
+EVENTS = "events"
+EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
 
@@ -186,19 +198,26 @@ def median(values: Iterable[float]) -> float:
 
 @dataclass(frozen=True)
 class BenchRobot:
-    """A robot as every node gets it: description text, JointState names, rows of positions."""
+    """A robot as every node gets it: description text, JointState names, rows of positions,
+    and the (parent, child) frames of its moving and fixed joints (for the floor node)."""
 
     name: str
     description: str
     joint_names: list[str]
     rows: list[list[float]]
+    frames: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
     """``spec`` with ``count`` rows of its independent joints' positions, inside their limits."""
     configurations = spec.sample(11, count)
     rows = [list(values.values()) for values in configurations]
-    return BenchRobot(spec.name, spec.to_urdf(), list(configurations[0]), rows)
+    kin = spec.robot.kinematics
+    frames = {
+        kind: [(joint.parent, joint.child) for joint in joints]
+        for kind, joints in (("moving", kin.moving_joints), ("static", kin.fixed_joints))
+    }
+    return BenchRobot(spec.name, spec.to_urdf(), list(configurations[0]), rows, frames)
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -206,12 +225,41 @@ def bench_robot(spec: ModelSpec, count: int = 997) -> BenchRobot:
 
 @dataclass(frozen=True)
 class Contender:
-    """One of the compared nodes: its name in the tables, how to run it on a parameters file."""
+    """One of the compared nodes: its name in the tables, how to run it on a parameters file
+    and a frames file (``write_frames``), on which executor (None: RSP's own)."""
 
     node: str
-    command: Callable[[Path], list[str]]
+    command: Callable[[Path, Path], list[str]]
     environ: Mapping[str, str] | None = None
     import_root: Path | None = None
+    executor: str | None = None
+    modes: tuple[str, ...] = tuple(MODES)
+
+
+def write_frames(path: Path, robot: BenchRobot) -> Path:
+    """The floor node's frames file: ``robot.frames`` as JSON."""
+    path.write_text(json.dumps(robot.frames))
+    return path
+
+
+def floor_command(params: Path, frames: Path) -> list[str]:
+    """The floor node (``bench/floor_node.py``) on ``frames``, with the node's parameters file
+    (it reads none of them but ``use_sim_time``, as rclpy does)."""
+    ros_args = ["--ros-args", "--params-file", str(params), "--log-level", "warn"]
+    return [sys.executable, "-m", "bench.floor_node", str(frames), *ros_args]
+
+
+def available_executors() -> tuple[str, ...]:
+    """The executors this rclpy offers the node, the default first (``ros/runtime.py``)."""
+    from joint_tf_publisher.ros import runtime
+
+    return runtime.available_executors()
+
+
+def named(node: str, executor: str, default: str) -> str:
+    """A contender's name in the tables: ``node`` on the default executor, else
+    ``node:executor``."""
+    return node if executor == default else f"{node}:{executor}"
 
 
 @dataclass
@@ -254,6 +302,7 @@ def run_turn(
     contender: Contender,
     robot: BenchRobot,
     params: Path,
+    frames: Path,
     rates: Sequence[float],
     window_s: float,
     log: Path,
@@ -262,7 +311,7 @@ def run_turn(
     probe.static_message = None
     started_s, started_ns = time.monotonic(), time.time_ns()
     process = dds.start_node(
-        contender.command(params), log, contender.import_root, contender.environ
+        contender.command(params, frames), log, contender.import_root, contender.environ
     )
     try:
         probe.wait_ready(process, log)
@@ -283,18 +332,37 @@ def run_turn(
     return turn
 
 
-def contenders(found: RspFound | str, baseline: str | None, workdir: Path) -> list[Contender]:
-    """RSP where found, the baseline where asked for, then this work tree's node."""
+def contenders(
+    found: RspFound | str,
+    baseline: str | None,
+    workdir: Path,
+    executors: Sequence[str] = (EVENTS,),
+) -> list[Contender]:
+    """RSP where found; then, on each of ``executors`` (the first is the default, its nodes
+    named plainly), the floor node (``ignore_timestamp`` mode only), the baseline where asked
+    for, and this work tree's node."""
     nodes = []
     if not isinstance(found, str):
         rsp = [str(found.executable), "--ros-args", "--params-file"]
         nodes.append(
-            Contender("rsp", lambda params: [*rsp, str(params)], rsp_environment(found, os.environ))
+            Contender(
+                "rsp", lambda params, _: [*rsp, str(params)], rsp_environment(found, os.environ)
+            )
         )
-    if baseline:
-        root = dds.extract_revision(baseline, workdir)
-        nodes.append(Contender(f"ours@{baseline}", lambda p: dds.node_command(p, root), None, root))
-    return [*nodes, Contender("ours", dds.node_command)]
+    root = dds.extract_revision(baseline, workdir) if baseline else None
+    for executor in executors:
+        environ = {**os.environ, EXECUTOR_VARIABLE: executor}
+
+        def name(node: str, executor: str = executor) -> str:
+            return named(node, executor, executors[0])
+
+        nodes.append(Contender(name(FLOOR), floor_command, environ, None, executor, (FLOOR_MODE,)))
+        if root is not None:
+            base = lambda p, _, root=root: dds.node_command(p, root)  # noqa: E731
+            nodes.append(Contender(name(f"ours@{baseline}"), base, environ, root, executor))
+        ours = lambda p, _: dds.node_command(p)  # noqa: E731
+        nodes.append(Contender(name("ours"), ours, environ, None, executor))
+    return nodes
 
 
 def round_order(nodes: Sequence[Contender], index: int) -> list[Contender]:
@@ -311,30 +379,35 @@ def run_vs_rsp(
     rounds: int | None = None,
     window_s: float | None = None,
     baseline: str | None = None,
+    executors: Sequence[str] | None = None,
 ) -> tuple[list[Table], dict[str, Any]]:
-    """The section: skipped (with the reason) without RSP and baseline, else every robot, mode
-    and rate. ``rounds`` and ``window_s`` (s per rate) default to 5 and 6 s (quick: 2 and 2 s)."""
+    """The section: every robot, mode and rate, for RSP (where found; else the reason is
+    printed and noted), the floor, the baseline and this node on each of ``executors``
+    (default: every one this rclpy offers). ``rounds`` and ``window_s`` (s per rate) default
+    to 5 and 6 s (quick: 2 and 2 s)."""
     found = locate_rsp(os.environ)
-    if isinstance(found, str) and not baseline:
-        print(f"vs_rsp skipped: {found}", flush=True)
-        return [Table(f"Against robot_state_publisher: skipped, {found}", ["status"], [])], {
-            "skipped": found
-        }
+    if isinstance(found, str):
+        print(f"vs_rsp without robot_state_publisher: {found}", flush=True)
+    offered = available_executors()
+    executors = tuple(executors or offered)
+    if unknown := [name for name in executors if name not in offered]:
+        raise ValueError(f"executors {unknown}: this rclpy offers {', '.join(offered)}")
     rounds, window_s = rounds or (2 if quick else 5), window_s or (2.0 if quick else 6.0)
     dds.use_bench_domain()
     sys.setswitchinterval(1e-4)  # the /tf reader thread must not wait 5 ms for the GIL
     import rclpy
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-rsp-"))
-    nodes = contenders(found, baseline, workdir)
+    nodes = contenders(found, baseline, workdir, executors)
     rsp = found if isinstance(found, str) else f"{found.executable} ({found.origin})"
     record: dict[str, Any] = {"nodes": [c.node for c in nodes], "rsp": rsp, "robots": {}}
-    record.update(rounds=rounds, window_s=window_s)
+    record.update(rounds=rounds, window_s=window_s, executors=list(executors))
     turns: dict[tuple[str, str], list[Turn]] = {}
     rclpy.init()
     try:
         for robot in (bench_robot(ROBOTS[name]) for name in robots):
             probe = dds.Probe(robot.joint_names)
+            frames = write_frames(workdir / f"{robot.name}-frames.json", robot)
             try:
                 for mode, ignore_timestamp in MODES.items():
                     params = dds.write_params(
@@ -345,8 +418,12 @@ def run_vs_rsp(
                     group = turns.setdefault((robot.name, mode), [])
                     for index in range(rounds):
                         for node in round_order(nodes, index):
+                            if mode not in node.modes:
+                                continue
                             log = workdir / f"{robot.name}-{mode}-{node.node}-{index}.log"
-                            group.append(run_turn(probe, node, robot, params, rates, window_s, log))
+                            group.append(
+                                run_turn(probe, node, robot, params, frames, rates, window_s, log)
+                            )
                         print(f"vs_rsp: {robot.name} {mode} round {index + 1}/{rounds}", flush=True)
             finally:
                 probe.close()
@@ -357,14 +434,20 @@ def run_vs_rsp(
     finally:
         rclpy.try_shutdown()
     names = [c.node for c in nodes]
-    return [rate_table(turns, names, rounds, window_s), startup_table(turns, names, rsp)], record
+    default = [c.node for c in nodes if c.executor in (None, executors[0])]
+    tables = [rate_table(turns, default, rounds, window_s), own_work_table(turns, nodes, executors)]
+    return [*tables, startup_table(turns, names, rsp)], record
 
 
 # -- tables -------------------------------------------------------------------------------------
 
 
 def _cells(values: Mapping[str, float], digits: int) -> str:
-    return " / ".join(f"{value:.{digits}f}" for value in values.values())
+    """The values joined by `` / ``, ``-`` for a node without one (the floor in defaults
+    mode)."""
+    return " / ".join(
+        f"{value:.{digits}f}" if math.isfinite(value) else "-" for value in values.values()
+    )
 
 
 def _ratios(values: Mapping[str, float]) -> str:
@@ -415,6 +498,53 @@ def rate_table(
     return table
 
 
+def own_work_table(
+    turns: Mapping[tuple[str, str], list[Turn]],
+    nodes: Sequence[Contender],
+    executors: Sequence[str],
+) -> Table:
+    """Per robot, rate and executor (``ignore_timestamp`` mode, where the floor runs): the
+    median CPU per JointState of the floor and of this node (and the baseline), each node's
+    own work (node minus floor, us) and node / floor; RSP's figure beside them."""
+    ours = [c for c in nodes if c.executor is not None and c.node.split(":")[0] != FLOOR]
+    labels = list(dict.fromkeys(c.node.split(":")[0] for c in ours))
+    columns = ["robot", "rate Hz", "executor", f"CPU us/msg {FLOOR} / {' / '.join(labels)}"]
+    columns += [f"{label} - {FLOOR} us" for label in labels]
+    columns += [f"{label}/{FLOOR}" for label in labels] + ["RSP us", f"{FLOOR}/RSP"]
+    table = Table(
+        "Own work per JointState: each node minus the floor node, per executor "
+        f"({FLOOR_MODE}; medians over the rounds)",
+        columns,
+    )
+    for (robot, mode), group in turns.items():
+        if mode != FLOOR_MODE:
+            continue
+        for index, rate in enumerate(w.rate_hz for w in group[0].windows):
+
+            def cpu(node: str, index: int = index, group: list[Turn] = group) -> float:
+                windows = (t.windows[index] for t in group if t.node == node)
+                return median(window.cpu_us_per_message() for window in windows)
+
+            rsp = cpu("rsp")
+            for executor in executors:
+                floor = cpu(named(FLOOR, executor, executors[0]))
+                mine = [cpu(named(label, executor, executors[0])) for label in labels]
+                table.rows.append(
+                    [robot, f"{rate:g}", executor]
+                    + [" / ".join(f"{v:.0f}" if math.isfinite(v) else "-" for v in [floor, *mine])]
+                    + [f"{v - floor:.0f}" if math.isfinite(v - floor) else "-" for v in mine]
+                    + [ratio(v, floor) for v in mine]
+                    + [f"{rsp:.0f}" if math.isfinite(rsp) else "-", ratio(floor, rsp)]
+                )
+    table.notes.append(
+        f"{FLOOR} = bench/floor_node.py: a raw JointState subscription whose callback copies the "
+        "stamp into a pre-serialised TFMessage (one transform per moving joint) and publishes "
+        "the bytes, on the same executor; own work = the node's CPU per JointState minus the "
+        "floor's"
+    )
+    return table
+
+
 def startup_table(
     turns: Mapping[tuple[str, str], list[Turn]], names: Sequence[str], rsp: str
 ) -> Table:
@@ -435,7 +565,7 @@ def startup_table(
             + [_cells(rss, 0), _ratios(rss)]
             + [" / ".join(str(len(getattr(first[n], kind))) for n in names) for kind in KINDS]
         )
-        for other in (name for name in names if name != "ours"):
+        for other in (name for name in names if name != "ours" and not name.startswith(FLOOR)):
             label = "RSP" if other == "rsp" else other
             for kind, topic in KINDS.items():
                 check = compare_frames(getattr(first["ours"], kind), getattr(first[other], kind))

@@ -24,7 +24,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..arrays import Array, IndexArray
+from ..arrays import Array, IndexArray, distinct
 from ..model.clamp_mode import ClampMode
 from ..stamps import NS_PER_S
 from . import wording
@@ -204,7 +204,7 @@ class JointStateHealth:
         """Fold every slot into one (no names) that updates all their joints: ages and rates
         stay right for the stream as a whole; per-joint ages become the newest of them."""
         slots = list(self._slots.values())
-        folded = StreamSlot(FOLDED_SOURCE, (), np.unique(np.concatenate([s.joints for s in slots])))
+        folded = StreamSlot(FOLDED_SOURCE, (), distinct(np.concatenate([s.joints for s in slots])))
         folded.arrivals = sum(s.arrivals for s in slots)
         folded.last_stamp_ns = max(s.last_stamp_ns for s in slots)
         folded.last_arrival_ns = max(s.last_arrival_ns for s in slots)

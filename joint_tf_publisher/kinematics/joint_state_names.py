@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..arrays import Array, BoolArray, IndexArray
+from ..arrays import Array, BoolArray, IndexArray, distinct
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
 from ..model.elements import Joint
@@ -215,7 +215,7 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     must be checked, not only the one written last)."""
     if plan.converted or plan.quaternion_joints.size:
         return None
-    if np.unique(plan.slots).size != plan.slots.size:
+    if distinct(plan.slots).size != plan.slots.size:
         return None
     moves_mask = np.zeros(len(layout.moving_joints), dtype=bool)
     moves_mask[plan.moves] = True

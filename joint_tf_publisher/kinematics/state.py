@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import Array, BoolArray, IndexArray
+from ..arrays import Array, BoolArray, IndexArray, distinct
 from ..model.clamp_mode import ClampMode
 from .joint_state_names import FastApply, FollowerSteps, NamePlan, NamePlans
 from .layout import MAX_JOINT_VALUE, Layout
@@ -134,8 +134,8 @@ class StateResolver:
         # comparison with NaN is False.
         if not float(np.maximum.reduce(np.absolute(accepted), initial=0.0)) <= MAX_JOINT_VALUE:
             usable = np.absolute(accepted) <= MAX_JOINT_VALUE  # False for NaN and inf
-            bad = np.unique(joints[~usable])
-            keep = ~np.isin(joints, bad)
+            bad = distinct(joints[~usable])
+            keep = (joints[:, None] != bad).all(axis=1)  # np.isin, without numpy.ma
             accepted, slots = accepted[keep], slots[keep]
             moved[bad] = False
             rejected.extend(bad.tolist())
@@ -155,7 +155,7 @@ class StateResolver:
             clipped = np.minimum(np.maximum(state, lower), upper)  # np.clip, without its wrappers
             changed = clipped != state
             if changed.any():
-                joints = np.unique(self.layout.slot_joint[changed.nonzero()[0]])
+                joints = distinct(self.layout.slot_joint[changed.nonzero()[0]])
                 state[:] = clipped
                 moved[joints] = True
                 clamped = joints.tolist()

@@ -24,16 +24,18 @@ def test_byte_compile_writes_every_module_of_the_package(tmp_path: Path) -> None
     assert list((package / "__pycache__").glob("module.*.pyc"))
 
 
-def test_a_baseline_runs_from_its_extracted_package_beside_rsp_and_ours(tmp_path: Path) -> None:
+def test_a_baseline_runs_from_its_extracted_package_beside_the_floor_and_ours(
+    tmp_path: Path,
+) -> None:
     from bench import vs_rsp
 
     nodes = vs_rsp.contenders("no robot_state_publisher", "HEAD", tmp_path)
 
-    assert [node.node for node in nodes] == ["ours@HEAD", "ours"]
-    baseline = nodes[0]
+    assert [node.node for node in nodes] == ["floor", "ours@HEAD", "ours"]
+    baseline = nodes[1]
     assert baseline.import_root is not None
     assert (baseline.import_root / dds.PACKAGE / "ros" / "node.py").is_file()
     params = tmp_path / "params.yaml"
-    command = baseline.command(params)
+    command = baseline.command(params, tmp_path / "frames.json")
     assert command[1:3] == ["-c", dds.ENTRY]
     assert command[-4:] == ["--params-file", str(params), "--log-level", "warn"]

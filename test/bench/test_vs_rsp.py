@@ -110,19 +110,6 @@ def test_without_kit_or_ros_it_says_nothing_was_found(tmp_path: Path) -> None:
     assert str(tmp_path / "no-kit") in why
 
 
-def test_the_section_is_skipped_with_its_reason_and_succeeds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("AMENT_PREFIX_PATH", "")
-    monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
-
-    tables, record = vs_rsp.run_vs_rsp(quick=True, rates=[100.0])
-
-    assert record["skipped"].startswith("no robot_state_publisher")
-    assert [table.rows for table in tables] == [[]]
-    assert "skipped" in tables[0].title and record["skipped"] in tables[0].render()
-
-
 def test_the_kit_environment_is_sourced_and_keeps_the_bench_domain(tmp_path: Path) -> None:
     script = tmp_path / "env.sh"
     script.write_text(
@@ -346,36 +333,127 @@ def test_ratio_and_median() -> None:
 # -- the section over DDS, without RSP ------------------------------------------------------------
 
 
+# -- the floor node and the executors -------------------------------------------------------------
+
+
 @pytest.mark.ros
-def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_floor_s_pieces_joined_with_a_stamp_are_the_tf_message_of_its_frames() -> None:
+    from rclpy.serialization import deserialize_message
+    from tf2_msgs.msg import TFMessage
+
+    from bench.floor_node import tf_pieces
+
+    frames = [["base", "link_1"], ["link_1", "a_much_longer_link_name"], ["l", "x"]]
+    stamp = (-5).to_bytes(4, "little", signed=True) + (123_456_789).to_bytes(4, "little")
+
+    message = deserialize_message(stamp.join(tf_pieces(frames)), TFMessage)
+
+    assert [[t.header.frame_id, t.child_frame_id] for t in message.transforms] == frames
+    assert {(t.header.stamp.sec, t.header.stamp.nanosec) for t in message.transforms} == {
+        (-5, 123_456_789)
+    }
+    assert {t.transform.rotation.w for t in message.transforms} == {1.0}
+
+
+def test_the_floor_and_each_revision_run_on_every_executor_rsp_once(tmp_path: Path) -> None:
+    found = vs_rsp.RspFound(tmp_path / "rsp", "test")
+
+    nodes = vs_rsp.contenders(found, None, tmp_path, ["events", "rclpy"])
+
+    assert [(c.node, c.executor) for c in nodes] == [
+        ("rsp", None),
+        ("floor", "events"),
+        ("ours", "events"),
+        ("floor:rclpy", "rclpy"),
+        ("ours:rclpy", "rclpy"),
+    ]
+    for node in nodes[1:]:
+        assert node.environ is not None
+        assert node.environ[vs_rsp.EXECUTOR_VARIABLE] == node.executor
+    assert [c.modes for c in nodes if c.node.startswith("floor")] == [("ignore_timestamp",)] * 2
+    assert nodes[2].modes == tuple(vs_rsp.MODES)
+    floor = nodes[1].command(tmp_path / "p.yaml", tmp_path / "f.json")
+    assert floor[1:4] == ["-m", "bench.floor_node", str(tmp_path / "f.json")]
+    assert floor[4:7] == ["--ros-args", "--params-file", str(tmp_path / "p.yaml")]
+
+
+def test_an_executor_this_rclpy_lacks_is_refused_before_anything_runs() -> None:
+    with pytest.raises(ValueError, match="offers"):
+        vs_rsp.run_vs_rsp(quick=True, rates=[100.0], executors=["threads"])
+
+
+def test_executors_are_an_option() -> None:
+    assert parse_args(["--executors", "rclpy,waitset"]).executors == ["rclpy", "waitset"]
+    assert parse_args([]).executors is None
+
+
+def test_the_bench_robot_carries_the_frames_of_its_moving_and_fixed_joints() -> None:
+    robot = vs_rsp.bench_robot(vs_rsp.ROBOTS["arm"], count=2)
+
+    assert (len(robot.frames["moving"]), len(robot.frames["static"])) == (11, 6)
+    assert all(len(pair) == 2 and all(pair) for pair in robot.frames["moving"])
+
+
+@pytest.mark.ros
+def test_without_rsp_the_floor_a_baseline_and_this_node_run_interleaved_and_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Without RSP, ``--baseline`` still runs: this node at HEAD and the work tree's node, in
-    turns (the order reversed every other round), over real DDS; both answer, are measured,
-    and send the same frames and values."""
+    """Without RSP the section still runs (and says why RSP is missing): the floor node (in
+    ``ignore_timestamp`` mode only), this node at HEAD and the work tree's node, in turns (the
+    order reversed every other round), over real DDS; all answer with one transform per
+    moving joint and are measured, both revisions send the same frames and values, and the
+    own-work table gives each node's CPU less the floor's."""
     monkeypatch.setenv("AMENT_PREFIX_PATH", "")
     monkeypatch.setenv("RSP_KIT", str(tmp_path / "no-kit"))
 
     tables, record = vs_rsp.run_vs_rsp(
-        quick=True, rates=[100.0], robots=["arm"], rounds=2, window_s=1.0, baseline="HEAD"
+        quick=True,
+        rates=[100.0],
+        robots=["arm"],
+        rounds=2,
+        window_s=1.0,
+        baseline="HEAD",
+        executors=["events"],
     )
 
-    rates, startup = tables
-    assert record["nodes"] == ["ours@HEAD", "ours"]
+    assert "without robot_state_publisher: no robot_state_publisher" in capsys.readouterr().out
+    rates, own, startup = tables
+    assert record["nodes"] == ["floor", "ours@HEAD", "ours"]
     assert [row[:3] for row in rates.rows] == [
         ["arm_mimic_gripper", "ignore_timestamp", "100"],
         ["arm_mimic_gripper", "defaults", "100"],
     ]
+    modes = record["robots"]["arm_mimic_gripper"]["modes"]
+    assert [turn["node"] for turn in modes["ignore_timestamp"]] == [
+        "floor",
+        "ours@HEAD",
+        "ours",
+        "ours",
+        "ours@HEAD",
+        "floor",
+    ]
+    assert [turn["node"] for turn in modes["defaults"]] == [
+        "ours@HEAD",
+        "ours",
+        "ours",
+        "ours@HEAD",
+    ]
     for mode in vs_rsp.MODES:
-        turns = record["robots"]["arm_mimic_gripper"]["modes"][mode]
-        assert [turn["node"] for turn in turns] == ["ours@HEAD", "ours", "ours", "ours@HEAD"]
-        for turn in turns:
+        for turn in modes[mode]:
             (window,) = turn["windows"]
             assert window["received"] > 0 and window["sent"] >= 90, turn
             assert window["cpu_us_per_message"] > 0
             assert turn["transforms_per_message"] == 11 and turn["static_transforms"] == 6
             # the node's clock at its /tf_static publication: after its start, before receipt
             assert 0 < turn["published_ms"] <= turn["startup_ms"], turn
+    (row,) = own.rows
+    assert row[:3] == ["arm_mimic_gripper", "100", "events"]
+    floor, base, ours = (float(cell) for cell in row[3].split(" / "))
+    # own work and ratio, from the unrounded medians of the cells
+    for own_us, times, node in ((row[4], row[6], base), (row[5], row[7], ours)):
+        assert abs(float(own_us) - (node - floor)) <= 1
+        assert abs(float(times.rstrip("x")) - node / floor) < 0.01
+    assert row[8:] == ["-", "-"]  # no RSP
     notes = [note for note in startup.notes if "ours vs ours@HEAD: " in note]
     assert [note.split(": ", 1)[1].split(",")[0] for note in notes] == [
         "same 11 frames",
@@ -384,3 +462,4 @@ def test_a_baseline_alone_is_run_interleaved_with_this_node_and_compared(
     for note in notes:
         translation, rotation = note.rsplit("within ", 1)[1].split(", ")
         assert float(translation.split()[0]) < 1e-9 and float(rotation.split()[0]) < 1e-9
+    assert not [note for note in startup.notes if "vs floor" in note]  # its poses are dummies
