@@ -47,7 +47,12 @@ from .report import Table  # noqa: E402
 SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, Any]]]] = {
     "fk": lambda args: fk.run_fk(args.quick),
     "vs_rsp": lambda args: vs_rsp.run_vs_rsp(
-        args.quick, args.rates, args.robots, baseline=args.baseline, executors=args.executors
+        args.quick,
+        args.rates,
+        args.robots,
+        baseline=args.baseline,
+        executors=args.executors,
+        global_tree=args.global_tree,
     ),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
@@ -59,11 +64,10 @@ def _split(text: str) -> list[str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command line, with defaults from QUICK / BENCH_QUICK, BENCH_SECTIONS, BENCH_JSON,
-    BENCH_ROBOTS and BENCH_BASELINE."""
+    BENCH_ROBOTS, BENCH_BASELINE and BENCH_GLOBAL_TREE."""
     env = os.environ.get
-    quick = any(
-        env(name, "").lower() in ("1", "true", "yes", "on") for name in ("QUICK", "BENCH_QUICK")
-    )
+    truthy = ("1", "true", "yes", "on")
+    quick = any(env(name, "").lower() in truthy for name in ("QUICK", "BENCH_QUICK"))
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description=__doc__,
@@ -92,6 +96,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=env("BENCH_EXECUTORS", ""),
         help="vs_rsp: executors of the floor and the node (events,rclpy,waitset; "
         "default: every one this rclpy offers)",
+    )
+    add(
+        "--global-tree",
+        action="store_true",
+        default=env("BENCH_GLOBAL_TREE", "").lower() in truthy,
+        help="vs_rsp: also this node with global_frame_prefix (the global tree's cost)",
     )
     add(
         "--keep-openblas-env", action="store_true", help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE"

@@ -2,7 +2,8 @@
 
 Through public entry points only: the pipeline the node runs (``JointStatePipeline.joint_state``,
 ``ignore_timestamp`` true) on the humanoid, then the CDR bytes of its answer
-(``Publication.to_bytes``), for synthetic JointStates; microseconds per call of each, and of
+(``Publication.to_bytes``), for synthetic JointStates; microseconds per call of each, of both
+with a global tree too (``global_frame_prefix``: the global tree's bytes as well), and of
 ``Robot.link_fk`` for comparison; then the top functions under cProfile. No rclpy context is
 created: nothing of DDS runs, nothing is left to stop at exit.
 """
@@ -51,10 +52,14 @@ def profile_callback(count: int) -> int:
 
     spec = MODELS["humanoid"]
     robot = Robot.from_xml_string(spec.to_urdf())
-    pipeline = JointStatePipeline(
-        Settings(ignore_timestamp=True), Reporter(logging.getLogger("bench")), time.time_ns
-    )
-    pipeline.install(LoadedModel(robot, spec.to_urdf()))
+
+    def pipeline_of(settings: Settings) -> JointStatePipeline:
+        made = JointStatePipeline(settings, Reporter(logging.getLogger("bench")), time.time_ns)
+        made.install(LoadedModel(robot, spec.to_urdf()))
+        return made
+
+    pipeline = pipeline_of(Settings(ignore_timestamp=True))
+    with_global_tree = pipeline_of(Settings(ignore_timestamp=True, global_frame_prefix="fleet/"))
     configurations = spec.sample(5, count)
     names = tuple(configurations[0])
     rows = [np.array(list(values.values())) for values in configurations]
@@ -65,7 +70,17 @@ def profile_callback(count: int) -> int:
         assert publication is not None
         publication.to_bytes()
 
+    def message_with_global_tree(k: int) -> None:
+        publication = with_global_tree.joint_state(start_ns + k * 1_000_000, names, rows[k])
+        assert publication is not None
+        publication.to_bytes()
+        global_publication = publication.in_global_tree()
+        assert global_publication is not None
+        global_publication.to_bytes()
+
     publications = [pipeline.joint_state(start_ns, names, row) for row in rows[:200]]  # warm up
+    for row in rows[:200]:
+        with_global_tree.joint_state(start_ns, names, row)
     counts = spec.counts()
     print(
         f"# {spec.name}: {counts['independent']} names per JointState, "
@@ -75,6 +90,7 @@ def profile_callback(count: int) -> int:
         "pipeline.joint_state": lambda k: pipeline.joint_state(start_ns + k, names, rows[k]),
         "Publication.to_bytes": lambda k: publications[k % len(publications)].to_bytes(),
         "both (the node's work per JointState)": message,
+        "both + the global tree (global_frame_prefix)": message_with_global_tree,
         "Robot.link_fk (every link, for comparison)": lambda k: robot.link_fk(configurations[k]),
     }
     for stage, call in stages.items():

@@ -45,6 +45,10 @@ FLOOR = "floor"
 #: (not imported here: this module loads without ROS).
 EVENTS = "events"
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"
+#: With ``global_tree``: this node again with ``global_frame_prefix`` (the global tree on /tf
+#: beside its own output: every /tf message twice), by this name and with this prefix.
+GLOBAL_TREE_NODE = "ours+global"
+GLOBAL_TREE_PREFIX = "fleet/"
 #: The transforms a turn keeps, and where they came from.
 KINDS = {"moving": "/tf for the same JointState", "static": "/tf_static"}
 
@@ -337,10 +341,12 @@ def contenders(
     baseline: str | None,
     workdir: Path,
     executors: Sequence[str] = (EVENTS,),
+    global_tree: bool = False,
 ) -> list[Contender]:
     """RSP where found; then, on each of ``executors`` (the first is the default, its nodes
     named plainly), the floor node (``ignore_timestamp`` mode only), the baseline where asked
-    for, and this work tree's node."""
+    for, and this work tree's node; with ``global_tree``, this node with a global tree too
+    (``GLOBAL_TREE_NODE``, on the default executor)."""
     nodes = []
     if not isinstance(found, str):
         rsp = [str(found.executable), "--ros-args", "--params-file"]
@@ -362,6 +368,11 @@ def contenders(
             nodes.append(Contender(name(f"ours@{baseline}"), base, environ, root, executor))
         ours = lambda p, _: dds.node_command(p)  # noqa: E731
         nodes.append(Contender(name("ours"), ours, environ, None, executor))
+    if global_tree:
+        prefix = ["-p", f"global_frame_prefix:={GLOBAL_TREE_PREFIX}"]
+        environ = {**os.environ, EXECUTOR_VARIABLE: executors[0]}
+        with_tree = lambda p, _: dds.node_command(p) + prefix  # noqa: E731
+        nodes.append(Contender(GLOBAL_TREE_NODE, with_tree, environ, None, executors[0]))
     return nodes
 
 
@@ -380,11 +391,13 @@ def run_vs_rsp(
     window_s: float | None = None,
     baseline: str | None = None,
     executors: Sequence[str] | None = None,
+    global_tree: bool = False,
 ) -> tuple[list[Table], dict[str, Any]]:
     """The section: every robot, mode and rate, for RSP (where found; else the reason is
     printed and noted), the floor, the baseline and this node on each of ``executors``
-    (default: every one this rclpy offers). ``rounds`` and ``window_s`` (s per rate) default
-    to 5 and 6 s (quick: 2 and 2 s)."""
+    (default: every one this rclpy offers), and with ``global_tree`` this node with a global
+    tree (``GLOBAL_TREE_NODE``). ``rounds`` and ``window_s`` (s per rate) default to 5 and 6 s
+    (quick: 2 and 2 s)."""
     found = locate_rsp(os.environ)
     if isinstance(found, str):
         print(f"vs_rsp without robot_state_publisher: {found}", flush=True)
@@ -398,7 +411,7 @@ def run_vs_rsp(
     import rclpy
 
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-rsp-"))
-    nodes = contenders(found, baseline, workdir, executors)
+    nodes = contenders(found, baseline, workdir, executors, global_tree)
     rsp = found if isinstance(found, str) else f"{found.executable} ({found.origin})"
     record: dict[str, Any] = {"nodes": [c.node for c in nodes], "rsp": rsp, "robots": {}}
     record.update(rounds=rounds, window_s=window_s, executors=list(executors))
@@ -495,6 +508,13 @@ def rate_table(
         " to 20 Hz, so none counted); RSS = VmRSS at the end of the window; load 1m = the "
         "machine's load average after the windows"
     )
+    if GLOBAL_TREE_NODE in names:
+        table.notes.append(
+            f"{GLOBAL_TREE_NODE} = this node with global_frame_prefix {GLOBAL_TREE_PREFIX!r}: "
+            "every transform also in the global tree, a second /tf message per JointState "
+            "(latency and drops count the first of the two); its CPU less ours' is the global "
+            "tree's cost"
+        )
     return table
 
 
@@ -565,7 +585,13 @@ def startup_table(
             + [_cells(rss, 0), _ratios(rss)]
             + [" / ".join(str(len(getattr(first[n], kind))) for n in names) for kind in KINDS]
         )
-        for other in (name for name in names if name != "ours" and not name.startswith(FLOOR)):
+        # The global tree's node answers twice per JointState (its /tf and the global tree's):
+        # its frames are not compared, nor the floor's.
+        for other in (
+            name
+            for name in names
+            if name not in ("ours", GLOBAL_TREE_NODE) and not name.startswith(FLOOR)
+        ):
             label = "RSP" if other == "rsp" else other
             for kind, topic in KINDS.items():
                 check = compare_frames(getattr(first["ours"], kind), getattr(first[other], kind))

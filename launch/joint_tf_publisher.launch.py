@@ -20,6 +20,7 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
 - ``params_file``: a ROS 2 parameters file (e.g. the package's
   ``config/joint_tf_publisher.yaml``), applied first.
 - ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``, ``frame_prefix``,
+  ``global_frame_prefix`` (the global tree's, for several robots: ``multi_robot.launch.py``),
   ``model_name`` (SDFormat: the ``<model>`` to publish): the node parameters of these names.
   Left empty (the default) they keep the value of ``params_file``, else the node's default;
   given, they override ``params_file``.
@@ -124,6 +125,12 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
             "frame_prefix",
             default_value="",
             description="text prepended to every frame id, e.g. r1/" + keep,
+        ),
+        DeclareLaunchArgument(
+            "global_frame_prefix",
+            default_value="",
+            description="non-empty: also the global tree on the absolute /tf and /tf_static, "
+            "frames with this prefix, e.g. robot1/" + keep,
         ),
         DeclareLaunchArgument(
             "model_name",
@@ -268,6 +275,7 @@ def node_parameters(context: LaunchContext) -> list[object]:
             "ignore_timestamp",
             "use_sim_time",
             "frame_prefix",
+            "global_frame_prefix",
             "model_name",
         )
     }

@@ -26,6 +26,8 @@ class RobotFacts:
         self.robot = kin.robot.name
         self.joint_names = [joint.name for joint in moving]
         self.num_fixed = len(kin.fixed_joints)
+        #: Every frame of the robot: its links' names with ``frame_prefix``.
+        self.frames = frozenset(frame_prefix + name for name in layout.link_names)
         excluded_names = set(excluded)
         self.excluded = np.array([name in excluded_names for name in self.joint_names], dtype=bool)
         index = {name: i for i, name in enumerate(self.joint_names)}
@@ -86,3 +88,12 @@ class RobotFacts:
                     received[follower] = True
                     last_ns[follower] = last_ns[leader[follower]]
                     changed = True
+
+
+def frames_left(before: RobotFacts | None, after: RobotFacts) -> list[str]:
+    """The frames of ``before`` (the model, or prefix, the node had) that ``after`` does not
+    have, sorted: a description or ``frame_prefix`` change took them away, and every tf2
+    listener that heard them keeps them (statics at their last pose) until it restarts."""
+    if before is None:
+        return []
+    return sorted(before.frames - after.frames)

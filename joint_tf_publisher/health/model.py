@@ -28,7 +28,7 @@ from ..arrays import Array, IndexArray, distinct
 from ..model.clamp_mode import ClampMode
 from ..stamps import NS_PER_S
 from . import wording
-from .facts import RobotFacts
+from .facts import RobotFacts, frames_left
 from .wording import name_list
 
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
@@ -66,6 +66,9 @@ class Key:
     CLOCK = "node clock (s)"
     STAMP = "newest joint state stamp (s)"
     TWO_PUBLISHERS = "joints given by two publishers"
+    REMOVED_FRAMES = "removed frames"
+    TIME_OFFSETS = "time offsets (s)"
+    OUT_OF_RANGE = "stamps out of range"
     REFUSED_DESCRIPTION = "refused description"
 
 
@@ -148,6 +151,7 @@ class _Period:
     clamp: str = ""
     rejected: dict[str, int] = field(default_factory=dict)
     lengths: int = 0
+    out_of_range: int = 0
 
 
 class JointStateHealth:
@@ -176,17 +180,24 @@ class JointStateHealth:
         self._last_report_ns = self._since_ns
         self._last_arrivals: dict[tuple[int, tuple[str, ...]], int] = {}
         self._last_published = 0
+        #: Frames that left the robot with a description or prefix change since the node
+        #: started and that it does not have now (listeners keep them), sorted.
+        self.removed_frames: list[str] = []
+        #: Per joint-state topic, the seconds added to its stamps (``time_offsets``).
+        self.time_offsets_s: Mapping[str, float] = {}
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def install(self, facts: RobotFacts) -> None:
-        """A model (re)loaded: forget every stream."""
-        self.facts = facts
+    def install(self, facts: RobotFacts) -> list[str]:
+        """A model (re)loaded: forget every stream (not the frames it removed); the frames
+        that left with it (``frames_changed``)."""
+        left = self.frames_changed(facts)
         self._slots = {}
         self._last_arrivals = {}
         self._unknown.clear()
         self._period = _Period()
         self._since_ns = self.steady_ns()
+        return left
 
     def slot(self, source: int, names: tuple[str, ...], joints: IndexArray) -> StreamSlot:
         """The slot of messages from ``source`` (a topic's number) with ``names``, updating moving
@@ -199,6 +210,14 @@ class JointStateHealth:
                 self._fold()
             slot = self._slots[key] = StreamSlot(source, names, joints)
         return slot
+
+    def frames_changed(self, facts: RobotFacts) -> list[str]:
+        """The robot's frames are ``facts``' now (a new model or prefix): the frames that
+        left with this change (``facts.frames_left``), added to ``removed_frames``."""
+        left = frames_left(self.facts, facts)
+        self.removed_frames = sorted((set(self.removed_frames) | set(left)) - facts.frames)
+        self.facts = facts
+        return left
 
     def _fold(self) -> None:
         """Fold every slot into one (no names) that updates all their joints: ages and rates
@@ -240,6 +259,10 @@ class JointStateHealth:
         """A message dropped: its names and values differ in length."""
         self._period.lengths += 1
 
+    def stamp_out_of_range(self) -> None:
+        """A message dropped: its stamp plus its topic's time offset is no stamp."""
+        self._period.out_of_range += 1
+
     def unknown(self, names: Iterable[str]) -> None:
         """Names that are no moving joint's variable (listed, not a problem)."""
         if len(self._unknown) < 1000:
@@ -265,6 +288,11 @@ class JointStateHealth:
         values[Key.PUBLISHERS] = ", ".join([str(len(publishers)), *publishers])
         values[Key.CLOCK] = _seconds(graph.node_clock_ns)
         values[Key.LENGTHS] = str(period.lengths)
+        values[Key.OUT_OF_RANGE] = str(period.out_of_range)
+        values[Key.REMOVED_FRAMES] = ", ".join(self.removed_frames)
+        values[Key.TIME_OFFSETS] = ", ".join(
+            f"{topic}: {seconds:g}" for topic, seconds in self.time_offsets_s.items()
+        )
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
         conditions = _sim_clock(graph)
@@ -376,7 +404,8 @@ def _stamp_clock(
 
 
 def _period_conditions(period: _Period, values: dict[str, str]) -> list[Condition]:
-    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths (WARN)."""
+    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths or its
+    stamps (WARN)."""
     conditions = []
     if period.clamps:
         entries = [
@@ -392,6 +421,8 @@ def _period_conditions(period: _Period, values: dict[str, str]) -> list[Conditio
         conditions.append(Condition(Level.ERROR, f"{wording.REJECTED}: {name_list(entries)}"))
     if period.lengths:
         conditions.append(Condition(Level.WARN, wording.dropped_lengths(period.lengths)))
+    if period.out_of_range:
+        conditions.append(Condition(Level.WARN, wording.stamps_out_of_range(period.out_of_range)))
     return conditions
 
 

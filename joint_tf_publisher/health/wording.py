@@ -110,3 +110,39 @@ def stamps_off_clock(stamp_s: str, offset_s: float, clock_s: str) -> str:
 def two_publishers(listed: str) -> str:
     """Joints (``listed`` with their publishers) given by two publishers."""
     return f"joints given by two publishers: {listed}"
+
+
+#: What happens to frames that left a robot, in every listener that heard them.
+LISTENERS_KEEP_THEM = (
+    "tf2 listeners (RViz, MoveIt, Nav2) that heard them keep them, static ones at their last "
+    "pose, until they restart"
+)
+
+
+def frames_left_warning(frames: Sequence[str]) -> str:
+    """The one log line of a description or prefix change that took ``frames`` away."""
+    return (
+        f"{len(frames)} frame(s) left the robot with this change: {', '.join(frames)}; "
+        f"no node publishes them now, and {LISTENERS_KEEP_THEM}"
+    )
+
+
+#: The range of a stamp (``builtin_interfaces/Time``: int32 seconds, never negative in
+#: rclpy and rclcpp).
+STAMP_RANGE = "0 to 2147483647 s"
+
+
+def stamps_out_of_range(count: int) -> str:
+    """``count`` joint states dropped: their stamp plus the time offset is no stamp."""
+    return (
+        f"{count} joint state(s) dropped: stamp + time offset outside what a stamp holds "
+        f"({STAMP_RANGE}): check time_offset and source_time_offsets"
+    )
+
+
+def stamp_out_of_range(stamp_s: float, offset_s: float) -> str:
+    """One joint state stamped ``stamp_s`` dropped: shifted by ``offset_s`` it is no stamp."""
+    return (
+        f"joint state dropped: its stamp {stamp_s:.9f} s plus the time offset {offset_s:g} s "
+        f"is outside what a stamp holds ({STAMP_RANGE})"
+    )

@@ -15,7 +15,8 @@ serializer may leave them uninitialised).
   pairs: built once as a byte template, then only stamps and the 7 doubles of each transform
   (translation, quaternion: ``poses`` rows) are written, through uint32 and float64 views of
   one buffer, three indexed assignments in all. A ``Publication`` is one such message to send:
-  a layout, a stamp and the poses.
+  a layout, a stamp and the poses (and, for the global tree, a second layout of the same
+  transforms: one more ``write``).
 
 ``JointStateReader`` returns None for anything it does not read (another encapsulation, a
 truncated message); the caller then deserializes the message the ordinary way.
@@ -212,11 +213,22 @@ class TFMessageLayout:
 
 class Publication(NamedTuple):
     """One TFMessage to publish: transform i is ``layout.frames[i]`` at ``poses[i]``
-    (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``."""
+    (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``.
+
+    ``global_layout``: the same frames with the global tree's prefix (``tf_outputs``), where
+    the node publishes one; the same poses and stamp then go out with it too.
+    """
 
     layout: TFMessageLayout
     stamp_ns: int
     poses: Array
+    global_layout: TFMessageLayout | None = None
+
+    def in_global_tree(self) -> Publication | None:
+        """The same transforms with the global tree's frames; None without a global tree."""
+        if self.global_layout is None:
+            return None
+        return Publication(self.global_layout, self.stamp_ns, self.poses)
 
     @property
     def translations(self) -> Array:

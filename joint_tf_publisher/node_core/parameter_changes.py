@@ -6,10 +6,10 @@ description comes from after it (``description_source``: exactly one of
 ``robot_description``, ``description_file`` and ``description_from_topic``), the description
 to load when its text, file, xacro arguments, source, ``model_name`` or attachments changed
 (the robot's own description, the attachments composed onto it by the loader), and every
-``zeros.<joint>`` checked against the model that will be current. It raises
-``ParameterRejected`` or ``ModelError`` with the reason before anything changed; the node
-(``ros.node``) then applies the ``ParameterChange`` as a whole, so a refused change leaves
-nothing half applied.
+``zeros.<joint>`` checked against the model that will be current, and where the node's trees
+would go (``tf_outputs``). It raises ``ParameterRejected`` or ``ModelError`` with the reason
+before anything changed; the node (``ros.node``) then applies the ``ParameterChange`` as a
+whole, so a refused change leaves nothing half applied.
 
 ``prepared_model`` is the one way from a description (whatever gave it: the parameter, the
 file, the topic) to the model the node installs, with the ``zeros`` that model takes.
@@ -36,6 +36,7 @@ from .description_source import (
 )
 from .parameters import Settings
 from .pipeline import LoadedModel
+from .tf_outputs import NOT_REMAPPED, TfTopics
 from .zeros import check_zero, declared_zeros, start_positions
 
 #: The name errors in the ``robot_description`` parameter's text give as their source.
@@ -105,14 +106,18 @@ def plan_change(
     load: LoadDescription,
     described: Described | None = None,
     declared_attachments: AbstractSet[str] = frozenset(),
+    *,
+    tf_topics: TfTopics = NOT_REMAPPED,
 ) -> ParameterChange:
     """The change ``values`` (parameter name -> new value) asks of a node running ``model``
     under ``settings``, its description as ``described`` (default: ``Described.of``), its
-    ``attachments.<name>.<field>`` parameters ``declared_attachments``; ParameterRejected or
-    ModelError, naming the reason, if any part of it is refused."""
+    ``attachments.<name>.<field>`` parameters ``declared_attachments``, its own tf topics
+    resolving to ``tf_topics``; ParameterRejected or ModelError, naming the reason, if any
+    part of it is refused."""
     new_settings = with_attachment_change(
         settings, settings.changed(values), values, declared_attachments
     )
+    tf_topics.check(new_settings)
     old = described or Described.of(settings, model)
     text = str(values.get("robot_description", old.text) or "")
     source = description_source(

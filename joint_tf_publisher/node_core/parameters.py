@@ -9,8 +9,8 @@ it. A new parameter is one row here, one field of ``Settings`` with its parser, 
 
 from __future__ import annotations
 
-import array
 import re
+from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -23,13 +23,17 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
-#: Largest ``diagnostic_period`` and ``joint_state_timeout``, seconds.
+#: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
+#: seconds.
 MAX_PERIOD_S = 3600.0
+#: Largest magnitude of ``time_offset`` and of each ``source_time_offsets`` value, seconds:
+#: what the seconds of a stamp (``builtin_interfaces/Time.sec``, int32) can hold.
+MAX_TIME_OFFSET_S = float(2**31 - 1)
 
-ParameterValue = bool | float | str | tuple[str, ...]
+ParameterValue = bool | float | str | tuple[str, ...] | tuple[float, ...]
 #: What an array parameter's value is: a list or tuple as given in Python, an ``array.array``
 #: as rclpy hands a double or integer array set through its services (``ros2 param set``).
-ARRAY_TYPES = (list, tuple, array.array)
+ARRAY_TYPES = (list, tuple, array)
 
 
 class ParameterRejected(ValueError):
@@ -42,7 +46,8 @@ class ParameterSpec:
 
     ``float_range`` is inclusive (as ROS's FloatingPointRange); ``dynamic_typing`` lets an
     integer stand for a double (``-p publish_frequency:=50``); ``alias_of`` names the
-    parameter this one is another name for.
+    parameter this one is another name for; ``double_array`` types a tuple default (empty
+    by default, so its type cannot be read from it) as a double array, not a string array.
     """
 
     name: str
@@ -52,17 +57,18 @@ class ParameterSpec:
     dynamic_typing: bool = False
     float_range: tuple[float, float] | None = None
     alias_of: str | None = None
+    double_array: bool = False
 
     @property
     def type_name(self) -> str:
-        """The ROS type: bool, double, string or string_array."""
+        """The ROS type: bool, double, string, string_array or double_array."""
         if isinstance(self.default, bool):
             return "bool"
         if isinstance(self.default, float):
             return "double"
         if isinstance(self.default, str):
             return "string"
-        return "string_array"
+        return "double_array" if self.double_array else "string_array"
 
 
 PARAMETERS: tuple[ParameterSpec, ...] = (
@@ -95,12 +101,32 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "publish every joint state regardless of its stamp (no rate limiting)",
     ),
     ParameterSpec("frame_prefix", "", "text prepended to every frame id (plain concatenation)"),
+    ParameterSpec(
+        "global_frame_prefix",
+        "",
+        "also publish every transform on the absolute /tf and /tf_static (despite remappings) "
+        "with this frame prefix instead of frame_prefix; empty: off",
+    ),
     ParameterSpec("clamp", "hard", "limits joint values are clamped to: hard, soft or none"),
     ParameterSpec("exclude_joints", (), "joints whose transforms this node does not publish"),
     ParameterSpec(
         "source_list",
         (),
         "further JointState topics (relative to the node's namespace) besides joint_states",
+    ),
+    ParameterSpec(
+        "time_offset",
+        0.0,
+        "seconds added to the stamp of every joint state before it is used (REP 138)",
+        dynamic_typing=True,
+        float_range=(-MAX_TIME_OFFSET_S, MAX_TIME_OFFSET_S),
+    ),
+    ParameterSpec(
+        "source_time_offsets",
+        (),
+        "seconds added to the stamps of each source_list topic on top of time_offset, "
+        "in source_list's order (doubles: [0.0, -0.008]); [] = none",
+        double_array=True,
     ),
     ParameterSpec(
         "publish_default_positions",
@@ -121,6 +147,13 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "joint_state_timeout",
         1.0,
         "seconds after which a joint never received or a silent stream is reported; > 0",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PERIOD_S),
+    ),
+    ParameterSpec(
+        "static_republish_period",
+        0.0,
+        "seconds between two republications of the complete static set; 0 = publish once (latched)",
         dynamic_typing=True,
         float_range=(0.0, MAX_PERIOD_S),
     ),
@@ -234,7 +267,7 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
         seconds = float(value)
-        low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0
+        low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0  # NaN: neither
         if not (low_ok and seconds <= MAX_PERIOD_S):
             bound = ">= 0" if zero_allowed else "> 0"
             raise ParameterRejected(
@@ -243,6 +276,34 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
         return seconds
 
     return parse
+
+
+def _offset_seconds(name: str, value: Any) -> float:
+    """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not abs(seconds) <= MAX_TIME_OFFSET_S:  # NaN fails too
+        raise ParameterRejected(
+            f"{name} must be finite and within +-{MAX_TIME_OFFSET_S:.0f} s (the seconds a "
+            f"stamp holds), got {seconds:g}"
+        )
+    return seconds
+
+
+def parse_time_offset(value: Any) -> float:
+    """``time_offset`` as finite seconds that a stamp can hold (``MAX_TIME_OFFSET_S``)."""
+    return _offset_seconds("time_offset", value)
+
+
+def parse_time_offsets(value: Any) -> tuple[float, ...]:
+    """``source_time_offsets`` as seconds (None, as rcl reads ``[]``: none; rclpy gives a
+    double array as an ``array.array``)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, array)):
+        raise ParameterRejected(f"source_time_offsets must be a double array, got {value!r}")
+    return tuple(_offset_seconds(f"source_time_offsets[{i}]", item) for i, item in enumerate(value))
 
 
 def parse_clamp(value: Any) -> str:
@@ -345,6 +406,8 @@ class Settings:
     publish_frequency: float = 20.0
     ignore_timestamp: bool = False
     frame_prefix: str = ""
+    #: The global tree's frame prefix ("" = no global tree; ``tf_outputs``).
+    global_frame_prefix: str = ""
     clamp: str = "hard"
     exclude_joints: tuple[str, ...] = ()
     source_list: tuple[str, ...] = ()
@@ -356,6 +419,11 @@ class Settings:
     description_from_topic: bool = False
     diagnostic_period: float = 1.0
     joint_state_timeout: float = 1.0
+    #: Seconds between two republications of the static set (0: latched once).
+    static_republish_period: float = 0.0
+    #: Seconds added to every joint-state stamp, and to each ``source_list`` topic's.
+    time_offset: float = 0.0
+    source_time_offsets: tuple[float, ...] = ()
     #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
@@ -430,13 +498,37 @@ class Settings:
                 updates[target] = parsed
         updates["zeros"] = tuple(sorted(zeros.items()))
         updates["attachment_fields"] = tuple(sorted(attachment_fields.items()))
-        return replace(self, **updates)
+        settings = replace(self, **updates)
+        settings.check_time_offsets()
+        return settings
+
+    def check_time_offsets(self) -> None:
+        """ParameterRejected unless ``source_time_offsets`` is empty or has one value per
+        ``source_list`` topic."""
+        offsets, topics = len(self.source_time_offsets), len(self.source_list)
+        if offsets and offsets != topics:
+            raise ParameterRejected(
+                f"source_time_offsets has {offsets} value(s) but source_list {topics} "
+                "topic(s): give one offset per topic, in source_list's order, or none (set "
+                "both in one change: a parameters file, or ros2 service call "
+                "<node>/set_parameters_atomically)"
+            )
+
+    def time_offsets_s(self) -> dict[str, float]:
+        """Seconds added to the stamps of each ``source_list`` topic (``time_offset`` plus
+        its ``source_time_offsets`` value)."""
+        extra = self.source_time_offsets or (0.0,) * len(self.source_list)
+        return {
+            topic: self.time_offset + offset
+            for topic, offset in zip(self.source_list, extra, strict=True)
+        }
 
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_frequency": parse_frequency,
     "ignore_timestamp": _parse_bool("ignore_timestamp"),
     "frame_prefix": _parse_text,
+    "global_frame_prefix": _parse_text,
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
     "source_list": parse_topic_names,
@@ -447,4 +539,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "description_from_topic": _parse_bool("description_from_topic"),
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
+    "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
+    "time_offset": parse_time_offset,
+    "source_time_offsets": parse_time_offsets,
 }

@@ -7,15 +7,16 @@ then resolves the values and computes the transforms it publishes, in one kinema
 (``MessagePlan.resolve``: mimic, clamping, rejection; the plan is compiled once per tuple of
 names under the current settings). A MultiDOFJointState takes the same steps: its transforms
 become the values of its joints' variable names (``Kinematics.multi_dof_plan``). What it
-remembers between messages is keyed by value: the last message shape's ``Stream`` (topic,
-plan, health slot) while the next message's topic and names compare equal, the rate
-limiter's extremes under ``MessagePlan.moves_key``. It also owns the static set (fixed
-joints), the default positions of joints never received, stamps (a zero stamp becomes the
-node clock's now), the reports of clamped, rejected and unknown values
+remembers between messages is keyed by value: the last message shape's ``Stream`` (topic, plan,
+health slot) while the next message's topic and names compare equal, the rate limiter's
+extremes under ``MessagePlan.moves_key``. It also owns the static set (fixed joints), the
+default positions of joints never received, stamps (a zero stamp becomes the node clock's now;
+each topic's time offset is added, ``time_offsets``), the frames a new model or prefix takes
+away (one warning, the health report), the reports of clamped, rejected and unknown values
 (``reporting.Reporter``), and which settings changes republish the static set or restart a
 timer (``Reconfigured``). It feeds the health model (``health.JointStateHealth``): one slot
-write per message, and the rare events (clamped or rejected values, mismatched lengths) as
-they happen.
+write per message, and the rare events (clamped or rejected values, mismatched lengths, stamps
+out of range) as they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
 which the node's /tf publisher serializes and sends. The node is wiring around this class;
@@ -24,7 +25,7 @@ tests drive it directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -32,28 +33,37 @@ import numpy as np
 
 from ..arrays import Array, BoolArray
 from ..bounded_cache import bounded_cache
+from ..health import wording
 from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan
+from ..model import Joint
 from ..robot import Robot
+from ..stamps import NS_PER_S
 from .cdr import Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
+from .tf_outputs import global_tree_on
+from .time_offsets import TimeOffsets
 from .zeros import start_positions
 
 
 class Reconfigured(NamedTuple):
     """What a settings change asks of the node besides the new settings: publish the static
-    set again (prefix, exclusions or clamp mode changed), restart the default-positions timer
-    (its rate or switch changed), restart the health report's timer (its period changed)."""
+    set again (a prefix, exclusions or clamp mode changed), restart the default-positions timer
+    (its rate or switch changed), restart the health report's timer (its period changed),
+    restart the static set's republication timer (``static_republish_period`` changed), open
+    or close the global tree's publishers (``global_frame_prefix`` set or cleared)."""
 
     republish_statics: bool
     restart_default_timer: bool
     restart_diagnostic_timer: bool
+    restart_static_timer: bool
+    switch_global_tree: bool
 
 
 class Stream(NamedTuple):
@@ -90,29 +100,34 @@ class LoadedModel:
 class Configured:
     """A model under one set of settings: frames with the prefix, which joints are
     published, their default transforms, the static set, the message plans and the
-    TFMessage layouts of the index sets published."""
+    TFMessage layouts of the index sets published (with the global tree's prefix too, where
+    there is a global tree: ``tf_outputs``)."""
 
     def __init__(self, model: LoadedModel, settings: Settings) -> None:
         kin = model.kin
         excluded = set(settings.exclude_joints)
-        prefix = settings.frame_prefix
         moving = kin.moving_joints
+        prefix = settings.frame_prefix
+        global_prefix = settings.global_frame_prefix if global_tree_on(settings) else None
         #: Names in exclude_joints that are no joint of the robot.
         self.unknown_excluded = sorted(excluded - set(model.robot.joints))
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
-        self._frames = [(prefix + joint.parent, prefix + joint.child) for joint in moving]
+        self._frames = _frame_pairs(moving, prefix)
+        self._global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
         #: The ``MessagePlan`` of a JointState by its names, under these settings.
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
-        #: The TFMessage layout of moving joints by the bytes of their index array (intp).
-        self.layout_of = bounded_cache(self._layout)
+        #: The TFMessage layouts (own, and the global tree's or None) of moving joints by the
+        #: bytes of their index array (intp).
+        self.layouts_of = bounded_cache(self._layouts)
         self.restart_from(kin, settings)
         fixed = [i for i, joint in enumerate(kin.fixed_joints) if joint.name not in excluded]
+        static_joints = [kin.fixed_joints[i] for i in fixed]
         translations, quaternions = kin.fixed_transforms()
-        self.static_layout = TFMessageLayout(
-            [
-                (prefix + kin.fixed_joints[i].parent, prefix + kin.fixed_joints[i].child)
-                for i in fixed
-            ]
+        self.static_layout = TFMessageLayout(_frame_pairs(static_joints, prefix))
+        self.static_global_layout = (
+            None
+            if global_prefix is None
+            else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
 
@@ -123,8 +138,24 @@ class Configured:
         self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
         self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
-    def _layout(self, key: bytes) -> TFMessageLayout:
-        return TFMessageLayout([self._frames[i] for i in np.frombuffer(key, np.intp).tolist()])
+    def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
+        joints = np.frombuffer(key, np.intp).tolist()
+        layout = TFMessageLayout([self._frames[i] for i in joints])
+        if self._global_frames is None:
+            return layout, None
+        return layout, TFMessageLayout([self._global_frames[i] for i in joints])
+
+    def publication(self, key: bytes, stamp_ns: int, poses: Array) -> Publication:
+        """The moving joints of index array ``key`` (its bytes, intp) at ``poses``, stamped
+        ``stamp_ns``, in every tree the node publishes."""
+        layout, global_layout = self.layouts_of(key)
+        return Publication(layout, stamp_ns, poses, global_layout)
+
+
+def _frame_pairs(joints: Sequence[Joint], prefix: str) -> list[tuple[str, str]]:
+    """(parent, child) frame of each of ``joints``, ``prefix`` in front (plain concatenation,
+    as robot_state_publisher's ``frame_prefix``)."""
+    return [(prefix + joint.parent, prefix + joint.child) for joint in joints]
 
 
 class JointStatePipeline:
@@ -150,35 +181,44 @@ class JointStatePipeline:
         self._configured: Configured | None = None
         #: The shape of the last JointState: its plan and health slot.
         self._stream: Stream | None = None
+        #: The offset added to each topic's stamps (``time_offset``, ``source_time_offsets``).
+        self.time_offsets = TimeOffsets()
+        self.time_offsets.configure(settings)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
 
     # -- model and settings -----------------------------------------------------------------
 
     def install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (its limiter and its health start afresh), under
-        ``settings`` if given; what else the change of settings asks of the node."""
+        ``settings`` if given; what else the change of settings asks of the node. Frames of
+        the previous model that ``model`` does not have are named in one warning and in the
+        health report (``wording.frames_left_warning``)."""
         self.model = model
-        self.health.facts = None  # the new model's facts come with install, below
         changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
-        self.health.install(RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix))
+        facts = RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix)
+        self._warn_frames_left(self.health.install(facts))
         return changes
 
     def configure(self, settings: Settings) -> Reconfigured:
-        """Apply new settings (prefix, exclusions, clamp mode, rate, start values) to the
-        current model; what else the change asks of the node. A change of ``zeros`` alone
-        only gives the joints never received their new start values."""
+        """Apply new settings (prefix, exclusions, clamp mode, rate, start values, time
+        offsets) to the current model; what else the change asks of the node. A change of
+        ``zeros`` alone only gives the joints never received their new start values."""
         return self._configure(settings, new_model=False)
 
     def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
         changes = Reconfigured(
-            republish_statics=(settings.frame_prefix, settings.exclude_joints, settings.clamp)
-            != (old.frame_prefix, old.exclude_joints, old.clamp),
+            republish_statics=_static_set_of(settings) != _static_set_of(old),
             restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
             != (old.publish_frequency, old.publish_default_positions),
             restart_diagnostic_timer=settings.diagnostic_period != old.diagnostic_period,
+            restart_static_timer=settings.static_republish_period != old.static_republish_period,
+            switch_global_tree=global_tree_on(settings) != global_tree_on(old),
         )
         self.health.timeout_s = settings.joint_state_timeout
+        self.time_offsets.configure(settings)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
         if self.model is None:
             return changes
         if (
@@ -192,10 +232,9 @@ class JointStatePipeline:
         self._configured = Configured(self.model, settings)
         self.model.limiter.reset()
         self._stream = None
-        if self.health.facts is not None:  # the same model, new exclusions or prefix
-            self.health.facts = RobotFacts(
-                self.model.kin, settings.exclude_joints, settings.frame_prefix
-            )
+        if not new_model and self.health.facts is not None:  # new exclusions or prefix
+            facts = RobotFacts(self.model.kin, settings.exclude_joints, settings.frame_prefix)
+            self._warn_frames_left(self.health.frames_changed(facts))
         self._start_waiting_joints(self.model, self._configured)
         if self._configured.unknown_excluded:
             self.reporter.logger.warning(
@@ -203,6 +242,16 @@ class JointStatePipeline:
                 + ", ".join(self._configured.unknown_excluded)
             )
         return changes
+
+    def number_sources(self, numbers: Mapping[str, int]) -> None:
+        """The source numbers (``joint_sources``) the node gave the ``source_list`` topics,
+        by topic: each takes its ``source_time_offsets`` value."""
+        self.time_offsets.configure(self.settings, numbers)
+        self.health.time_offsets_s = self.time_offsets.by_topic_s
+
+    def _warn_frames_left(self, frames: Sequence[str]) -> None:
+        if frames:
+            self.reporter.logger.warning(wording.frames_left_warning(frames))
 
     @staticmethod
     def _start_waiting_joints(model: LoadedModel, configured: Configured) -> None:
@@ -221,6 +270,7 @@ class JointStatePipeline:
             configured.static_layout,
             stamp_ns,
             configured.static_poses,
+            configured.static_global_layout,
         )
 
     def reset_limiter(self, reason: str) -> None:
@@ -264,7 +314,11 @@ class JointStatePipeline:
         plan = stream.plan
         if plan.unknown or plan.first_value_only or plan.ambiguous:
             self._report_names(plan.unknown, plan.first_value_only, plan.ambiguous)
-        stamp_ns = stamp_ns or self._zero_stamp_ns()
+        shifted_ns = self.time_offsets.shift(stamp_ns or self._zero_stamp_ns(), source)
+        if shifted_ns is None:
+            self._out_of_range(stamp_ns, source)
+            return None
+        stamp_ns = shifted_ns
         model.sources.note(source)
         if model.sources.several and not self.settings.ignore_timestamp:
             kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
@@ -318,10 +372,8 @@ class JointStatePipeline:
         pending = np.flatnonzero(configured.publish_mask & ~model.positions.received)
         if pending.size == 0:
             return None
-        return Publication(
-            configured.layout_of(pending.tobytes()),
-            self._clock_ns(),
-            configured.default_poses[pending],
+        return configured.publication(
+            pending.tobytes(), self._clock_ns(), configured.default_poses[pending]
         )
 
     # -- steps ------------------------------------------------------------------------------
@@ -398,7 +450,7 @@ class JointStatePipeline:
             model.sources.record(plan.moves, source)
         if not resolved.joints.size:
             return None
-        return Publication(configured.layout_of(resolved.joints_key), stamp_ns, resolved.poses)
+        return configured.publication(resolved.joints_key, stamp_ns, resolved.poses)
 
     def _new_stream(self, configured: Configured, names: tuple[str, ...], source: int) -> Stream:
         """The ``Stream`` of JointStates with ``names`` from topic ``source``: its plan (one
@@ -407,6 +459,16 @@ class JointStatePipeline:
         plan = configured.message_plan(names)
         self.health.unknown(plan.unknown)
         return Stream(source, plan, self.health.slot(source, plan.names, plan.moves))
+
+    def _out_of_range(self, stamp_ns: int, source: int) -> None:
+        """A message whose stamp ``stamp_ns`` plus its topic's offset is no stamp: dropped,
+        counted in the health report, and logged (throttled)."""
+        self.health.stamp_out_of_range()
+        offset_s = self.time_offsets.offset_ns(source) / NS_PER_S
+        self.reporter.warn_throttled(
+            "stamp range",
+            wording.stamp_out_of_range(stamp_ns / NS_PER_S, offset_s),
+        )
 
     def _zero_stamp_ns(self) -> int:
         self.reporter.info_once(
@@ -442,3 +504,13 @@ def _beside_the_model(settings: Settings) -> Settings:
     values, taken without a rebuild) and the attachments (a change of them that matters comes
     with a new model; one of unlisted names' fields changes nothing)."""
     return replace(settings, zeros=(), attachments=(), attachment_fields=())
+
+
+def _static_set_of(settings: Settings) -> tuple[object, ...]:
+    """What the static set's frames and values depend on among ``settings``."""
+    return (
+        settings.frame_prefix,
+        settings.global_frame_prefix,
+        settings.exclude_joints,
+        settings.clamp,
+    )

@@ -24,10 +24,10 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from ..node_core.tf_outputs import TF_STATIC_TOPIC, TF_TOPIC
 from ..stamps import stamp_to_ns
 from ..transforms import quaternion_to_matrix
 from .qos import joint_states_publisher_qos, tf_qos, tf_static_qos
-from .tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 
 #: Sent positions remembered for matching /tf stamps back to what was sent.
 SENT_HISTORY = 512

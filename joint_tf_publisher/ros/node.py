@@ -11,7 +11,9 @@ Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as seri
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
 queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``). docs/node.md describes them with their QoS.
+``description_from_topic``), and with ``global_frame_prefix`` the global tree on the absolute
+``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``). docs/node.md describes them with
+their QoS.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
     PARAMETERS,
+    PARAMETERS_BY_NAME,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
@@ -79,11 +82,12 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
+from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
-from .tf_publishers import StaticTfPublisher, TfPublisher
+from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 NODE_NAME = "joint_tf_publisher"
 
@@ -110,7 +114,7 @@ def declare_parameters(node: Node) -> dict[str, Any]:
             descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high)]
         default: Any = spec.default
         if isinstance(default, tuple):  # an empty list would be typed as a byte array
-            node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, descriptor)
+            node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
         else:
             node.declare_parameter(spec.name, default, descriptor)
         try:
@@ -124,9 +128,16 @@ def declare_parameters(node: Node) -> dict[str, Any]:
     return values
 
 
+def _array_type(name: str) -> Parameter.Type:
+    """The ROS type of the array parameter ``name``."""
+    if PARAMETERS_BY_NAME[name].double_array:
+        return Parameter.Type.DOUBLE_ARRAY
+    return Parameter.Type.STRING_ARRAY
+
+
 def _parameter(name: str, value: Any) -> Parameter[Any]:
     if isinstance(value, tuple):
-        return Parameter(name, Parameter.Type.STRING_ARRAY, list(value))
+        return Parameter(name, _array_type(name), list(value))
     return Parameter(name, value=value)
 
 
@@ -171,13 +182,18 @@ class JointTfPublisher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        #: The global tree's publishers (``global_frame_prefix`` set), else None.
+        self._global_tree: GlobalTree | None = None
         values = declare_parameters(self)
         #: The attachments.<name>.<field> parameters declared (those of the listed names).
         self._attachments_declared: set[str] = set()
+        #: Where the node's own /tf and /tf_static go (after the user's remappings).
+        self._own_topics = own_topics(self)
         try:
             names = Settings.from_values({ATTACHMENTS: values[ATTACHMENTS]}).attachments
             values.update(self._declare_attachments({name: {} for name in names}, at_start=True))
             settings = Settings.from_values(values)
+            self._own_topics.check(settings)
         except ParameterRejected as err:
             raise StartupError(str(err)) from None
         except InvalidParameterTypeException as err:
@@ -206,6 +222,9 @@ class JointTfPublisher(Node):
         # go out once the model is built and checked, before the node makes its /tf and
         # /diagnostics publishers and its subscriptions (a few ms each at start).
         self._tf_static = StaticTfPublisher(self)
+        if global_tree_on(settings):
+            self._global_tree = GlobalTree(self)
+            self._tf_static.global_publisher = self._global_tree.tf_static
         self._description_pub = None
         if settings.description_from_topic:
             self.create_subscription(
@@ -220,6 +239,7 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._tf = TfPublisher(self)
+        self._attach_global_tree()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer: Timer | None = None
@@ -230,8 +250,9 @@ class JointTfPublisher(Node):
             "joint_states", self._reader, JOINT_STATES_SOURCE
         )
         self._diagnostics = DiagnosticsPublisher(self, self.pipeline.health, self.pipeline.reporter)
-        #: The source_list topics as given, with their subscriptions.
+        #: The source_list topics as given, with their subscriptions and source numbers.
         self._sources: dict[str, Subscription[Any]] = {}
+        self._source_numbers: dict[str, int] = {}
         self._next_source = FIRST_LISTED_SOURCE
         self._subscribe_sources(settings.source_list)
         self._multi_dof_sub = self.create_subscription(
@@ -247,6 +268,8 @@ class JointTfPublisher(Node):
             post_callback=self._on_clock_jump,
         )
         self._default_timer: Timer | None = None
+        self._static_timer: Timer | None = None
+        self._update_static_timer()
         if model is not None:
             try:
                 self._declare_zeros(model, at_start=True)
@@ -305,17 +328,20 @@ class JointTfPublisher(Node):
         destroyed, kept ones left as they are."""
         for topic in [topic for topic in self._sources if topic not in topics]:
             self.destroy_subscription(self._sources.pop(topic))
+            del self._source_numbers[topic]
             self._diagnostics.forget(topic)
         for topic in topics:
             if topic not in self._sources:
                 self._sources[topic] = self._subscribe_joint_states(
                     topic, JointStateReader(), self._next_source
                 )
+                self._source_numbers[topic] = self._next_source
                 self._diagnostics.topics[self._next_source] = topic
                 self._next_source += 1
                 self.get_logger().info(
                     f"reading joint states from {self.resolve_topic_name(topic)} too"
                 )
+        self.pipeline.number_sources(self._source_numbers)
 
     def _on_joint_state(
         self,
@@ -377,6 +403,7 @@ class JointTfPublisher(Node):
                 self._load,
                 self._described,
                 self._attachments_declared,
+                tf_topics=self._own_topics,
             )
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
@@ -400,6 +427,8 @@ class JointTfPublisher(Node):
                 self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
+            if changes.switch_global_tree:
+                self._switch_global_tree()
             if changes.republish_statics:
                 self._publish_statics()
         self._update_watch_timer()
@@ -407,6 +436,8 @@ class JointTfPublisher(Node):
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
+        if changes.restart_static_timer:
+            self._update_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
         for name in sorted(removed):  # their parameters go with them
@@ -436,6 +467,7 @@ class JointTfPublisher(Node):
                 self._load,
                 self._described,
                 self._attachments_declared,
+                tf_topics=self._own_topics,
             )
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
@@ -487,6 +519,19 @@ class JointTfPublisher(Node):
         if self.settings.publish_default_positions:
             self._default_timer = self.create_timer(
                 1.0 / self.settings.publish_frequency, self._publish_default_positions
+            )
+
+    def _update_static_timer(self) -> None:
+        """Republish the static set every ``static_republish_period`` s of the steady clock
+        (a paused simulation must not stop it); never for 0."""
+        if self._static_timer is not None:
+            self.destroy_timer(self._static_timer)
+            self._static_timer = None
+        period_s = self.settings.static_republish_period
+        if period_s > 0.0:
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._static_timer = self.create_timer(
+                period_s, self._tf_static.republish, clock=steady
             )
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
@@ -569,19 +614,9 @@ class JointTfPublisher(Node):
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
         (parameter mode) and statics; what else the change of settings asks of the node."""
-        old = self.pipeline.model
         changes = self.pipeline.install(model, settings)
-        if old is not None:
-            left = sorted(set(old.robot.links) - set(model.robot.links))
-            # Hook for the statics branch (issue 30), whose install path names the frames
-            # that left in one warning and the health report (health.facts.frames_left):
-            # once it lands, this warning is that one.
-            if left:
-                prefix = self.settings.frame_prefix
-                self.get_logger().warning(
-                    "frames no longer published (tf2 listeners keep them until they restart): "
-                    + ", ".join(prefix + frame for frame in left)
-                )
+        if changes.switch_global_tree:
+            self._switch_global_tree()
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
@@ -591,6 +626,30 @@ class JointTfPublisher(Node):
             f"{len(kin.fixed_joints)} fixed joints"
         )
         return changes
+
+    def _switch_global_tree(self) -> None:
+        """Open the global tree's publishers where the settings ask for a global tree, close
+        them where they no longer do."""
+        wanted = global_tree_on(self.settings)
+        if wanted and self._global_tree is None:
+            self._global_tree = GlobalTree(self)
+        elif not wanted and self._global_tree is not None:
+            self._global_tree.destroy()
+            self._global_tree = None
+        self._attach_global_tree()
+
+    def _attach_global_tree(self) -> None:
+        """Hand the global tree's publishers (or None) to the node's tf publishers."""
+        tree = self._global_tree
+        self._tf_static.global_publisher = None if tree is None else tree.tf_static
+        self._tf.global_publisher = None if tree is None else tree.tf
+
+    def destroy_node(self) -> None:
+        """Destroy the node, and the global tree's publishers with it."""
+        if self._global_tree is not None:
+            self._global_tree.destroy()
+            self._global_tree = None
+        super().destroy_node()
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""

@@ -355,6 +355,20 @@ def test_the_floor_s_pieces_joined_with_a_stamp_are_the_tf_message_of_its_frames
     assert {t.transform.rotation.w for t in message.transforms} == {1.0}
 
 
+def test_the_global_tree_s_node_runs_once_on_the_default_executor(tmp_path: Path) -> None:
+    nodes = vs_rsp.contenders("no rsp", None, tmp_path, ["events", "rclpy"], global_tree=True)
+
+    assert [(c.node, c.executor) for c in nodes][-1] == (vs_rsp.GLOBAL_TREE_NODE, "events")
+    (with_tree,) = [c for c in nodes if c.node == vs_rsp.GLOBAL_TREE_NODE]
+    command = with_tree.command(tmp_path / "p.yaml", tmp_path / "f.json")
+    assert command[-2:] == ["-p", f"global_frame_prefix:={vs_rsp.GLOBAL_TREE_PREFIX}"]
+    assert "--ros-args" in command[: command.index("-p")]
+    assert with_tree.environ is not None
+    assert with_tree.environ[vs_rsp.EXECUTOR_VARIABLE] == "events"
+    without = vs_rsp.contenders("no rsp", None, tmp_path, ["events"])
+    assert vs_rsp.GLOBAL_TREE_NODE not in [c.node for c in without]
+
+
 def test_the_floor_and_each_revision_run_on_every_executor_rsp_once(tmp_path: Path) -> None:
     found = vs_rsp.RspFound(tmp_path / "rsp", "test")
 

@@ -318,3 +318,41 @@ def test_a_bad_command_line_exits_2(
         main(["doctor", *arguments])
     assert exit_info.value.code == 2
     assert "doctor: error:" in capsys.readouterr().err
+
+
+# -- frames the description no longer has -----------------------------------------------------
+
+
+def test_a_frame_the_description_no_longer_has_from_its_publisher_is_named() -> None:
+    # robot_state_publisher after a description change: its merged /tf_static keeps old_tool.
+    old = HeardTransform("tool_flange", "old_tool", True, NOW_NS, NODE, 1)
+    finding = only(healthy(transforms=[*arm_transforms(), old]), Kind.REMOVED_FRAMES)
+    assert finding.severity is Severity.WARNING
+    assert finding.details["frames"] == ["old_tool"]
+    assert finding.details["sources"] == [f"{NODE} on /tf_static"]
+    assert finding.summary.startswith(
+        "1 frame(s) heard that robot 'demo_arm''s description no longer has: old_tool"
+    )
+    assert "keep them, static ones at their last pose, until they restart" in finding.cause
+
+
+def test_a_frame_named_removed_by_the_node_s_health_report_is_named_from_any_publisher() -> None:
+    replayed = HeardTransform("tool_flange", "old_tool", True, NOW_NS, "/bridge", 1)
+    status = DiagnosticRecord(
+        "joint_tf_publisher: joint states",
+        0,
+        "joint states OK",
+        "demo_arm",
+        (("removed frames", "old_camera, old_tool"),),
+    )
+    observation = healthy(transforms=[*arm_transforms(), replayed], statuses=[status])
+    assert only(observation, Kind.REMOVED_FRAMES).details["frames"] == ["old_tool"]
+    without_report = healthy(transforms=[*arm_transforms(), replayed])
+    assert Kind.REMOVED_FRAMES not in kinds(without_report)
+
+
+def test_frames_of_other_publishers_and_prefixed_copies_are_no_removed_frames() -> None:
+    driver = HeardTransform("tool_flange", "camera_optical", True, NOW_NS, "/camera_driver", 1)
+    copies = arm_transforms(prefix="global/")  # the same node's global copy of the robot
+    observation = healthy(transforms=[*arm_transforms(), *copies, driver])
+    assert Kind.REMOVED_FRAMES not in kinds(observation)

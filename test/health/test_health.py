@@ -391,13 +391,23 @@ def test_the_documented_keys_are_the_report_s_keys_in_order(arm: Rig) -> None:
 def test_every_key_holds_its_documented_value() -> None:
     """One period with something to say under every key: joint_6 never sent, the gripper
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
-    unknown name, two nodes giving joint_1 to joint_3, and a refused description."""
-    rig = Rig(ignore_timestamp=True)
+    unknown name, two nodes giving joint_1 to joint_3, a time offset that takes one stamp out
+    of range, a frame a description change took away, and a refused description."""
+    rig = Rig(ignore_timestamp=True, time_offset=-0.5)
+    text = ARM_URDF.read_text()
+    with_tool = text.replace(
+        "</robot>",
+        '<link name="old_tool"/><joint name="old_tool_mount" type="fixed">'
+        '<parent link="ee_link"/><child link="old_tool"/></joint></robot>',
+    )
+    rig.pipeline.install(LoadedModel(Robot.from_xml_string(with_tool), with_tool))
+    rig.pipeline.install(LoadedModel(rig.robot, text))  # old_tool left
     rig.send([*[name for name in LEADERS if name != "joint_6"], "wheel"])
     rig.wait(1.5)
     rig.send(["joint_1", "joint_2"], [0.5, 9.0])  # joint_2: upper limit 2.41
     rig.send(["joint_3"], [float("nan")])
     rig.pipeline.joint_state(rig.stamp_ns, ("joint_1", "joint_2"), np.zeros(1))
+    rig.pipeline.joint_state(S // 10, ("joint_1", "joint_2"), np.zeros(2))  # 0.1 s - 0.5 s
     publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
     refused = "description_file not reloaded, the running model stays: /arm.urdf:3: ..."
     rig.health.refused_description = refused
@@ -414,7 +424,8 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.ROBOT: "arm_mimic_gripper",
             Key.MOVING_JOINTS: "11",
             Key.PUBLISHERS: f"2, {nodes}",
-            Key.RATE_IN: "2.0",  # 3 messages used in 1.5 s (the dropped one is not counted)
+            # 4 messages used in 1.5 s (the one of mismatched lengths is not counted)
+            Key.RATE_IN: "2.7",
             Key.RATE_OUT: "1.3",  # 2 published (the rejected value publishes nothing)
             Key.LAST_AGE: "0.00",
             Key.NEVER_RECEIVED: "joint_6",
@@ -427,6 +438,9 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.CLOCK: f"{rig.node_clock_ns / S:.3f}",
             Key.STAMP: f"{rig.stamp_ns / S:.3f}",
             Key.TWO_PUBLISHERS: ", ".join(f"{joint} ({nodes})" for joint in ARM[:3]),
+            Key.REMOVED_FRAMES: "old_tool",
+            Key.TIME_OFFSETS: "joint_states: -0.5, multi_dof_joint_states: -0.5",
+            Key.OUT_OF_RANGE: "1",
             Key.REFUSED_DESCRIPTION: refused,
         }
     )
@@ -435,7 +449,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 6 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 7 + [Level.ERROR]
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:

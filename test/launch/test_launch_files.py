@@ -37,6 +37,8 @@ DROP_IN_ARGUMENTS = {
     "frame_prefix",
     "model_name",
 }
+#: Beyond robot_state_publisher's, the parameters of several robots (``multi_robot.launch.py``).
+MULTI_ROBOT_ARGUMENTS = {"global_frame_prefix"}
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
 #: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
 #: to read and reload (the XML one always sets robot_description: it cannot leave it unset).
@@ -125,11 +127,13 @@ def installed_launch_patterns() -> list[str]:
 
 
 def test_the_node_launch_file_offers_the_drop_in_arguments_and_rviz() -> None:
-    assert declared_arguments(NODE_LAUNCH) == DROP_IN_ARGUMENTS | PYTHON_ONLY_ARGUMENTS
+    assert declared_arguments(NODE_LAUNCH) == (
+        DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | PYTHON_ONLY_ARGUMENTS
+    )
 
 
 def test_the_xml_launch_file_offers_the_same_arguments() -> None:
-    assert xml_arguments() == DROP_IN_ARGUMENTS
+    assert xml_arguments() == DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS
 
 
 def test_the_demo_offers_the_node_s_arguments_and_its_rate() -> None:
@@ -167,5 +171,7 @@ def test_every_launch_file_is_installed() -> None:
 
 def test_docs_describe_every_launch_argument() -> None:
     docs = (ROOT / "docs" / "ros.md").read_text()
-    for name in DROP_IN_ARGUMENTS | PYTHON_ONLY_ARGUMENTS | {"rate"}:
+    for name in (
+        DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | PYTHON_ONLY_ARGUMENTS | {"rate", "robots"}
+    ):
         assert f"`{name}" in docs, name

@@ -1,13 +1,15 @@
 """A tf2 consumer in a process of its own, as RViz: tf2_ros.Buffer + TransformListener.
 
-Usage: ``python tf2_lookup.py STAMP_NS TIMEOUT_S TARGET,SOURCE...``
+Usage: ``python tf2_lookup.py STAMP_NS TIMEOUT_S TARGET,SOURCE... [--ros-args ...]``
 
 Looks up each SOURCE frame in its TARGET frame at message time STAMP_NS (nanoseconds) with
 the real tf2 buffer (static transforms from /tf_static, moving ones from /tf), each waited for
 up to TIMEOUT_S seconds, and prints one JSON object: "TARGET,SOURCE" -> [x, y, z, qx, qy, qz,
 qw] (the pose of SOURCE in TARGET: metres; quaternion x, y, z, w). Each lookup done is also
 said at once on stderr (``resolved TARGET,SOURCE``), so a test can change the tree while the
-Buffer runs. Exit code 1 with tf2's reason when a lookup fails.
+Buffer runs. Exit code 1 with tf2's reason when a lookup fails. ROS arguments are its node's:
+``--ros-args -r /tf:=/robot1/tf -r /tf_static:=/robot1/tf_static`` makes it a listener of
+robot1's namespaced tree.
 Run by test_tf2_buffer.py with the session's interpreter (a distro's or the kit's).
 """
 
@@ -19,12 +21,13 @@ import sys
 import rclpy
 from rclpy.duration import Duration
 from rclpy.time import Time
+from rclpy.utilities import remove_ros_args
 from tf2_ros import Buffer, TransformException, TransformListener
 
 
 def main(argv: list[str]) -> int:
     stamp_ns, timeout_s, pairs = int(argv[0]), float(argv[1]), argv[2:]
-    rclpy.init()
+    rclpy.init()  # with sys.argv: its ROS arguments, if any
     node = rclpy.create_node("tf2_lookup")
     buffer = Buffer()
     listener = TransformListener(buffer, node, spin_thread=True)
@@ -50,4 +53,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(remove_ros_args(sys.argv)[1:]))

@@ -6,10 +6,10 @@ exactly this table (with descriptors) is checked in test_node.py.
 
 from __future__ import annotations
 
-import array
 import dataclasses
 import json
 import re
+from array import array
 from typing import Any
 
 import pytest
@@ -38,6 +38,7 @@ ROS_TYPE_WORDS = {
     "double": "double",
     "string": "string",
     "string_array": "string array",
+    "double_array": "double array",
 }
 
 
@@ -117,15 +118,12 @@ def test_zeros_are_read_by_joint_name_and_unset_by_none() -> None:
         ("base", (1.0, 2.5, 0.0)),
         ("caster", (0.3,)),
     )
+    # rclpy gives a double array parameter (ros2 param set ... "[1.0, 2.5, 0.0]") as an array.
+    assert parse_zero("zeros.base", array("d", [1.0, 2.5, 0.0])) == (1.0, 2.5, 0.0)
     assert settings.changed({"zeros.base": None}).zeros == (
         ("arm::elbow", (-1.0,)),
         ("caster", (0.3,)),
     )
-
-
-def test_a_multi_value_zero_set_through_the_parameter_services_is_read() -> None:
-    """rclpy hands a double array set with ``ros2 param set`` as an ``array.array``."""
-    assert parse_zero("zeros.base", array.array("d", [1.0, 2.5, 0.0])) == (1.0, 2.5, 0.0)
 
 
 @pytest.mark.parametrize("value", ["up", True, [], [0.1, "x"]])

@@ -499,3 +499,67 @@ def test_bare_names_of_nested_joints_as_gazebo_sends_them() -> None:
             "(left::knee, right::knee); give the scoped name",
         )
     ]
+
+
+# -- a description change: every changed origin, and the frames that left ----------------------
+
+
+def changed_arm(text: str) -> str:
+    """The arm with its camera moved 0.1 m along x and its optical frame removed."""
+    moved = text.replace(
+        '<origin xyz="0.06 0 -0.02" rpy="0 -1.5708 0"/>',
+        ('<origin xyz="0.16 0 -0.02" rpy="0 -1.5708 0"/>'),
+    )
+    start = moved.index('<joint name="camera_optical_joint"')
+    end = moved.index("</joint>", start) + len("</joint>")
+    moved = moved[:start] + moved[end:]
+    return moved.replace('<link name="camera_optical_frame"/>', "")
+
+
+def install_text(rig: Rig, text: str) -> None:
+    robot = Robot.from_xml_string(text, source="robot_description")
+    rig.robot = robot
+    rig.pipeline.install(LoadedModel(robot, text))
+
+
+def test_a_description_change_sends_every_moved_origin_and_names_the_frames_that_left() -> None:
+    rig = Rig(frame_prefix="r1/")
+    install_text(rig, changed_arm(ARM_URDF.read_text()))
+    statics = rig.pipeline.static_publication(T0)
+    assert statics is not None
+    parent, pose = poses(statics)["r1/camera_link"]
+    assert parent == "r1/ee_link"
+    np.testing.assert_allclose(pose[:3, 3], [0.16, 0.0, -0.02], atol=TOLERANCE)
+    assert "r1/camera_optical_frame" not in poses(statics)
+    warnings = rig.logger.containing("left the robot")
+    assert warnings == [
+        (
+            "warning",
+            "1 frame(s) left the robot with this change: r1/camera_optical_frame; no node "
+            "publishes them now, and tf2 listeners (RViz, MoveIt, Nav2) that heard them keep "
+            "them, static ones at their last pose, until they restart",
+        )
+    ]
+    report = dict(rig.pipeline.health.report(GraphFacts({}, T0)).values)
+    assert report[Key.REMOVED_FRAMES] == "r1/camera_optical_frame"
+
+
+def test_removed_frames_add_up_until_a_frame_comes_back() -> None:
+    rig = Rig()
+    text = ARM_URDF.read_text()
+    install_text(rig, changed_arm(text))
+    changed_links = sorted(rig.robot.links)
+    rig.pipeline.configure(rig.pipeline.settings.changed({"frame_prefix": "a/"}))
+    # The optical frame left with the description, every other unprefixed frame with the prefix.
+    assert rig.pipeline.health.removed_frames == sorted(Robot.load(ARM_URDF).links)
+    assert len(rig.logger.containing("left the robot")) == 2  # one warning per change
+    rig.pipeline.configure(rig.pipeline.settings.changed({"frame_prefix": ""}))
+    install_text(rig, text)  # the old arm, unprefixed, again: only the a/ frames are gone
+    assert rig.pipeline.health.removed_frames == [f"a/{link}" for link in changed_links]
+
+
+def test_the_same_description_again_removes_nothing() -> None:
+    rig = Rig()
+    install_text(rig, ARM_URDF.read_text())
+    assert rig.pipeline.health.removed_frames == []
+    assert not rig.logger.containing("left the robot")

@@ -122,14 +122,12 @@ def test_read_only_parameters_cannot_change(ros: Any) -> None:
 # -- /tf_static: owned, replaced whole ------------------------------------------------------------
 
 
-def late_static_set(ros: Any) -> set[str]:
-    """Child frames of the latched /tf_static messages, read by a new subscription."""
+def late_static_set(ros: Any, topic: str = "/tf_static") -> set[str]:
+    """Child frames of the latched messages on ``topic``, read by a new subscription."""
     received: list[Any] = []
-    subscription = ros.node.create_subscription(
-        TFMessage, "/tf_static", received.append, tf_static_qos()
-    )
+    subscription = ros.node.create_subscription(TFMessage, topic, received.append, tf_static_qos())
     try:
-        assert ros.spin_until(lambda: bool(received), timeout_s=10.0), "no /tf_static"
+        assert ros.spin_until(lambda: bool(received), timeout_s=10.0), f"no {topic}"
         ros.spin_for(0.2)  # a second writer's sample, if any, would arrive too
         return {t.child_frame_id for msg in received for t in msg.transforms}
     finally:
@@ -168,6 +166,58 @@ def test_the_node_owns_its_tf_publishers_with_tf2_qos(ros: Any) -> None:
         DurabilityPolicy.TRANSIENT_LOCAL,
     )
     assert layout_matches_rmw()  # so both publish pre-serialized bytes
+
+
+# -- the global tree ---------------------------------------------------------------------------
+
+
+def test_one_prefix_for_both_trees_on_one_topic_is_refused_at_start_and_at_runtime(
+    ros: Any,
+) -> None:
+    same = r"global_frame_prefix 'r/' equals frame_prefix .* on /tf and /tf_static already"
+    with pytest.raises(StartupError, match=same):
+        make_node(ros, robot_description=TWO_LINKS, frame_prefix="r/", global_frame_prefix="r/")
+    node = make_node(ros, robot_description=TWO_LINKS, frame_prefix="r/")
+    (refused,) = node.set_parameters([Parameter("global_frame_prefix", value="r/")])
+    assert not refused.successful
+    assert "equals frame_prefix" in refused.reason
+    assert node.get_parameter("global_frame_prefix").value == ""
+    assert node.set_parameters([Parameter("global_frame_prefix", value="g/")])[0].successful
+    (refused,) = node.set_parameters([Parameter("frame_prefix", value="g/")])
+    assert not refused.successful
+    assert "equals frame_prefix" in refused.reason
+    assert node.settings.frame_prefix == "r/"
+
+
+def test_the_global_tree_reaches_the_absolute_topics_despite_nav2_s_remapping(ros: Any) -> None:
+    """The node started as Nav2's multi-robot launch starts it: namespace and remappings as
+    command-line arguments of its process (rcl's global arguments)."""
+    import rclpy
+
+    remaps = ["-r", "__ns:=/r7", "-r", "/tf:=tf", "-r", "/tf_static:=tf_static"]
+    context = rclpy.Context()
+    rclpy.init(context=context, args=["joint_tf_publisher", "--ros-args", *remaps])
+    parameters = [
+        Parameter("robot_description", value=ARM_URDF.read_text()),
+        Parameter("global_frame_prefix", value="r7/"),
+    ]
+    node = JointTfPublisher(context=context, parameter_overrides=parameters)
+    try:
+        assert late_static_set(ros, "/r7/tf_static") == ARM_STATICS
+        assert late_static_set(ros) == {"r7/" + child for child in ARM_STATICS}
+        publishers = ros.node.get_publishers_info_by_topic("/tf_static")
+        assert [(p.node_namespace, p.node_name) for p in publishers] == [
+            ("/r7", "joint_tf_publisher_global_tf")
+        ]
+        assert node.set_parameters([Parameter("global_frame_prefix", value="q7/")])[0].successful
+        assert late_static_set(ros) == {"q7/" + child for child in ARM_STATICS}
+        assert node.set_parameters([Parameter("global_frame_prefix", value="")])[0].successful
+        assert ros.spin_until(lambda: ros.node.count_publishers("/tf_static") == 0)
+        assert ros.node.count_publishers("/tf") == 0
+        assert late_static_set(ros, "/r7/tf_static") == ARM_STATICS
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
 
 
 class StartRecordingNode(JointTfPublisher):

@@ -28,6 +28,7 @@ from .tree import (
     frame_findings,
     parent_findings,
     publisher_findings,
+    removed_frames_findings,
     split_tree_findings,
 )
 
@@ -48,6 +49,7 @@ def diagnose(observation: Observation, lag_s: float = DEFAULT_LAG_S) -> list[Fin
         findings.append(no_tf_finding(observation))
     else:
         findings += frame_findings(observation)
+        findings += removed_frames_findings(observation)
         findings += publisher_findings(observation)
         findings += parent_findings(observation)
         findings += split_tree_findings(observation)

@@ -38,6 +38,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from ...node_core.tf_outputs import TF_STATIC_TOPIC, TF_TOPIC
 from ...ros.demo_source import DemoSession
 from ...ros.qos import (
     clock_qos,
@@ -47,7 +48,6 @@ from ...ros.qos import (
     tf_listener_static_qos,
     tf_qos,
 )
-from ...ros.tf_publishers import TF_STATIC_TOPIC, TF_TOPIC
 from ...stamps import stamp_to_ns
 
 #: Longest a parameter request to one node may take, seconds (all are sent together).

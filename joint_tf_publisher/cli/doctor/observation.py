@@ -51,6 +51,7 @@ class Kind(enum.Enum):
     LAGGING_FRAMES = "lagging_frames"
     DIAGNOSTICS = "diagnostics"
     NO_DESCRIPTION = "no_description"
+    REMOVED_FRAMES = "removed_frames"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from ...health.wording import DEFAULT_POSITIONS_ADVICE, JOINT_STATE_PUBLISHERS
+from ...health.model import Key
+from ...health.wording import (
+    DEFAULT_POSITIONS_ADVICE,
+    JOINT_STATE_PUBLISHERS,
+    LISTENERS_KEEP_THEM,
+)
 from ...model.elements import Joint, RobotModel
 from .observation import (
     Finding,
@@ -215,6 +220,59 @@ def missing_frames_finding(
             f"check its joint names against the description; or {DEFAULT_POSITIONS_ADVICE}"
         )
     return Finding(Severity.ERROR, Kind.MISSING_FRAMES, summary, cause, fix, details)
+
+
+def removed_frames_findings(observation: Observation) -> list[Finding]:
+    """Frames heard that the description no longer has: from a node that publishes the
+    description's frames too, or named as removed by a node's health report (heard from a
+    bridge or a recorder replaying an old set). Frames that are a description link under
+    another prefix (a second robot, a global copy) are no such frames."""
+    robot = observation.robot
+    if robot is None or not observation.transforms:
+        return []
+    frames = {observation.frame_prefix + link for link in robot.links}
+    owners = {
+        heard.publisher
+        for heard in observation.transforms
+        if heard.child in frames and heard.publisher
+    }
+    reported = {
+        frame.strip()
+        for status in observation.statuses
+        for key, value in status.values
+        if key == Key.REMOVED_FRAMES
+        for frame in value.split(",")
+        if frame.strip()
+    }
+
+    def stale(heard: HeardTransform) -> bool:
+        if heard.child in frames:
+            return False
+        prefixed_copy = any(heard.child.endswith(link) for link in robot.links)
+        return heard.child in reported or (heard.publisher in owners and not prefixed_copy)
+
+    stale_heard = [heard for heard in observation.transforms if stale(heard)]
+    if not stale_heard:
+        return []
+    names = sorted({heard.child for heard in stale_heard})
+    sources = sorted({describe_source(heard.publisher, heard.static) for heard in stale_heard})
+    return [
+        Finding(
+            Severity.WARNING,
+            Kind.REMOVED_FRAMES,
+            f"{len(names)} frame(s) heard that robot {robot.name!r}'s description no longer "
+            f"has: {short_list(names)} (from {'; '.join(sources)})",
+            "they left the robot with a description change (a new robot_description, a tool "
+            "change) but are still sent: robot_state_publisher's static broadcaster keeps "
+            "every frame it ever sent in its latched /tf_static (ros/robot_state_publisher"
+            "#144), or a bridge, recorder or bag replays an old set; "
+            f"{LISTENERS_KEEP_THEM}",
+            "restart the node that still sends them (joint_tf_publisher replaces its static "
+            "set whole and names the frames that left in its health report), then RViz and "
+            "the other listeners; or give doctor the description the node runs",
+            {"frames": names, "sources": sources},
+        )
+    ]
 
 
 # -- who publishes what --------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""Several robots, two trees: each robot's own tree in its namespace, and one global tree.
+
+Each robot of ``robots`` runs its node (``joint_tf_publisher.launch.py``; with ``demo:=true``
+``demo.launch.py``, a demo joint-state source beside it) in its namespace, in a scoped group
+with Nav2's multi-robot remapping of every node in it: ``/tf:=tf`` and
+``/tf_static:=tf_static`` (``SetRemap``), so the robot's own tree is on ``/<name>/tf`` and
+``/<name>/tf_static`` with unprefixed frames, as the robot's navigation stack expects. Each
+node's ``global_frame_prefix`` is ``<name>/``: the same transforms also go out on the
+absolute ``/tf`` and ``/tf_static`` as ``<name>/base_link`` ..., one tree of every robot for
+fleet tools and RViz (fixed frame e.g. ``robot1/base_link``). docs/ros.md, "Several robots,
+two trees", shows the views.
+
+Arguments:
+
+- ``robots``: the robots' namespaces, comma-separated (default ``robot1,robot2``).
+- ``model``, ``xacro_args``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``: as in
+  ``joint_tf_publisher.launch.py``, the same for every robot (default: the bundled demo arm).
+- ``demo``: ``true`` (default) also starts a demo joint-state source per robot (its ``rate``
+  in Hz, default 50.0); ``false`` leaves the robots' ``joint_states`` to their drivers.
+
+Example: ``ros2 launch joint_tf_publisher multi_robot.launch.py robots:=robot1,robot2,robot3``
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from launch import Action, LaunchContext, LaunchDescription
+from launch.actions import (
+    DeclareLaunchArgument,
+    GroupAction,
+    IncludeLaunchDescription,
+    OpaqueFunction,
+)
+from launch.launch_description_sources import (
+    PythonLaunchDescriptionSource,
+    load_python_launch_file_as_module,
+)
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import SetRemap
+
+HERE = Path(__file__).resolve().parent
+NODE_LAUNCH_FILE = HERE / "joint_tf_publisher.launch.py"
+DEMO_LAUNCH_FILE = HERE / "demo.launch.py"
+NODE_LAUNCH = load_python_launch_file_as_module(str(NODE_LAUNCH_FILE))
+#: Nav2's multi-robot remapping of each robot's nodes: its tf topics into its namespace.
+NAMESPACED_TF = (("/tf", "tf"), ("/tf_static", "tf_static"))
+#: The launch arguments handed on to each robot's node launch as they are.
+PASSED_ON = ("model", "xacro_args", "publish_frequency", "ignore_timestamp", "use_sim_time")
+_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def robot_names(text: str) -> list[str]:
+    """The ``robots`` argument as namespaces (no leading or trailing ``/``); ValueError for an
+    empty list, a repeated name or one that is no valid namespace."""
+    names = [name.strip().strip("/") for name in text.split(",") if name.strip().strip("/")]
+    if not names:
+        raise ValueError("launch argument robots:= names no robot")
+    for name in names:
+        if not _NAMESPACE.fullmatch(name):
+            raise ValueError(f"launch argument robots: {name!r} is no valid namespace")
+    if len(set(names)) != len(names):
+        raise ValueError(f"launch argument robots: a name is given twice in {text!r}")
+    return names
+
+
+def robot_group(context: LaunchContext, name: str, demo: bool) -> GroupAction:
+    """One robot: its node (and demo source) in namespace ``name``, tf remapped into it, the
+    global tree's frames prefixed ``<name>/``."""
+    arguments = {"namespace": name, "global_frame_prefix": f"{name}/"}
+    for argument in PASSED_ON + (("rate",) if demo else ()):
+        arguments[argument] = LaunchConfiguration(argument).perform(context)
+    launch_file = DEMO_LAUNCH_FILE if demo else NODE_LAUNCH_FILE
+    return GroupAction(
+        [
+            *(SetRemap(src=src, dst=dst) for src, dst in NAMESPACED_TF),
+            IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(str(launch_file)),
+                launch_arguments=arguments.items(),
+            ),
+        ],
+        scoped=True,  # the remappings and arguments stay with this robot
+    )
+
+
+def robots_actions(context: LaunchContext) -> list[Action]:
+    """A ``robot_group`` per name of the ``robots`` argument."""
+    names = robot_names(LaunchConfiguration("robots").perform(context))
+    demo = NODE_LAUNCH.parse_bool("demo", LaunchConfiguration("demo").perform(context))
+    return [robot_group(context, name, demo) for name in names]
+
+
+def generate_launch_description() -> LaunchDescription:
+    keep = " (empty: the node's default)"
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "robots",
+                default_value="robot1,robot2",
+                description="the robots' namespaces, comma-separated; each robot's global "
+                "tree frames are <name>/...",
+            ),
+            DeclareLaunchArgument(
+                "model",
+                default_value="",
+                description="robot model file for every robot: .urdf, .sdf or .xacro "
+                "(empty: the bundled demo arm)",
+            ),
+            DeclareLaunchArgument(
+                "xacro_args", default_value="", description="xacro arguments for model"
+            ),
+            DeclareLaunchArgument(
+                "publish_frequency",
+                default_value="",
+                description="maximum /tf rate per joint, Hz" + keep,
+            ),
+            DeclareLaunchArgument(
+                "ignore_timestamp",
+                default_value="",
+                description="true: no rate limiting" + keep,
+            ),
+            DeclareLaunchArgument(
+                "use_sim_time",
+                default_value="",
+                description="true: the nodes' clocks follow /clock" + keep,
+            ),
+            DeclareLaunchArgument(
+                "demo",
+                default_value="true",
+                description="true: a demo joint-state source per robot",
+            ),
+            DeclareLaunchArgument(
+                "rate", default_value="50.0", description="joint_states rate of each demo, Hz"
+            ),
+            OpaqueFunction(function=robots_actions),
+        ]
+    )
