@@ -42,6 +42,7 @@ setup(
     extras_require={
         "plot": ["matplotlib>=3.5"],
         "xacro": ["xacro>=2.0"],
+        "params": ["pyyaml>=5.4"],
         "test": ["pytest>=7", "hypothesis>=6", "scipy>=1.8", "pyyaml>=5.4"],
     },
     zip_safe=True,

@@ -1,10 +1,10 @@
 """The ``joint-tf-publisher`` command: inspect, draw and run robot descriptions.
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
-``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run) or ``doctor.command``
-(doctor); the ROS parts are imported when used. Exit status: 0 on success, 1 for an invalid
-model (one line ``file:line: message`` on stderr), a failed tool or a problem ``doctor``
-found, 2 for bad command-line usage.
+``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run), ``doctor.command``
+(doctor) or ``attach`` (attach, detach); the ROS parts are imported when used. Exit status:
+0 on success, 1 for an invalid model (one line ``file:line: message`` on stderr), a failed
+tool or a problem ``doctor`` found, 2 for bad command-line usage.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import numpy as np
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from ..robot import Robot
-from .arguments import UsageError, load_model
+from .arguments import UsageError, add_attachment_options, load_model
+from .attach import add_attach_parsers
 from .describe import check_report, format_number, pose_record, pose_table
 from .doctor.command import add_doctor_parser
 from .joint_values import parse_joint_values
@@ -310,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(check)
     check.add_argument("--ascii", action="store_true", help="draw the tree with ASCII only")
     check.add_argument("--strict", action="store_true", help="exit 1 if there are warnings")
+    add_attachment_options(check)
     check.set_defaults(func=cmd_check)
 
     fk = commands.add_parser(
@@ -323,7 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_values(fk)
     fk.add_argument("--link", metavar="NAME", help="print only this link")
     fk.add_argument("--json", action="store_true", help="machine-readable output")
+    add_attachment_options(fk)
     fk.set_defaults(func=cmd_fk)
+
+    add_attach_parsers(commands)
 
     graph = commands.add_parser(
         "graph",

@@ -85,9 +85,12 @@ def loads_again(
 ) -> bool:
     """Whether a parameter change (settings ``old`` to ``new``, the source ``old_source`` to
     ``source``; ``robot_description_set``: the change sets that parameter) loads the
-    description from ``source`` again: a new source, a new ``model_name``, new text, or a new
-    file or xacro arguments. A topic's description is loaded again from the text it gave."""
+    description from ``source`` again: a new source, a new ``model_name``, other attachments,
+    new text, or a new file or xacro arguments. A topic's description is loaded again from
+    the text it gave."""
     if source is not old_source or new.model_name != old.model_name:
+        return True
+    if new.attachment_list != old.attachment_list:
         return True
     if source is DescriptionSource.PARAMETER:
         return robot_description_set

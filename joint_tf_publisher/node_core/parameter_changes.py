@@ -4,7 +4,8 @@
 declaration of a ``zeros.<joint>``) asks of the node: the settings after it, where the
 description comes from after it (``description_source``: exactly one of
 ``robot_description``, ``description_file`` and ``description_from_topic``), the description
-to load when its text, file, xacro arguments, source or ``model_name`` changed, and every
+to load when its text, file, xacro arguments, source, ``model_name`` or attachments changed
+(the robot's own description, the attachments composed onto it by the loader), and every
 ``zeros.<joint>`` checked against the model that will be current, and where the node's trees
 would go (``tf_outputs``). It raises ``ParameterRejected`` or ``ModelError`` with the reason
 before anything changed; the node (``ros.node``) then applies the ``ParameterChange`` as a
@@ -17,13 +18,16 @@ file, the topic) to the model the node installs, with the ``zeros`` that model t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..description.compose import COMPOSED_SOURCE, compose
 from ..description.loader import FileDescription
 from ..robot import Robot
+from .attachments import with_attachment_change
 from .description_source import (
     DescriptionFileWatch,
     DescriptionSource,
@@ -42,21 +46,27 @@ TOPIC_SOURCE = "robot_description topic"
 
 
 class LoadDescription(Protocol):
-    """Loads a description: its text, the SDFormat ``model_name`` ("": the only one), the
-    ``source`` its errors name, and the ``path`` of the file it was read from (SDFormat
-    ``<include>``s start from its folder); ModelError naming the line."""
+    """Loads a description: the robot's own text, the ``settings`` it runs under (the
+    SDFormat ``model_name``, the attachments composed onto it), the ``source`` its errors
+    name, and the ``path`` of the file it was read from (SDFormat ``<include>``s start from
+    its folder); ModelError naming the line."""
 
     def __call__(
-        self, text: str, model_name: str, source: str, path: Path | None = None
+        self, text: str, settings: Settings, source: str, path: Path | None = None
     ) -> LoadedModel: ...
 
 
 def load_description(
-    text: str, model_name: str, source: str, path: Path | None = None
+    text: str, settings: Settings, source: str, path: Path | None = None
 ) -> LoadedModel:
-    """``LoadDescription`` by the package's parsers (the node adds where its warnings go)."""
-    robot = Robot.from_xml_string(text, source=source, model_name=model_name or None, path=path)
-    return LoadedModel(robot, text)
+    """``LoadDescription`` by the package's parsers (the node adds where its warnings go):
+    the attachments of ``settings`` composed onto ``text`` (``description.compose``), the
+    model of the composed text, which is what the node publishes."""
+    model_name = settings.model_name or None
+    composed = compose(text, settings.attachment_list, source, model_name, path)
+    where = COMPOSED_SOURCE if settings.attachments else source
+    robot = Robot.from_xml_string(composed, source=where, model_name=model_name, path=path)
+    return LoadedModel(robot, composed, text)
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,7 @@ class Described:
         """A running text or topic description, as ``settings`` and ``model`` tell it."""
         if settings.description_from_topic:
             return cls(DescriptionSource.TOPIC)
-        return cls(DescriptionSource.PARAMETER, model.text if model is not None else "")
+        return cls(DescriptionSource.PARAMETER, model.base_text if model is not None else "")
 
 
 @dataclass(frozen=True)
@@ -95,14 +105,18 @@ def plan_change(
     values: Mapping[str, Any],
     load: LoadDescription,
     described: Described | None = None,
+    declared_attachments: AbstractSet[str] = frozenset(),
     *,
     tf_topics: TfTopics = NOT_REMAPPED,
 ) -> ParameterChange:
     """The change ``values`` (parameter name -> new value) asks of a node running ``model``
-    under ``settings``, its description as ``described`` (default: ``Described.of``), its own
-    tf topics resolving to ``tf_topics``; ParameterRejected or ModelError, naming the reason,
-    if any part of it is refused."""
-    new_settings = settings.changed(values)
+    under ``settings``, its description as ``described`` (default: ``Described.of``), its
+    ``attachments.<name>.<field>`` parameters ``declared_attachments``, its own tf topics
+    resolving to ``tf_topics``; ParameterRejected or ModelError, naming the reason, if any
+    part of it is refused."""
+    new_settings = with_attachment_change(
+        settings, settings.changed(values), values, declared_attachments
+    )
     tf_topics.check(new_settings)
     old = described or Described.of(settings, model)
     text = str(values.get("robot_description", old.text) or "")
@@ -124,8 +138,10 @@ def plan_change(
             new = replace(new, watch=watch)
         elif source is DescriptionSource.PARAMETER:
             new_model, new_settings = prepared_model(load, text, PARAMETER_SOURCE, new_settings)
-        elif model is not None:  # the topic's text again, under a new model_name
-            new_model, new_settings = prepared_model(load, model.text, TOPIC_SOURCE, new_settings)
+        elif model is not None:  # the topic's text again, under a new model_name or attachments
+            new_model, new_settings = prepared_model(
+                load, model.base_text, TOPIC_SOURCE, new_settings
+            )
     if new_model is None and model is not None:
         current = dict(settings.zeros)
         for joint, joint_values in new_settings.zeros:
@@ -147,7 +163,7 @@ def prepared_model(
     takes them) under ``settings``'s ``model_name``, with ``settings`` for it: ``zeros``
     only for joints that take one in it (``zeros_for``), checked against its limits.
     ModelError or ParameterRejected for a description or zeros it refuses."""
-    model = load(text, settings.model_name, source, path)
+    model = load(text, settings, source, path)
     settings = replace(settings, zeros=zeros_for(model, settings))
     start_positions(model.kin, settings.zeros, settings.clamp_mode)
     return model, settings

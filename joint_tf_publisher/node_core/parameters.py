@@ -9,12 +9,14 @@ it. A new parameter is one row here, one field of ``Settings`` with its parser, 
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from ..description.compose import ATTACHMENT_FIELDS, Attachment
 from ..model import ClampMode
 
 #: Accepted values of ``clamp``: the values of ``ClampMode``.
@@ -29,6 +31,9 @@ MAX_PERIOD_S = 3600.0
 MAX_TIME_OFFSET_S = float(2**31 - 1)
 
 ParameterValue = bool | float | str | tuple[str, ...] | tuple[float, ...]
+#: What an array parameter's value is: a list or tuple as given in Python, an ``array.array``
+#: as rclpy hands a double or integer array set through its services (``ros2 param set``).
+ARRAY_TYPES = (list, tuple, array)
 
 
 class ParameterRejected(ValueError):
@@ -153,6 +158,12 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         float_range=(0.0, MAX_PERIOD_S),
     ),
     ParameterSpec(
+        "attachments.names",
+        (),
+        "names of descriptions hung from the robot, each given by attachments.<name>.* "
+        "(description or file, parent, origin, prefix)",
+    ),
+    ParameterSpec(
         "description_from_topic",
         False,
         "take the description from topic robot_description, not the parameter",
@@ -177,6 +188,64 @@ ZEROS_DESCRIPTION = (
     "value of this joint where none was received (publish_default_positions, mimic leaders): "
     "a number, or a list in the order of its JointState variables; checked against its limits"
 )
+
+#: The names of the descriptions hung from the robot. Not ``attachments`` itself: a
+#: parameter that is also the first part of others (``attachments.<name>.file``) cannot be
+#: written as nested YAML in a parameters file, and ``ros2 param dump`` fails on it.
+ATTACHMENTS = "attachments.names"
+
+#: ``attachments.<name>.`` starts every per-name parameter.
+ATTACHMENT_PREFIX = "attachments."
+
+#: Per field (in ``ATTACHMENT_FIELDS`` order): its parameter's default (which fixes its
+#: type) and description.
+ATTACHMENT_PARAMETERS: dict[str, tuple[Any, str]] = {
+    "description": ("", "URDF or SDFormat text of this attachment (or give file)"),
+    "file": ("", "path to this attachment's .urdf, .sdf or .xacro file (or give description)"),
+    "parent": ("", "link of the robot (or of an earlier attachment) this attachment hangs from"),
+    "origin": (
+        [0.0] * 6,
+        "x y z roll pitch yaw of the attachment's root link in the parent link frame (m, rad)",
+    ),
+    "prefix": ("", "text prepended to the attachment's link, joint and material names"),
+}
+
+
+def parameter_name(name: str, field: str) -> str:
+    """``attachments.<name>.<field>``."""
+    return f"{ATTACHMENT_PREFIX}{name}.{field}"
+
+
+def split_attachment_parameter(parameter: str) -> tuple[str, str]:
+    """(name, field) of an ``attachments.<name>.<field>`` parameter; ParameterRejected for
+    another field or an empty name."""
+    name, _, field = parameter.removeprefix(ATTACHMENT_PREFIX).rpartition(".")
+    if not name or field not in ATTACHMENT_FIELDS or parameter == ATTACHMENTS:
+        raise ParameterRejected(
+            f"{parameter}: an attachment parameter is attachments.<name>.<field>, field one "
+            f"of {', '.join(ATTACHMENT_FIELDS)}"
+        )
+    return name, field
+
+
+def parse_attachment_field(parameter: str, value: Any) -> Any:
+    """An attachment parameter's value checked for its field's type: text, or for
+    ``origin`` six numbers as a tuple of floats. None (unset) is the field's default."""
+    _, field = split_attachment_parameter(parameter)
+    if field != "origin":
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ParameterRejected(f"{parameter} must be a string, got {value!r}")
+        return value
+    items = [0.0] * 6 if value is None else list(value) if isinstance(value, ARRAY_TYPES) else []
+    if len(items) != 6 or not all(
+        isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
+    ):
+        raise ParameterRejected(
+            f"{parameter} must be 6 numbers (x y z roll pitch yaw), got {value!r}"
+        )
+    return tuple(float(item) for item in items)
 
 
 def parse_frequency(value: Any) -> float:
@@ -266,6 +335,19 @@ parse_joint_names = _parse_names("exclude_joints")
 parse_topic_names = _parse_names("source_list")
 
 
+def parse_attachment_names(value: Any) -> tuple[str, ...]:
+    """``attachments.names`` as attachment names (``_parse_names``); ParameterRejected for
+    a name that is no valid parameter name part (empty, with a dot) or is ``names``."""
+    names = _parse_names(ATTACHMENTS)(value)
+    for name in names:
+        if name == "names" or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ParameterRejected(
+                f"{ATTACHMENTS}: {name!r} cannot name an attachment (letters, digits and "
+                "underscores, not starting with a digit; not 'names')"
+            )
+    return names
+
+
 def parse_description_args(value: Any) -> tuple[str, ...]:
     """``description_args`` as its ``name:=value`` items (None: none); ParameterRejected
     naming an item that is not ``name:=value``."""
@@ -293,7 +375,7 @@ def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
     number or a non-empty list of numbers."""
     if value is None:
         return None
-    items = list(value) if isinstance(value, (list, tuple, array)) else [value]
+    items = list(value) if isinstance(value, ARRAY_TYPES) else [value]
     if not items or not all(
         isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
     ):
@@ -345,6 +427,11 @@ class Settings:
     #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    #: ``attachments.names``.
+    attachments: tuple[str, ...] = ()
+    #: ``attachments.<name>.<field>`` parameters: ((name, field), parsed value), sorted;
+    #: those of names ``attachments`` does not list are kept but unused.
+    attachment_fields: tuple[tuple[tuple[str, str], Any], ...] = ()
 
     @cached_property  # read for every JointState
     def interval_ns(self) -> int:
@@ -355,6 +442,23 @@ class Settings:
     def clamp_mode(self) -> ClampMode:
         """``clamp`` as the kinematics takes it (converted here, once)."""
         return ClampMode(self.clamp)
+
+    @cached_property
+    def attachment_list(self) -> tuple[Attachment, ...]:
+        """The attachments ``attachments`` lists, in its order, from their fields (missing
+        ones at their defaults; checked when composed, ``description.compose``)."""
+        fields = dict(self.attachment_fields)
+        return tuple(
+            Attachment(
+                name=name,
+                parent=fields.get((name, "parent"), ""),
+                description=fields.get((name, "description"), ""),
+                file=fields.get((name, "file"), ""),
+                origin=fields.get((name, "origin"), (0.0,) * 6),
+                prefix=fields.get((name, "prefix"), ""),
+            )
+            for name in self.attachments
+        )
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:
@@ -367,7 +471,16 @@ class Settings:
         ParameterRejected for an invalid value. Names without a setting are ignored."""
         updates: dict[str, Any] = {}
         zeros = dict(self.zeros)
+        attachment_fields = dict(self.attachment_fields)
         for name, value in values.items():
+            if name == ATTACHMENTS:
+                updates["attachments"] = parse_attachment_names(value)
+                continue
+            if name.startswith(ATTACHMENT_PREFIX):
+                attachment_fields[split_attachment_parameter(name)] = parse_attachment_field(
+                    name, value
+                )
+                continue
             if name.startswith(ZEROS_PREFIX):
                 joint_values = parse_zero(name, value)
                 if joint_values is None:
@@ -384,6 +497,7 @@ class Settings:
                     parsed = parsed or updates.get(target, False)
                 updates[target] = parsed
         updates["zeros"] = tuple(sorted(zeros.items()))
+        updates["attachment_fields"] = tuple(sorted(attachment_fields.items()))
         settings = replace(self, **updates)
         settings.check_time_offsets()
         return settings

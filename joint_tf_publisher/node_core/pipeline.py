@@ -78,11 +78,17 @@ class Stream(NamedTuple):
 
 
 class LoadedModel:
-    """One robot description with what the node keeps for it: joint values, limiter times."""
+    """One robot description with what the node keeps for it: joint values, limiter times.
 
-    def __init__(self, robot: Robot, text: str) -> None:
+    ``text`` is the description the node publishes: ``base_text``, the robot's own
+    description, with its attachments composed in (``description.compose``; the same text
+    without attachments).
+    """
+
+    def __init__(self, robot: Robot, text: str, base_text: str | None = None) -> None:
         self.robot = robot
         self.text = text
+        self.base_text = text if base_text is None else base_text
         self.kin: Kinematics = robot.kinematics
         self.positions = self.kin.new_positions()
         #: Per moving joint: message time of its last publication.
@@ -218,7 +224,7 @@ class JointStatePipeline:
         if (
             not new_model
             and self._configured is not None
-            and replace(old, zeros=()) == replace(settings, zeros=())
+            and _beside_the_model(old) == _beside_the_model(settings)
         ):
             self._configured.restart_from(self.model.kin, settings)
             self._start_waiting_joints(self.model, self._configured)
@@ -491,6 +497,13 @@ class JointStatePipeline:
                 f"ignoring joint state name {name!r}: the bare name of several nested models' "
                 f"joints ({', '.join(candidates)}); give the scoped name",
             )
+
+
+def _beside_the_model(settings: Settings) -> Settings:
+    """``settings`` without what does not change the configured model: ``zeros`` (start
+    values, taken without a rebuild) and the attachments (a change of them that matters comes
+    with a new model; one of unlisted names' fields changes nothing)."""
+    return replace(settings, zeros=(), attachments=(), attachment_fields=())
 
 
 def _static_set_of(settings: Settings) -> tuple[object, ...]:

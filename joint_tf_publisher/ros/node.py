@@ -27,10 +27,15 @@ from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import Clock, JumpThreshold, TimeJump
 from rclpy.clock_type import ClockType
 from rclpy.duration import Duration
-from rclpy.exceptions import InvalidParameterValueException, ParameterUninitializedException
+from rclpy.exceptions import (
+    InvalidParameterTypeException,
+    InvalidParameterValueException,
+    ParameterUninitializedException,
+)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -40,8 +45,10 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
+from ..description.compose import ATTACHMENT_FIELDS
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
+from ..node_core.attachments import plan_attachment_request
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.description_source import (
     WATCH_PERIOD_S,
@@ -63,12 +70,16 @@ from ..node_core.parameter_changes import (
     prepared_model,
 )
 from ..node_core.parameters import (
+    ATTACHMENT_PARAMETERS,
+    ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
+    parameter_name,
+    split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
@@ -174,12 +185,18 @@ class JointTfPublisher(Node):
         #: The global tree's publishers (``global_frame_prefix`` set), else None.
         self._global_tree: GlobalTree | None = None
         values = declare_parameters(self)
+        #: The attachments.<name>.<field> parameters declared (those of the listed names).
+        self._attachments_declared: set[str] = set()
         #: Where the node's own /tf and /tf_static go (after the user's remappings).
         self._own_topics = own_topics(self)
         try:
+            names = Settings.from_values({ATTACHMENTS: values[ATTACHMENTS]}).attachments
+            values.update(self._declare_attachments({name: {} for name in names}, at_start=True))
             settings = Settings.from_values(values)
             self._own_topics.check(settings)
         except ParameterRejected as err:
+            raise StartupError(str(err)) from None
+        except InvalidParameterTypeException as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
         self._reader = JointStateReader()
@@ -227,6 +244,7 @@ class JointTfPublisher(Node):
         self._zeros_declared: set[str] = set()
         self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.create_service(SetParametersAtomically, "~/set_attachments", self._on_set_attachments)
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
             "joint_states", self._reader, JOINT_STATES_SOURCE
@@ -384,6 +402,7 @@ class JointTfPublisher(Node):
                 values,
                 self._load,
                 self._described,
+                self._attachments_declared,
                 tf_topics=self._own_topics,
             )
             if change.sources_changed:
@@ -401,6 +420,7 @@ class JointTfPublisher(Node):
         longer), the timers and subscriptions it asks for."""
         settings = change.settings
         self._described = change.described
+        removed = set(self.settings.attachments) - set(settings.attachments)
         if change.model is not None:
             changes = self._replace_model(change.model, settings)
             if change.described.watch is not None:
@@ -420,6 +440,77 @@ class JointTfPublisher(Node):
             self._update_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
+        for name in sorted(removed):  # their parameters go with them
+            for field in ATTACHMENT_FIELDS:
+                if parameter_name(name, field) in self._attachments_declared:
+                    self._attachments_declared.discard(parameter_name(name, field))
+                    self.undeclare_parameter(parameter_name(name, field))
+
+    def _on_set_attachments(
+        self,
+        request: SetParametersAtomically.Request,
+        response: SetParametersAtomically.Response,
+    ) -> SetParametersAtomically.Response:
+        """``~/set_attachments``: ``attachments.names`` and ``attachments.<name>.<field>``
+        parameters set in one step, those of names new to the node too (rclpy sets no
+        undeclared parameter): validated as a whole first; then the new names' parameters
+        are declared (unused until listed), and the rest set atomically."""
+        values = {msg.name: Parameter.from_parameter_msg(msg).value for msg in request.parameters}
+        try:
+            request_plan = plan_attachment_request(
+                values, self.settings.attachments, self._attachments_declared
+            )
+            plan_change(
+                self.settings,
+                self.pipeline.model,
+                values,
+                self._load,
+                self._described,
+                self._attachments_declared,
+                tf_topics=self._own_topics,
+            )
+        except (ParameterRejected, ModelError) as err:
+            reason = str(err)
+            self.get_logger().warning(f"attachment change rejected: {reason}")
+            response.result = SetParametersResult(successful=False, reason=reason)
+            return response
+        fields: dict[str, dict[str, Any]] = {}
+        for parameter, value in request_plan.declare.items():
+            name, field = split_attachment_parameter(parameter)
+            fields.setdefault(name, {})[field] = value
+        self._declare_attachments(fields, at_start=False)
+        response.result = self.set_parameters_atomically(
+            [_parameter(name, value) for name, value in request_plan.set_atomically.items()]
+        )
+        return response
+
+    def _declare_attachments(
+        self, fields: dict[str, dict[str, Any]], at_start: bool
+    ) -> dict[str, Any]:
+        """Declare ``attachments.<name>.<field>`` for each name of ``fields`` and each field
+        not declared yet, at the value ``fields`` gives, else (None) ``at_start`` the value
+        given at start, or the field's default (a request to ``~/set_attachments`` gives
+        the whole attachment: what it leaves out is the default, as it was validated); their
+        values by parameter name."""
+        values: dict[str, Any] = {}
+        for name, given in fields.items():
+            for field, (default, description) in ATTACHMENT_PARAMETERS.items():
+                parameter = parameter_name(name, field)
+                if parameter in self._attachments_declared:
+                    continue
+                value = given.get(field)
+                descriptor = ParameterDescriptor(
+                    description=description, dynamic_typing=field == "origin"
+                )
+                self.declare_parameter(
+                    parameter,
+                    default if value is None else value,
+                    descriptor,
+                    ignore_override=not at_start,
+                )
+                self._attachments_declared.add(parameter)
+                values[parameter] = self.get_parameter(parameter).value
+        return values
 
     def _update_default_timer(self) -> None:
         if self._default_timer is not None:
@@ -471,11 +562,12 @@ class JointTfPublisher(Node):
     # -- model ----------------------------------------------------------------------------------
 
     def _load(
-        self, text: str, model_name: str, source: str, path: Path | None = None
+        self, text: str, settings: Settings, source: str, path: Path | None = None
     ) -> LoadedModel:
-        """``load_description``, its warnings to this node's logger."""
+        """``load_description`` (the attachments of ``settings`` composed onto ``text``),
+        its warnings to this node's logger."""
         with package_logs_to(self.get_logger()):
-            return load_description(text, model_name, source, path)
+            return load_description(text, settings, source, path)
 
     def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
         """Make ``model`` (prepared with ``settings``) current: the install path, then its

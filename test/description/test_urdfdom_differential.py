@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,12 @@ from urdfdom_variants import (
     find_check_urdf,
     make_variants,
     own_descriptions,
+    read_with_urdfdom,
     tree_mismatches,
 )
 
 from joint_tf_publisher import Robot
+from joint_tf_publisher.description.compose import Attachment, compose
 
 pin = pytest.importorskip("pinocchio")
 
@@ -271,3 +274,55 @@ def test_link_poses_agree_with_pinocchio_where_both_load(comparisons: list[Compa
         compared += 1
     assert compared > 0.9 * len(both)
     assert len(compiled) > 30
+
+
+def test_an_arm_with_attached_tools_loads_in_urdfdom_with_the_same_tree(
+    tmp_path: Path,
+) -> None:
+    """A composed robot (attachments) passes urdfdom's rules: names unique, one root."""
+    check_urdf = find_check_urdf()
+    if check_urdf is None:
+        pytest.skip("urdfdom's check_urdf not found (the cmeel-urdfdom wheel, pulled by pin)")
+    urdf = REPO_ROOT / "urdf"
+    gripper = Attachment("gripper", "tool_flange", file=str(urdf / "gripper.urdf"), prefix="tool_")
+    suction = Attachment("cup", "tool_tcp", file=str(urdf / "suction_tool.urdf"), prefix="s_")
+    text = compose((urdf / "demo_arm.urdf").read_text(), [gripper, suction])
+    reading = read_with_urdfdom(text.encode(), check_urdf, tmp_path)
+    assert reading.accepted, reading.message
+    robot = Robot.from_xml_string(text)
+    assert reading.root == robot.root == "base_link"
+    assert reading.edges == {(joint.parent, joint.child) for joint in robot.joints.values()}
+    assert {("tool_flange", "tool_base_link"), ("tool_tcp", "s_base_link")} <= reading.edges
+
+
+SDF_TOOL = """<sdf version="1.9"><model name="sdf_tool">
+  <link name="body"/>
+  <link name="jaw"><pose relative_to="hinge"/></link>
+  <joint name="hinge" type="revolute">
+    <pose relative_to="body">0.1 0 0.05 0 0.3 0</pose>
+    <parent>body</parent><child>jaw</child>
+    <axis><xyz>0 1 0</xyz><limit><lower>-0.5</lower><upper>0.5</upper></limit></axis>
+  </joint>
+</model></sdf>"""
+
+
+def test_sdformat_parts_written_as_urdf_load_in_urdfdom(tmp_path: Path) -> None:
+    """An SDFormat attachment, and an SDFormat robot with one, are written as URDF that
+    urdfdom takes (unlimited effort and velocity as finite numbers)."""
+    check_urdf = find_check_urdf()
+    if check_urdf is None:
+        pytest.skip("urdfdom's check_urdf not found (the cmeel-urdfdom wheel, pulled by pin)")
+    urdf = REPO_ROOT / "urdf"
+    on_arm = compose(
+        (urdf / "demo_arm.urdf").read_text(),
+        [Attachment("tool", "tool_flange", description=SDF_TOOL, prefix="s_")],
+    )
+    sdf_robot = compose(
+        (REPO_ROOT / "test" / "sdf" / "relative_frames.sdf").read_text(),
+        [Attachment("cup", "tool", file=str(urdf / "suction_tool.urdf"), prefix="cup_")],
+    )
+    for text in (on_arm, sdf_robot):
+        reading = read_with_urdfdom(text.encode(), check_urdf, tmp_path)
+        assert reading.accepted, reading.message
+        robot = Robot.from_xml_string(text)
+        assert reading.edges == {(joint.parent, joint.child) for joint in robot.joints.values()}

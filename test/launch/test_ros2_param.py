@@ -31,6 +31,7 @@ from launch_harness import (  # noqa: E402
     ros2_on_node,
     wait_static_children,
 )
+from repo_paths import config_parameters, flattened  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 
@@ -39,11 +40,7 @@ pytestmark = pytest.mark.ros
 NODE = "/joint_tf_publisher"
 MODEL = REPO / "urdf" / "demo_arm.urdf"
 #: The node's own parameters, as its documented parameters file lists them.
-PARAMETERS = sorted(
-    yaml.safe_load((REPO / "config" / "joint_tf_publisher.yaml").read_text())["/**"][
-        "ros__parameters"
-    ]
-)
+PARAMETERS = sorted(config_parameters())
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +118,7 @@ def test_node_info_lists_topics_and_parameter_services(node: Launch) -> None:
 def test_param_dump_restarts_the_node_unchanged(node: Launch, probe: Any, tmp_path: Path) -> None:
     assert "Parameter not set" not in ros2_on_node(NODE, "param", "get", NODE, "exclude_joints")
     dumped = ros2_on_node(NODE, "param", "dump", NODE)
-    parameters = yaml.safe_load(dumped)[NODE]["ros__parameters"]
+    parameters = flattened(yaml.safe_load(dumped)[NODE]["ros__parameters"])
     assert set(PARAMETERS) <= set(parameters), dumped
     # The dump as params_file (no model: the description is the file's): the same node.
     dump_file = tmp_path / "dump.yaml"

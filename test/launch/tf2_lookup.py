@@ -5,9 +5,11 @@ Usage: ``python tf2_lookup.py STAMP_NS TIMEOUT_S TARGET,SOURCE... [--ros-args ..
 Looks up each SOURCE frame in its TARGET frame at message time STAMP_NS (nanoseconds) with
 the real tf2 buffer (static transforms from /tf_static, moving ones from /tf), each waited for
 up to TIMEOUT_S seconds, and prints one JSON object: "TARGET,SOURCE" -> [x, y, z, qx, qy, qz,
-qw] (the pose of SOURCE in TARGET: metres; quaternion x, y, z, w). Exit code 1 with tf2's
-reason when a lookup fails. ROS arguments are its node's: ``--ros-args -r /tf:=/robot1/tf -r
-/tf_static:=/robot1/tf_static`` makes it a listener of robot1's namespaced tree.
+qw] (the pose of SOURCE in TARGET: metres; quaternion x, y, z, w). Each lookup done is also
+said at once on stderr (``resolved TARGET,SOURCE``), so a test can change the tree while the
+Buffer runs. Exit code 1 with tf2's reason when a lookup fails. ROS arguments are its node's:
+``--ros-args -r /tf:=/robot1/tf -r /tf_static:=/robot1/tf_static`` makes it a listener of
+robot1's namespaced tree.
 Run by test_tf2_buffer.py with the session's interpreter (a distro's or the kit's).
 """
 
@@ -38,6 +40,7 @@ def main(argv: list[str]) -> int:
             )
             t, q = stamped.transform.translation, stamped.transform.rotation
             poses[pair] = [t.x, t.y, t.z, q.x, q.y, q.z, q.w]
+            print(f"resolved {pair}", file=sys.stderr, flush=True)
     except TransformException as err:
         print(f"tf2 lookup failed: {type(err).__name__}: {err}", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from repo_paths import TEST_DIR
+from repo_paths import REPO_ROOT, TEST_DIR
 from test_pipeline import ARM_URDF, T0, Rig, assert_pose
 
 from joint_tf_publisher import Robot
@@ -36,10 +36,11 @@ class Loader:
         self.loaded: list[tuple[str, str]] = []
 
     def __call__(
-        self, text: str, model_name: str, source: str, path: Path | None = None
+        self, text: str, settings: Settings, source: str, path: Path | None = None
     ) -> LoadedModel:
-        self.loaded.append((text, model_name))
-        return load_description(text, model_name, source, path)
+        """The robot's own ``text`` with the attachments of ``settings`` composed in."""
+        self.loaded.append((text, settings.model_name))
+        return load_description(text, settings, source, path)
 
 
 def arm_model() -> LoadedModel:
@@ -185,3 +186,44 @@ def test_a_change_of_zeros_alone_keeps_the_limiter_and_says_nothing_again() -> N
     publication = rig.pipeline.default_positions()  # the new start value is taken
     assert publication is not None
     assert_pose(publication, rig.robot, "joint_2", 0.5)
+
+
+GRIPPER = {
+    "attachments.names": ["gripper"],
+    "attachments.gripper.file": str(REPO_ROOT / "urdf" / "gripper.urdf"),
+    "attachments.gripper.parent": "link_2",
+    "attachments.gripper.prefix": "g_",
+}
+
+
+def test_an_attachment_change_composes_onto_the_robot_s_own_text() -> None:
+    loader, model = Loader(), arm_model()
+    added = plan_change(Settings(), model, GRIPPER, loader)
+    assert added.model is not None and "g_tcp" in added.model.robot.links
+    assert added.model.base_text == model.text  # the robot's own text, kept for the next
+    swapped = plan_change(
+        added.settings,
+        added.model,
+        {"attachments.gripper.file": str(REPO_ROOT / "urdf" / "suction_tool.urdf")},
+        loader,
+        declared_attachments=set(GRIPPER) - {"attachments.names"},
+    )
+    assert swapped.model is not None and "g_cup" in swapped.model.robot.links
+    assert "g_tcp" not in swapped.model.robot.links
+    assert [text for text, _ in loader.loaded] == [model.text, model.text]
+    # Zeros of the tool's joints are kept while it stays, dropped when it goes.
+    with_zero = replace(added.settings, zeros=(("g_finger_joint", (0.01,)),))
+    removed = plan_change(with_zero, added.model, {"attachments.names": []}, loader)
+    assert removed.model is not None and "g_tcp" not in removed.model.robot.links
+    assert removed.settings.zeros == () and removed.settings.attachment_fields == ()
+
+
+def test_a_bad_attachment_refuses_the_whole_change() -> None:
+    bad = dict(GRIPPER, **{"attachments.gripper.parent": "link_22", "frame_prefix": "r/"})
+    with pytest.raises(ModelError, match=r"^attachments\.gripper\.parent: no link 'link_22'"):
+        plan_change(Settings(), arm_model(), bad, Loader())
+
+
+def test_fields_of_unlisted_names_change_no_model() -> None:
+    change = plan_change(Settings(), arm_model(), {"attachments.spare.file": "/x.urdf"}, Loader())
+    assert change.model is None

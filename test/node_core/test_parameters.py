@@ -13,10 +13,11 @@ from array import array
 from typing import Any
 
 import pytest
-from repo_paths import REPO_ROOT
+from repo_paths import REPO_ROOT, config_parameters
 
 from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.node_core.parameters import (
+    ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     ZEROS_PREFIX,
@@ -31,7 +32,6 @@ from joint_tf_publisher.node_core.parameters import (
 
 yaml = pytest.importorskip("yaml")
 
-CONFIG = REPO_ROOT / "config" / "joint_tf_publisher.yaml"
 DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "docs" / "node.md"]
 ROS_TYPE_WORDS = {
     "bool": "bool",
@@ -50,11 +50,14 @@ def yaml_value(value: Any) -> Any:
 def test_every_setting_has_one_parameter_and_every_parameter_a_setting() -> None:
     settings = {field.name for field in dataclasses.fields(Settings)}
     names = {spec.alias_of or spec.name for spec in PARAMETERS} - {"robot_description"}
-    assert names | {ZEROS_PREFIX.rstrip(".")} == settings  # zeros: the zeros.* parameters
+    names = {"attachments" if name == ATTACHMENTS else name for name in names}
+    # zeros and attachment_fields: the zeros.* and attachments.<name>.* parameters
+    assert names | {ZEROS_PREFIX.rstrip("."), "attachment_fields"} == settings
     defaults = Settings()
     for spec in PARAMETERS:
-        if spec.name in settings:
-            assert getattr(defaults, spec.name) == spec.default, spec.name
+        field = "attachments" if spec.name == ATTACHMENTS else spec.name
+        if field in settings:
+            assert getattr(defaults, field) == spec.default, spec.name
     aliases = [spec for spec in PARAMETERS if spec.alias_of]
     assert all(PARAMETERS_BY_NAME[spec.alias_of].default == spec.default for spec in aliases)
 
@@ -139,8 +142,7 @@ def test_a_change_is_all_or_nothing() -> None:
 
 
 def test_config_file_gives_every_parameter_its_default() -> None:
-    config = yaml.safe_load(CONFIG.read_text())["/**"]["ros__parameters"]
-    assert config == {spec.name: yaml_value(spec.default) for spec in PARAMETERS}
+    assert config_parameters() == {spec.name: yaml_value(spec.default) for spec in PARAMETERS}
 
 
 def parameter_rows(text: str) -> dict[str, list[str]]:
@@ -148,7 +150,7 @@ def parameter_rows(text: str) -> dict[str, list[str]]:
     section = text.split("## Parameters", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
-        match = re.match(r"^\| `([a-z_]+)` \|(.*)\|\s*$", line)
+        match = re.match(r"^\| `([a-z_.]+)` \|(.*)\|\s*$", line)
         if match:
             rows[match.group(1)] = [cell.strip() for cell in match.group(2).split("|")]
     return rows
