@@ -184,6 +184,18 @@ class JointTfPublisher(Node):
         super().__init__(NODE_NAME, **kwargs)
         #: The global tree's publishers (``global_frame_prefix`` set), else None.
         self._global_tree: GlobalTree | None = None
+        try:
+            self._start()
+        except BaseException:
+            # A node refused at start leaves nothing behind in its process: not its latched
+            # /tf_static and robot_description (published before a zeros.<joint> is
+            # checked), nor the global tree's node.
+            self.destroy_node()
+            raise
+
+    def _start(self) -> None:
+        """Everything the constructor does after rclpy's: parameters, model, publishers,
+        subscriptions, timers (StartupError for an unusable start)."""
         values = declare_parameters(self)
         #: The attachments.<name>.<field> parameters declared (those of the listed names).
         self._attachments_declared: set[str] = set()

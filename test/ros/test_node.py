@@ -466,8 +466,12 @@ def test_zeros_are_declared_per_joint_given_at_start_and_checked_at_runtime(ros:
 
 
 def test_a_zero_given_at_start_outside_the_limits_is_a_startup_error(ros: Any) -> None:
+    """A zero is checked as it is declared, after the first /tf_static went out: the refused
+    node is destroyed, so no latched set of it stays for later subscribers in this process."""
     with pytest.raises(StartupError, match=r"zeros.finger_joint = \[-1.0\] is outside"):
         make_node(ros, robot_description=ARM_URDF.read_text(), **{"zeros.finger_joint": -1.0})
+    publishers = ros.node.get_publishers_info_by_topic("/tf_static")
+    assert [info.node_name for info in publishers] == []
 
 
 def test_a_new_description_keeps_the_zeros_of_joints_it_still_has(ros: Any) -> None:
