@@ -404,19 +404,24 @@ class JointTfPublisher(Node):
 
     # -- parameters -----------------------------------------------------------------------------
 
+    def _plan(self, values: dict[str, Any]) -> ParameterChange:
+        """The change ``values`` (parameter name -> value) asks of this node, validated whole
+        (``plan_change``); ParameterRejected or ModelError with the reason."""
+        return plan_change(
+            self.settings,
+            self.pipeline.model,
+            values,
+            self._load,
+            self._described,
+            self._attachments_declared,
+            tf_topics=self._own_topics,
+        )
+
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate a parameter change as a whole (``plan_change``), then apply it whole."""
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
-            change = plan_change(
-                self.settings,
-                self.pipeline.model,
-                values,
-                self._load,
-                self._described,
-                self._attachments_declared,
-                tf_topics=self._own_topics,
-            )
+            change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
         except (ParameterRejected, ModelError) as err:
@@ -472,15 +477,7 @@ class JointTfPublisher(Node):
             request_plan = plan_attachment_request(
                 values, self.settings.attachments, self._attachments_declared
             )
-            plan_change(
-                self.settings,
-                self.pipeline.model,
-                values,
-                self._load,
-                self._described,
-                self._attachments_declared,
-                tf_topics=self._own_topics,
-            )
+            self._plan(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"attachment change rejected: {reason}")
