@@ -193,10 +193,8 @@ class JointStatePipeline:
         self._configured: Configured | None = None
         #: The shape of the last JointState: its plan and health slot.
         self._stream: Stream | None = None
-        #: Per topic, the short way of its last stream (``joint_state_bytes``), and the
-        #: stream it was decided for (none: decide at the topic's next message).
+        #: Per topic, the short way of its last stream (``joint_state_bytes``).
         self._steady: dict[int, Steady] = {}
-        self._steady_decided: dict[int, Stream] = {}
         #: The offset added to each topic's stamps (``time_offset``, ``source_time_offsets``).
         self.time_offsets = TimeOffsets()
         self.time_offsets.configure(settings)
@@ -271,7 +269,6 @@ class JointStatePipeline:
         """The short way decided anew at the next message (settings, model or topics
         changed)."""
         self._steady.clear()
-        self._steady_decided.clear()
 
     def _warn_frames_left(self, frames: Sequence[str]) -> None:
         if frames:
@@ -347,8 +344,7 @@ class JointStatePipeline:
             return None
         stamp_ns = shifted_ns
         model.sources.note(source)
-        if block is not None and self._steady_decided.get(source) is not stream:
-            self._steady_decided[source] = stream
+        if block is not None:  # the topic's next messages of this shape: the short way?
             steady = self._steady_of(stream, block, configured)
             if steady is None:
                 self._steady.pop(source, None)
