@@ -304,6 +304,30 @@ def test_a_named_node_that_does_not_answer_is_an_error() -> None:
     assert finding.severity is Severity.ERROR and "/robot_state_publisher" in finding.summary
 
 
+def test_a_node_not_asked_for_want_of_a_parameter_service_is_said_and_no_problem() -> None:
+    """The node's global-tree publisher (publishers only) is not asked for its use_sim_time:
+    the report says so, and a healthy system stays healthy."""
+    observation = healthy(unasked_nodes=[NODE + "_global_tf"])
+    findings = diagnose(observation)
+    assert findings == []
+    text = text_report(observation, findings)
+    assert "not asked (no parameter service): /joint_tf_publisher_global_tf\n" in text
+    assert text.endswith("all checks passed\n")
+    heard = json.loads(json_report(observation, findings))["heard"]
+    assert heard["not_asked"] == ["/joint_tf_publisher_global_tf"]
+    assert "not asked" not in text_report(healthy(), [])
+
+
+def test_a_named_node_without_a_parameter_service_was_not_asked() -> None:
+    name = NODE + "_global_tf"
+    finding = only(healthy(silent_node=name, unasked_nodes=[name]), Kind.NODE_SILENT)
+    assert finding.severity is Severity.ERROR
+    assert finding.summary == f"node {name} was not asked (it has no parameter service)"
+    assert "_global_tf" in finding.cause and "--node" in finding.fix
+    answered_not = only(healthy(silent_node=name), Kind.NODE_SILENT)
+    assert answered_not.summary == f"node {name} did not answer (its parameter service)"
+
+
 def test_no_description_is_a_note_only() -> None:
     findings = diagnose(healthy(robot=None))
     assert [f.kind for f in findings] == [Kind.NO_DESCRIPTION]

@@ -75,9 +75,23 @@ def no_tf_finding(observation: Observation) -> Finding:
 
 
 def node_findings(observation: Observation) -> list[Finding]:
-    """The state publisher named on the command line did not answer."""
+    """The state publisher named on the command line did not answer, or was not asked: the
+    graph shows it without a parameter service."""
     if observation.silent_node is None:
         return []
+    if observation.silent_node in observation.unasked_nodes:
+        return [
+            Finding(
+                Severity.ERROR,
+                Kind.NODE_SILENT,
+                f"node {observation.silent_node} was not asked (it has no parameter service)",
+                "it is no state publisher: a node made without parameter services, such as "
+                "joint_tf_publisher's <name>_global_tf, which only publishes the global tree",
+                "`ros2 node list` shows the nodes that run here; give doctor the state "
+                "publisher's full name (--node /namespace/name)",
+                {"node": observation.silent_node},
+            )
+        ]
     return [
         Finding(
             Severity.ERROR,
