@@ -88,12 +88,20 @@ class MessagePlan:
     resolver: StateResolver
     transforms: JointTransforms
 
+    def resolve_fast(self, positions: JointPositions, values: Array) -> Array | None:
+        """The common message (``FastApply``: nothing to clamp, reject or convert): ``values``
+        applied to ``positions`` and the poses (n, 7) of the ``published`` joints; None, with
+        ``positions`` untouched, for any other (``resolve`` takes it)."""
+        fast = self.name_plan.fast
+        if fast is None or not apply_fast(fast, self.fast_bounds, positions, values):
+            return None
+        return poses_of(self.pose_plan, positions.values)
+
     def resolve(self, positions: JointPositions, values: Array) -> Resolved:
         """Apply ``values`` (float64, one per name: radians or metres) to ``positions`` and
         return what to publish (``Resolved``)."""
-        fast = self.name_plan.fast
-        if fast is not None and apply_fast(fast, self.fast_bounds, positions, values):
-            poses = poses_of(self.pose_plan, positions.values)
+        poses = self.resolve_fast(positions, values)
+        if poses is not None:
             return Resolved(self.published, self.published_key, poses, (), ())
         update = self.resolver.apply_general(self.name_plan, positions, values, self.clamp)
         joints = _published_after(

@@ -83,6 +83,26 @@ class NameBlock:
         self.data = data[self.start : end]
         return True
 
+    def read_same(self, data: bytes, count: int) -> tuple[int, Array] | None:
+        """Stamp (ns) and positions of ``data`` when it is a CDR little-endian JointState with
+        this very name block (byte for byte, padding too) and ``count`` positions; None for
+        anything else (nothing decoded: ``JointStateReader.read`` takes it). The read of
+        ``steady_stream``: no names decoded, no slice of the name bytes copied."""
+        try:
+            sec, nanosec, frame_id_size = _STAMP_AND_FRAME_ID.unpack_from(data, HEADER_SIZE)
+            (given,) = _UINT32.unpack_from(data, self.positions_at)
+        except struct.error:  # shorter than the block's offsets
+            return None
+        if (
+            given != count
+            or not data.startswith(CDR_LE)
+            or _align(HEADER_SIZE + 12 + frame_id_size, 4) != self.start
+            or not data.startswith(self.data, self.start)
+            or len(data) < self.values_at + 8 * count
+        ):
+            return None
+        return stamp_to_ns(sec, nanosec), np.frombuffer(data, _FLOAT64, count, self.values_at)
+
 
 class JointStateData(NamedTuple):
     """What ``JointStateReader.read`` takes from a JointState (a tuple: cheap to make).
@@ -102,6 +122,11 @@ class JointStateReader:
 
     def __init__(self) -> None:
         self._block: NameBlock | None = None
+
+    @property
+    def block(self) -> NameBlock | None:
+        """The name block of the last message read (None before the first)."""
+        return self._block
 
     def read(self, data: bytes) -> JointStateData | None:
         """Stamp, names and positions of ``data``; None where it is not CDR little endian or

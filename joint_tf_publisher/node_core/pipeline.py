@@ -43,7 +43,7 @@ from ..kinematics.message_plan import MessagePlan
 from ..model import Joint
 from ..robot import Robot
 from ..stamps import NS_PER_S
-from .cdr import Publication, TFMessageLayout
+from .cdr import NameBlock, Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .parameters import Settings
 from .rate_limiter import RateLimiter
@@ -75,6 +75,18 @@ class Stream(NamedTuple):
     source: int
     plan: MessagePlan
     slot: StreamSlot
+
+
+class Steady(NamedTuple):
+    """A stream whose next messages ``joint_state_bytes`` serves in one pass: their name
+    block (``cdr``, the bytes they share), their number of positions, and the TFMessage
+    layout of the joints they publish. Made after a message of the stream took the general
+    way, when that stream can take the short one (``JointStatePipeline._steady_of``)."""
+
+    stream: Stream
+    block: NameBlock
+    value_count: int
+    layout: TFMessageLayout
 
 
 class LoadedModel:
@@ -181,6 +193,10 @@ class JointStatePipeline:
         self._configured: Configured | None = None
         #: The shape of the last JointState: its plan and health slot.
         self._stream: Stream | None = None
+        #: Per topic, the short way of its last stream (``joint_state_bytes``), and the
+        #: stream it was decided for (none: decide at the topic's next message).
+        self._steady: dict[int, Steady] = {}
+        self._steady_decided: dict[int, Stream] = {}
         #: The offset added to each topic's stamps (``time_offset``, ``source_time_offsets``).
         self.time_offsets = TimeOffsets()
         self.time_offsets.configure(settings)
@@ -208,6 +224,7 @@ class JointStatePipeline:
 
     def _configure(self, settings: Settings, new_model: bool) -> Reconfigured:
         old, self.settings = self.settings, settings
+        self._forget_steady()
         changes = Reconfigured(
             republish_statics=_static_set_of(settings) != _static_set_of(old),
             restart_default_timer=(settings.publish_frequency, settings.publish_default_positions)
@@ -248,6 +265,13 @@ class JointStatePipeline:
         by topic: each takes its ``source_time_offsets`` value."""
         self.time_offsets.configure(self.settings, numbers)
         self.health.time_offsets_s = self.time_offsets.by_topic_s
+        self._forget_steady()
+
+    def _forget_steady(self) -> None:
+        """The short way decided anew at the next message (settings, model or topics
+        changed)."""
+        self._steady.clear()
+        self._steady_decided.clear()
 
     def _warn_frames_left(self, frames: Sequence[str]) -> None:
         if frames:
@@ -289,12 +313,15 @@ class JointStatePipeline:
         names: tuple[str, ...],
         positions: Array,
         source: int = JOINT_STATES_SOURCE,
+        block: NameBlock | None = None,
     ) -> Publication | None:
         """A JointState's transforms to publish, or None (see the module docstring).
 
         ``names`` are joint (or MoveIt variable) names, ``positions`` radians or metres;
         ``source`` tells the topic it came from (``joint_sources``: between topics, the newer
-        stamp wins).
+        stamp wins). ``block``: the name block ``names`` were read from (``cdr``), given when
+        the caller publishes bytes: the stream's next messages may then take the short way
+        (``joint_state_bytes``).
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
@@ -320,6 +347,13 @@ class JointStatePipeline:
             return None
         stamp_ns = shifted_ns
         model.sources.note(source)
+        if block is not None and self._steady_decided.get(source) is not stream:
+            self._steady_decided[source] = stream
+            steady = self._steady_of(stream, block, configured)
+            if steady is None:
+                self._steady.pop(source, None)
+            else:
+                self._steady[source] = steady
         if model.sources.several and not self.settings.ignore_timestamp:
             kept = self._newer_than_other_topics(model, plan, stamp_ns, source)
             if kept is not None:  # some values are older than another topic's: left out
@@ -332,6 +366,71 @@ class JointStatePipeline:
             return None
         resolved = plan.resolve(model.positions, positions)
         return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
+
+    def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
+        """The serialized TFMessage to publish for the serialized JointState ``data`` from
+        topic ``source`` (``b""``: nothing to publish), when ``data`` continues the last
+        stream on its short way (``Steady``: the same name block, byte for byte); None
+        otherwise, with nothing done: the caller reads ``data`` and calls ``joint_state``.
+
+        The short way is ``joint_state`` for the common message in one pass: no names decoded,
+        no objects made but the bytes. Any message it does not cover (a zero stamp, a stamp out
+        of range, a value to clamp or reject) takes ``joint_state`` from where it is.
+        """
+        steady = self._steady.get(source)
+        if steady is None:
+            return None
+        read = steady.block.read_same(data, steady.value_count)
+        if read is None:
+            return None
+        stamp_ns, values = read
+        model, stream = self.model, steady.stream
+        plan = stream.plan
+        shifted_ns = self.time_offsets.shift(stamp_ns, source) if stamp_ns else None
+        if (
+            model is None
+            or shifted_ns is None
+            or (  # values older than another topic's: joint_state leaves them out
+                model.sources.several
+                and not self.settings.ignore_timestamp
+                and shifted_ns < model.limiter.extremes(plan.moves, plan.moves_key)[1]
+            )
+        ):
+            return self._general_bytes(stamp_ns, plan.names, values, source)
+        if not self._due(model, plan, shifted_ns, source):
+            stream.slot.received(stamp_ns, self._steady_ns())
+            return b""
+        poses = plan.resolve_fast(model.positions, values)
+        if poses is None:
+            return self._general_bytes(stamp_ns, plan.names, values, source)
+        stream.slot.received(stamp_ns, self._steady_ns())
+        self._record(model, plan, shifted_ns, source)
+        return steady.layout.write(shifted_ns, poses)
+
+    def _general_bytes(
+        self, stamp_ns: int, names: tuple[str, ...], values: Array, source: int
+    ) -> bytes:
+        """``joint_state``'s answer as the bytes to publish (``b""``: none); only for a
+        stream on the short way (one tree: no global tree there)."""
+        publication = self.joint_state(stamp_ns, names, values, source)
+        return b"" if publication is None else publication.to_bytes()
+
+    def _steady_of(self, stream: Stream, block: NameBlock, configured: Configured) -> Steady | None:
+        """The short way of ``stream`` (read from ``block``), or None where its messages
+        need what only ``joint_state`` does: names to report, a second tree (the global
+        one), no fast apply (values to convert), nothing to publish."""
+        plan = stream.plan
+        if (
+            plan.name_plan.fast is None
+            or plan.unknown
+            or plan.first_value_only
+            or plan.ambiguous
+            or not plan.published.size
+            or global_tree_on(self.settings)
+        ):
+            return None
+        layout, _ = configured.layouts_of(plan.published_key)
+        return Steady(stream, block, len(plan.names), layout)
 
     def multi_dof_joint_state(
         self,
@@ -445,12 +544,17 @@ class JointStatePipeline:
             self.reporter.values(resolved.clamped, resolved.rejected, self.settings.clamp)
             self.health.clamped(plan.names, values, resolved.clamped, self.settings.clamp_mode)
             self.health.rejected(resolved.rejected)
-        if not self.settings.ignore_timestamp:  # else never read (configure resets it)
-            model.limiter.record(plan.moves, plan.moves_key, stamp_ns)
-            model.sources.record(plan.moves, source)
+        self._record(model, plan, stamp_ns, source)
         if not resolved.joints.size:
             return None
         return configured.publication(resolved.joints_key, stamp_ns, resolved.poses)
+
+    def _record(self, model: LoadedModel, plan: MessagePlan, stamp_ns: int, source: int) -> None:
+        """The joints ``plan`` moves were published at ``stamp_ns`` (message time) with values
+        from topic ``source``: for the rate limiter and between topics."""
+        if not self.settings.ignore_timestamp:  # else never read (configure resets it)
+            model.limiter.record(plan.moves, plan.moves_key, stamp_ns)
+            model.sources.record(plan.moves, source)
 
     def _new_stream(self, configured: Configured, names: tuple[str, ...], source: int) -> Stream:
         """The ``Stream`` of JointStates with ``names`` from topic ``source``: its plan (one

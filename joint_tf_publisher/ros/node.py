@@ -305,10 +305,18 @@ class JointTfPublisher(Node):
     ) -> Subscription[Any]:
         """A JointState subscription to ``topic`` (relative to the namespace), read from its
         bytes by ``reader`` (one per topic: it caches the topic's name blocks), its messages
-        handed on as from topic number ``source`` (``joint_sources``)."""
+        handed on as from topic number ``source`` (``joint_sources``). Where the RMW reads the
+        node's TFMessage bytes, a message that continues its stream takes the pipeline's short
+        way (``joint_state_bytes``), the others ``_on_joint_state``."""
+        pipeline, health, tf = self.pipeline, self.pipeline.health, self._tf
 
         def on_message(data: bytes) -> None:
-            self._on_joint_state(data, reader, source)
+            message = pipeline.joint_state_bytes(data, source) if tf.raw else None
+            if message is None:
+                self._on_joint_state(data, reader, source)
+            elif message:
+                tf.publisher.publish(message)
+                health.published += 1
 
         return self.create_subscription(
             JointState,
@@ -361,7 +369,9 @@ class JointTfPublisher(Node):
         reader: JointStateReader | None = None,
         source: int = JOINT_STATES_SOURCE,
     ) -> None:
-        state = (reader or self._reader).read(data)
+        reader = reader or self._reader
+        state = reader.read(data)
+        block = reader.block if self._tf.raw else None  # its next messages: the short way
         if state is None:  # not CDR little endian: let the RMW deserialize it
             msg = deserialize_message(data, JointState)
             stamp = msg.header.stamp
@@ -370,7 +380,8 @@ class JointTfPublisher(Node):
                 tuple(msg.name),
                 np.asarray(msg.position, dtype=np.float64),
             )
-        self._publish(self.pipeline.joint_state(*state, source))
+            block = None
+        self._publish(self.pipeline.joint_state(*state, source, block))
 
     def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
         translations = np.array(

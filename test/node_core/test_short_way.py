@@ -1,0 +1,188 @@
+"""pipeline: the short way (``joint_state_bytes``) answers as ``joint_state`` does.
+
+Two pipelines take the same random run of serialized JointStates (the RMW's own bytes, from
+rclpy's ``serialize_message``): one as the node takes them (the short way first, ``joint_state``
+with the name block where it declines), one through ``joint_state`` alone. Every message's
+TFMessage bytes (the global tree's too), the joint values kept, the health report and the log
+must be the same; and the short way must have served most messages, so the comparison is not
+empty. The run mixes what the short way hands back: names changing shape, values to clamp or
+reject, zero stamps, stamps jumping back, a second topic, and settings changed under way
+(rate limit or none, time offsets, clamp mode, exclusions, prefixes, the global tree).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from repo_paths import TEST_DIR
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+
+from rclpy.serialization import serialize_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.health.model import GraphFacts, JointStateHealth  # noqa: E402
+from joint_tf_publisher.health.reporting import Reporter, Throttle  # noqa: E402
+from joint_tf_publisher.node_core.cdr import JointStateReader  # noqa: E402
+from joint_tf_publisher.node_core.parameters import Settings  # noqa: E402
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel  # noqa: E402
+from joint_tf_publisher.stamps import ns_to_stamp  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+T0 = 1_700_000_000 * 1_000_000_000  # a plausible stamp, ns
+MS = 1_000_000
+ROBOTS = ("arm_mimic_gripper.urdf", "humanoid.urdf", "all_joint_types.urdf")
+ONE_VALUE = ("revolute", "continuous", "prismatic")
+SECOND_TOPIC = 2  # a source_list topic's number (joint_sources)
+
+
+class Lines:
+    """The log, as (level, text)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(("info", message))
+
+    def warning(self, message: str) -> None:
+        self.lines.append(("warning", message))
+
+    def error(self, message: str) -> None:
+        self.lines.append(("error", message))
+
+
+class Side:
+    """One pipeline with its readers (one per topic), log and clocks (settable, shared
+    by the two sides through ``now``)."""
+
+    def __init__(self, robot: Robot, text: str, now: list[int], short_way: bool) -> None:
+        self.log = Lines()
+        self.short_way = short_way
+        self.served = 0
+        reporter = Reporter(self.log, Throttle(10.0, lambda: now[0] / 1e9))
+        health = JointStateHealth(1.0, lambda: now[0])
+        self.pipeline = JointStatePipeline(Settings(), reporter, lambda: now[0], health)
+        self.pipeline.install(LoadedModel(robot, text))
+        self.readers = {1: JointStateReader(), SECOND_TOPIC: JointStateReader()}
+
+    def take(self, data: bytes, source: int) -> tuple[bytes, bytes]:
+        """The bytes to publish (own tree, global tree; b"" for none)."""
+        if self.short_way:
+            message = self.pipeline.joint_state_bytes(data, source)
+            if message is not None:
+                self.served += 1
+                return message, b""
+        reader = self.readers[source]
+        state = reader.read(data)
+        assert state is not None
+        block = reader.block if self.short_way else None
+        publication = self.pipeline.joint_state(*state, source, block)
+        if publication is None:
+            return b"", b""
+        in_global = publication.in_global_tree()
+        return publication.to_bytes(), b"" if in_global is None else in_global.to_bytes()
+
+
+def serialized(names: list[str], values: list[float], stamp_ns: int) -> bytes:
+    msg = JointState(name=names, position=values)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
+    return bytes(serialize_message(msg))
+
+
+def values_of(rng: random.Random, limits: list[tuple[float, float]]) -> list[float]:
+    """Inside the limits; in one message of ten, one value beyond its upper limit, NaN or
+    infinite."""
+    values = [rng.uniform(max(lower, -3.0), min(upper, 3.0)) for lower, upper in limits]
+    if rng.random() < 0.1:
+        index = rng.randrange(len(values))
+        upper = limits[index][1]
+        values[index] = rng.choice((math.nan, math.inf, upper + 0.5 if upper < 3.0 else 1e300))
+    return values
+
+
+def shapes(robot: Robot, rng: random.Random) -> list[list[str]]:
+    """Name lists a publisher sends: every one-value joint in order, shuffled, a subset, one
+    with a name the robot lacks."""
+    names = [j.name for j in robot.kinematics.moving_joints if j.joint_type in ONE_VALUE]
+    shuffled = names[:]
+    rng.shuffle(shuffled)
+    return [names, shuffled, names[: max(1, len(names) // 2)], [*names, "not_a_joint"]]
+
+
+SETTINGS_CHANGES: tuple[dict[str, Any], ...] = (
+    {"ignore_timestamp": True},
+    {"ignore_timestamp": False, "publish_frequency": 200.0},
+    {"time_offset": -0.25},
+    {"time_offset": 0.0, "clamp": "none"},
+    {"clamp": "hard", "frame_prefix": "r1/"},
+    {"global_frame_prefix": "fleet/"},
+    {"global_frame_prefix": ""},
+)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("urdf", ROBOTS)
+def test_short_way_answers_as_joint_state(urdf: str, seed: int) -> None:
+    path = Path(TEST_DIR / "urdf" / urdf)
+    rng = random.Random(f"{urdf}{seed}")
+    robot = Robot.load(path)
+    now = [5 * 10**9]
+    short, general = (Side(robot, path.read_text(), now, way) for way in (True, False))
+    limits = {
+        j.name: (
+            (j.limit.lower, j.limit.upper)
+            if j.limit is not None and j.joint_type in ("revolute", "prismatic")
+            else (-math.inf, math.inf)
+        )
+        for j in robot.kinematics.moving_joints
+    }
+    shape_list = shapes(robot, rng)
+    shape, stamp_ns, settings = shape_list[0], T0, Settings()
+    for step in range(600):
+        now[0] += MS
+        roll = rng.random()
+        if roll < 0.05:
+            shape = rng.choice(shape_list)
+        elif roll < 0.06:
+            settings = replace(settings, **rng.choice(SETTINGS_CHANGES))
+            for side in (short, general):
+                side.pipeline.configure(settings)
+        stamp_ns += rng.choice((1, 2, 3, 5, 10)) * MS
+        sent_ns = stamp_ns
+        if rng.random() < 0.02:
+            sent_ns = 0
+        elif rng.random() < 0.02:
+            sent_ns = stamp_ns - 50 * MS  # a jump back
+        source = 1
+        if step == 300:  # a second topic, rate limited: the newer stamp wins
+            settings = replace(settings, ignore_timestamp=False, publish_frequency=1000.0)
+            for side in (short, general):
+                side.pipeline.configure(settings)
+        if 300 <= step < 400 and rng.random() < 0.5:
+            source = SECOND_TOPIC
+            sent_ns = stamp_ns - rng.choice((0, 3, 20)) * MS  # now and then older
+        values = values_of(rng, [limits.get(name, (-1.0, 1.0)) for name in shape])
+        data = serialized(shape, values, sent_ns)
+        assert short.take(data, source) == general.take(data, source), f"message {step}"
+    for side in (short, general):
+        model = side.pipeline.model
+        assert model is not None
+    assert np.array_equal(
+        short.pipeline.model.positions.values,  # type: ignore[union-attr]
+        general.pipeline.model.positions.values,  # type: ignore[union-attr]
+        equal_nan=True,
+    )
+    graph = GraphFacts(publishers={1: ["driver"]}, node_clock_ns=now[0])
+    assert short.pipeline.health.report(graph) == general.pipeline.health.report(graph)
+    assert short.log.lines == general.log.lines
+    assert general.served == 0
+    assert short.served > 150, f"the short way served only {short.served} of 600 messages"
