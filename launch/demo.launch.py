@@ -3,7 +3,8 @@
 Starts the node exactly as ``joint_tf_publisher.launch.py`` does, with the same arguments
 (``model``, ``xacro_args``, ``robot_description``, ``description_file``, ``node_name``,
 ``namespace``, ``params_file``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
-``frame_prefix``, ``model_name``, ``rviz``), and the command line tool's demo source
+``frame_prefix``, ``global_frame_prefix``, ``model_name``, ``time_offset``,
+``static_republish_period``, ``rviz``), and the command line tool's demo source
 (``joint-tf-publisher demo``) on the same description, in the same ``namespace`` and with the
 same ``use_sim_time``: it publishes sensor_msgs/JointState on ``joint_states``, mimic joints
 following their leader, every second limited joint sweeping a little beyond its limits so the

@@ -21,7 +21,9 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
   ``config/joint_tf_publisher.yaml``), applied first.
 - ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``, ``frame_prefix``,
   ``global_frame_prefix`` (the global tree's, for several robots: ``multi_robot.launch.py``),
-  ``model_name`` (SDFormat: the ``<model>`` to publish): the node parameters of these names.
+  ``model_name`` (SDFormat: the ``<model>`` to publish), ``time_offset`` (seconds added to
+  joint-state stamps, REP 138), ``static_republish_period`` (seconds between republications
+  of /tf_static, for bridges and recorders): the node parameters of these names.
   Left empty (the default) they keep the value of ``params_file``, else the node's default;
   given, they override ``params_file``.
 - ``rviz``: ``true`` also starts RViz (``rviz2``, an optional dependency) with the package's
@@ -67,11 +69,31 @@ RVIZ_MISSING = (
 )
 TRUE_TEXTS = ("true", "1", "yes", "on")
 FALSE_TEXTS = ("false", "0", "no", "off")
+#: The arguments that set the node parameter of their name when given, as what they hold.
+NUMBER_ARGUMENTS = ("publish_frequency", "time_offset", "static_republish_period")
+BOOL_ARGUMENTS = ("ignore_timestamp", "use_sim_time")
+TEXT_ARGUMENTS = ("frame_prefix", "global_frame_prefix", "model_name")
+#: What an empty parameter argument means, ending its description.
+KEEP = "; empty: the value in params_file, else the node's default"
+
+
+def table_argument(name: str, keep: str = KEEP) -> DeclareLaunchArgument:
+    """The launch argument of node parameter ``name``: empty by default (``keep`` says what
+    that means), described as the node's parameter table (``PARAMETERS``) describes it, with
+    the node's default."""
+    from joint_tf_publisher.node_core.parameters import PARAMETERS_BY_NAME
+
+    spec = PARAMETERS_BY_NAME[name]
+    return DeclareLaunchArgument(
+        name,
+        default_value="",
+        description=f"{spec.description} (node default {spec.default})" + keep,
+    )
 
 
 def declare_arguments() -> list[DeclareLaunchArgument]:
     """The launch arguments of this file, with their defaults and descriptions."""
-    keep = "; empty: the value in params_file, else the node's default"
+    keep = KEEP
     return [
         DeclareLaunchArgument(
             "model",
@@ -137,6 +159,8 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
             default_value="",
             description="SDFormat: the <model> to publish where the file has several" + keep,
         ),
+        table_argument("time_offset"),
+        table_argument("static_republish_period"),
         DeclareLaunchArgument(
             "rviz",
             default_value="false",
@@ -268,23 +292,13 @@ def node_parameters(context: LaunchContext) -> list[object]:
         if xacro_args.strip():
             mappings = parse_xacro_args(xacro_args)
             overrides["description_args"] = [f"{name}:={value}" for name, value in mappings.items()]
-    given = {
-        name: LaunchConfiguration(name).perform(context)
-        for name in (
-            "publish_frequency",
-            "ignore_timestamp",
-            "use_sim_time",
-            "frame_prefix",
-            "global_frame_prefix",
-            "model_name",
-        )
-    }
-    for name, text in given.items():
+    for name in NUMBER_ARGUMENTS + BOOL_ARGUMENTS + TEXT_ARGUMENTS:
+        text = LaunchConfiguration(name).perform(context)
         if not text.strip():
             continue
-        if name == "publish_frequency":
+        if name in NUMBER_ARGUMENTS:
             overrides[name] = parse_float(name, text)
-        elif name in ("ignore_timestamp", "use_sim_time"):
+        elif name in BOOL_ARGUMENTS:
             overrides[name] = parse_bool(name, text)
         else:
             overrides[name] = text

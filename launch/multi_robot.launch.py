@@ -13,8 +13,9 @@ two trees", shows the views.
 Arguments:
 
 - ``robots``: the robots' namespaces, comma-separated (default ``robot1,robot2``).
-- ``model``, ``xacro_args``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``: as in
-  ``joint_tf_publisher.launch.py``, the same for every robot (default: the bundled demo arm).
+- ``model``, ``xacro_args``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
+  ``time_offset``, ``static_republish_period``: as in ``joint_tf_publisher.launch.py``, the same
+  for every robot (default: the bundled demo arm).
 - ``demo``: ``true`` (default) also starts a demo joint-state source per robot (its ``rate``
   in Hz, default 50.0); ``false`` leaves the robots' ``joint_states`` to their drivers.
 
@@ -47,7 +48,15 @@ NODE_LAUNCH = load_python_launch_file_as_module(str(NODE_LAUNCH_FILE))
 #: Nav2's multi-robot remapping of each robot's nodes: its tf topics into its namespace.
 NAMESPACED_TF = (("/tf", "tf"), ("/tf_static", "tf_static"))
 #: The launch arguments handed on to each robot's node launch as they are.
-PASSED_ON = ("model", "xacro_args", "publish_frequency", "ignore_timestamp", "use_sim_time")
+PASSED_ON = (
+    "model",
+    "xacro_args",
+    "publish_frequency",
+    "ignore_timestamp",
+    "use_sim_time",
+    "time_offset",
+    "static_republish_period",
+)
 _NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -125,6 +134,8 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="",
                 description="true: the nodes' clocks follow /clock" + keep,
             ),
+            NODE_LAUNCH.table_argument("time_offset", "; empty: the node's default"),
+            NODE_LAUNCH.table_argument("static_republish_period", "; empty: the node's default"),
             DeclareLaunchArgument(
                 "demo",
                 default_value="true",

@@ -72,6 +72,18 @@ class Key:
     REFUSED_DESCRIPTION = "refused description"
 
 
+def never_received_joints(message: str, values: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The joints a health report names as never received (``Key.NEVER_RECEIVED``) when that
+    is what its ``message`` says (``wording.never_received``: the status's worst condition),
+    read back from the status as /diagnostics carries it; () for any other status."""
+    by_key = dict(values)
+    joints = [name for name in by_key.get(Key.NEVER_RECEIVED, "").split(", ") if name]
+    frames = [name for name in by_key.get(Key.MISSING_FRAMES, "").split(", ") if name]
+    if joints and message == wording.never_received(joints, frames):
+        return tuple(joints)
+    return ()
+
+
 @dataclass(frozen=True)
 class Condition:
     """One problem found: its level and one sentence naming it."""

@@ -21,6 +21,8 @@ from joint_tf_publisher.cli.doctor.observation import (
 )
 from joint_tf_publisher.cli.doctor.report import json_report, text_report
 from joint_tf_publisher.cli.main import main
+from joint_tf_publisher.health import wording
+from joint_tf_publisher.health.model import Key
 
 ARM = Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf")
 NOW_NS = 1_795_000_000 * NS_PER_S  # wall time, 2026
@@ -286,6 +288,61 @@ def test_non_ok_diagnostics_are_reported_whatever_their_keys() -> None:
     assert DiagnosticRecord("x", 2, "bad").level_name == "ERROR"
 
 
+def never_received_status(joints: list[str], frames: list[str]) -> DiagnosticRecord:
+    """The node's /diagnostics status while ``joints`` are never received (its WARN, in the
+    health report's words and keys)."""
+    return DiagnosticRecord(
+        "joint_tf_publisher: joint states",
+        1,
+        wording.never_received(joints, frames),
+        "demo_arm",
+        (
+            ("robot", "demo_arm"),
+            (Key.NEVER_RECEIVED, ", ".join(joints)),
+            (Key.MISSING_FRAMES, ", ".join(frames)),
+        ),
+    )
+
+
+WRIST_1_FRAMES = ["gripper_base_link", "tool_flange", "wrist_1_link", "wrist_2_link"]
+
+
+def test_the_node_s_never_received_warning_is_evidence_of_the_missing_frames_finding() -> None:
+    """One cause, one finding: the joint never received explains the missing frames, and the
+    node's own /diagnostics WARN about it is folded into that finding, not a second one."""
+    status = never_received_status(["wrist_1_joint"], WRIST_1_FRAMES)
+    observation = healthy(
+        transforms=arm_transforms(skip=("wrist_1_joint",)),
+        statuses=[status, DiagnosticRecord("battery", 3, "no update", "")],
+    )
+    findings = diagnose(observation)
+    assert [f.kind for f in findings] == [Kind.MISSING_FRAMES, Kind.DIAGNOSTICS]
+    missing, battery = findings
+    assert missing.details["joint"] == "wrist_1_joint"
+    assert missing.details["diagnostics"]["message"] == status.message
+    assert missing.details["diagnostics"]["level"] == "WARN"
+    assert "/diagnostics says so too (WARN from 'joint_tf_publisher: joint states')" in (
+        missing.cause
+    )
+    assert battery.details["name"] == "battery"  # every other status stays a finding
+    text = text_report(observation, findings)
+    assert text.count("ERROR:") == 1 and text.count("WARNING:") == 1
+    assert "1 error(s), 1 warning(s)" in text
+
+
+def test_a_never_received_warning_the_frames_heard_do_not_explain_stays_a_finding() -> None:
+    """Only the diagnostics fact (every frame heard: another node publishes the joint), or
+    a status naming more joints than the missing frames explain: reported as it is."""
+    alone = never_received_status(["wrist_1_joint"], WRIST_1_FRAMES)
+    (finding,) = diagnose(healthy(statuses=[alone]))
+    assert finding.kind is Kind.DIAGNOSTICS and finding.details["message"] == alone.message
+    more = never_received_status(["elbow_joint", "wrist_1_joint"], WRIST_1_FRAMES)
+    observation = healthy(transforms=arm_transforms(skip=("wrist_1_joint",)), statuses=[more])
+    findings = diagnose(observation)
+    assert [f.kind for f in findings] == [Kind.MISSING_FRAMES, Kind.DIAGNOSTICS]
+    assert "diagnostics" not in findings[0].details
+
+
 def test_findings_come_most_serious_first_and_json_carries_them() -> None:
     statuses = [DiagnosticRecord("n: joint states", 1, "warn", "demo_arm")]
     observation = healthy(statuses=statuses, transforms=arm_transforms(skip=("elbow_joint",)))
@@ -302,6 +359,30 @@ def test_findings_come_most_serious_first_and_json_carries_them() -> None:
 def test_a_named_node_that_does_not_answer_is_an_error() -> None:
     finding = only(healthy(silent_node="/robot_state_publisher"), Kind.NODE_SILENT)
     assert finding.severity is Severity.ERROR and "/robot_state_publisher" in finding.summary
+
+
+def test_a_node_not_asked_for_want_of_a_parameter_service_is_said_and_no_problem() -> None:
+    """The node's global-tree publisher (publishers only) is not asked for its use_sim_time:
+    the report says so, and a healthy system stays healthy."""
+    observation = healthy(unasked_nodes=[NODE + "_global_tf"])
+    findings = diagnose(observation)
+    assert findings == []
+    text = text_report(observation, findings)
+    assert "not asked (no parameter service): /joint_tf_publisher_global_tf\n" in text
+    assert text.endswith("all checks passed\n")
+    heard = json.loads(json_report(observation, findings))["heard"]
+    assert heard["not_asked"] == ["/joint_tf_publisher_global_tf"]
+    assert "not asked" not in text_report(healthy(), [])
+
+
+def test_a_named_node_without_a_parameter_service_was_not_asked() -> None:
+    name = NODE + "_global_tf"
+    finding = only(healthy(silent_node=name, unasked_nodes=[name]), Kind.NODE_SILENT)
+    assert finding.severity is Severity.ERROR
+    assert finding.summary == f"node {name} was not asked (it has no parameter service)"
+    assert "_global_tf" in finding.cause and "--node" in finding.fix
+    answered_not = only(healthy(silent_node=name), Kind.NODE_SILENT)
+    assert answered_not.summary == f"node {name} did not answer (its parameter service)"
 
 
 def test_no_description_is_a_note_only() -> None:

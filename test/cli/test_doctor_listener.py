@@ -68,6 +68,49 @@ def test_a_joint_state_publisher_heard_is_named_in_the_listening() -> None:
     assert heard.silent_node == "/doctor_test_state_publisher"
 
 
+def test_a_publishers_only_node_on_tf_is_not_asked_for_its_parameters() -> None:
+    """Over real DDS: the node's global-tree publisher (``GlobalTree``: a node without
+    parameter services) publishes /tf beside a node that has them. The doctor asks the
+    latter, names the former as not asked (it would wait PARAMETER_TIMEOUT_S for no
+    answer), and, named by --node, reports it not asked rather than silent."""
+    import threading
+
+    from tf2_msgs.msg import TFMessage
+
+    from joint_tf_publisher.cli.doctor.analysis import diagnose
+    from joint_tf_publisher.cli.doctor.command import observation_of
+    from joint_tf_publisher.cli.doctor.listener import DoctorTarget, listen
+    from joint_tf_publisher.cli.doctor.observation import Kind
+    from joint_tf_publisher.ros.demo_source import DemoSession
+    from joint_tf_publisher.ros.qos import tf_qos
+    from joint_tf_publisher.ros.tf_publishers import GlobalTree
+
+    with DemoSession("doctor_test_tf_source") as source:
+        global_tree = GlobalTree(source.node)
+        own_tf = source.node.create_publisher(TFMessage, "/tf", tf_qos())
+
+        def publish() -> None:
+            global_tree.tf.publish(TFMessage())
+            own_tf.publish(TFMessage())
+
+        source.node.create_timer(0.05, publish)
+        stopped = threading.Event()
+        spinning = threading.Thread(target=source.spin, args=(stopped.is_set,))
+        spinning.start()
+        try:
+            heard = listen(1.0, DoctorTarget(node="/doctor_test_tf_source_global_tf"))
+        finally:
+            stopped.set()
+            spinning.join()
+            global_tree.destroy()
+    assert heard.unasked_nodes == ["/doctor_test_tf_source_global_tf"]
+    assert heard.silent_node == "/doctor_test_tf_source_global_tf"
+    (finding,) = (
+        f for f in diagnose(observation_of(heard, None, "", None)) if f.kind is Kind.NODE_SILENT
+    )
+    assert "was not asked (it has no parameter service)" in finding.summary
+
+
 def test_a_message_info_without_publisher_gid_gives_an_unknown_publisher() -> None:
     """Jazzy's rclpy (7.1) passes timestamps and sequence numbers only: no KeyError, the
     publisher is unknown; with a gid (rclpy 8 and later) it is the gid's text."""

@@ -28,6 +28,7 @@ from joint_tf_publisher.health.model import (
     JointStateHealth,
     Key,
     Level,
+    never_received_joints,
 )
 from joint_tf_publisher.health.reporting import Reporter
 from joint_tf_publisher.node_core.joint_sources import (
@@ -154,6 +155,9 @@ def test_never_received_joints_are_named_with_the_frames_below_them(arm: Rig) ->
         below |= more
     assert missing == below
     assert values(report)[Key.NEVER_RECEIVED] == "joint_6"
+    # What the doctor reads back from the status on /diagnostics: the joints it names.
+    assert never_received_joints(report.message, report.values) == ("joint_6",)
+    assert never_received_joints("joint states OK", report.values) == ()
 
 
 def test_frames_missing_carry_the_frame_prefix() -> None:

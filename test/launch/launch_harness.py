@@ -373,15 +373,17 @@ def send_until_tf(
     child: str,
     accept: Callable[[Any], bool] | None = None,
     timeout: float = START_S,
+    time_offset_s: float = 0.0,
 ) -> dict[str, Any]:
-    """Publish ``msg`` on ``topic`` every 0.5 s until /tf carries ``child`` at its stamp (and,
-    with ``accept``, a transform for which ``accept(transform)`` holds); return that /tf
-    message's transforms by child frame.
+    """Publish ``msg`` on ``topic`` every 0.5 s until /tf carries ``child`` at its stamp plus
+    ``time_offset_s`` (the node's ``time_offset``, seconds) (and, with ``accept``, a
+    transform for which ``accept(transform)`` holds); return that /tf message's transforms
+    by child frame.
 
     Repeated because the node's best-effort subscription drops what is sent before it has
     discovered this publisher."""
     publisher = probe.node.create_publisher(type(msg), topic, 10)
-    stamp = stamp_ns(msg.header.stamp)
+    stamp = stamp_ns(msg.header.stamp) + round(time_offset_s * 1e9)
     start = len(probe.tf)
     found: list[dict[str, Any]] = []
 

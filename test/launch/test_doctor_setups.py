@@ -72,24 +72,34 @@ def test_a_joint_never_published_is_named_with_its_frames(tmp_path: Path) -> Non
     with launched(LAUNCH_FILE, {"setup": "missing_joint"}, tmp_path / "launch.log") as launch:
         with launch.explained():
 
-            def names_the_joint_and_its_source(status: int, report: dict[str, Any]) -> bool:
+            def names_the_joint_its_source_and_the_node_s_warning(
+                status: int, report: dict[str, Any]
+            ) -> bool:
                 return any(
                     f["details"]["joint"] == "wrist_1_joint"
                     and f["details"]["joint_state_publishers"] == ["/doctor_joint_source"]
+                    and "diagnostics" in f["details"]
                     for f in findings_of(report, "missing_frames")
                 )
 
-            # A report may come from a window the source started in, or before the graph has
-            # discovered the source's node (the graph names it only then): poll until one
-            # report of the running setup says both.
-            status, report = doctor_until(names_the_joint_and_its_source, "--node", NODE)
+            # A report may come from a window the source started in, before the node's
+            # never-received WARN (after its joint_state_timeout, on /diagnostics at 1 Hz), or
+            # before the graph has discovered the source's node (the graph names it only
+            # then): poll until one report of the running setup says all three.
+            status, report = doctor_until(
+                names_the_joint_its_source_and_the_node_s_warning, "--node", NODE
+            )
             assert status == 1, report
-            assert findings_of(report, "missing_frames"), report
             (finding,) = findings_of(report, "missing_frames")
             assert finding["details"]["joint"] == "wrist_1_joint"
             assert {"wrist_1_link", "tool_flange"} <= set(finding["details"]["frames"])
             assert finding["details"]["joint_state_publishers"] == ["/doctor_joint_source"]
             assert not findings_of(report, "split_tree")
+            # One cause, one finding: the node's own WARN is its evidence, not a second one.
+            evidence = finding["details"]["diagnostics"]
+            assert evidence["level"] == "WARN"
+            assert evidence["message"].startswith("1 joint(s) never received: wrist_1_joint;")
+            assert not findings_of(report, "diagnostics"), report
 
 
 def test_a_second_publisher_of_a_frame_is_named(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from launch.launch_description_sources import load_python_launch_file_as_module 
 from launch_harness import REPO, package_share  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
+from joint_tf_publisher.node_core.parameters import PARAMETERS_BY_NAME  # noqa: E402
 
 NODE_LAUNCH = load_python_launch_file_as_module(
     str(REPO / "launch" / "joint_tf_publisher.launch.py")
@@ -138,6 +139,8 @@ def test_only_given_arguments_override_the_params_file() -> None:
             use_sim_time="false",
             frame_prefix="r1/",
             model_name="arm",
+            time_offset="-0.008",
+            static_republish_period="2",
         )
     )
     del given["robot_description"]
@@ -147,4 +150,16 @@ def test_only_given_arguments_override_the_params_file() -> None:
         "use_sim_time": False,
         "frame_prefix": "r1/",
         "model_name": "arm",
+        "time_offset": -0.008,
+        "static_republish_period": 2.0,
     }
+    with pytest.raises(ValueError, match="time_offset:='late' is not a number"):
+        NODE_LAUNCH.node_parameters(context(time_offset="late"))
+
+
+@pytest.mark.parametrize("name", ["time_offset", "static_republish_period"])
+def test_parameter_arguments_say_what_the_parameter_table_says(name: str) -> None:
+    """``ros2 launch ... -s`` shows the node's own description and default of the parameter."""
+    (argument,) = (a for a in NODE_LAUNCH.declare_arguments() if a.name == name)
+    spec = PARAMETERS_BY_NAME[name]
+    assert argument.description.startswith(f"{spec.description} (node default {spec.default})")

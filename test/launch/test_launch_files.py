@@ -18,11 +18,14 @@ from pathlib import Path
 from lxml import etree
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.node_core.parameters import PARAMETERS_BY_NAME
+
 ROOT = REPO_ROOT
 LAUNCH_DIR = ROOT / "launch"
 NODE_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.py"
 XML_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.xml"
 DEMO_LAUNCH = LAUNCH_DIR / "demo.launch.py"
+MULTI_ROBOT_LAUNCH = LAUNCH_DIR / "multi_robot.launch.py"
 #: The arguments robot_state_publisher users expect of a drop-in launch file.
 DROP_IN_ARGUMENTS = {
     "model",
@@ -39,6 +42,10 @@ DROP_IN_ARGUMENTS = {
 }
 #: Beyond robot_state_publisher's, the parameters of several robots (``multi_robot.launch.py``).
 MULTI_ROBOT_ARGUMENTS = {"global_frame_prefix"}
+#: Beyond robot_state_publisher's, parameters of this node: joint states that arrive late
+#: (``time_offset``) and statics through bridges and recorders (``static_republish_period``).
+#: Their description and default come from the node's parameter table (``table_argument``).
+TABLE_ARGUMENTS = {"time_offset", "static_republish_period"}
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
 #: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
 #: to read and reload (the XML one always sets robot_description: it cannot leave it unset).
@@ -79,11 +86,20 @@ def value_of(node: ast.expr, constants: dict[str, object]) -> object:
 
 
 def declared_arguments(path: Path) -> set[str]:
+    """The names of the ``DeclareLaunchArgument(name, ...)`` and ``table_argument(name)``
+    calls of a Python launch file (but for ``table_argument``'s own, of its parameter)."""
     tree = ast.parse(path.read_text())
     constants = module_constants(tree)
+    helpers = {
+        node.args.args[0].arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "table_argument"
+    }
+    calls = calls_named(tree, "DeclareLaunchArgument") + calls_named(tree, "table_argument")
     return {
         str(value_of(call.args[0], constants))
-        for call in calls_named(tree, "DeclareLaunchArgument")
+        for call in calls
+        if not (isinstance(call.args[0], ast.Name) and call.args[0].id in helpers)
     }
 
 
@@ -128,12 +144,42 @@ def installed_launch_patterns() -> list[str]:
 
 def test_the_node_launch_file_offers_the_drop_in_arguments_and_rviz() -> None:
     assert declared_arguments(NODE_LAUNCH) == (
-        DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | PYTHON_ONLY_ARGUMENTS
+        DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | TABLE_ARGUMENTS | PYTHON_ONLY_ARGUMENTS
     )
 
 
 def test_the_xml_launch_file_offers_the_same_arguments() -> None:
-    assert xml_arguments() == DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS
+    assert xml_arguments() == DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | TABLE_ARGUMENTS
+
+
+def test_the_xml_launch_file_s_parameter_defaults_and_descriptions_are_the_node_s() -> None:
+    """The XML file always sets its parameters: at the node's defaults unless given. Those
+    of ``TABLE_ARGUMENTS`` also say what the parameter table says."""
+    for arg in etree.parse(str(XML_LAUNCH)).getroot().iter("arg"):
+        spec = PARAMETERS_BY_NAME.get(arg.get("name"))
+        if spec is None or spec.name == "robot_description":  # that one: xacro's output
+            continue
+        default = arg.get("default")
+        if isinstance(spec.default, bool):
+            assert default == str(spec.default).lower(), spec.name
+        elif isinstance(spec.default, float):
+            assert float(default) == spec.default, spec.name
+        else:
+            assert default == spec.default, spec.name
+        if spec.name in TABLE_ARGUMENTS:
+            assert arg.get("description") == spec.description, spec.name
+
+
+def test_multi_robot_passes_the_node_s_table_arguments_on_to_every_robot() -> None:
+    constants = ast.parse(MULTI_ROBOT_LAUNCH.read_text())
+    (passed_on,) = (
+        ast.literal_eval(statement.value)
+        for statement in constants.body
+        if isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "PASSED_ON" for t in statement.targets)
+    )
+    assert TABLE_ARGUMENTS <= set(passed_on) <= declared_arguments(NODE_LAUNCH)
+    assert set(passed_on) <= declared_arguments(MULTI_ROBOT_LAUNCH)
 
 
 def test_the_demo_offers_the_node_s_arguments_and_its_rate() -> None:
@@ -172,6 +218,10 @@ def test_every_launch_file_is_installed() -> None:
 def test_docs_describe_every_launch_argument() -> None:
     docs = (ROOT / "docs" / "ros.md").read_text()
     for name in (
-        DROP_IN_ARGUMENTS | MULTI_ROBOT_ARGUMENTS | PYTHON_ONLY_ARGUMENTS | {"rate", "robots"}
+        DROP_IN_ARGUMENTS
+        | MULTI_ROBOT_ARGUMENTS
+        | TABLE_ARGUMENTS
+        | PYTHON_ONLY_ARGUMENTS
+        | {"rate", "robots"}
     ):
         assert f"`{name}" in docs, name

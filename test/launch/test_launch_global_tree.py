@@ -4,8 +4,10 @@ real tf2 Buffers.
 One launch for the module (``ros2 launch joint_tf_publisher multi_robot.launch.py``, robots
 ``robot1`` and ``robot2``, the arm with a mimic gripper, no demo source): each node runs in its
 robot's namespace with Nav2's remapping ``/tf:=tf``, ``/tf_static:=tf_static`` and
-``global_frame_prefix:=<name>/``. The test publishes one JointState per robot, each robot at
-other joint values, at a fixed stamp (again every 0.2 s: ``ignore_timestamp``), while three
+``global_frame_prefix:=<name>/``, and ``time_offset`` and ``static_republish_period`` handed
+on to every robot. The test publishes one JointState per robot, each robot at other joint
+values, at a fixed stamp (``time_offset`` before the stamp looked up; again every 0.2 s:
+``ignore_timestamp``), while three
 ``tf2_lookup.py`` processes (``tf2_ros.Buffer`` + ``TransformListener``, as RViz) look up every
 link in the robot's root frame at that stamp: one listening to ``/robot1/tf`` and
 ``/robot1/tf_static`` (unprefixed frames), one to robot2's, one to the absolute ``/tf`` and
@@ -37,6 +39,7 @@ from launch_harness import (  # noqa: E402
     MIMIC_ARM,
     START_S,
     Launch,
+    get_parameters,
     joint_state_of,
     kit_python,
     launched,
@@ -53,6 +56,10 @@ pytestmark = pytest.mark.ros
 ROBOTS = ("robot1", "robot2")
 TOLERANCE = 1e-9
 STAMP_S = 5432.25
+#: The ``time_offset`` argument, seconds: joint states stamped this much before ``STAMP_S``
+#: are on /tf at ``STAMP_S``.
+TIME_OFFSET_S = 0.25
+STATIC_REPUBLISH_PERIOD_S = 2.0
 LOOKUP = Path(__file__).resolve().parent / "tf2_lookup.py"
 
 
@@ -76,6 +83,8 @@ def two_robots(
         "model": str(MIMIC_ARM),
         "demo": "false",
         "ignore_timestamp": "true",
+        "time_offset": str(TIME_OFFSET_S),
+        "static_republish_period": str(STATIC_REPUBLISH_PERIOD_S),
     }
     with launched("multi_robot.launch.py", arguments, log) as launch:
         with launch.explained():
@@ -173,7 +182,8 @@ def test_two_namespaced_trees_and_one_global_tree_resolve_in_tf2_buffers(
     processes = {name: lookup_process(arm, [""], name) for name in ROBOTS}
     processes["global"] = lookup_process(arm, [f"{name}/" for name in ROBOTS], None)
     messages = {
-        f"/{name}/joint_states": joint_state_of(arm, values[name], STAMP_S) for name in ROBOTS
+        f"/{name}/joint_states": joint_state_of(arm, values[name], STAMP_S - TIME_OFFSET_S)
+        for name in ROBOTS
     }
     with two_robots.explained():
         poses = publish_until_done(probe, processes, messages)
@@ -191,6 +201,16 @@ def test_the_global_static_tree_holds_every_robot_prefixed_and_nothing_else(
     for transform in heard.values():
         prefix = transform.child_frame_id.split("/", 1)[0] + "/"
         assert transform.header.frame_id.startswith(prefix), transform
+
+
+def test_every_robot_s_node_has_the_arguments_handed_on(probe: Any, two_robots: Launch) -> None:
+    names = ["time_offset", "static_republish_period", "global_frame_prefix"]
+    for name in ROBOTS:
+        assert get_parameters(probe, f"/{name}/joint_tf_publisher", names) == {
+            "time_offset": TIME_OFFSET_S,
+            "static_republish_period": STATIC_REPUBLISH_PERIOD_S,
+            "global_frame_prefix": f"{name}/",
+        }
 
 
 def test_the_launch_stops_cleanly(two_robots: Launch) -> None:

@@ -143,13 +143,15 @@ class TestXacroNodeNameSimTime:
 
 
 class TestNamespacePrefixParamsFile:
-    """joint_tf_publisher.launch.py namespace:=r1 frame_prefix:=r1/ params_file:=<file>."""
+    """joint_tf_publisher.launch.py namespace:=r1 frame_prefix:=r1/ time_offset:=-0.008
+    static_republish_period:=2.0 params_file:=<file>."""
 
     PARAMS = (
         "/**:\n  ros__parameters:\n"
         '    frame_prefix: "file/"\n'
         "    clamp: soft\n"
         "    publish_frequency: 7.0\n"
+        "    time_offset: -0.5\n"
         '    exclude_joints: ["camera_optical_joint"]\n'
     )
 
@@ -161,6 +163,8 @@ class TestNamespacePrefixParamsFile:
             "model": str(MIMIC_URDF),
             "namespace": "r1",
             "frame_prefix": "r1/",
+            "time_offset": "-0.008",
+            "static_republish_period": "2.0",
             "params_file": str(params),
         }
         with start(tmp_path_factory, "joint_tf_publisher.launch.py", arguments) as launch:
@@ -182,7 +186,10 @@ class TestNamespacePrefixParamsFile:
         self, probe: Any, launch: Launch
     ) -> None:
         msg = joint_state(["joint_1"], [2.95], 20.0)  # inside hard (2.9671), beyond soft (2.9)
-        transforms = send_until_tf(probe, "/r1/joint_states", msg, "r1/link_1")
+        # Stamped 20.0 s, on /tf at 20.0 s + time_offset (the argument's, not the file's).
+        transforms = send_until_tf(
+            probe, "/r1/joint_states", msg, "r1/link_1", time_offset_s=-0.008
+        )
         joint = Robot.load(MIMIC_URDF).joints["joint_1"]
         np.testing.assert_allclose(
             transform_matrix(transforms["r1/link_1"].transform),
@@ -191,10 +198,22 @@ class TestNamespacePrefixParamsFile:
         )
 
     def test_node_parameters(self, probe: Any, launch: Launch) -> None:
-        values = get_parameters(
-            probe, "/r1/joint_tf_publisher", ["frame_prefix", "clamp", "publish_frequency"]
-        )
-        assert values == {"frame_prefix": "r1/", "clamp": "soft", "publish_frequency": 7.0}
+        names = [
+            "frame_prefix",
+            "clamp",
+            "publish_frequency",
+            "time_offset",
+            "static_republish_period",
+        ]
+        values = get_parameters(probe, "/r1/joint_tf_publisher", names)
+        # The arguments win over the file (frame_prefix, time_offset); the file sets the rest.
+        assert values == {
+            "frame_prefix": "r1/",
+            "clamp": "soft",
+            "publish_frequency": 7.0,
+            "time_offset": -0.008,
+            "static_republish_period": 2.0,
+        }
 
     def test_sigint_to_launch_ends_everything_cleanly(self, launch: Launch) -> None:
         launch.assert_clean_stop(launch.interrupt())
@@ -240,7 +259,8 @@ class TestDescriptionTextModelNameIgnoreTimestamp:
 
 class TestXmlLaunchFile:
     """joint_tf_publisher.launch.xml model:=<.xacro> xacro_args:=...
-    node_name:=robot_state_publisher namespace:=xml frame_prefix:=xml/."""
+    node_name:=robot_state_publisher namespace:=xml frame_prefix:=xml/ time_offset:=-0.008
+    static_republish_period:=2.0."""
 
     ARGUMENTS = {
         "model": str(XACRO),
@@ -248,6 +268,8 @@ class TestXmlLaunchFile:
         "node_name": "robot_state_publisher",
         "namespace": "xml",
         "frame_prefix": "xml/",
+        "time_offset": "-0.008",
+        "static_republish_period": "2.0",
     }
 
     @pytest.fixture(scope="class")
@@ -258,14 +280,23 @@ class TestXmlLaunchFile:
 
     def test_xacro_command_and_namespace(self, probe: Any, launch: Launch) -> None:
         msg = joint_state(["y_joint_1"], [0.3], 50.0)
-        transforms = send_until_tf(probe, "/xml/joint_states", msg, "xml/y_link_1")
+        transforms = send_until_tf(
+            probe, "/xml/joint_states", msg, "xml/y_link_1", time_offset_s=-0.008
+        )
         assert transforms["xml/y_link_1"].header.frame_id == "xml/y_base_link"
 
     def test_parameters_of_robot_state_publisher(self, probe: Any, launch: Launch) -> None:
         values = get_parameters(
             probe,
             "/xml/robot_state_publisher",
-            ["robot_description", "frame_prefix", "publish_frequency", "use_sim_time"],
+            [
+                "robot_description",
+                "frame_prefix",
+                "publish_frequency",
+                "use_sim_time",
+                "time_offset",
+                "static_republish_period",
+            ],
         )
         assert set(Robot.from_xml_string(values.pop("robot_description")).links) == {
             "y_base_link",
@@ -273,7 +304,13 @@ class TestXmlLaunchFile:
             "y_link_2",
             "y_link_3",
         }
-        assert values == {"frame_prefix": "xml/", "publish_frequency": 20.0, "use_sim_time": False}
+        assert values == {
+            "frame_prefix": "xml/",
+            "publish_frequency": 20.0,
+            "use_sim_time": False,
+            "time_offset": -0.008,
+            "static_republish_period": 2.0,
+        }
 
     def test_sigint_to_launch_ends_everything_cleanly(self, launch: Launch) -> None:
         launch.assert_clean_stop(launch.interrupt())

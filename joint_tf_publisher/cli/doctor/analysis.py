@@ -3,14 +3,16 @@
 
 Plain Python (no rclpy): the data is in ``observation``, the checks of the tree's
 shape in ``tree``, the clock, lag and /diagnostics checks here; ``diagnose`` runs them
-all and returns the findings, most serious first; ``report`` prints them.
+all and returns the findings, one per cause (a node's never-received warning goes with the
+missing frames it explains), most serious first; ``report`` prints them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
-from ...health.model import Level
+from ...health.model import Level, never_received_joints
 from ...health.wording import CLOCK_DOMAIN_GAP_S
 from ...node_core.parameters import Settings
 from ...stamps import NS_PER_S
@@ -54,7 +56,7 @@ def diagnose(observation: Observation, lag_s: float = DEFAULT_LAG_S) -> list[Fin
         findings += parent_findings(observation)
         findings += split_tree_findings(observation)
         findings += lag_findings(observation, lag_s)
-    findings += diagnostics_findings(observation)
+    findings = fold_never_received(findings, diagnostics_findings(observation), observation)
     return sorted(findings, key=lambda finding: finding.severity.rank)
 
 
@@ -75,9 +77,23 @@ def no_tf_finding(observation: Observation) -> Finding:
 
 
 def node_findings(observation: Observation) -> list[Finding]:
-    """The state publisher named on the command line did not answer."""
+    """The state publisher named on the command line did not answer, or was not asked: the
+    graph shows it without a parameter service."""
     if observation.silent_node is None:
         return []
+    if observation.silent_node in observation.unasked_nodes:
+        return [
+            Finding(
+                Severity.ERROR,
+                Kind.NODE_SILENT,
+                f"node {observation.silent_node} was not asked (it has no parameter service)",
+                "it is no state publisher: a node made without parameter services, such as "
+                "joint_tf_publisher's <name>_global_tf, which only publishes the global tree",
+                "`ros2 node list` shows the nodes that run here; give doctor the state "
+                "publisher's full name (--node /namespace/name)",
+                {"node": observation.silent_node},
+            )
+        ]
     return [
         Finding(
             Severity.ERROR,
@@ -263,3 +279,58 @@ def diagnostics_findings(observation: Observation) -> list[Finding]:
             )
         )
     return findings
+
+
+def fold_never_received(
+    findings: list[Finding], diagnostics: list[Finding], observation: Observation
+) -> list[Finding]:
+    """``findings`` and the ``diagnostics`` findings, grouped by cause: a node's status
+    whose message is its never-received warning (``health.wording.never_received``) for
+    joints that ``missing_frames`` findings already explain as never received (no joint
+    state gives them) is no finding of its own but their supporting evidence: a word in
+    their cause and the status in ``details["diagnostics"]``. Every other status stays a
+    finding of its own."""
+    findings = list(findings)
+    kept = []
+    for status in diagnostics:
+        frames = never_received_frames(status, observation)
+        explaining = [
+            index
+            for index, finding in enumerate(findings)
+            if finding.kind is Kind.MISSING_FRAMES
+            and "joint_state_topic" in finding.details  # the cause: no joint state gives it
+            and frames & finding_frames(finding)
+        ]
+        if not frames or not frames <= set().union(
+            *(finding_frames(findings[i]) for i in explaining)
+        ):
+            kept.append(status)
+            continue
+        for index in explaining:
+            finding = findings[index]
+            findings[index] = replace(
+                finding,
+                cause=f"{finding.cause}; the node's own /diagnostics says so too "
+                f"({status.details['level']} from {status.details['name']!r})",
+                details={**finding.details, "diagnostics": dict(status.details)},
+            )
+    return findings + kept
+
+
+def never_received_frames(status: Finding, observation: Observation) -> set[str]:
+    """The child frames (with the observation's prefix) of the joints a ``diagnostics``
+    finding's status names as never received; empty when it says something else, or names
+    a joint the description does not have."""
+    values = status.details.get("values")
+    pairs = values.items() if isinstance(values, dict) else ()
+    joints = never_received_joints(str(status.details.get("message", "")), pairs)
+    robot = observation.robot
+    if robot is None or not all(name in robot.joints for name in joints):
+        return set()
+    return {observation.frame_prefix + robot.joints[name].child for name in joints}
+
+
+def finding_frames(finding: Finding) -> set[str]:
+    """The frames a finding names in ``details["frames"]``."""
+    frames = finding.details.get("frames")
+    return {str(frame) for frame in frames} if isinstance(frames, list) else set()

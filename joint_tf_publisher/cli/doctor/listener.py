@@ -7,7 +7,9 @@ Listens to /tf (with each message's publisher, from rclpy's ``MessageInfo`` and 
 ``robot_description`` topic; then asks the graph who publishes /tf, /tf_static, /clock and
 the joint states, and the nodes involved for their ``use_sim_time`` (and the state
 publisher's ``robot_description``, ``frame_prefix`` and ``exclude_joints``) over their
-parameter services.
+parameter services. A node the graph shows without a ``get_parameters`` service (made with
+``start_parameter_services=False``, as the node's global-tree publisher ``<name>_global_tf``)
+is not asked: it would be waited for ``PARAMETER_TIMEOUT_S`` in vain.
 
 Discovery: the listening window (``--seconds``) starts once the doctor's /tf reader has
 matched the /tf publishers the graph shows, at least one (and its joint-state reader those
@@ -25,7 +27,7 @@ moment late.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +54,8 @@ from ...stamps import stamp_to_ns
 
 #: Longest a parameter request to one node may take, seconds (all are sent together).
 PARAMETER_TIMEOUT_S = 3.0
+#: The type of the parameter service the doctor asks (``<node>/get_parameters``).
+PARAMETER_SERVICE_TYPE = "rcl_interfaces/srv/GetParameters"
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
 STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
 #: Longest the doctor waits for discovery, seconds: before listening, for its readers to match
@@ -73,7 +77,9 @@ class Heard:
     text; ``now_ns``: the wall clock when listening ended; the graph's publishers and the
     nodes whose use_sim_time is true; ``joint_state_gids``: the publishers (gid, hex) of the
     joint states heard on ``joint_state_topic``; ``setup``: the state publisher's parameters;
-    ``silent_node``: the node named on the command line when it did not answer."""
+    ``silent_node``: the node named on the command line when it did not answer;
+    ``unasked_nodes``: the nodes not asked, the graph showing them without a parameter
+    service."""
 
     transforms: dict[TransformKey, tuple[int, int]] = field(default_factory=dict)
     statuses: dict[str, StatusRecord] = field(default_factory=dict)
@@ -88,6 +94,7 @@ class Heard:
     sim_time_nodes: list[str] = field(default_factory=list)
     setup: NodeSetup | None = None
     silent_node: str | None = None
+    unasked_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -259,6 +266,23 @@ def publisher_nodes(node: Node, topic: str) -> list[str]:
     return sorted(set(publishers_by_gid(node, topic).values()))
 
 
+def without_parameter_service(node: Node, names: Iterable[str]) -> list[str]:
+    """The nodes of ``names`` (fully qualified) that the graph shows without a
+    ``<node>/get_parameters`` service (sorted). A node the graph does not show is not among
+    them: it may be discovered late, so it is asked."""
+    shown = {full_name(namespace, name) for name, namespace in node.get_node_names_and_namespaces()}
+    without = []
+    for name in sorted(set(names) & shown):
+        namespace, _, base = name.rpartition("/")
+        services = node.get_service_names_and_types_by_node(base, namespace or "/")
+        if not any(
+            service == f"{name}/get_parameters" and PARAMETER_SERVICE_TYPE in types
+            for service, types in services
+        ):
+            without.append(name)
+    return without
+
+
 def ask_parameters(
     session: DemoSession, requests: dict[str, Sequence[str]]
 ) -> dict[str, dict[str, Any]]:
@@ -353,6 +377,9 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
         }
         if publisher is not None:
             requests[publisher] = ("use_sim_time", *STATE_PUBLISHER_PARAMETERS)
+        heard.unasked_nodes = without_parameter_service(node, requests)
+        for name in heard.unasked_nodes:
+            del requests[name]
         answers = ask_parameters(session, requests)
     heard.sim_time_nodes = sorted(name for name, got in answers.items() if got.get("use_sim_time"))
     if target.node is not None and target.node not in answers:

@@ -98,7 +98,9 @@ class Observation:
     time heard (None: none). ``robot``: the description to check the frames against (None:
     none available), with the ``frame_prefix`` and ``excluded_joints`` of the node that
     publishes it. ``sim_time_nodes``: nodes whose ``use_sim_time`` is true. ``silent_node``:
-    the state publisher named by the user when it did not answer.
+    the state publisher named by the user when it did not answer. ``unasked_nodes``: nodes
+    not asked for their parameters, the graph showing them without a parameter service (a
+    publishers-only node, as joint_tf_publisher's global-tree node ``<name>_global_tf``).
     """
 
     listened_s: float
@@ -115,6 +117,7 @@ class Observation:
     joint_state_publishers: list[str] = field(default_factory=list)
     sim_time_nodes: list[str] = field(default_factory=list)
     silent_node: str | None = None
+    unasked_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

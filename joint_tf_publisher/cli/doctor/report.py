@@ -18,7 +18,8 @@ TEXT_WIDTH = 100
 
 
 def heard_summary(observation: Observation) -> dict[str, object]:
-    """What was heard, in numbers: frames per topic, publishers, statuses, the clock."""
+    """What was heard, in numbers: frames per topic, publishers, statuses, the clock, and
+    the nodes not asked for their parameters (no parameter service)."""
     dynamic = {heard.child for heard in observation.transforms if not heard.static}
     static = {heard.child for heard in observation.transforms if heard.static}
     publishers = sorted({heard.publisher for heard in observation.transforms if heard.publisher})
@@ -33,6 +34,7 @@ def heard_summary(observation: Observation) -> dict[str, object]:
         "clock": "/clock" if observation.clock_ns is not None else "wall",
         "robot": robot.name if robot is not None else None,
         "description_source": observation.description_source or None,
+        "not_asked": observation.unasked_nodes,
     }
 
 
@@ -64,8 +66,10 @@ def text_report(observation: Observation, findings: Sequence[Finding]) -> str:
         f"listened {observation.listened_s:.1f} s: {described}{heard['tf_frames']} frames on "
         f"/tf, {heard['tf_static_frames']} on /tf_static, from {len(publishers)} named "
         f"publisher(s); {len(observation.statuses)} /diagnostics status(es)",
-        "",
     ]
+    if observation.unasked_nodes:
+        lines += wrapped("not asked (no parameter service): ", ", ".join(observation.unasked_nodes))
+    lines.append("")
     for finding in findings:
         lines += wrapped(f"{finding.severity.name}: ", finding.summary)
         lines += wrapped("  cause: ", finding.cause)
