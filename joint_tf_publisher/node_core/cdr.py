@@ -73,7 +73,7 @@ class NameBlock:
         """True if ``data`` has this name block at ``start`` (padding may differ; then the
         block remembers the new bytes, for a fast comparison next time)."""
         end = self.start + len(self.data)
-        if data[self.start : end] == self.data:
+        if data.startswith(self.data, self.start):  # in place: no copy of the block
             return True
         if len(data) < end:
             return False
@@ -85,9 +85,9 @@ class NameBlock:
 
     def read_same(self, data: bytes, count: int) -> tuple[int, Array] | None:
         """Stamp (ns) and positions of ``data`` when it is a CDR little-endian JointState with
-        this very name block (byte for byte, padding too) and ``count`` positions; None for
-        anything else (nothing decoded: ``JointStateReader.read`` takes it). The read of
-        ``steady_stream``: no names decoded, no slice of the name bytes copied."""
+        this name block (``matches``) and ``count`` positions; None for anything else
+        (nothing decoded: ``JointStateReader.read`` takes it). The read of the pipeline's
+        short way: no names decoded."""
         try:
             sec, nanosec, frame_id_size = _STAMP_AND_FRAME_ID.unpack_from(data, HEADER_SIZE)
             (given,) = _UINT32.unpack_from(data, self.positions_at)
@@ -97,8 +97,8 @@ class NameBlock:
             given != count
             or not data.startswith(CDR_LE)
             or _align(HEADER_SIZE + 12 + frame_id_size, 4) != self.start
-            or not data.startswith(self.data, self.start)
             or len(data) < self.values_at + 8 * count
+            or not self.matches(data)
         ):
             return None
         return stamp_to_ns(sec, nanosec), np.frombuffer(data, _FLOAT64, count, self.values_at)

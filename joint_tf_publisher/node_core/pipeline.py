@@ -366,7 +366,7 @@ class JointStatePipeline:
     def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
         """The serialized TFMessage to publish for the serialized JointState ``data`` from
         topic ``source`` (``b""``: nothing to publish), when ``data`` continues the last
-        stream on its short way (``Steady``: the same name block, byte for byte); None
+        stream on its short way (``Steady``: the same name block, padding aside); None
         otherwise, with nothing done: the caller reads ``data`` and calls ``joint_state``.
 
         The short way is ``joint_state`` for the common message in one pass: no names decoded,
