@@ -19,8 +19,10 @@ write per message, and the rare events (clamped or rejected values, mismatched l
 out of range) as they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
-which the node's /tf publisher serializes and sends. The node is wiring around this class;
-tests drive it directly.
+which the node's /tf publisher serializes and sends. Its short way, ``joint_state_bytes``,
+takes a topic's common message from its serialized bytes to the TFMessage's in one pass (the
+same steps; anything else goes on through ``joint_state``). The node is wiring around this
+class; tests drive it directly.
 """
 
 from __future__ import annotations
@@ -365,13 +367,14 @@ class JointStatePipeline:
 
     def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
         """The serialized TFMessage to publish for the serialized JointState ``data`` from
-        topic ``source`` (``b""``: nothing to publish), when ``data`` continues the last
+        topic ``source`` (``b""``: nothing to publish), when ``data`` continues that topic's
         stream on its short way (``Steady``: the same name block, padding aside); None
         otherwise, with nothing done: the caller reads ``data`` and calls ``joint_state``.
 
         The short way is ``joint_state`` for the common message in one pass: no names decoded,
         no objects made but the bytes. Any message it does not cover (a zero stamp, a stamp out
-        of range, a value to clamp or reject) takes ``joint_state`` from where it is.
+        of range or older than another topic's values, a value to clamp or reject) takes
+        ``joint_state`` from where it is, with the values read.
         """
         steady = self._steady.get(source)
         if steady is None:
