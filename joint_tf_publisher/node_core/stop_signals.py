@@ -1,9 +1,10 @@
 """SIGINT and SIGTERM as a flag and a wake-up call, never as an exception (stdlib only).
 
 The node's console script installs ``StopSignals`` before it imports rclpy or numpy, so from
-its first moments on a stop signal only sets ``requested``: nothing is interrupted half way
-(an import, rclpy.init, a parameter declaration, the destruction of a guard condition), and
-the node ends the same way whenever the signals come, with exit code 0 and no traceback.
+its first moments on a stop signal only sets ``requested`` (through a thread of its own):
+nothing is interrupted half way (an import, rclpy.init, a parameter declaration, the
+destruction of a guard condition), and the node ends the same way whenever the signals come,
+with exit code 0 and no traceback.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 class StopSignals:
     """SIGINT and SIGTERM as a flag, and a wake-up of the spin loop: never an exception.
 
-    Python's handlers for both only set ``requested``; ``signal.set_wakeup_fd`` makes every
-    signal with a Python handler (received by whichever thread) also write its number to a
-    pipe, read by a thread of ours that sets the flag (for these two) and calls ``wake`` (set
+    Python's handlers for both do nothing; ``signal.set_wakeup_fd`` makes every signal with
+    a Python handler (received by whichever thread) write its number to a pipe, read by a
+    thread of ours that sets ``requested`` (for these two) and calls ``wake`` (set
     by ``wake_with``; for any signal, so that the main thread gets back to Python and runs
     the handler), under a lock that ``close`` takes too: after ``close`` it never runs
     again. Install it on the main thread.
@@ -41,7 +42,10 @@ class StopSignals:
         self._thread.start()
 
     def _on_signal(self, number: int, frame: FrameType | None) -> None:
-        self.requested.set()
+        """Nothing: the wake-up fd carries the number and the thread sets ``requested``. A
+        handler runs between two bytecodes of the main thread, also inside itself when
+        signals come fast: one that took a lock (``Event.set``) deadlocked or overflowed the
+        stack there (a flood of SIGINT ended the node with a RecursionError)."""
 
     def _read(self) -> None:
         while True:
@@ -76,8 +80,8 @@ class StopSignals:
                 self._call_wake()
 
     def close(self) -> None:
-        """Stop waking anything and join the thread; the handlers stay (they only set the
-        flag). Idempotent; call it on the thread that created this."""
+        """Stop waking anything and join the thread; the handlers stay (they do nothing; a
+        signal sets no flag from now on). Idempotent; call it on the thread that created this."""
         with self._lock:
             if self._closing:
                 return

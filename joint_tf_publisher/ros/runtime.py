@@ -89,7 +89,11 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
         return 0
     finally:
         stop.close()
-        rclpy.try_shutdown()
+        # The default context's own shutdown, not rclpy.try_shutdown(): rclpy 9's (Kilted)
+        # also uninstalls rclpy's signal handlers (none here), and its C code reads each one by
+        # setting SIGINT and SIGTERM to SIG_DFL for a moment, in which a second Ctrl-C killed
+        # the node (exit -2; seen with strace).
+        rclpy.get_default_context().try_shutdown()
         stop.ignore_from_now_on()
 
 

@@ -12,6 +12,7 @@ destroyed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -90,6 +91,38 @@ def test_signals_while_starting_exit_0(arm_params: Path, seed: int, executor: st
     text = stderr.decode(errors="replace")
     assert process.returncode == 0, (sent, process.returncode, text[-2000:])
     assert "Traceback" not in text, (sent, text[-2000:])
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("run", range(6))
+def test_a_flood_of_signals_while_stopping_exit_0(
+    arm_params: Path, run: int, executor: str
+) -> None:
+    """SIGINT every 0.2 ms from the moment the node is up until it has exited: a handler may
+    then run inside itself, and a signal lands in every step of the shutdown. Regressions
+    this guards: a handler taking a lock (``Event.set``; a RecursionError under a flood) and
+    ``rclpy.try_shutdown``, whose signal-handler uninstall (rclpy 9) sets SIGINT and SIGTERM
+    to SIG_DFL for a moment (exit -2); each ended about one run in ten so."""
+    process = subprocess.Popen(
+        [*NODE, "--ros-args", "--params-file", str(arm_params)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
+    )
+    deadline = time.monotonic() + WAIT_S
+    while not handlers_installed(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(0.8 + 0.1 * run)  # the node is up (or nearly)
+    sent = 0
+    while process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGINT)
+            sent += 1
+        time.sleep(0.0002)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    text = stderr.decode(errors="replace")
+    assert process.returncode == 0, (sent, process.returncode, text[-2000:])
+    assert "Traceback" not in text and "Error" not in text, (sent, text[-2000:])
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
