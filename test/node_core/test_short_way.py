@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 from repo_paths import TEST_DIR
+from test_pipeline import MS, T0, RecordingLogger
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 
@@ -37,27 +38,9 @@ from joint_tf_publisher.stamps import ns_to_stamp  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-T0 = 1_700_000_000 * 1_000_000_000  # a plausible stamp, ns
-MS = 1_000_000
 ROBOTS = ("arm_mimic_gripper.urdf", "humanoid.urdf", "all_joint_types.urdf")
 ONE_VALUE = ("revolute", "continuous", "prismatic")
 SECOND_TOPIC = 2  # a source_list topic's number (joint_sources)
-
-
-class Lines:
-    """The log, as (level, text)."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str]] = []
-
-    def info(self, message: str) -> None:
-        self.lines.append(("info", message))
-
-    def warning(self, message: str) -> None:
-        self.lines.append(("warning", message))
-
-    def error(self, message: str) -> None:
-        self.lines.append(("error", message))
 
 
 class Side:
@@ -65,7 +48,7 @@ class Side:
     by the two sides through ``now``)."""
 
     def __init__(self, robot: Robot, text: str, now: list[int], short_way: bool) -> None:
-        self.log = Lines()
+        self.log = RecordingLogger()
         self.short_way = short_way
         self.served = 0
         reporter = Reporter(self.log, Throttle(10.0, lambda: now[0] / 1e9))

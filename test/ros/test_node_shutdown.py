@@ -65,6 +65,21 @@ def handlers_installed(pid: int) -> bool:
     return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
+def started_console_script(params: Path, executor: str) -> subprocess.Popen[bytes]:
+    """The node's console script on ``params`` under ``executor``, once its own signal
+    handlers are in place (or ``WAIT_S`` passed); stderr piped."""
+    process = subprocess.Popen(
+        [*NODE, "--ros-args", "--params-file", str(params)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
+    )
+    deadline = time.monotonic() + WAIT_S
+    while not handlers_installed(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return process
+
+
 @pytest.fixture(scope="module")
 def arm_params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("shutdown") / "params.yaml"
@@ -76,15 +91,7 @@ def arm_params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_signals_while_starting_exit_0(arm_params: Path, seed: int, executor: str) -> None:
     """From the moment the console script runs until well after the node is up."""
     rng = random.Random(seed)
-    process = subprocess.Popen(
-        [*NODE, "--ros-args", "--params-file", str(arm_params)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
-    )
-    deadline = time.monotonic() + WAIT_S
-    while not handlers_installed(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.002)
+    process = started_console_script(arm_params, executor)
     time.sleep(rng.uniform(0.0, 1.5))
     sent = send_a_few_signals(process, rng)
     _, stderr = process.communicate(timeout=WAIT_S)
@@ -103,17 +110,10 @@ def test_a_flood_of_signals_while_stopping_exit_0(
     this guards: a handler taking a lock (``Event.set``; a RecursionError under a flood) and
     ``rclpy.try_shutdown``, whose signal-handler uninstall (rclpy 9) sets SIGINT and SIGTERM
     to SIG_DFL for a moment (exit -2); each ended about one run in ten so."""
-    process = subprocess.Popen(
-        [*NODE, "--ros-args", "--params-file", str(arm_params)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
-    )
-    deadline = time.monotonic() + WAIT_S
-    while not handlers_installed(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.002)
+    process = started_console_script(arm_params, executor)
     time.sleep(0.8 + 0.1 * run)  # the node is up (or nearly)
     sent = 0
+    deadline = time.monotonic() + WAIT_S
     while process.poll() is None and time.monotonic() < deadline:
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGINT)
