@@ -58,7 +58,9 @@ def transform(stamp_ns: int, parent: str, child: str, xyz: Sequence[float]) -> A
 
 
 def tf_message(transforms: Iterable[Any]) -> bytes:
-    return bytes(STORE.serialize_cdr(STORE.types[TF_MESSAGE](transforms=list(transforms)), TF_MESSAGE))
+    return bytes(
+        STORE.serialize_cdr(STORE.types[TF_MESSAGE](transforms=list(transforms)), TF_MESSAGE)
+    )
 
 
 def string(text: str) -> bytes:
@@ -91,7 +93,9 @@ def write_bag(
     return path
 
 
-def sweep(robot: Robot, count: int, rate_hz: float, start_ns: int = T0_NS) -> list[tuple[int, dict[str, float]]]:
+def sweep(
+    robot: Robot, count: int, rate_hz: float, start_ns: int = T0_NS
+) -> list[tuple[int, dict[str, float]]]:
     """``count`` joint configurations of ``robot``'s moving, non-mimic single-value joints
     (each a sine within its limits), with their stamps (ns) at ``rate_hz``."""
     joints = moving_joints(robot)

@@ -2,9 +2,10 @@
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
 ``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run), ``doctor.command``
-(doctor), ``attach`` (attach, detach) or ``bag.command`` (bag repair); the ROS parts are imported when used. Exit status:
-0 on success, 1 for an invalid model (one line ``file:line: message`` on stderr), a failed
-tool or a problem ``doctor`` found, 2 for bad command-line usage.
+(doctor), ``attach`` (attach, detach) or ``bag.command`` (bag repair); the ROS parts are
+imported when used. Exit status: 0 on success, 1 for an invalid model (one line
+``file:line: message`` on stderr), a failed tool, a bag that cannot be repaired or a problem
+``doctor`` found, 2 for bad command-line usage.
 """
 
 from __future__ import annotations

@@ -29,7 +29,9 @@ def node_parameters(path: Path, node: str = NODE_NAME) -> dict[str, Any]:
     try:
         import yaml  # type: ignore[import-untyped]
     except ImportError:
-        raise ParamsFileError("reading a parameters file needs PyYAML (pip install pyyaml)") from None
+        raise ParamsFileError(
+            "reading a parameters file needs PyYAML (pip install pyyaml)"
+        ) from None
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -71,7 +71,9 @@ def add_bag_parser(commands: Any) -> None:
         "input cannot be repaired, 2 bad command line.",
     )
     repair.add_argument("input", metavar="IN", help="bag folder, or a .db3 or .mcap file")
-    repair.add_argument("-o", "--output", required=True, metavar="OUT", help="the new bag (a folder)")
+    repair.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the new bag (a folder)"
+    )
     repair.add_argument("--force", action="store_true", help="replace OUT if it exists")
     repair.add_argument(
         "--storage", choices=STORAGES, help="storage of OUT (default: the same as IN)"

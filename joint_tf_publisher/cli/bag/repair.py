@@ -154,7 +154,9 @@ def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
         settings = replace(settings, ignore_timestamp=True)  # a recording keeps every state
     if options.static_republish_period is not None:
         try:
-            settings = settings.changed({"static_republish_period": options.static_republish_period})
+            settings = settings.changed(
+                {"static_republish_period": options.static_republish_period}
+            )
         except ParameterRejected as exc:
             raise BagError(str(exc)) from None
     return settings, values
@@ -396,14 +398,21 @@ class Repair:
         if options.output.resolve() == options.source.resolve():
             raise BagError(f"{options.output}: the output is the input; give another output")
         topics = self._joint_state_topics()
-        self.pipeline.number_sources({t.lstrip("/"): n for t, n in topics.items() if n >= FIRST_LISTED_SOURCE})
+        self.pipeline.number_sources(
+            {t.lstrip("/"): n for t, n in topics.items() if n >= FIRST_LISTED_SOURCE}
+        )
         descriptions, recorded_statics, broken = first_pass(bag)
         if broken:
-            self.logger.warning(f"{broken} recorded /robot_description or /tf_static message(s) do not decode: ignored")
+            self.logger.warning(
+                f"{broken} recorded /robot_description or /tf_static message(s) do not decode: "
+                "ignored"
+            )
         given = given_description(options, self.values)
         for _, text in descriptions:  # every frame the robot ever had is its own
             try:
-                model, settings = prepared_model(load_description, text, TOPIC_SOURCE, self.settings)
+                model, settings = prepared_model(
+                    load_description, text, TOPIC_SOURCE, self.settings
+                )
             except (ModelError, ParameterRejected):
                 continue
             self.robot_frames |= robot_frames(model, settings)
@@ -428,7 +437,9 @@ class Repair:
         else:
             start_ns, text = descriptions[0]
             where = f"{DESCRIPTION_TOPIC} at {start_ns / NS_PER_S:.3f} s"
-            self._install(self._load(partial(prepared_model, load_description, text, TOPIC_SOURCE), where))
+            self._install(
+                self._load(partial(prepared_model, load_description, text, TOPIC_SOURCE), where)
+            )
         self.other_statics = [
             (time_ns, transform)
             for time_ns, transforms in recorded_statics
@@ -461,10 +472,14 @@ class Repair:
         out = self.out
         tf_def, tf_hash = messages.definition(TF_MESSAGE)
         self.tf = out.connection(TF_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_qos()])
-        self.tf_static = out.connection(TF_STATIC_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_static_qos()])
+        self.tf_static = out.connection(
+            TF_STATIC_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_static_qos()]
+        )
         if description_given and self.pipeline.model is not None:
             string_def, string_hash = messages.definition(STRING)
-            description = out.connection(DESCRIPTION_TOPIC, STRING, string_def, string_hash, [tf_static_qos()])
+            description = out.connection(
+                DESCRIPTION_TOPIC, STRING, string_def, string_hash, [tf_static_qos()]
+            )
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
         self._write_statics(self.now_ns)
         period_ns = round(self.settings.static_republish_period * NS_PER_S)
@@ -506,8 +521,8 @@ class Repair:
                         connection.msgtype,
                         connection.msgdef.data,
                         connection.digest,
-                        connection.ext.offered_qos_profiles,  # type: ignore[union-attr]
-                        connection.ext.serialization_format,  # type: ignore[union-attr]
+                        connection.ext.offered_qos_profiles,
+                        connection.ext.serialization_format,
                     )
                 out.write(copy, time_ns, data)
                 self.summary.copied += 1

@@ -75,7 +75,9 @@ class InputBag:
         """The bag's connections of ``topic``."""
         return [c for c in self.reader.connections if c.topic == topic]
 
-    def messages(self, connections: Sequence[Connection] = ()) -> Iterator[tuple[Connection, int, bytes]]:
+    def messages(
+        self, connections: Sequence[Connection] = ()
+    ) -> Iterator[tuple[Connection, int, bytes]]:
         """(connection, log time in ns, serialized message) in log-time order, of
         ``connections`` (all for none); BagError for a file that breaks while read."""
         from rosbags.rosbag2 import ReaderError
@@ -87,7 +89,9 @@ class InputBag:
         except (ReaderError, OSError, ValueError, KeyError) as exc:
             raise BagError(f"{self.path}: cannot read the bag: {exc}") from None
         except Exception as exc:  # sqlite3.DatabaseError, mcap's own errors
-            raise BagError(f"{self.path}: cannot read the bag: {type(exc).__name__}: {exc}") from None
+            raise BagError(
+                f"{self.path}: cannot read the bag: {type(exc).__name__}: {exc}"
+            ) from None
 
     def close(self) -> None:
         self.reader.close()
@@ -100,7 +104,9 @@ def open_bag(path: Path) -> InputBag:
     from rosbags.rosbag2 import Reader, ReaderError
 
     if not path.exists():
-        raise BagError(f"{path}: no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)")
+        raise BagError(
+            f"{path}: no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)"
+        )
     if path.is_dir() and not (path / "metadata.yaml").exists():
         raise BagError(f"{path}: not a rosbag2 bag (no metadata.yaml in the folder)")
     try:
@@ -175,7 +181,9 @@ class BagOutput:
             shutil.rmtree(self.partial)
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         try:
-            self.writer: Writer = Writer(self.partial, version=Writer.VERSION_LATEST, storage_plugin=plugin)
+            self.writer: Writer = Writer(
+                self.partial, version=Writer.VERSION_LATEST, storage_plugin=plugin
+            )
             self.writer.open()
         except (WriterError, OSError) as exc:
             raise BagError(f"{path}: cannot write the bag: {exc}") from None

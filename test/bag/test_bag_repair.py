@@ -1,0 +1,508 @@
+"""``joint-tf-publisher bag repair``: bags made here with rosbags' writer (sqlite3 and MCAP)
+from the test robots, repaired, and read back: every link composed from /tf_static + /tf
+equals ``Robot.link_fk`` at each JointState, a real tf2 BufferCore resolves every link, the
+bytes are the node pipeline's own, QoS and other topics are as they should be, and bad
+inputs get one line and an exit status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bag_maker import (
+    STRING,
+    T0_NS,
+    TF_MESSAGE,
+    Topic,
+    joint_state,
+    recording,
+    string,
+    tf_message,
+    transform,
+    write_bag,
+)
+from repo_paths import REPO_ROOT
+from rosbags.interfaces import QosDurability, QosReliability
+from rosbags.rosbag2 import Reader
+from scipy.spatial.transform import Rotation
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.cli.bag import messages
+from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
+from joint_tf_publisher.cli.main import main
+from joint_tf_publisher.cli.params_file import ParamsFileError, node_parameters
+from joint_tf_publisher.health.reporting import Reporter
+from joint_tf_publisher.node_core.cdr import JointStateReader
+from joint_tf_publisher.node_core.parameter_changes import (
+    TOPIC_SOURCE,
+    load_description,
+    prepared_model,
+)
+from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+STORAGES = ("sqlite3", "mcap")
+TOLERANCE = 1e-9
+
+
+def read_bag(path: Path) -> tuple[dict[str, Any], list[tuple[str, int, bytes]]]:
+    """(connections by topic, every message as (topic, log time, bytes)) of a bag."""
+    with Reader(path) as reader:
+        connections = {c.topic: c for c in reader.connections}
+        return connections, [(c.topic, t, bytes(d)) for c, t, d in reader.messages()]
+
+
+def pose(values: Any) -> np.ndarray:
+    """(4, 4) of a TransformStamped's transform (scipy: independent of the package)."""
+    t, q = values.transform.translation, values.transform.rotation
+    matrix = np.eye(4)
+    matrix[:3, :3] = Rotation.from_quat([q.x, q.y, q.z, q.w]).as_matrix()
+    matrix[:3, 3] = (t.x, t.y, t.z)
+    return matrix
+
+
+def composed(edges: dict[str, tuple[str, np.ndarray]], frame: str, root: str) -> np.ndarray:
+    """``frame``'s pose in ``root`` through ``edges`` (child -> (parent, pose))."""
+    result = np.eye(4)
+    while frame != root:
+        parent, matrix = edges[frame]
+        result = matrix @ result
+        frame = parent
+    return result
+
+
+def repair(*args: str) -> int:
+    return main(["bag", "repair", *args])
+
+
+def check_every_link(
+    out: Path, robot: Robot, states: list[tuple[int, dict[str, float]]], prefix: str = ""
+) -> int:
+    """Replay ``out``'s /tf_static and /tf in log-time order; at each JointState's log time
+    every link of ``robot`` composed from them equals its FK. Returns the states checked."""
+    _, recorded = read_bag(out)
+    by_time = dict(states)
+    edges: dict[str, tuple[str, np.ndarray]] = {}
+    checked = 0
+    for topic, time_ns, data in recorded:
+        if topic not in ("/tf", "/tf_static"):
+            continue
+        for t in messages.tf_transforms(data):
+            edges[t.child_frame_id] = (t.header.frame_id, pose(t))
+        if topic == "/tf" and time_ns in by_time:
+            stamps = {
+                t.header.stamp.sec * 10**9 + t.header.stamp.nanosec
+                for t in messages.tf_transforms(data)
+            }
+            assert stamps == {time_ns}  # the JointState's stamp, as the node stamps
+            expected = robot.link_fk(by_time[time_ns])
+            for link, matrix in expected.items():
+                got = composed(edges, prefix + link, prefix + robot.root)
+                np.testing.assert_allclose(got, matrix, atol=TOLERANCE)
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_every_link_of_the_repaired_bag_is_the_packages_fk(tmp_path: Path, storage: str) -> None:
+    bag, states = recording(tmp_path / "in", ARM, storage)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
+    connections, recorded = read_bag(out)
+    first_time = min(t for _, t, _ in recorded)
+    statics = [(t, d) for topic, t, d in recorded if topic == "/tf_static"]
+    assert statics[0][0] == first_time  # at the bag's start
+    # /tf_static recorded reliable and transient local (ros2 bag play latches it), /tf as the node
+    (static_qos,) = connections["/tf_static"].ext.offered_qos_profiles
+    assert static_qos.durability is QosDurability.TRANSIENT_LOCAL
+    assert static_qos.reliability is QosReliability.RELIABLE and static_qos.depth == 1
+    (tf_profile,) = connections["/tf"].ext.offered_qos_profiles
+    assert tf_profile.durability is QosDurability.VOLATILE and tf_profile.depth == 100
+    assert any(path.suffix == (".mcap" if storage == "mcap" else ".db3") for path in out.iterdir())
+
+
+def test_the_storage_can_change_and_the_input_is_a_bare_file(tmp_path: Path) -> None:
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3")
+    (db3,) = bag.glob("*.db3")
+    out = tmp_path / "out"
+    assert repair(str(db3), "-o", str(out), "--storage", "mcap") == 0
+    assert [p.suffix for p in out.iterdir() if p.suffix in (".mcap", ".db3")] == [".mcap"]
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
+
+
+def test_the_repair_writes_the_node_pipelines_own_bytes(tmp_path: Path) -> None:
+    """One engine: the node's pipeline fed the same JointStates (as the node's subscription
+    does: the short way, else the reader) gives exactly the /tf and /tf_static bytes."""
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=30)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    _, recorded_in = read_bag(bag)
+    _, recorded_out = read_bag(out)
+
+    class Quiet:
+        def info(self, message: str) -> None: ...
+        def warning(self, message: str) -> None: ...
+        def error(self, message: str) -> None: ...
+
+    settings = Settings(ignore_timestamp=True)
+    pipeline = JointStatePipeline(settings, Reporter(Quiet()), lambda: T0_NS)
+    model, settings = prepared_model(load_description, ARM.read_text(), TOPIC_SOURCE, settings)
+    pipeline.install(model, settings)
+    reader = JointStateReader()
+    expected = []
+    for topic, _, data in recorded_in:
+        if topic != "/joint_states":
+            continue
+        message = pipeline.joint_state_bytes(data, 0)
+        if message is None:
+            state = reader.read(data)
+            assert state is not None
+            publication = pipeline.joint_state(*state, 0, reader.block)
+            message = b"" if publication is None else publication.to_bytes()
+        expected.append(message)
+    static = pipeline.static_publication(T0_NS)
+    assert static is not None
+    assert [d for topic, _, d in recorded_out if topic == "/tf"] == expected
+    assert [d for topic, _, d in recorded_out if topic == "/tf_static"] == [static.to_bytes()]
+
+
+def test_a_real_tf2_buffer_resolves_every_link(tmp_path: Path) -> None:
+    """The kit's tf2_ros Buffer (tf2's BufferCore), fed the repaired bag's messages
+    as rclpy deserializes them, gives every link at each JointState's stamp."""
+    tf2_ros = pytest.importorskip("tf2_ros", reason="needs the ROS 2 kit (make env) or a distro")
+    from builtin_interfaces.msg import Time
+    from rclpy.serialization import deserialize_message
+    from tf2_msgs.msg import TFMessage
+
+    bag, states = recording(tmp_path / "in", ARM, "mcap", count=20)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    buffer = tf2_ros.Buffer()  # tf2's BufferCore, what RViz reads through
+    _, recorded = read_bag(out)
+    for topic, _, data in recorded:
+        if topic in ("/tf", "/tf_static"):
+            for stamped in deserialize_message(data, TFMessage).transforms:
+                if topic == "/tf_static":
+                    buffer.set_transform_static(stamped, "bag")
+                else:
+                    buffer.set_transform(stamped, "bag")
+    robot = Robot.load(ARM)
+    for stamp_ns, cfg in states[::5]:
+        expected = robot.link_fk(cfg)
+        for link, matrix in expected.items():
+            if link == robot.root:
+                continue
+            got = buffer.lookup_transform_core(
+                robot.root, link, Time(sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9)
+            )
+            t, q = got.transform.translation, got.transform.rotation
+            np.testing.assert_allclose((t.x, t.y, t.z), matrix[:3, 3], atol=TOLERANCE)
+            rotation = Rotation.from_quat([q.x, q.y, q.z, q.w]).as_matrix()
+            np.testing.assert_allclose(rotation, matrix[:3, :3], atol=TOLERANCE)
+
+
+def test_other_publishers_frames_are_kept_and_the_robots_replaced(tmp_path: Path) -> None:
+    """A recording with a localisation's /tf (odom -> base_link), a camera's static frame
+    recorded late and volatile, and the robot's own frames from an old state publisher (at a
+    wrong value): the repaired /tf keeps odom, every /tf_static message holds the camera and
+    the robot's statics, the robot's recorded frames are gone (and counted)."""
+    robot = Robot.load(ARM)
+    stale = [
+        transform(T0_NS + k * 10**7, "base_link", "shoulder_link", (9.0, 9.0, 9.0))
+        for k in range(5)
+    ]
+    odom = [
+        transform(T0_NS + k * 10**7, "odom", "base_link", (float(k), 0.0, 0.0)) for k in range(5)
+    ]
+    extra = [("/tf", T0_NS + k * 10**7 + 1, tf_message([odom[k], stale[k]])) for k in range(5)]
+    camera = transform(T0_NS, "base_link", "camera_link", (0.1, 0.0, 0.5))
+    extra.append(("/tf_static", T0_NS + 3 * 10**8, tf_message([camera])))
+    bag, states = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=40,
+        extra_topics=[Topic("/tf", TF_MESSAGE, [tf_qos()]), Topic("/tf_static", TF_MESSAGE, [])],
+        extra=extra,
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    _, recorded = read_bag(out)
+    tf_children = [
+        [t.child_frame_id for t in messages.tf_transforms(d)]
+        for topic, _, d in recorded
+        if topic == "/tf"
+    ]
+    assert sum(children == ["base_link"] for children in tf_children) == 5  # odom kept
+    assert not any("shoulder_link" in c and len(c) == 1 for c in tf_children)
+    fixed = {j.child for j in robot.joints.values() if j.joint_type == "fixed"}
+    statics = [messages.tf_transforms(d) for topic, _, d in recorded if topic == "/tf_static"]
+    assert statics
+    for message in statics:
+        assert {t.child_frame_id for t in message} == fixed | {"camera_link"}
+    assert check_every_link(out, robot, states) == len(states)
+
+
+def test_other_topics_are_copied_byte_for_byte_with_their_definition_and_qos(
+    tmp_path: Path,
+) -> None:
+    from bag_maker import STORE
+    from rosbags.interfaces import Qos, QosHistory, QosLiveliness, QosTime
+
+    best_effort = Qos(
+        QosHistory.KEEP_LAST,
+        7,
+        QosReliability.BEST_EFFORT,
+        QosDurability.VOLATILE,
+        QosTime(0, 0),
+        QosTime(0, 0),
+        QosLiveliness.AUTOMATIC,
+        QosTime(0, 0),
+        False,
+    )
+    chatter = [("/chatter", T0_NS + k * 3 * 10**6, string(f"hello {k}")) for k in range(10)]
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        "mcap",
+        count=10,
+        extra_topics=[Topic("/chatter", STRING, [best_effort])],
+        extra=chatter,
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    connections_in, recorded_in = read_bag(bag)
+    connections_out, recorded_out = read_bag(out)
+    for topic in ("/chatter", "/joint_states", "/robot_description"):
+        assert [(t, d) for name, t, d in recorded_out if name == topic] == [
+            (t, d) for name, t, d in recorded_in if name == topic
+        ]
+        assert connections_out[topic].msgdef == connections_in[topic].msgdef
+        assert connections_out[topic].digest == connections_in[topic].digest
+        assert (
+            connections_out[topic].ext.offered_qos_profiles
+            == connections_in[topic].ext.offered_qos_profiles
+        )
+    assert (
+        connections_out["/chatter"].msgdef.data == STORE.generate_msgdef(STRING, ros_version=2)[0]
+    )
+
+
+def test_a_description_change_mid_bag_republishes_the_complete_static_set(tmp_path: Path) -> None:
+    """The bag's /robot_description changes at 0.25 s (the flange moved, a sensor added):
+    from then on the new static set and the new FK; before, the old."""
+    old_text = ARM.read_text()
+    new_text = old_text.replace(
+        "</robot>",
+        '<link name="sensor_link"/><joint name="sensor_joint" type="fixed">'
+        '<parent link="base_link"/><child link="sensor_link"/><origin xyz="0 0 0.7"/>'
+        "</joint></robot>",
+    )
+    assert new_text != old_text
+    change_ns = T0_NS + 25 * 10**7
+    bag, states = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=50,
+        extra=[("/robot_description", change_ns, string(new_text))],
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    _, recorded = read_bag(out)
+    statics = [(t, messages.tf_transforms(d)) for topic, t, d in recorded if topic == "/tf_static"]
+    assert [t for t, _ in statics] == [T0_NS, change_ns]
+    assert "sensor_link" not in {t.child_frame_id for t in statics[0][1]}
+    assert "sensor_link" in {t.child_frame_id for t in statics[1][1]}
+    new_robot = Robot.from_xml_string(new_text)
+    later = [(t, cfg) for t, cfg in states if t > change_ns]
+    assert check_every_link(out, new_robot, later) == len(later)
+
+
+def test_params_set_prefix_and_the_static_republish_period(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "/**:\n  ros__parameters:\n    frame_prefix: left/\n"
+        "joint_tf_publisher:\n  ros__parameters:\n    static_republish_period: 0.1\n"
+        "other_node:\n  ros__parameters:\n    frame_prefix: wrong/\n"
+    )
+    assert node_parameters(params) == {"frame_prefix": "left/", "static_republish_period": 0.1}
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=50)  # 0.49 s
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--params", str(params)) == 0
+    _, recorded = read_bag(out)
+    static_times = [t for topic, t, _ in recorded if topic == "/tf_static"]
+    assert static_times == [T0_NS + k * 10**8 for k in range(5)]
+    assert check_every_link(out, Robot.load(ARM), states, prefix="left/") == len(states)
+
+
+def test_the_rate_cap_applies_only_when_the_params_set_it(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    publish_frequency: 20.0\n")
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=50, rate_hz=100.0)
+    assert repair(str(bag), "-o", str(tmp_path / "all")) == 0
+    assert repair(str(bag), "-o", str(tmp_path / "capped"), "--params", str(params)) == 0
+    assert sum(t == "/tf" for t, _, _ in read_bag(tmp_path / "all")[1]) == 50
+    assert sum(t == "/tf" for t, _, _ in read_bag(tmp_path / "capped")[1]) == 10
+
+
+def test_description_file_wins_over_the_bags(tmp_path: Path) -> None:
+    """A bag recorded with an old description, repaired with the new file: the new FK, and
+    /robot_description carries the new text."""
+    new = tmp_path / "arm.urdf"
+    new.write_text(ARM.read_text().replace('name="demo_arm"', 'name="demo_arm_v2"'))
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=10)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--description", str(new)) == 0
+    _, recorded = read_bag(out)
+    (text,) = [
+        messages.string_value(d) for topic, _, d in recorded if topic == "/robot_description"
+    ]
+    assert 'name="demo_arm_v2"' in text
+    assert check_every_link(out, Robot.load(new), states) == len(states)
+
+
+# -- bad inputs ----------------------------------------------------------------------------
+
+
+def test_a_missing_bag_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert repair(str(tmp_path / "nothing"), "-o", str(tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such bag" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["broken.db3", "broken.mcap"])
+def test_a_corrupt_bag_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    broken = tmp_path / name
+    broken.write_bytes(b"this is no bag at all" * 50)
+    assert repair(str(broken), "-o", str(tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert "cannot read the bag" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [broken]  # no output, no partial folder
+
+
+def test_a_storage_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bag = tmp_path / "recording.bag"
+    bag.write_bytes(b"#ROSBAG V2.0\n")
+    assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
+    assert "cannot read the bag" in capsys.readouterr().err
+
+
+def test_no_joint_states_and_no_description(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bag = write_bag(
+        tmp_path / "in", "sqlite3", [Topic("/chatter", STRING)], [("/chatter", T0_NS, string("x"))]
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert "no /joint_states and no description" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_joint_states_without_a_description_ask_for_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5, description=False)
+    assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
+    assert "--description FILE" in capsys.readouterr().err
+
+
+def test_an_undecodable_joint_state_is_counted_and_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = joint_state(T0_NS + 5 * 10**6, ["shoulder_pan_joint"], [0.5])
+    bag, states = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=10,
+        extra=[
+            ("/joint_states", T0_NS + 10**6, b"\x00\x01\x00\x00\xff"),
+            ("/joint_states", T0_NS + 5 * 10**6, good),
+        ],
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    summary = capsys.readouterr().out
+    assert "12 joint states (1 undecodable, skipped) -> 11 /tf messages" in summary
+
+
+def test_a_refused_description_names_its_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.urdf"
+    bad.write_text(
+        '<robot name="r">\n  <link name="a"/>\n  <joint name="j" type="fixed">\n'
+        '    <parent link="a"/><child link="nowhere"/>\n  </joint>\n</robot>\n'
+    )
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--description", str(bad)) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3" in err and "nowhere" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep").write_text("mine")
+    with pytest.raises(SystemExit) as exited:
+        repair(str(bag), "-o", str(out))
+    assert exited.value.code == 2
+    assert "exists" in capsys.readouterr().err and (out / "keep").exists()
+    assert repair(str(bag), "-o", str(out), "--force") == 0
+    assert not (out / "keep").exists()
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+def test_a_bad_params_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    clamp: sideways\n")
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
+    assert "clamp must be one of" in capsys.readouterr().err
+    (tmp_path / "empty.yaml").write_text("just: text\n")
+    with pytest.raises(ParamsFileError, match="not a parameters file"):
+        node_parameters(tmp_path / "empty.yaml")
+
+
+def test_the_bag_qos_are_the_nodes() -> None:
+    """The QoS written for /tf and /tf_static are ros/qos.py's profiles (one fact)."""
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+    from joint_tf_publisher.ros import qos
+
+    for written, profile in ((tf_qos(), qos.tf_qos()), (tf_static_qos(), qos.tf_static_qos())):
+        assert written.depth == profile.depth
+        assert (written.reliability is QosReliability.RELIABLE) == (
+            profile.reliability == ReliabilityPolicy.RELIABLE
+        )
+        assert (written.durability is QosDurability.TRANSIENT_LOCAL) == (
+            profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+        )
+
+
+def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['rosbags'] = None; sys.modules['rosbags.rosbag2'] = None\n"
+        "from joint_tf_publisher.cli.main import main\n"
+        f"sys.exit(main(['bag', 'repair', {str(tmp_path)!r}, '-o', {str(tmp_path / 'out')!r}]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "pip install rosbags" in run.stderr
