@@ -87,7 +87,8 @@ class BagScan:
     jumps_back: int = 0
     first_jump_at_ns: int = 0
     first_jump_by_ns: int = 0
-    newest_stamp_ns: int | None = None
+    #: The header stamp of the last JointState (a jump back: one before it).
+    last_stamp_ns: int | None = None
     #: The header stamp furthest from its log time: (stamp, log time) and its topic.
     foreign_stamp: tuple[int, int, str] | None = None
     descriptions: list[str] = field(default_factory=list)
@@ -160,14 +161,12 @@ def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: by
                 scan.longest_gap_ns, scan.longest_gap_at_ns = gap, scan.last_state_ns
     scan.last_state_ns = time_ns
     stamp_ns = state.stamp_ns
-    if scan.newest_stamp_ns is not None and stamp_ns < scan.newest_stamp_ns:
+    if scan.last_stamp_ns is not None and stamp_ns < scan.last_stamp_ns:
         if not scan.jumps_back:
             scan.first_jump_at_ns = time_ns
-            scan.first_jump_by_ns = scan.newest_stamp_ns - stamp_ns
+            scan.first_jump_by_ns = scan.last_stamp_ns - stamp_ns
         scan.jumps_back += 1
-    scan.newest_stamp_ns = (
-        stamp_ns if scan.newest_stamp_ns is None else max(scan.newest_stamp_ns, stamp_ns)
-    )
+    scan.last_stamp_ns = stamp_ns
     if stamp_ns:
         _stamp_against_log_time(scan, stamp_ns, time_ns, JOINT_STATES_TOPIC)
 
