@@ -72,7 +72,7 @@ def states_bag(
     ]
     messages = [
         ("/joint_states", t, joint_state(s, names, [0.1] * len(names)))
-        for t, s in zip(times_ns, stamps_ns)
+        for t, s in zip(times_ns, stamps_ns, strict=True)
     ]
     messages.append(("/robot_description", times_ns[0], string(ARM.read_text())))
     if statics:
