@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.bag import RATE_HZ, parts, timed_repair, write_recording
 from rosbags.rosbag2 import Reader
+
+from bench.bag import RATE_HZ, parts, timed_repair, write_recording
 
 
 def test_the_bag_section_repairs_its_recording(tmp_path: Path) -> None:
