@@ -506,3 +506,78 @@ def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> N
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "pip install rosbags" in run.stderr
+
+
+def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:
+    """On a terminal (a pty) stderr shows the progress line, rewritten in place; piped, only
+    the summary goes out (stdout) and stderr stays empty."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=1100, rate_hz=1000.0)
+    command = [sys.executable, "-m", "joint_tf_publisher.cli.main", "bag", "repair", str(bag)]
+    piped = subprocess.run([*command, "-o", str(tmp_path / "a")], capture_output=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""
+    assert piped.stdout.decode().startswith(f"wrote {tmp_path / 'a'}: 1101 messages in")
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [*command, "-o", str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=follower
+    ) as child:
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert child.wait(timeout=120) == 0
+    os.close(leader)
+    assert b"\r" in seen and b"joint states" in seen and b"% 1024/1101 messages" in seen
+
+
+def test_multi_dof_joint_states_are_read_as_the_node_reads_them(tmp_path: Path) -> None:
+    """A mobile base's planar joint from /multi_dof_joint_states (as Gazebo or MoveIt send
+    it), its wheels from /joint_states: every link is the FK of both."""
+    from bag_maker import STORE
+
+    planar = REPO_ROOT / "test" / "urdf" / "mobile_base_planar.urdf"
+    types = STORE.types
+    theta = 0.8
+    transform_value = types["geometry_msgs/msg/Transform"](
+        translation=types["geometry_msgs/msg/Vector3"](x=1.5, y=-0.5, z=0.0),
+        rotation=types["geometry_msgs/msg/Quaternion"](
+            x=0.0, y=0.0, z=float(np.sin(theta / 2)), w=float(np.cos(theta / 2))
+        ),
+    )
+    stamp_ns = T0_NS + 5 * 10**6
+    time_type = types["builtin_interfaces/msg/Time"]
+    header = types["std_msgs/msg/Header"](
+        stamp=time_type(sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9), frame_id=""
+    )
+    multi = types["sensor_msgs/msg/MultiDOFJointState"](
+        header=header,
+        joint_names=["base_planar_joint"],
+        transforms=[transform_value],
+        twist=[],
+        wrench=[],
+    )
+    data = bytes(STORE.serialize_cdr(multi, "sensor_msgs/msg/MultiDOFJointState"))
+    bag, states = recording(
+        tmp_path / "in", planar, "mcap", count=10,
+        extra_topics=[Topic("/multi_dof_joint_states", "sensor_msgs/msg/MultiDOFJointState")],
+        extra=[("/multi_dof_joint_states", stamp_ns, data)],
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    robot = Robot.load(planar)
+    later = [
+        (t, {**cfg, "base_planar_joint": np.array([1.5, -0.5, theta])})
+        for t, cfg in states
+        if t > stamp_ns
+    ]
+    assert check_every_link(out, robot, later) == len(later)

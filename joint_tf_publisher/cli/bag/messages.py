@@ -1,6 +1,7 @@
 """The few messages the bag commands look into: TFMessage (recorded ``/tf`` and
-``/tf_static``: whose frames) and std_msgs/String (``/robot_description``), through rosbags'
-CDR (de)serializer. The TFMessages the repair writes for the robot are the node's own bytes
+``/tf_static``: whose frames), std_msgs/String (``/robot_description``) and
+MultiDOFJointState (the node's ``multi_dof_joint_states``), through rosbags' CDR
+(de)serializer. The TFMessages the repair writes for the robot are the node's own bytes
 (``node_core.cdr``); these only read recorded messages and merge other publishers' static
 frames into the robot's static set.
 """
@@ -11,7 +12,11 @@ import struct
 from functools import cache
 from typing import Any
 
-from .storage import STRING, TF_MESSAGE
+import numpy as np
+
+from ...arrays import Array
+from ...stamps import stamp_to_ns
+from .storage import MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
 
 #: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
 Transform = Any
@@ -54,6 +59,32 @@ def merged_tf(data: bytes, extra: list[Transform]) -> bytes:
     if not extra:
         return data
     return tf_bytes(tf_transforms(data) + extra)
+
+
+def multi_dof_joint_state(
+    data: bytes | memoryview,
+) -> tuple[int, tuple[str, ...], Array, Array]:
+    """Stamp (ns), joint names, translations (K, 3, metres) and quaternions (K, 4, x y z w)
+    of a serialized sensor_msgs/MultiDOFJointState, as the node reads one
+    (``ros.node``); ValueError if it does not decode."""
+    try:
+        message = typestore().deserialize_cdr(bytes(data), MULTI_DOF_JOINT_STATE)
+    except Exception as exc:  # rosbags raises several types for broken CDR
+        raise ValueError(f"not a MultiDOFJointState: {exc}") from None
+    transforms = message.transforms
+    translations = np.array(
+        [(t.translation.x, t.translation.y, t.translation.z) for t in transforms]
+    ).reshape(-1, 3)
+    quaternions = np.array(
+        [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in transforms]
+    ).reshape(-1, 4)
+    stamp = message.header.stamp
+    return (
+        stamp_to_ns(stamp.sec, stamp.nanosec),
+        tuple(message.joint_names),
+        translations,
+        quaternions,
+    )
 
 
 def string_value(data: bytes | memoryview) -> str:

@@ -12,8 +12,9 @@ in them every JointState is kept (``ignore_timestamp``), as a recording keeps th
 
 What the output holds:
 
-- ``/tf``: one TFMessage per JointState (and the transforms of other publishers recorded in
-  the input, the robot's own frames removed from them and counted);
+- ``/tf``: one TFMessage per JointState of ``/joint_states`` and the ``source_list`` topics,
+  and per MultiDOFJointState of ``/multi_dof_joint_states`` (and the transforms of other
+  publishers recorded in the input, the robot's own frames removed from them and counted);
 - ``/tf_static``: the complete static set, reliable and transient local, at the bag's first
   log time, at each description change and every ``static_republish_period``; each message
   is the robot's set with every other publisher's static frames recorded in the input
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 #: The topics the repair reads and writes (the node's names, unremapped, in the root
 #: namespace).
 JOINT_STATES_TOPIC = "/joint_states"
+MULTI_DOF_TOPIC = "/multi_dof_joint_states"
 TF_TOPIC = "/tf"
 TF_STATIC_TOPIC = "/tf_static"
 DESCRIPTION_TOPIC = "/robot_description"
@@ -346,6 +348,16 @@ class Repair:
             return
         self._write_tf(pipeline.joint_state(*state, source, reader.block))
 
+    def _multi_dof_joint_state(self, data: bytes) -> None:
+        """One MultiDOFJointState as the node's subscription takes it (``ros.node``)."""
+        self.summary.joint_states += 1
+        try:
+            state = messages.multi_dof_joint_state(data)
+        except ValueError:
+            self.summary.undecodable += 1
+            return
+        self._write_tf(self.pipeline.multi_dof_joint_state(*state))
+
     def _recorded_tf(self, connection: Connection, data: bytes) -> None:
         """A recorded ``/tf`` message: kept without the robot's own frames."""
         assert self.out is not None and self.tf is not None
@@ -416,7 +428,7 @@ class Repair:
             except (ModelError, ParameterRejected):
                 continue
             self.robot_frames |= robot_frames(model, settings)
-        has_states = any(c.topic in topics for c in bag.connections)
+        has_states = any(c.topic in topics or c.topic == MULTI_DOF_TOPIC for c in bag.connections)
         if given is None and not descriptions:
             if not has_states:
                 raise BagError(
@@ -488,7 +500,7 @@ class Repair:
         next_default_ns = self.now_ns
         copies: dict[int, Connection] = {}
         total = max(bag.reader.message_count, 1)
-        next_progress = time.monotonic() + PROGRESS_PERIOD_S
+        next_progress = time.monotonic()  # the first line at the first check, then each period
         if first is None:
             return
         for connection, time_ns, data in _chain(first, rest):
@@ -512,6 +524,8 @@ class Repair:
             else:
                 if source is not None:
                     self._joint_state(data, source)
+                elif topic == MULTI_DOF_TOPIC:
+                    self._multi_dof_joint_state(data)
                 elif topic == DESCRIPTION_TOPIC:
                     self._description(data)
                 copy = copies.get(connection.id)

@@ -39,6 +39,7 @@ TF_STATIC_DEPTH = 1
 TF_MESSAGE = "tf2_msgs/msg/TFMessage"
 STRING = "std_msgs/msg/String"
 JOINT_STATE = "sensor_msgs/msg/JointState"
+MULTI_DOF_JOINT_STATE = "sensor_msgs/msg/MultiDOFJointState"
 
 
 class BagError(RuntimeError):
