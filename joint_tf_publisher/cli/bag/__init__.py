@@ -4,5 +4,5 @@ A front door around the node's engine (``node_core``): ``storage`` reads and wri
 bags (the ``rosbags`` library, imported when a command runs; the node never imports it),
 ``messages`` decodes and encodes the few messages the repair looks into, ``repair`` runs
 a bag's joint states through ``JointStatePipeline`` as the node would have live, and
-``findings`` is the doctor's view of a recording.
+``command`` is its command line. The doctor's view of a recording is ``doctor.recording``.
 """

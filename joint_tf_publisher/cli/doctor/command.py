@@ -2,7 +2,7 @@
 
 Joins the ROS listening (``listener``, imported when the command runs) to the rclpy-free
 analysis (``analysis``) and its report (``report``); with ``--bag`` a recording is read
-instead (``bag.doctor``, no ROS). Exit status: 0 when
+instead (``recording``, no ROS). Exit status: 0 when
 healthy, 1 when a problem is found, 2 for a bad command line (``main``).
 """
 
@@ -136,8 +136,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor_bag(args: argparse.Namespace) -> int:
-    """``doctor --bag IN``: the findings over a recording (``bag.doctor``), no ROS needed."""
-    from ..bag.doctor import run_bag_doctor
+    """``doctor --bag IN``: the findings over a recording (``recording``), no ROS needed."""
+    from .recording import run_bag_doctor
 
     robot = None
     if args.model is not None:

@@ -52,7 +52,7 @@ class Kind(enum.Enum):
     DIAGNOSTICS = "diagnostics"
     NO_DESCRIPTION = "no_description"
     REMOVED_FRAMES = "removed_frames"
-    # Recordings (``doctor --bag``: ``cli/bag/doctor.py``).
+    # Recordings (``doctor --bag``: ``recording``).
     NO_TF_STATIC = "no_tf_static"
     TF_STATIC_NOT_LATCHED = "tf_static_not_latched"
     STATICS_ONLY_AT_START = "statics_only_at_start"

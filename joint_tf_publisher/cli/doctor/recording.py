@@ -5,10 +5,11 @@ the names and frames seen): its ``/tf_static`` (when, how recorded), every trans
 ``/tf`` and ``/tf_static`` (parent, child, newest stamp), its joint states (names, gaps
 between log times, header stamps that go back or lie in another clock domain than the log
 times) and its descriptions. ``diagnose_bag`` turns the scan into the live doctor's
-``Finding``s (``doctor.observation``; frames with two parents or two sources are the live
-checks themselves, ``doctor.tree``), each naming its fix; where the fix is a repair, the
-exact ``joint-tf-publisher bag repair`` command. ``bag_report`` prints them as the live
-doctor does (``doctor.report``: the same text layout, JSON shape and exit status).
+``Finding``s (``observation``; frames with two parents or two sources are the live
+checks themselves, ``tree``), each naming its fix; where the fix is a repair, the exact
+``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report`` prints them as the
+live doctor does (``report``: the same text layout, JSON shape and exit status). The bag is
+read through ``bag.storage`` (rosbags, imported when the command runs).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from ...node_core.cdr import JointStateReader
 from ...node_core.parameters import Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
-from ..doctor.analysis import CLOCK_DOMAIN_GAP_NS
-from ..doctor.observation import (
+from ..bag import messages
+from ..bag.repair import DESCRIPTION_TOPIC, JOINT_STATES_TOPIC, TF_STATIC_TOPIC, TF_TOPIC
+from ..bag.storage import InputBag, is_latched, open_bag
+from .analysis import CLOCK_DOMAIN_GAP_NS
+from .observation import (
     Finding,
     HeardTransform,
     Kind,
@@ -38,11 +42,8 @@ from ..doctor.observation import (
     is_healthy,
     short_list,
 )
-from ..doctor.report import counts, wrapped
-from ..doctor.tree import parent_findings, publisher_findings
-from . import messages
-from .repair import DESCRIPTION_TOPIC, JOINT_STATES_TOPIC, TF_STATIC_TOPIC, TF_TOPIC
-from .storage import InputBag, is_latched, open_bag
+from .report import counts, wrapped
+from .tree import parent_findings, publisher_findings
 
 if TYPE_CHECKING:
     from rosbags.interfaces import Qos
