@@ -122,6 +122,19 @@ def test_every_link_of_the_repaired_bag_is_the_packages_fk(tmp_path: Path, stora
     assert static_qos.reliability is QosReliability.RELIABLE and static_qos.depth == 1
     (tf_profile,) = connections["/tf"].ext.offered_qos_profiles
     assert tf_profile.durability is QosDurability.VOLATILE and tf_profile.depth == 100
+    # ... as metadata.yaml says it, which `ros2 bag play` reads
+    import yaml
+
+    metadata = yaml.safe_load((out / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    topics = {
+        t["topic_metadata"]["name"]: t["topic_metadata"]
+        for t in metadata["topics_with_message_count"]
+    }
+    profiles = topics["/tf_static"]["offered_qos_profiles"]
+    profiles = yaml.safe_load(profiles) if isinstance(profiles, str) else profiles
+    assert [(p["durability"], p["reliability"], p["depth"]) for p in profiles] == [
+        ("transient_local", "reliable", 1)
+    ]
     assert any(path.suffix == (".mcap" if storage == "mcap" else ".db3") for path in out.iterdir())
 
 
@@ -581,3 +594,21 @@ def test_multi_dof_joint_states_are_read_as_the_node_reads_them(tmp_path: Path) 
         if t > stamp_ns
     ]
     assert check_every_link(out, robot, later) == len(later)
+
+
+def test_a_refused_description_mid_bag_keeps_the_model_as_the_node_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recorded description that does not load: said with its line, the model stays (the
+    node's rule for its topic), the repair goes on."""
+    broken = ARM.read_text().replace('<child link="shoulder_link"/>', '<child link="nowhere"/>', 1)
+    bag, states = recording(
+        tmp_path / "in", ARM, "sqlite3", count=20,
+        extra=[("/robot_description", T0_NS + 5 * 10**7, string(broken))],
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "robot description from topic rejected, the model stays" in err
+    assert "robot_description topic:" in err and "nowhere" in err
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
