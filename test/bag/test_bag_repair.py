@@ -612,3 +612,48 @@ def test_a_refused_description_mid_bag_keeps_the_model_as_the_node_does(
     assert "robot description from topic rejected, the model stays" in err
     assert "robot_description topic:" in err and "nowhere" in err
     assert check_every_link(out, Robot.load(ARM), states) == len(states)
+
+
+def split_bag(folder: Path, storage: str) -> tuple[Path, list[tuple[int, dict[str, float]]]]:
+    """A bag of two files, as `ros2 bag record --max-bag-duration` splits one: the
+    description in the first file only, the joint states in both."""
+    import shutil
+
+    import yaml
+
+    first, states = recording(folder / "first", ARM, storage, count=40)
+    later = [(t + 40 * 10**7, cfg) for t, cfg in states]  # the next 0.4 s
+    second = write_bag(
+        folder / "second",
+        storage,
+        [Topic("/joint_states", "sensor_msgs/msg/JointState")],
+        [("/joint_states", t, joint_state(t, list(cfg), list(cfg.values()))) for t, cfg in later],
+    )
+    metadata_path = first / "metadata.yaml"
+    document = yaml.safe_load(metadata_path.read_text())
+    info = document["rosbag2_bagfile_information"]
+    (second_info,) = yaml.safe_load((second / "metadata.yaml").read_text())[
+        "rosbag2_bagfile_information"
+    ]["files"]
+    suffix = ".mcap" if storage == "mcap" else ".db3"
+    name = f"first_1{suffix}"
+    shutil.move(second / second_info["path"], first / name)
+    info["relative_file_paths"].append(name)
+    info["files"].append({**second_info, "path": name})
+    info["message_count"] += second_info["message_count"]
+    info["duration"]["nanoseconds"] = later[-1][0] - T0_NS
+    for topic in info["topics_with_message_count"]:
+        if topic["topic_metadata"]["name"] == "/joint_states":
+            topic["message_count"] += len(later)
+    metadata_path.write_text(yaml.safe_dump(document))
+    return first, states + later
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_a_split_bag_is_read_whole(tmp_path: Path, storage: str) -> None:
+    bag, states = split_bag(tmp_path, storage)
+    with Reader(bag) as reader:
+        assert sum(1 for c, _, _ in reader.messages() if c.topic == "/joint_states") == 80
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    assert check_every_link(out, Robot.load(ARM), states) == 80
