@@ -657,3 +657,35 @@ def test_a_split_bag_is_read_whole(tmp_path: Path, storage: str) -> None:
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out)) == 0
     assert check_every_link(out, Robot.load(ARM), states) == 80
+
+
+def test_another_publishers_static_frame_takes_its_value_at_each_time(tmp_path: Path) -> None:
+    """A camera mount moved at 0.25 s, and its publisher republishing every 0.05 s: each
+    /tf_static written (every 0.1 s) holds the value as of its log time, the first one the
+    first value recorded (before the camera's first message too)."""
+    moved_ns = T0_NS + 25 * 10**7
+    extra = [
+        (
+            "/tf_static",
+            T0_NS + 10**7 + k * 5 * 10**7,
+            tf_message(
+                [transform(T0_NS, "base_link", "camera", (0.1 if t < moved_ns else 0.3, 0, 0))]
+            ),
+        )
+        for k in range(10)
+        if (t := T0_NS + 10**7 + k * 5 * 10**7)
+    ]
+    bag, _ = recording(
+        tmp_path / "in", ARM, "sqlite3", count=50,
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [tf_static_qos()])], extra=extra,
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--static-republish-period", "0.1") == 0
+    _, recorded = read_bag(out)
+    camera = [
+        (t, next(x for x in messages.tf_transforms(d) if x.child_frame_id == "camera"))
+        for topic, t, d in recorded
+        if topic == "/tf_static"
+    ]
+    assert [(t - T0_NS) // 10**7 for t, _ in camera] == [0, 10, 20, 30, 40]
+    assert [c.transform.translation.x for _, c in camera] == [0.1, 0.1, 0.1, 0.3, 0.3]

@@ -206,21 +206,34 @@ def robot_frames(model: LoadedModel, settings: Settings) -> set[str]:
 
 
 @dataclass
-class Recorded:
-    """What the first pass found: the bag's descriptions (log time, text; consecutive
-    repeats left out), the other publishers' static frames (child -> (log time, transform),
-    in log-time order) and the robot's frames over every description."""
+class RecordedStatics:
+    """The recorded ``/tf_static``'s transforms by child frame: how many were recorded, and
+    the values in log-time order (a value repeated, as a republishing publisher sends it, is
+    kept once: memory does not grow with the recording's length)."""
 
-    descriptions: list[tuple[int, str]] = field(default_factory=list)
-    statics: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    count: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+
+    def add(self, time_ns: int, transform: Any) -> None:
+        child = transform.child_frame_id
+        self.count[child] = self.count.get(child, 0) + 1
+        changes = self.changes.setdefault(child, [])
+        if not changes or _value(changes[-1][1]) != _value(transform):
+            changes.append((time_ns, transform))
 
 
-def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], list[tuple[int, list[Any]]], int]:
-    """The bag's descriptions (log time, text) and recorded ``/tf_static`` messages (log
-    time, transforms), and how many ``/tf_static`` messages did not decode."""
+def _value(transform: Any) -> tuple[object, ...]:
+    """What a static transform says: its parent and pose."""
+    t, q = transform.transform.translation, transform.transform.rotation
+    return (transform.header.frame_id, t.x, t.y, t.z, q.x, q.y, q.z, q.w)
+
+
+def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], RecordedStatics, int]:
+    """The bag's descriptions (log time, text; consecutive repeats left out), its recorded
+    ``/tf_static`` transforms, and how many of those messages did not decode."""
     wanted = [c for c in bag.connections if c.topic in (DESCRIPTION_TOPIC, TF_STATIC_TOPIC)]
     descriptions: list[tuple[int, str]] = []
-    statics: list[tuple[int, list[Any]]] = []
+    statics = RecordedStatics()
     broken = 0
     if not wanted:
         return descriptions, statics, broken
@@ -231,7 +244,8 @@ def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], list[tuple[int, li
                 if not descriptions or descriptions[-1][1] != text:
                     descriptions.append((time_ns, text))
             else:
-                statics.append((time_ns, messages.tf_transforms(data)))
+                for transform in messages.tf_transforms(data):
+                    statics.add(time_ns, transform)
         except ValueError:
             broken += 1
     return descriptions, statics, broken
@@ -252,7 +266,8 @@ class Repair:
         self.sources: dict[str, int] = {}
         self.base_text: str | None = None
         self.static: Publication | None = None
-        self.other_statics: list[tuple[int, Any]] = []
+        #: Other publishers' static frames: child -> their values (log time, transform).
+        self.other_statics: dict[str, list[tuple[int, Any]]] = {}
         self.robot_frames: set[str] = set()
         self.out: BagOutput | None = None
         self.tf: Connection | None = None
@@ -309,12 +324,15 @@ class Repair:
     def _other_statics_at(self, time_ns: int) -> list[Any]:
         """Each other publisher's static frame: its last value at or before ``time_ns``,
         else its first (a recorder that started late still saw it)."""
-        chosen: dict[str, Any] = {}
-        for recorded_ns, transform in self.other_statics:
-            child = transform.child_frame_id
-            if child not in chosen or recorded_ns <= time_ns:
-                chosen[child] = transform
-        return list(chosen.values())
+        chosen = []
+        for changes in self.other_statics.values():
+            value = changes[0][1]
+            for recorded_ns, transform in changes:
+                if recorded_ns > time_ns:
+                    break
+                value = transform
+            chosen.append(value)
+        return chosen
 
     def _write_tf(self, publication: Publication | None) -> None:
         if publication is None:
@@ -452,16 +470,13 @@ class Repair:
             self._install(
                 self._load(partial(prepared_model, load_description, text, TOPIC_SOURCE), where)
             )
-        self.other_statics = [
-            (time_ns, transform)
-            for time_ns, transforms in recorded_statics
-            for transform in transforms
-            if transform.child_frame_id not in self.robot_frames
-        ]
+        self.other_statics = {
+            child: changes
+            for child, changes in recorded_statics.changes.items()
+            if child not in self.robot_frames
+        }
         self.summary.frames_replaced += sum(
-            transform.child_frame_id in self.robot_frames
-            for _, transforms in recorded_statics
-            for transform in transforms
+            count for child, count in recorded_statics.count.items() if child in self.robot_frames
         )
         storage = options.storage or bag.storage
         self.out = BagOutput(options.output, storage, options.force)

@@ -28,7 +28,13 @@ from ...node_core.parameters import Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
-from ..bag.repair import DESCRIPTION_TOPIC, JOINT_STATES_TOPIC, TF_STATIC_TOPIC, TF_TOPIC
+from ..bag.repair import (
+    DESCRIPTION_TOPIC,
+    JOINT_STATES_TOPIC,
+    MULTI_DOF_TOPIC,
+    TF_STATIC_TOPIC,
+    TF_TOPIC,
+)
 from ..bag.storage import InputBag, is_latched, open_bag
 from .analysis import CLOCK_DOMAIN_GAP_NS
 from .observation import (
@@ -115,6 +121,11 @@ def scan_bag(bag: InputBag) -> BagScan:
         topic = connection.topic
         if topic == JOINT_STATES_TOPIC:
             _joint_state(scan, reader, time_ns, data)
+        elif topic == MULTI_DOF_TOPIC:
+            try:
+                scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
+            except ValueError:
+                continue
         elif topic in (TF_TOPIC, TF_STATIC_TOPIC):
             static = topic == TF_STATIC_TOPIC
             if static:
