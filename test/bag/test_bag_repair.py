@@ -689,3 +689,58 @@ def test_another_publishers_static_frame_takes_its_value_at_each_time(tmp_path: 
     ]
     assert [(t - T0_NS) // 10**7 for t, _ in camera] == [0, 10, 20, 30, 40]
     assert [c.transform.translation.x for _, c in camera] == [0.1, 0.1, 0.1, 0.3, 0.3]
+
+
+def test_a_connection_recorded_without_a_definition_gets_rosbags_own() -> None:
+    """rosbag2 before Iron recorded no message definitions: a known type takes rosbags'
+    definition and hash, an unknown one is copied without (never refused)."""
+    from bag_maker import STORE
+    from rosbags.interfaces import (
+        Connection,
+        ConnectionExtRosbag2,
+        MessageDefinition,
+        MessageDefinitionFormat,
+    )
+
+    from joint_tf_publisher.cli.bag.repair import recorded_definition
+
+    def recorded(msgtype: str) -> Connection:
+        empty = MessageDefinition(MessageDefinitionFormat.NONE, "")
+        return Connection(1, "/x", msgtype, empty, "", 0, ConnectionExtRosbag2("cdr", []), None)
+
+    definition, digest = recorded_definition(recorded(STRING))
+    assert (definition, digest) == (
+        STORE.generate_msgdef(STRING, ros_version=2)[0],
+        STORE.hash_rihs01(STRING),
+    )
+    assert recorded_definition(recorded("my_msgs/msg/Private")) == ("", "")
+
+
+def test_a_xacro_description_with_arguments(tmp_path: Path) -> None:
+    xacro = tmp_path / "arm.urdf.xacro"
+    text = ARM.read_text().replace(
+        '<robot name="demo_arm">',
+        '<robot name="demo_arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="height" default="0.1"/>',
+    )
+    text = text.replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 $(arg height)"', 1)
+    assert "$(arg height)" in text
+    xacro.write_text(text)
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=10)
+    out = tmp_path / "out"
+    assert (
+        repair(
+            str(bag),
+            "-o",
+            str(out),
+            "--description",
+            str(xacro),
+            "--description-args",
+            "height:=0.5",
+        )
+        == 0
+    )
+    expected = Robot.from_xml_string(
+        ARM.read_text().replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 0.5"', 1)
+    )
+    assert check_every_link(out, expected, states) == len(states)

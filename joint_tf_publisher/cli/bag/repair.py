@@ -545,11 +545,12 @@ class Repair:
                     self._description(data)
                 copy = copies.get(connection.id)
                 if copy is None:
+                    definition, digest = recorded_definition(connection)
                     copy = copies[connection.id] = out.connection(
                         topic,
                         connection.msgtype,
-                        connection.msgdef.data,
-                        connection.digest,
+                        definition,
+                        digest,
                         connection.ext.offered_qos_profiles,
                         connection.ext.serialization_format,
                     )
@@ -567,6 +568,20 @@ class Repair:
                     self.progress.flush()
         if self.progress is not None:
             self.progress.write("\r" + " " * 70 + "\r")
+
+
+def recorded_definition(connection: Connection) -> tuple[str, str]:
+    """A recorded connection's message definition and type hash, as recorded; where the bag
+    has none (rosbag2 before Iron wrote no definitions), rosbags' own for a type it knows,
+    else none ("")."""
+    definition, digest = connection.msgdef.data, connection.digest
+    if definition and digest:
+        return definition, digest
+    try:
+        known, known_digest = messages.definition(connection.msgtype)
+    except Exception:  # a type rosbags does not know: copied without a definition
+        return definition, digest
+    return definition or known, digest or known_digest
 
 
 def message_count(data: bytes) -> int:
