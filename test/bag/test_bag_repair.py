@@ -744,3 +744,32 @@ def test_a_xacro_description_with_arguments(tmp_path: Path) -> None:
         ARM.read_text().replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 0.5"', 1)
     )
     assert check_every_link(out, expected, states) == len(states)
+
+
+def test_a_description_but_no_joint_states_writes_nothing_for_a_moving_robot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without joint states the repair would only take the robot's recorded frames away:
+    refused (exit 1, nothing written); a robot without moving joints needs none."""
+    recorded_tf = [
+        ("/tf", T0_NS, tf_message([transform(T0_NS, "base_link", "shoulder_link", (0, 0, 0.1))]))
+    ]
+    bag = write_bag(
+        tmp_path / "in", "sqlite3",
+        [Topic("/tf", TF_MESSAGE), Topic("/robot_description", STRING, [tf_static_qos()])],
+        [*recorded_tf, ("/robot_description", T0_NS, string(ARM.read_text()))],
+    )  # fmt: skip
+    assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert "no joint states" in err and "source_list" in err
+    assert not (tmp_path / "out").exists()
+    fixed = tmp_path / "fixed.urdf"
+    fixed.write_text(
+        '<robot name="stand"><link name="base"/><link name="top"/>'
+        '<joint name="post" type="fixed"><parent link="base"/><child link="top"/>'
+        '<origin xyz="0 0 1"/></joint></robot>'
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--description", str(fixed)) == 0
+    _, recorded = read_bag(tmp_path / "out")
+    (static,) = [messages.tf_transforms(d) for topic, _, d in recorded if topic == "/tf_static"]
+    assert [t.child_frame_id for t in static] == ["top"]

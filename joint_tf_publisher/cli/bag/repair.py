@@ -478,6 +478,15 @@ class Repair:
         self.summary.frames_replaced += sum(
             count for child, count in recorded_statics.count.items() if child in self.robot_frames
         )
+        installed = self.pipeline.model
+        if not has_states and installed is not None and installed.kin.moving_joints:
+            names = ", ".join(sorted({JOINT_STATES_TOPIC, MULTI_DOF_TOPIC, *topics}))
+            raise BagError(
+                f"{options.source}: no joint states ({names}): robot "
+                f"{installed.robot.name!r} has moving joints whose frames cannot be rebuilt (its "
+                "recorded /tf is left as it is: no output written); a JointState topic of "
+                "another name goes in --params source_list"
+            )
         storage = options.storage or bag.storage
         self.out = BagOutput(options.output, storage, options.force)
         try:
