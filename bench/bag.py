@@ -1,14 +1,15 @@
 """``bag`` section: ``joint-tf-publisher bag repair`` end to end on a recording of the
 humanoid (read, compute, write), and where its time goes.
 
-A recording of the humanoid's joint states at 1 kHz (every independent joint, a sine each,
-one JointState per millisecond, its description on ``/robot_description``) is written with
-rosbags' writer; the repair runs in a child process of its own (``python -m
-joint_tf_publisher.cli.main``... through ``main``), timed end to end, its peak RSS read from
-``wait4``. Two lengths (10 s and 60 s; quick: 5 s and 20 s) show whether memory grows with
-the bag. Then the parts in this process, on the 10 s bag: rosbags reading the bag alone, the
-node's pipeline alone on the JointStates in memory (the short way, as the repair calls it),
-and rosbags writing the TFMessages alone.
+A recording of the humanoid's joint states at 1 kHz (``models``' humanoid:
+test/make_humanoid_urdf.py's robot on a fixed base, as in every section; every independent
+joint a sine within its limits, one JointState per millisecond, its description on
+``/robot_description``) is written with rosbags' writer; the repair runs in a child process of
+its own (``main`` of the command line), timed end to end, its peak RSS read from ``wait4``.
+Two lengths (10 s and 60 s; quick: 5 s and 20 s) show whether memory grows with the bag, and
+the shorter once more in MCAP. Then the parts in this process, on the shorter bag: rosbags
+reading the bag alone, the node's pipeline alone on the JointStates in memory (the short way,
+as the repair calls it), and rosbags writing the TFMessages alone.
 """
 
 from __future__ import annotations
@@ -177,6 +178,23 @@ def run_bag(quick: bool) -> tuple[list[Table], dict[str, Any]]:
                     "rss_mb": rss_mb,
                 }
             )
+        source = workdir / "humanoid_mcap"
+        count = write_recording(source, lengths[0], "mcap")
+        wall_s, rss_mb = timed_repair(source, workdir / "repaired_mcap")
+        rate = count / wall_s
+        rows.append(
+            [
+                f"{lengths[0]:g} s, MCAP",
+                f"{count:,}",
+                f"{wall_s:.1f}",
+                f"{rate:,.0f}",
+                f"{rss_mb:.0f}",
+            ]
+        )
+        record["runs"].append(
+            {"seconds": lengths[0], "storage": "mcap", "joint_states": count, "wall_s": wall_s,
+             "rate": rate, "rss_mb": rss_mb}
+        )  # fmt: skip
         split = parts(workdir / f"humanoid_{lengths[0]:g}s", workdir)
     record["parts"] = split
     count = split["count"]
@@ -195,7 +213,8 @@ def run_bag(quick: bool) -> tuple[list[Table], dict[str, Any]]:
         ["recording", "JointStates", "wall s", "JointStates/s", "peak RSS MB"],
         rows,
         [
-            f"{len(spec.independent_joints)} joints per JointState; sqlite3 in and out; one "
+            f"{len(spec.independent_joints)} joints per JointState; sqlite3 in and out (MCAP in "
+            "and out on its row); one "
             "child process per run (start-up and imports included), peak RSS from wait4",
             "target: >= 20,000 JointStates/s, memory flat in the bag's length",
         ],
