@@ -19,6 +19,7 @@ from bag_maker import (
     joint_state,
     recording,
     string,
+    sweep,
     tf_message,
     transform,
     write_bag,
@@ -773,3 +774,69 @@ def test_a_description_but_no_joint_states_writes_nothing_for_a_moving_robot(
     _, recorded = read_bag(tmp_path / "out")
     (static,) = [messages.tf_transforms(d) for topic, _, d in recorded if topic == "/tf_static"]
     assert [t.child_frame_id for t in static] == ["top"]
+
+
+def test_the_nodes_parameters_file_applies_offline(tmp_path: Path) -> None:
+    """source_list, time_offset and attachments from the node's own YAML: the wrist joints
+    from a second topic, every stamp shifted by time_offset, and the attached tool's frames
+    in the static set, with every link the FK of the composed robot."""
+    from joint_tf_publisher.description.compose import Attachment, compose
+
+    suction = REPO_ROOT / "urdf" / "suction_tool.urdf"
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "joint_tf_publisher:\n  ros__parameters:\n"
+        "    source_list: [wrist_states]\n"
+        "    time_offset: -0.01\n"
+        "    attachments:\n      names: [tool]\n"
+        f"      tool:\n        file: {suction}\n        parent: tool_flange\n"
+        "        prefix: tool_\n        origin: [0.0, 0.0, 0.05, 0.0, 0.0, 0.0]\n"
+    )
+    robot = Robot.load(ARM)
+    bag_states = sweep(robot, 20, 100.0)
+    wrist = {"wrist_1_joint", "wrist_2_joint", "wrist_3_joint"}
+    messages_in = []
+    for t, cfg in bag_states:
+        arm = {k: v for k, v in cfg.items() if k not in wrist}
+        hand = {k: v for k, v in cfg.items() if k in wrist}
+        messages_in.append(("/joint_states", t, joint_state(t, list(arm), list(arm.values()))))
+        messages_in.append(("/wrist_states", t, joint_state(t, list(hand), list(hand.values()))))
+    bag = write_bag(
+        tmp_path / "in", "mcap",
+        [Topic("/joint_states", "sensor_msgs/msg/JointState"), Topic("/wrist_states", "sensor_msgs/msg/JointState"),
+         Topic("/robot_description", STRING, [tf_static_qos()])],
+        [*messages_in, ("/robot_description", T0_NS, string(ARM.read_text()))],
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--params", str(params)) == 0
+    _, recorded = read_bag(out)
+    stamps = {
+        t.header.stamp.sec * 10**9 + t.header.stamp.nanosec - time_ns
+        for topic, time_ns, d in recorded
+        if topic == "/tf"
+        for t in messages.tf_transforms(d)
+    }
+    assert stamps == {-(10**7)}
+    tool = Attachment(
+        "tool", "tool_flange", file=str(suction), origin=(0, 0, 0.05, 0, 0, 0), prefix="tool_"
+    )
+    composed_robot = Robot.from_xml_string(compose(ARM.read_text(), (tool,)))
+    assert {"tool_base_link", "tool_cup"} <= set(composed_robot.links)
+    shifted = [(t - 10**7, cfg) for t, cfg in bag_states]
+    edges: dict[str, tuple[str, np.ndarray]] = {}
+    checked = 0
+    by_time = dict(shifted)
+    for topic, _, data in recorded:
+        if topic not in ("/tf", "/tf_static"):
+            continue
+        transforms = messages.tf_transforms(data)
+        for t in transforms:
+            edges[t.child_frame_id] = (t.header.frame_id, pose(t))
+        stamp = transforms[0].header.stamp.sec * 10**9 + transforms[0].header.stamp.nanosec
+        if topic == "/tf" and {t.child_frame_id for t in transforms} & {"wrist_1_link"}:
+            for link, matrix in composed_robot.link_fk(by_time[stamp]).items():
+                np.testing.assert_allclose(
+                    composed(edges, link, robot.root), matrix, atol=TOLERANCE
+                )
+            checked += 1
+    assert checked == len(shifted)
