@@ -801,12 +801,13 @@ def test_the_nodes_parameters_file_applies_offline(tmp_path: Path) -> None:
         hand = {k: v for k, v in cfg.items() if k in wrist}
         messages_in.append(("/joint_states", t, joint_state(t, list(arm), list(arm.values()))))
         messages_in.append(("/wrist_states", t, joint_state(t, list(hand), list(hand.values()))))
-    bag = write_bag(
-        tmp_path / "in", "mcap",
-        [Topic("/joint_states", "sensor_msgs/msg/JointState"), Topic("/wrist_states", "sensor_msgs/msg/JointState"),
-         Topic("/robot_description", STRING, [tf_static_qos()])],
-        [*messages_in, ("/robot_description", T0_NS, string(ARM.read_text()))],
-    )  # fmt: skip
+    topics = [
+        Topic("/joint_states", "sensor_msgs/msg/JointState"),
+        Topic("/wrist_states", "sensor_msgs/msg/JointState"),
+        Topic("/robot_description", STRING, [tf_static_qos()]),
+    ]
+    messages_in.append(("/robot_description", T0_NS, string(ARM.read_text())))
+    bag = write_bag(tmp_path / "in", "mcap", topics, messages_in)
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out), "--params", str(params)) == 0
     _, recorded = read_bag(out)
