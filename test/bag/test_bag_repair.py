@@ -82,28 +82,38 @@ def repair(*args: str) -> int:
 def check_every_link(
     out: Path, robot: Robot, states: list[tuple[int, dict[str, float]]], prefix: str = ""
 ) -> int:
-    """Replay ``out``'s /tf_static and /tf in log-time order; at each JointState's log time
-    every link of ``robot`` composed from them equals its FK. Returns the states checked."""
+    """Replay ``out``'s /tf_static and /tf in log-time order; once every message of a
+    JointState's log time is in, every link of ``robot`` (frames with ``prefix``) composed
+    from them equals its FK, and every /tf transform then is stamped with that JointState's
+    stamp. Returns the states checked."""
     _, recorded = read_bag(out)
     by_time = dict(states)
     edges: dict[str, tuple[str, np.ndarray]] = {}
     checked = 0
+
+    def check(time_ns: int) -> None:
+        nonlocal checked
+        for link, matrix in robot.link_fk(by_time[time_ns]).items():
+            got = composed(edges, prefix + link, prefix + robot.root)
+            np.testing.assert_allclose(got, matrix, atol=TOLERANCE)
+        checked += 1
+
+    pending: int | None = None  # the log time of the last /tf message, a JointState's
     for topic, time_ns, data in recorded:
         if topic not in ("/tf", "/tf_static"):
             continue
-        for t in messages.tf_transforms(data):
+        if pending is not None and time_ns != pending:
+            check(pending)
+            pending = None
+        transforms = messages.tf_transforms(data)
+        for t in transforms:
             edges[t.child_frame_id] = (t.header.frame_id, pose(t))
         if topic == "/tf" and time_ns in by_time:
-            stamps = {
-                t.header.stamp.sec * 10**9 + t.header.stamp.nanosec
-                for t in messages.tf_transforms(data)
-            }
+            stamps = {t.header.stamp.sec * 10**9 + t.header.stamp.nanosec for t in transforms}
             assert stamps == {time_ns}  # the JointState's stamp, as the node stamps
-            expected = robot.link_fk(by_time[time_ns])
-            for link, matrix in expected.items():
-                got = composed(edges, prefix + link, prefix + robot.root)
-                np.testing.assert_allclose(got, matrix, atol=TOLERANCE)
-            checked += 1
+            pending = time_ns
+    if pending is not None:
+        check(pending)
     return checked
 
 
@@ -841,3 +851,24 @@ def test_the_nodes_parameters_file_applies_offline(tmp_path: Path) -> None:
                 )
             checked += 1
     assert checked == len(shifted)
+
+
+def test_the_global_tree_goes_out_too(tmp_path: Path) -> None:
+    """global_frame_prefix: each JointState's transforms in both trees on /tf, and one
+    /tf_static message with both static sets (playback latches one message per topic)."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    global_frame_prefix: fleet/arm1/\n")
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=10)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--params", str(params)) == 0
+    _, recorded = read_bag(out)
+    (static,) = [messages.tf_transforms(d) for topic, _, d in recorded if topic == "/tf_static"]
+    assert {t.child_frame_id for t in static} == {
+        prefix + child
+        for prefix in ("", "fleet/arm1/")
+        for child in ("tool_flange", "gripper_base_link")
+    }
+    assert sum(topic == "/tf" for topic, _, _ in recorded) == 2 * len(states)
+    robot = Robot.load(ARM)
+    assert check_every_link(out, robot, states) == len(states)
+    assert check_every_link(out, robot, states, prefix="fleet/arm1/") == len(states)

@@ -309,16 +309,18 @@ class Repair:
 
     def _write_statics(self, time_ns: int) -> None:
         """The current static set (and the other publishers' statics as of ``time_ns``) on
-        ``/tf_static`` at ``time_ns``."""
+        ``/tf_static`` at ``time_ns``, as one message: the global tree's set too where there
+        is one (live it is a second latched publisher; a bag's one ``/tf_static`` latches one
+        message on playback)."""
         assert self.out is not None and self.tf_static is not None
         if self.static is None:
             return
         extra = self._other_statics_at(time_ns)
-        data = messages.merged_tf(self.static.to_bytes(), extra)
-        self.out.write(self.tf_static, time_ns, data)
         global_tree = self.static.in_global_tree()
         if global_tree is not None:
-            self.out.write(self.tf_static, time_ns, global_tree.to_bytes())
+            extra = messages.tf_transforms(global_tree.to_bytes()) + extra
+        data = messages.merged_tf(self.static.to_bytes(), extra)
+        self.out.write(self.tf_static, time_ns, data)
         self.summary.statics_written += 1
 
     def _other_statics_at(self, time_ns: int) -> list[Any]:
