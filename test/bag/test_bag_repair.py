@@ -151,6 +151,7 @@ def test_every_link_of_the_repaired_bag_is_the_packages_fk(tmp_path: Path, stora
 
 def test_the_storage_can_change_and_the_input_is_a_bare_file(tmp_path: Path) -> None:
     bag, states = recording(tmp_path / "in", ARM, "sqlite3")
+    assert repair(str(bag / "metadata.yaml"), "-o", str(tmp_path / "by_metadata")) == 0
     (db3,) = bag.glob("*.db3")
     out = tmp_path / "out"
     assert repair(str(db3), "-o", str(out), "--storage", "mcap") == 0

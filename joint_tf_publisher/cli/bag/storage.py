@@ -104,6 +104,8 @@ def open_bag(path: Path) -> InputBag:
     rosbags_installed()
     from rosbags.rosbag2 import Reader, ReaderError
 
+    if path.name == "metadata.yaml" and path.is_file():  # the bag's folder was meant
+        path = path.parent
     if not path.exists():
         raise BagError(
             f"{path}: no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)"
