@@ -43,6 +43,8 @@ setup(
         "plot": ["matplotlib>=3.5"],
         "xacro": ["xacro>=2.0"],
         "params": ["pyyaml>=5.4"],
+        # `bag repair` and `doctor --bag` (docs/recordings.md): no rosdep key, see package.xml.
+        "bag": ["rosbags>=0.10", "pyyaml>=5.4"],
         "test": ["pytest>=7", "hypothesis>=6", "scipy>=1.8", "pyyaml>=5.4"],
     },
     zip_safe=True,

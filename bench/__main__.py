@@ -39,7 +39,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import dds, fk, vs_rsp  # noqa: E402
+from . import bag, dds, fk, vs_rsp  # noqa: E402
 from .profile import profile_callback  # noqa: E402
 from .report import Table  # noqa: E402
 
@@ -54,6 +54,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, 
         executors=args.executors,
         global_tree=args.global_tree,
     ),
+    "bag": lambda args: bag.run_bag(args.quick),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
