@@ -184,16 +184,16 @@ class RemoteChange(NamedTuple):
 
 
 class RemoteOutput:
-    """The remote output of the node whose pipeline is ``pipeline`` (module docstring).
+    """The remote output of the node whose pipeline is ``pipeline`` (module docstring); its
+    warnings go to the pipeline's logger.
 
     ``configure`` after every model or settings change; ``tick`` at the remote rate;
     ``static_publication`` for the remote statics topic. ``facts`` is what the health report
     shows (``health.model.RemoteFacts``), kept in ``pipeline.health.remote``.
     """
 
-    def __init__(self, pipeline: JointStatePipeline, log_warning: Callable[[str], None]) -> None:
+    def __init__(self, pipeline: JointStatePipeline) -> None:
         self._pipeline = pipeline
-        self._warn = log_warning
         self.plan: RemotePlan | None = None
         self._settings: Settings | None = None
         self.cap = RateCap(pipeline.settings.remote_rate)
@@ -224,7 +224,7 @@ class RemoteOutput:
             left = self.plan.left_out if self.plan is not None else {}
             new_left = {name: why for name, why in left.items() if name not in old_left}
             for name, why in new_left.items():
-                self._warn(f"remote output: frame {name!r} left out: {why}")
+                pipeline.reporter.logger.warning(f"remote output: frame {name!r} left out: {why}")
         rate_changed = old is None or settings.remote_rate != old.remote_rate
         if rate_changed:
             self.cap = RateCap(settings.remote_rate)

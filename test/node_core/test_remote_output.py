@@ -42,8 +42,7 @@ class RemoteRig(Rig):
     def __init__(self, path: Any = ARM_URDF, **settings: Any) -> None:
         settings.setdefault("remote_frames", ARM_FRAMES)
         super().__init__(path, **settings)
-        self.warnings: list[str] = []
-        self.remote = RemoteOutput(self.pipeline, self.warnings.append)
+        self.remote = RemoteOutput(self.pipeline)
         self.change = self.remote.configure()
         self.steady_ns = 0
 
@@ -304,7 +303,7 @@ def test_a_description_without_a_chosen_frame_leaves_it_out_and_says_so() -> Non
     humanoid = TEST_DIR / "urdf" / "humanoid.urdf"
     rig.pipeline.install(LoadedModel(Robot.load(humanoid), humanoid.read_text()))
     rig.remote.configure()
-    assert any("'ee_link' left out" in line for line in rig.warnings)
+    assert rig.logger.containing("remote output: frame 'ee_link' left out")
     report = rig.pipeline.health.report(GraphFacts({}, T0))
     values = dict(report.values)
     assert "ee_link (no link of that name in the robot)" in values[Key.REMOTE_LEFT_OUT]
