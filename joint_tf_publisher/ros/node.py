@@ -76,6 +76,7 @@ from ..node_core.parameters import (
     ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
+    REMOTE_FIELDS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
@@ -446,7 +447,7 @@ class JointTfPublisher(Node):
             change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
-            if "remote.topic" in values:
+            if REMOTE_FIELDS.keys() & values.keys():
                 self._check_remote(change.settings, None)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)

@@ -7,8 +7,9 @@ arm's full tree on /tf and /tf_static and five chosen links on ``/remote_arm/rem
 ``tf2_ros.Buffer`` + ``TransformListener``, as a viewer) looks each chosen link up in the root
 frame at one stamp, once on the full tree and once with /tf and /tf_static remapped to the
 remote topics, while the test keeps sending that joint state (``ignore_timestamp``: the node
-publishes it each time). Both must equal the package's FK; a runtime change naming a frame the
-robot has not is refused with the close matches.
+publishes it each time). Both must equal the package's FK. The remote statics are republished
+with ``static_republish_period``; a runtime change naming a frame the robot has not is refused
+with the close matches, one naming others moves the output (the last test).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from node_harness import (  # noqa: E402
     started,
     wait_until,
 )
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -62,6 +64,7 @@ def node(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nod
         "ignore_timestamp": True,
         "remote.frames": CHOSEN,
         "remote.rate": 20.0,
+        "static_republish_period": 0.5,
     }
     node = started(probe, tmp_path_factory, NAMESPACE, params, ("joint_1", "link_1"))
     yield node
@@ -148,3 +151,47 @@ def test_an_unknown_frame_is_refused_with_the_close_matches(node: NodeUnderTest)
     assert not result.successful and "topic of its own" in result.reason
     (result,) = node.set_parameters(**{"remote.rate": 5.0})
     assert result.successful
+
+
+def volatile_qos() -> QoSProfile:
+    return QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def test_the_remote_statics_are_republished_for_volatile_readers(
+    node: NodeUnderTest, probe: Probe
+) -> None:
+    recorder = Recorder()
+    subscription = probe.node.create_subscription(
+        TFMessage, f"{NAMESPACE}/remote/tf_static", recorder, volatile_qos()
+    )
+    try:
+        wait_until(lambda: len(recorder) >= 2, what="two remote statics republished")
+    finally:
+        probe.node.destroy_subscription(subscription)
+    assert {t.child_frame_id for t in recorder.messages()[-1].transforms} == {
+        "r/pedestal",
+        "r/camera_optical_frame",
+    }
+
+
+def test_a_runtime_change_of_the_frames_moves_the_output(node: NodeUnderTest, probe: Probe) -> None:
+    (result,) = node.set_parameters(**{"remote.frames": ["link_7"]})
+    assert result.successful, result.reason
+    dynamic = Recorder()
+    subscription = probe.node.create_subscription(
+        TFMessage, f"{NAMESPACE}/remote/tf", dynamic, volatile_qos()
+    )
+
+    def only_link_7() -> bool:
+        node.publish(JOINTS, VALUES, fresh_stamp())
+        pause(0.05)
+        return any(
+            [(t.header.frame_id, t.child_frame_id) for t in msg.transforms]
+            == [("r/world", "r/link_7")]
+            for msg in dynamic.messages()
+        )
+
+    try:
+        wait_until(only_link_7, what="remote/tf with r/link_7 alone")
+    finally:
+        probe.node.destroy_subscription(subscription)
