@@ -96,7 +96,11 @@ def check_choice(model: LoadedModel, settings: Settings) -> None:
     reasons = []
     links = sorted(model.robot.links)
     for name, reason in choose(model, settings).left_out.items():
-        if name not in model.robot.links:
+        prefix = settings.frame_prefix
+        if prefix and name.startswith(prefix) and name[len(prefix) :] in model.robot.links:
+            link = name[len(prefix) :]
+            reasons.append(f"{name!r}: give the link, {link!r}: the node adds frame_prefix")
+        elif name not in model.robot.links:
             close = difflib.get_close_matches(name, links, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             reasons.append(f"{name!r}: {reason}{hint}")

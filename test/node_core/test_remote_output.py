@@ -269,6 +269,11 @@ def test_unknown_frames_are_refused_with_the_close_matches() -> None:
         plan_change(Settings(), arm_model(), {"remote.frames": ["link_33", "ee_link"]}, Loader())
     change = plan_change(Settings(), arm_model(), {"remote.frames": ["ee_link"]}, Loader())
     assert change.settings.remote_frames == ("ee_link",)
+    # A frame name with the prefix the node adds: the link is meant.
+    with pytest.raises(ParameterRejected, match="'r1/ee_link': give the link, 'ee_link'"):
+        plan_change(
+            Settings(frame_prefix="r1/"), arm_model(), {"remote.frames": ["r1/ee_link"]}, Loader()
+        )
 
 
 def test_a_chain_through_an_excluded_joint_is_refused_whichever_changes() -> None:
