@@ -13,14 +13,13 @@ queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
 ``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
-remote output on ``remote.topic`` and its ``_static`` twin (``remote_output``, on a timer).
+remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``).
 docs/node.md describes them with their QoS.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -85,19 +84,13 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.remote_output import RemoteOutput, check_choice, remote_on, static_topic
-from ..node_core.tf_outputs import GLOBAL_TF_STATIC_TOPIC, GLOBAL_TF_TOPIC, global_tree_on
+from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
-from .tf_publishers import (
-    GlobalTree,
-    RemoteTfPublisher,
-    StaticTfPublisher,
-    TfPublisher,
-    own_topics,
-)
+from .remote_tf import RemoteTf
+from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 NODE_NAME = "joint_tf_publisher"
 
@@ -221,7 +214,8 @@ class JointTfPublisher(Node):
         except InvalidParameterTypeException as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
-        self._init_remote()
+        #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
+        self._remote = RemoteTf(self, self.pipeline, self._own_topics, self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
         try:
@@ -238,7 +232,7 @@ class JointTfPublisher(Node):
             #: Where the running description comes from (and the file watched, if any).
             self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
-            self._check_remote(settings, model)
+            self._remote.check(settings, model)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
@@ -448,7 +442,7 @@ class JointTfPublisher(Node):
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
             if REMOTE_FIELDS.keys() & values.keys():
-                self._check_remote(change.settings, None)
+                self._remote.check(change.settings, None)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
@@ -482,7 +476,7 @@ class JointTfPublisher(Node):
             self._update_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
-        self._update_remote()
+        self._remote.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 if parameter_name(name, field) in self._attachments_declared:
@@ -653,7 +647,7 @@ class JointTfPublisher(Node):
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
-        self._update_remote()
+        self._remote.update()
         kin = model.kin
         self.get_logger().info(
             f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
@@ -694,68 +688,7 @@ class JointTfPublisher(Node):
     def _republish_statics(self) -> None:
         """Every static set again, as it was: ``/tf_static`` and the remote output's."""
         self._tf_static.republish()
-        if self._remote_tf is not None:
-            self._remote_tf.static.republish()
-
-    # -- remote output ----------------------------------------------------------------------------
-
-    def _init_remote(self) -> None:
-        """The remote output (``remote_output``): no publishers or timer until configured."""
-        self._remote = RemoteOutput(self.pipeline)
-        self._remote_tf: RemoteTfPublisher | None = None
-        self._remote_timer: Timer | None = None
-
-    def _check_remote(self, settings: Settings, model: LoadedModel | None) -> None:
-        """ParameterRejected where the remote output of ``settings`` cannot be: a chosen
-        frame ``model`` cannot give (``check_choice``), a topic that is no topic name, or one
-        on which the node publishes its own tree already."""
-        if not remote_on(settings):
-            return
-        if model is not None:
-            check_choice(model, settings)
-        own = {self._own_topics.tf, self._own_topics.tf_static, GLOBAL_TF_TOPIC}
-        own |= {GLOBAL_TF_STATIC_TOPIC}
-        for topic in (settings.remote_topic, static_topic(settings.remote_topic)):
-            try:
-                resolved = self.resolve_topic_name(topic)
-            except Exception as err:  # rclpy raises several types for an invalid name
-                reason = str(err).split(", at ", 1)[0]
-                raise ParameterRejected(
-                    f"remote.topic: invalid topic name {topic!r}: {reason}"
-                ) from None
-            if resolved in own:
-                raise ParameterRejected(
-                    f"remote.topic: {topic!r} is {resolved}, where the node publishes its "
-                    "whole tree: give the remote output a topic of its own"
-                )
-
-    def _update_remote(self) -> None:
-        """The remote output for the current model and settings: its publishers opened,
-        moved or closed, its timer (steady clock, ``remote.rate``), its static set."""
-        change = self._remote.configure()
-        if change.reopen:
-            if self._remote_tf is not None:
-                self._remote_tf.destroy()
-                self._remote_tf = None
-            if change.topic is not None:
-                self._remote_tf = RemoteTfPublisher(self, change.topic, static_topic(change.topic))
-        if change.restart_timer:
-            if self._remote_timer is not None:
-                self.destroy_timer(self._remote_timer)
-                self._remote_timer = None
-            if change.topic is not None:
-                steady = Clock(clock_type=ClockType.STEADY_TIME)
-                period_s = 1.0 / self.settings.remote_rate
-                self._remote_timer = self.create_timer(period_s, self._publish_remote, clock=steady)
-        publication = self._remote.static_publication(self._now_ns())
-        if (change.republish_statics or change.reopen) and publication is not None:
-            if self._remote_tf is not None:
-                self._remote_tf.static.replace(publication)
-
-    def _publish_remote(self) -> None:
-        publication = self._remote.tick(time.monotonic_ns())
-        if publication is not None and self._remote_tf is not None:
-            self._remote_tf.publish(publication)
+        self._remote.republish_statics()
 
     def _on_description_message(self, msg: String) -> None:
         try:
