@@ -334,3 +334,51 @@ def test_the_health_report_shows_the_remote_output() -> None:
     assert values[Key.REMOTE_SENT] == "1"
     off = RemoteRig(remote_frames=())
     assert dict(off.pipeline.health.report(GraphFacts({}, T0)).values)[Key.REMOTE_FRAMES] == ""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        TEST_DIR / "sdf" / name
+        for name in (
+            "all_joint_types.sdf",
+            "gearbox_demo.sdf",
+            "nested_robot.sdf",
+            "relative_frames.sdf",
+            "walker_nested.sdf",
+            "four_bar.sdf",
+        )
+    ]
+    + [TEST_DIR / "urdf" / name for name in ("humanoid.urdf", "drake_style_arm.urdf")],
+    ids=lambda path: path.name,
+)
+def test_any_choice_of_links_composes_as_fk_gives_it(path: Any) -> None:
+    """Random choices of links (the root among them or not) on robots of every kind, SDFormat
+    child offsets and nested models included: every frame sent (moving and static) is its
+    parent's FK inverse times its own, its parent is the nearest chosen link above it (else the
+    root), and every chosen link but the root is sent once."""
+    robot = Robot.load(path)
+    kin = robot.kinematics
+    names = tuple(kin.variable_names)
+    links = list(robot.links)
+    parent_of = {joint.child: joint.parent for joint in robot.joints.values()}
+    generator = np.random.default_rng(len(links))
+    for trial in range(4):
+        chosen = tuple(generator.choice(links, size=min(len(links), 2 + trial * 2), replace=False))
+        rig = RemoteRig(path, remote_frames=chosen, ignore_timestamp=True)
+        rig.send(names, generator.uniform(-0.8, 0.8, len(names)))
+        model = rig.pipeline.model
+        assert model is not None
+        values = kin.variable_values(model.positions)
+        fk = robot.link_fk({name: values[name] for name in names}, clamp="hard")
+        publication = rig.tick()
+        got = frames_of(publication) if publication is not None else {}
+        got.update(frames_of(rig.remote.static_publication(T0)))
+        assert set(got) == set(chosen) - {robot.root}
+        for child, (parent, pose) in got.items():
+            assert parent in chosen or parent == robot.root
+            above = parent_of[child]
+            while above != parent:  # lies above, no chosen link between: the nearest
+                assert above not in chosen
+                above = parent_of[above]
+            np.testing.assert_allclose(pose, np.linalg.inv(fk[parent]) @ fk[child], atol=1e-9)
