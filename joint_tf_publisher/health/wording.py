@@ -146,3 +146,8 @@ def stamp_out_of_range(stamp_s: float, offset_s: float) -> str:
         f"joint state dropped: its stamp {stamp_s:.9f} s plus the time offset {offset_s:g} s "
         f"is outside what a stamp holds ({STAMP_RANGE})"
     )
+
+
+def remote_frames_left_out(frames: Sequence[str]) -> str:
+    """Chosen ``frames`` (each with why) the remote output leaves out."""
+    return f"{len(frames)} remote.frames left out of the remote output: {name_list(frames)}"

@@ -11,9 +11,10 @@ Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as seri
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
 queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``), and with ``global_frame_prefix`` the global tree on the absolute
-``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``). docs/node.md describes them with
-their QoS.
+``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
+``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
+remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``).
+docs/node.md describes them with their QoS.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from ..node_core.parameters import (
     ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
+    REMOTE_FIELDS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
@@ -87,6 +89,7 @@ from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .qos import joint_states_qos, latched_qos
+from .remote_tf import RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 NODE_NAME = "joint_tf_publisher"
@@ -211,6 +214,8 @@ class JointTfPublisher(Node):
         except InvalidParameterTypeException as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
+        #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
+        self._remote = RemoteTf(self, self.pipeline, self._own_topics, self._now_ns)
         self._reader = JointStateReader()
         model: LoadedModel | None = None
         try:
@@ -227,6 +232,7 @@ class JointTfPublisher(Node):
             #: Where the running description comes from (and the file watched, if any).
             self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
+            self._remote.check(settings, model)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
@@ -435,6 +441,8 @@ class JointTfPublisher(Node):
             change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
+            if REMOTE_FIELDS.keys() & values.keys():
+                self._remote.check(change.settings, None)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
@@ -468,6 +476,7 @@ class JointTfPublisher(Node):
             self._update_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
+        self._remote.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 if parameter_name(name, field) in self._attachments_declared:
@@ -550,9 +559,7 @@ class JointTfPublisher(Node):
         period_s = self.settings.static_republish_period
         if period_s > 0.0:
             steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._static_timer = self.create_timer(
-                period_s, self._tf_static.republish, clock=steady
-            )
+            self._static_timer = self.create_timer(period_s, self._republish_statics, clock=steady)
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
@@ -640,6 +647,7 @@ class JointTfPublisher(Node):
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
+        self._remote.update()
         kin = model.kin
         self.get_logger().info(
             f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
@@ -676,6 +684,11 @@ class JointTfPublisher(Node):
         publication = self.pipeline.static_publication(self._now_ns())
         if publication is not None:
             self._tf_static.replace(publication)
+
+    def _republish_statics(self) -> None:
+        """Every static set again, as it was: ``/tf_static`` and the remote output's."""
+        self._tf_static.republish()
+        self._remote.republish_statics()
 
     def _on_description_message(self, msg: String) -> None:
         try:

@@ -48,8 +48,9 @@ MULTI_ROBOT_ARGUMENTS = {"global_frame_prefix"}
 TABLE_ARGUMENTS = {"time_offset", "static_republish_period"}
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
 #: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
-#: to read and reload (the XML one always sets robot_description: it cannot leave it unset).
-PYTHON_ONLY_ARGUMENTS = {"rviz", "description_file"}
+#: to read and reload (the XML one always sets robot_description: it cannot leave it unset),
+#: and the links of the remote output (a list, which an XML argument cannot leave unset).
+PYTHON_ONLY_ARGUMENTS = {"rviz", "description_file", "remote_frames"}
 #: The one executable of another package they may start: RViz, an optional dependency.
 VIEWER = ("rviz2", "rviz2")
 
