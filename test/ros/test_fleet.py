@@ -1,0 +1,390 @@
+"""The fleet over DDS: the console script ``joint_tf_fleet`` in a subprocess, many robots in it.
+
+One fleet process serves the module (robots ``arm`` and ``base`` with different
+descriptions, ``broken`` whose description file does not load; ``extra`` is in the
+parameters file but not listed at start). The tests run in file order on it: each robot's
+frames resolved by a real tf2 Buffer; parameters from the file's per-namespace and wildcard
+keys; one DDS participant for every node of the process; the broken robot named (log line,
+the fleet's /diagnostics) while the others serve, then fixed without a restart; a robot added
+and one removed at runtime; a robot's parameter service answering while another is flooded
+at 1 kHz; SIGINT stopping every robot with exit code 0. The fleet's decisions without DDS are
+test/node_core/test_fleet.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_ros", reason="needs tf2_ros (the kit or a distro: make test)")
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from node_harness import (  # noqa: E402
+    RESEND_S,
+    WAIT_S,
+    Probe,
+    fresh_stamp,
+    parameter_value,
+    stamp_msg,
+    wait_until,
+)
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
+from rclpy.duration import Duration  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.time import Time  # noqa: E402
+from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from test_user_errors import console_script  # noqa: E402
+from tf2_ros import Buffer, TransformListener  # noqa: E402
+
+from joint_tf_publisher import Robot  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+FLEET = console_script("joint_tf_fleet", "joint_tf_publisher.ros.fleet")
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+BASE = TEST_DIR / "urdf" / "mobile_base_planar.urdf"
+EXTRA = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+#: A description whose joint names a child link that does not exist (line 3).
+BROKEN = """<robot name="broken">
+  <link name="a"/>
+  <joint name="j" type="fixed"><parent link="a"/><child link="nowhere"/></joint>
+</robot>
+"""
+ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint"]
+
+
+def params_yaml(broken: Path) -> str:
+    """The fleet's parameters file: per-namespace keys for each robot, wildcard ones for all."""
+    return f"""/joint_tf_fleet:
+  ros__parameters:
+    robots: [arm, base, broken]
+    retry_period: 1.0
+/**:
+  ros__parameters:
+    publish_frequency: 77.0
+    ignore_timestamp: true
+/arm/joint_tf_publisher:
+  ros__parameters:
+    description_file: {ARM}
+    frame_prefix: arm/
+/base/joint_tf_publisher:
+  ros__parameters:
+    description_file: {BASE}
+    frame_prefix: base/
+    publish_frequency: 55.0
+    publish_default_positions: true
+/broken/joint_tf_publisher:
+  ros__parameters:
+    description_file: {broken}
+    frame_prefix: broken/
+/extra/joint_tf_publisher:
+  ros__parameters:
+    description_file: {EXTRA}
+    frame_prefix: extra/
+"""
+
+
+class FleetUnderTest:
+    """The fleet's console script, its stderr in a file, and the probe's view of it."""
+
+    def __init__(self, probe: Probe, workdir: Path) -> None:
+        self.probe = probe
+        self.broken = workdir / "broken.urdf"
+        self.broken.write_text(BROKEN)
+        self.params = workdir / "fleet.yaml"
+        self.params.write_text(params_yaml(self.broken))
+        self.stderr_path = workdir / "stderr.txt"
+        with open(self.stderr_path, "w") as err:
+            self.process = subprocess.Popen(
+                [*FLEET, "--ros-args", "--params-file", str(self.params)],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                cwd=workdir,
+            )
+        self.buffer = Buffer()
+        self.listener = TransformListener(self.buffer, probe.node, spin_thread=False)
+        self.diagnostics: list[DiagnosticStatus] = []
+        probe.node.create_subscription(
+            DiagnosticArray,
+            "/diagnostics",
+            lambda msg: self.diagnostics.extend(msg.status),
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
+        )
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text()
+
+    def fleet_status(self) -> DiagnosticStatus | None:
+        """The fleet's latest status on /diagnostics."""
+        found = [s for s in self.diagnostics if s.name == "joint_tf_fleet: robots"]
+        return found[-1] if found else None
+
+    def nodes(self) -> set[str]:
+        """Fully qualified names of the nodes in the graph."""
+        return {
+            f"{namespace.rstrip('/')}/{name}"
+            for name, namespace in self.probe.node.get_node_names_and_namespaces()
+        }
+
+    def call(self, service_type: Any, name: str, request: Any) -> Any:
+        """Call service ``name``, sent again every ``RESEND_S`` while unanswered."""
+        client = self.probe.node.create_client(service_type, name)
+        try:
+            assert client.wait_for_service(timeout_sec=WAIT_S), name
+            futures = [client.call_async(request)]
+            last = time.monotonic()
+
+            def answered() -> Any:
+                nonlocal last
+                done = next((future for future in futures if future.done()), None)
+                if done is None and time.monotonic() - last > RESEND_S:
+                    futures.append(client.call_async(request))
+                    last = time.monotonic()
+                return done
+
+            return wait_until(answered, what=f"an answer from {name}").result()
+        finally:
+            self.probe.node.destroy_client(client)
+
+    def get(self, node: str, *names: str) -> list[Any]:
+        """Values of ``names`` on ``node`` (GetParameters)."""
+        response = self.call(
+            GetParameters, f"{node}/get_parameters", GetParameters.Request(names=list(names))
+        )
+        return [_value(value) for value in response.values]
+
+    def set_robots(self, robots: list[str]) -> Any:
+        request = SetParameters.Request(
+            parameters=[ParameterMsg(name="robots", value=parameter_value(robots))]
+        )
+        return self.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
+
+    def resolved(self, target: str, source: str, stamp: Time) -> tuple[float, ...] | None:
+        """``source``'s pose in ``target`` at ``stamp`` from the tf2 Buffer, (x, y, z) or
+        None while it cannot resolve."""
+        if not self.buffer.can_transform(target, source, stamp, Duration(seconds=0)):
+            return None
+        t = self.buffer.lookup_transform(target, source, stamp).transform.translation
+        return (t.x, t.y, t.z)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise
+
+
+def _value(value: Any) -> Any:
+    """A ParameterValue message's Python value (the types these tests read)."""
+    return {
+        1: value.bool_value,
+        3: value.double_value,
+        4: value.string_value,
+        9: list(value.string_array_value),
+    }.get(value.type)
+
+
+@pytest.fixture(scope="module")
+def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetUnderTest]:
+    running = FleetUnderTest(probe, tmp_path_factory.mktemp("fleet"))
+    try:
+        wait_until(
+            lambda: {"/arm/joint_tf_publisher", "/base/joint_tf_publisher"} <= running.nodes(),
+            what=lambda: f"the robots' nodes ({running.stderr()[-1000:]})",
+        )
+        yield running
+    finally:
+        running.stop()
+
+
+def test_each_robot_frames_resolve_in_a_tf2_buffer(fleet: FleetUnderTest) -> None:
+    """Two robots, two descriptions, one process: a real tf2 Buffer resolves each robot's
+    moving frames (joint states on its namespaced topic) and static frames as FK gives them."""
+    publisher = fleet.probe.node.create_publisher(JointState, "/arm/joint_states", 10)
+    stamp_s = fresh_stamp()
+    values = [0.3, -0.4, 0.5, 0.2]
+    message = JointState(name=ARM_JOINTS, position=values)
+    message.header.stamp = stamp_msg(stamp_s)
+    stamp = Time(seconds=stamp_s)
+    arm = Robot.load(ARM)
+    expected = arm.link_fk(dict(zip(ARM_JOINTS, values, strict=True)), link="wrist_1_link")
+
+    def arm_resolved() -> tuple[float, ...] | None:
+        publisher.publish(message)  # again until heard: discovery may drop the first
+        return fleet.resolved("arm/base_link", "arm/wrist_1_link", stamp)
+
+    pose = wait_until(arm_resolved, what=lambda: f"arm/wrist_1_link ({fleet.stderr()[-800:]})")
+    np.testing.assert_allclose(pose, expected[:3, 3], atol=1e-6)
+    # The base publishes its never-received joints at their defaults (its own parameter).
+    base = Robot.load(BASE)
+    latest = Time()
+    pose = wait_until(
+        lambda: fleet.resolved("base/odom", "base/base_link", latest), what="base/base_link"
+    )
+    np.testing.assert_allclose(pose, base.link_fk(link="base_link")[:3, 3], atol=1e-6)
+    fleet.probe.node.destroy_publisher(publisher)
+
+
+def test_parameters_come_from_per_namespace_and_wildcard_keys(fleet: FleetUnderTest) -> None:
+    """As for a process per robot: ``/<ns>/joint_tf_publisher:`` keys over ``/**`` ones."""
+    assert fleet.get("/arm/joint_tf_publisher", "publish_frequency", "frame_prefix") == [
+        77.0,
+        "arm/",
+    ]
+    assert fleet.get(
+        "/base/joint_tf_publisher", "publish_frequency", "ignore_timestamp", "frame_prefix"
+    ) == [55.0, True, "base/"]
+    assert fleet.get("/joint_tf_fleet", "robots") == [["arm", "base", "broken"]]
+
+
+def udp_ports(pid: int) -> set[int]:
+    """The local UDP ports of the sockets process ``pid`` holds (/proc)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_every_node_of_the_fleet_shares_one_dds_participant(fleet: FleetUnderTest) -> None:
+    """The fleet process (3 nodes and more) holds the unicast ports of ONE DDS participant.
+
+    DDSI-RTPS's well-known ports: participant ``i`` of domain ``d`` listens on
+    7400 + 250 d + 10 + 2 i (discovery) and + 11 + 2 i (user data); a process whose nodes had
+    a participant each would hold a pair per node."""
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 0)
+    base = 7400 + 250 * domain
+    assert {"/joint_tf_fleet", "/arm/joint_tf_publisher", "/base/joint_tf_publisher"} <= (
+        fleet.nodes()
+    )
+    unicast = [port for port in udp_ports(fleet.process.pid) if base + 10 <= port < base + 250]
+    participants = {(port - base - 10) // 2 for port in unicast}
+    assert len(participants) == 1, sorted(unicast)
+
+
+def test_a_broken_robot_is_named_while_the_others_serve_then_fixed(fleet: FleetUnderTest) -> None:
+    """The refused description's file and line in one log line and the fleet's status; the
+    file fixed, the robot comes up without a restart."""
+    where = f"{fleet.broken}:3: joint 'j': child link 'nowhere' does not exist"
+    status = wait_until(
+        lambda: (s := fleet.fleet_status()) is not None and s.level == DiagnosticStatus.ERROR and s,
+        what="the fleet's ERROR status",
+    )
+    assert f"/broken: {where}" in status.message, status.message
+    values = {value.key: value.value for value in status.values}
+    assert values["/arm"] == "serving" and values["/base"] == "serving"
+    assert values["/broken"] == f"refused: {where}"
+    lines = [line for line in fleet.stderr().splitlines() if "robot /broken refused" in line]
+    assert len(lines) == 1 and where in lines[0], lines  # once, though retried every second
+    assert "/broken/joint_tf_publisher" not in fleet.nodes()
+
+    fleet.broken.write_text(ARM.read_text())
+    wait_until(
+        lambda: (
+            fleet.resolved("broken/tool_flange", "broken/gripper_base_link", Time()) is not None
+        ),
+        what=lambda: f"the fixed robot's statics ({fleet.stderr()[-800:]})",
+    )
+    wait_until(
+        lambda: (s := fleet.fleet_status()) is not None and s.level == DiagnosticStatus.OK,
+        what="the fleet's OK status",
+    )
+    assert fleet.fleet_status().message == "3 robots serving"
+
+
+def test_robots_added_and_removed_at_runtime(fleet: FleetUnderTest) -> None:
+    """``robots`` set at runtime: the new robot starts (its parameters from the file), the
+    removed one's node leaves the graph; the others are not restarted."""
+    bad = fleet.set_robots(["arm", "extra", "no robot"])
+    assert not bad.successful and "'no robot' is no robot namespace" in bad.reason
+    starts = fleet.stderr().count("robot /arm serving")
+
+    assert fleet.set_robots(["arm", "broken", "extra"]).successful
+    wait_until(
+        lambda: fleet.resolved("extra/world", "extra/pedestal", Time()) is not None,
+        what=lambda: f"the added robot's statics ({fleet.stderr()[-800:]})",
+    )
+    wait_until(lambda: "/base/joint_tf_publisher" not in fleet.nodes(), what="/base to leave")
+    assert "robot /base stopped" in fleet.stderr()
+    assert fleet.stderr().count("robot /arm serving") == starts
+    assert fleet.get("/extra/joint_tf_publisher", "frame_prefix", "publish_frequency") == [
+        "extra/",
+        77.0,
+    ]
+
+
+def test_a_flooded_robot_does_not_starve_another(fleet: FleetUnderTest) -> None:
+    """While ``arm`` gets JointStates at about 1 kHz (and publishes each), ``extra``'s
+    parameter service answers and its latched statics reach a new subscriber."""
+    publisher = fleet.probe.node.create_publisher(JointState, "/arm/joint_states", 100)
+    arm_tf_before = sum(
+        1
+        for msg in fleet.probe.tf.messages()
+        if msg.transforms[0].child_frame_id.startswith("arm/")
+    )
+    sent = 0
+    flood_until = time.monotonic() + 3.0
+    answered: list[Any] = []
+    client = fleet.probe.node.create_client(
+        GetParameters, "/extra/joint_tf_publisher/get_parameters"
+    )
+    assert client.wait_for_service(timeout_sec=WAIT_S)
+    future = None
+    while time.monotonic() < flood_until or (future is not None and not future.done()):
+        message = JointState(name=ARM_JOINTS, position=[0.001 * sent] * 4)
+        message.header.stamp = stamp_msg(fresh_stamp(0.001))
+        publisher.publish(message)
+        sent += 1
+        fleet.probe.executor.spin_once(timeout_sec=0.0)
+        time.sleep(0.001)
+        if future is None and sent == 500:  # the flood is on: ask the other robot
+            future = client.call_async(GetParameters.Request(names=["frame_prefix"]))
+        if future is not None and future.done() and not answered:
+            answered.append(future.result())
+        if time.monotonic() > flood_until + WAIT_S:
+            break
+    fleet.probe.node.destroy_client(client)
+    fleet.probe.node.destroy_publisher(publisher)
+    assert answered and _value(answered[0].values[0]) == "extra/"
+    arm_tf = sum(
+        1
+        for msg in fleet.probe.tf.messages()
+        if msg.transforms[0].child_frame_id.startswith("arm/")
+    )
+    assert arm_tf - arm_tf_before > sent // 4, (sent, arm_tf - arm_tf_before)  # it was served
+    assert fleet.resolved("extra/world", "extra/pedestal", Time()) is not None
+
+
+def test_sigint_stops_every_robot_and_exits_0(fleet: FleetUnderTest) -> None:
+    """Last in the module: the fleet stops on SIGINT, its nodes leave, exit code 0."""
+    assert fleet.stop() == 0, fleet.stderr()[-2000:]
+    assert "Traceback" not in fleet.stderr()
+    wait_until(
+        lambda: not {"/arm/joint_tf_publisher", "/joint_tf_fleet"} & fleet.nodes(),
+        what="the fleet's nodes to leave the graph",
+    )
