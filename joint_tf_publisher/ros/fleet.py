@@ -215,6 +215,12 @@ class Fleet(Node):
             self.state.stopped(namespace)
 
 
+def executors() -> tuple[str, ...]:
+    """The executors the fleet can spin with, the default first (``runtime``'s but
+    ``waitset``, which serves one node)."""
+    return tuple(kind for kind in runtime.available_executors() if kind != runtime.WAITSET)
+
+
 def _nothing() -> None:
     """The wake function before the loop runs."""
 
@@ -232,9 +238,9 @@ def serve(fleet: Fleet, stop: StopSignals, executor: str | None = None) -> None:
         executor, warning = runtime.choose_executor(os.environ.get(runtime.EXECUTOR_VARIABLE))
         if warning is not None:
             logger.warning(warning)
-    if executor == runtime.WAITSET:
-        executor = runtime.available_executors()[0]
-        logger.warning(f"the fleet serves many nodes: spinning with {executor}, not waitset")
+    if executor not in executors():
+        executor = executors()[0]
+        logger.warning(f"the wait-set loop serves one node only: the fleet spins with {executor}")
     logger.info(f"spinning with {runtime.SPINNING_WITH[executor]}")
     spinner = runtime.new_executor(executor, fleet.context)
     loop: runtime.SpinLoop | runtime.OnceLoop = (
