@@ -89,10 +89,13 @@ class Kinematics:
         names: Sequence[str],
         values: Sequence[float] | Array,
         clamp: ClampLike = ClampMode.HARD,
+        keep_plan: bool = True,
     ) -> Update:
         """Set values by JointState name; clamp; resolve mimic (``state``). ``clamp`` as
-        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode)."""
-        return self.state.apply(positions, names, values, ClampMode.of(clamp))
+        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode).
+        ``keep_plan``: False for a one-off shape of names (a check), whose plan is not
+        cached."""
+        return self.state.apply(positions, names, values, ClampMode.of(clamp), keep_plan)
 
     def apply_multi_dof(
         self,
