@@ -8,9 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.health.model import Level
 from joint_tf_publisher.node_core.fleet import (
+    DEFAULT_RETRY_PERIOD_S,
+    RETRY_PERIOD,
+    ROBOTS,
     FleetPlan,
     FleetState,
     RobotStatus,
@@ -163,3 +167,9 @@ def test_file_stamps_change_with_an_edit_and_a_removal(tmp_path: Path) -> None:
     path.write_text("ab")
     os.utime(path, ns=(first[0][1] + 10**9, first[0][1] + 10**9))
     assert file_stamps([path]) != first != absent
+
+
+def test_docs_give_the_fleet_s_parameters_their_type_and_default() -> None:
+    text = (REPO_ROOT / "docs" / "fleet.md").read_text()
+    assert f"| `{ROBOTS}` | string array | [] |" in text
+    assert f"| `{RETRY_PERIOD}` | double | {DEFAULT_RETRY_PERIOD_S} |" in text
