@@ -34,7 +34,6 @@ from node_harness import (  # noqa: E402
     WAIT_S,
     Probe,
     fresh_stamp,
-    latched_qos,
     parameter_value,
     stamp_msg,
     wait_until,
@@ -42,7 +41,7 @@ from node_harness import (  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rclpy.duration import Duration  # noqa: E402
-from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from rclpy.time import Time  # noqa: E402
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -340,6 +339,27 @@ def test_robots_added_and_removed_at_runtime(fleet: FleetUnderTest) -> None:
     ]
 
 
+def test_a_robot_added_after_the_params_file_changed_reads_it_again(
+    fleet: FleetUnderTest,
+) -> None:
+    """rcl read the file at the process's start; a robot whose section was added since
+    starts with it all the same (the file handed to its node again)."""
+    text = fleet.params.read_text()
+    fleet.params.write_text(
+        text + f"/late/joint_tf_publisher:\n  ros__parameters:\n"
+        f"    description_file: {BASE}\n    frame_prefix: late/\n    publish_frequency: 33.0\n"
+    )
+    assert fleet.set_robots(["arm", "broken", "extra", "late"]).successful
+    wait_until(
+        lambda: "/late/joint_tf_publisher" in fleet.nodes(),
+        what=lambda: f"the late robot ({fleet.stderr()[-800:]})",
+    )
+    assert fleet.get("/late/joint_tf_publisher", "frame_prefix", "publish_frequency") == [
+        "late/",
+        33.0,
+    ]
+
+
 def arm_tf_count(fleet: FleetUnderTest) -> int:
     """/tf messages of the ``arm`` robot the probe received."""
     return sum(
@@ -359,6 +379,12 @@ def test_a_flooded_robot_does_not_starve_another(fleet: FleetUnderTest) -> None:
     assert client.wait_for_service(timeout_sec=WAIT_S)
     arm_tf_before = arm_tf_count(fleet)
     statics: list[TFMessage] = []
+    # A latched sample from each robot's writer: a queue for them all.
+    late_joiner = QoSProfile(
+        depth=100,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
     future = None
     reports_before = 0
     sent = 0
@@ -368,11 +394,14 @@ def test_a_flooded_robot_does_not_starve_another(fleet: FleetUnderTest) -> None:
     def extra_reports() -> int:
         return sum(1 for s in fleet.diagnostics if s.hardware_id == "arm_mimic_gripper")
 
+    def extra_statics() -> bool:
+        return any(t.child_frame_id == "extra/pedestal" for msg in statics for t in msg.transforms)
+
     def done() -> bool:
         return (
             future is not None
             and future.done()
-            and bool(statics)
+            and extra_statics()
             and extra_reports() - reports_before >= 2
         )
 
@@ -385,15 +414,13 @@ def test_a_flooded_robot_does_not_starve_another(fleet: FleetUnderTest) -> None:
         time.sleep(0.001)
         if sent == 500:  # the flood is on: ask the other robot, join its statics late
             future = client.call_async(GetParameters.Request(names=["frame_prefix"]))
-            node.create_subscription(TFMessage, "/tf_static", statics.append, latched_qos())
+            node.create_subscription(TFMessage, "/tf_static", statics.append, late_joiner)
             reports_before = extra_reports()
     node.destroy_client(client)
     node.destroy_publisher(publisher)
     assert future is not None and future.done(), "no answer from extra while arm was flooded"
     assert _value(future.result().values[0]) == "extra/"
-    assert any(t.child_frame_id == "extra/pedestal" for msg in statics for t in msg.transforms), (
-        "extra's latched statics did not reach a late subscriber"
-    )
+    assert extra_statics(), "extra's latched statics did not reach a late subscriber"
     assert extra_reports() - reports_before >= 2
     served = arm_tf_count(fleet) - arm_tf_before
     assert served > sent // 4, (sent, served)  # the flood was served, not dropped
