@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
@@ -104,7 +104,7 @@ class Fleet(Node):
         #: True while the loop has robots to start or stop (``reconcile``).
         self.pending = True
         #: Wakes the spin loop (set by ``serve``); thread-safe.
-        self.wake: Any = _nothing
+        self.wake: Callable[[], None] = _nothing
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._diagnostics = self.create_publisher(
             DiagnosticArray, DIAGNOSTICS_TOPIC, diagnostics_qos()
@@ -158,7 +158,7 @@ class Fleet(Node):
         ]
         self._diagnostics.publish(message)
 
-    def reconcile(self, executor: Executor, stopped: Any = lambda: False) -> None:
+    def reconcile(self, executor: Executor, stopped: Callable[[], bool] = lambda: False) -> None:
         """Stop the robots no longer wanted, start those due (``FleetState.plan``), until
         ``stopped()``; the executor gains and loses their nodes. Outside any callback."""
         self.pending = False

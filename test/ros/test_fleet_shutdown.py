@@ -109,3 +109,18 @@ def test_a_flood_of_signals_while_the_fleet_stops_exit_0(fleet_params: Path, exe
     assert process.returncode == 0, (sent, process.returncode, text[-2000:])
     assert "Traceback" not in text, (sent, text[-2000:])
     assert f"spinning with {runtime.SPINNING_WITH[executor]}" in text
+
+
+def test_an_invalid_robots_list_at_start_is_one_line_and_exit_1() -> None:
+    completed = subprocess.run(
+        [*FLEET, "--ros-args", "-p", "robots:=[arm, 2nd]"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stderr.strip().splitlines()
+    assert lines == [
+        "joint_tf_fleet: robots: '2nd' is no robot namespace (tokens of letters, digits and _, "
+        "not starting with a digit, separated by /; not the root namespace)"
+    ], lines
