@@ -1,6 +1,6 @@
 """The fleet's policy without DDS (``node_core.fleet``): which robots to start, stop and
 retry, its status, and what it reads of a command line. The fleet over DDS is
-test/ros/test_fleet.py."""
+test/ros/test_fleet_e2e.py."""
 
 from __future__ import annotations
 

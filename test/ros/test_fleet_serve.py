@@ -4,7 +4,7 @@ The fleet runs in an rclpy context of its own, served on a thread; the test talk
 conftest's ``ros`` harness over DDS. A robot whose callback raises (its pipeline broken, as
 test_runtime.py breaks the node's) does not take the fleet down: the exception is logged, the
 other robot serves on, and a stop signal still ends the loop. The console script over DDS is
-test_fleet.py.
+test_fleet_e2e.py.
 """
 
 from __future__ import annotations
