@@ -3,11 +3,12 @@
 ``ros2 launch joint_tf_publisher fleet.launch.py params_file:=... robots:=arm,base``: the
 file lists only ``arm`` for the fleet and gives both robots' sections; the ``robots``
 argument overrides the file's list, both robots' static sets arrive (their own
-``frame_prefix`` from the file), both nodes answer as ``/<robot>/joint_tf_publisher``, and the
-launch stops cleanly. ``multi_robot.launch.py one_process:=true`` is tested with its process
-per robot twin in test_launch_global_tree.py.
+``frame_prefix`` from the file), both nodes answer as ``/<robot>/joint_tf_publisher``, a
+real tf2 Buffer resolves each robot's frames as its FK, and the launch stops cleanly.
+``multi_robot.launch.py one_process:=true`` is tested with its process-per-robot twin in
+test_launch_global_tree.py.
 
-Skipped where the launch tools are not importable (the pip world).
+Skipped where the launch tools and tf2_ros are not importable (the pip world).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import pytest
 REASON = "needs ROS 2's launch tools: a sourced distro or the kit (make test)"
 pytest.importorskip("launch_testing", reason=REASON)
 pytest.importorskip("launch_ros", reason=REASON)
+pytest.importorskip("tf2_ros", reason=REASON)
 
+import numpy as np  # noqa: E402
 from launch_harness import (  # noqa: E402
     MIMIC_ARM,
     REPO,
@@ -28,6 +31,11 @@ from launch_harness import (  # noqa: E402
     launched,
     wait_static_children,
 )
+from node_harness import stamp_msg, wait_until  # noqa: E402
+from rclpy.duration import Duration  # noqa: E402
+from rclpy.time import Time  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_ros import Buffer, TransformListener  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 
@@ -66,4 +74,42 @@ def test_fleet_launch_serves_the_robots_of_its_arguments(probe: Any, tmp_path: P
                 assert get_parameters(probe, f"/{name}/joint_tf_publisher", ["frame_prefix"]) == {
                     "frame_prefix": f"{name}/"
                 }
+            resolve_each_robot_in_a_tf2_buffer(probe)
         launch.assert_clean_stop(launch.interrupt())
+
+
+def resolve_each_robot_in_a_tf2_buffer(probe: Any) -> None:
+    """A real tf2 Buffer (tf2_ros, as RViz) resolves each robot's frames as its FK: the arm's
+    moving tip at a JointState's stamp, the base's fixed frame."""
+    buffer = Buffer()
+    listener = TransformListener(buffer, probe.node, spin_thread=False)
+    publisher = probe.node.create_publisher(JointState, "/arm/joint_states", 10)
+    try:
+        arm = Robot.load(ROBOTS["arm"])
+        cfg = {"joint_1": 0.4, "joint_2": -0.3}
+        stamp_s = 4321.5
+        message = JointState(name=list(cfg), position=list(cfg.values()))
+        message.header.stamp = stamp_msg(stamp_s)
+        stamp = Time(seconds=stamp_s)
+
+        def arm_resolved() -> bool:
+            publisher.publish(message)  # again until heard: discovery may drop the first
+            return bool(buffer.can_transform("arm/world", "arm/link_2", stamp, Duration()))
+
+        wait_until(arm_resolved, what="arm/link_2 in the tf2 Buffer")
+        t = buffer.lookup_transform("arm/world", "arm/link_2", stamp).transform.translation
+        expected = arm.link_fk(cfg, link="link_2")[:3, 3]
+        np.testing.assert_allclose([t.x, t.y, t.z], expected, atol=1e-9)
+        base = Robot.load(ROBOTS["base"])
+        wait_until(
+            lambda: buffer.can_transform("base/base_footprint", "base/base_link", Time()),
+            what="base/base_link in the tf2 Buffer",
+        )
+        t = buffer.lookup_transform("base/base_footprint", "base/base_link", Time()).transform
+        origin = base.joints["base_joint"].origin[:3, 3]
+        np.testing.assert_allclose(
+            [t.translation.x, t.translation.y, t.translation.z], origin, atol=1e-9
+        )
+    finally:
+        listener.unregister()
+        probe.node.destroy_publisher(publisher)

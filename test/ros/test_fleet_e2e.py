@@ -3,7 +3,7 @@
 One fleet process serves the module (robots ``arm`` and ``base`` with different
 descriptions, ``broken`` whose description file does not load; ``extra`` is in the
 parameters file but not listed at start). The tests run in file order on it: each robot's
-frames resolved by a real tf2 Buffer; parameters from the file's per-namespace and wildcard
+frames chained as FK gives them; parameters from the file's per-namespace and wildcard
 keys; one DDS participant for every node of the process; the broken robot named (log line,
 the fleet's /diagnostics) while the others serve, then fixed without a restart; a robot added
 and one removed at runtime; a robot's parameter service answering while another is flooded
@@ -26,28 +26,27 @@ import numpy as np
 import pytest
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
-pytest.importorskip("tf2_ros", reason="needs tf2_ros (the kit or a distro: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from node_harness import (  # noqa: E402
     RESEND_S,
     WAIT_S,
     Probe,
+    compose,
     fresh_stamp,
     parameter_value,
     stamp_msg,
+    tree_of,
     wait_until,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
-from rclpy.duration import Duration  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
-from rclpy.time import Time  # noqa: E402
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from test_user_errors import console_script  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
-from tf2_ros import Buffer, TransformListener  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 
@@ -115,8 +114,18 @@ class FleetUnderTest:
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
                 cwd=workdir,
             )
-        self.buffer = Buffer()
-        self.listener = TransformListener(self.buffer, probe.node, spin_thread=False)
+        #: Every /tf_static message (each robot's latched set, and those published later).
+        self.statics: list[TFMessage] = []
+        probe.node.create_subscription(
+            TFMessage,
+            "/tf_static",
+            self.statics.append,
+            QoSProfile(
+                depth=100,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            ),
+        )
         self.diagnostics: list[DiagnosticStatus] = []
         probe.node.create_subscription(
             DiagnosticArray,
@@ -173,13 +182,24 @@ class FleetUnderTest:
         )
         return self.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
 
-    def resolved(self, target: str, source: str, stamp: Time) -> tuple[float, ...] | None:
-        """``source``'s pose in ``target`` at ``stamp`` from the tf2 Buffer, (x, y, z) or
-        None while it cannot resolve."""
-        if not self.buffer.can_transform(target, source, stamp, Duration(seconds=0)):
+    def resolved(self, target: str, source: str, stamp_s: float | None = None) -> Any:
+        """``source``'s pose (4, 4) in ``target`` from the static sets and the /tf messages
+        stamped ``stamp_s`` (None: statics only) received so far; None while a frame of the
+        chain is missing."""
+        messages = list(self.statics)
+        if stamp_s is not None:
+            stamp_ns = round(stamp_s * 1e9)
+            messages += [
+                m
+                for m in self.probe.tf.messages()
+                if m.transforms
+                and m.transforms[0].header.stamp.sec * 10**9 + m.transforms[0].header.stamp.nanosec
+                == stamp_ns
+            ]
+        try:
+            return compose(tree_of(messages), source, target)
+        except KeyError:
             return None
-        t = self.buffer.lookup_transform(target, source, stamp).transform.translation
-        return (t.x, t.y, t.z)
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -215,32 +235,33 @@ def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fl
         running.stop()
 
 
-def test_each_robot_frames_resolve_in_a_tf2_buffer(fleet: FleetUnderTest) -> None:
-    """Two robots, two descriptions, one process: a real tf2 Buffer resolves each robot's
-    moving frames (joint states on its namespaced topic) and static frames as FK gives them."""
+def test_each_robot_frames_are_its_own_fk(fleet: FleetUnderTest) -> None:
+    """Two robots, two descriptions, one process: each robot's moving frames (joint states on
+    its namespaced topic) and static frames, chained, are its FK (a real tf2 Buffer resolves
+    them in test/launch/test_launch_fleet.py)."""
     publisher = fleet.probe.node.create_publisher(JointState, "/arm/joint_states", 10)
     stamp_s = fresh_stamp()
     values = [0.3, -0.4, 0.5, 0.2]
     message = JointState(name=ARM_JOINTS, position=values)
     message.header.stamp = stamp_msg(stamp_s)
-    stamp = Time(seconds=stamp_s)
     arm = Robot.load(ARM)
     expected = arm.link_fk(dict(zip(ARM_JOINTS, values, strict=True)), link="wrist_1_link")
 
-    def arm_resolved() -> tuple[float, ...] | None:
+    def arm_resolved() -> bool:
         publisher.publish(message)  # again until heard: discovery may drop the first
-        return fleet.resolved("arm/base_link", "arm/wrist_1_link", stamp)
+        return fleet.resolved("arm/base_link", "arm/wrist_1_link", stamp_s) is not None
 
-    pose = wait_until(arm_resolved, what=lambda: f"arm/wrist_1_link ({fleet.stderr()[-800:]})")
-    np.testing.assert_allclose(pose, expected[:3, 3], atol=1e-6)
-    # The base publishes its never-received joints at their defaults (its own parameter).
-    base = Robot.load(BASE)
-    latest = Time()
-    pose = wait_until(
-        lambda: fleet.resolved("base/odom", "base/base_link", latest), what="base/base_link"
-    )
-    np.testing.assert_allclose(pose, base.link_fk(link="base_link")[:3, 3], atol=1e-6)
+    wait_until(arm_resolved, what=lambda: f"arm/wrist_1_link ({fleet.stderr()[-800:]})")
+    pose = fleet.resolved("arm/base_link", "arm/wrist_1_link", stamp_s)
+    np.testing.assert_allclose(pose, expected, atol=1e-9)
     fleet.probe.node.destroy_publisher(publisher)
+    base = Robot.load(BASE)
+    wait_until(lambda: fleet.resolved("base/base_footprint", "base/base_link") is not None)
+    np.testing.assert_allclose(
+        fleet.resolved("base/base_footprint", "base/base_link"),
+        base.joints["base_joint"].origin,
+        atol=1e-9,
+    )
 
 
 def test_parameters_come_from_per_namespace_and_wildcard_keys(fleet: FleetUnderTest) -> None:
@@ -306,9 +327,7 @@ def test_a_broken_robot_is_named_while_the_others_serve_then_fixed(fleet: FleetU
 
     fleet.broken.write_text(ARM.read_text())
     wait_until(
-        lambda: (
-            fleet.resolved("broken/tool_flange", "broken/gripper_base_link", Time()) is not None
-        ),
+        lambda: fleet.resolved("broken/tool_flange", "broken/gripper_base_link") is not None,
         what=lambda: f"the fixed robot's statics ({fleet.stderr()[-800:]})",
     )
     wait_until(
@@ -327,7 +346,7 @@ def test_robots_added_and_removed_at_runtime(fleet: FleetUnderTest) -> None:
 
     assert fleet.set_robots(["arm", "broken", "extra"]).successful
     wait_until(
-        lambda: fleet.resolved("extra/world", "extra/pedestal", Time()) is not None,
+        lambda: fleet.resolved("extra/world", "extra/pedestal") is not None,
         what=lambda: f"the added robot's statics ({fleet.stderr()[-800:]})",
     )
     wait_until(lambda: "/base/joint_tf_publisher" not in fleet.nodes(), what="/base to leave")
