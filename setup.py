@@ -57,6 +57,8 @@ setup(
         "console_scripts": [
             # The ROS executable: `ros2 run joint_tf_publisher joint_tf_publisher`.
             f"{PACKAGE_NAME} = {PACKAGE_NAME}.entry:node_main",
+            # Many robots' nodes in one process: `ros2 run joint_tf_publisher joint_tf_fleet`.
+            f"joint_tf_fleet = {PACKAGE_NAME}.entry:fleet_main",
             # The command line tool (check, fk, run, ...).
             f"joint-tf-publisher = {PACKAGE_NAME}.entry:cli_main",
         ],

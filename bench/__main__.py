@@ -1,9 +1,10 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
 Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin), vs_rsp (bench/vs_rsp.py:
-the node against robot_state_publisher, and a baseline revision, over DDS) and remote
-(bench/remote.py: the remote output's cost per JointState and its bytes against /tf). Options
-may also come from the environment
+the node against robot_state_publisher, and a baseline revision, over DDS), remote
+(bench/remote.py: the remote output's cost per JointState and its bytes against /tf), bag
+(bench/bag.py: bag repair end to end) and fleet (bench/fleet.py: N robots in one joint_tf_fleet
+process against N processes). Options may also come from the environment
 (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
 ``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS builds, they slow
@@ -41,7 +42,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import bag, dds, fk, remote, vs_rsp  # noqa: E402
+from . import bag, dds, fk, fleet, remote, vs_rsp  # noqa: E402
 from .profile import profile_callback  # noqa: E402
 from .report import Table  # noqa: E402
 
@@ -58,6 +59,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, 
     ),
     "bag": lambda args: bag.run_bag(args.quick),
     "remote": lambda args: remote.run_remote(args.quick),
+    "fleet": lambda args: fleet.run_fleet(args.quick),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
