@@ -37,6 +37,7 @@ NOT_SOURCE = {
     ".compat",
     ".ros2kit",
     ".colcon",
+    ".rsp",  # make bench's robot_state_publisher build (its sources hold interfaces)
     ".git",
     "build",
     "install",
