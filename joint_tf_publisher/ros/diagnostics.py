@@ -55,7 +55,7 @@ class DiagnosticsPublisher:
     """The node's /diagnostics publisher and the timer of its health report.
 
     ``reporter`` logs the report's warning (throttled); ``guard`` (a name, a callback) gives
-    the timer's callback as the node guards its callbacks (``edges.Edges.callback``).
+    the timer's callback as the node guards its callbacks (``edges.Edges.timer``).
     """
 
     def __init__(

@@ -36,12 +36,24 @@ class Edges:
             raise error
         return self.edge.failed(callback, error)
 
-    def callback(self, name: str, function: Callable[..., Any]) -> Callable[..., None]:
-        """``function`` (a subscription, timer or clock-jump callback) that serves on."""
+    def callback(self, name: str, function: Callable[[Any], Any]) -> Callable[[Any], None]:
+        """``function`` (a subscription or clock-jump callback: one argument) serving on."""
 
-        def guarded(*args: Any) -> None:
+        def guarded(message: Any) -> None:
             try:
-                function(*args)
+                function(message)
+            except Exception as error:  # the edge: anything a callback raises
+                self.failed(name, error)
+
+        return guarded
+
+    def timer(self, name: str, function: Callable[[], Any]) -> Callable[[], None]:
+        """``function`` (a timer callback: no argument, so that rclpy passes it none)
+        serving on."""
+
+        def guarded() -> None:
+            try:
+                function()
             except Exception as error:  # the edge: anything a callback raises
                 self.failed(name, error)
 

@@ -286,7 +286,7 @@ class JointTfPublisher(Node):
             "joint_states", self._reader, JOINT_STATES_SOURCE
         )
         self._diagnostics = DiagnosticsPublisher(
-            self, self.pipeline.health, self.pipeline.reporter, self._edges.callback
+            self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
         )
         #: The source_list topics as given, with their subscriptions and source numbers.
         self._sources: dict[str, Subscription[Any]] = {}
@@ -591,7 +591,7 @@ class JointTfPublisher(Node):
         if self.settings.publish_default_positions:
             self._default_timer = self.create_timer(
                 1.0 / self.settings.publish_frequency,
-                self._edges.callback("default positions", self._publish_default_positions),
+                self._edges.timer("default positions", self._publish_default_positions),
             )
 
     def _update_static_timer(self) -> None:
@@ -605,7 +605,7 @@ class JointTfPublisher(Node):
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._static_timer = self.create_timer(
                 period_s,
-                self._edges.callback("static republish", self._tf_static.republish),
+                self._edges.timer("static republish", self._tf_static.republish),
                 clock=steady,
             )
 
@@ -663,7 +663,7 @@ class JointTfPublisher(Node):
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._watch_timer = self.create_timer(
                 WATCH_PERIOD_S,
-                self._edges.callback("description_file watch", self._check_description_file),
+                self._edges.timer("description_file watch", self._check_description_file),
                 clock=steady,
             )
 
