@@ -262,12 +262,20 @@ def test_an_empty_bool_array_clears_an_array_parameter(edged: Edged, parameter: 
 
 
 def test_an_empty_bool_array_clears_the_attachments(edged: Edged) -> None:
+    """And ``detach`` of the last attachment (``~/set_attachments`` with an empty list,
+    which the node set as an empty BYTE_ARRAY: refused)."""
     result = edged.set_typed("attachments.names", EMPTY_BOOL_ARRAY)
     assert result.successful, result.reason
     wait_until(lambda: "tool_tcp" not in edged.frames(), what="the gripper gone")
     back = edged.set_attachments({"attachments.names": ["gripper"], **GRIPPER_FIELDS})
     assert back.successful, back.reason
     wait_until(lambda: "tool_tcp" in edged.frames(), what="the gripper back")
+    detached = edged.set_attachments({"attachments.names": []})
+    assert detached.successful, detached.reason
+    wait_until(lambda: "tool_tcp" not in edged.frames(), what="the gripper gone again")
+    back = edged.set_attachments({"attachments.names": ["gripper"], **GRIPPER_FIELDS})
+    assert back.successful, back.reason
+    wait_until(lambda: "tool_tcp" in edged.frames(), what="the gripper back again")
     edged.served(fresh_stamp())
 
 
