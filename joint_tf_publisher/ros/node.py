@@ -228,6 +228,7 @@ class JointTfPublisher(Node):
         self._edges = Edges(
             CallbackEdge(self.pipeline.health, self.pipeline.reporter), self.context
         )
+        self._edges.rclpy_services(self)  # its parameter services
         self._reader = JointStateReader()
         model: LoadedModel | None = None
         try:
@@ -279,7 +280,7 @@ class JointTfPublisher(Node):
         self.create_service(
             SetParametersAtomically,
             "~/set_attachments",
-            self._edges.service("set_attachments", self._on_set_attachments, _refused),
+            self._edges.service("set_attachments", self._on_set_attachments),
         )
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
@@ -744,14 +745,6 @@ class JointTfPublisher(Node):
             self.pipeline.health.refused_description = reason
             return
         self._replace_model(model, settings)
-
-
-def _refused(
-    response: SetParametersAtomically.Response, reason: str
-) -> SetParametersAtomically.Response:
-    """``response`` refusing the request for ``reason``."""
-    response.result = SetParametersResult(successful=False, reason=reason)
-    return response
 
 
 def _reason(err: InvalidParameterValueException) -> str:

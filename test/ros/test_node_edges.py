@@ -279,6 +279,28 @@ def test_an_empty_bool_array_clears_the_attachments(edged: Edged) -> None:
     edged.served(fresh_stamp())
 
 
+@pytest.mark.parametrize("atomically", [False, True], ids=["set", "set-atomically"])
+def test_a_parameter_of_an_unknown_type_is_refused_by_rclpy_s_own_services(
+    edged: Edged, atomically: bool
+) -> None:
+    """rclpy's parameter services raised ValueError out of the callback for a type it does
+    not know (``200 is not a valid Parameter.Type``); guarded, they answer with the reason."""
+    value = ParameterValue(type=200)
+    if atomically:
+        request = SetParametersAtomically.Request()
+        request.parameters = [ParameterMsg(name="publish_frequency", value=value)]
+        result = edged._call(edged._atomic, request).result
+    else:
+        result = edged.set_typed("publish_frequency", value)
+    assert not result.successful
+    assert result.reason.endswith("ValueError: 200 is not a valid Parameter.Type"), result.reason
+    edged.served(fresh_stamp())
+    wait_until(
+        lambda: edged.reported("callback failures", "ValueError ("),
+        what="the callback failure on /diagnostics",
+    )
+
+
 # -- messages --------------------------------------------------------------------------------
 
 
