@@ -43,6 +43,8 @@ setup(
         "plot": ["matplotlib>=3.5"],
         "xacro": ["xacro>=2.0"],
         "params": ["pyyaml>=5.4"],
+        # `bag repair` and `doctor --bag` (docs/recordings.md): no rosdep key, see package.xml.
+        "bag": ["rosbags>=0.10", "pyyaml>=5.4"],
         "test": ["pytest>=7", "hypothesis>=6", "scipy>=1.8", "pyyaml>=5.4"],
     },
     zip_safe=True,
@@ -55,6 +57,8 @@ setup(
         "console_scripts": [
             # The ROS executable: `ros2 run joint_tf_publisher joint_tf_publisher`.
             f"{PACKAGE_NAME} = {PACKAGE_NAME}.entry:node_main",
+            # Many robots' nodes in one process: `ros2 run joint_tf_publisher joint_tf_fleet`.
+            f"joint_tf_fleet = {PACKAGE_NAME}.entry:fleet_main",
             # The command line tool (check, fk, run, ...).
             f"joint-tf-publisher = {PACKAGE_NAME}.entry:cli_main",
         ],

@@ -1,8 +1,11 @@
 """``python -m bench``: the benchmark tables of docs/benchmarks.md, and results.json.
 
-Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin) and vs_rsp (bench/vs_rsp.py:
-the node against robot_state_publisher, and a baseline revision, over DDS). Options may also come
-from the environment (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
+Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin), vs_rsp (bench/vs_rsp.py:
+the node against robot_state_publisher, and a baseline revision, over DDS), remote
+(bench/remote.py: the remote output's cost per JointState and its bytes against /tf), bag
+(bench/bag.py: bag repair end to end) and fleet (bench/fleet.py: N robots in one joint_tf_fleet
+process against N processes). Options may also come from the environment
+(``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
 ``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS builds, they slow
 a current numpy) are removed before numpy loads, unless ``--keep-openblas-env``.
@@ -39,7 +42,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import dds, fk, vs_rsp  # noqa: E402
+from . import bag, dds, fk, fleet, remote, vs_rsp  # noqa: E402
 from .profile import profile_callback  # noqa: E402
 from .report import Table  # noqa: E402
 
@@ -54,6 +57,9 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, 
         executors=args.executors,
         global_tree=args.global_tree,
     ),
+    "bag": lambda args: bag.run_bag(args.quick),
+    "remote": lambda args: remote.run_remote(args.quick),
+    "fleet": lambda args: fleet.run_fleet(args.quick),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
@@ -146,7 +152,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if _UNSET_OPENBLAS:
         print(f"(unset for this run: {', '.join(_UNSET_OPENBLAS)})")
-    if "vs_rsp" in args.sections:
+    if {"vs_rsp", "remote"} & set(args.sections):
         dds.byte_compile()  # the node starts as an installed package does, .pyc files written
     print()
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "sections": {}}

@@ -52,6 +52,16 @@ def node_main() -> int:
     return main
 
 
+def fleet_main() -> int:
+    """``joint_tf_fleet``: many robots' nodes in one process
+    (``joint_tf_publisher.ros.fleet.main``), its stop signals installed first as the node's."""
+    from .node_core.stop_signals import StopSignals
+
+    stop = StopSignals()
+    main: int = importlib.import_module("joint_tf_publisher.ros.fleet").main(stop=stop)
+    return main
+
+
 def cli_main() -> int:
     """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
     main: int = _import_quietly("joint_tf_publisher.cli.main").main()

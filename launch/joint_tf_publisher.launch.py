@@ -26,6 +26,10 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
   of /tf_static, for bridges and recorders): the node parameters of these names.
   Left empty (the default) they keep the value of ``params_file``, else the node's default;
   given, they override ``params_file``.
+- ``remote_frames``: links for a viewer on another machine, ``"base_link tool0"`` (spaces or
+  commas): the node's ``remote.frames`` (its remote output on ``remote/tf`` and
+  ``remote/tf_static``, docs/ros.md "Remote viewers"). Empty (the default) keeps
+  ``params_file``'s, else none.
 - ``rviz``: ``true`` also starts RViz (``rviz2``, an optional dependency) with the package's
   ``config/joint_tf_publisher.rviz`` (grid, robot model from ``robot_description``, tf frames
   with their names), its fixed frame the description's root link with ``frame_prefix`` in
@@ -161,6 +165,12 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
         ),
         table_argument("time_offset"),
         table_argument("static_republish_period"),
+        DeclareLaunchArgument(
+            "remote_frames",
+            default_value="",
+            description="links of the remote output (remote.frames: each relative to its "
+            'nearest listed ancestor, on remote/tf), e.g. "base_link tool0"' + keep,
+        ),
         DeclareLaunchArgument(
             "rviz",
             default_value="false",
@@ -302,6 +312,9 @@ def node_parameters(context: LaunchContext) -> list[object]:
             overrides[name] = parse_bool(name, text)
         else:
             overrides[name] = text
+    remote_frames = LaunchConfiguration("remote_frames").perform(context)
+    if remote_frames.strip():
+        overrides["remote.frames"] = remote_frames.replace(",", " ").split()
     parameters.append(overrides)
     return parameters
 

@@ -18,6 +18,9 @@ Arguments:
   for every robot (default: the bundled demo arm).
 - ``demo``: ``true`` (default) also starts a demo joint-state source per robot (its ``rate``
   in Hz, default 50.0); ``false`` leaves the robots' ``joint_states`` to their drivers.
+- ``one_process``: ``true`` runs every robot's node in one ``joint_tf_fleet`` process (one
+  DDS participant, a few MB per robot: docs/fleet.md) instead of a process per robot; the
+  nodes, their names, parameters, topics and remappings are the same. Default ``false``.
 
 Example: ``ros2 launch joint_tf_publisher multi_robot.launch.py robots:=robot1,robot2,robot3``
 """
@@ -25,21 +28,28 @@ Example: ``ros2 launch joint_tf_publisher multi_robot.launch.py robots:=robot1,r
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
+import yaml
+from ament_index_python.packages import get_package_share_directory
 from launch import Action, LaunchContext, LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     GroupAction,
     IncludeLaunchDescription,
     OpaqueFunction,
+    RegisterEventHandler,
 )
+from launch.event_handlers import OnShutdown
 from launch.launch_description_sources import (
     PythonLaunchDescriptionSource,
     load_python_launch_file_as_module,
 )
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import SetRemap
+from launch_ros.actions import Node, SetRemap
 
 HERE = Path(__file__).resolve().parent
 NODE_LAUNCH_FILE = HERE / "joint_tf_publisher.launch.py"
@@ -94,10 +104,88 @@ def robot_group(context: LaunchContext, name: str, demo: bool) -> GroupAction:
 
 
 def robots_actions(context: LaunchContext) -> list[Action]:
-    """A ``robot_group`` per name of the ``robots`` argument."""
+    """A ``robot_group`` per name of the ``robots`` argument, or with ``one_process`` the
+    ``fleet_group`` of them all."""
     names = robot_names(LaunchConfiguration("robots").perform(context))
     demo = NODE_LAUNCH.parse_bool("demo", LaunchConfiguration("demo").perform(context))
+    if NODE_LAUNCH.parse_bool("one_process", LaunchConfiguration("one_process").perform(context)):
+        return fleet_group(context, names, demo)
     return [robot_group(context, name, demo) for name in names]
+
+
+def robot_parameters(context: LaunchContext, name: str) -> dict[str, Any]:
+    """Robot ``name``'s node parameters as ``robot_group``'s node launch sets them: the
+    model's description (xacro expanded), ``global_frame_prefix`` ``<name>/`` and the
+    ``PASSED_ON`` arguments given."""
+    model_text = LaunchConfiguration("model").perform(context).strip()
+    if model_text:
+        model = Path(model_text).expanduser()
+    else:  # the bundled demo arm, as the node's launch file takes it
+        model = Path(get_package_share_directory("joint_tf_publisher")) / "urdf" / "demo_arm.urdf"
+    parameters: dict[str, Any] = {
+        "robot_description": NODE_LAUNCH.file_text(context, model),
+        "global_frame_prefix": f"{name}/",
+    }
+    for argument in PASSED_ON:
+        text = LaunchConfiguration(argument).perform(context).strip()
+        if not text or argument in ("model", "xacro_args"):
+            continue
+        if argument in NODE_LAUNCH.BOOL_ARGUMENTS:
+            parameters[argument] = NODE_LAUNCH.parse_bool(argument, text)
+        else:
+            parameters[argument] = NODE_LAUNCH.parse_float(argument, text)
+    return parameters
+
+
+def fleet_group(context: LaunchContext, names: list[str], demo: bool) -> list[Action]:
+    """Every robot's node in one ``joint_tf_fleet`` process: a parameters file with each
+    robot's section (``/<name>/joint_tf_publisher``) and the fleet's ``robots``, written to a
+    temporary folder removed at shutdown; the same tf remapping (process-wide: every robot's
+    node resolves ``tf`` in its namespace); with ``demo`` a demo source per robot."""
+    folder = Path(tempfile.mkdtemp(prefix="joint_tf_fleet_"))
+    sections: dict[str, Any] = {"/joint_tf_fleet": {"ros__parameters": {"robots": names}}}
+    for name in names:
+        sections[f"/{name}/joint_tf_publisher"] = {
+            "ros__parameters": robot_parameters(context, name)
+        }
+    params = folder / "fleet.yaml"
+    params.write_text(yaml.safe_dump(sections))
+
+    def remove_folder(event: Any, context: LaunchContext) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    actions: list[Action] = [
+        RegisterEventHandler(OnShutdown(on_shutdown=remove_folder)),
+        GroupAction(
+            [
+                *(SetRemap(src=src, dst=dst) for src, dst in NAMESPACED_TF),
+                # No name or namespace: launch_ros makes them process-wide remappings.
+                Node(
+                    package="joint_tf_publisher",
+                    executable="joint_tf_fleet",
+                    output="screen",
+                    parameters=[str(params)],
+                ),
+            ],
+            scoped=True,
+        ),
+    ]
+    if demo:
+        model = folder / "description.xml"
+        model.write_text(robot_parameters(context, names[0])["robot_description"])
+        rate = LaunchConfiguration("rate").perform(context)
+        actions += [
+            Node(
+                package="joint_tf_publisher",
+                executable="joint-tf-publisher",
+                name="joint_state_demo",
+                namespace=name,
+                arguments=["demo", str(model), "--rate", rate],
+                output="screen",
+            )
+            for name in names
+        ]
+    return actions
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -143,6 +231,12 @@ def generate_launch_description() -> LaunchDescription:
             ),
             DeclareLaunchArgument(
                 "rate", default_value="50.0", description="joint_states rate of each demo, Hz"
+            ),
+            DeclareLaunchArgument(
+                "one_process",
+                default_value="false",
+                description="true: every robot's node in one joint_tf_fleet process (one DDS "
+                "participant) instead of a process each",
             ),
             OpaqueFunction(function=robots_actions),
         ]

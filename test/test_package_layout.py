@@ -171,6 +171,10 @@ def test_colcon_installs_the_package_where_ros2_looks(colcon_install: Path) -> N
     assert (site_packages / "site-packages" / PACKAGE / "__init__.py").is_file()
     (entry_points,) = (site_packages / "site-packages").glob("*.egg-info/entry_points.txt")
     assert f"{PACKAGE} = {PACKAGE}.entry:node_main" in entry_points.read_text().splitlines()
+    # The fleet: `ros2 run joint_tf_publisher joint_tf_fleet`.
+    fleet = colcon_install / "lib" / PACKAGE / "joint_tf_fleet"
+    assert fleet.is_file() and os.access(fleet, os.X_OK)
+    assert "joint_tf_fleet = joint_tf_publisher.entry:fleet_main" in entry_points.read_text()
 
 
 @pytest.mark.slow

@@ -63,6 +63,10 @@ MODULE_KEYS = {
     "colcon_python_setup_py": "python3-colcon-common-extensions",
 }
 
+#: Imported top-level modules with no rosdep key: declared by a setup.py extra (its name here)
+#: and named in a package.xml comment, which says how to install them.
+PIP_ONLY = {"rosbags": "bag"}
+
 
 def manifest_dependencies(*tags: str) -> set[str]:
     """The keys package.xml declares under any of ``tags``."""
@@ -167,7 +171,11 @@ def test_the_python_tf2_ros_is_declared_as_tf2_ros_py() -> None:
 
 
 def test_every_run_time_import_is_a_run_dependency() -> None:
-    imports = third_party_imports(*RUN_SOURCES)
+    imports = {
+        module: files
+        for module, files in third_party_imports(*RUN_SOURCES).items()
+        if module not in PIP_ONLY
+    }
     run = manifest_dependencies(*RUN_TAGS)
 
     unknown = {module: files for module, files in imports.items() if module not in MODULE_KEYS}
@@ -181,7 +189,11 @@ def test_every_run_time_import_is_a_run_dependency() -> None:
 
 
 def test_every_test_import_is_a_test_or_run_dependency() -> None:
-    imports = third_party_imports(*TEST_SOURCES)
+    imports = {
+        module: files
+        for module, files in third_party_imports(*TEST_SOURCES).items()
+        if module not in PIP_ONLY
+    }
     declared = manifest_dependencies(*RUN_TAGS, *TEST_TAGS)
 
     unknown = {module: files for module, files in imports.items() if module not in MODULE_KEYS}
@@ -227,3 +239,19 @@ def test_rviz2_is_installed_only_on_request_and_is_no_binary_dependency() -> Non
         if element.get("condition") is not None
     }
     assert conditional == {"rviz2"}
+
+
+def test_pip_only_modules_are_a_setup_extra_and_named_in_package_xml() -> None:
+    """rosbags (the bag commands) has no rosdep key: setup.py's extra declares it, package.xml
+    says so in a comment, and requirements/dev.txt installs it for the tests."""
+    import re
+
+    setup = (ROOT / "setup.py").read_text()
+    manifest = (ROOT / "package.xml").read_text()
+    dev = (ROOT / "requirements" / "dev.txt").read_text()
+    comments = " ".join(re.findall(r"<!--(.*?)-->", manifest, re.S))
+    for module, extra in PIP_ONLY.items():
+        assert re.search(rf'"{extra}": \[[^]]*"{module}', setup), (module, extra)
+        assert module in comments and f"[{extra}]" in comments
+        assert re.search(rf"^{module}\b", dev, re.M)
+        assert module in third_party_imports(*RUN_SOURCES)

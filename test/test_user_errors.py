@@ -338,6 +338,10 @@ def test_node_bad_description_on_command_line_one_line_exit_1(
     assert_one_clear_line(completed, NODE_PREFIX + "robot_description:1: ", ())
 
 
+#: A robot of one link, ``base``.
+ONE_LINK = '<robot name="r"><link name="base"/></robot>'
+
+
 @needs_ros
 @pytest.mark.ros
 @pytest.mark.parametrize(
@@ -348,8 +352,25 @@ def test_node_bad_description_on_command_line_one_line_exit_1(
         (["-p", "publish_frequency:=-5.0", "-p", "robot_description:=<robot/>"], ("frequency",)),
         (["-p", "clamp:=tight", "-p", "robot_description:=<robot/>"], ("clamp",)),
         (["-p", "robot_description"], ("ros",)),
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", "remote.frames:=[bse]"],
+            ("remote.frames", "'bse'", "did you mean base"),
+        ),
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", "remote.frames:=[base]"]
+            + ["-p", "remote.topic:=/tf"],
+            ("remote.topic", "topic of its own"),
+        ),
     ],
-    ids=["no-description", "blank-description", "bad-frequency", "bad-clamp", "bad-ros-args"],
+    ids=[
+        "no-description",
+        "blank-description",
+        "bad-frequency",
+        "bad-clamp",
+        "bad-ros-args",
+        "unknown-remote-frame",
+        "remote-topic-on-tf",
+    ],
 )
 def test_node_bad_parameters_one_line_exit_1(
     arguments: list[str], words: tuple[str, ...], ros_subprocess_env: dict[str, str]

@@ -14,6 +14,7 @@ from ..description.xmlio import read_description
 from ..errors import ModelError
 from ..node_core.parameters import ATTACHMENT_PREFIX, ParameterRejected, Settings
 from ..robot import Robot
+from .params_file import flattened
 
 #: How ``--attach`` is written (its help and its errors).
 ATTACH_FORM = "NAME:FILE@PARENT[:X,Y,Z,ROLL,PITCH,YAW][:PREFIX]"
@@ -116,7 +117,7 @@ def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
             continue
         values = {
             name: value
-            for name, value in _flattened(parameters).items()
+            for name, value in flattened(parameters).items()
             if name.startswith(ATTACHMENT_PREFIX)
         }
         if values:
@@ -125,12 +126,3 @@ def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
             except ParameterRejected as exc:
                 raise UsageError(f"--params {path}: {exc}") from None
     return ()
-
-
-def _flattened(tree: dict[str, Any], parent: str = "") -> dict[str, Any]:
-    """Nested parameters as rcl reads them: names joined at the dots."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{parent}{key}"
-        flat.update(_flattened(value, name + ".") if isinstance(value, dict) else {name: value})
-    return flat

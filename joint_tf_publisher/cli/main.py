@@ -2,9 +2,10 @@
 
 A thin dispatcher: each subcommand parses its arguments, loads the model and hands over to
 ``describe`` (check, fk), ``graph``, ``plot``, ``demo`` (demo, run), ``doctor.command``
-(doctor) or ``attach`` (attach, detach); the ROS parts are imported when used. Exit status:
-0 on success, 1 for an invalid model (one line ``file:line: message`` on stderr), a failed
-tool or a problem ``doctor`` found, 2 for bad command-line usage.
+(doctor), ``attach`` (attach, detach) or ``bag.command`` (bag repair); the ROS parts are
+imported when used. Exit status: 0 on success, 1 for an invalid model (one line
+``file:line: message`` on stderr), a failed tool, a bag that cannot be repaired or a problem
+``doctor`` found, 2 for bad command-line usage.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..errors import ModelError
 from ..robot import Robot
 from .arguments import UsageError, add_attachment_options, load_model
 from .attach import add_attach_parsers
+from .bag.command import add_bag_parser
 from .describe import check_report, format_number, pose_record, pose_table
 from .doctor.command import add_doctor_parser
 from .joint_values import parse_joint_values
@@ -417,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     add_doctor_parser(commands)
+    add_bag_parser(commands)
     return parser
 
 

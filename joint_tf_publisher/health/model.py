@@ -70,6 +70,10 @@ class Key:
     TIME_OFFSETS = "time offsets (s)"
     OUT_OF_RANGE = "stamps out of range"
     REFUSED_DESCRIPTION = "refused description"
+    REMOTE_FRAMES = "remote frames"
+    REMOTE_RATE = "remote rate (Hz)"
+    REMOTE_SENT = "remote messages sent"
+    REMOTE_LEFT_OUT = "remote frames left out"
     UNDECODABLE = "undecodable messages"
     CALLBACK_FAILURES = "callback failures"
 
@@ -123,6 +127,19 @@ class GraphFacts:
     use_sim_time: bool = False
     #: Per source number, the topic's name (where no publisher is known by name).
     topics: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class RemoteFacts:
+    """The remote output as the report shows it (``node_core.remote_output`` keeps it):
+    the chosen ``frames``, the cap ``rate_hz``, its ``topic`` ("" when off), the messages
+    ``sent`` since start, and the chosen frames ``left_out`` with why."""
+
+    frames: tuple[str, ...] = ()
+    rate_hz: float = 0.0
+    topic: str = ""
+    sent: int = 0
+    left_out: tuple[str, ...] = ()
 
 
 class StreamSlot:
@@ -201,6 +218,8 @@ class JointStateHealth:
         self.removed_frames: list[str] = []
         #: Per joint-state topic, the seconds added to its stamps (``time_offsets``).
         self.time_offsets_s: Mapping[str, float] = {}
+        #: The remote output (None: the node has none).
+        self.remote: RemoteFacts | None = None
         #: Callbacks that raised since the node started, by cause (``callback_failed``).
         self.callback_failures: dict[str, int] = {}
         self._failures_reported = 0
@@ -330,7 +349,7 @@ class JointStateHealth:
         )
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
-        conditions = _sim_clock(graph) + self._failures(values)
+        conditions = _sim_clock(graph) + _remote(self.remote, values) + self._failures(values)
         if self.refused_description is not None:
             values[Key.REFUSED_DESCRIPTION] = self.refused_description
             conditions.append(Condition(Level.WARN, self.refused_description))
@@ -433,6 +452,19 @@ def _sim_clock(graph: GraphFacts) -> list[Condition]:
     if not (graph.use_sim_time and graph.node_clock_ns == 0):
         return []
     return [Condition(Level.ERROR, wording.SIM_TIME_WITHOUT_CLOCK)]
+
+
+def _remote(remote: RemoteFacts | None, values: dict[str, str]) -> list[Condition]:
+    """The remote output's values; chosen frames left out (WARN)."""
+    if remote is None or not remote.topic:
+        return []
+    values[Key.REMOTE_FRAMES] = ", ".join(remote.frames)
+    values[Key.REMOTE_RATE] = f"{remote.rate_hz:g}"
+    values[Key.REMOTE_SENT] = str(remote.sent)
+    if not remote.left_out:
+        return []
+    values[Key.REMOTE_LEFT_OUT] = "; ".join(remote.left_out)
+    return [Condition(Level.WARN, wording.remote_frames_left_out(remote.left_out))]
 
 
 def _stamp_clock(

@@ -148,6 +148,11 @@ def stamp_out_of_range(stamp_s: float, offset_s: float) -> str:
     )
 
 
+def remote_frames_left_out(frames: Sequence[str]) -> str:
+    """Chosen ``frames`` (each with why) the remote output leaves out."""
+    return f"{len(frames)} remote.frames left out of the remote output: {name_list(frames)}"
+
+
 #: Where ``callback_failures`` stops naming new causes (a flood of distinct ones).
 OTHER_CAUSES = "other causes"
 

@@ -276,6 +276,12 @@ class NamePlans:
         #: Plans of messages that give no follower share these ranges.
         self._independent_ranges = _ranges(layout, set())
 
+    def once(self, names: tuple[str, ...]) -> NamePlan:
+        """The plan of ``names`` made afresh and not cached: for a one-off shape (a check of
+        one ``zeros.<joint>`` value) that would otherwise hold a cache entry (about 10 kB for
+        a humanoid's) for as long as the node runs."""
+        return self._make_plan(names)
+
     def _make_plan(self, names: tuple[str, ...]) -> NamePlan:
         layout = self.layout
         message_index: list[int] = []

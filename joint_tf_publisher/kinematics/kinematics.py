@@ -16,6 +16,7 @@ metres. Quaternions are (x, y, z, w).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,12 @@ class Kinematics:
         self.transforms = JointTransforms(self.layout)
         self.cfg = CfgReader(self.layout)
         self.single_fk = SingleFk(self.layout)
-        self.batch_fk = BatchFk(self.layout)
+
+    @cached_property
+    def batch_fk(self) -> BatchFk:
+        """FK of many configurations, built on first use: a node never batches, and one
+        robot's ``BatchFk`` is some 50 kB (a humanoid's), which a fleet of robots multiplies."""
+        return BatchFk(self.layout)
 
     @property
     def moving_joints(self) -> list[Joint]:
@@ -89,10 +95,13 @@ class Kinematics:
         names: Sequence[str],
         values: Sequence[float] | Array,
         clamp: ClampLike = ClampMode.HARD,
+        keep_plan: bool = True,
     ) -> Update:
         """Set values by JointState name; clamp; resolve mimic (``state``). ``clamp`` as
-        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode)."""
-        return self.state.apply(positions, names, values, ClampMode.of(clamp))
+        ``ClampMode.of`` takes it (None: no clamping; ValueError for an unknown mode).
+        ``keep_plan``: False for a one-off shape of names (a check), whose plan is not
+        cached."""
+        return self.state.apply(positions, names, values, ClampMode.of(clamp), keep_plan)
 
     def apply_multi_dof(
         self,

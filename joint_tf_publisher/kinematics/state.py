@@ -98,16 +98,18 @@ class StateResolver:
         names: Sequence[str],
         values: Sequence[float] | Array,
         clamp: ClampMode = ClampMode.HARD,
+        keep_plan: bool = True,
     ) -> Update:
         """Set values by JointState name; clamp; compute the followers not given.
 
         ``values`` in radians or metres (quaternion components unitless), one per name.
-        Raises ValueError for lengths that differ. See ``Update``.
+        Raises ValueError for lengths that differ. See ``Update``. ``keep_plan``: False for
+        a one-off shape, whose plan is not cached (``NamePlans.once``).
         """
         given_values = np.asarray(values, dtype=np.float64)
         if given_values.shape != (len(names),):
             raise ValueError(f"{len(names)} names but values of shape {given_values.shape}")
-        plan = self.plans.plan(tuple(names))
+        plan = self.plans.plan(tuple(names)) if keep_plan else self.plans.once(tuple(names))
         fast = plan.fast
         if fast is not None and apply_fast(fast, fast.bounds[clamp], positions, given_values):
             return Update(

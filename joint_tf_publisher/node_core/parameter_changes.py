@@ -6,8 +6,9 @@ description comes from after it (``description_source``: exactly one of
 ``robot_description``, ``description_file`` and ``description_from_topic``), the description
 to load when its text, file, xacro arguments, source, ``model_name`` or attachments changed
 (the robot's own description, the attachments composed onto it by the loader), and every
-``zeros.<joint>`` checked against the model that will be current, and where the node's trees
-would go (``tf_outputs``). It raises ``ParameterRejected`` or ``ModelError`` with the reason
+``zeros.<joint>`` checked against the model that will be current, as are ``remote.frames``
+where it or ``exclude_joints`` changes (``remote_output.check_choice``), and where the node's
+trees would go (``tf_outputs``). It raises ``ParameterRejected`` or ``ModelError`` with the reason
 before anything changed; the node (``ros.node``) then applies the ``ParameterChange`` as a
 whole, so a refused change leaves nothing half applied.
 
@@ -36,6 +37,7 @@ from .description_source import (
 )
 from .parameters import Settings
 from .pipeline import LoadedModel
+from .remote_output import check_choice, remote_on
 from .tf_outputs import NOT_REMAPPED, TfTopics
 from .zeros import check_zero, declared_zeros, start_positions
 
@@ -142,6 +144,13 @@ def plan_change(
             new_model, new_settings = prepared_model(
                 load, model.base_text, TOPIC_SOURCE, new_settings
             )
+    target = new_model or model
+    if (
+        ("remote.frames" in values or "exclude_joints" in values)
+        and target is not None
+        and remote_on(new_settings)
+    ):
+        check_choice(target, new_settings)
     if new_model is None and model is not None:
         current = dict(settings.zeros)
         for joint, joint_values in new_settings.zeros:

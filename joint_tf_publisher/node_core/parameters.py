@@ -158,6 +158,25 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         float_range=(0.0, MAX_PERIOD_S),
     ),
     ParameterSpec(
+        "remote.frames",
+        (),
+        "links published on remote.topic, each relative to its nearest chosen ancestor (else "
+        "the root link), at most remote.rate messages per second; [] = no remote output",
+    ),
+    ParameterSpec(
+        "remote.rate",
+        10.0,
+        "most TFMessages per second on remote.topic (steady clock); (0, 1000]",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+    ),
+    ParameterSpec(
+        "remote.topic",
+        "remote/tf",
+        "topic of the remote output (relative: the namespace applies); its static frames on "
+        "the same name with _static",
+    ),
+    ParameterSpec(
         "attachments.names",
         (),
         "names of descriptions hung from the robot, each given by attachments.<name>.* "
@@ -274,16 +293,31 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
     return tuple(float(item) for item in items)
 
 
-def parse_frequency(value: Any) -> float:
-    """``publish_frequency`` as a float in (0, 1000] Hz."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterRejected(f"publish_frequency must be a number, got {value!r}")
-    frequency = float(value)
-    if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:
-        raise ParameterRejected(
-            f"publish_frequency must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
-        )
-    return frequency
+def _parse_rate(name: str) -> Callable[[Any], float]:
+    """A rate parameter as a float in (0, 1000] Hz."""
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterRejected(f"{name} must be a number, got {value!r}")
+        frequency = float(value)
+        if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:
+            raise ParameterRejected(
+                f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
+            )
+        return frequency
+
+    return parse
+
+
+#: ``publish_frequency`` as a float in (0, 1000] Hz.
+parse_frequency = _parse_rate("publish_frequency")
+
+
+def parse_remote_topic(value: Any) -> str:
+    """``remote.topic`` as a non-empty name (the node checks it as a topic name)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ParameterRejected(f"remote.topic must be a topic name, got {value!r}")
+    return value.strip()
 
 
 def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
@@ -359,6 +393,8 @@ def _parse_names(parameter: str) -> Callable[[Any], tuple[str, ...]]:
 parse_joint_names = _parse_names("exclude_joints")
 #: ``source_list`` as topic names (``_parse_names``).
 parse_topic_names = _parse_names("source_list")
+#: ``remote.frames`` as link names (``_parse_names``).
+parse_remote_frames = _parse_names("remote.frames")
 
 
 def parse_attachment_names(value: Any) -> tuple[str, ...]:
@@ -453,6 +489,11 @@ class Settings:
     #: ``zeros.<joint>`` parameters: (joint name, values), sorted by name.
     #: Checked against a model by ``zeros.start_positions``, not here.
     zeros: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    #: ``remote.frames``, ``remote.rate`` (Hz) and ``remote.topic``: the remote output
+    #: (``remote_output``; no frames: off).
+    remote_frames: tuple[str, ...] = ()
+    remote_rate: float = 10.0
+    remote_topic: str = "remote/tf"
     #: ``attachments.names``.
     attachments: tuple[str, ...] = ()
     #: ``attachments.<name>.<field>`` parameters: ((name, field), parsed value), sorted;
@@ -521,7 +562,7 @@ class Settings:
                 parsed = parse(value)
                 if target == "description_from_topic":  # either name true: true
                     parsed = parsed or updates.get(target, False)
-                updates[target] = parsed
+                updates[SETTING_FIELDS.get(target, target)] = parsed
         updates["zeros"] = tuple(sorted(zeros.items()))
         updates["attachment_fields"] = tuple(sorted(attachment_fields.items()))
         settings = replace(self, **updates)
@@ -568,4 +609,15 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
     "time_offset": parse_time_offset,
     "source_time_offsets": parse_time_offsets,
+    "remote.frames": parse_remote_frames,
+    "remote.rate": _parse_rate("remote.rate"),
+    "remote.topic": parse_remote_topic,
 }
+#: The remote output's parameters and their ``Settings`` fields.
+REMOTE_FIELDS = {
+    "remote.frames": "remote_frames",
+    "remote.rate": "remote_rate",
+    "remote.topic": "remote_topic",
+}
+#: The ``Settings`` field of each parameter whose name is no field name.
+SETTING_FIELDS = {ATTACHMENTS: "attachments", **REMOTE_FIELDS}

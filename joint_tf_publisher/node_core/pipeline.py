@@ -201,6 +201,10 @@ class JointStatePipeline:
         self.time_offsets = TimeOffsets()
         self.time_offsets.configure(settings)
         self.health.time_offsets_s = self.time_offsets.by_topic_s
+        #: The stamp (ns) of the latest publication of moving joints on /tf, until the remote
+        #: output (``remote_output``) has sent it; None then. Its one write per publication
+        #: is all the remote output costs per JointState.
+        self.unsent_stamp_ns: int | None = None
 
     # -- model and settings -----------------------------------------------------------------
 
@@ -210,6 +214,7 @@ class JointStatePipeline:
         the previous model that ``model`` does not have are named in one warning and in the
         health report (``wording.frames_left_warning``)."""
         self.model = model
+        self.unsent_stamp_ns = None
         changes = self._configure(settings or self.settings, new_model=True)
         settings = self.settings
         facts = RobotFacts(model.kin, settings.exclude_joints, settings.frame_prefix)
@@ -478,8 +483,9 @@ class JointStatePipeline:
         pending = np.flatnonzero(configured.publish_mask & ~model.positions.received)
         if pending.size == 0:
             return None
+        stamp_ns = self.unsent_stamp_ns = self._clock_ns()
         return configured.publication(
-            pending.tobytes(), self._clock_ns(), configured.default_poses[pending]
+            pending.tobytes(), stamp_ns, configured.default_poses[pending]
         )
 
     # -- steps ------------------------------------------------------------------------------
@@ -558,7 +564,9 @@ class JointStatePipeline:
 
     def _record(self, model: LoadedModel, plan: MessagePlan, stamp_ns: int, source: int) -> None:
         """The joints ``plan`` moves were published at ``stamp_ns`` (message time) with values
-        from topic ``source``: for the rate limiter and between topics."""
+        from topic ``source``: for the rate limiter and between topics, and for the remote
+        output."""
+        self.unsent_stamp_ns = stamp_ns
         if not self.settings.ignore_timestamp:  # else never read (configure resets it)
             model.limiter.record(plan.moves, plan.moves_key, stamp_ns)
             model.sources.record(plan.moves, source)
@@ -614,7 +622,15 @@ def _beside_the_model(settings: Settings) -> Settings:
     """``settings`` without what does not change the configured model: ``zeros`` (start
     values, taken without a rebuild) and the attachments (a change of them that matters comes
     with a new model; one of unlisted names' fields changes nothing)."""
-    return replace(settings, zeros=(), attachments=(), attachment_fields=())
+    return replace(
+        settings,
+        zeros=(),
+        attachments=(),
+        attachment_fields=(),
+        remote_frames=(),
+        remote_rate=0.0,
+        remote_topic="",
+    )
 
 
 def _static_set_of(settings: Settings) -> tuple[object, ...]:

@@ -29,29 +29,49 @@ def start_positions(
     computed from them, clamped into the ``clamp`` limits, nothing marked received.
 
     ParameterRejected naming ``zeros.<joint>`` for a value the model does not accept.
+
+    The values are checked all at once (one joint-state plan, not one per joint: a
+    humanoid's node declares some 60 zeros, each a change that comes here); only where that
+    finds a bad value is each checked alone (``check_zero``), to name the first.
     """
+    given = list(zeros)
     names: list[str] = []
     values: list[float] = []
-    for joint_name, joint_values in zeros:
-        names += check_zero(kin, joint_name, joint_values)
+    for joint_name, joint_values in given:
+        names += _checked_length(kin, joint_name, joint_values)
         values += joint_values
+    checked = kin.apply(kin.new_positions(), names, values, CHECKED_LIMITS, keep_plan=False)
+    if checked.rejected or checked.clamped:
+        for joint_name, joint_values in given:
+            check_zero(kin, joint_name, joint_values)
     positions = kin.new_positions()
-    kin.apply(positions, names, values, clamp=clamp)
+    kin.apply(positions, names, values, clamp=clamp, keep_plan=False)
     positions.received[:] = False
     return positions
+
+
+def _checked_length(kin: Kinematics, joint_name: str, joint_values: Sequence[float]) -> list[str]:
+    """The JointState names of ``joint_name``'s values; ParameterRejected naming
+    ``zeros.<joint>`` unless ``joint_values`` has one value per name."""
+    variables = _variable_names(kin, joint_name)
+    if len(joint_values) != len(variables):
+        raise ParameterRejected(
+            f"{ZEROS_PREFIX + joint_name} must give {len(variables)} value(s) "
+            f"({', '.join(variables)}), got {len(joint_values)}"
+        )
+    return variables
 
 
 def check_zero(kin: Kinematics, joint_name: str, joint_values: Sequence[float]) -> list[str]:
     """The JointState names of ``joint_name``'s values, once ``joint_values`` are checked
     (see the module docstring); ParameterRejected naming ``zeros.<joint>`` otherwise."""
-    variables = _variable_names(kin, joint_name)
+    variables = _checked_length(kin, joint_name, joint_values)
     parameter = ZEROS_PREFIX + joint_name
-    if len(joint_values) != len(variables):
-        raise ParameterRejected(
-            f"{parameter} must give {len(variables)} value(s) ({', '.join(variables)}), "
-            f"got {len(joint_values)}"
-        )
-    update = kin.apply(kin.new_positions(), variables, joint_values, clamp=CHECKED_LIMITS)
+    # One joint's names: a shape no message has, whose plan must not hold a cache entry
+    # per joint for as long as the node runs (about 0.4 MB for a humanoid).
+    update = kin.apply(
+        kin.new_positions(), variables, joint_values, clamp=CHECKED_LIMITS, keep_plan=False
+    )
     if update.rejected:
         raise ParameterRejected(
             f"{parameter} must be finite (and within +-1e100; a quaternion not zero), "

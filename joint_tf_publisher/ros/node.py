@@ -11,9 +11,10 @@ Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as seri
 ``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
 queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``), and with ``global_frame_prefix`` the global tree on the absolute
-``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``). docs/node.md describes them with
-their QoS.
+``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
+``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
+remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``).
+docs/node.md describes them with their QoS.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ from ..node_core.parameters import (
     ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
+    REMOTE_FIELDS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
     ParameterRejected,
@@ -92,6 +94,7 @@ from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges
 from .qos import joint_states_qos, latched_qos
+from .remote_tf import RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 NODE_NAME = "joint_tf_publisher"
@@ -229,6 +232,10 @@ class JointTfPublisher(Node):
             CallbackEdge(self.pipeline.health, self.pipeline.reporter), self.context
         )
         self._edges.rclpy_services(self)  # its parameter services
+        #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
+        self._remote = RemoteTf(
+            self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
+        )
         self._reader = JointStateReader()
         model: LoadedModel | None = None
         try:
@@ -245,6 +252,7 @@ class JointTfPublisher(Node):
             #: Where the running description comes from (and the file watched, if any).
             self._described = Described(source, text, watch)
             self._check_topics(settings.source_list)
+            self._remote.check(settings, model)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
@@ -485,6 +493,8 @@ class JointTfPublisher(Node):
             change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
+            if REMOTE_FIELDS.keys() & values.keys():
+                self._remote.check(change.settings, None)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
@@ -520,6 +530,7 @@ class JointTfPublisher(Node):
             self._update_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
+        self._remote.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 parameter = parameter_name(name, field)
@@ -606,7 +617,7 @@ class JointTfPublisher(Node):
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._static_timer = self.create_timer(
                 period_s,
-                self._edges.timer("static republish", self._tf_static.republish),
+                self._edges.timer("static republish", self._republish_statics),
                 clock=steady,
             )
 
@@ -698,6 +709,7 @@ class JointTfPublisher(Node):
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
         self._publish_statics()
+        self._remote.update()
         kin = model.kin
         self.get_logger().info(
             f"robot {model.robot.name!r}: {len(kin.moving_joints)} moving joints, "
@@ -734,6 +746,11 @@ class JointTfPublisher(Node):
         publication = self.pipeline.static_publication(self._now_ns())
         if publication is not None:
             self._tf_static.replace(publication)
+
+    def _republish_statics(self) -> None:
+        """Every static set again, as it was: ``/tf_static`` and the remote output's."""
+        self._tf_static.republish()
+        self._remote.republish_statics()
 
     def _on_description_message(self, msg: String) -> None:
         try:

@@ -5,6 +5,8 @@ Each function returns a fresh profile: rclpy writes QoS overrides into the one i
 - ``joint_states_qos``: ``joint_states`` and ``multi_dof_joint_states``, subscribed.
 - ``latched_qos``: ``robot_description``, published or subscribed.
 - ``tf_qos``, ``tf_static_qos``: ``/tf`` and ``/tf_static``, tf2_ros's profiles.
+- ``remote_tf_qos``: the remote output's ``remote/tf`` (its ``remote/tf_static``:
+  ``tf_static_qos``).
 - ``diagnostics_qos``: ``/diagnostics``, published as diagnostic_updater publishes it.
 - ``joint_states_publisher_qos``: ``joint_states`` published by the CLI's demo source.
 - ``tf_listener_static_qos``, ``clock_qos``, ``diagnostics_listener_qos``: what ``doctor``
@@ -46,6 +48,12 @@ def tf_qos() -> QoSProfile:
     """``/tf``: keep last ``TF_DEPTH``, reliable, volatile, as tf2_ros's
     ``TransformBroadcaster`` publishes (C++ ``DynamicBroadcasterQoS``)."""
     return _keep_last(TF_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
+
+
+def remote_tf_qos() -> QoSProfile:
+    """``remote/tf``: keep last 1, reliable, volatile: a reader behind a slow link gets the
+    latest message, never a queue of old ones (reliable, so tf2 listeners match it)."""
+    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
 
 
 def tf_static_qos() -> QoSProfile:

@@ -155,9 +155,7 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
 
 def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> None:
     """Spin with ``executor``: ``EVENTS`` in a ``SpinLoop``, ``RCLPY`` in a ``OnceLoop``."""
-    make_executor = _events_executor_type() if executor == EVENTS else SingleThreadedExecutor
-    assert make_executor is not None  # spin checked it
-    spinner = make_executor(context=node.context)
+    spinner = new_executor(executor, node.context)
     loop: SpinLoop | OnceLoop = (
         SpinLoop(spinner, node.context) if executor == EVENTS else OnceLoop(spinner, node)
     )
@@ -171,6 +169,15 @@ def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> No
     finally:
         loop.close()  # nothing wakes the executor from here on
         spinner.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+
+
+def new_executor(executor: str, context: Context) -> Executor:
+    """A new executor of kind ``executor`` (``EVENTS`` or ``RCLPY``, one this rclpy has) for
+    ``context``."""
+    make_executor = _events_executor_type() if executor == EVENTS else SingleThreadedExecutor
+    if make_executor is None:
+        raise ValueError(f"executor {executor!r} is not one of {available_executors()}")
+    return make_executor(context=context)
 
 
 class SpinLoop:

@@ -47,7 +47,7 @@ from ..node_core.tf_outputs import (
     TfTopics,
 )
 from ..stamps import ns_to_stamp
-from .qos import tf_qos, tf_static_qos
+from .qos import remote_tf_qos, tf_qos, tf_static_qos
 
 #: The global tree's node is named after the node: ``<node name>`` + this.
 GLOBAL_TREE_NODE_SUFFIX = "_global_tf"
@@ -142,8 +142,8 @@ class StaticTfPublisher:
     """The latched ``/tf_static`` message of one node (and of its global tree where it has
     one): always its complete current set."""
 
-    def __init__(self, node: Node) -> None:
-        self.publisher = node.create_publisher(TFMessage, TF_STATIC_TOPIC, tf_static_qos())
+    def __init__(self, node: Node, topic: str = TF_STATIC_TOPIC) -> None:
+        self.publisher = node.create_publisher(TFMessage, topic, tf_static_qos())
         self.raw = layout_matches_rmw()
         #: The global tree's /tf_static publisher (None without a global tree).
         self.global_publisher: Publisher[TFMessage] | None = None
@@ -162,6 +162,27 @@ class StaticTfPublisher:
         the global tree's alike; nothing before the first."""
         if self.current is not None:
             _send(self.publisher, self.global_publisher, self.current, self.raw)
+
+
+class RemoteTfPublisher:
+    """The remote output's two publishers (``node_core.remote_output``): its capped
+    TFMessages on ``topic`` (``qos.remote_tf_qos``) and its complete static set, latched, on
+    ``static_topic`` (``qos.tf_static_qos``). Both names are the node's, so namespaces and
+    remappings apply."""
+
+    def __init__(self, node: Node, topic: str, static_topic: str) -> None:
+        self._node = node
+        self.publisher = node.create_publisher(TFMessage, topic, remote_tf_qos())
+        self.static = StaticTfPublisher(node, static_topic)
+
+    def publish(self, publication: Publication) -> None:
+        """Send one capped message."""
+        _send(self.publisher, None, publication, self.static.raw)
+
+    def destroy(self) -> None:
+        """Destroy both publishers (the latched static set goes with them)."""
+        self._node.destroy_publisher(self.publisher)
+        self._node.destroy_publisher(self.static.publisher)
 
 
 def _send(

@@ -28,6 +28,7 @@ from joint_tf_publisher.health.model import (
     JointStateHealth,
     Key,
     Level,
+    RemoteFacts,
     never_received_joints,
 )
 from joint_tf_publisher.health.reporting import Reporter
@@ -416,6 +417,8 @@ def test_every_key_holds_its_documented_value() -> None:
     publishers = {JOINT_STATES_SOURCE: ("/joint_state_publisher", "/arm_controller")}
     refused = "description_file not reloaded, the running model stays: /arm.urdf:3: ..."
     rig.health.refused_description = refused
+    left_out = ("gone (no link of that name in the robot)",)
+    rig.health.remote = RemoteFacts(("ee_link", "gone"), 5.0, "remote/tf", 3, left_out)
     rig.pipeline.undecodable("sensor_msgs/JointState")
     rig.pipeline.undecodable("sensor_msgs/JointState")
     rig.health.callback_failed("joint_states: KeyError")
@@ -451,6 +454,10 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.TIME_OFFSETS: "joint_states: -0.5, multi_dof_joint_states: -0.5",
             Key.OUT_OF_RANGE: "1",
             Key.REFUSED_DESCRIPTION: refused,
+            Key.REMOTE_FRAMES: "ee_link, gone",
+            Key.REMOTE_RATE: "5",
+            Key.REMOTE_SENT: "3",
+            Key.REMOTE_LEFT_OUT: left_out[0],
             Key.UNDECODABLE: "sensor_msgs/JointState (2x)",
             Key.CALLBACK_FAILURES: "joint_states: KeyError (2x)",
         }
@@ -460,7 +467,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 9 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 10 + [Level.ERROR]
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:

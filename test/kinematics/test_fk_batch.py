@@ -90,3 +90,23 @@ def test_batch_and_single_agree_with_reference_property(seed: int, rows: int) ->
         expected = reference_fk(robot, reference_values(robot, cfg))
         for name, pose in expected.items():
             np.testing.assert_allclose(batch[name][k], pose, atol=TOLERANCE, rtol=0)
+
+
+def test_the_batched_fk_is_built_only_when_a_batch_needs_it() -> None:
+    """A node never batches: its kinematics keeps no ``BatchFk`` (some 50 kB a humanoid, which
+    a fleet of robots in one process pays per robot) until a large batch asks for it."""
+    from repo_paths import TEST_DIR
+
+    from joint_tf_publisher import Robot
+    from joint_tf_publisher.kinematics.kinematics import FEW_CONFIGURATIONS
+
+    robot = Robot.load(TEST_DIR / "urdf" / "humanoid.urdf")
+    kin = robot.kinematics
+    robot.link_fk(link="head")
+    robot.link_fk_batch({"neck_yaw_joint": np.full(FEW_CONFIGURATIONS, 0.3)})
+    assert "batch_fk" not in vars(kin)
+    many = robot.link_fk_batch({"neck_yaw_joint": np.full(FEW_CONFIGURATIONS + 1, 0.3)})
+    assert "batch_fk" in vars(kin)
+    np.testing.assert_allclose(
+        many["head"][-1], robot.link_fk({"neck_yaw_joint": 0.3}, link="head")
+    )

@@ -157,6 +157,12 @@ def test_only_given_arguments_override_the_params_file() -> None:
         NODE_LAUNCH.node_parameters(context(time_offset="late"))
 
 
+def test_remote_frames_become_the_remote_output_s_list() -> None:
+    given = overrides(context(model=str(URDF), remote_frames="base_link, tool0 camera"))
+    assert given["remote.frames"] == ["base_link", "tool0", "camera"]
+    assert "remote.frames" not in overrides(context(model=str(URDF)))
+
+
 @pytest.mark.parametrize("name", ["time_offset", "static_republish_period"])
 def test_parameter_arguments_say_what_the_parameter_table_says(name: str) -> None:
     """``ros2 launch ... -s`` shows the node's own description and default of the parameter."""

@@ -26,6 +26,9 @@ NODE_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.py"
 XML_LAUNCH = LAUNCH_DIR / "joint_tf_publisher.launch.xml"
 DEMO_LAUNCH = LAUNCH_DIR / "demo.launch.py"
 MULTI_ROBOT_LAUNCH = LAUNCH_DIR / "multi_robot.launch.py"
+FLEET_LAUNCH = LAUNCH_DIR / "fleet.launch.py"
+#: The fleet's launch arguments (``fleet.launch.py``) and ``multi_robot.launch.py``'s way to it.
+FLEET_ARGUMENTS = {"robots", "params_file", "retry_period"}
 #: The arguments robot_state_publisher users expect of a drop-in launch file.
 DROP_IN_ARGUMENTS = {
     "model",
@@ -48,8 +51,9 @@ MULTI_ROBOT_ARGUMENTS = {"global_frame_prefix"}
 TABLE_ARGUMENTS = {"time_offset", "static_republish_period"}
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
 #: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
-#: to read and reload (the XML one always sets robot_description: it cannot leave it unset).
-PYTHON_ONLY_ARGUMENTS = {"rviz", "description_file"}
+#: to read and reload (the XML one always sets robot_description: it cannot leave it unset),
+#: and the links of the remote output (a list, which an XML argument cannot leave unset).
+PYTHON_ONLY_ARGUMENTS = {"rviz", "description_file", "remote_frames"}
 #: The one executable of another package they may start: RViz, an optional dependency.
 VIEWER = ("rviz2", "rviz2")
 
@@ -199,13 +203,39 @@ def test_the_demo_source_shares_the_node_s_namespace() -> None:
 
 
 def test_launch_files_start_only_this_package_s_executables_and_rviz() -> None:
-    started = started_executables(NODE_LAUNCH) | started_executables(DEMO_LAUNCH)
+    started = set().union(
+        *(started_executables(path) for path in (NODE_LAUNCH, DEMO_LAUNCH, FLEET_LAUNCH))
+    )
+    started |= started_executables(MULTI_ROBOT_LAUNCH)
     assert VIEWER in started
     started.remove(VIEWER)
     (node,) = etree.parse(str(XML_LAUNCH)).getroot().iter("node")
     started.add((node.get("pkg"), node.get("exec")))
     assert {package for package, _ in started} == {"joint_tf_publisher"}
     assert {executable for _, executable in started} == console_scripts()
+
+
+def test_the_fleet_launch_files_give_the_fleet_no_name_or_namespace() -> None:
+    """launch_ros passes a node's ``name`` and ``namespace`` as process-wide remappings
+    (``__node``, ``__ns``): in the fleet's process they would rename every robot's node."""
+    for path in (FLEET_LAUNCH, MULTI_ROBOT_LAUNCH):
+        tree = ast.parse(path.read_text())
+        constants = module_constants(tree)
+        fleets = [
+            call
+            for call in calls_named(tree, "Node")
+            if any(
+                k.arg == "executable" and value_of(k.value, constants) == "joint_tf_fleet"
+                for k in call.keywords
+            )
+        ]
+        assert len(fleets) == 1, path
+        assert not {k.arg for k in fleets[0].keywords} & {"name", "namespace"}, path
+
+
+def test_the_fleet_launch_file_offers_robots_params_file_and_retry_period() -> None:
+    assert declared_arguments(FLEET_LAUNCH) == FLEET_ARGUMENTS
+    assert "one_process" in declared_arguments(MULTI_ROBOT_LAUNCH)
 
 
 def test_every_launch_file_is_installed() -> None:
@@ -222,6 +252,7 @@ def test_docs_describe_every_launch_argument() -> None:
         | MULTI_ROBOT_ARGUMENTS
         | TABLE_ARGUMENTS
         | PYTHON_ONLY_ARGUMENTS
-        | {"rate", "robots"}
+        | FLEET_ARGUMENTS
+        | {"rate", "one_process"}
     ):
         assert f"`{name}" in docs, name

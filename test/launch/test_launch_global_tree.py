@@ -1,7 +1,7 @@
 """Several robots, two trees: ``multi_robot.launch.py`` under the real launch system, read by
 real tf2 Buffers.
 
-One launch for the module (``ros2 launch joint_tf_publisher multi_robot.launch.py``, robots
+One launch at a time (``ros2 launch joint_tf_publisher multi_robot.launch.py``, robots
 ``robot1`` and ``robot2``, the arm with a mimic gripper, no demo source): each node runs in its
 robot's namespace with Nav2's remapping ``/tf:=tf``, ``/tf_static:=tf_static`` and
 ``global_frame_prefix:=<name>/``, and ``time_offset`` and ``static_republish_period`` handed
@@ -13,7 +13,9 @@ link in the robot's root frame at that stamp: one listening to ``/robot1/tf`` an
 ``/robot1/tf_static`` (unprefixed frames), one to robot2's, one to the absolute ``/tf`` and
 ``/tf_static`` (both robots, prefixed). Every pose must equal ``Robot.link_fk`` of that robot's
 values to 1e-9. The global ``/tf_static`` must hold both robots' fixed frames, prefixed, and
-nothing else.
+nothing else. Every test runs twice: with a process per robot, and with ``one_process:=true``
+(every robot's node in one ``joint_tf_fleet`` process): a launch moves between the two
+without a change to what the robots publish.
 
 Skipped where the launch tools and tf2_ros are not importable (the pip world).
 """
@@ -72,13 +74,15 @@ def fixed_children(robot: Robot, prefix: str) -> set[str]:
     return {prefix + j.child for j in robot.joints.values() if j.joint_type == "fixed"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["processes", "one_process"])
 def two_robots(
-    probe: Any, arm: Robot, tmp_path_factory: pytest.TempPathFactory
+    probe: Any, arm: Robot, tmp_path_factory: pytest.TempPathFactory, request: Any
 ) -> Iterator[Launch]:
-    """The launch, up: both robots' global static sets received."""
+    """The launch, up: both robots' global static sets received. Once with a process per
+    robot, once with ``one_process:=true`` (the fleet): the same tests hold for both."""
     log = tmp_path_factory.mktemp("multi_robot") / "launch.log"
     arguments = {
+        "one_process": str(request.param == "one_process").lower(),
         "robots": ",".join(ROBOTS),
         "model": str(MIMIC_ARM),
         "demo": "false",

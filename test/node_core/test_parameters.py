@@ -20,6 +20,7 @@ from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
+    SETTING_FIELDS,
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
@@ -52,12 +53,12 @@ def yaml_value(value: Any) -> Any:
 def test_every_setting_has_one_parameter_and_every_parameter_a_setting() -> None:
     settings = {field.name for field in dataclasses.fields(Settings)}
     names = {spec.alias_of or spec.name for spec in PARAMETERS} - {"robot_description"}
-    names = {"attachments" if name == ATTACHMENTS else name for name in names}
+    names = {SETTING_FIELDS.get(name, name) for name in names}
     # zeros and attachment_fields: the zeros.* and attachments.<name>.* parameters
     assert names | {ZEROS_PREFIX.rstrip("."), "attachment_fields"} == settings
     defaults = Settings()
     for spec in PARAMETERS:
-        field = "attachments" if spec.name == ATTACHMENTS else spec.name
+        field = SETTING_FIELDS.get(spec.name, spec.name)
         if field in settings:
             assert getattr(defaults, field) == spec.default, spec.name
     aliases = [spec for spec in PARAMETERS if spec.alias_of]

@@ -1,7 +1,8 @@
 """``joint-tf-publisher doctor``: listen to a running system, say what is wrong and what to do.
 
 Joins the ROS listening (``listener``, imported when the command runs) to the rclpy-free
-analysis (``analysis``) and its report (``report``). Exit status: 0 when
+analysis (``analysis``) and its report (``report``); with ``--bag`` a recording is read
+instead (``recording``, no ROS). Exit status: 0 when
 healthy, 1 when a problem is found, 2 for a bad command line (``main``).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
@@ -104,6 +106,12 @@ def run_doctor(
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``doctor``: check the options, load the description if given, listen and report."""
+    if args.description is not None:
+        if args.model is not None:
+            raise UsageError("give the description once: MODEL or --description")
+        args.model = args.description
+    if args.bag is not None:
+        return cmd_doctor_bag(args)
     if args.seconds <= 0.0 or args.lag <= 0.0:
         raise UsageError("--seconds and --lag must be positive")
     try:
@@ -125,6 +133,26 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         args.json,
         args.ros_args,
     )
+
+
+def cmd_doctor_bag(args: argparse.Namespace) -> int:
+    """``doctor --bag IN``: the findings over a recording (``recording``), no ROS needed."""
+    from .recording import run_bag_doctor
+
+    robot = None
+    if args.model is not None:
+        robot = load_model(args)
+        for text in robot.warnings:
+            print(f"warning: {text}", file=sys.stderr)
+    status, report = run_bag_doctor(
+        Path(args.bag),
+        robot,
+        "<stdin>" if args.model == "-" else str(args.model or ""),
+        args.frame_prefix,
+        args.json,
+    )
+    sys.stdout.write(report)
+    return status
 
 
 def add_doctor_parser(commands: Any) -> None:
@@ -177,6 +205,18 @@ def add_doctor_parser(commands: Any) -> None:
         "--frame-prefix",
         metavar="PREFIX",
         help="prefix of the robot's frames (default: the node's frame_prefix, else none)",
+    )
+    doctor.add_argument(
+        "--bag",
+        metavar="IN",
+        help="diagnose a recording instead of the running system (a rosbag2 folder, .db3 or "
+        ".mcap; needs rosbags): its /tf_static, joint states, clocks and description; "
+        "each fix that is a repair names the `bag repair` command",
+    )
+    doctor.add_argument(
+        "--description",
+        metavar="FILE",
+        help="the robot's description (as MODEL); with --bag, compared with the recording's",
     )
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.set_defaults(func=cmd_doctor)

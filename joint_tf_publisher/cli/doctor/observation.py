@@ -52,6 +52,15 @@ class Kind(enum.Enum):
     DIAGNOSTICS = "diagnostics"
     NO_DESCRIPTION = "no_description"
     REMOVED_FRAMES = "removed_frames"
+    # Recordings (``doctor --bag``: ``recording``).
+    NO_TF_STATIC = "no_tf_static"
+    TF_STATIC_NOT_LATCHED = "tf_static_not_latched"
+    STATICS_ONLY_AT_START = "statics_only_at_start"
+    NO_JOINT_STATES = "no_joint_states"
+    JOINTS_NOT_RECORDED = "joints_not_recorded"
+    JOINT_STATE_GAPS = "joint_state_gaps"
+    STAMPS_JUMP_BACK = "stamps_jump_back"
+    DESCRIPTION_DIFFERS = "description_differs"
 
 
 @dataclass(frozen=True)

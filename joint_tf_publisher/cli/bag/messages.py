@@ -1,0 +1,105 @@
+"""The few messages the bag commands look into: TFMessage (recorded ``/tf`` and
+``/tf_static``: whose frames), std_msgs/String (``/robot_description``) and
+MultiDOFJointState (the node's ``multi_dof_joint_states``), through rosbags' CDR
+(de)serializer. The TFMessages the repair writes for the robot are the node's own bytes
+(``node_core.cdr``); these only read recorded messages and merge other publishers' static
+frames into the robot's static set.
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ...arrays import Array
+from ...stamps import stamp_to_ns
+from .storage import MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
+
+#: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
+Transform = Any
+
+
+@cache
+def typestore() -> Any:
+    """rosbags' store of ROS 2 message types (Jazzy's: tf2_msgs and std_msgs are the same
+    in every distro since Humble)."""
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_JAZZY)
+
+
+def definition(msgtype: str) -> tuple[str, str]:
+    """(message definition, RIHS01 hash) of ``msgtype``, for a new connection."""
+    store = typestore()
+    text, _ = store.generate_msgdef(msgtype, ros_version=2)
+    return text, store.hash_rihs01(msgtype)
+
+
+def tf_transforms(data: bytes | memoryview) -> list[Transform]:
+    """The transforms of a serialized TFMessage; ValueError if it does not decode."""
+    try:
+        return list(typestore().deserialize_cdr(bytes(data), TF_MESSAGE).transforms)
+    except Exception as exc:  # rosbags raises several types for broken CDR
+        raise ValueError(f"not a TFMessage: {exc}") from None
+
+
+def tf_bytes(transforms: list[Transform]) -> bytes:
+    """A serialized TFMessage of ``transforms``."""
+    store = typestore()
+    message = store.types[TF_MESSAGE](transforms=transforms)
+    return bytes(store.serialize_cdr(message, TF_MESSAGE))
+
+
+def merged_tf(data: bytes, extra: list[Transform]) -> bytes:
+    """The TFMessage ``data`` with ``extra`` transforms after its own (``data`` itself when
+    there are none)."""
+    if not extra:
+        return data
+    return tf_bytes(tf_transforms(data) + extra)
+
+
+def multi_dof_joint_state(
+    data: bytes | memoryview,
+) -> tuple[int, tuple[str, ...], Array, Array]:
+    """Stamp (ns), joint names, translations (K, 3, metres) and quaternions (K, 4, x y z w)
+    of a serialized sensor_msgs/MultiDOFJointState, as the node reads one
+    (``ros.node``); ValueError if it does not decode."""
+    try:
+        message = typestore().deserialize_cdr(bytes(data), MULTI_DOF_JOINT_STATE)
+    except Exception as exc:  # rosbags raises several types for broken CDR
+        raise ValueError(f"not a MultiDOFJointState: {exc}") from None
+    transforms = message.transforms
+    translations = np.array(
+        [(t.translation.x, t.translation.y, t.translation.z) for t in transforms]
+    ).reshape(-1, 3)
+    quaternions = np.array(
+        [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in transforms]
+    ).reshape(-1, 4)
+    stamp = message.header.stamp
+    return (
+        stamp_to_ns(stamp.sec, stamp.nanosec),
+        tuple(message.joint_names),
+        translations,
+        quaternions,
+    )
+
+
+def string_value(data: bytes | memoryview) -> str:
+    """The text of a serialized std_msgs/String; ValueError if it does not decode."""
+    raw = bytes(data)
+    try:
+        (size,) = struct.unpack_from("<I" if raw[1:2] == b"\x01" else ">I", raw, 4)
+    except struct.error:
+        raise ValueError("not a std_msgs/String: too short") from None
+    if size == 0 or 8 + size > len(raw):
+        raise ValueError("not a std_msgs/String: its length runs beyond the message")
+    return raw[8 : 8 + size - 1].decode("utf-8", "replace")
+
+
+def string_bytes(text: str) -> bytes:
+    """A serialized std_msgs/String."""
+    store = typestore()
+    return bytes(store.serialize_cdr(store.types[STRING](data=text), STRING))

@@ -1,0 +1,611 @@
+"""``joint-tf-publisher bag repair``: a bag's robot TF rebuilt from its joint states, by the
+node's own engine.
+
+A reader and a writer around ``node_core.pipeline.JointStatePipeline``: each JointState of
+the bag goes through the pipeline exactly as the node takes it from DDS (the short way
+``joint_state_bytes`` first, else ``JointStateReader`` and ``joint_state``) and what the
+pipeline returns is written on ``/tf`` at that JointState's log time; the static set is the
+pipeline's ``static_publication``. The node's clock is the bag's log time (zero stamps,
+static stamps, default positions). Settings are the node's (``--params``, read by
+``params_file``), with one difference: without ``publish_frequency`` or ``ignore_timestamp``
+in them every JointState is kept (``ignore_timestamp``), as a recording keeps them.
+
+What the output holds:
+
+- ``/tf``: one TFMessage per JointState of ``/joint_states`` and the ``source_list`` topics,
+  and per MultiDOFJointState of ``/multi_dof_joint_states`` (and the transforms of other
+  publishers recorded in the input, the robot's own frames removed from them and counted);
+- ``/tf_static``: the complete static set, reliable and transient local, at the bag's first
+  log time, at each description change and every ``static_republish_period``; each message
+  is the robot's set with every other publisher's static frames recorded in the input
+  (their value at that time, or their first one), as one message;
+- every other topic byte for byte with its type, definition and QoS; with ``--description``
+  the ``/robot_description`` topic carries that description (once, at the start, latched).
+
+The input is read twice: once for ``/robot_description`` and ``/tf_static`` only (the
+description and the other publishers' statics from the start), once in full. Nothing but
+the current message is held: memory does not grow with the bag.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ...errors import ModelError
+from ...health.reporting import Reporter
+from ...node_core.cdr import JointStateReader, Publication
+from ...node_core.description_source import DescriptionFileWatch
+from ...node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ...node_core.parameter_changes import (
+    PARAMETER_SOURCE,
+    TOPIC_SOURCE,
+    file_model,
+    load_description,
+    prepared_model,
+)
+from ...node_core.parameters import ParameterRejected, Settings
+from ...node_core.pipeline import JointStatePipeline, LoadedModel
+from ...stamps import NS_PER_S
+from ..params_file import ParamsFileError, node_parameters
+from . import messages
+from .storage import (
+    STRING,
+    TF_MESSAGE,
+    BagError,
+    BagOutput,
+    InputBag,
+    open_bag,
+    tf_qos,
+    tf_static_qos,
+)
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
+
+#: The topics the repair reads and writes (the node's names, unremapped, in the root
+#: namespace).
+JOINT_STATES_TOPIC = "/joint_states"
+MULTI_DOF_TOPIC = "/multi_dof_joint_states"
+TF_TOPIC = "/tf"
+TF_STATIC_TOPIC = "/tf_static"
+DESCRIPTION_TOPIC = "/robot_description"
+#: Seconds between two progress lines on a terminal.
+PROGRESS_PERIOD_S = 0.5
+
+
+@dataclass(frozen=True)
+class RepairOptions:
+    """What ``bag repair`` was asked: input and output bags, the output's storage (None: the
+    input's), the description file that wins over the bag's (with its xacro arguments), the
+    node's parameters file, a ``static_republish_period`` over the file's."""
+
+    source: Path
+    output: Path
+    force: bool = False
+    storage: str | None = None
+    description: Path | None = None
+    description_args: tuple[str, ...] = ()
+    params: Path | None = None
+    static_republish_period: float | None = None
+
+
+@dataclass
+class RepairSummary:
+    """What a repair did, in counts (``line`` says it in one line)."""
+
+    messages_in: int = 0
+    joint_states: int = 0
+    undecodable: int = 0
+    tf_out: int = 0
+    transforms_out: int = 0
+    frames_replaced: int = 0
+    statics_written: int = 0
+    descriptions: int = 0
+    copied: int = 0
+    seconds: float = 0.0
+    output: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        rate = self.joint_states / self.seconds if self.seconds > 0 else 0.0
+        return (
+            f"wrote {self.output}: {self.messages_in} messages in, {self.joint_states} joint "
+            f"states ({self.undecodable} undecodable, skipped) -> {self.tf_out} /tf messages "
+            f"with {self.transforms_out} transforms; {self.frames_replaced} recorded robot "
+            f"transform(s) replaced; {self.statics_written} /tf_static message(s); "
+            f"{self.descriptions} description(s); {self.copied} messages copied; "
+            f"{self.seconds:.1f} s ({rate:.0f} joint states/s)"
+        )
+
+
+class StderrLogger:
+    """The pipeline's logger offline: its lines on stderr, ``warning:`` in front."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+
+    def info(self, message: str) -> None:
+        print(f"note: {message}", file=self.stream)
+
+    def warning(self, message: str) -> None:
+        print(f"warning: {message}", file=self.stream)
+
+    def error(self, message: str) -> None:
+        print(f"error: {message}", file=self.stream)
+
+
+def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
+    """The node's settings for the repair and the parameter values they came from."""
+    values: dict[str, Any] = {}
+    if options.params is not None:
+        try:
+            values = node_parameters(options.params)
+        except ParamsFileError as exc:
+            raise BagError(f"--params {exc}") from None
+    try:
+        settings = Settings.from_values(values)
+    except ParameterRejected as exc:
+        raise BagError(f"--params {options.params}: {exc}") from None
+    if "publish_frequency" not in values and "ignore_timestamp" not in values:
+        settings = replace(settings, ignore_timestamp=True)  # a recording keeps every state
+    if options.static_republish_period is not None:
+        try:
+            settings = settings.changed(
+                {"static_republish_period": options.static_republish_period}
+            )
+        except ParameterRejected as exc:
+            raise BagError(str(exc)) from None
+    return settings, values
+
+
+Loader = Callable[[Settings], tuple[LoadedModel, Settings]]
+
+
+def given_description(options: RepairOptions, values: dict[str, Any]) -> tuple[Loader, str] | None:
+    """How to load the description given on the command line (``--description``) or in the
+    parameters file (``description_file`` or ``robot_description``), as the node loads it,
+    and its name; None when neither gives one (the bag's topic does)."""
+    if options.description is not None:
+        watch = DescriptionFileWatch(str(options.description), options.description_args)
+        return (lambda settings: watch.load(partial(file_model, load_description, settings))), str(
+            options.description
+        )
+    settings = Settings.from_values(values)
+    if settings.description_file:
+        watch = DescriptionFileWatch(settings.description_file, settings.description_args)
+        return (
+            lambda settings: watch.load(partial(file_model, load_description, settings))
+        ), settings.description_file
+    text = str(values.get("robot_description") or "")
+    if text.strip():
+        return (
+            lambda settings: prepared_model(load_description, text, PARAMETER_SOURCE, settings)
+        ), "robot_description parameter"
+    return None
+
+
+def robot_frames(model: LoadedModel, settings: Settings) -> set[str]:
+    """Every frame the node publishes for ``model``: each joint's child, prefixed (and with
+    the global tree's prefix where there is one)."""
+    prefixes = {settings.frame_prefix}
+    if settings.global_frame_prefix:
+        prefixes.add(settings.global_frame_prefix)
+    excluded = set(settings.exclude_joints)
+    return {
+        prefix + joint.child
+        for joint in model.robot.joints.values()
+        if joint.name not in excluded
+        for prefix in prefixes
+    }
+
+
+@dataclass
+class RecordedStatics:
+    """The recorded ``/tf_static``'s transforms by child frame: how many were recorded, and
+    the values in log-time order (a value repeated, as a republishing publisher sends it, is
+    kept once: memory does not grow with the recording's length)."""
+
+    count: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+
+    def add(self, time_ns: int, transform: Any) -> None:
+        child = transform.child_frame_id
+        self.count[child] = self.count.get(child, 0) + 1
+        changes = self.changes.setdefault(child, [])
+        if not changes or _value(changes[-1][1]) != _value(transform):
+            changes.append((time_ns, transform))
+
+
+def _value(transform: Any) -> tuple[object, ...]:
+    """What a static transform says: its parent and pose."""
+    t, q = transform.transform.translation, transform.transform.rotation
+    return (transform.header.frame_id, t.x, t.y, t.z, q.x, q.y, q.z, q.w)
+
+
+def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], RecordedStatics, int]:
+    """The bag's descriptions (log time, text; consecutive repeats left out), its recorded
+    ``/tf_static`` transforms, and how many of those messages did not decode."""
+    wanted = [c for c in bag.connections if c.topic in (DESCRIPTION_TOPIC, TF_STATIC_TOPIC)]
+    descriptions: list[tuple[int, str]] = []
+    statics = RecordedStatics()
+    broken = 0
+    if not wanted:
+        return descriptions, statics, broken
+    for connection, time_ns, data in bag.messages(wanted):
+        try:
+            if connection.topic == DESCRIPTION_TOPIC:
+                text = messages.string_value(data)
+                if not descriptions or descriptions[-1][1] != text:
+                    descriptions.append((time_ns, text))
+            else:
+                for transform in messages.tf_transforms(data):
+                    statics.add(time_ns, transform)
+        except ValueError:
+            broken += 1
+    return descriptions, statics, broken
+
+
+class Repair:
+    """One repair: the pipeline, the output and the counts (``run`` does it all)."""
+
+    def __init__(self, options: RepairOptions, progress: TextIO | None = None) -> None:
+        self.options = options
+        self.summary = RepairSummary(output=str(options.output))
+        self.progress = progress
+        self.now_ns = 0
+        self.settings, self.values = repair_settings(options)
+        self.logger = StderrLogger()
+        self.pipeline = JointStatePipeline(self.settings, Reporter(self.logger), self._clock_ns)
+        self.readers: dict[int, JointStateReader] = {}
+        self.sources: dict[str, int] = {}
+        self.base_text: str | None = None
+        self.static: Publication | None = None
+        #: Other publishers' static frames: child -> their values (log time, transform).
+        self.other_statics: dict[str, list[tuple[int, Any]]] = {}
+        self.robot_frames: set[str] = set()
+        self.out: BagOutput | None = None
+        self.tf: Connection | None = None
+        self.tf_static: Connection | None = None
+
+    def _clock_ns(self) -> int:
+        """The node clock offline: the log time of the message being handled."""
+        return self.now_ns
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _joint_state_topics(self) -> dict[str, int]:
+        """The JointState topics the node would read, by source number (``joint_sources``)."""
+        topics = {JOINT_STATES_TOPIC: JOINT_STATES_SOURCE}
+        for number, topic in enumerate(self.settings.source_list, FIRST_LISTED_SOURCE):
+            topics["/" + topic.lstrip("/")] = number
+        return topics
+
+    def _load(self, loader: Loader, where: str) -> LoadedModel:
+        """The model ``loader`` makes under the current settings (which then take its
+        ``zeros``); BagError naming the description's file and line if it is refused."""
+        try:
+            model, self.settings = loader(self.settings)
+        except (ModelError, ParameterRejected) as exc:
+            raise BagError(f"the description ({where}) does not load: {exc}") from None
+        except OSError as exc:
+            raise BagError(f"the description ({where}) cannot be read: {exc}") from None
+        return model
+
+    def _install(self, model: LoadedModel) -> None:
+        self.pipeline.install(model, self.settings)
+        self.base_text = model.base_text
+        self.robot_frames |= robot_frames(model, self.settings)
+        self.summary.descriptions += 1
+        stamp = self.now_ns
+        self.static = self.pipeline.static_publication(stamp)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _write_statics(self, time_ns: int) -> None:
+        """The current static set (and the other publishers' statics as of ``time_ns``) on
+        ``/tf_static`` at ``time_ns``, as one message: the global tree's set too where there
+        is one (live it is a second latched publisher; a bag's one ``/tf_static`` latches one
+        message on playback)."""
+        assert self.out is not None and self.tf_static is not None
+        if self.static is None:
+            return
+        extra = self._other_statics_at(time_ns)
+        global_tree = self.static.in_global_tree()
+        if global_tree is not None:
+            extra = messages.tf_transforms(global_tree.to_bytes()) + extra
+        data = messages.merged_tf(self.static.to_bytes(), extra)
+        self.out.write(self.tf_static, time_ns, data)
+        self.summary.statics_written += 1
+
+    def _other_statics_at(self, time_ns: int) -> list[Any]:
+        """Each other publisher's static frame: its last value at or before ``time_ns``,
+        else its first (a recorder that started late still saw it)."""
+        chosen = []
+        for changes in self.other_statics.values():
+            value = changes[0][1]
+            for recorded_ns, transform in changes:
+                if recorded_ns > time_ns:
+                    break
+                value = transform
+            chosen.append(value)
+        return chosen
+
+    def _write_tf(self, publication: Publication | None) -> None:
+        if publication is None:
+            return
+        self._write_tf_bytes(publication.to_bytes(), len(publication.layout.frames))
+        global_tree = publication.in_global_tree()
+        if global_tree is not None:
+            self._write_tf_bytes(global_tree.to_bytes(), len(global_tree.layout.frames))
+
+    def _write_tf_bytes(self, data: bytes, count: int) -> None:
+        assert self.out is not None and self.tf is not None
+        self.out.write(self.tf, self.now_ns, data)
+        self.summary.tf_out += 1
+        self.summary.transforms_out += count
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _joint_state(self, data: bytes, source: int) -> None:
+        """One JointState as the node's subscription takes it (``ros.node``)."""
+        self.summary.joint_states += 1
+        pipeline = self.pipeline
+        message = pipeline.joint_state_bytes(data, source)
+        if message is not None:
+            if message:
+                self._write_tf_bytes(message, message_count(message))
+            return
+        reader = self.readers.setdefault(source, JointStateReader())
+        state = reader.read(data)
+        if state is None:
+            self.summary.undecodable += 1
+            return
+        self._write_tf(pipeline.joint_state(*state, source, reader.block))
+
+    def _multi_dof_joint_state(self, data: bytes) -> None:
+        """One MultiDOFJointState as the node's subscription takes it (``ros.node``)."""
+        self.summary.joint_states += 1
+        try:
+            state = messages.multi_dof_joint_state(data)
+        except ValueError:
+            self.summary.undecodable += 1
+            return
+        self._write_tf(self.pipeline.multi_dof_joint_state(*state))
+
+    def _recorded_tf(self, connection: Connection, data: bytes) -> None:
+        """A recorded ``/tf`` message: kept without the robot's own frames."""
+        assert self.out is not None and self.tf is not None
+        try:
+            transforms = messages.tf_transforms(data)
+        except ValueError:
+            self.out.write(self.tf, self.now_ns, data)  # not ours to judge: kept as it was
+            return
+        kept = [t for t in transforms if t.child_frame_id not in self.robot_frames]
+        self.summary.frames_replaced += len(transforms) - len(kept)
+        if len(kept) == len(transforms):
+            self.out.write(self.tf, self.now_ns, data)
+        elif kept:
+            self.out.write(self.tf, self.now_ns, messages.tf_bytes(kept))
+
+    def _description(self, data: bytes) -> None:
+        """A recorded description: a changed one is installed at its log time (refused: said,
+        the model stays, as the node does)."""
+        try:
+            text = messages.string_value(data)
+        except ValueError:
+            self.logger.warning("a /robot_description message does not decode: ignored")
+            return
+        if text == self.base_text:
+            return
+        loader = partial(prepared_model, load_description, text, TOPIC_SOURCE)
+        try:
+            model, self.settings = loader(self.settings)
+        except (ModelError, ParameterRejected) as exc:
+            self.logger.warning(f"robot description from topic rejected, the model stays: {exc}")
+            self.base_text = text
+            return
+        self._install(model)
+        self._write_statics(self.now_ns)
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> RepairSummary:
+        started = time.monotonic()
+        bag = open_bag(self.options.source)
+        try:
+            self._run(bag)
+        finally:
+            bag.close()
+        self.summary.seconds = time.monotonic() - started
+        return self.summary
+
+    def _run(self, bag: InputBag) -> None:
+        options = self.options
+        if options.output.resolve() == options.source.resolve():
+            raise BagError(f"{options.output}: the output is the input; give another output")
+        topics = self._joint_state_topics()
+        self.pipeline.number_sources(
+            {t.lstrip("/"): n for t, n in topics.items() if n >= FIRST_LISTED_SOURCE}
+        )
+        descriptions, recorded_statics, broken = first_pass(bag)
+        if broken:
+            self.logger.warning(
+                f"{broken} recorded /robot_description or /tf_static message(s) do not decode: "
+                "ignored"
+            )
+        given = given_description(options, self.values)
+        for _, text in descriptions:  # every frame the robot ever had is its own
+            try:
+                model, settings = prepared_model(
+                    load_description, text, TOPIC_SOURCE, self.settings
+                )
+            except (ModelError, ParameterRejected):
+                continue
+            self.robot_frames |= robot_frames(model, settings)
+        has_states = any(c.topic in topics or c.topic == MULTI_DOF_TOPIC for c in bag.connections)
+        if given is None and not descriptions:
+            if not has_states:
+                raise BagError(
+                    f"{options.source}: no {JOINT_STATES_TOPIC} and no description: nothing to "
+                    "compute the robot's TF from (give --description FILE; the bag needs its "
+                    "joint states)"
+                )
+            raise BagError(
+                f"{options.source}: no {DESCRIPTION_TOPIC} in the bag: give the robot's "
+                "description with --description FILE"
+            )
+        messages_iter = bag.messages()
+        first = next(messages_iter, None)
+        self.now_ns = first[1] if first is not None else 0
+        if given is not None:
+            loader, where = given
+            self._install(self._load(loader, where))
+        else:
+            start_ns, text = descriptions[0]
+            where = f"{DESCRIPTION_TOPIC} at {start_ns / NS_PER_S:.3f} s"
+            self._install(
+                self._load(partial(prepared_model, load_description, text, TOPIC_SOURCE), where)
+            )
+        self.other_statics = {
+            child: changes
+            for child, changes in recorded_statics.changes.items()
+            if child not in self.robot_frames
+        }
+        self.summary.frames_replaced += sum(
+            count for child, count in recorded_statics.count.items() if child in self.robot_frames
+        )
+        installed = self.pipeline.model
+        if not has_states and installed is not None and installed.kin.moving_joints:
+            names = ", ".join(sorted({JOINT_STATES_TOPIC, MULTI_DOF_TOPIC, *topics}))
+            raise BagError(
+                f"{options.source}: no joint states ({names}): robot "
+                f"{installed.robot.name!r} has moving joints whose frames cannot be rebuilt (its "
+                "recorded /tf is left as it is: no output written); a JointState topic of "
+                "another name goes in --params source_list"
+            )
+        storage = options.storage or bag.storage
+        self.out = BagOutput(options.output, storage, options.force)
+        try:
+            self._write_all(bag, first, messages_iter, topics, given is not None)
+            self.out.finish()
+        except BaseException:
+            self.out.abort()
+            raise
+
+    def _write_all(
+        self,
+        bag: InputBag,
+        first: tuple[Connection, int, bytes] | None,
+        rest: Any,
+        topics: dict[str, int],
+        description_given: bool,
+    ) -> None:
+        assert self.out is not None
+        out = self.out
+        tf_def, tf_hash = messages.definition(TF_MESSAGE)
+        self.tf = out.connection(TF_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_qos()])
+        self.tf_static = out.connection(
+            TF_STATIC_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_static_qos()]
+        )
+        if description_given and self.pipeline.model is not None:
+            string_def, string_hash = messages.definition(STRING)
+            description = out.connection(
+                DESCRIPTION_TOPIC, STRING, string_def, string_hash, [tf_static_qos()]
+            )
+            out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
+        self._write_statics(self.now_ns)
+        period_ns = round(self.settings.static_republish_period * NS_PER_S)
+        next_static_ns = self.now_ns + period_ns
+        default_ns = round(NS_PER_S / self.settings.publish_frequency)
+        next_default_ns = self.now_ns
+        copies: dict[int, Connection] = {}
+        total = max(bag.reader.message_count, 1)
+        next_progress = time.monotonic()  # the first line at the first check, then each period
+        if first is None:
+            return
+        for connection, time_ns, data in _chain(first, rest):
+            self.now_ns = time_ns
+            self.summary.messages_in += 1
+            if period_ns:
+                while time_ns >= next_static_ns:  # the same message, its stamp too
+                    self._write_statics(next_static_ns)
+                    next_static_ns += period_ns
+            if self.settings.publish_default_positions and time_ns >= next_default_ns:
+                self._write_tf(self.pipeline.default_positions())
+                next_default_ns = time_ns + default_ns
+            topic = connection.topic
+            source = topics.get(topic)
+            if topic == TF_TOPIC:
+                self._recorded_tf(connection, data)
+            elif topic == TF_STATIC_TOPIC:
+                continue  # replaced: the complete set is written above
+            elif topic == DESCRIPTION_TOPIC and description_given:
+                continue  # the description given replaces the recorded one
+            else:
+                if source is not None:
+                    self._joint_state(data, source)
+                elif topic == MULTI_DOF_TOPIC:
+                    self._multi_dof_joint_state(data)
+                elif topic == DESCRIPTION_TOPIC:
+                    self._description(data)
+                copy = copies.get(connection.id)
+                if copy is None:
+                    definition, digest = recorded_definition(connection)
+                    copy = copies[connection.id] = out.connection(
+                        topic,
+                        connection.msgtype,
+                        definition,
+                        digest,
+                        connection.ext.offered_qos_profiles,
+                        connection.ext.serialization_format,
+                    )
+                out.write(copy, time_ns, data)
+                self.summary.copied += 1
+            if self.progress is not None and self.summary.messages_in % 1024 == 0:
+                now = time.monotonic()
+                if now >= next_progress:
+                    next_progress = now + PROGRESS_PERIOD_S
+                    done = 100.0 * self.summary.messages_in / total
+                    self.progress.write(
+                        f"\r{done:5.1f}% {self.summary.messages_in}/{total} messages, "
+                        f"{self.summary.joint_states} joint states"
+                    )
+                    self.progress.flush()
+        if self.progress is not None:
+            self.progress.write("\r" + " " * 70 + "\r")
+
+
+def recorded_definition(connection: Connection) -> tuple[str, str]:
+    """A recorded connection's message definition and type hash, as recorded; where the bag
+    has none (rosbag2 before Iron wrote no definitions), rosbags' own for a type it knows,
+    else none ("")."""
+    definition, digest = connection.msgdef.data, connection.digest
+    if definition and digest:
+        return definition, digest
+    try:
+        known, known_digest = messages.definition(connection.msgtype)
+    except Exception:  # a type rosbags does not know: copied without a definition
+        return definition, digest
+    return definition or known, digest or known_digest
+
+
+def message_count(data: bytes) -> int:
+    """The number of transforms of a serialized TFMessage (its first uint32)."""
+    return int.from_bytes(data[4:8], "little")
+
+
+def _chain(first: Any, rest: Any) -> Any:
+    yield first
+    yield from rest
+
+
+def run_repair(options: RepairOptions) -> RepairSummary:
+    """Repair as ``options`` ask, a progress line on stderr when it is a terminal."""
+    progress = sys.stderr if sys.stderr.isatty() else None
+    return Repair(options, progress).run()

@@ -1,0 +1,238 @@
+"""rosbag2 bags in and out, through ``rosbags`` (imported here, when a command runs).
+
+``open_bag`` reads a bag folder (``metadata.yaml`` and its files, several included) or a bare
+``.db3`` or ``.mcap`` file; ``BagOutput`` writes a new bag into a folder beside the output
+and renames it to the output only when it is complete, so an interrupted or failed repair
+never leaves something that looks like a finished bag. Every failure is a ``BagError`` whose
+text names the bag and the reason.
+
+The QoS written for ``/tf`` and ``/tf_static`` are the node's (``ros/qos.py``, ``tf_qos``
+and ``tf_static_qos``; a test compares them), so ``ros2 bag play`` offers ``/tf_static``
+reliable and transient local: a late subscriber gets the statics, as from the node.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection, Qos
+    from rosbags.rosbag2 import Reader, Writer
+
+#: How to install what the bag commands need, in one line.
+INSTALL_HINT = (
+    "the bag commands need the rosbags library: pip install rosbags "
+    "(or pip install 'joint_tf_publisher[bag]')"
+)
+#: The storages ``--storage`` takes, as rosbag2 names them.
+STORAGES = ("sqlite3", "mcap")
+#: History depths of ``/tf`` and ``/tf_static`` (``ros/qos.py``'s ``TF_DEPTH`` and
+#: ``latched_qos``).
+TF_DEPTH = 100
+TF_STATIC_DEPTH = 1
+#: The ROS 2 type names of the messages the repair writes.
+TF_MESSAGE = "tf2_msgs/msg/TFMessage"
+STRING = "std_msgs/msg/String"
+JOINT_STATE = "sensor_msgs/msg/JointState"
+MULTI_DOF_JOINT_STATE = "sensor_msgs/msg/MultiDOFJointState"
+
+
+class BagError(RuntimeError):
+    """A bag that cannot be read or written; the text says which and why (exit status 1)."""
+
+
+def rosbags_installed() -> None:
+    """BagError with ``INSTALL_HINT`` unless rosbags imports."""
+    try:
+        import rosbags.rosbag2  # noqa: F401
+    except ImportError:
+        raise BagError(INSTALL_HINT) from None
+
+
+def storage_of(path: Path) -> str:
+    """``sqlite3`` or ``mcap``: the storage of the bag at ``path`` (its files' suffix)."""
+    files = [path] if path.is_file() else sorted(path.iterdir())
+    return "mcap" if any(file.suffix == ".mcap" for file in files) else "sqlite3"
+
+
+@dataclass
+class InputBag:
+    """An open bag: its reader, path and storage."""
+
+    reader: Reader
+    path: Path
+    storage: str
+
+    @property
+    def connections(self) -> list[Connection]:
+        return list(self.reader.connections)
+
+    def of_topic(self, topic: str) -> list[Connection]:
+        """The bag's connections of ``topic``."""
+        return [c for c in self.reader.connections if c.topic == topic]
+
+    def messages(
+        self, connections: Sequence[Connection] = ()
+    ) -> Iterator[tuple[Connection, int, bytes]]:
+        """(connection, log time in ns, serialized message) in log-time order, of
+        ``connections`` (all for none); BagError for a file that breaks while read."""
+        from rosbags.rosbag2 import ReaderError
+
+        if not self.reader.connections:
+            return
+        try:
+            yield from self.reader.messages(connections=connections)
+        except (ReaderError, OSError, ValueError, KeyError) as exc:
+            raise BagError(f"{self.path}: cannot read the bag: {exc}") from None
+        except Exception as exc:  # sqlite3.DatabaseError, mcap's own errors
+            raise BagError(
+                f"{self.path}: cannot read the bag: {type(exc).__name__}: {exc}"
+            ) from None
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+def open_bag(path: Path) -> InputBag:
+    """The bag at ``path`` opened for reading; BagError naming it if it is missing, of a
+    storage this cannot read, or broken."""
+    rosbags_installed()
+    from rosbags.rosbag2 import Reader, ReaderError
+
+    if path.name == "metadata.yaml" and path.is_file():  # the bag's folder was meant
+        path = path.parent
+    if not path.exists():
+        raise BagError(
+            f"{path}: no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)"
+        )
+    if path.is_dir() and not (path / "metadata.yaml").exists():
+        raise BagError(f"{path}: not a rosbag2 bag (no metadata.yaml in the folder)")
+    try:
+        reader = Reader(path)
+        reader.open()
+    except (ReaderError, OSError, ValueError, KeyError) as exc:
+        raise BagError(f"{path}: cannot read the bag: {exc}") from None
+    except Exception as exc:  # sqlite3.DatabaseError, mcap's own errors
+        raise BagError(f"{path}: cannot read the bag: {type(exc).__name__}: {exc}") from None
+    return InputBag(reader, path, storage_of(path))
+
+
+def qos(depth: int, transient_local: bool) -> Qos:
+    """Keep last ``depth``, reliable, volatile or transient local; the rest at the defaults."""
+    from rosbags.interfaces import (
+        Qos,
+        QosDurability,
+        QosHistory,
+        QosLiveliness,
+        QosReliability,
+        QosTime,
+    )
+
+    zero = QosTime(0, 0)
+    durability = QosDurability.TRANSIENT_LOCAL if transient_local else QosDurability.VOLATILE
+    return Qos(
+        QosHistory.KEEP_LAST,
+        depth,
+        QosReliability.RELIABLE,
+        durability,
+        zero,
+        zero,
+        QosLiveliness.AUTOMATIC,
+        zero,
+        False,
+    )
+
+
+def tf_qos() -> Qos:
+    """``/tf`` as the node publishes it: keep last 100, reliable, volatile."""
+    return qos(TF_DEPTH, transient_local=False)
+
+
+def tf_static_qos() -> Qos:
+    """``/tf_static`` (and ``robot_description``) as the node publishes it: keep last 1,
+    reliable, transient local."""
+    return qos(TF_STATIC_DEPTH, transient_local=True)
+
+
+def is_latched(profiles: Sequence[Qos]) -> bool:
+    """Whether ``ros2 bag play`` offers a topic recorded with ``profiles`` transient local:
+    every profile recorded is (none recorded: it plays volatile)."""
+    from rosbags.interfaces import QosDurability
+
+    return bool(profiles) and all(p.durability is QosDurability.TRANSIENT_LOCAL for p in profiles)
+
+
+class BagOutput:
+    """A new bag written beside ``path`` (a hidden partial folder) and renamed to ``path``
+    by ``finish``; ``abort`` removes the partial folder. ``force``: an existing ``path`` is
+    replaced at the rename, not before."""
+
+    def __init__(self, path: Path, storage: str, force: bool) -> None:
+        rosbags_installed()
+        from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+
+        if path.exists() and not force:
+            raise BagError(f"{path} exists: give another output or --force to replace it")
+        self.path = path
+        self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
+        if self.partial.exists():
+            shutil.rmtree(self.partial)
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        try:
+            self.writer: Writer = Writer(
+                self.partial, version=Writer.VERSION_LATEST, storage_plugin=plugin
+            )
+            self.writer.open()
+        except (WriterError, OSError) as exc:
+            raise BagError(f"{path}: cannot write the bag: {exc}") from None
+        self._connections: dict[tuple[Any, ...], Connection] = {}
+
+    def connection(
+        self,
+        topic: str,
+        msgtype: str,
+        msgdef: str,
+        digest: str,
+        profiles: Sequence[Qos],
+        serialization_format: str = "cdr",
+    ) -> Connection:
+        """The output connection of ``topic`` with this type, definition and QoS (one per
+        distinct set: a bag's several recorded connections of one topic stay several)."""
+        key = (topic, msgtype, serialization_format, tuple(profiles))
+        found = self._connections.get(key)
+        if found is None:
+            found = self._connections[key] = self.writer.add_connection(
+                topic,
+                msgtype,
+                msgdef=msgdef,
+                rihs01=digest or "unknown",
+                serialization_format=serialization_format,
+                offered_qos_profiles=list(profiles),
+            )
+        return found
+
+    def write(self, connection: Connection, time_ns: int, data: bytes | memoryview) -> None:
+        self.writer.write(connection, time_ns, data)
+
+    def finish(self) -> None:
+        """Close the bag and give it its name (replacing what was there with ``force``)."""
+        self.writer.close()
+        if self.path.exists():
+            if self.path.is_dir():
+                shutil.rmtree(self.path)
+            else:
+                self.path.unlink()
+        os.replace(self.partial, self.path)
+
+    def abort(self) -> None:
+        """Remove the partial bag."""
+        try:
+            self.writer.close()
+        except Exception:  # already broken: what is left is removed below
+            pass
+        shutil.rmtree(self.partial, ignore_errors=True)

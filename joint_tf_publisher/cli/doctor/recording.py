@@ -1,0 +1,574 @@
+"""``joint-tf-publisher doctor --bag IN``: the doctor's findings over a recording.
+
+``scan_bag`` reads the bag once, streaming (nothing kept per message but counts, extremes and
+the names and frames seen): its ``/tf_static`` (when, how recorded), every transform of
+``/tf`` and ``/tf_static`` (parent, child, newest stamp), its joint states (names, gaps
+between log times, header stamps that go back or lie in another clock domain than the log
+times) and its descriptions. ``diagnose_bag`` turns the scan into the live doctor's
+``Finding``s (``observation``; frames with two parents or two sources are the live
+checks themselves, ``tree``), each naming its fix; where the fix is a repair, the exact
+``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report`` prints them as the
+live doctor does (``report``: the same text layout, JSON shape and exit status). The bag is
+read through ``bag.storage`` (rosbags, imported when the command runs).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ModelError
+from ...health import wording
+from ...model.elements import RobotModel
+from ...node_core.cdr import JointStateReader
+from ...node_core.parameters import Settings
+from ...robot import Robot
+from ...stamps import NS_PER_S
+from ..bag import messages
+from ..bag.repair import (
+    DESCRIPTION_TOPIC,
+    JOINT_STATES_TOPIC,
+    MULTI_DOF_TOPIC,
+    TF_STATIC_TOPIC,
+    TF_TOPIC,
+)
+from ..bag.storage import InputBag, is_latched, open_bag
+from .analysis import CLOCK_DOMAIN_GAP_NS
+from .observation import (
+    Finding,
+    HeardTransform,
+    Kind,
+    Observation,
+    Severity,
+    format_gap,
+    format_time,
+    is_healthy,
+    short_list,
+)
+from .report import counts, wrapped
+from .tree import parent_findings, publisher_findings
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Qos
+
+#: A recording whose /tf_static is absent for longer than this (log time) loses its statics
+#: to playback started in that stretch (``ros2 bag play --start-offset``), s.
+STATIC_STRETCH_S = 10.0
+#: A gap between two JointStates (log time) longer than this is a gap: the node's
+#: ``joint_state_timeout`` default, after which it reports a silent stream, s.
+GAP_S = Settings().joint_state_timeout
+#: The period the doctor's repair command asks for where statics are missing in stretches, s.
+SUGGESTED_PERIOD_S = 1.0
+#: What the findings call the recording where the live doctor names a node.
+RECORDING = "the recording"
+
+
+@dataclass
+class BagScan:
+    """What one pass over a bag found (times in ns: log times, and header stamps)."""
+
+    path: Path
+    storage: str
+    start_ns: int = 0
+    end_ns: int = 0
+    messages: int = 0
+    topics: dict[str, str] = field(default_factory=dict)
+    tf_static_profiles: list[Qos] = field(default_factory=list)
+    static_count: int = 0
+    #: The longest stretch of log time without a /tf_static message (from the start, between
+    #: two, and to the end).
+    static_stretch_ns: int = 0
+    last_static_ns: int | None = None
+    #: (parent, child, static) -> [count, newest stamp].
+    transforms: dict[tuple[str, str, bool], list[int]] = field(default_factory=dict)
+    joint_names: set[str] = field(default_factory=set)
+    joint_states: int = 0
+    undecodable: int = 0
+    gaps: int = 0
+    longest_gap_ns: int = 0
+    longest_gap_at_ns: int = 0
+    last_state_ns: int | None = None
+    jumps_back: int = 0
+    first_jump_at_ns: int = 0
+    first_jump_by_ns: int = 0
+    #: The header stamp of the last JointState (a jump back: one before it).
+    last_stamp_ns: int | None = None
+    #: The header stamp furthest from its log time: (stamp, log time) and its topic.
+    foreign_stamp: tuple[int, int, str] | None = None
+    descriptions: list[str] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end_ns - self.start_ns) / NS_PER_S
+
+
+def scan_bag(bag: InputBag) -> BagScan:
+    """One streaming pass over ``bag``."""
+    scan = BagScan(bag.path, bag.storage)
+    for connection in bag.connections:
+        scan.topics[connection.topic] = connection.msgtype
+        if connection.topic == TF_STATIC_TOPIC:
+            scan.tf_static_profiles += list(connection.ext.offered_qos_profiles)  # type: ignore[union-attr]
+    reader = JointStateReader()
+    for connection, time_ns, data in bag.messages():
+        if not scan.messages:
+            scan.start_ns = time_ns
+        scan.messages += 1
+        scan.end_ns = time_ns
+        topic = connection.topic
+        if topic == JOINT_STATES_TOPIC:
+            _joint_state(scan, reader, time_ns, data)
+        elif topic == MULTI_DOF_TOPIC:
+            try:
+                scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
+            except ValueError:
+                continue
+        elif topic in (TF_TOPIC, TF_STATIC_TOPIC):
+            static = topic == TF_STATIC_TOPIC
+            if static:
+                since = scan.start_ns if scan.last_static_ns is None else scan.last_static_ns
+                scan.static_stretch_ns = max(scan.static_stretch_ns, time_ns - since)
+                scan.last_static_ns = time_ns
+                scan.static_count += 1
+            try:
+                transforms = messages.tf_transforms(data)
+            except ValueError:
+                continue
+            for t in transforms:
+                stamp_ns = t.header.stamp.sec * NS_PER_S + t.header.stamp.nanosec
+                seen = scan.transforms.setdefault(
+                    (t.header.frame_id, t.child_frame_id, static), [0, stamp_ns]
+                )
+                seen[0] += 1
+                seen[1] = max(seen[1], stamp_ns)
+                if not static:
+                    _stamp_against_log_time(scan, stamp_ns, time_ns, topic)
+        elif topic == DESCRIPTION_TOPIC:
+            try:
+                text = messages.string_value(data)
+            except ValueError:
+                continue
+            if text not in scan.descriptions:
+                scan.descriptions.append(text)
+    since = scan.start_ns if scan.last_static_ns is None else scan.last_static_ns
+    scan.static_stretch_ns = max(scan.static_stretch_ns, scan.end_ns - since)
+    return scan
+
+
+def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: bytes) -> None:
+    state = reader.read(data)
+    if state is None:
+        scan.undecodable += 1
+        return
+    scan.joint_states += 1
+    scan.joint_names.update(state.names)
+    if scan.last_state_ns is not None:
+        gap = time_ns - scan.last_state_ns
+        if gap > GAP_S * NS_PER_S:
+            scan.gaps += 1
+            if gap > scan.longest_gap_ns:
+                scan.longest_gap_ns, scan.longest_gap_at_ns = gap, scan.last_state_ns
+    scan.last_state_ns = time_ns
+    stamp_ns = state.stamp_ns
+    if scan.last_stamp_ns is not None and stamp_ns < scan.last_stamp_ns:
+        if not scan.jumps_back:
+            scan.first_jump_at_ns = time_ns
+            scan.first_jump_by_ns = scan.last_stamp_ns - stamp_ns
+        scan.jumps_back += 1
+    scan.last_stamp_ns = stamp_ns
+    if stamp_ns:
+        _stamp_against_log_time(scan, stamp_ns, time_ns, JOINT_STATES_TOPIC)
+
+
+def _stamp_against_log_time(scan: BagScan, stamp_ns: int, time_ns: int, topic: str) -> None:
+    worst = scan.foreign_stamp
+    if worst is None or abs(stamp_ns - time_ns) > abs(worst[0] - worst[1]):
+        scan.foreign_stamp = (stamp_ns, time_ns, topic)
+
+
+# -- findings ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BagContext:
+    """What the findings are judged against: the description (given, else the bag's),
+    where it came from, the frame prefix, and the repair command to suggest."""
+
+    robot: RobotModel | None
+    description_source: str
+    frame_prefix: str
+    repair_command: str
+    given: RobotModel | None = None
+
+
+def repair_command(path: Path, description: str | None, period: bool) -> str:
+    """The ``bag repair`` command for the bag at ``path`` into ``<name>_repaired`` beside it."""
+    output = path.with_name(path.stem + "_repaired")
+    words = ["joint-tf-publisher", "bag", "repair", str(path), "-o", str(output)]
+    if description is not None:
+        words += ["--description", description]
+    if period:
+        words += ["--static-republish-period", f"{SUGGESTED_PERIOD_S:g}"]
+    return shlex.join(words)
+
+
+def diagnose_bag(scan: BagScan, context: BagContext) -> list[Finding]:
+    """Every finding of ``scan``, most serious first."""
+    findings: list[Finding] = []
+    findings += static_findings(scan, context)
+    findings += joint_state_findings(scan, context)
+    findings += clock_finding(scan)
+    findings += description_findings(scan, context)
+    observation = observation_of(scan, context)
+    fix = (
+        f"; in this recording, `{context.repair_command}` writes the robot's frames from its "
+        "description only"
+    )
+    for finding in parent_findings(observation) + publisher_findings(observation):
+        findings.append(
+            Finding(
+                finding.severity,
+                finding.kind,
+                finding.summary,
+                finding.cause,
+                finding.fix + fix,
+                finding.details,
+            )
+        )
+    return sorted(findings, key=lambda finding: finding.severity.rank)
+
+
+def observation_of(scan: BagScan, context: BagContext) -> Observation:
+    """The recording as the live doctor's ``Observation`` (the recorder is its publisher)."""
+    return Observation(
+        listened_s=round(scan.duration_s, 3),
+        now_ns=scan.end_ns,
+        transforms=[
+            HeardTransform(parent, child, static, newest_ns, RECORDING, count)
+            for (parent, child, static), (count, newest_ns) in scan.transforms.items()
+        ],
+        robot=context.robot,
+        description_source=context.description_source,
+        frame_prefix=context.frame_prefix,
+    )
+
+
+def static_findings(scan: BagScan, context: BagContext) -> list[Finding]:
+    """No /tf_static; one recorded so that playback does not latch it; statics only in
+    part of the recording."""
+    command = context.repair_command
+    if not scan.static_count:
+        return [
+            Finding(
+                Severity.ERROR,
+                Kind.NO_TF_STATIC,
+                "the recording has no /tf_static: every fixed frame is missing on playback",
+                "the recorder started after the latched statics went out (ros2 bag record "
+                "--start-paused, a late `ros2 bag record`), /tf_static was not among the "
+                "topics recorded, or snapshot mode dropped it",
+                f"rebuild the robot's TF from its joint states: `{command}`; for future "
+                "recordings record /tf_static from the start (or set the state publisher's "
+                "static_republish_period)",
+                {"topics": sorted(scan.topics)},
+            )
+        ]
+    findings = []
+    if not is_latched(scan.tf_static_profiles):
+        durabilities = sorted({p.durability.name.lower() for p in scan.tf_static_profiles})
+        recorded = ", ".join(durabilities) if durabilities else "no QoS at all"
+        findings.append(
+            Finding(
+                Severity.ERROR,
+                Kind.TF_STATIC_NOT_LATCHED,
+                f"/tf_static is recorded with {recorded}, not transient local: `ros2 bag "
+                "play` offers it volatile, so RViz and tf2 listeners (which ask for transient "
+                "local) do not receive it",
+                "the recorder stored the QoS it saw (rosbag2 before Jazzy, or a publisher "
+                "that offered volatile), or none (rosbag2#967, rviz#916)",
+                f"`{command}` writes /tf_static reliable and transient local; or play with "
+                "--qos-profile-overrides-path giving /tf_static durability transient_local",
+                {"durability": durabilities},
+            )
+        )
+    stretch_s = scan.static_stretch_ns / NS_PER_S
+    if stretch_s > STATIC_STRETCH_S:
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                Kind.STATICS_ONLY_AT_START,
+                f"/tf_static is absent from the recording for {stretch_s:.1f} s at a stretch "
+                f"({scan.static_count} message(s) in {scan.duration_s:.1f} s): playback started "
+                "in that stretch has no fixed frames",
+                "`ros2 bag play --start-offset` skips the statics before its start "
+                "(rosbag2#1482, by design), and a split bag keeps them in its first file only "
+                "(rosbag2#1159)",
+                f"`{command}` writes the complete static set every {SUGGESTED_PERIOD_S:g} s",
+                {"stretch_s": round(stretch_s, 3), "count": scan.static_count},
+            )
+        )
+    return findings
+
+
+def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
+    """No joint states; joints of the description never in them; gaps; stamps going back."""
+    findings = []
+    if not scan.joint_states:
+        return [
+            Finding(
+                Severity.ERROR if context.robot is not None else Severity.WARNING,
+                Kind.NO_JOINT_STATES,
+                f"the recording has no {JOINT_STATES_TOPIC} that decode"
+                + (f" ({scan.undecodable} that do not)" if scan.undecodable else ""),
+                "the joint states were not among the topics recorded, or come under another "
+                "name (a source_list topic)",
+                "record /joint_states; without them the robot's moving frames cannot be "
+                "rebuilt (give the repair a --params with source_list for another topic)",
+            )
+        ]
+    robot = context.robot
+    if robot is not None:
+        missing = [
+            joint
+            for joint in robot.joints.values()
+            if joint.joint_type != "fixed"
+            and joint.mimic is None
+            and joint.name not in scan.joint_names
+            and not any(name.startswith(joint.name + "/") for name in scan.joint_names)
+        ]
+        if missing:
+            names = [joint.name for joint in missing]
+            frames = [context.frame_prefix + joint.child for joint in missing]
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    Kind.JOINTS_NOT_RECORDED,
+                    f"{JOINT_STATES_TOPIC} in the recording: "
+                    + wording.never_received(names, frames),
+                    f"no joint state of the recording names them: joint states usually come "
+                    f"from {wording.JOINT_STATE_PUBLISHERS}, and this one was not recorded or "
+                    "did not run",
+                    "record the joint states of every moving joint; to give them a fixed "
+                    f"value in this recording, repair it with a --params file that sets "
+                    "publish_default_positions: true (and zeros.<joint>): "
+                    f"`{context.repair_command} --params params.yaml`",
+                    {"joints": names, "frames": frames},
+                )
+            )
+    if scan.gaps:
+        at_s = (scan.longest_gap_at_ns - scan.start_ns) / NS_PER_S
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                Kind.JOINT_STATE_GAPS,
+                f"{JOINT_STATES_TOPIC} stops {scan.gaps} time(s) for more than {GAP_S:g} s, "
+                f"the longest {scan.longest_gap_ns / NS_PER_S:.2f} s at {at_s:.2f} s into the "
+                "recording: the robot's moving frames are stale there",
+                "the joint-state publisher stalled or the recorder dropped messages (a full "
+                "disk, a slow storage, best-effort QoS over a lossy link)",
+                "nothing can rebuild frames where no joint state was recorded; check the "
+                "recorder's and the driver's logs; record to a faster disk or with "
+                "--max-cache-size",
+                {"gaps": scan.gaps, "longest_s": scan.longest_gap_ns / NS_PER_S, "at_s": at_s},
+            )
+        )
+    if scan.jumps_back:
+        at_s = (scan.first_jump_at_ns - scan.start_ns) / NS_PER_S
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                Kind.STAMPS_JUMP_BACK,
+                f"{JOINT_STATES_TOPIC} header stamps go back {scan.jumps_back} time(s), first "
+                f"by {scan.first_jump_by_ns / NS_PER_S:.3f} s at {at_s:.2f} s into the recording",
+                "a simulation reset, two joint-state publishers with different clocks, or "
+                "recordings merged; tf2 listeners drop or mix the older transforms",
+                "record one clock; on playback reset the listeners at the jump (RViz: Reset); "
+                "the node (and bag repair) restart their rate limit there",
+                {"count": scan.jumps_back, "at_s": at_s},
+            )
+        )
+    return findings
+
+
+def clock_finding(scan: BagScan) -> list[Finding]:
+    """Header stamps in another clock domain than the log times (sim time against wall)."""
+    if scan.foreign_stamp is None:
+        return []
+    stamp_ns, time_ns, topic = scan.foreign_stamp
+    if abs(stamp_ns - time_ns) <= CLOCK_DOMAIN_GAP_NS:
+        return []
+    return [
+        Finding(
+            Severity.ERROR,
+            Kind.CLOCK_DOMAIN,
+            f"clock: {topic} is stamped {format_time(stamp_ns)}, {format_gap(stamp_ns - time_ns)} "
+            f"its log time ({format_time(time_ns)})",
+            "the stamps are of another clock than the recorder's: simulation time recorded "
+            "with a wall-clock recorder (or the reverse); a listener on the playback's clock "
+            "finds no transform at its time",
+            "play with `ros2 bag play --clock` and use_sim_time:=true for every node "
+            "(the simulation's clock), or record with the recorder's use_sim_time set as the "
+            "system's",
+            {"topic": topic, "stamp_ns": stamp_ns, "log_time_ns": time_ns},
+        )
+    ]
+
+
+def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
+    """No description at all; the bag's description differs from the one given."""
+    if context.robot is None:
+        return [
+            Finding(
+                Severity.NOTE,
+                Kind.NO_DESCRIPTION,
+                f"no robot description: the recording has no {DESCRIPTION_TOPIC} and none was "
+                "given, so its frames and joint states were not checked against one",
+                f"{DESCRIPTION_TOPIC} was not recorded",
+                "give the description: doctor --bag IN --description robot.urdf",
+            )
+        ]
+    given = context.given
+    if given is None or not scan.descriptions:
+        return []
+    recorded = _loaded(scan.descriptions[-1])
+    if recorded is not None and _same(recorded, given):
+        return []
+    changed = _differences(recorded, given) if recorded is not None else ["it does not load"]
+    return [
+        Finding(
+            Severity.WARNING,
+            Kind.DESCRIPTION_DIFFERS,
+            f"the recording's {DESCRIPTION_TOPIC} differs from {context.description_source}: "
+            + short_list(changed),
+            "the robot was recorded with another (an older) description: its recorded TF "
+            "follows that one",
+            f"rebuild the recording's TF with the new description: `{context.repair_command}`",
+            {"differences": changed},
+        )
+    ]
+
+
+def _loaded(text: str) -> RobotModel | None:
+    try:
+        return Robot.from_xml_string(text, source=DESCRIPTION_TOPIC)
+    except ModelError:
+        return None
+
+
+def _joint_facts(robot: RobotModel) -> dict[str, tuple[Any, ...]]:
+    return {
+        name: (
+            joint.joint_type,
+            joint.parent,
+            joint.child,
+            tuple(round(float(v), 9) for v in joint.origin.ravel()),
+            None if joint.axis is None else tuple(round(float(v), 9) for v in joint.axis),
+        )
+        for name, joint in robot.joints.items()
+    }
+
+
+def _same(a: RobotModel, b: RobotModel) -> bool:
+    return set(a.links) == set(b.links) and _joint_facts(a) == _joint_facts(b)
+
+
+def _differences(recorded: RobotModel, given: RobotModel) -> list[str]:
+    """What differs, in words: links and joints added or gone, joints changed."""
+    said = [f"link {name!r} added" for name in given.links if name not in recorded.links]
+    said += [f"link {name!r} gone" for name in recorded.links if name not in given.links]
+    old, new = _joint_facts(recorded), _joint_facts(given)
+    said += [f"joint {name!r} added" for name in new if name not in old]
+    said += [f"joint {name!r} gone" for name in old if name not in new]
+    said += [f"joint {name!r} changed" for name in new if name in old and new[name] != old[name]]
+    return said or ["the same links and joints, other details"]
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def bag_summary(scan: BagScan, context: BagContext) -> dict[str, object]:
+    """What the recording holds, in numbers (the ``heard`` of the live doctor's JSON)."""
+    return {
+        "bag": str(scan.path),
+        "storage": scan.storage,
+        "duration_s": round(scan.duration_s, 3),
+        "messages": scan.messages,
+        "topics": sorted(scan.topics),
+        "tf_frames": len({child for (_, child, static) in scan.transforms if not static}),
+        "tf_static_frames": len({child for (_, child, static) in scan.transforms if static}),
+        "tf_static_messages": scan.static_count,
+        "joint_states": scan.joint_states,
+        "robot": context.robot.name if context.robot is not None else None,
+        "description_source": context.description_source or None,
+        "repair": context.repair_command,
+    }
+
+
+def bag_report(scan: BagScan, context: BagContext, findings: list[Finding], as_json: bool) -> str:
+    """The findings as the live doctor prints them (text or JSON)."""
+    if as_json:
+        document = {
+            "healthy": is_healthy(findings),
+            "counts": counts(findings),
+            "heard": bag_summary(scan, context),
+            "findings": [finding.as_json() for finding in findings],
+        }
+        return json.dumps(document, indent=2) + "\n"
+    summary = bag_summary(scan, context)
+    robot = context.robot
+    described = f"robot {robot.name!r} from {context.description_source}; " if robot else ""
+    lines = [
+        f"read {scan.path} ({scan.storage}, {scan.duration_s:.1f} s, {scan.messages} messages): "
+        f"{described}{summary['tf_frames']} frames on /tf, {summary['tf_static_frames']} on "
+        f"/tf_static ({scan.static_count} message(s)), {scan.joint_states} joint states",
+        "",
+    ]
+    for finding in findings:
+        lines += wrapped(f"{finding.severity.name}: ", finding.summary)
+        lines += wrapped("  cause: ", finding.cause)
+        lines += wrapped("  fix:   ", finding.fix)
+        lines.append("")
+    tally = counts(findings)
+    if is_healthy(findings):
+        notes = f" ({tally['note']} note(s))" if tally["note"] else ""
+        lines.append(f"all checks passed{notes}")
+    else:
+        lines.append(
+            f"{tally['error']} error(s), {tally['warning']} warning(s), {tally['note']} note(s)"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run_bag_doctor(
+    path: Path, given: Robot | None, given_source: str, frame_prefix: str | None, as_json: bool
+) -> tuple[int, str]:
+    """Read the bag, diagnose, report: (exit status, report). BagError for a bag that
+    cannot be read."""
+    bag = open_bag(path)
+    try:
+        scan = scan_bag(bag)
+    finally:
+        bag.close()
+    robot: RobotModel | None = given
+    source = given_source
+    if robot is None and scan.descriptions:
+        robot = _loaded(scan.descriptions[-1])
+        source = f"the recording's {DESCRIPTION_TOPIC}"
+    long_bag = scan.static_stretch_ns / NS_PER_S > STATIC_STRETCH_S or (
+        scan.duration_s > STATIC_STRETCH_S
+    )
+    description = given_source if given is not None else None
+    if description is None and not scan.descriptions:
+        description = "robot.urdf"
+    context = BagContext(
+        robot,
+        source if robot is not None else "",
+        frame_prefix or "",
+        repair_command(path, description, long_bag),
+        given,
+    )
+    findings = diagnose_bag(scan, context)
+    report = bag_report(scan, context, findings, as_json)
+    return (0 if is_healthy(findings) else 1), report

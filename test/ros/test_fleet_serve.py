@@ -1,0 +1,106 @@
+"""The fleet's spin loop (``fleet.serve``) in this process, under each executor it spins with.
+
+The fleet runs in an rclpy context of its own, served on a thread; the test talks to it from
+conftest's ``ros`` harness over DDS. A robot whose callback raises (its pipeline broken, as
+test_runtime.py breaks the node's) does not take the fleet down: the exception is logged, the
+other robot serves on, and a stop signal still ends the loop. The console script over DDS is
+test_fleet_e2e.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+import rclpy  # noqa: E402
+from repo_paths import TEST_DIR  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from joint_tf_publisher.node_core.stop_signals import StopSignals  # noqa: E402
+from joint_tf_publisher.ros import fleet  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
+WAIT_S = 15.0
+
+
+@pytest.fixture
+def stop() -> Iterator[StopSignals]:
+    signals = StopSignals()
+    yield signals
+    signals.restore()
+
+
+@pytest.mark.parametrize("executor", fleet.executors())
+def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
+    ros: Any, stop: StopSignals, executor: str, tmp_path: Path
+) -> None:
+    params = tmp_path / "fleet.yaml"
+    lines = ["/joint_tf_fleet:", "  ros__parameters:", "    robots: [good, bad]"]
+    for name in ("good", "bad"):
+        lines += [
+            f"/{name}/joint_tf_publisher:",
+            "  ros__parameters:",
+            f"    description_file: {ARM_URDF}",
+            f"    frame_prefix: {name}/",
+            "    ignore_timestamp: true",
+        ]
+    params.write_text("\n".join(lines) + "\n")
+    argv = ["joint_tf_fleet", "--ros-args", "--params-file", str(params)]
+    context = rclpy.Context()
+    rclpy.init(args=argv, context=context)
+    the_fleet = fleet.Fleet(argv, context=context)
+    raised: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            fleet.serve(the_fleet, stop, executor)
+        except BaseException as error:  # recorded: the test says the loop may not raise
+            raised.append(error)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    received: list[TFMessage] = []
+    ros.node.create_subscription(TFMessage, "/tf", received.append, 1000)
+    publishers = {
+        name: ros.node.create_publisher(JointState, f"/{name}/joint_states", 10)
+        for name in ("good", "bad")
+    }
+
+    def send_and_count(child: str) -> int:
+        for publisher in publishers.values():
+            publisher.publish(JointState(name=["joint_1"], position=[0.1]))
+        return sum(any(t.child_frame_id == child for t in m.transforms) for m in received)
+
+    try:
+        assert ros.spin_until(lambda: len(the_fleet.robots) == 2, WAIT_S)
+        assert ros.spin_until(lambda: send_and_count("bad/link_1") > 0, WAIT_S)
+
+        def broken(*args: Any) -> None:
+            raise RuntimeError("a broken pipeline")
+
+        the_fleet.robots["/bad"].pipeline.joint_state = broken  # type: ignore[method-assign]
+        the_fleet.robots["/bad"].pipeline.joint_state_bytes = broken  # type: ignore[method-assign]
+        before = send_and_count("good/link_1")
+        assert ros.spin_until(lambda: send_and_count("good/link_1") > before + 20, WAIT_S)
+        assert thread.is_alive() and raised == []
+        os.kill(os.getpid(), signal.SIGINT)
+        thread.join(timeout=WAIT_S)
+        assert not thread.is_alive(), "a stop signal did not end the fleet's loop"
+        assert raised == []
+    finally:
+        context.try_shutdown()
+        thread.join(timeout=WAIT_S)
+        the_fleet.destroy_robots()
+        the_fleet.destroy_node()

@@ -1,0 +1,126 @@
+"""Stopping the fleet's console script: stop signals at any moment, exit 0, every robot gone.
+
+As test_node_shutdown.py does for the node: 2 or 3 SIGINT/SIGTERM at a random moment while
+the fleet starts its robots (two robots, one refused), and a flood of SIGINT while it stops,
+under each executor the fleet can spin with. The fleet stops its loop between two robots'
+starts, so a signal during a long start list is not held up by the rest of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
+from test_node_shutdown import handlers_installed, send_a_few_signals  # noqa: E402
+from test_user_errors import console_script  # noqa: E402
+
+from joint_tf_publisher.ros import fleet, runtime  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+#: The executors the fleet spins with (test ids).
+EXECUTORS = fleet.executors()
+FLEET = console_script("joint_tf_fleet", "joint_tf_publisher.ros.fleet")
+WAIT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def fleet_params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("fleet_shutdown") / "fleet.yaml"
+    path.write_text(
+        f"""/joint_tf_fleet:
+  ros__parameters:
+    robots: [r1, r2, refused]
+/r1/joint_tf_publisher:
+  ros__parameters:
+    description_file: {REPO_ROOT / "urdf" / "demo_arm.urdf"}
+/r2/joint_tf_publisher:
+  ros__parameters:
+    description_file: {TEST_DIR / "urdf" / "humanoid.urdf"}
+/refused/joint_tf_publisher:
+  ros__parameters:
+    description_file: {path.with_name("absent.urdf")}
+"""
+    )
+    yield path
+
+
+def started_fleet(params: Path, executor: str) -> subprocess.Popen[bytes]:
+    """The fleet's console script on ``params`` under ``executor``, once its own signal
+    handlers are in place (or ``WAIT_S`` passed); stderr piped."""
+    process = subprocess.Popen(
+        [*FLEET, "--ros-args", "--params-file", str(params)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, runtime.EXECUTOR_VARIABLE: executor},
+    )
+    deadline = time.monotonic() + WAIT_S
+    while not handlers_installed(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return process
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("seed", range(4))
+def test_signals_while_the_fleet_starts_exit_0(
+    fleet_params: Path, seed: int, executor: str
+) -> None:
+    rng = random.Random(seed)
+    process = started_fleet(fleet_params, executor)
+    time.sleep(rng.uniform(0.0, 2.0))
+    sent = send_a_few_signals(process, rng)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    text = stderr.decode(errors="replace")
+    assert process.returncode == 0, (sent, process.returncode, text[-2000:])
+    assert "Traceback" not in text, (sent, text[-2000:])
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_flood_of_signals_while_the_fleet_stops_exit_0(fleet_params: Path, executor: str) -> None:
+    """SIGINT every 0.2 ms from the moment both robots serve until the fleet has exited."""
+    process = started_fleet(fleet_params, executor)
+    assert process.stderr is not None
+    seen = b""
+    while b"robot /r2 serving" not in seen:
+        line = process.stderr.readline()
+        assert line, seen.decode(errors="replace")[-2000:]
+        seen += line
+    sent = 0
+    deadline = time.monotonic() + WAIT_S
+    while process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGINT)
+            sent += 1
+        time.sleep(0.0002)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    text = (seen + stderr).decode(errors="replace")
+    assert process.returncode == 0, (sent, process.returncode, text[-2000:])
+    assert "Traceback" not in text, (sent, text[-2000:])
+    assert f"spinning with {runtime.SPINNING_WITH[executor]}" in text
+
+
+def test_an_invalid_robots_list_at_start_is_one_line_and_exit_1() -> None:
+    completed = subprocess.run(
+        [*FLEET, "--ros-args", "-p", "robots:=[arm, 2nd]"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stderr.strip().splitlines()
+    assert lines == [
+        "joint_tf_fleet: robots: '2nd' is no robot namespace (tokens of letters, digits and _, "
+        "not starting with a digit, separated by /; not the root namespace)"
+    ], lines
