@@ -430,8 +430,8 @@ class JointTfPublisher(Node):
         try:
             return deserialize_message(data, message_type)
         except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
-            info = message_type.__module__.split(".")[0]
-            self.pipeline.undecodable(f"{info}/{message_type.__name__}")
+            package = message_type.__module__.split(".")[0]
+            self.pipeline.undecodable(f"{package}/{message_type.__name__}")
             return None
 
     def _on_multi_dof_bytes(self, data: bytes) -> None:
