@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..description.compose import Attachment
+from ..description.paths import expand_user
 from ..node_core.parameters import ATTACHMENTS, parameter_name
 from .arguments import ATTACH_FORM, UsageError, parse_attach
 
@@ -30,7 +30,7 @@ def attach_values(attachment: Attachment, names: tuple[str, ...]) -> dict[str, A
 
     return {
         ATTACHMENTS: list(names) if name in names else [*names, name],
-        field("file"): str(Path(attachment.file).expanduser().resolve()),
+        field("file"): str(expand_user(attachment.file, "the attachment's file").resolve()),
         field("description"): "",
         field("parent"): attachment.parent,
         field("origin"): [float(value) for value in attachment.origin],

@@ -35,6 +35,7 @@ from ..errors import ModelError
 from ..model.elements import Joint, RobotModel
 from ..transforms import matrix_to_rpy
 from .loader import expand_xacro, load_string
+from .paths import expand_user
 from .xmlio import drop_root_namespace, parse_xml, read_description
 
 #: The fields of an attachment, as its ``attachments.<name>.<field>`` parameters name them.
@@ -127,7 +128,7 @@ def _attachment_element(attachment: Attachment) -> etree._Element:
     package's parser first, so its errors name its own source and line)."""
     if not attachment.file:
         return _part_element(attachment.description, attachment.source, None, None)
-    path = Path(attachment.file).expanduser()
+    path = expand_user(attachment.file, f"attachments.{attachment.name}.file")
     try:
         if path.suffix == ".xacro":
             text: str | bytes = expand_xacro(path)
@@ -246,13 +247,28 @@ def _hang(
     etree.SubElement(mount, "origin", xyz=f"{x!r} {y!r} {z!r}", rpy=f"{roll!r} {pitch!r} {yaw!r}")
     if len(robot):
         robot[-1].tail = "\n  "
-    comment = etree.Comment(f" attachment {attachment.name!r} from {attachment.source} ")
+    comment = etree.Comment(
+        comment_text(f"attachment {attachment.name!r} from {attachment.source}")
+    )
     for element in (comment, *kept_materials, *links, mount, *joints):
         element.tail = "\n  "
         robot.append(element)
     robot[-1].tail = "\n"
     names.links.update(link_names)
     names.joints.update(joint_names)
+
+
+def comment_text(text: str) -> str:
+    """``text`` as the body of an XML comment, between spaces: a character XML cannot hold
+    (a control character in a file name) as ``\\xNN``, each ``-`` that follows a ``-`` as
+    ``%2D`` (XML forbids ``--`` in a comment: ``gripper--v2.urdf`` reads
+    ``gripper-%2Dv2.urdf``)."""
+    shown = "".join(
+        char if char.isprintable() or char in "\t\n" else f"\\x{ord(char):02x}" for char in text
+    )
+    while "--" in shown:
+        shown = shown.replace("--", "-%2D")
+    return f" {shown} "
 
 
 def _refuse_clash(where: str, kind: str, new: list[str], taken: set[str]) -> None:

@@ -74,6 +74,8 @@ class Key:
     REMOTE_RATE = "remote rate (Hz)"
     REMOTE_SENT = "remote messages sent"
     REMOTE_LEFT_OUT = "remote frames left out"
+    UNDECODABLE = "undecodable messages"
+    CALLBACK_FAILURES = "callback failures"
 
 
 def never_received_joints(message: str, values: Iterable[tuple[str, str]]) -> tuple[str, ...]:
@@ -181,6 +183,8 @@ class _Period:
     rejected: dict[str, int] = field(default_factory=dict)
     lengths: int = 0
     out_of_range: int = 0
+    #: Messages the RMW could not decode, by message type.
+    undecodable: dict[str, int] = field(default_factory=dict)
 
 
 class JointStateHealth:
@@ -216,6 +220,9 @@ class JointStateHealth:
         self.time_offsets_s: Mapping[str, float] = {}
         #: The remote output (None: the node has none).
         self.remote: RemoteFacts | None = None
+        #: Callbacks that raised since the node started, by cause (``callback_failed``).
+        self.callback_failures: dict[str, int] = {}
+        self._failures_reported = 0
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -294,6 +301,22 @@ class JointStateHealth:
         """A message dropped: its stamp plus its topic's time offset is no stamp."""
         self._period.out_of_range += 1
 
+    def undecodable(self, message_type: str) -> None:
+        """A ``message_type`` message dropped: the RMW could not decode its bytes."""
+        undecodable = self._period.undecodable
+        undecodable[message_type] = undecodable.get(message_type, 0) + 1
+
+    def callback_failed(self, cause: str) -> str:
+        """A callback raised (``cause``: the callback and the exception's type, as
+        ``node_core.callback_edge`` words it); the node served on. Kept since start, at most
+        ``MAX_SLOTS`` causes (any further one counted as ``wording.OTHER_CAUSES``): the cause
+        it was counted under."""
+        failures = self.callback_failures
+        if cause not in failures and len(failures) >= MAX_SLOTS:
+            cause = wording.OTHER_CAUSES
+        failures[cause] = failures.get(cause, 0) + 1
+        return cause
+
     def unknown(self, names: Iterable[str]) -> None:
         """Names that are no moving joint's variable (listed, not a problem)."""
         if len(self._unknown) < 1000:
@@ -326,7 +349,7 @@ class JointStateHealth:
         )
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
 
-        conditions = _sim_clock(graph) + _remote(self.remote, values)
+        conditions = _sim_clock(graph) + _remote(self.remote, values) + self._failures(values)
         if self.refused_description is not None:
             values[Key.REFUSED_DESCRIPTION] = self.refused_description
             conditions.append(Condition(Level.WARN, self.refused_description))
@@ -350,6 +373,21 @@ class JointStateHealth:
         conditions += _stamp_clock(slots, graph, self.timeout_s, values)
         conditions += _two_publishers(active, facts, graph, values)
         return _finish(facts.robot, conditions, values, missing_log)
+
+    def _failures(self, values: dict[str, str]) -> list[Condition]:
+        """Callbacks that raised: counted since start in the values; WARN in a period that
+        had new ones."""
+        failures = self.callback_failures
+        if not failures:
+            return []
+        values[Key.CALLBACK_FAILURES] = ", ".join(
+            f"{cause} ({count}x)" for cause, count in sorted(failures.items())
+        )
+        total = sum(failures.values())
+        new, self._failures_reported = total - self._failures_reported, total
+        if not new:
+            return []
+        return [Condition(Level.WARN, wording.callback_failures(new, sorted(failures)))]
 
     def _stream(
         self, joints: _JointArrivals, publishers: int, values: dict[str, str]
@@ -448,8 +486,8 @@ def _stamp_clock(
 
 
 def _period_conditions(period: _Period, values: dict[str, str]) -> list[Condition]:
-    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths or its
-    stamps (WARN)."""
+    """What this period clamped (WARN), rejected (ERROR) or dropped for its lengths, its
+    stamps or bytes the RMW could not decode (WARN)."""
     conditions = []
     if period.clamps:
         entries = [
@@ -467,6 +505,11 @@ def _period_conditions(period: _Period, values: dict[str, str]) -> list[Conditio
         conditions.append(Condition(Level.WARN, wording.dropped_lengths(period.lengths)))
     if period.out_of_range:
         conditions.append(Condition(Level.WARN, wording.stamps_out_of_range(period.out_of_range)))
+    if period.undecodable:
+        entries = [f"{kind} ({count}x)" for kind, count in sorted(period.undecodable.items())]
+        values[Key.UNDECODABLE] = ", ".join(entries)
+        count = sum(period.undecodable.values())
+        conditions.append(Condition(Level.WARN, wording.undecodable(count, entries)))
     return conditions
 
 

@@ -151,3 +151,25 @@ def stamp_out_of_range(stamp_s: float, offset_s: float) -> str:
 def remote_frames_left_out(frames: Sequence[str]) -> str:
     """Chosen ``frames`` (each with why) the remote output leaves out."""
     return f"{len(frames)} remote.frames left out of the remote output: {name_list(frames)}"
+
+
+#: Where ``callback_failures`` stops naming new causes (a flood of distinct ones).
+OTHER_CAUSES = "other causes"
+
+
+#: Why a message whose bytes the RMW could not decode is dropped.
+UNDECODABLE_BYTES = "its bytes do not decode as the topic's type (a broken or hostile publisher)"
+
+
+def undecodable(count: int, entries: Sequence[str]) -> str:
+    """``count`` messages dropped (``entries``: type and count) whose bytes do not decode."""
+    return f"{count} message(s) dropped: {UNDECODABLE_BYTES}: {name_list(entries)}"
+
+
+def callback_failures(count: int, causes: Sequence[str]) -> str:
+    """``count`` callbacks raised since the last report (``causes``: every cause since
+    start); the node served on."""
+    return (
+        f"{count} callback failure(s), the node serves on (a bug: please report it with the "
+        f"log line of its first failure): {name_list(causes)}"
+    )

@@ -230,6 +230,32 @@ ATTACHMENT_PARAMETERS: dict[str, tuple[Any, str]] = {
 }
 
 
+def takes_any_empty_array(spec: ParameterSpec) -> bool:
+    """Whether the node declares ``spec`` with dynamic typing so that an empty array of any
+    type clears it: every settable array parameter. ros2cli sends ``"[]"`` as an empty
+    BOOL_ARRAY, and rclpy refuses another type than the declared one before the node's
+    callback sees it (``_apply_descriptor``; Humble's rclpy has no pre-set callback to
+    retype it), so the type is checked by ``check_array_type`` instead."""
+    return isinstance(spec.default, tuple) and not spec.read_only
+
+
+def check_array_type(name: str, value: Any) -> None:
+    """ParameterRejected unless ``value`` suits the array parameter ``name`` set at run
+    time: an empty array of any type, or an array of its items' type (text; numbers that are
+    doubles for a double array). Other parameters pass."""
+    spec = PARAMETERS_BY_NAME.get(name)
+    if spec is None or not takes_any_empty_array(spec):
+        return
+    wanted = spec.type_name.replace("_", " ")
+    if value is None:
+        raise ParameterRejected(f"{name} cannot be unset: set [] to clear it")
+    if not isinstance(value, ARRAY_TYPES):
+        raise ParameterRejected(f"{name} must be a {wanted}, got {value!r}")
+    item_type = float if spec.double_array else str
+    if not all(type(item) is item_type for item in value):
+        raise ParameterRejected(f"{name} must be a {wanted} (or [] to clear it), got {value!r}")
+
+
 def parameter_name(name: str, field: str) -> str:
     """``attachments.<name>.<field>``."""
     return f"{ATTACHMENT_PREFIX}{name}.{field}"

@@ -301,6 +301,14 @@ class JointStatePipeline:
             configured.static_global_layout,
         )
 
+    def undecodable(self, message_type: str) -> None:
+        """A ``message_type`` message dropped because the RMW could not decode its bytes:
+        counted in the health report, said in a throttled warning; nothing else changes."""
+        self.health.undecodable(message_type)
+        self.reporter.warn_throttled(
+            "undecodable", f"{message_type} dropped: {wording.UNDECODABLE_BYTES}"
+        )
+
     def reset_limiter(self, reason: str) -> None:
         """Publish the next message of every joint (a clock or stamp jumped backwards)."""
         if self.model is not None:

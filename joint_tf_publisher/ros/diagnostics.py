@@ -9,6 +9,9 @@ it as a message.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -51,11 +54,19 @@ def diagnostic_array(report: HealthReport, node_name: str, stamp_ns: int) -> Dia
 class DiagnosticsPublisher:
     """The node's /diagnostics publisher and the timer of its health report.
 
-    ``reporter`` logs the report's warning (throttled).
+    ``reporter`` logs the report's warning (throttled); ``guard`` (a name, a callback) gives
+    the timer's callback as the node guards its callbacks (``edges.Edges.timer``).
     """
 
-    def __init__(self, node: Node, health: JointStateHealth, reporter: Reporter) -> None:
+    def __init__(
+        self,
+        node: Node,
+        health: JointStateHealth,
+        reporter: Reporter,
+        guard: Callable[[str, Callable[[], None]], Callable[..., Any]] | None = None,
+    ) -> None:
         self._node = node
+        self._guard = guard
         self._health = health
         self._reporter = reporter
         #: The joint-state topics the node reads by source number (``joint_sources``), whose
@@ -75,7 +86,8 @@ class DiagnosticsPublisher:
             self._timer = None
         if period_s > 0.0:
             steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._timer = self._node.create_timer(period_s, self.report, clock=steady)
+            report = self.report if self._guard is None else self._guard("diagnostics", self.report)
+            self._timer = self._node.create_timer(period_s, report, clock=steady)
 
     def report(self) -> None:
         """Publish the health report and log its warning about joints never received."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -50,6 +51,7 @@ from ..description.compose import ATTACHMENT_FIELDS
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
 from ..node_core.attachments import plan_attachment_request
+from ..node_core.callback_edge import CallbackEdge
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
 from ..node_core.description_source import (
     WATCH_PERIOD_S,
@@ -80,14 +82,17 @@ from ..node_core.parameters import (
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
+    check_array_type,
     parameter_name,
     split_attachment_parameter,
+    takes_any_empty_array,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
+from .edges import Edges
 from .qos import joint_states_qos, latched_qos
 from .remote_tf import RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
@@ -103,20 +108,25 @@ def declare_parameters(node: Node) -> dict[str, Any]:
     """Declare every parameter of ``PARAMETERS`` with its descriptor; return their values.
 
     A parameter left without a value (``-p name:=`` or ``name: []`` in a parameters file,
-    which rcl reads as "not set") gets its default, so every parameter has a value.
+    which rcl reads as "not set") gets its default, so every parameter has a value. Settable
+    array parameters take any type (``takes_any_empty_array``: ``"[]"`` from ros2cli clears
+    them); the node checks their type itself (``check_array_type``).
     """
     values: dict[str, Any] = {}
     for spec in PARAMETERS:
+        any_empty_array = takes_any_empty_array(spec)
         descriptor = ParameterDescriptor(
             description=spec.description,
             read_only=spec.read_only,
-            dynamic_typing=spec.dynamic_typing,
+            dynamic_typing=spec.dynamic_typing or any_empty_array,
         )
         if spec.float_range is not None:
             low, high = spec.float_range
             descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high)]
         default: Any = spec.default
-        if isinstance(default, tuple):  # an empty list would be typed as a byte array
+        if any_empty_array:  # unset for now: set to its typed default below unless given
+            node.declare_parameter(spec.name, None, descriptor)
+        elif isinstance(default, tuple):  # an empty list would be typed as a byte array
             node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
         else:
             node.declare_parameter(spec.name, default, descriptor)
@@ -139,7 +149,8 @@ def _array_type(name: str) -> Parameter.Type:
 
 
 def _parameter(name: str, value: Any) -> Parameter[Any]:
-    if isinstance(value, tuple):
+    """``value`` as parameter ``name``, an array of the table's typed as the table says."""
+    if isinstance(value, (tuple, list)) and name in PARAMETERS_BY_NAME:
         return Parameter(name, _array_type(name), list(value))
     return Parameter(name, value=value)
 
@@ -205,6 +216,8 @@ class JointTfPublisher(Node):
         #: Where the node's own /tf and /tf_static go (after the user's remappings).
         self._own_topics = own_topics(self)
         try:
+            for name, value in values.items():
+                check_array_type(name, value)
             names = Settings.from_values({ATTACHMENTS: values[ATTACHMENTS]}).attachments
             values.update(self._declare_attachments({name: {} for name in names}, at_start=True))
             settings = Settings.from_values(values)
@@ -214,8 +227,15 @@ class JointTfPublisher(Node):
         except InvalidParameterTypeException as err:
             raise StartupError(str(err)) from None
         self.pipeline = JointStatePipeline(settings, Reporter(self.get_logger()), self._now_ns)
+        #: Every callback rclpy calls into the node is guarded by these (``edges``).
+        self._edges = Edges(
+            CallbackEdge(self.pipeline.health, self.pipeline.reporter), self.context
+        )
+        self._edges.rclpy_services(self)  # its parameter services
         #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
-        self._remote = RemoteTf(self, self.pipeline, self._own_topics, self._now_ns)
+        self._remote = RemoteTf(
+            self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
+        )
         self._reader = JointStateReader()
         model: LoadedModel | None = None
         try:
@@ -246,7 +266,10 @@ class JointTfPublisher(Node):
         self._description_pub = None
         if settings.description_from_topic:
             self.create_subscription(
-                String, "robot_description", self._on_description_message, latched_qos()
+                String,
+                "robot_description",
+                self._edges.callback("robot_description", self._on_description_message),
+                latched_qos(),
             )
         else:
             self._description_pub = self.create_publisher(
@@ -261,13 +284,19 @@ class JointTfPublisher(Node):
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer: Timer | None = None
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.create_service(SetParametersAtomically, "~/set_attachments", self._on_set_attachments)
+        self.add_on_set_parameters_callback(self._edges.parameters(self._on_set_parameters))
+        self.create_service(
+            SetParametersAtomically,
+            "~/set_attachments",
+            self._edges.service("set_attachments", self._on_set_attachments),
+        )
         overrides = QoSOverridingOptions.with_default_policies()
         self._joint_state_sub = self._subscribe_joint_states(
             "joint_states", self._reader, JOINT_STATES_SOURCE
         )
-        self._diagnostics = DiagnosticsPublisher(self, self.pipeline.health, self.pipeline.reporter)
+        self._diagnostics = DiagnosticsPublisher(
+            self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
+        )
         #: The source_list topics as given, with their subscriptions and source numbers.
         self._sources: dict[str, Subscription[Any]] = {}
         self._source_numbers: dict[str, int] = {}
@@ -276,14 +305,15 @@ class JointTfPublisher(Node):
         self._multi_dof_sub = self.create_subscription(
             MultiDOFJointState,
             "multi_dof_joint_states",
-            self._on_multi_dof_joint_state,
+            self._edges.callback("multi_dof_joint_states", self._on_multi_dof_bytes),
             joint_states_qos(),
             qos_overriding_options=overrides,
+            raw=True,  # decoded in the callback: bytes the RMW cannot decode are counted
         )
         # Simulation reset or bag loop: the node clock jumps back, the limiter starts afresh.
         self._jump_handle = self.get_clock().create_jump_callback(
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
-            post_callback=self._on_clock_jump,
+            post_callback=self._edges.callback("clock jump", self._on_clock_jump),
         )
         self._default_timer: Timer | None = None
         self._static_timer: Timer | None = None
@@ -314,15 +344,18 @@ class JointTfPublisher(Node):
         handed on as from topic number ``source`` (``joint_sources``). Where the RMW reads the
         node's TFMessage bytes, a message that continues its stream takes the pipeline's short
         way (``joint_state_bytes``), the others ``_on_joint_state``."""
-        pipeline, health, tf = self.pipeline, self.pipeline.health, self._tf
+        pipeline, health, tf, edges = self.pipeline, self.pipeline.health, self._tf, self._edges
 
         def on_message(data: bytes) -> None:
-            message = pipeline.joint_state_bytes(data, source) if tf.raw else None
-            if message is None:
-                self._on_joint_state(data, reader, source)
-            elif message:
-                tf.publisher.publish(message)
-                health.published += 1
+            try:  # the edge (``edges``), inline: a try costs nothing until it catches
+                message = pipeline.joint_state_bytes(data, source) if tf.raw else None
+                if message is None:
+                    self._on_joint_state(data, reader, source)
+                elif message:
+                    tf.publisher.publish(message)
+                    health.published += 1
+            except Exception as error:
+                edges.failed(topic, error)
 
         return self.create_subscription(
             JointState,
@@ -379,7 +412,9 @@ class JointTfPublisher(Node):
         state = reader.read(data)
         block = reader.block if self._tf.raw else None  # its next messages: the short way
         if state is None:  # not CDR little endian: let the RMW deserialize it
-            msg = deserialize_message(data, JointState)
+            msg = self._decoded(data, JointState)
+            if msg is None:
+                return
             stamp = msg.header.stamp
             state = JointStateData(
                 stamp_to_ns(stamp.sec, stamp.nanosec),
@@ -388,6 +423,21 @@ class JointTfPublisher(Node):
             )
             block = None
         self._publish(self.pipeline.joint_state(*state, source, block))
+
+    def _decoded(self, data: bytes, message_type: Any) -> Any:
+        """``data`` deserialized as ``message_type`` by the RMW; None (counted as
+        undecodable, a throttled warning) for bytes it cannot decode."""
+        try:
+            return deserialize_message(data, message_type)
+        except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
+            package = message_type.__module__.split(".")[0]
+            self.pipeline.undecodable(f"{package}/{message_type.__name__}")
+            return None
+
+    def _on_multi_dof_bytes(self, data: bytes) -> None:
+        msg = self._decoded(data, MultiDOFJointState)
+        if msg is not None:
+            self._on_multi_dof_joint_state(msg)
 
     def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
         translations = np.array(
@@ -438,6 +488,8 @@ class JointTfPublisher(Node):
         """Validate a parameter change as a whole (``plan_change``), then apply it whole."""
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
+            for name, value in values.items():
+                check_array_type(name, value)
             change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
@@ -447,13 +499,15 @@ class JointTfPublisher(Node):
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
             return SetParametersResult(successful=False, reason=reason)
-        self._apply(change)
+        self._apply(change, values.keys())
         return SetParametersResult(successful=True)
 
-    def _apply(self, change: ParameterChange) -> None:
+    def _apply(self, change: ParameterChange, setting: AbstractSet[str]) -> None:
         """Apply a validated change: a new model installed (and its ``zeros.<joint>``
         declared), else the settings configured; then the description file watched (or no
-        longer), the timers and subscriptions it asks for."""
+        longer), the timers and subscriptions it asks for. ``setting``: the parameters the
+        change sets (a field of a name it removes that it also sets stays declared, unused:
+        rclpy stores it once this callback returns)."""
         settings = change.settings
         self._described = change.described
         removed = set(self.settings.attachments) - set(settings.attachments)
@@ -479,9 +533,10 @@ class JointTfPublisher(Node):
         self._remote.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
-                if parameter_name(name, field) in self._attachments_declared:
-                    self._attachments_declared.discard(parameter_name(name, field))
-                    self.undeclare_parameter(parameter_name(name, field))
+                parameter = parameter_name(name, field)
+                if parameter in self._attachments_declared and parameter not in setting:
+                    self._attachments_declared.discard(parameter)
+                    self.undeclare_parameter(parameter)
 
     def _on_set_attachments(
         self,
@@ -547,7 +602,8 @@ class JointTfPublisher(Node):
             self._default_timer = None
         if self.settings.publish_default_positions:
             self._default_timer = self.create_timer(
-                1.0 / self.settings.publish_frequency, self._publish_default_positions
+                1.0 / self.settings.publish_frequency,
+                self._edges.timer("default positions", self._publish_default_positions),
             )
 
     def _update_static_timer(self) -> None:
@@ -559,7 +615,11 @@ class JointTfPublisher(Node):
         period_s = self.settings.static_republish_period
         if period_s > 0.0:
             steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._static_timer = self.create_timer(period_s, self._republish_statics, clock=steady)
+            self._static_timer = self.create_timer(
+                period_s,
+                self._edges.timer("static republish", self._republish_statics),
+                clock=steady,
+            )
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
@@ -614,7 +674,9 @@ class JointTfPublisher(Node):
         elif watching and self._watch_timer is None:
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self._watch_timer = self.create_timer(
-                WATCH_PERIOD_S, self._check_description_file, clock=steady
+                WATCH_PERIOD_S,
+                self._edges.timer("description_file watch", self._check_description_file),
+                clock=steady,
             )
 
     def _say_watched(self, watch: DescriptionFileWatch) -> None:

@@ -26,7 +26,9 @@ from .tf_publishers import RemoteTfPublisher
 
 class RemoteTf:
     """The remote output of ``node``, whose pipeline is ``pipeline`` and whose own tf topics
-    resolve to ``own_topics``; ``now_ns`` reads the node clock (the statics' stamp)."""
+    resolve to ``own_topics``; ``now_ns`` reads the node clock (the statics' stamp);
+    ``guard`` (a name, a callback) gives the timer's callback as the node guards its
+    callbacks (``edges.Edges.timer``)."""
 
     def __init__(
         self,
@@ -34,8 +36,10 @@ class RemoteTf:
         pipeline: JointStatePipeline,
         own_topics: TfTopics,
         now_ns: Callable[[], int],
+        guard: Callable[[str, Callable[[], None]], Callable[[], None]] | None = None,
     ) -> None:
         self._node = node
+        self._guard = guard
         self._pipeline = pipeline
         self._own_topics = own_topics
         self._now_ns = now_ns
@@ -84,7 +88,8 @@ class RemoteTf:
             if change.topic is not None:
                 steady = Clock(clock_type=ClockType.STEADY_TIME)
                 period_s = 1.0 / self._pipeline.settings.remote_rate
-                self._timer = node.create_timer(period_s, self._tick, clock=steady)
+                tick = self._tick if self._guard is None else self._guard("remote", self._tick)
+                self._timer = node.create_timer(period_s, tick, clock=steady)
         if (change.republish_statics or change.reopen) and self.publisher is not None:
             publication = self.output.static_publication(self._now_ns())
             if publication is not None:

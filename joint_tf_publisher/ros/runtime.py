@@ -127,7 +127,8 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
     ``available_executors()``; None: as ``EXECUTOR_VARIABLE`` says).
 
     The executor is made here and shut down (the node removed from it) before this returns,
-    also when a callback raises (the exception propagates). A ROS shutdown from another thread
+    also when a callback raises (rare: every callback of the node is guarded, ``edges``; what one
+    raises while the context shuts down propagates). A ROS shutdown from another thread
     may destroy an entity or the context under a callback or a wait (rclpy then raises a
     RuntimeError: InvalidHandle, RCLError): that ends the spin quietly, as a shutdown between
     callbacks does.

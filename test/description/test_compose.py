@@ -16,7 +16,7 @@ from lxml import etree
 from repo_paths import REPO_ROOT, TEST_DIR
 
 from joint_tf_publisher import ModelError, Robot
-from joint_tf_publisher.description.compose import Attachment, compose
+from joint_tf_publisher.description.compose import Attachment, comment_text, compose
 from joint_tf_publisher.transforms import xyz_rpy_to_matrix
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -254,3 +254,38 @@ def test_a_material_the_attachment_only_refers_to_keeps_its_name() -> None:
     plate = etree.fromstring(text.encode()).find("link[@name='p_plate']")
     assert plate is not None
     assert [m.get("name") for m in plate.iter("material")] == ["grey", "p_red", "p_glow"]
+
+
+# -- file paths a request may give --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("file_name", ["gripper--v2.urdf", "gripper-.urdf", "g\x01ripper.urdf"])
+def test_a_file_name_that_xml_forbids_in_a_comment_is_written_escaped(
+    tmp_path: Path, file_name: str
+) -> None:
+    """The composed URDF names each attachment's source in a comment; ``--`` (and a control
+    character) cannot stand in one (lxml raised ValueError)."""
+    path = tmp_path / file_name
+    path.write_text(GRIPPER.read_text())
+    text = compose(ARM.read_text(), [gripper(file=str(path))])
+    robot = Robot.from_xml_string(text)
+    assert "tool_base_link" in robot.links
+    (comment,) = [c for c in etree.fromstring(text.encode()).iter(etree.Comment) if c.text]
+    shown = file_name.replace("--", "-%2D").replace("\x01", "\\x01")
+    assert comment.text == f" attachment 'gripper' from {tmp_path}/{shown} "
+
+
+def test_comment_text_keeps_the_text_readable() -> None:
+    assert comment_text("a----b") == " a-%2D-%2Db "
+    assert comment_text("tab\there") == " tab\there "
+    assert comment_text("\udc80") == " \\xdc80 "
+    etree.Comment(comment_text("x-- -\x00-"))  # lxml takes what it makes
+
+
+def test_a_home_folder_of_no_user_is_refused_naming_the_parameter() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^attachments\.gripper\.file: cannot expand '~nosuchuser_jtp/g\.urdf': no "
+        r"home folder for user 'nosuchuser_jtp'$",
+    ):
+        compose(ARM.read_text(), [gripper(file="~nosuchuser_jtp/g.urdf")])

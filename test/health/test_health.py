@@ -397,7 +397,8 @@ def test_every_key_holds_its_documented_value() -> None:
     """One period with something to say under every key: joint_6 never sent, the gripper
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
     unknown name, two nodes giving joint_1 to joint_3, a time offset that takes one stamp out
-    of range, a frame a description change took away, and a refused description."""
+    of range, a frame a description change took away, a refused description, two
+    undecodable messages and a callback that raised twice."""
     rig = Rig(ignore_timestamp=True, time_offset=-0.5)
     text = ARM_URDF.read_text()
     with_tool = text.replace(
@@ -418,6 +419,10 @@ def test_every_key_holds_its_documented_value() -> None:
     rig.health.refused_description = refused
     left_out = ("gone (no link of that name in the robot)",)
     rig.health.remote = RemoteFacts(("ee_link", "gone"), 5.0, "remote/tf", 3, left_out)
+    rig.pipeline.undecodable("sensor_msgs/JointState")
+    rig.pipeline.undecodable("sensor_msgs/JointState")
+    rig.health.callback_failed("joint_states: KeyError")
+    rig.health.callback_failed("joint_states: KeyError")
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
     below_6 = {"link_6"}
@@ -453,6 +458,8 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.REMOTE_RATE: "5",
             Key.REMOTE_SENT: "3",
             Key.REMOTE_LEFT_OUT: left_out[0],
+            Key.UNDECODABLE: "sensor_msgs/JointState (2x)",
+            Key.CALLBACK_FAILURES: "joint_states: KeyError (2x)",
         }
     )
     assert report.level == Level.ERROR
@@ -460,7 +467,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 8 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 10 + [Level.ERROR]
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:

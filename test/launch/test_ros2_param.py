@@ -102,6 +102,22 @@ def test_param_set_applies_a_valid_value_and_rejects_an_invalid_one(node: Launch
     assert got.strip() == "Double value is: 33.0"
 
 
+#: The node's settable array parameters, which the README's ``"[]"`` clears.
+ARRAYS = ("source_list", "exclude_joints", "description_args", "source_time_offsets")
+
+
+@pytest.mark.parametrize("parameter", [*ARRAYS, "attachments.names"])
+def test_param_set_of_an_empty_list_clears_an_array_parameter(node: Launch, parameter: str) -> None:
+    """ros2cli sends ``"[]"`` as an empty BOOL_ARRAY; the node takes it for any array
+    parameter (rclpy refused it: "Wrong parameter type, expected '9' got '6'")."""
+    output = ros2_on_node(NODE, "param", "set", NODE, parameter, "[]")
+    assert "Set parameter successful" in output, output
+    got = ros2_on_node(NODE, "param", "get", NODE, parameter)
+    assert got.strip().endswith("values are: []"), got
+    output = ros2_on_node(NODE, "param", "set", NODE, parameter, "[true]")
+    assert "Setting parameter failed" in output and "array" in output, output
+
+
 def test_node_info_lists_topics_and_parameter_services(node: Launch) -> None:
     info = ros2_on_node(NODE, "node", "info", NODE)
     subscribers, rest = info.split("Publishers:", 1)

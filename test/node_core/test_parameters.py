@@ -17,17 +17,20 @@ from repo_paths import REPO_ROOT, config_parameters
 
 from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.node_core.parameters import (
+    ATTACHMENTS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     SETTING_FIELDS,
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
+    check_array_type,
     parse_clamp,
     parse_frequency,
     parse_joint_names,
     parse_topic_names,
     parse_zero,
+    takes_any_empty_array,
 )
 
 yaml = pytest.importorskip("yaml")
@@ -174,3 +177,32 @@ def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
         assert kind == ROS_TYPE_WORDS[spec.type_name], spec.name
         assert documented_default(default) == yaml_value(spec.default), spec.name
         assert ("Read-only" in meaning) == spec.read_only, spec.name
+
+
+# -- empty arrays of any type (ros2cli sends "[]" as a BOOL_ARRAY) -----------------------------
+
+
+def test_every_settable_array_parameter_takes_an_empty_array_of_any_type() -> None:
+    arrays = [spec.name for spec in PARAMETERS if takes_any_empty_array(spec)]
+    assert {"source_list", "exclude_joints", "description_args", "source_time_offsets"} <= set(
+        arrays
+    )
+    assert ATTACHMENTS in arrays
+    for name in arrays:
+        for empty in ([], (), array("d"), array("q")):
+            check_array_type(name, empty)
+        assert Settings().changed({name: []}) == Settings()
+
+
+def test_an_array_of_the_wrong_type_or_an_unset_value_is_refused_naming_the_parameter() -> None:
+    check_array_type("source_list", ["a", "b"])
+    check_array_type("source_time_offsets", array("d", [0.5]))
+    with pytest.raises(ParameterRejected, match=r"^source_list must be a string array \(or"):
+        check_array_type("source_list", [True])
+    with pytest.raises(ParameterRejected, match=r"^source_list must be a string array, got 'a,b'"):
+        check_array_type("source_list", "a,b")
+    with pytest.raises(ParameterRejected, match=r"^source_time_offsets must be a double array"):
+        check_array_type("source_time_offsets", array("q", [1]))
+    with pytest.raises(ParameterRejected, match=r"^attachments\.names cannot be unset: set \[\]"):
+        check_array_type(ATTACHMENTS, None)
+    check_array_type("publish_frequency", "not checked here")  # not an array parameter
