@@ -128,16 +128,11 @@ def _attachment_element(attachment: Attachment) -> etree._Element:
     if not attachment.file:
         return _part_element(attachment.description, attachment.source, None, None)
     path = Path(attachment.file).expanduser()
-    try:
-        if path.suffix == ".xacro":
-            text: str | bytes = expand_xacro(path)
-            source = f"{path} (expanded)"
-        else:
-            text, source = read_description(path), str(path)
-    except OSError as exc:
-        raise ModelError(
-            f"cannot read {path}: {exc.strerror}", source=f"attachments.{attachment.name}.file"
-        ) from None
+    if path.suffix == ".xacro":
+        text: str | bytes = expand_xacro(path)
+        source = f"{path} (expanded)"
+    else:
+        text, source = read_description(path), str(path)
     robot = _part_element(text, source, None, path)
     _anchor_meshes(robot, path.resolve().parent)
     return robot
