@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from ..description.compose import ATTACHMENT_FIELDS, Attachment
+from ..description.files import ALLOWED_FOLDERS_PARAMETER
 from ..model import ClampMode
 
 #: Accepted values of ``clamp``: the values of ``ClampMode``.
@@ -162,6 +163,14 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         (),
         "names of descriptions hung from the robot, each given by attachments.<name>.* "
         "(description or file, parent, origin, prefix)",
+    ),
+    ParameterSpec(
+        ALLOWED_FOLDERS_PARAMETER,
+        (),
+        "folders from which runtime changes (description_file, attachment files, SDFormat "
+        "includes, xacro includes) may read, besides those of the files the node started "
+        "with and the share folders of the packages its start description names",
+        read_only=True,
     ),
     ParameterSpec(
         "description_from_topic",
@@ -333,6 +342,8 @@ def _parse_names(parameter: str) -> Callable[[Any], tuple[str, ...]]:
 parse_joint_names = _parse_names("exclude_joints")
 #: ``source_list`` as topic names (``_parse_names``).
 parse_topic_names = _parse_names("source_list")
+#: ``allowed_description_folders`` as folder paths (``_parse_names``).
+parse_folders = _parse_names(ALLOWED_FOLDERS_PARAMETER)
 
 
 def parse_attachment_names(value: Any) -> tuple[str, ...]:
@@ -417,6 +428,8 @@ class Settings:
     description_file: str = ""
     description_args: tuple[str, ...] = ()
     description_from_topic: bool = False
+    #: ``allowed_description_folders`` as given (read-only; ``node_core.allowed_folders``).
+    allowed_description_folders: tuple[str, ...] = ()
     diagnostic_period: float = 1.0
     joint_state_timeout: float = 1.0
     #: Seconds between two republications of the static set (0: latched once).
@@ -537,6 +550,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "description_file": _parse_text,
     "description_args": parse_description_args,
     "description_from_topic": _parse_bool("description_from_topic"),
+    ALLOWED_FOLDERS_PARAMETER: parse_folders,
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
