@@ -41,6 +41,15 @@ _KINDS = (
 )
 
 
+class FileRefused(ModelError):
+    """A file the description layer does not read: ``why`` is the reason alone (the message
+    is ``<source>: cannot read file: <why>``)."""
+
+    def __init__(self, why: str, source: str) -> None:
+        super().__init__(f"cannot read file: {why}", source=source)
+        self.why = why
+
+
 def _never() -> bool:
     return False
 
@@ -62,10 +71,10 @@ class FileRules:
         if self.allowed is None or any(_inside(resolved, folder) for folder in self.allowed):
             return resolved
         folders = ", ".join(str(folder) for folder in self.allowed) or "none"
-        raise ModelError(
+        raise FileRefused(
             f"refused at runtime: {resolved} is outside the folders allowed ({folders}); "
             f"list its folder in the read-only parameter {self.parameter} at start",
-            source=source or str(path),
+            source or str(path),
         )
 
 
@@ -109,18 +118,13 @@ def read_regular_file(path: Path, limit: int, source: str | None = None) -> byte
     try:
         fd = os.open(os.path.expanduser(str(path)), flags)
     except OSError as exc:
-        raise ModelError(f"cannot read file: {_reason(exc)}", source=where) from None
+        raise FileRefused(_reason(exc), where) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ModelError(
-                f"cannot read file: not a regular file ({_kind(info.st_mode)})", source=where
-            )
+            raise FileRefused(f"not a regular file ({_kind(info.st_mode)})", where)
         if info.st_size > limit:
-            raise ModelError(
-                f"cannot read file: {info.st_size} bytes, more than the {limit} allowed",
-                source=where,
-            )
+            raise FileRefused(f"{info.st_size} bytes, more than the {limit} allowed", where)
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # a file that grows while read: at most limit + 1 bytes
@@ -130,11 +134,11 @@ def read_regular_file(path: Path, limit: int, source: str | None = None) -> byte
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise ModelError(f"cannot read file: {_reason(exc)}", source=where) from None
+        raise FileRefused(_reason(exc), where) from None
     finally:
         os.close(fd)
     if size > limit:
-        raise ModelError(f"cannot read file: more than the {limit} bytes allowed", source=where)
+        raise FileRefused(f"more than the {limit} bytes allowed", where)
     return b"".join(chunks)
 
 

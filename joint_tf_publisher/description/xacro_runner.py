@@ -26,6 +26,9 @@ from typing import Any
 from ..errors import ModelError
 from .files import FileRules, allowed_folders, read_regular_file, reading_under
 
+#: What an expansion over the memory limit fails with.
+OUT_OF_MEMORY = "out of memory (more than the xacro memory limit)"
+
 
 def _limit_memory(limit_bytes: int) -> None:
     """Cap this process's address space at ``limit_bytes`` (where the system lets it)."""
@@ -69,8 +72,10 @@ def expand(request: dict[str, Any]) -> dict[str, Any]:
             document = xacro.process_file(path, mappings=dict(request["mappings"]))
             text = str(document.toprettyxml(indent="  "))
         except MemoryError:
-            return _error("out of memory (the xacro memory limit)", path, None, _files(path, xacro))
+            return _error(OUT_OF_MEMORY, path, None, _files(path, xacro))
         except Exception as exc:  # xacro raises many types; report them all
+            if _out_of_memory(exc):
+                return _error(OUT_OF_MEMORY, path, None, _files(path, xacro))
             stack = xacro.filestack or [None]
             where = stack[-1] or path  # the file xacro was reading when it failed
             reason = " ".join(str(exc).split())  # xacro's messages span lines; keep one
@@ -78,6 +83,17 @@ def expand(request: dict[str, Any]) -> dict[str, Any]:
     if len(text.encode()) > limit:
         return _error(f"output is more than the {limit} bytes allowed", path, None, [path])
     return {"text": text, "files": _files(path, xacro)}
+
+
+def _out_of_memory(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a MemoryError or wraps one (xacro wraps what an expression raises)."""
+    seen = 0
+    while exc is not None and seen < 100:
+        if isinstance(exc, MemoryError):
+            return True
+        exc = getattr(exc, "exc", None) or exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 def _files(path: str, xacro: Any) -> list[str]:
@@ -95,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         answer = expand(request)
     except MemoryError:
-        answer = _error("out of memory (the xacro memory limit)", request["path"], None, [])
+        answer = _error(OUT_OF_MEMORY, request["path"], None, [])
     except ImportError:
         reason = "reading .xacro files needs the 'xacro' package (pip install xacro)"
         answer = _error(reason, request["path"], None, [])

@@ -120,7 +120,7 @@ def test_without_attachments_the_text_is_unchanged() -> None:
         ),
         (
             [gripper(file=str(REPO_ROOT / "urdf" / "no_such_tool.urdf"))],
-            r"no_such_tool\.urdf: cannot read file: No such file",
+            r"^attachments\.gripper\.file: cannot read .*no_such_tool\.urdf: No such file",
         ),
     ],
     ids=["clash", "clash-2", "twice", "parent", "both", "neither", "no-parent", "nan", "no-file"],

@@ -408,3 +408,85 @@ def test_zeros_are_kept_for_joints_the_new_model_takes_and_checked(tmp_path: Pat
     too_far = Settings(zeros=(("mount", (2.0,)),))
     with pytest.raises(ParameterRejected, match=r"zeros\.mount"):
         DescriptionFileWatch(str(path)).load(partial(file_model, load_description, too_far))
+
+
+# -- a save read once settled, a failed read tried again, xacro never waited for ----------------
+
+
+def test_a_save_still_being_written_is_not_read_until_it_settles(tmp_path: Path) -> None:
+    path = tmp_path / "robot.urdf"
+    save(path, URDF.format(x=0.1))
+    watch = DescriptionFileWatch(str(path))
+    watch.load(mount_x)
+    text = URDF.format(x=0.6)
+    with path.open("w") as stream:  # an editor or a copy writing in place, half way
+        stream.write(text[: len(text) // 2])
+        stream.flush()
+        assert watch.poll(mount_x) is None  # seen, not read: no error for half a file
+        stream.write(text[len(text) // 2 :])
+        stream.flush()
+        assert watch.poll(mount_x) is None  # changed again since: still not read
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.6))
+
+
+def test_a_xacro_save_is_expanded_without_waiting_in_poll(xacro_robot: Path) -> None:
+    watch = DescriptionFileWatch(str(xacro_robot))
+    watch.load(mount_x)
+    save(xacro_robot.parent / "mount.xacro", MOUNT_XACRO.format(x=0.9))
+    assert watch.poll(mount_x) is None  # seen
+    assert watch.poll(mount_x) is None  # settled: the expansion started, not waited for
+    assert watch.expanding
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.9))
+    assert not watch.expanding
+
+
+#: Run as an unprivileged user (root reads any file): the watch refuses a save it may not
+#: read, and loads it once a chmod makes it readable, without a new save. Prints outcomes.
+CHMOD_SCENARIO = """
+import os, sys, tempfile, time
+from pathlib import Path
+from joint_tf_publisher import Robot
+from joint_tf_publisher.node_core.description_source import DescriptionFileWatch
+URDF = sys.argv[1]
+def load(read):
+    return Robot.from_xml_string(read.text(), source=read.source).joints["mount"].origin[0, 3]
+folder = Path(tempfile.mkdtemp())
+path = folder / "robot.urdf"
+path.write_text(URDF.format(x=0.1))
+watch = DescriptionFileWatch(str(path))
+watch.load(load)  # every module the watch needs is imported before privileges go
+if os.getuid() == 0:
+    os.chown(folder, 65534, 65534)
+    os.chown(path, 65534, 65534)
+    os.setgid(65534)
+    os.setuid(65534)
+path.write_text(URDF.format(x=0.2))
+os.chmod(path, 0)
+outcomes = []
+for _ in range(4):
+    outcomes.append(watch.poll(load))
+os.chmod(path, 0o644)
+for _ in range(4):
+    outcomes.append(watch.poll(load))
+print(repr([o for o in outcomes if o is not None]))
+"""
+
+
+def test_a_save_refused_for_its_permissions_loads_after_a_chmod() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", CHMOD_SCENARIO, URDF],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    said = out.stdout.strip()
+    assert said.startswith("[Refused(reason='description_file not reloaded"), said
+    assert "robot.urdf: cannot read file: Permission denied')" in said
+    assert said.endswith("Reloaded(loaded=np.float64(0.2))]") or said.endswith(
+        "Reloaded(loaded=0.2)]"
+    ), said
+    assert said.count("Refused") == 1  # said once while it stays unreadable
