@@ -15,6 +15,7 @@ of address space fails with "out of memory". Nothing is left of an expansion in 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,8 @@ class XacroRun:
             "parameter": self.rules.parameter,
             "limit_bytes": limit_bytes,
             "memory_bytes": memory_limit_bytes,
+            "cwd": os.getcwd(),
+            "cpu_s": time_limit_s,
         }
         self._output: IO[bytes] = tempfile.TemporaryFile()
         self._limit_bytes = limit_bytes
@@ -84,6 +87,7 @@ class XacroRun:
             [sys.executable, "-m", RUNNER_MODULE, json.dumps(request)],
             stdin=subprocess.DEVNULL,
             stdout=self._output,
+            cwd="/",  # ``-m`` puts the start folder first on sys.path: not the node's cwd
         )
         self._answer: tuple[str, tuple[Path, ...]] | ModelError | None = None
 

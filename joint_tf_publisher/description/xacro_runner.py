@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import resource
 import sys
 from pathlib import Path
@@ -36,6 +37,16 @@ def _limit_memory(limit_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
     except (ValueError, OSError):
         pass
+
+
+def _limit_time(cpu_s: float) -> None:
+    """Cap this process's CPU time at ``cpu_s`` (0: none), should its parent be gone."""
+    if cpu_s > 0:
+        try:
+            limit = int(cpu_s) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
+        except (ValueError, OSError):
+            pass
 
 
 def _guarded_open(limit_bytes: int) -> Any:
@@ -108,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     """Expand the request in ``argv[0]`` (JSON), print the answer (JSON); exit 0."""
     request = json.loads((argv if argv is not None else sys.argv[1:])[0])
     _limit_memory(int(request["memory_bytes"]))
+    _limit_time(float(request.get("cpu_s", 0)))
+    os.chdir(request["cwd"])  # relative paths as the node sees them; modules still from "/"
     try:
         answer = expand(request)
     except MemoryError:

@@ -106,9 +106,12 @@ def declare_parameters(node: Node) -> dict[str, Any]:
     """
     values: dict[str, Any] = {}
     for spec in PARAMETERS:
+        # rclpy cannot give a read-only array an empty default (a declared `[]` is a byte
+        # array, a typed declaration has no value, and a read-only one cannot be set after):
+        # such a parameter is refused by ``plan_change`` instead.
         descriptor = ParameterDescriptor(
             description=spec.description,
-            read_only=spec.read_only,
+            read_only=spec.read_only and not isinstance(spec.default, tuple),
             dynamic_typing=spec.dynamic_typing,
         )
         if spec.float_range is not None:
