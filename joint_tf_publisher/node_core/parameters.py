@@ -61,6 +61,14 @@ class ParameterSpec:
     double_array: bool = False
 
     @property
+    def declared_read_only(self) -> bool:
+        """Whether rclpy itself refuses a change (the descriptor's ``read_only``). Not for a
+        read-only array with an empty default: rclpy cannot declare one with a value (a
+        declared ``[]`` is a byte array, a typed declaration has none, and a read-only
+        parameter cannot be set after), so ``parameter_changes.plan_change`` refuses it."""
+        return self.read_only and not isinstance(self.default, tuple)
+
+    @property
     def type_name(self) -> str:
         """The ROS type: bool, double, string, string_array or double_array."""
         if isinstance(self.default, bool):

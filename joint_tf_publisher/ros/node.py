@@ -106,12 +106,9 @@ def declare_parameters(node: Node) -> dict[str, Any]:
     """
     values: dict[str, Any] = {}
     for spec in PARAMETERS:
-        # rclpy cannot give a read-only array an empty default (a declared `[]` is a byte
-        # array, a typed declaration has no value, and a read-only one cannot be set after):
-        # such a parameter is refused by ``plan_change`` instead.
         descriptor = ParameterDescriptor(
             description=spec.description,
-            read_only=spec.read_only and not isinstance(spec.default, tuple),
+            read_only=spec.declared_read_only,
             dynamic_typing=spec.dynamic_typing,
         )
         if spec.float_range is not None:
@@ -128,7 +125,7 @@ def declare_parameters(node: Node) -> dict[str, Any]:
             values[spec.name] = None
         if values[spec.name] is None:
             values[spec.name] = default
-            if not spec.read_only:
+            if not descriptor.read_only:
                 node.set_parameters([_parameter(spec.name, default)])
     return values
 
