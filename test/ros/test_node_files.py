@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from node_harness import (  # noqa: E402
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from test_user_errors import NODE, params_file  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -158,6 +160,32 @@ def test_sigint_while_a_request_waits_for_xacro_stops_the_node(
     assert code == 0, node.stderr()[-2000:]
     assert stopped_after < STOP_S
     assert not _children(node.process.pid)
+
+
+def test_sigint_while_the_start_waits_for_xacro_ends_with_exit_0(tmp_path: Path) -> None:
+    """A stop while the node's start expands a slow xacro: the child is killed, exit 0."""
+    slow = tmp_path / "slow.urdf.xacro"
+    slow.write_text(SLOW_XACRO)
+    params = params_file(tmp_path / "params.yaml", description_file=str(slow))
+    command = [*NODE, "--ros-args", "-r", "__ns:=/files_start", "--params-file", str(params)]
+    with open(tmp_path / "stderr.txt", "w") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        wait_until(
+            lambda: any(str(slow) in _command_line(pid) for pid in _children(process.pid)),
+            what="the node's xacro child at start",
+        )
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=10.0)
+        stopped_after = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 0, (tmp_path / "stderr.txt").read_text()[-2000:]
+    assert stopped_after < STOP_S
+    assert not _children(process.pid)
 
 
 def _children(pid: int) -> list[int]:
