@@ -34,6 +34,7 @@ from ..arrays import Array
 from ..errors import ModelError
 from ..model.elements import Joint, RobotModel
 from ..transforms import matrix_to_rpy
+from .files import FileRefused
 from .loader import expand_xacro, load_string
 from .paths import expand_user
 from .xmlio import drop_root_namespace, parse_xml, read_description
@@ -135,9 +136,9 @@ def _attachment_element(attachment: Attachment) -> etree._Element:
             source = f"{path} (expanded)"
         else:
             text, source = read_description(path), str(path)
-    except OSError as exc:
+    except FileRefused as err:  # the file itself (xacro's errors name their own file, line)
         raise ModelError(
-            f"cannot read {path}: {exc.strerror}", source=f"attachments.{attachment.name}.file"
+            f"cannot read {path}: {err.why}", source=f"attachments.{attachment.name}.file"
         ) from None
     robot = _part_element(text, source, None, path)
     _anchor_meshes(robot, path.resolve().parent)

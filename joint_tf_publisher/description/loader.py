@@ -8,7 +8,25 @@ from pathlib import Path
 
 from ..errors import ModelError
 from ..model.elements import RobotModel
-from .xmlio import drop_root_namespace, line_of, parse_xml, read_description, written_tag
+from .xacro_process import XACRO_TIME_LIMIT_S, XacroFailed, XacroRun
+from .xmlio import (
+    MAX_DESCRIPTION_BYTES,
+    drop_root_namespace,
+    line_of,
+    parse_xml,
+    read_description,
+    written_tag,
+)
+
+__all__ = [
+    "FileDescription",
+    "XacroFailed",
+    "expand_xacro",
+    "expand_xacro_file",
+    "load_file",
+    "load_string",
+    "read_file",
+]
 
 
 def load_string(
@@ -78,25 +96,13 @@ class FileDescription:
             ) from None
 
 
-class XacroFailed(ModelError):
-    """xacro failed on a file: ``files`` are those it read up to the failure (the file that
-    failed included), so a watch of them sees the save that fixes it."""
-
-    def __init__(self, reason: str, *, source: str, line: int | None, files: tuple[Path, ...]):
-        super().__init__(f"xacro failed: {reason}", source=source, line=line)
-        self.files = files
-
-
 def read_file(path: Path, xacro_args: Mapping[str, str] | None = None) -> FileDescription:
     """The description in the file ``path``: a .xacro file (or any file when ``xacro_args``
     are given, as xacro's command line takes them) expanded by xacro with those arguments,
     any other file's bytes as they are; ModelError naming the file (and line) it failed on."""
     if path.suffix == ".xacro" or xacro_args:
         return expand_xacro_file(path, xacro_args or {})
-    try:
-        data = read_description(path)
-    except OSError as exc:
-        raise ModelError(f"cannot read file: {exc.strerror}", source=str(path)) from None
+    data = read_description(path)
     return FileDescription(data, str(path), (path,))
 
 
@@ -107,33 +113,22 @@ def expand_xacro(path: Path) -> str:
     return text
 
 
-def expand_xacro_file(path: Path, mappings: Mapping[str, str]) -> FileDescription:
+def expand_xacro_file(
+    path: Path, mappings: Mapping[str, str], *, time_limit_s: float = XACRO_TIME_LIMIT_S
+) -> FileDescription:
     """xacro's output for ``path`` with the arguments ``mappings``, and the files it read
-    (``xacro.all_includes``, the list xacro's ``--deps`` prints; also where it failed).
-    ModelError if xacro is missing or fails: naming the file it was reading and, for
-    malformed XML, the line."""
-    try:
-        import xacro
-    except ImportError:
-        raise ModelError(
-            "reading .xacro files needs the 'xacro' package (pip install xacro)", source=str(path)
-        ) from None
-    included = len(xacro.all_includes)  # a module-wide list xacro only ever appends to
+    (what xacro's ``--deps`` prints; also where it failed), expanded in a child process
+    (``xacro_process.XacroRun``: within ``time_limit_s`` and the memory limit, under the
+    current ``files.FileRules``; a wait that stops when they say the process stops).
+    ModelError if xacro is missing, fails, or runs out of time or memory: naming the file it
+    was reading and, for malformed XML, the line."""
+    run = XacroRun(path, mappings, limit_bytes=MAX_DESCRIPTION_BYTES, time_limit_s=time_limit_s)
+    return expanded(run.wait(), path)
 
-    def files() -> tuple[Path, ...]:
-        read = [path, *(Path(name) for name in xacro.all_includes[included:])]
-        return tuple(dict.fromkeys(read))
 
-    try:
-        document = xacro.process_file(str(path), mappings=dict(mappings))
-    except Exception as exc:  # xacro raises many types; report them all as model errors
-        reason = " ".join(str(exc).split())  # xacro's messages span lines; keep one
-        stack = xacro.filestack or [None]
-        where = stack[-1] or str(path)  # the file xacro was reading when it failed
-        line = getattr(exc, "lineno", None)  # expat's, for malformed XML
-        raise XacroFailed(reason, source=str(where), line=line, files=files()) from None
-    # Indented as xacro's command line prints it: a line number of an error in the expanded
-    # text is the line of what ``xacro <path> <args>`` prints (xacro drops the file's own
-    # line breaks, so unindented output would be one line).
-    text = str(document.toprettyxml(indent="  "))
-    return FileDescription(text, f"{path} (expanded)", files())
+def expanded(output: tuple[str, tuple[Path, ...]], path: Path) -> FileDescription:
+    """The FileDescription of xacro's ``output`` (text, files read) for ``path``. Indented as
+    xacro's command line prints it (the runner's ``toprettyxml``): a line number of an error
+    in the expanded text is the line of what ``xacro <path> <args>`` prints."""
+    text, files = output
+    return FileDescription(text, f"{path} (expanded)", files)

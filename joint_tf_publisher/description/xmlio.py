@@ -15,6 +15,7 @@ from typing import cast
 from lxml import etree
 
 from ..errors import LOGGER, ModelError
+from .files import read_regular_file
 from .prefixes import (
     UNDECLARED_PREFIX_NAMESPACE,
     declare_on_root,
@@ -258,15 +259,11 @@ def _version_text(version: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in version)
 
 
-def read_description(path: Path) -> bytes:
-    """The bytes of a description file, refusing (without reading on) one over the size cap."""
-    with path.open("rb") as stream:
-        data = stream.read(MAX_DESCRIPTION_BYTES + 1)
-    if len(data) > MAX_DESCRIPTION_BYTES:
-        raise ModelError(
-            f"description is more than the {MAX_DESCRIPTION_BYTES} bytes allowed", source=str(path)
-        )
-    return data
+def read_description(path: Path, source: str | None = None) -> bytes:
+    """The bytes of a description file (``files.read_regular_file``: a regular file of at
+    most MAX_DESCRIPTION_BYTES, within the folders the current rules allow); ModelError
+    naming the file (or ``source``) and the reason, never its content."""
+    return read_regular_file(path, MAX_DESCRIPTION_BYTES, source)
 
 
 def written_tag(element: etree._Element) -> str:

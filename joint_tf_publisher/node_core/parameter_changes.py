@@ -35,7 +35,7 @@ from .description_source import (
     description_source,
     loads_again,
 )
-from .parameters import Settings
+from .parameters import PARAMETERS_BY_NAME, ParameterRejected, Settings
 from .pipeline import LoadedModel
 from .remote_output import check_choice, remote_on
 from .tf_outputs import NOT_REMAPPED, TfTopics
@@ -116,6 +116,12 @@ def plan_change(
     ``attachments.<name>.<field>`` parameters ``declared_attachments``, its own tf topics
     resolving to ``tf_topics``; ParameterRejected or ModelError, naming the reason, if any
     part of it is refused."""
+    for name in values:
+        spec = PARAMETERS_BY_NAME.get(name)
+        if spec is not None and spec.read_only:  # what rclpy does not refuse itself
+            raise ParameterRejected(
+                f"{name} is read-only: give it at start (command line, launch or parameters file)"
+            )
     new_settings = with_attachment_change(
         settings, settings.changed(values), values, declared_attachments
     )

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from ..description.compose import ATTACHMENT_FIELDS, Attachment
+from ..description.files import ALLOWED_FOLDERS_PARAMETER
 from ..model import ClampMode
 
 #: Accepted values of ``clamp``: the values of ``ClampMode``.
@@ -58,6 +59,14 @@ class ParameterSpec:
     float_range: tuple[float, float] | None = None
     alias_of: str | None = None
     double_array: bool = False
+
+    @property
+    def declared_read_only(self) -> bool:
+        """Whether rclpy itself refuses a change (the descriptor's ``read_only``). Not for a
+        read-only array with an empty default: rclpy cannot declare one with a value (a
+        declared ``[]`` is a byte array, a typed declaration has none, and a read-only
+        parameter cannot be set after), so ``parameter_changes.plan_change`` refuses it."""
+        return self.read_only and not isinstance(self.default, tuple)
 
     @property
     def type_name(self) -> str:
@@ -181,6 +190,14 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         (),
         "names of descriptions hung from the robot, each given by attachments.<name>.* "
         "(description or file, parent, origin, prefix)",
+    ),
+    ParameterSpec(
+        ALLOWED_FOLDERS_PARAMETER,
+        (),
+        "folders from which runtime changes (description_file, attachment files, SDFormat "
+        "includes, xacro includes) may read, besides those of the files the node started "
+        "with and the share folders of the packages its start description names",
+        read_only=True,
     ),
     ParameterSpec(
         "description_from_topic",
@@ -395,6 +412,8 @@ parse_joint_names = _parse_names("exclude_joints")
 parse_topic_names = _parse_names("source_list")
 #: ``remote.frames`` as link names (``_parse_names``).
 parse_remote_frames = _parse_names("remote.frames")
+#: ``allowed_description_folders`` as folder paths (``_parse_names``).
+parse_folders = _parse_names(ALLOWED_FOLDERS_PARAMETER)
 
 
 def parse_attachment_names(value: Any) -> tuple[str, ...]:
@@ -479,6 +498,8 @@ class Settings:
     description_file: str = ""
     description_args: tuple[str, ...] = ()
     description_from_topic: bool = False
+    #: ``allowed_description_folders`` as given (read-only; ``node_core.allowed_folders``).
+    allowed_description_folders: tuple[str, ...] = ()
     diagnostic_period: float = 1.0
     joint_state_timeout: float = 1.0
     #: Seconds between two republications of the static set (0: latched once).
@@ -604,6 +625,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "description_file": _parse_text,
     "description_args": parse_description_args,
     "description_from_topic": _parse_bool("description_from_topic"),
+    ALLOWED_FOLDERS_PARAMETER: parse_folders,
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),

@@ -20,7 +20,7 @@ docs/node.md describes them with their QoS.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from functools import partial
@@ -48,8 +48,10 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
+from ..description.files import reading_under
 from ..errors import LOGGER, ModelError
 from ..health.reporting import Logger, Reporter
+from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
 from ..node_core.cdr import JointStateData, JointStateReader, Publication
@@ -117,7 +119,7 @@ def declare_parameters(node: Node) -> dict[str, Any]:
         any_empty_array = takes_any_empty_array(spec)
         descriptor = ParameterDescriptor(
             description=spec.description,
-            read_only=spec.read_only,
+            read_only=spec.declared_read_only,
             dynamic_typing=spec.dynamic_typing or any_empty_array,
         )
         if spec.float_range is not None:
@@ -136,7 +138,7 @@ def declare_parameters(node: Node) -> dict[str, Any]:
             values[spec.name] = None
         if values[spec.name] is None:
             values[spec.name] = default
-            if not spec.read_only:
+            if not descriptor.read_only:
                 node.set_parameters([_parameter(spec.name, default)])
     return values
 
@@ -194,8 +196,12 @@ class JointTfPublisher(Node):
     ``robot_description``, or an out-of-range parameter.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, stopped: Callable[[], bool] | None = None, **kwargs: Any) -> None:
+        """``stopped``: the process's stop flag (a wait for a xacro expansion gives up when
+        it turns true); ``kwargs``: rclpy's ``Node``'s."""
         super().__init__(NODE_NAME, **kwargs)
+        #: The stop flag (``runtime``'s stop signals; never, for a node without one).
+        self._stopped = stopped or _never
         #: The global tree's publishers (``global_frame_prefix`` set), else None.
         self._global_tree: GlobalTree | None = None
         try:
@@ -237,21 +243,8 @@ class JointTfPublisher(Node):
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
         )
         self._reader = JointStateReader()
-        model: LoadedModel | None = None
         try:
-            text = str(values["robot_description"] or "")
-            source = description_source(
-                text, settings.description_file, settings.description_from_topic
-            )
-            watch = None
-            if source is DescriptionSource.FILE:
-                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
-                model, _ = watch.load(partial(file_model, self._load, settings))
-            elif source is DescriptionSource.PARAMETER:
-                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
-            #: Where the running description comes from (and the file watched, if any).
-            self._described = Described(source, text, watch)
-            self._check_topics(settings.source_list)
+            model = self._start_description(str(values["robot_description"] or ""), settings)
             self._remote.check(settings, model)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
@@ -328,6 +321,30 @@ class JointTfPublisher(Node):
         self._update_watch_timer()
         if self._described.watch is not None:
             self._say_watched(self._described.watch)
+
+    def _start_description(self, text: str, settings: Settings) -> LoadedModel | None:
+        """The start's model (None: from the topic, later), read from any folder; sets where
+        the description comes from (``_described``) and the folders runtime changes may
+        read from (``_file_rules``, ``allowed_folders.start_folders``)."""
+        with reading_under(start_rules(self._stopped)):
+            source = description_source(
+                text, settings.description_file, settings.description_from_topic
+            )
+            watch = None
+            model: LoadedModel | None = None
+            if source is DescriptionSource.FILE:
+                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
+                model, _ = watch.load(partial(file_model, self._load, settings))
+            elif source is DescriptionSource.PARAMETER:
+                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
+            #: Where the running description comes from (and the file watched, if any).
+            self._described = Described(source, text, watch)
+            self._check_topics(settings.source_list)
+            texts = (text, model.text if model is not None else "")
+            folders = start_folders(settings, watch.files if watch is not None else (), texts)
+        #: What runtime changes may read (``allowed_folders``), and the stop flag.
+        self._file_rules = runtime_rules(folders, self._stopped)
+        return model
 
     @property
     def settings(self) -> Settings:
@@ -490,7 +507,8 @@ class JointTfPublisher(Node):
         try:
             for name, value in values.items():
                 check_array_type(name, value)
-            change = self._plan(values)
+            with reading_under(self._file_rules):
+                change = self._plan(values)
             if change.sources_changed:
                 self._check_topics(change.settings.source_list)
             if REMOTE_FIELDS.keys() & values.keys():
@@ -509,6 +527,9 @@ class JointTfPublisher(Node):
         change sets (a field of a name it removes that it also sets stays declared, unused:
         rclpy stores it once this callback returns)."""
         settings = change.settings
+        old_watch = self._described.watch
+        if old_watch is not None and old_watch is not change.described.watch:
+            old_watch.close()  # a xacro expansion it started is no longer wanted
         self._described = change.described
         removed = set(self.settings.attachments) - set(settings.attachments)
         if change.model is not None:
@@ -552,7 +573,8 @@ class JointTfPublisher(Node):
             request_plan = plan_attachment_request(
                 values, self.settings.attachments, self._attachments_declared
             )
-            self._plan(values)
+            with reading_under(self._file_rules):
+                self._plan(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"attachment change rejected: {reason}")
@@ -690,7 +712,8 @@ class JointTfPublisher(Node):
         if watch is None:
             return
         watched = watch.files
-        outcome = watch.poll(partial(file_model, self._load, self.settings))
+        with reading_under(self._file_rules):
+            outcome = watch.poll(partial(file_model, self._load, self.settings))
         if watch.files != watched:
             self._say_watched(watch)
         if isinstance(outcome, Refused):
@@ -735,7 +758,11 @@ class JointTfPublisher(Node):
         self._tf.global_publisher = None if tree is None else tree.tf
 
     def destroy_node(self) -> None:
-        """Destroy the node, and the global tree's publishers with it."""
+        """Destroy the node, and the global tree's publishers with it (and stop a xacro
+        expansion its file watch started)."""
+        described = getattr(self, "_described", None)
+        if described is not None and described.watch is not None:
+            described.watch.close()
         if self._global_tree is not None:
             self._global_tree.destroy()
             self._global_tree = None
@@ -754,7 +781,8 @@ class JointTfPublisher(Node):
 
     def _on_description_message(self, msg: String) -> None:
         try:
-            model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
+            with reading_under(self._file_rules):
+                model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
         except (ModelError, ParameterRejected) as err:
             running = self.pipeline.model is not None
             reason = refusal(DescriptionSource.TOPIC, err, running)
@@ -762,6 +790,10 @@ class JointTfPublisher(Node):
             self.pipeline.health.refused_description = reason
             return
         self._replace_model(model, settings)
+
+
+def _never() -> bool:
+    return False
 
 
 def _reason(err: InvalidParameterValueException) -> str:

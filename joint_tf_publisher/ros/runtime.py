@@ -76,8 +76,10 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
         if stop.requested.is_set():
             return 0
         try:
-            node = JointTfPublisher()
+            node = JointTfPublisher(stopped=stop.requested.is_set)
         except StartupError as err:
+            if stop.requested.is_set():  # stopped while it started (a xacro expansion given up)
+                return 0
             return _startup_failure(str(err))
         except (ModelError, ValueError, TypeError, rclpy.exceptions.ParameterException) as err:
             return _startup_failure(f"{type(err).__name__}: {err}")

@@ -8,8 +8,11 @@ republishes over DDS is test/ros/test_node_description_file.py.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -27,6 +30,8 @@ from joint_tf_publisher.node_core.description_source import (
 )
 from joint_tf_publisher.node_core.parameter_changes import file_model, load_description
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+
+T = TypeVar("T")
 
 URDF = """<robot name="r">
   <link name="base"/>
@@ -70,6 +75,25 @@ def mount_x(read: FileDescription) -> tuple[str, float]:
     robot = Robot.from_xml_string(read.text(), source=read.source)
     joint = robot.joints["mount"]
     return joint.child, float(joint.origin[0, 3])
+
+
+def settled(
+    watch: DescriptionFileWatch, load: Callable[[FileDescription], T]
+) -> Reloaded[T] | Refused | None:
+    """What the watch's polls give (as the node's timer polls it) until one gives something,
+    or until three polls in a row give nothing with no xacro expansion under way: a save is
+    read once it has settled (two polls), a xacro expansion collected by a later poll."""
+    quiet = 0
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        outcome = watch.poll(load)
+        if outcome is not None:
+            return outcome
+        quiet = 0 if watch.expanding else quiet + 1
+        if quiet >= 3:
+            return None
+        time.sleep(0.01)
+    raise AssertionError("the watch gave nothing within 20 s")
 
 
 # -- which parameter gives the description --------------------------------------------------
@@ -199,11 +223,11 @@ def test_nothing_saved_loads_nothing(tmp_path: Path) -> None:
     def must_not_load(read: FileDescription) -> None:
         raise AssertionError("loaded without a save")
 
-    assert watch.poll(must_not_load) is None
+    assert settled(watch, must_not_load) is None
     os.utime(path)  # touched: read again, the same text, nothing loaded
-    assert watch.poll(must_not_load) is None
+    assert settled(watch, must_not_load) is None
     save(path, URDF.format(x=0.1))  # saved unchanged
-    assert watch.poll(must_not_load) is None
+    assert settled(watch, must_not_load) is None
 
 
 def test_a_save_loads_the_new_text(tmp_path: Path) -> None:
@@ -212,11 +236,11 @@ def test_a_save_loads_the_new_text(tmp_path: Path) -> None:
     watch = DescriptionFileWatch(str(path))
     watch.load(mount_x)
     save(path, URDF.format(x=0.25))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.25))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.25))
     # written in place (no new inode): a new size or time is seen too
     path.write_text(URDF.format(x=0.5))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.5))
-    assert watch.poll(mount_x) is None
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.5))
+    assert settled(watch, mount_x) is None
 
 
 def test_a_broken_save_is_refused_with_file_and_line_once_and_a_good_one_loads(
@@ -227,15 +251,15 @@ def test_a_broken_save_is_refused_with_file_and_line_once_and_a_good_one_loads(
     watch = DescriptionFileWatch(str(path))
     watch.load(mount_x)
     save(path, BROKEN_URDF.format(x=0.1))
-    refused = watch.poll(mount_x)
+    refused = settled(watch, mount_x)
     assert refused == Refused(
         f"description_file not reloaded, the running model stays: {path}:4: joint 'mount': "
         "child link 'nowhere' does not exist"
     )
-    assert watch.poll(mount_x) is None  # said once
+    assert settled(watch, mount_x) is None  # said once
     # The text loaded before, saved again: loaded again (the refusal is over).
     save(path, URDF.format(x=0.1))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.1))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.1))
 
 
 def test_malformed_xml_names_its_line(tmp_path: Path) -> None:
@@ -244,7 +268,7 @@ def test_malformed_xml_names_its_line(tmp_path: Path) -> None:
     watch = DescriptionFileWatch(str(path))
     watch.load(mount_x)
     save(path, URDF.format(x=0.1).replace("</joint>", "</jont>"))
-    refused = watch.poll(mount_x)
+    refused = settled(watch, mount_x)
     assert isinstance(refused, Refused)
     assert refused.reason.startswith(
         f"description_file not reloaded, the running model stays: {path}:8: "
@@ -257,13 +281,13 @@ def test_a_missing_file_is_refused_once_and_loads_when_it_is_back(tmp_path: Path
     watch = DescriptionFileWatch(str(path))
     watch.load(mount_x)
     path.unlink()
-    assert watch.poll(mount_x) == Refused(
+    assert settled(watch, mount_x) == Refused(
         "description_file not reloaded, the running model stays: "
         f"{path}: cannot read file: No such file or directory"
     )
-    assert watch.poll(mount_x) is None
+    assert settled(watch, mount_x) is None
     save(path, URDF.format(x=0.3))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.3))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.3))
 
 
 def test_what_load_refuses_is_refused(tmp_path: Path) -> None:
@@ -278,7 +302,7 @@ def test_what_load_refuses_is_refused(tmp_path: Path) -> None:
     save(path, URDF.format(x=0.2))
     watch.load(mount_x)
     save(path, URDF.format(x=0.3))
-    assert watch.poll(refuse) == Refused(
+    assert settled(watch, refuse) == Refused(
         "description_file not reloaded, the running model stays: "
         "zeros.mount: joint 'mount' is fixed"
     )
@@ -311,7 +335,7 @@ def test_xacro_arguments_and_an_edited_include_reload(xacro_robot: Path) -> None
     assert watch.load(mount_x) == ("gripper", 0.1)
     assert set(watch.files) == {xacro_robot, xacro_robot.parent / "mount.xacro"}
     save(xacro_robot.parent / "mount.xacro", MOUNT_XACRO.format(x=0.4))
-    assert watch.poll(mount_x) == Reloaded(("gripper", 0.4))
+    assert settled(watch, mount_x) == Reloaded(("gripper", 0.4))
 
 
 def test_a_broken_include_names_the_include_and_its_line(xacro_robot: Path) -> None:
@@ -319,13 +343,13 @@ def test_a_broken_include_names_the_include_and_its_line(xacro_robot: Path) -> N
     watch = DescriptionFileWatch(str(xacro_robot))
     watch.load(mount_x)
     save(mount, MOUNT_XACRO.format(x=0.1).replace("</joint>", "</jont>"))
-    refused = watch.poll(mount_x)
+    refused = settled(watch, mount_x)
     assert isinstance(refused, Refused)
     assert refused.reason.startswith(
         f"description_file not reloaded, the running model stays: {mount}:7: xacro failed: "
     )
     save(mount, MOUNT_XACRO.format(x=0.2))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.2))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.2))
 
 
 def test_an_include_added_by_a_save_is_watched_from_then_on(xacro_robot: Path) -> None:
@@ -334,10 +358,10 @@ def test_an_include_added_by_a_save_is_watched_from_then_on(xacro_robot: Path) -
     watch.load(mount_x)
     save(folder / "mount2.xacro", MOUNT_XACRO.format(x=0.7))
     save(xacro_robot, MAIN_XACRO.replace("mount.xacro", "mount2.xacro"))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.7))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.7))
     assert set(watch.files) == {xacro_robot, folder / "mount2.xacro"}
     save(folder / "mount2.xacro", MOUNT_XACRO.format(x=0.8))
-    assert watch.poll(mount_x) == Reloaded(("tool", 0.8))
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.8))
 
 
 # -- the model the node makes of a read file (parameter_changes.file_model) ---------------------
@@ -384,3 +408,85 @@ def test_zeros_are_kept_for_joints_the_new_model_takes_and_checked(tmp_path: Pat
     too_far = Settings(zeros=(("mount", (2.0,)),))
     with pytest.raises(ParameterRejected, match=r"zeros\.mount"):
         DescriptionFileWatch(str(path)).load(partial(file_model, load_description, too_far))
+
+
+# -- a save read once settled, a failed read tried again, xacro never waited for ----------------
+
+
+def test_a_save_still_being_written_is_not_read_until_it_settles(tmp_path: Path) -> None:
+    path = tmp_path / "robot.urdf"
+    save(path, URDF.format(x=0.1))
+    watch = DescriptionFileWatch(str(path))
+    watch.load(mount_x)
+    text = URDF.format(x=0.6)
+    with path.open("w") as stream:  # an editor or a copy writing in place, half way
+        stream.write(text[: len(text) // 2])
+        stream.flush()
+        assert watch.poll(mount_x) is None  # seen, not read: no error for half a file
+        stream.write(text[len(text) // 2 :])
+        stream.flush()
+        assert watch.poll(mount_x) is None  # changed again since: still not read
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.6))
+
+
+def test_a_xacro_save_is_expanded_without_waiting_in_poll(xacro_robot: Path) -> None:
+    watch = DescriptionFileWatch(str(xacro_robot))
+    watch.load(mount_x)
+    save(xacro_robot.parent / "mount.xacro", MOUNT_XACRO.format(x=0.9))
+    assert watch.poll(mount_x) is None  # seen
+    assert watch.poll(mount_x) is None  # settled: the expansion started, not waited for
+    assert watch.expanding
+    assert settled(watch, mount_x) == Reloaded(("tool", 0.9))
+    assert not watch.expanding
+
+
+#: Run as an unprivileged user (root reads any file): the watch refuses a save it may not
+#: read, and loads it once a chmod makes it readable, without a new save. Prints outcomes.
+CHMOD_SCENARIO = """
+import os, sys, tempfile, time
+from pathlib import Path
+from joint_tf_publisher import Robot
+from joint_tf_publisher.node_core.description_source import DescriptionFileWatch
+URDF = sys.argv[1]
+def load(read):
+    return Robot.from_xml_string(read.text(), source=read.source).joints["mount"].origin[0, 3]
+folder = Path(tempfile.mkdtemp())
+path = folder / "robot.urdf"
+path.write_text(URDF.format(x=0.1))
+watch = DescriptionFileWatch(str(path))
+watch.load(load)  # every module the watch needs is imported before privileges go
+if os.getuid() == 0:
+    os.chown(folder, 65534, 65534)
+    os.chown(path, 65534, 65534)
+    os.setgid(65534)
+    os.setuid(65534)
+path.write_text(URDF.format(x=0.2))
+os.chmod(path, 0)
+outcomes = []
+for _ in range(4):
+    outcomes.append(watch.poll(load))
+os.chmod(path, 0o644)
+for _ in range(4):
+    outcomes.append(watch.poll(load))
+print(repr([o for o in outcomes if o is not None]))
+"""
+
+
+def test_a_save_refused_for_its_permissions_loads_after_a_chmod() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", CHMOD_SCENARIO, URDF],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    said = out.stdout.strip()
+    assert said.startswith("[Refused(reason='description_file not reloaded"), said
+    assert "robot.urdf: cannot read file: Permission denied')" in said
+    assert said.endswith("Reloaded(loaded=np.float64(0.2))]") or said.endswith(
+        "Reloaded(loaded=0.2)]"
+    ), said
+    assert said.count("Refused") == 1  # said once while it stays unreadable

@@ -64,6 +64,16 @@ def test_one_bad_value_refuses_the_whole_change_before_anything_loads() -> None:
     assert loader.loaded == []
 
 
+def test_the_allowed_folders_cannot_change_at_runtime() -> None:
+    """rclpy cannot declare a read-only empty array with a value: the plan refuses it."""
+    loader = Loader()
+    values = {"allowed_description_folders": ["/"], "publish_frequency": 50.0}
+    with pytest.raises(
+        ParameterRejected, match=r"^allowed_description_folders is read-only: give it at start"
+    ):
+        plan_change(Settings(), arm_model(), values, loader)
+
+
 def test_a_new_description_is_loaded_and_keeps_only_the_zeros_it_takes() -> None:
     loader = Loader()
     settings = Settings.from_values({"zeros.finger_joint": 0.5})

@@ -73,7 +73,7 @@ def test_every_parameter_of_the_table_is_declared_with_its_descriptor_and_a_valu
             assert parameter.value == expected, spec.name
         descriptor = node.describe_parameter(spec.name)
         assert descriptor.description == spec.description
-        assert descriptor.read_only == spec.read_only
+        assert descriptor.read_only == spec.declared_read_only
         if spec.float_range is not None:
             (value_range,) = descriptor.floating_point_range
             assert (value_range.from_value, value_range.to_value) == spec.float_range
@@ -117,6 +117,10 @@ def test_read_only_parameters_cannot_change(ros: Any) -> None:
         (result,) = node.set_parameters([Parameter(name, value=True)])
         assert not result.successful
     assert not node.settings.description_from_topic
+    (result,) = node.set_parameters([Parameter("allowed_description_folders", value=["/"])])
+    assert not result.successful
+    assert result.reason.startswith("allowed_description_folders is read-only")
+    assert node.get_parameter("allowed_description_folders").value == []
 
 
 # -- /tf_static: owned, replaced whole ------------------------------------------------------------

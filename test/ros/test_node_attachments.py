@@ -206,8 +206,10 @@ def test_a_tool_change_republishes_description_and_statics_in_one_step(tooled: T
             r"^attachments\.gripper: link 'base_link' is already in the robot",
         ),
         (
-            {"attachments.gripper.file": str(REPO_ROOT / "README.md")},  # not XML
-            r"^/.*/README\.md:1: ",
+            # not in a folder allowed at runtime (the start's files are in urdf/)
+            {"attachments.gripper.file": str(REPO_ROOT / "README.md")},
+            r"^attachments\.gripper\.file: cannot read /.*/README\.md: refused at runtime: .*"
+            r"outside the folders allowed .* allowed_description_folders",
         ),
         (  # a new robot description must keep the links its attachments hang from
             {"robot_description": ARM.read_text().replace('"tool_flange"', '"flange"')},

@@ -125,7 +125,7 @@ def test_every_parameter_has_a_value_and_a_description(
     descriptors = call(probe, lambda: parameters.describe_parameters(names)).descriptors
     for spec, descriptor in zip(PARAMETERS, descriptors, strict=True):
         assert descriptor.description == spec.description
-        assert descriptor.read_only == spec.read_only
+        assert descriptor.read_only == spec.declared_read_only
     (frequency_range,) = descriptors[names.index("publish_frequency")].floating_point_range
     assert (frequency_range.from_value, frequency_range.to_value) == (0.0, 1000.0)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from ...errors import ModelError
 from ..xmlio import MAX_DESCRIPTION_BYTES, drop_root_namespace, parse_xml, read_description
 from .context import MODEL_FRAME, Context, FileOrigin, read_version
 from .models import canonical_link_of, merged_frame_name
@@ -78,7 +79,10 @@ class Includer:
         except NotFound as missing:
             raise ctx.error(_not_found(uri, missing), uri_element, "<include>") from None
         self._check_limits(path.resolve(), chain, uri_element)
-        data = read_description(path)
+        try:
+            data = read_description(path)
+        except ModelError as err:  # not a regular file, too large, outside the allowed folders
+            raise ctx.error(f"{path}: {err.reason}", uri_element, "<include>") from None
         self.bytes_read += len(data)
         if self.bytes_read > MAX_DESCRIPTION_BYTES:
             raise ctx.error(

@@ -111,8 +111,6 @@ def model_file(model_folder: Path) -> Path:
         raise NotFound("a folder without model.config or model.sdf", [config, fallback])
     try:
         root = parse_xml(read_description(config), str(config))
-    except OSError as exc:
-        raise NotFound(f"cannot read {config}: {exc.strerror}") from None
     except ModelError as exc:
         raise NotFound(f"unreadable model.config: {exc}") from None
     best: tuple[tuple[int, ...], str] | None = None

@@ -1,0 +1,153 @@
+"""How the description layer reads a file: safely, and at runtime only from allowed folders.
+
+``read_regular_file`` is the one way a description file, an attachment's file, an SDFormat
+``<include>`` (and its ``model.config``) or a file a xacro expansion includes is read: opened
+with ``O_RDONLY | O_NONBLOCK | O_CLOEXEC`` (a FIFO or a device cannot block the open), checked
+with ``fstat`` on the open descriptor (only a regular file is read: never a FIFO, a device, a
+directory or a socket) and against a size limit before a byte is read, then read up to that
+limit and one byte more. A refusal names the file and the reason, never its content.
+
+``FileRules`` say what may be read now: the folders allowed (None: any, as at start, on the
+command line and in ``Robot.load``), the read-only parameter that lists more of them (named
+in a refusal) and how a wait for a xacro expansion learns that the process is stopping. The
+node applies them (``reading_under``) around what a request or a file watch asks at runtime;
+every read of the layer checks ``current_rules()``. No rclpy here (stdlib only, so that the
+xacro runner stays light).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelError
+
+#: The read-only node parameter listing the folders allowed at runtime besides the default ones.
+ALLOWED_FOLDERS_PARAMETER = "allowed_description_folders"
+
+#: What ``fstat``'s file type is called in a refusal.
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class FileRefused(ModelError):
+    """A file the description layer does not read: ``why`` is the reason alone (the message
+    is ``<source>: cannot read file: <why>``)."""
+
+    def __init__(self, why: str, source: str) -> None:
+        super().__init__(f"cannot read file: {why}", source=source)
+        self.why = why
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class FileRules:
+    """What the description layer may read now: files under ``allowed`` (resolved folders;
+    None: anywhere), ``parameter`` naming where more folders are given, ``stopped`` telling a
+    wait for a xacro expansion to give up (the process is stopping)."""
+
+    allowed: tuple[Path, ...] | None = None
+    parameter: str = ALLOWED_FOLDERS_PARAMETER
+    stopped: Callable[[], bool] = _never
+
+    def check(self, path: Path, source: str | None = None) -> Path:
+        """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
+        default the path) if it lies outside the allowed folders."""
+        resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+        if self.allowed is None or any(_inside(resolved, folder) for folder in self.allowed):
+            return resolved
+        folders = ", ".join(str(folder) for folder in self.allowed) or "none"
+        raise FileRefused(
+            f"refused at runtime: {resolved} is outside the folders allowed ({folders}); "
+            f"list its folder in the read-only parameter {self.parameter} at start",
+            source or str(path),
+        )
+
+
+#: The rules in force in this thread (None: no restriction, ``FileRules()``).
+_RULES: ContextVar[FileRules | None] = ContextVar("joint_tf_publisher_file_rules", default=None)
+_ANYWHERE = FileRules()
+
+
+def current_rules() -> FileRules:
+    """The rules in force (``FileRules()``, no restriction, unless ``reading_under`` some)."""
+    return _RULES.get() or _ANYWHERE
+
+
+@contextmanager
+def reading_under(rules: FileRules) -> Iterator[None]:
+    """Apply ``rules`` to every read of the description layer inside (this thread only)."""
+    token = _RULES.set(rules)
+    try:
+        yield
+    finally:
+        _RULES.reset(token)
+
+
+def allowed_folders(folders: Iterable[str | Path]) -> tuple[Path, ...]:
+    """``folders`` resolved (``~`` expanded, symlinks and ``..`` resolved), duplicates dropped."""
+    resolved = (Path(os.path.realpath(os.path.expanduser(str(f)))) for f in folders if str(f))
+    return tuple(dict.fromkeys(resolved))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def read_regular_file(path: Path, limit: int, source: str | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit``; ModelError (``source``:
+    what it names, default the path) for a file that cannot be opened, is not a regular
+    file, or holds more than ``limit`` bytes. Never blocks on a FIFO or a device."""
+    where = source or str(path)
+    current_rules().check(path, where)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.expanduser(str(path)), flags)
+    except OSError as exc:
+        raise FileRefused(_reason(exc), where) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused(f"not a regular file ({_kind(info.st_mode)})", where)
+        if info.st_size > limit:
+            raise FileRefused(f"{info.st_size} bytes, more than the {limit} allowed", where)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:  # a file that grows while read: at most limit + 1 bytes
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise FileRefused(_reason(exc), where) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise FileRefused(f"more than the {limit} bytes allowed", where)
+    return b"".join(chunks)
+
+
+def _kind(mode: int) -> str:
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))

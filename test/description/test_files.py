@@ -1,0 +1,289 @@
+"""The description layer's one file reader, the folders allowed at runtime, and xacro in a child.
+
+Real files, FIFOs, devices and symlinks in a temporary folder; real xacro in a real child
+process (``xacro_process``). No rclpy. That the node answers in time over DDS while /tf flows
+is test/ros/test_node_files.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.description.files import (
+    ALLOWED_FOLDERS_PARAMETER,
+    FileRefused,
+    FileRules,
+    allowed_folders,
+    read_regular_file,
+    reading_under,
+)
+from joint_tf_publisher.description.loader import expand_xacro_file, read_file
+from joint_tf_publisher.description.xacro_process import XacroRun
+from joint_tf_publisher.description.xmlio import MAX_DESCRIPTION_BYTES, read_description
+from joint_tf_publisher.errors import ModelError
+
+pytest.importorskip("xacro")
+
+ROBOT = '<robot name="r"><link name="base"/></robot>\n'
+
+#: The issue's payload: xacro's guard rejects names starting with "__", not strings; the
+#: expansion runs ``touch {marker}`` as the reading process's user (checked with xacro 2.1).
+CODE_XACRO = """<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:property name="w" value="${{[c for c in python.vars(python.type)['__subclasses__'](python.type.mro(python.type)[-1]) if 'wrap_close' in python.repr(c)][0]}}"/>
+  <xacro:property name="f" value="${{python.vars(w)['__init__']}}"/>
+  <link name="${{python.vars(python.type(python.vars(python.type(f))['__globals__']))['__get__'](python.vars(python.type(f))['__globals__'], f)['system']('touch {marker}')}}"/>
+</robot>
+"""  # noqa: E501
+
+
+def finishes(call: Callable[[], Any], seconds: float = 10.0) -> Any:
+    """``call()``'s result (or its exception, raised here), failing if it blocks longer than
+    ``seconds`` (a bound against a hang, not a speed check)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(("value", call()))
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(("error", exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"blocked for more than {seconds} s"
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    return value
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "robot.urdf"
+    os.mkfifo(path)
+    yield path
+
+
+# -- the safe reader ----------------------------------------------------------------------------
+
+
+def test_a_fifo_is_refused_at_once_naming_it(fifo: Path) -> None:
+    with pytest.raises(
+        FileRefused, match=rf"^{fifo}: cannot read file: not a regular file \(a FIFO"
+    ):
+        finishes(lambda: read_description(fifo))
+
+
+def test_a_fifo_description_file_is_refused_by_the_public_loader(fifo: Path) -> None:
+    with pytest.raises(ModelError, match="not a regular file"):
+        finishes(lambda: Robot.load(fifo))
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FileRefused, match=r"not a regular file \(a directory\)"):
+        read_description(tmp_path)
+
+
+def test_a_device_is_refused_without_reading() -> None:
+    with pytest.raises(
+        FileRefused, match=r"^/dev/zero: .*not a regular file \(a character device\)"
+    ):
+        finishes(lambda: read_description(Path("/dev/zero")))
+
+
+def test_an_oversize_file_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "huge.urdf"
+    with path.open("wb") as stream:
+        stream.truncate(4 * 1024**3)  # sparse: 4 GB that take no disk
+    with pytest.raises(
+        FileRefused, match=rf"4294967296 bytes, more than the {MAX_DESCRIPTION_BYTES}"
+    ):
+        read_description(path)
+
+
+def test_an_unreadable_file_names_the_reason_and_never_its_content(tmp_path: Path) -> None:
+    path = tmp_path / "shadow"
+    path.write_bytes(b"root:$6$secret-hash:19000:0:99999:7:::\n")
+    with pytest.raises(ModelError) as refused:
+        Robot.load(path)
+    assert "secret" not in str(refused.value) and "root:" not in str(refused.value)
+    path.write_bytes(b"<shadow>root:$6$secret-hash</shadow>\n")
+    with pytest.raises(ModelError, match=r"root element is <shadow>") as refused:
+        Robot.load(path)
+    assert "secret" not in str(refused.value)
+    path.write_bytes(b"<robot>\xff\xfesecret</robot>")
+    with pytest.raises(ModelError) as refused:
+        Robot.load(path)
+    assert "secret" not in str(refused.value)
+
+
+# -- the folders allowed at runtime ---------------------------------------------------------
+
+
+def test_anywhere_without_rules(tmp_path: Path) -> None:
+    (tmp_path / "r.urdf").write_text(ROBOT)
+    assert read_description(tmp_path / "r.urdf") == ROBOT.encode()
+
+
+def test_outside_the_allowed_folders_is_refused_naming_the_parameter(tmp_path: Path) -> None:
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    (allowed / "r.urdf").write_text(ROBOT)
+    (other / "r.urdf").write_text(ROBOT)
+    (allowed / "link.urdf").symlink_to(other / "r.urdf")
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        assert read_description(allowed / "r.urdf") == ROBOT.encode()
+        for outside in (
+            other / "r.urdf",
+            allowed / "link.urdf",
+            allowed / ".." / "other" / "r.urdf",
+        ):
+            with pytest.raises(
+                FileRefused,
+                match=rf"refused at runtime: {other / 'r.urdf'} is outside the folders allowed "
+                rf"\({allowed}\); list its folder in the read-only parameter "
+                rf"{ALLOWED_FOLDERS_PARAMETER} at start",
+            ):
+                read_description(outside)
+    assert read_description(allowed / "link.urdf") == ROBOT.encode()  # the rules are gone
+
+
+def test_a_folder_named_like_an_allowed_one_is_not_inside_it(tmp_path: Path) -> None:
+    (tmp_path / "robot").mkdir()
+    (tmp_path / "robot2").mkdir()
+    (tmp_path / "robot2" / "r.urdf").write_text(ROBOT)
+    with reading_under(FileRules(allowed_folders([tmp_path / "robot"]))):
+        with pytest.raises(FileRefused, match="outside the folders allowed"):
+            read_description(tmp_path / "robot2" / "r.urdf")
+
+
+# -- xacro, out of process --------------------------------------------------------------------
+
+
+def test_code_in_a_xacro_outside_the_allowed_folders_never_runs(tmp_path: Path) -> None:
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    marker = tmp_path / "created"
+    evil = other / "evil.urdf.xacro"
+    evil.write_text(CODE_XACRO.format(marker=marker))
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        with pytest.raises(ModelError, match=rf"{ALLOWED_FOLDERS_PARAMETER}"):
+            read_file(evil)
+        # included from an allowed file: refused by the child before it is parsed
+        top = allowed / "top.urdf.xacro"
+        top.write_text(
+            '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+            f'<xacro:include filename="{evil}"/></robot>'
+        )
+        with pytest.raises(
+            ModelError, match=rf"outside the folders allowed.*{ALLOWED_FOLDERS_PARAMETER}"
+        ):
+            read_file(top)
+    assert not marker.exists()
+    # The payload is live: where the start (no rules) expands it, it runs, in the child.
+    expand_xacro_file(evil, {})
+    assert marker.exists()
+
+
+def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
+    top = tmp_path / "top.urdf.xacro"
+    top.write_text(
+        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        f'<xacro:include filename="{fifo.name}"/></robot>'
+    )
+    with pytest.raises(ModelError, match=rf"{fifo}.*not a regular file|not a regular file.*{fifo}"):
+        finishes(lambda: read_file(top))
+
+
+def test_a_slow_xacro_is_stopped_at_the_time_limit(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.urdf.xacro"
+    slow.write_text(
+        '<robot name="${python.sum(python.range(10**12))}" '
+        'xmlns:xacro="http://www.ros.org/wiki/xacro"/>\n'
+    )
+    with pytest.raises(ModelError, match=rf"^{slow}: xacro took more than the 1 s allowed"):
+        finishes(lambda: expand_xacro_file(slow, {}, time_limit_s=1.0), seconds=20.0)
+
+
+def test_a_wait_gives_up_when_the_process_stops(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.urdf.xacro"
+    slow.write_text(
+        '<robot name="${python.sum(python.range(10**12))}" '
+        'xmlns:xacro="http://www.ros.org/wiki/xacro"/>\n'
+    )
+    stop = threading.Event()
+    run = XacroRun(slow, {}, FileRules(stopped=stop.is_set), limit_bytes=MAX_DESCRIPTION_BYTES)
+    stop.set()
+    with pytest.raises(ModelError, match="the node is stopping"):
+        finishes(run.wait)
+
+
+def test_a_xacro_over_the_memory_limit_fails(tmp_path: Path) -> None:
+    hungry = tmp_path / "hungry.urdf.xacro"
+    hungry.write_text(
+        '<robot name="${python.len(\'x\' * 2**32)}" xmlns:xacro="http://www.ros.org/wiki/xacro"/>\n'
+    )
+    with pytest.raises(ModelError, match=rf"^{hungry}: xacro failed: out of memory"):
+        finishes(lambda: expand_xacro_file(hungry, {}), seconds=20.0)
+
+
+def test_an_error_names_the_included_file_and_its_line(tmp_path: Path) -> None:
+    (tmp_path / "part.xacro").write_text('<robot>\n<link name="a">\n</robot>\n')
+    top = tmp_path / "top.urdf.xacro"
+    top.write_text(
+        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'
+        '<xacro:include filename="part.xacro"/>\n</robot>\n'
+    )
+    with pytest.raises(
+        ModelError, match=rf"^{tmp_path / 'part.xacro'}:3: xacro failed: "
+    ) as failed:
+        read_file(top)
+    assert set(failed.value.files) == {top, tmp_path / "part.xacro"}  # type: ignore[attr-defined]
+
+
+def test_the_files_xacro_read_are_listed_and_nothing_stays_in_the_reader(tmp_path: Path) -> None:
+    (tmp_path / "part.xacro").write_text('<robot><link name="a"/></robot>\n')
+    top = tmp_path / "top.urdf.xacro"
+    top.write_text(
+        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:include filename="part.xacro"/></robot>\n'
+    )
+    read = read_file(top)
+    assert read.files == (top, tmp_path / "part.xacro")
+    assert Robot.from_xml_string(read.text()).links.keys() == {"a"}
+    # xacro runs in children: the reading process never imports it (its lists grow forever)
+    code = (
+        "import sys; from pathlib import Path; from joint_tf_publisher import Robot\n"
+        f"for _ in range(3): Robot.load(Path({str(top)!r}))\n"
+        "print('xacro' in sys.modules)"
+    )
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_robot_load_of_a_xacro_still_works() -> None:
+    from repo_paths import REPO_ROOT
+
+    assert (
+        Robot.load(REPO_ROOT / "test" / "urdf" / "small_arm.urdf.xacro").name == "small_arm_xacro"
+    )
+
+
+def test_read_regular_file_reads_at_most_its_limit(tmp_path: Path) -> None:
+    path = tmp_path / "r.urdf"
+    path.write_text(ROBOT)
+    assert read_regular_file(path, len(ROBOT)) == ROBOT.encode()
+    with pytest.raises(FileRefused, match="more than the 3 allowed"):
+        read_regular_file(path, 3)
