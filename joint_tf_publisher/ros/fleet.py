@@ -178,7 +178,7 @@ class Fleet(Node):
         for namespace in plan.start:
             if stopped():
                 return
-            self._start(namespace, executor, cli_args, inputs)
+            self._start(namespace, executor, cli_args, inputs, stopped)
         if plan:
             self.publish_report()
 
@@ -188,11 +188,14 @@ class Fleet(Node):
         executor: Executor,
         cli_args: list[str] | None,
         inputs: tuple[FileStamp, ...],
+        stopped: Callable[[], bool],
     ) -> None:
         """Make ``namespace``'s node and serve it, or record (and say once) why it did not
-        start."""
+        start; ``stopped``: the process's stop flag (a robot's wait for xacro gives up on it)."""
         try:
-            node = JointTfPublisher(namespace=namespace, context=self.context, cli_args=cli_args)
+            node = JointTfPublisher(
+                namespace=namespace, context=self.context, cli_args=cli_args, stopped=stopped
+            )
         except StartupError as err:
             self._refused(namespace, str(err), inputs)
             return
