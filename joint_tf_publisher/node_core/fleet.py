@@ -59,11 +59,19 @@ def robot_namespace(text: str) -> str:
     return "/" + name
 
 
-def wanted_robots(values: Iterable[str]) -> tuple[str, ...]:
+def wanted_robots(values: object) -> tuple[str, ...]:
     """The ``robots`` parameter as absolute namespaces, in the order given; ParameterRejected
-    for a value that is no namespace (``robot_namespace``) or a robot given twice."""
+    for anything but an array of strings, a value that is no namespace (``robot_namespace``)
+    or a robot given twice. None (not given) and an empty array of any type are no robot
+    (ros2cli sends ``"[]"`` as booleans)."""
+    if values is None:
+        return ()
+    if not isinstance(values, list | tuple):
+        raise ParameterRejected(f"{ROBOTS}: {values!r} is no array: give a list of namespaces")
     robots: list[str] = []
     for value in values:
+        if not isinstance(value, str):
+            raise ParameterRejected(f"{ROBOTS}: {value!r} is no namespace: give strings")
         namespace = robot_namespace(value)
         if namespace in robots:
             raise ParameterRejected(f"{ROBOTS}: {namespace} is listed twice")

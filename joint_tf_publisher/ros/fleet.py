@@ -32,7 +32,6 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -72,11 +71,14 @@ class Fleet(Node):
 
     def __init__(self, argv: Sequence[str], **kwargs: Any) -> None:
         super().__init__(FLEET_NODE_NAME, **kwargs)
+        # Dynamic typing, so that an empty array of any type clears the list (ros2cli sends
+        # "[]" as a BOOL_ARRAY); ``wanted_robots`` checks the items are strings.
         self.declare_parameter(
             ROBOTS,
-            Parameter.Type.STRING_ARRAY,
+            None,
             ParameterDescriptor(
-                description="namespaces of the robots: one joint_tf_publisher node in each"
+                description="namespaces of the robots: one joint_tf_publisher node in each",
+                dynamic_typing=True,
             ),
         )
         self.declare_parameter(
@@ -90,10 +92,7 @@ class Fleet(Node):
                 ],
             ),
         )
-        try:
-            robots = self.get_parameter(ROBOTS).value or []
-        except ParameterUninitializedException:  # not given (or given as [])
-            robots = []
+        robots = self.get_parameter(ROBOTS).value  # None: not given
         retry_period = float(self.get_parameter(RETRY_PERIOD).value)
         #: What the fleet serves, and what it decides (``node_core.fleet``).
         self.state = FleetState(wanted_robots(robots), retry_period)
@@ -117,6 +116,8 @@ class Fleet(Node):
         """A new ``robots`` list (validated whole) or ``retry_period``: the loop reconciles."""
         values = {parameter.name: parameter.value for parameter in parameters}
         try:
+            if ROBOTS in values and values[ROBOTS] is None:
+                raise ParameterRejected(f"{ROBOTS} cannot be unset: give [] for no robot")
             robots = wanted_robots(values[ROBOTS]) if ROBOTS in values else None
         except ParameterRejected as err:
             self.get_logger().warning(f"parameter change rejected: {err}")

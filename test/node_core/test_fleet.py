@@ -51,6 +51,15 @@ def test_the_list_keeps_its_order_and_refuses_a_robot_twice() -> None:
         wanted_robots(["a", "b", "/a/"])
 
 
+def test_an_empty_array_of_any_type_and_none_are_no_robot_and_other_types_are_refused() -> None:
+    assert wanted_robots(None) == ()
+    assert wanted_robots([False][:0]) == ()
+    with pytest.raises(ParameterRejected, match="True is no namespace: give strings"):
+        wanted_robots([True])
+    with pytest.raises(ParameterRejected, match="'r1' is no array"):
+        wanted_robots("r1")
+
+
 def test_new_robots_start_and_removed_ones_stop() -> None:
     state = FleetState()
     state.want(wanted_robots(["r1", "r2"]))

@@ -41,6 +41,7 @@ from node_harness import (  # noqa: E402
     wait_until,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
@@ -443,6 +444,26 @@ def test_a_flooded_robot_does_not_starve_another(fleet: FleetUnderTest) -> None:
     assert extra_reports() - reports_before >= 2
     served = arm_tf_count(fleet) - arm_tf_before
     assert served > sent // 4, (sent, served)  # the flood was served, not dropped
+
+
+def test_an_empty_array_of_any_type_clears_the_robots(fleet: FleetUnderTest) -> None:
+    """``ros2 param set /joint_tf_fleet robots "[]"`` (ros2cli sends an empty BOOL_ARRAY)
+    stops every robot; booleans that are not empty are refused; a list brings a robot back."""
+
+    def set_value(value: ParameterValue) -> Any:
+        request = SetParameters.Request(parameters=[ParameterMsg(name="robots", value=value)])
+        return fleet.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
+
+    bools = ParameterType.PARAMETER_BOOL_ARRAY
+    refused = set_value(ParameterValue(type=bools, bool_array_value=[True]))
+    assert not refused.successful and "is no namespace" in refused.reason
+    assert set_value(ParameterValue(type=bools, bool_array_value=[])).successful
+    wait_until(
+        lambda: not any(name.endswith("/joint_tf_publisher") for name in fleet.nodes()),
+        what="every robot to leave the graph",
+    )
+    assert fleet.set_robots(["arm"]).successful
+    wait_until(lambda: "/arm/joint_tf_publisher" in fleet.nodes(), what="/arm back")
 
 
 def test_sigint_stops_every_robot_and_exits_0(fleet: FleetUnderTest) -> None:
