@@ -621,7 +621,7 @@ def test_a_refused_description_mid_bag_keeps_the_model_as_the_node_does(
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out)) == 0
     err = capsys.readouterr().err
-    assert "robot description from topic rejected, the model stays" in err
+    assert "robot description from topic rejected, the running model stays" in err
     assert "robot_description topic:" in err and "nowhere" in err
     assert check_every_link(out, Robot.load(ARM), states) == len(states)
 

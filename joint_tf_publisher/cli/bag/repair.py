@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...errors import ModelError
 from ...health.reporting import Reporter
 from ...node_core.cdr import JointStateReader, Publication
-from ...node_core.description_source import DescriptionFileWatch
+from ...node_core.description_source import DescriptionFileWatch, DescriptionSource, refusal
 from ...node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ...node_core.parameter_changes import (
     PARAMETER_SOURCE,
@@ -407,7 +407,7 @@ class Repair:
         try:
             model, self.settings = loader(self.settings)
         except (ModelError, ParameterRejected) as exc:
-            self.logger.warning(f"robot description from topic rejected, the model stays: {exc}")
+            self.logger.warning(refusal(DescriptionSource.TOPIC, exc))
             self.base_text = text
             return
         self._install(model)
