@@ -45,7 +45,7 @@ def robot_list(text: str) -> list[str]:
     """The ``robots`` argument as namespaces (``wanted_robots``: ValueError naming a bad one)."""
     from joint_tf_publisher.node_core.fleet import wanted_robots
 
-    return [name.lstrip("/") for name in wanted_robots(n for n in text.split(",") if n.strip())]
+    return [name.lstrip("/") for name in wanted_robots([n for n in text.split(",") if n.strip()])]
 
 
 def fleet_parameters_file(parameters: dict[str, Any]) -> tuple[str, list[Action]]:

@@ -7,7 +7,7 @@ allowed at start (``start_folders``): those listed in the read-only parameter
 ``allowed_description_folders``; the folders of the files the node started with (its
 ``description_file`` and the files xacro read for it, its attachments' files); and the share
 folders of the packages its start description names (``package://NAME/`` and
-``$(find NAME)``, found as ``description.sdf.uris.ament_share`` finds them). Symlinks and
+``$(find NAME)``, found as ``description.ament_index.ament_share`` finds them). Symlinks and
 ``..`` are resolved before the check (``description.files.FileRules``). So a runtime swap to
 another file of the start file's folder, or of its package, works; a ``.xacro`` elsewhere is
 refused without being expanded, naming the parameter.
@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..description.ament_index import ament_share
 from ..description.files import (
     ALLOWED_FOLDERS_PARAMETER,
     FileRules,
     allowed_folders,
     read_regular_file,
 )
-from ..description.sdf.uris import ament_share
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
 from .parameters import Settings

@@ -74,9 +74,11 @@ FUZZ_S = 3.0
 class Edged:
     """The node under test, its services and what the probe records of it."""
 
-    def __init__(self, node: NodeUnderTest, probe: Probe) -> None:
+    def __init__(self, node: NodeUnderTest, probe: Probe, folder: Path) -> None:
         self.node = node
         self.probe = probe
+        #: A folder the node may read at runtime (``allowed_description_folders``).
+        self.folder = folder
         self.statics = probe.subscribe(TFMessage, "/tf_static", latched_qos())
         self.descriptions = probe.subscribe(String, f"{NAMESPACE}/robot_description", latched_qos())
         diagnostics_qos = QoSProfile(
@@ -155,6 +157,7 @@ def _request(service: Any, values: dict[str, Any]) -> Any:
 
 @pytest.fixture(scope="module")
 def edged(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edged]:
+    folder = tmp_path_factory.mktemp("allowed")
     node = started(
         probe,
         tmp_path_factory,
@@ -165,27 +168,28 @@ def edged(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ed
             "diagnostic_period": 0.5,
             "attachments.names": ["gripper"],
             **GRIPPER_FIELDS,
+            "allowed_description_folders": [str(folder)],
         },
         handshake=(ARM_JOINTS[0], CHILD),
     )
-    yield Edged(node, probe)
+    yield Edged(node, probe, folder)
     assert node.stop() == 0, node.stderr()[-2000:]
 
 
 # -- requests --------------------------------------------------------------------------------
 
 
-def test_an_attachment_file_whose_path_holds_two_dashes_loads(edged: Edged, tmp_path: Path) -> None:
+def test_an_attachment_file_whose_path_holds_two_dashes_loads(edged: Edged) -> None:
     """The composed URDF names the file in a comment, where ``--`` cannot stand (lxml
     raised ValueError out of the parameter callback)."""
-    dashed = tmp_path / "gripper--v2.urdf"
+    dashed = edged.folder / "gripper--v2.urdf"
     shutil.copy(GRIPPER, dashed)
     descriptions = len(edged.descriptions)
     (result,) = edged.node.set_parameters(**{"attachments.gripper.file": str(dashed)})
     try:
         assert result.successful, result.reason
         wait_until(lambda: len(edged.descriptions) > descriptions, what="the new description")
-        assert f"from {tmp_path}/gripper-%2Dv2.urdf " in edged.descriptions.messages()[-1].data
+        assert f"from {edged.folder}/gripper-%2Dv2.urdf " in edged.descriptions.messages()[-1].data
     finally:
         (back,) = edged.node.set_parameters(**{"attachments.gripper.file": str(GRIPPER)})
     assert back.successful, back.reason

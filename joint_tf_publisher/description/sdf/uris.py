@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import ModelError
+from ..ament_index import ament_share
 from ..xmlio import parse_xml, read_description
 from .context import SUPPORTED_VERSIONS
 
@@ -48,17 +49,6 @@ def resource_roots() -> list[Path]:
             if part and Path(part) not in roots:
                 roots.append(Path(part))
     return roots
-
-
-def ament_share(package: str) -> Path | None:
-    """``<prefix>/share/<package>`` of the first AMENT_PREFIX_PATH prefix indexing it."""
-    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if not prefix:
-            continue
-        marker = Path(prefix, "share", "ament_index", "resource_index", "packages", package)
-        if marker.is_file():
-            return Path(prefix, "share", package)
-    return None
 
 
 def resolve(uri: str, folder: Path | None) -> Path:
