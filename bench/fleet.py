@@ -19,12 +19,15 @@ The limit of one process (one core: its executor runs one callback at a time) is
 with the fleet of ``LIMIT_ROBOTS`` robots at higher rates each (``LIMIT_RATES_HZ``): the
 largest total rate whose /tf messages all arrive is what one fleet process serves here.
 
-The C++ robot_state_publisher is not run here (``vs_rsp`` compares one node with it);
-docs/benchmarks.md gives its idle RSS from that section for scale.
+N C++ robot_state_publishers (N = 1, 10, 50; ``vs_rsp.locate_rsp``: a sourced distro's or the
+rsp build kit's) run the same robots from the same kind of parameters file (each robot's
+description as ``robot_description`` text, since RSP reads no file) and are measured the same
+way; where there is none, the table says why and compares ours only.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import struct
@@ -43,6 +46,7 @@ from joint_tf_publisher import Robot
 from . import dds
 from .models import REPO_ROOT
 from .report import Table
+from .vs_rsp import RspFound, locate_rsp, rsp_environment
 
 #: The robots, in turn (robot K is MODELS[K % 4]).
 MODELS = (
@@ -62,6 +66,9 @@ STARTUP_TIMEOUT_S = 120.0
 SETTLE_S = 1.0
 FLEET = "fleet"
 PROCESSES = "processes"
+RSP = "rsp"
+#: How many C++ robot_state_publisher processes (one per robot) are compared.
+RSP_COUNTS = (1, 10, 50)
 #: The header stamp in a CDR JointState: after the 4-byte encapsulation header, sec and nanosec.
 JOINT_STATE_STAMP = struct.Struct("<iI")
 JOINT_STATE_STAMP_OFFSET = 4
@@ -111,10 +118,30 @@ def write_params(path: Path, robots: int) -> Path:
     return path
 
 
-def commands(kind: str, robots: int, params: Path) -> list[list[str]]:
+def write_rsp_params(path: Path, robots: int) -> Path:
+    """The parameters file of N robot_state_publishers: each robot's description as text (a
+    JSON string is a YAML string), its prefix, every JointState published."""
+    lines: list[str] = []
+    for k in range(robots):
+        text = MODELS[k % len(MODELS)].read_text()
+        lines += [
+            f"/r{k}/robot_state_publisher:",
+            "  ros__parameters:",
+            f"    robot_description: {json.dumps(text)}",
+            f"    frame_prefix: r{k}/",
+            "    ignore_timestamp: true",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def commands(kind: str, robots: int, params: Path, rsp: RspFound | None = None) -> list[list[str]]:
     """The command line of each process of a setup."""
     bin_dir = Path(sys.executable).parent
     ros_args = ["--ros-args", "--params-file", str(params), "--log-level", "warn"]
+    if kind == RSP:
+        assert rsp is not None
+        return [[str(rsp.executable), *ros_args, "-r", f"__ns:=/r{k}"] for k in range(robots)]
     if kind == FLEET:
         return [[str(bin_dir / "joint_tf_fleet"), *ros_args]]
     node = str(bin_dir / "joint_tf_publisher")
@@ -218,18 +245,29 @@ class Bench:
         self.node.destroy_node()
 
 
-def run_setup(kind: str, robots: int, rate_hz: float, workdir: Path, seconds: float) -> Setup:
+def run_setup(
+    kind: str,
+    robots: int,
+    rate_hz: float,
+    workdir: Path,
+    seconds: float,
+    rsp: RspFound | None = None,
+) -> Setup:
     """Start one setup, measure it, stop it."""
-    params = write_params(workdir / f"{kind}-{robots}.yaml", robots)
+    write = write_rsp_params if kind == RSP else write_params
+    params = write(workdir / f"{kind}-{robots}.yaml", robots)
     log = workdir / f"{kind}-{robots}-{rate_hz:g}.log"
+    environ = rsp_environment(rsp, os.environ) if kind == RSP and rsp is not None else None
     bench = Bench(robots)
     processes: list[subprocess.Popen[bytes]] = []
     try:
         started = time.monotonic()
         with open(log, "wb") as out:
-            for command in commands(kind, robots, params):
+            for command in commands(kind, robots, params, rsp):
                 processes.append(
-                    subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+                    subprocess.Popen(
+                        command, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=environ
+                    )
                 )
         bench.wait_up(processes, log)
         startup = max(bench.statics.values()) - started
@@ -275,19 +313,34 @@ def run_fleet(quick: bool) -> tuple[list[Table], dict[str, Any]]:
     workdir = Path(tempfile.mkdtemp(prefix="jtp-bench-fleet-"))
     seconds = 2.0 if quick else 5.0
     setups: list[Setup] = []
+    found = locate_rsp(os.environ)
+    rsp = found if isinstance(found, RspFound) else None
     try:
         plan = [(FLEET, n, RATE_HZ) for n in FLEET_COUNTS]
         plan += [(PROCESSES, n, RATE_HZ) for n in PROCESS_COUNTS]
+        if rsp is not None:
+            plan += [(RSP, n, RATE_HZ) for n in RSP_COUNTS]
         plan += [(FLEET, LIMIT_ROBOTS, rate) for rate in LIMIT_RATES_HZ]
         for kind, robots, rate_hz in plan:
             print(f"fleet: {kind}, {robots} robots at {rate_hz:g} Hz", flush=True)
-            setups.append(run_setup(kind, robots, rate_hz, workdir, seconds))
+            setups.append(run_setup(kind, robots, rate_hz, workdir, seconds, rsp))
     finally:
         rclpy.try_shutdown()
     at_rate = [s for s in setups if s.rate_hz == RATE_HZ]
     limit = [s for s in setups if s.kind == FLEET and s.robots == LIMIT_ROBOTS]
-    tables = [fleet_table(at_rate), limit_table(limit)]
+    table = fleet_table(at_rate)
+    if rsp is None:
+        table.notes.append(f"no robot_state_publisher compared: {found}")
+    tables = [table, limit_table(limit)]
     return tables, {"setups": [asdict(s) for s in setups]}
+
+
+#: How a setup is named in the table.
+SETUP_NAMES = {
+    FLEET: "one fleet process",
+    PROCESSES: "{n} node processes",
+    RSP: "{n} robot_state_publishers (C++)",
+}
 
 
 def fleet_table(setups: Sequence[Setup]) -> Table:
@@ -316,7 +369,7 @@ def fleet_table(setups: Sequence[Setup]) -> Table:
         )
         table.rows.append(
             [
-                "one fleet process" if s.kind == FLEET else f"{s.processes} node processes",
+                SETUP_NAMES[s.kind].format(n=s.processes),
                 str(s.robots),
                 f"{s.startup_s:.2f}",
                 f"{s.idle_rss_mb:.0f}",
