@@ -48,7 +48,7 @@ from .observation import (
     is_healthy,
     short_list,
 )
-from .report import counts, wrapped
+from .report import counts, findings_lines
 from .tree import parent_findings, publisher_findings
 
 if TYPE_CHECKING:
@@ -525,20 +525,7 @@ def bag_report(scan: BagScan, context: BagContext, findings: list[Finding], as_j
         f"/tf_static ({scan.static_count} message(s)), {scan.joint_states} joint states",
         "",
     ]
-    for finding in findings:
-        lines += wrapped(f"{finding.severity.name}: ", finding.summary)
-        lines += wrapped("  cause: ", finding.cause)
-        lines += wrapped("  fix:   ", finding.fix)
-        lines.append("")
-    tally = counts(findings)
-    if is_healthy(findings):
-        notes = f" ({tally['note']} note(s))" if tally["note"] else ""
-        lines.append(f"all checks passed{notes}")
-    else:
-        lines.append(
-            f"{tally['error']} error(s), {tally['warning']} warning(s), {tally['note']} note(s)"
-        )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + findings_lines(findings)) + "\n"
 
 
 def run_bag_doctor(

@@ -70,6 +70,13 @@ def text_report(observation: Observation, findings: Sequence[Finding]) -> str:
     if observation.unasked_nodes:
         lines += wrapped("not asked (no parameter service): ", ", ".join(observation.unasked_nodes))
     lines.append("")
+    return "\n".join(lines + findings_lines(findings)) + "\n"
+
+
+def findings_lines(findings: Sequence[Finding]) -> list[str]:
+    """Each finding (severity and summary, cause, fix) and the closing tally: the body of a
+    report, live or over a recording."""
+    lines: list[str] = []
     for finding in findings:
         lines += wrapped(f"{finding.severity.name}: ", finding.summary)
         lines += wrapped("  cause: ", finding.cause)
@@ -83,7 +90,7 @@ def text_report(observation: Observation, findings: Sequence[Finding]) -> str:
         lines.append(
             f"{tally['error']} error(s), {tally['warning']} warning(s), {tally['note']} note(s)"
         )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def wrapped(head: str, text: str) -> list[str]:
