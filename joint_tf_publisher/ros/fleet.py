@@ -35,7 +35,6 @@ from rclpy.clock_type import ClockType
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.signals import SignalHandlerOptions
 
 from ..node_core.fleet import (
     CHECK_PERIOD_S,
@@ -285,11 +284,9 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     stop = stop or StopSignals()
     argv = list(sys.argv if args is None else args)
     try:
-        try:
-            rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
-        except Exception as err:  # rcl reports bad --ros-args as RCLError, with a long text
-            first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
-            return _startup_failure(f"cannot initialise ROS: {first_line}")
+        refused = runtime.init_ros(argv)
+        if refused is not None:
+            return _startup_failure(refused)
         if stop.requested.is_set():
             return 0
         try:

@@ -58,6 +58,18 @@ TURN_S = 3600.0
 EXECUTOR_SHUTDOWN_S = 1.0
 
 
+def init_ros(args: list[str] | None) -> str | None:
+    """``rclpy.init`` with the command line ``args`` (None: the process's), rclpy's own
+    signal handlers left out (the stop signals are the process's); the one-line reason
+    when ROS refuses the arguments, else None."""
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as err:  # rcl reports bad --ros-args as RCLError, with a long text
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+        return f"cannot initialise ROS: {first_line}"
+    return None
+
+
 def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """Console script ``joint_tf_publisher``: run the node until SIGINT or SIGTERM.
 
@@ -68,11 +80,9 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """
     stop = stop or StopSignals()
     try:
-        try:
-            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        except Exception as err:  # rcl reports bad --ros-args as RCLError, with a long text
-            first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
-            return _startup_failure(f"cannot initialise ROS: {first_line}")
+        refused = init_ros(args)
+        if refused is not None:
+            return _startup_failure(refused)
         if stop.requested.is_set():
             return 0
         try:
