@@ -270,8 +270,9 @@ class Repair:
         self.other_statics: dict[str, list[tuple[int, Any]]] = {}
         self.robot_frames: set[str] = set()
         self.out: BagOutput | None = None
-        self.tf: Connection | None = None
-        self.tf_static: Connection | None = None
+        #: The output's connection numbers (``BagOutput.connection``).
+        self.tf: int | None = None
+        self.tf_static: int | None = None
 
     def _clock_ns(self) -> int:
         """The node clock offline: the log time of the message being handled."""
@@ -524,7 +525,7 @@ class Repair:
         next_static_ns = self.now_ns + period_ns
         default_ns = round(NS_PER_S / self.settings.publish_frequency)
         next_default_ns = self.now_ns
-        copies: dict[int, Connection] = {}
+        copies: dict[int, int] = {}
         total = max(bag.reader.message_count, 1)
         next_progress = time.monotonic()  # the first line at the first check, then each period
         if first is None:

@@ -13,16 +13,20 @@ reliable and transient local: a late subscriber gets the statics, as from the no
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection, Qos
-    from rosbags.rosbag2 import Reader, Writer
+    from rosbags.rosbag2 import Reader
 
 #: How to install what the bag commands need, in one line.
 INSTALL_HINT = (
@@ -167,30 +171,73 @@ def is_latched(profiles: Sequence[Qos]) -> bool:
     return bool(profiles) and all(p.durability is QosDurability.TRANSIENT_LOCAL for p in profiles)
 
 
+#: Messages sent to the writing process at a time (a few MB: memory stays flat).
+WRITE_BATCH = 256
+#: Bytes the pipe to the writing process holds (Linux; the system's default otherwise).
+PIPE_BYTES = 1 << 20
+
+
 class BagOutput:
     """A new bag written beside ``path`` (a hidden partial folder) and renamed to ``path``
     by ``finish``; ``abort`` removes the partial folder. ``force``: an existing ``path`` is
-    replaced at the rename, not before."""
+    replaced at the rename, not before.
+
+    rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
+    batches of ``WRITE_BATCH`` messages: it writes while the caller computes the next ones.
+    Messages keep their order; a failure of the writer comes back as a ``BagError`` at the
+    next ``connection`` or at ``finish``. ``connection`` gives the output connection's
+    number, which ``write`` takes."""
 
     def __init__(self, path: Path, storage: str, force: bool) -> None:
         rosbags_installed()
-        from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
-
         if path.exists() and not force:
             raise BagError(f"{path} exists: give another output or --force to replace it")
         self.path = path
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
         if self.partial.exists():
             shutil.rmtree(self.partial)
-        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        self._connections: dict[tuple[Any, ...], int] = {}
+        self._batch: list[tuple[int, int, bytes | memoryview]] = []
+        #: The writing process (``writer_process``).
+        self.process = _start_writer()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests: IO[bytes] = self.process.stdin
+        self._answers: IO[bytes] = self.process.stdout
         try:
-            self.writer: Writer = Writer(
-                self.partial, version=Writer.VERSION_LATEST, storage_plugin=plugin
-            )
-            self.writer.open()
-        except (WriterError, OSError) as exc:
-            raise BagError(f"{path}: cannot write the bag: {exc}") from None
-        self._connections: dict[tuple[Any, ...], Connection] = {}
+            self._call("open", str(self.partial), storage)
+        except BagError:
+            self.abort()
+            raise
+
+    def _call(self, name: str, *arguments: Any) -> Any:
+        """``name(*arguments)`` in the writing process after what is queued, its answer;
+        BagError naming the output if it, or a write before it, failed."""
+        from .writer_process import ANSWER, CALL, read_frame, write_frame
+
+        self._send()
+        try:
+            write_frame(self._requests, CALL, pickle.dumps((name, arguments)))
+            self._requests.flush()
+            frame = read_frame(self._answers)
+        except (BrokenPipeError, OSError) as exc:
+            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+        if frame is None:
+            raise BagError(f"{self.path}: cannot write the bag: the writing process ended")
+        tag, payload = frame
+        if tag != ANSWER:
+            raise BagError(f"{self.path}: cannot write the bag: {payload.decode()}")
+        return pickle.loads(payload)
+
+    def _send(self) -> None:
+        """The messages queued so far to the writing process."""
+        from .writer_process import BATCH, batch_bytes, write_frame
+
+        if self._batch:
+            try:
+                write_frame(self._requests, BATCH, batch_bytes(self._batch))
+            except (BrokenPipeError, OSError) as exc:
+                raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+            self._batch = []
 
     def connection(
         self,
@@ -200,28 +247,34 @@ class BagOutput:
         digest: str,
         profiles: Sequence[Qos],
         serialization_format: str = "cdr",
-    ) -> Connection:
-        """The output connection of ``topic`` with this type, definition and QoS (one per
-        distinct set: a bag's several recorded connections of one topic stay several)."""
+    ) -> int:
+        """The number of the output connection of ``topic`` with this type, definition and
+        QoS (one per distinct set: a bag's several recorded connections of one topic stay
+        several)."""
         key = (topic, msgtype, serialization_format, tuple(profiles))
         found = self._connections.get(key)
         if found is None:
-            found = self._connections[key] = self.writer.add_connection(
-                topic,
-                msgtype,
-                msgdef=msgdef,
-                rihs01=digest or "unknown",
-                serialization_format=serialization_format,
-                offered_qos_profiles=list(profiles),
-            )
+            keywords = {
+                "msgdef": msgdef,
+                "rihs01": digest or "unknown",
+                "serialization_format": serialization_format,
+                "offered_qos_profiles": list(profiles),
+            }
+            found = self._connections[key] = self._call("connection", topic, msgtype, keywords)
         return found
 
-    def write(self, connection: Connection, time_ns: int, data: bytes | memoryview) -> None:
-        self.writer.write(connection, time_ns, data)
+    def write(self, connection: int, time_ns: int, data: bytes | memoryview) -> None:
+        """Queue the message for connection number ``connection``; written in order."""
+        batch = self._batch
+        batch.append((connection, time_ns, data))
+        if len(batch) >= WRITE_BATCH:
+            self._send()
 
     def finish(self) -> None:
-        """Close the bag and give it its name (replacing what was there with ``force``)."""
-        self.writer.close()
+        """Write what is queued, close the bag and give it its name (replacing what was
+        there with ``force``)."""
+        self._call("close")
+        self._end()
         if self.path.exists():
             if self.path.is_dir():
                 shutil.rmtree(self.path)
@@ -229,10 +282,45 @@ class BagOutput:
                 self.path.unlink()
         os.replace(self.partial, self.path)
 
-    def abort(self) -> None:
-        """Remove the partial bag."""
+    def _end(self) -> None:
+        """The writing process told to stop (after what it was sent) and waited for."""
+        from .writer_process import CALL, write_frame
+
         try:
-            self.writer.close()
-        except Exception:  # already broken: what is left is removed below
+            write_frame(self._requests, CALL, pickle.dumps(("abort", ())))
+            self._requests.close()
+        except OSError:  # the process is gone already
             pass
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._answers.close()
+
+    def abort(self) -> None:
+        """Remove the partial bag (what is queued is dropped)."""
+        self._batch = []
+        self._end()
         shutil.rmtree(self.partial, ignore_errors=True)
+
+
+def _start_writer() -> subprocess.Popen[bytes]:
+    """The writing process (``writer_process``), this package importable in it."""
+    root = str(Path(__file__).resolve().parents[3])
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (root, environment.get("PYTHONPATH", "")) if p
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "joint_tf_publisher.cli.bag.writer_process"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=environment,
+    )
+    if hasattr(fcntl, "F_SETPIPE_SZ") and child.stdin is not None:
+        try:
+            fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:  # above the system's limit: its default then
+            pass
+    return child

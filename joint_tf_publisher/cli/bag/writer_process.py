@@ -1,0 +1,166 @@
+"""The process that writes a repaired bag: rosbags' ``Writer`` fed through a pipe.
+
+``bag repair`` spends about as long writing (rosbags' writer: sqlite3 or MCAP, a Python
+call and an ``INSERT`` per message) as reading and computing; in one process those add up,
+and a thread does not help (the writer's Python half holds the GIL). So ``BagOutput``
+(``storage``) starts this module as a child process (``python -m``) and sends it the
+messages; the child writes them while the repair computes the next ones, on the other core.
+
+The protocol, on the child's stdin (requests) and stdout (answers), each frame a tag byte,
+a little-endian uint64 length, then that many bytes:
+
+- ``B`` (a batch of messages, no answer): a little-endian uint32 count, then per message
+  its output connection's number (uint32), log time (int64, ns) and length (uint32), then
+  the messages' bytes one after the other;
+- ``C`` (a call, answered): a pickled tuple ``(name, arguments)``: ``open`` (path, storage),
+  ``connection`` (rosbags' ``add_connection`` arguments; answer: the connection's number),
+  ``close`` (answer: None, the bag complete), ``abort`` (the bag closed as it is, the
+  child ends);
+- the answer: ``O`` and the pickled result, or ``E`` and the failure's text (a failure
+  while writing a batch is answered at the next call; batches after it are dropped).
+
+Only rosbags' public API is used. Messages keep their order (one pipe, one writer).
+"""
+
+from __future__ import annotations
+
+import pickle
+import signal
+import struct
+import sys
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
+    from rosbags.rosbag2 import Writer
+
+#: A frame's head: its tag (one byte) and its length (bytes).
+FRAME = struct.Struct("<cQ")
+#: A batch's count, then each message's head: connection number, log time (ns), length.
+COUNT = struct.Struct("<I")
+MESSAGE = struct.Struct("<IqI")
+BATCH, CALL, ANSWER, FAILURE = b"B", b"C", b"O", b"E"
+
+
+def write_frame(stream: IO[bytes], tag: bytes, payload: bytes | bytearray | memoryview) -> None:
+    """One frame on ``stream`` (not flushed)."""
+    stream.write(FRAME.pack(tag, len(payload)))
+    stream.write(payload)
+
+
+def read_frame(stream: IO[bytes]) -> tuple[bytes, bytes] | None:
+    """The next frame of ``stream``: (tag, payload); None at its end."""
+    head = stream.read(FRAME.size)
+    if len(head) < FRAME.size:
+        return None
+    tag, length = FRAME.unpack(head)
+    payload = stream.read(length)
+    if len(payload) < length:
+        return None
+    return tag, payload
+
+
+def batch_bytes(messages: list[tuple[int, int, bytes | memoryview]]) -> bytes:
+    """A batch frame's payload for ``messages`` (connection number, log time, bytes)."""
+    heads = b"".join(MESSAGE.pack(number, time_ns, len(data)) for number, time_ns, data in messages)
+    return b"".join([COUNT.pack(len(messages)), heads, *(data for _, _, data in messages)])
+
+
+def batch_messages(payload: bytes) -> list[tuple[int, int, memoryview]]:
+    """``batch_bytes``' messages back (their bytes as views into ``payload``)."""
+    (count,) = COUNT.unpack_from(payload)
+    view = memoryview(payload)
+    start = COUNT.size + count * MESSAGE.size
+    found = []
+    for number, time_ns, length in MESSAGE.iter_unpack(view[COUNT.size : start]):
+        found.append((number, time_ns, view[start : start + length]))
+        start += length
+    return found
+
+
+class WriterServer:
+    """The child's side: one rosbags ``Writer`` and the calls and batches it is sent."""
+
+    def __init__(self) -> None:
+        self.writer: Writer | None = None
+        self.connections: dict[int, Connection] = {}
+        self.failure: str | None = None
+
+    def open(self, path: str, storage: str) -> None:
+        from rosbags.rosbag2 import StoragePlugin, Writer
+
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        self.writer = Writer(Path(path), version=Writer.VERSION_LATEST, storage_plugin=plugin)
+        self.writer.open()
+
+    def connection(self, topic: str, msgtype: str, keywords: dict[str, Any]) -> int:
+        assert self.writer is not None
+        connection = self.writer.add_connection(topic, msgtype, **keywords)
+        self.connections[connection.id] = connection
+        return connection.id
+
+    def write(self, payload: bytes) -> None:
+        if self.failure is not None:
+            return
+        assert self.writer is not None
+        write, connections = self.writer.write, self.connections
+        try:
+            for number, time_ns, data in batch_messages(payload):
+                write(connections[number], time_ns, data)
+        except Exception as exc:  # answered at the next call
+            self.failure = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+
+    def close(self) -> None:
+        assert self.writer is not None
+        self.writer.close()
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # broken already: the caller removes the folder
+                pass
+
+    def call(self, name: str, arguments: tuple[Any, ...]) -> Any:
+        if self.failure is not None:
+            raise RuntimeError(self.failure)
+        return getattr(self, name)(*arguments)
+
+
+def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
+    """Take frames from ``requests`` until ``abort`` or their end, answering on ``answers``."""
+    server = WriterServer()
+    while True:
+        frame = read_frame(requests)
+        if frame is None:
+            server.abort()
+            return
+        tag, payload = frame
+        if tag == BATCH:
+            server.write(payload)
+            continue
+        try:
+            name, arguments = pickle.loads(payload)
+        except Exception:  # a frame cut short (the parent interrupted): the end
+            name, arguments = "abort", ()
+        if name == "abort":
+            server.abort()
+            return
+        try:
+            result = server.call(name, arguments)
+        except Exception as exc:
+            write_frame(answers, FAILURE, str(exc).encode() or type(exc).__name__.encode())
+        else:
+            write_frame(answers, ANSWER, pickle.dumps(result))
+        answers.flush()
+
+
+def main() -> None:
+    """The child: frames on stdin, answers on stdout; Ctrl-C is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()
