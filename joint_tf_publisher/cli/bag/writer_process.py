@@ -109,7 +109,7 @@ class WriterServer:
             for number, time_ns, data in batch_messages(payload):
                 write(connections[number], time_ns, data)
         except Exception as exc:  # answered at the next call
-            self.failure = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+            self.failure = f"{type(exc).__name__}: {exc}"
 
     def close(self) -> None:
         assert self.writer is not None

@@ -1,0 +1,75 @@
+"""``BagOutput``'s writing process (``writer_process``): what it is sent comes out in order,
+byte for byte, in both storages; a failure in it, or its death, is a ``BagError`` naming the
+output, and ``abort`` leaves nothing behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rosbags.rosbag2 import Reader
+
+from joint_tf_publisher.cli.bag.storage import WRITE_BATCH, BagError, BagOutput, tf_qos
+from joint_tf_publisher.cli.bag.writer_process import batch_bytes, batch_messages
+
+DEFINITION = "string data\n"
+
+
+def messages_of(count: int) -> list[tuple[int, bytes]]:
+    """``count`` messages of different lengths (empty included), log times out of order."""
+    return [((count - k) * 1000 + k % 3, bytes([k % 251]) * (k * 37 % 5000)) for k in range(count)]
+
+
+def test_a_batch_round_trips() -> None:
+    sent = [(1, -5, b""), (7, 2**62, b"abc"), (65535, 0, bytes(range(256)) * 9)]
+    assert [(n, t, bytes(d)) for n, t, d in batch_messages(batch_bytes(sent))] == sent
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
+def test_what_is_written_comes_out_in_order_byte_for_byte(tmp_path: Path, storage: str) -> None:
+    wanted = messages_of(3 * WRITE_BATCH + 5)  # several batches and a partial one
+    out = BagOutput(tmp_path / "out", storage, force=False)
+    first = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [tf_qos()])
+    second = out.connection("/b", "std_msgs/msg/String", DEFINITION, "", [])
+    assert out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [tf_qos()]) == first
+    for k, (time_ns, data) in enumerate(wanted):
+        out.write(first if k % 2 else second, time_ns, data)
+    out.finish()
+    assert out.process.returncode == 0
+    with Reader(tmp_path / "out") as reader:
+        found = [(c.topic, t, d) for c, t, d in reader.messages()]
+    expected = [("/a" if k % 2 else "/b", t, d) for k, (t, d) in enumerate(wanted)]
+    assert found == sorted(expected, key=lambda m: m[1])
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_failed_write_is_a_bag_error_at_finish(tmp_path: Path) -> None:
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    topic = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [])
+    out.write(topic, 1, b"x")
+    out.write(topic + 100, 2, b"y")  # no such connection in the writing process
+    with pytest.raises(BagError, match=r"out: cannot write the bag: KeyError: 101"):
+        out.finish()
+    out.abort()
+    assert list(tmp_path.iterdir()) == []
+    assert out.process.returncode == 0
+
+
+def test_a_writing_process_that_dies_is_a_bag_error(tmp_path: Path) -> None:
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    topic = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [])
+    out.process.kill()
+    out.process.wait()
+    with pytest.raises(BagError, match=r"out: cannot write the bag"):
+        for k in range(4 * WRITE_BATCH):
+            out.write(topic, k, b"x" * 1000)
+        out.finish()
+    out.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_it_cannot_create_is_a_bag_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(BagError, match=r"file/out: cannot write the bag"):
+        BagOutput(tmp_path / "file" / "out", "sqlite3", force=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
