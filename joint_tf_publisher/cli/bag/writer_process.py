@@ -25,9 +25,11 @@ Only rosbags' public API is used. Messages keep their order (one pipe, one write
 from __future__ import annotations
 
 import pickle
+import queue
 import signal
 import struct
 import sys
+import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -41,6 +43,8 @@ FRAME = struct.Struct("<cQ")
 COUNT = struct.Struct("<I")
 MESSAGE = struct.Struct("<IqI")
 BATCH, CALL, ANSWER, FAILURE = b"B", b"C", b"O", b"E"
+#: Frames read ahead of the writer (memory: a few batches).
+READ_AHEAD = 2
 
 
 def write_frame(stream: IO[bytes], tag: bytes, payload: bytes | bytearray | memoryview) -> None:
@@ -113,13 +117,17 @@ class WriterServer:
 
     def close(self) -> None:
         assert self.writer is not None
-        self.writer.close()
+        writer, self.writer = self.writer, None
+        writer.close()
 
     def abort(self) -> None:
-        if self.writer is not None:
+        """The writer closed as it is, unless ``close`` closed it (the caller removes an
+        aborted bag's folder)."""
+        writer, self.writer = self.writer, None
+        if writer is not None:
             try:
-                self.writer.close()
-            except Exception:  # broken already: the caller removes the folder
+                writer.close()
+            except Exception:  # broken already
                 pass
 
     def call(self, name: str, arguments: tuple[Any, ...]) -> Any:
@@ -131,10 +139,37 @@ class WriterServer:
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """Take frames from ``requests`` until ``abort`` or their end, answering on ``answers``."""
     server = WriterServer()
+    frames: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(READ_AHEAD)
+
+    def receive() -> None:  # the pipe read while the writer writes (both release the GIL)
+        while True:
+            frame = read_frame(requests)
+            frames.put(frame)
+            if frame is None:
+                return
+
+    receiver = threading.Thread(target=receive, name="bag-receive", daemon=True)
+    receiver.start()
+    try:
+        _serve(server, frames, answers)
+    finally:
+        server.abort()
+        while receiver.is_alive():  # until the parent closes the pipe (no exit while it
+            try:  # reads stdin: the interpreter would abort at its end)
+                frames.get(timeout=0.1)
+            except queue.Empty:
+                pass
+
+
+def _serve(
+    server: WriterServer,
+    frames: queue.Queue[tuple[bytes, bytes] | None],
+    answers: IO[bytes],
+) -> None:
+    """``serve``'s loop: the frames read, until ``abort`` or the pipe's end."""
     while True:
-        frame = read_frame(requests)
+        frame = frames.get()
         if frame is None:
-            server.abort()
             return
         tag, payload = frame
         if tag == BATCH:
@@ -145,7 +180,6 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         except Exception:  # a frame cut short (the parent interrupted): the end
             name, arguments = "abort", ()
         if name == "abort":
-            server.abort()
             return
         try:
             result = server.call(name, arguments)
