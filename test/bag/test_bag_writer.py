@@ -1,14 +1,18 @@
 """``BagOutput``'s writing process (``writer_process``): what it is sent comes out in order,
 byte for byte, in both storages; a failure in it, or its death, is a ``BagError`` naming the
-output, and ``abort`` leaves nothing behind."""
+output, and ``abort`` leaves nothing behind; the process a repair starts early ends with a
+repair that fails before writing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from bag_maker import recording
+from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
+from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
 from joint_tf_publisher.cli.bag.storage import WRITE_BATCH, BagError, BagOutput, tf_qos
 from joint_tf_publisher.cli.bag.writer_process import batch_bytes, batch_messages
 
@@ -73,3 +77,18 @@ def test_an_output_it_cannot_create_is_a_bag_error(tmp_path: Path) -> None:
     with pytest.raises(BagError, match=r"file/out: cannot write the bag"):
         BagOutput(tmp_path / "file" / "out", "sqlite3", force=False)
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_repair_that_fails_before_writing_ends_its_writing_process(
+    tmp_path: Path, existing: bool
+) -> None:
+    arm = REPO_ROOT / "urdf" / "demo_arm.urdf"
+    bag, _ = recording(tmp_path / "in", arm, count=5, description=existing)
+    if existing:  # fails at the output: it exists
+        (tmp_path / "out").mkdir()
+    repair = Repair(RepairOptions(bag, tmp_path / "out"))
+    with pytest.raises(BagError, match="exists" if existing else "no /robot_description"):
+        repair.run()
+    assert repair.out is None
+    assert repair.writer is not None and repair.writer.poll() == 0

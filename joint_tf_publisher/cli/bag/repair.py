@@ -29,6 +29,7 @@ the current message is held: memory does not grow with the bag.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -61,6 +62,8 @@ from .storage import (
     BagOutput,
     InputBag,
     open_bag,
+    start_writer,
+    stop_writer,
     tf_qos,
     tf_static_qos,
 )
@@ -270,6 +273,8 @@ class Repair:
         self.other_statics: dict[str, list[tuple[int, Any]]] = {}
         self.robot_frames: set[str] = set()
         self.out: BagOutput | None = None
+        #: The writing process started for the output (``run``), which the output takes.
+        self.writer: subprocess.Popen[bytes] | None = None
         #: The output's connection numbers (``BagOutput.connection``).
         self.tf: int | None = None
         self.tf_static: int | None = None
@@ -419,9 +424,12 @@ class Repair:
     def run(self) -> RepairSummary:
         started = time.monotonic()
         bag = open_bag(self.options.source)
+        self.writer = writer = start_writer()  # its start-up overlaps reading the description
         try:
             self._run(bag)
         finally:
+            if self.out is None:  # no output took it (stopping it twice is harmless)
+                stop_writer(writer)
             bag.close()
         self.summary.seconds = time.monotonic() - started
         return self.summary
@@ -441,13 +449,16 @@ class Repair:
                 "ignored"
             )
         given = given_description(options, self.values)
-        for _, text in descriptions:  # every frame the robot ever had is its own
-            try:
+        first_loaded: tuple[LoadedModel, Settings] | None = None  # the bag's first, if loaded
+        for index, (_, text) in enumerate(descriptions):  # every frame the robot ever had
+            try:  # is its own
                 model, settings = prepared_model(
                     load_description, text, TOPIC_SOURCE, self.settings
                 )
             except (ModelError, ParameterRejected):
                 continue
+            if index == 0:
+                first_loaded = model, settings
             self.robot_frames |= robot_frames(model, settings)
         has_states = any(c.topic in topics or c.topic == MULTI_DOF_TOPIC for c in bag.connections)
         if given is None and not descriptions:
@@ -470,9 +481,13 @@ class Repair:
         else:
             start_ns, text = descriptions[0]
             where = f"{DESCRIPTION_TOPIC} at {start_ns / NS_PER_S:.3f} s"
-            self._install(
-                self._load(partial(prepared_model, load_description, text, TOPIC_SOURCE), where)
-            )
+            if first_loaded is not None:  # loaded above with these settings: not again
+                model, self.settings = first_loaded
+            else:  # refused above: said here, with its file and line
+                model = self._load(
+                    partial(prepared_model, load_description, text, TOPIC_SOURCE), where
+                )
+            self._install(model)
         self.other_statics = {
             child: changes
             for child, changes in recorded_statics.changes.items()
@@ -491,7 +506,7 @@ class Repair:
                 "another name goes in --params source_list"
             )
         storage = options.storage or bag.storage
-        self.out = BagOutput(options.output, storage, options.force)
+        self.out = BagOutput(options.output, storage, options.force, self.writer)
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()

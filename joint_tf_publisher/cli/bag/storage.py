@@ -188,9 +188,19 @@ class BagOutput:
     next ``connection`` or at ``finish``. ``connection`` gives the output connection's
     number, which ``write`` takes."""
 
-    def __init__(self, path: Path, storage: str, force: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        storage: str,
+        force: bool,
+        process: subprocess.Popen[bytes] | None = None,
+    ) -> None:
+        """``process``: a writing process ``start_writer`` started (so its start-up overlaps
+        the caller's), which this output then owns; None: one is started here."""
         rosbags_installed()
         if path.exists() and not force:
+            if process is not None:
+                stop_writer(process)
             raise BagError(f"{path} exists: give another output or --force to replace it")
         self.path = path
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
@@ -199,7 +209,7 @@ class BagOutput:
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
         #: The writing process (``writer_process``).
-        self.process = _start_writer()
+        self.process = process or start_writer()
         assert self.process.stdin is not None and self.process.stdout is not None
         self._requests: IO[bytes] = self.process.stdin
         self._answers: IO[bytes] = self.process.stdout
@@ -305,8 +315,22 @@ class BagOutput:
         shutil.rmtree(self.partial, ignore_errors=True)
 
 
-def _start_writer() -> subprocess.Popen[bytes]:
-    """The writing process (``writer_process``), this package importable in it."""
+def stop_writer(process: subprocess.Popen[bytes]) -> None:
+    """A writing process no output took: ended (its pipe closed) and waited for."""
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+def start_writer() -> subprocess.Popen[bytes]:
+    """A writing process (``writer_process``), this package importable in it, for a
+    ``BagOutput`` to take (else ``stop_writer``)."""
     root = str(Path(__file__).resolve().parents[3])
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
