@@ -13,7 +13,6 @@ reliable and transient local: a late subscriber gets the statics, as from the no
 
 from __future__ import annotations
 
-import fcntl
 import os
 import pickle
 import shutil
@@ -331,20 +330,18 @@ def stop_writer(process: subprocess.Popen[bytes]) -> None:
 def start_writer() -> subprocess.Popen[bytes]:
     """A writing process (``writer_process``), this package importable in it, for a
     ``BagOutput`` to take (else ``stop_writer``)."""
-    root = str(Path(__file__).resolve().parents[3])
-    environment = dict(os.environ)
-    environment["PYTHONPATH"] = os.pathsep.join(
-        p for p in (root, environment.get("PYTHONPATH", "")) if p
+    root = str(Path(__file__).resolve().parents[3])  # last on its path: found as here
+    code = (
+        f"import sys; sys.path.append({root!r}); "
+        "from joint_tf_publisher.cli.bag.writer_process import main; main()"
     )
     child = subprocess.Popen(
-        [sys.executable, "-m", "joint_tf_publisher.cli.bag.writer_process"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=environment,
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    if hasattr(fcntl, "F_SETPIPE_SZ") and child.stdin is not None:
-        try:
-            fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:  # above the system's limit: its default then
-            pass
+    try:
+        import fcntl
+
+        fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
+    except (ImportError, AttributeError, OSError):  # not Linux, or above the system's limit
+        pass
     return child

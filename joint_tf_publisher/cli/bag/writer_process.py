@@ -3,7 +3,7 @@
 ``bag repair`` spends about as long writing (rosbags' writer: sqlite3 or MCAP, a Python
 call and an ``INSERT`` per message) as reading and computing; in one process those add up,
 and a thread does not help (the writer's Python half holds the GIL). So ``BagOutput``
-(``storage``) starts this module as a child process (``python -m``) and sends it the
+(``storage``) starts this module's ``main`` in a child process and sends it the
 messages; the child writes them while the repair computes the next ones, on the other core.
 
 The protocol, on the child's stdin (requests) and stdout (answers), each frame a tag byte,
