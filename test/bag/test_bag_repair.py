@@ -146,7 +146,11 @@ def test_every_link_of_the_repaired_bag_is_the_packages_fk(tmp_path: Path, stora
     assert [(p["durability"], p["reliability"], p["depth"]) for p in profiles] == [
         ("transient_local", "reliable", 1)
     ]
-    assert any(path.suffix == (".mcap" if storage == "mcap" else ".db3") for path in out.iterdir())
+    # the bag's files are named as the bag (as rosbag2 names them), nothing hidden left
+    data_file = "out.mcap" if storage == "mcap" else "out.db3"
+    assert sorted(path.name for path in out.iterdir()) == sorted([data_file, "metadata.yaml"])
+    assert metadata["relative_file_paths"] == [data_file]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in", "out"]
 
 
 def test_the_storage_can_change_and_the_input_is_a_bare_file(tmp_path: Path) -> None:

@@ -177,9 +177,11 @@ PIPE_BYTES = 1 << 20
 
 
 class BagOutput:
-    """A new bag written beside ``path`` (a hidden partial folder) and renamed to ``path``
-    by ``finish``; ``abort`` removes the partial folder. ``force``: an existing ``path`` is
-    replaced at the rename, not before.
+    """A new bag written beside ``path`` and renamed to ``path`` by ``finish``: written as
+    ``path.name`` inside a hidden partial folder (so its files are named as the bag's,
+    ``NAME.db3`` or ``NAME.mcap``, and ``metadata.yaml`` lists them so); ``abort`` removes
+    the partial folder. ``force``: an existing ``path`` is replaced at the rename, not
+    before.
 
     rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
     batches of ``WRITE_BATCH`` messages: it writes while the caller computes the next ones.
@@ -213,7 +215,12 @@ class BagOutput:
         self._requests: IO[bytes] = self.process.stdin
         self._answers: IO[bytes] = self.process.stdout
         try:
-            self._call("open", str(self.partial), storage)
+            self.partial.mkdir()
+        except OSError as exc:
+            stop_writer(self.process)
+            raise BagError(f"{path}: cannot write the bag: {exc}") from None
+        try:
+            self._call("open", str(self.partial / path.name), storage)
         except BagError:
             self.abort()
             raise
@@ -289,7 +296,8 @@ class BagOutput:
                 shutil.rmtree(self.path)
             else:
                 self.path.unlink()
-        os.replace(self.partial, self.path)
+        os.replace(self.partial / self.path.name, self.path)
+        self.partial.rmdir()
 
     def _end(self) -> None:
         """The writing process told to stop (after what it was sent) and waited for."""
