@@ -9,7 +9,6 @@ frames into the robot's static set.
 from __future__ import annotations
 
 import struct
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -17,18 +16,10 @@ import numpy as np
 from ...arrays import Array
 from ...stamps import stamp_to_ns
 from .storage import MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
+from .types import typestore
 
 #: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
 Transform = Any
-
-
-@cache
-def typestore() -> Any:
-    """rosbags' store of ROS 2 message types (Jazzy's: tf2_msgs and std_msgs are the same
-    in every distro since Humble)."""
-    from rosbags.typesys import Stores, get_typestore
-
-    return get_typestore(Stores.ROS2_JAZZY)
 
 
 def definition(msgtype: str) -> tuple[str, str]:

@@ -423,14 +423,17 @@ class Repair:
 
     def run(self) -> RepairSummary:
         started = time.monotonic()
-        bag = open_bag(self.options.source)
-        self.writer = writer = start_writer()  # its start-up overlaps reading the description
+        # its start-up (rosbags, the type store) overlaps opening the bag and its description
+        self.writer = writer = start_writer()
         try:
-            self._run(bag)
+            bag = open_bag(self.options.source)
+            try:
+                self._run(bag)
+            finally:
+                bag.close()
         finally:
             if self.out is None:  # no output took it (stopping it twice is harmless)
                 stop_writer(writer)
-            bag.close()
         self.summary.seconds = time.monotonic() - started
         return self.summary
 
@@ -524,16 +527,11 @@ class Repair:
     ) -> None:
         assert self.out is not None
         out = self.out
-        tf_def, tf_hash = messages.definition(TF_MESSAGE)
-        self.tf = out.connection(TF_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_qos()])
-        self.tf_static = out.connection(
-            TF_STATIC_TOPIC, TF_MESSAGE, tf_def, tf_hash, [tf_static_qos()]
-        )
+        # rosbags' own definitions (None), from the store the writing process has loaded
+        self.tf = out.connection(TF_TOPIC, TF_MESSAGE, None, "", [tf_qos()])
+        self.tf_static = out.connection(TF_STATIC_TOPIC, TF_MESSAGE, None, "", [tf_static_qos()])
         if description_given and self.pipeline.model is not None:
-            string_def, string_hash = messages.definition(STRING)
-            description = out.connection(
-                DESCRIPTION_TOPIC, STRING, string_def, string_hash, [tf_static_qos()]
-            )
+            description = out.connection(DESCRIPTION_TOPIC, STRING, None, "", [tf_static_qos()])
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
         self._write_statics(self.now_ns)
         period_ns = round(self.settings.static_republish_period * NS_PER_S)

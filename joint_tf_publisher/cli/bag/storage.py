@@ -259,23 +259,24 @@ class BagOutput:
         self,
         topic: str,
         msgtype: str,
-        msgdef: str,
+        msgdef: str | None,
         digest: str,
         profiles: Sequence[Qos],
         serialization_format: str = "cdr",
     ) -> int:
         """The number of the output connection of ``topic`` with this type, definition and
         QoS (one per distinct set: a bag's several recorded connections of one topic stay
-        several)."""
+        several). ``msgdef`` None: rosbags' own definition and hash of ``msgtype``
+        (``types.typestore``, loaded in the writing process; ``digest`` unused)."""
         key = (topic, msgtype, serialization_format, tuple(profiles))
         found = self._connections.get(key)
         if found is None:
-            keywords = {
-                "msgdef": msgdef,
-                "rihs01": digest or "unknown",
+            keywords: dict[str, Any] = {
                 "serialization_format": serialization_format,
                 "offered_qos_profiles": list(profiles),
             }
+            if msgdef is not None:
+                keywords.update(msgdef=msgdef, rihs01=digest or "unknown")
             found = self._connections[key] = self._call("connection", topic, msgtype, keywords)
         return found
 

@@ -33,6 +33,8 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .types import typestore
+
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection
     from rosbags.rosbag2 import Writer
@@ -99,7 +101,11 @@ class WriterServer:
         self.writer.open()
 
     def connection(self, topic: str, msgtype: str, keywords: dict[str, Any]) -> int:
+        """rosbags' ``add_connection``; its own definition of ``msgtype`` where ``keywords``
+        give none."""
         assert self.writer is not None
+        if "msgdef" not in keywords:
+            keywords = {**keywords, "typestore": typestore()}
         connection = self.writer.add_connection(topic, msgtype, **keywords)
         self.connections[connection.id] = connection
         return connection.id
@@ -191,8 +197,10 @@ def _serve(
 
 
 def main() -> None:
-    """The child: frames on stdin, answers on stdout; Ctrl-C is the parent's to handle."""
+    """The child: frames on stdin, answers on stdout; Ctrl-C is the parent's to handle. The
+    type store is loaded first: the parent reads the description meanwhile."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    typestore()
     serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
