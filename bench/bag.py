@@ -7,12 +7,14 @@ joint a sine within its limits, one JointState per millisecond, its description 
 ``/robot_description``) is written with rosbags' writer; the repair runs in a child process of
 its own (``main`` of the command line), timed end to end, its peak RSS read from ``wait4``
 (the repair's process; its writing process, reaped by it, shows only where it is the larger:
-it peaks at about 31 MB, docs/benchmarks.md). Two lengths (10 s and 60 s; quick: 5 s and
-20 s) show whether memory grows with the bag, and the longer once more in MCAP (rosbag2's
-default storage since Jazzy). Then the parts in this process, on the shorter bag: rosbags
-reading the bag alone, the node's pipeline alone on the JointStates in memory (the short way,
-as the repair calls it), and writing the TFMessages alone (``BagOutput``: rosbags' writer in
-its writing process).
+it peaks at about 31 MB, docs/benchmarks.md). The recordings are written first: 60 s in MCAP
+(rosbag2's default storage since Iron, what ``ros2 bag record`` writes on Jazzy and Kilted)
+and in sqlite3, and 10 s in sqlite3 (quick: 20 s and 5 s), the two lengths showing whether
+memory grows with the bag. Each is repaired ``RUNS`` times (quick: once), the page cache
+flushed before each run, and the median quoted with the range. Then the parts in this
+process, on the shorter bag: rosbags reading the bag alone, the node's pipeline alone on the
+JointStates in memory (the short way, as the repair calls it), and writing the TFMessages
+alone (``BagOutput``: rosbags' writer in its writing process).
 """
 
 from __future__ import annotations
@@ -157,74 +159,96 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
     return {"read": read_s, "pipeline": pipeline_s, "write": write_s, "count": float(len(states))}
 
 
+#: Timed runs of each recording (quick: one), their median quoted with their range.
+RUNS = 3
+
+
+def timed_runs(source: Path, output: Path, runs: int) -> list[tuple[float, float]]:
+    """``runs`` repairs of ``source`` (wall s, peak RSS MB), each into a fresh ``output``,
+    after the page cache's dirty pages are written out (``os.sync``: a run pays for its own
+    writing, not for the recording's or the run's before)."""
+    import shutil
+
+    results = []
+    for _ in range(runs):
+        shutil.rmtree(output, ignore_errors=True)
+        os.sync()
+        results.append(timed_repair(source, output))
+    shutil.rmtree(output, ignore_errors=True)
+    return results
+
+
 def run_bag(quick: bool) -> tuple[list[Table], dict[str, Any]]:
-    """The section: end to end at two lengths, then the parts."""
-    lengths = QUICK_LENGTHS_S if quick else LENGTHS_S
+    """The section: the recordings written first, then each repaired end to end (MCAP, the
+    storage `ros2 bag record` writes since Iron, then sqlite3 at two lengths), then the
+    parts."""
+    short_s, long_s = QUICK_LENGTHS_S if quick else LENGTHS_S
+    runs = 1 if quick else RUNS
     rows: list[list[str]] = []
-    record: dict[str, Any] = {"rate_hz": RATE_HZ, "runs": []}
+    record: dict[str, Any] = {"rate_hz": RATE_HZ, "timed_runs": runs, "runs": []}
     with tempfile.TemporaryDirectory(prefix="bench-bag-") as folder:
         workdir = Path(folder)
-        for seconds in lengths:
-            source = workdir / f"humanoid_{seconds:g}s"
-            count = write_recording(source, seconds)
-            wall_s, rss_mb = timed_repair(source, workdir / f"repaired_{seconds:g}s")
-            rate = count / wall_s
+        recordings = [
+            (f"{long_s:g} s, MCAP", long_s, "mcap"),
+            (f"{long_s:g} s, sqlite3", long_s, "sqlite3"),
+            (f"{short_s:g} s, sqlite3", short_s, "sqlite3"),
+        ]
+        counts = {
+            label: write_recording(workdir / f"in_{index}", seconds, storage)
+            for index, (label, seconds, storage) in enumerate(recordings)
+        }
+        for index, (label, seconds, storage) in enumerate(recordings):
+            results = timed_runs(workdir / f"in_{index}", workdir / "out", runs)
+            walls = sorted(wall for wall, _ in results)
+            wall_s = float(np.median(walls))
+            count = counts[label]
+            rss_mb = max(rss for _, rss in results)
             rows.append(
-                [f"{seconds:g} s", f"{count:,}", f"{wall_s:.1f}", f"{rate:,.0f}", f"{rss_mb:.0f}"]
+                [
+                    label,
+                    f"{count:,}",
+                    f"{wall_s:.2f} ({walls[0]:.2f}-{walls[-1]:.2f})",
+                    f"{count / wall_s:,.0f} ({count / walls[-1]:,.0f}-{count / walls[0]:,.0f})",
+                    f"{rss_mb:.0f}",
+                ]
             )
             record["runs"].append(
-                {
-                    "seconds": seconds,
-                    "joint_states": count,
-                    "wall_s": wall_s,
-                    "rate": rate,
-                    "rss_mb": rss_mb,
-                }
-            )
-        source = workdir / "humanoid_mcap"
-        count = write_recording(source, lengths[1], "mcap")
-        wall_s, rss_mb = timed_repair(source, workdir / "repaired_mcap")
-        rate = count / wall_s
-        rows.append(
-            [
-                f"{lengths[1]:g} s, MCAP",
-                f"{count:,}",
-                f"{wall_s:.1f}",
-                f"{rate:,.0f}",
-                f"{rss_mb:.0f}",
-            ]
-        )
-        record["runs"].append(
-            {"seconds": lengths[1], "storage": "mcap", "joint_states": count, "wall_s": wall_s,
-             "rate": rate, "rss_mb": rss_mb}
-        )  # fmt: skip
-        split = parts(workdir / f"humanoid_{lengths[0]:g}s", workdir)
+                {"seconds": seconds, "storage": storage, "joint_states": count, "walls_s": walls,
+                 "wall_s": wall_s, "rate": count / wall_s, "rss_mb": rss_mb}
+            )  # fmt: skip
+        split = parts(workdir / "in_2", workdir)
     record["parts"] = split
-    count = split["count"]
+    parts_count = split["count"]
     part_rows = [
         [
             name,
             f"{split[name]:.2f}",
-            f"{1e6 * split[name] / count:.1f}",
-            f"{count / split[name]:,.0f}",
+            f"{1e6 * split[name] / parts_count:.1f}",
+            f"{parts_count / split[name]:,.0f}",
         ]
         for name in ("read", "pipeline", "write")
     ]
     spec = MODELS["humanoid"]
     end_to_end = Table(
         f"bag repair: the humanoid at {RATE_HZ:g} Hz, end to end",
-        ["recording", "JointStates", "wall s", "JointStates/s", "peak RSS MB"],
+        [
+            "recording (storage in and out)",
+            "JointStates",
+            "wall s: median (range)",
+            "JointStates/s: median (range)",
+            "peak RSS MB",
+        ],
         rows,
         [
-            f"{len(spec.independent_joints)} joints per JointState; sqlite3 in and out (MCAP in "
-            "and out on its row); one "
-            "child process per run (start-up and imports included), peak RSS from wait4 (the "
-            "repair's process; its writing process peaks at about 31 MB)",
+            f"{len(spec.independent_joints)} joints per JointState; {runs} run(s) of each, one "
+            "child process per run (start-up and imports included), the page cache's dirty "
+            "pages written out before each (os.sync); peak RSS from wait4 (the repair's "
+            "process; its writing process peaks at about 31 MB)",
             "target: >= 20,000 JointStates/s, memory flat in the bag's length",
         ],
     )
     where = Table(
-        f"bag repair: where the time goes ({lengths[0]:g} s recording, each part alone)",
+        f"bag repair: where the time goes ({short_s:g} s recording, each part alone)",
         ["part", "s", "us per JointState", "JointStates/s"],
         part_rows,
         [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rosbags.rosbag2 import Reader
 
-from bench.bag import RATE_HZ, parts, timed_repair, write_recording
+from bench.bag import RATE_HZ, parts, timed_repair, timed_runs, write_recording
 
 
 def test_the_bag_section_repairs_its_recording(tmp_path: Path) -> None:
@@ -22,3 +22,11 @@ def test_the_bag_section_repairs_its_recording(tmp_path: Path) -> None:
     assert counts["/tf"] == counts["/joint_states"] == count
     split = parts(tmp_path / "in", tmp_path)
     assert split["count"] == count and all(split[k] > 0 for k in ("read", "pipeline", "write"))
+
+
+def test_each_timed_run_writes_a_fresh_output(tmp_path: Path) -> None:
+    write_recording(tmp_path / "in", 0.02, "mcap")
+    (tmp_path / "out").mkdir()  # a run never fails on the one before's output
+    results = timed_runs(tmp_path / "in", tmp_path / "out", 2)
+    assert len(results) == 2 and all(wall > 0 and rss > 0 for wall, rss in results)
+    assert not (tmp_path / "out").exists()  # removed after the last run
