@@ -47,6 +47,20 @@ def test_what_is_written_comes_out_in_order_byte_for_byte(tmp_path: Path, storag
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
+def test_a_connection_without_a_definition_gets_rosbags_own(tmp_path: Path) -> None:
+    from joint_tf_publisher.cli.bag.types import typestore
+
+    out = BagOutput(tmp_path / "out", "mcap", force=False)
+    out.connection("/tf", "tf2_msgs/msg/TFMessage", None, "", [tf_qos()])
+    out.finish()
+    store = typestore()
+    with Reader(tmp_path / "out") as reader:
+        (connection,) = reader.connections
+    definition, _ = store.generate_msgdef("tf2_msgs/msg/TFMessage", ros_version=2)
+    assert connection.msgdef.data == definition and "geometry_msgs/TransformStamped" in definition
+    assert connection.digest == store.hash_rihs01("tf2_msgs/msg/TFMessage")
+
+
 def test_a_failed_write_is_a_bag_error_at_finish(tmp_path: Path) -> None:
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
     topic = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [])
