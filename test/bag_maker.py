@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rosbags.interfaces import Qos
-from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from joint_tf_publisher import Robot
@@ -77,11 +77,19 @@ class Topic:
 
 
 def write_bag(
-    path: Path, storage: str, topics: Sequence[Topic], messages: Iterable[tuple[str, int, bytes]]
+    path: Path,
+    storage: str,
+    topics: Sequence[Topic],
+    messages: Iterable[tuple[str, int, bytes]],
+    compression: str = "",
 ) -> Path:
-    """A bag at ``path`` of ``messages`` (topic name, log time ns, bytes) on ``topics``."""
+    """A bag at ``path`` of ``messages`` (topic name, log time ns, bytes) on ``topics``;
+    ``compression``: rosbag2's ``file`` or ``message`` (zstd), "" for none."""
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-    with Writer(path, version=9, storage_plugin=plugin) as writer:
+    writer = Writer(path, version=9, storage_plugin=plugin)
+    if compression:
+        writer.set_compression(CompressionMode[compression.upper()], CompressionFormat.ZSTD)
+    with writer:
         connections = {
             topic.name: writer.add_connection(
                 topic.name, topic.msgtype, typestore=STORE, offered_qos_profiles=topic.qos
@@ -130,6 +138,7 @@ def recording(
     description: bool = True,
     extra_topics: Sequence[Topic] = (),
     extra: Iterable[tuple[str, int, bytes]] = (),
+    compression: str = "",
 ) -> tuple[Path, list[tuple[int, dict[str, float]]]]:
     """A recording of ``robot_file``'s joint states (and its description on
     /robot_description at the first log time, latched); the states written."""
@@ -142,7 +151,7 @@ def recording(
         messages.append(("/robot_description", T0_NS, string(robot_file.read_text())))
     messages += list(extra)
     messages.sort(key=lambda item: item[1])
-    return write_bag(path, storage, topics, messages), states
+    return write_bag(path, storage, topics, messages, compression), states
 
 
 __all__ = ["tf_qos", "tf_static_qos"]

@@ -153,6 +153,21 @@ def test_every_link_of_the_repaired_bag_is_the_packages_fk(tmp_path: Path, stora
     assert sorted(path.name for path in tmp_path.iterdir()) == ["in", "out"]
 
 
+@pytest.mark.parametrize("storage", STORAGES)
+@pytest.mark.parametrize("compression", ["file", "message"])
+def test_a_compressed_bag_is_repaired_into_one_compressed_alike(
+    tmp_path: Path, storage: str, compression: str
+) -> None:
+    bag, states = recording(tmp_path / "in", ARM, storage, compression=compression)
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
+    with Reader(out) as reader:
+        assert (reader.compression_mode, reader.compression_format) == (compression, "zstd")
+    suffix = ".mcap" if storage == "mcap" else ".db3"  # a file compressed whole: .mcap.zstd
+    assert [p.suffixes[0] for p in out.iterdir() if p.name != "metadata.yaml"] == [suffix]
+
+
 def test_the_storage_can_change_and_the_input_is_a_bare_file(tmp_path: Path) -> None:
     bag, states = recording(tmp_path / "in", ARM, "sqlite3")
     assert repair(str(bag / "metadata.yaml"), "-o", str(tmp_path / "by_metadata")) == 0

@@ -509,7 +509,7 @@ class Repair:
                 "another name goes in --params source_list"
             )
         storage = options.storage or bag.storage
-        self.out = BagOutput(options.output, storage, options.force, self.writer)
+        self.out = BagOutput(options.output, storage, options.force, self.writer, bag.compression)
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()

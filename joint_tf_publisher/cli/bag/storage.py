@@ -58,9 +58,19 @@ def rosbags_installed() -> None:
 
 
 def storage_of(path: Path) -> str:
-    """``sqlite3`` or ``mcap``: the storage of the bag at ``path`` (its files' suffix)."""
+    """``sqlite3`` or ``mcap``: the storage of the bag at ``path`` (its files' suffixes: a
+    file rosbag2 compressed whole is ``NAME.mcap.zstd``)."""
     files = [path] if path.is_file() else sorted(path.iterdir())
-    return "mcap" if any(file.suffix == ".mcap" for file in files) else "sqlite3"
+    return "mcap" if any(".mcap" in file.suffixes for file in files) else "sqlite3"
+
+
+@dataclass(frozen=True)
+class Compression:
+    """A rosbag2 bag's compression, as its metadata.yaml names it: ``mode`` ``file`` (each
+    file compressed whole) or ``message`` (each message), ``format`` ``zstd``."""
+
+    mode: str
+    format: str
 
 
 @dataclass
@@ -70,6 +80,12 @@ class InputBag:
     reader: Reader
     path: Path
     storage: str
+
+    @property
+    def compression(self) -> Compression | None:
+        """The bag's compression (None: none, or the storage's own, as MCAP's chunks)."""
+        mode, fmt = self.reader.compression_mode, self.reader.compression_format
+        return Compression(mode, fmt) if mode and fmt else None
 
     @property
     def connections(self) -> list[Connection]:
@@ -195,9 +211,11 @@ class BagOutput:
         storage: str,
         force: bool,
         process: subprocess.Popen[bytes] | None = None,
+        compression: Compression | None = None,
     ) -> None:
         """``process``: a writing process ``start_writer`` started (so its start-up overlaps
-        the caller's), which this output then owns; None: one is started here."""
+        the caller's), which this output then owns; None: one is started here.
+        ``compression``: the output's (rosbags' ``set_compression``), None for none."""
         rosbags_installed()
         if path.exists() and not force:
             if process is not None:
@@ -220,7 +238,8 @@ class BagOutput:
             stop_writer(self.process)
             raise BagError(f"{path}: cannot write the bag: {exc}") from None
         try:
-            self._call("open", str(self.partial / path.name), storage)
+            wanted = None if compression is None else (compression.mode, compression.format)
+            self._call("open", str(self.partial / path.name), storage, wanted)
         except BagError:
             self.abort()
             raise

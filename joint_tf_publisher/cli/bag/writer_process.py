@@ -12,10 +12,10 @@ a little-endian uint64 length, then that many bytes:
 - ``B`` (a batch of messages, no answer): a little-endian uint32 count, then per message
   its output connection's number (uint32), log time (int64, ns) and length (uint32), then
   the messages' bytes one after the other;
-- ``C`` (a call, answered): a pickled tuple ``(name, arguments)``: ``open`` (path, storage),
-  ``connection`` (rosbags' ``add_connection`` arguments; answer: the connection's number),
-  ``close`` (answer: None, the bag complete), ``abort`` (the bag closed as it is, the
-  child ends);
+- ``C`` (a call, answered): a pickled tuple ``(name, arguments)``: ``open`` (path, storage,
+  compression), ``connection`` (rosbags' ``add_connection`` arguments; answer: the
+  connection's number), ``close`` (answer: None, the bag complete), ``abort`` (the bag
+  closed as it is, the child ends);
 - the answer: ``O`` and the pickled result, or ``E`` and the failure's text (a failure
   while writing a batch is answered at the next call; batches after it are dropped).
 
@@ -93,12 +93,18 @@ class WriterServer:
         self.connections: dict[int, Connection] = {}
         self.failure: str | None = None
 
-    def open(self, path: str, storage: str) -> None:
-        from rosbags.rosbag2 import StoragePlugin, Writer
+    def open(self, path: str, storage: str, compression: tuple[str, str] | None) -> None:
+        """rosbags' ``Writer`` at ``path``; ``compression``: (mode, format) as metadata.yaml
+        names them (``message``, ``zstd``), None for none."""
+        from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-        self.writer = Writer(Path(path), version=Writer.VERSION_LATEST, storage_plugin=plugin)
-        self.writer.open()
+        writer = Writer(Path(path), version=Writer.VERSION_LATEST, storage_plugin=plugin)
+        if compression is not None:
+            mode, fmt = compression
+            writer.set_compression(CompressionMode[mode.upper()], CompressionFormat[fmt.upper()])
+        writer.open()
+        self.writer = writer
 
     def connection(self, topic: str, msgtype: str, keywords: dict[str, Any]) -> int:
         """rosbags' ``add_connection``; its own definition of ``msgtype`` where ``keywords``
