@@ -19,13 +19,13 @@ decides is here, driven by tests without DDS:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from ..health.model import Level
+from .names import absolute_namespace
 from .parameters import ParameterRejected
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
@@ -42,21 +42,19 @@ CHECK_PERIOD_S = 1.0
 #: The task part of the fleet's status name (diagnostic_updater's "node: task").
 FLEET_TASK = "robots"
 
-_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
-
 
 def robot_namespace(text: str) -> str:
     """``text`` (``robot1``, ``/robot1``, ``/site/robot1/``) as an absolute namespace
-    (``/robot1``); ParameterRejected naming it unless each of its tokens is a ROS name
-    (a letter or ``_`` first, then letters, digits, ``_``) and it is not the root."""
-    name = text.strip().strip("/")
-    if not _NAMESPACE.fullmatch(name):
+    (``/robot1``); ParameterRejected naming it unless it is one (``names``) other than the
+    root."""
+    namespace = absolute_namespace(text)
+    if namespace is None:
         msg = (
             f"{ROBOTS}: {text!r} is no robot namespace (tokens of letters, digits and _, "
             "not starting with a digit, separated by /; not the root namespace)"
         )
         raise ParameterRejected(msg)
-    return "/" + name
+    return namespace
 
 
 def wanted_robots(values: object) -> tuple[str, ...]:

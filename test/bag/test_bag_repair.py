@@ -80,12 +80,16 @@ def repair(*args: str) -> int:
 
 
 def check_every_link(
-    out: Path, robot: Robot, states: list[tuple[int, dict[str, float]]], prefix: str = ""
+    out: Path,
+    robot: Robot,
+    states: list[tuple[int, dict[str, float]]],
+    prefix: str = "",
+    tf_topics: tuple[str, str] = ("/tf", "/tf_static"),
 ) -> int:
-    """Replay ``out``'s /tf_static and /tf in log-time order; once every message of a
-    JointState's log time is in, every link of ``robot`` (frames with ``prefix``) composed
-    from them equals its FK, and every /tf transform then is stamped with that JointState's
-    stamp. Returns the states checked."""
+    """Replay ``out``'s /tf_static and /tf (``tf_topics``: tf, tf_static) in log-time order;
+    once every message of a JointState's log time is in, every link of ``robot`` (frames with
+    ``prefix``) composed from them equals its FK, and every /tf transform then is stamped
+    with that JointState's stamp. Returns the states checked."""
     _, recorded = read_bag(out)
     by_time = dict(states)
     edges: dict[str, tuple[str, np.ndarray]] = {}
@@ -100,7 +104,7 @@ def check_every_link(
 
     pending: int | None = None  # the log time of the last /tf message, a JointState's
     for topic, time_ns, data in recorded:
-        if topic not in ("/tf", "/tf_static"):
+        if topic not in tf_topics:
             continue
         if pending is not None and time_ns != pending:
             check(pending)
@@ -108,7 +112,7 @@ def check_every_link(
         transforms = messages.tf_transforms(data)
         for t in transforms:
             edges[t.child_frame_id] = (t.header.frame_id, pose(t))
-        if topic == "/tf" and time_ns in by_time:
+        if topic == tf_topics[0] and time_ns in by_time:
             stamps = {t.header.stamp.sec * 10**9 + t.header.stamp.nanosec for t in transforms}
             assert stamps == {time_ns}  # the JointState's stamp, as the node stamps
             pending = time_ns
@@ -892,3 +896,100 @@ def test_the_global_tree_goes_out_too(tmp_path: Path) -> None:
     robot = Robot.load(ARM)
     assert check_every_link(out, robot, states) == len(states)
     assert check_every_link(out, robot, states, prefix="fleet/arm1/") == len(states)
+
+
+def namespaced_recording(
+    path: Path, robot_tf_in_namespace: bool, wrist_topic: bool = True
+) -> tuple[Path, list[tuple[int, dict[str, float]]]]:
+    """The arm run in namespace robot1: its joint states on /robot1/joint_states and (the
+    wrist's, with ``wrist_topic``) /robot1/arm_states (a relative source_list topic), its
+    description on
+    /robot1/robot_description, a static frame of it recorded volatile on /robot1/tf_static
+    (Nav2's layout, ``robot_tf_in_namespace``) or /tf_static; another robot's frame on the
+    global /tf."""
+    robot = Robot.load(ARM)
+    states = sweep(robot, 20, 100.0)
+    wrist = {"wrist_1_joint", "wrist_2_joint", "wrist_3_joint"} if wrist_topic else set()
+    tf_static = "/robot1/tf_static" if robot_tf_in_namespace else "/tf_static"
+    a_link = next(iter(robot.joints.values())).child  # the robot's: replaced
+    old_static = tf_message([transform(T0_NS, "old_parent", a_link, [0.0, 0.0, 0.0])])
+    messages_in = [
+        ("/robot1/robot_description", T0_NS, string(ARM.read_text())),
+        (tf_static, T0_NS, old_static),
+    ]
+    for t, cfg in states:
+        arm = {k: v for k, v in cfg.items() if k not in wrist}
+        hand = {k: v for k, v in cfg.items() if k in wrist}
+        messages_in += [
+            ("/robot1/joint_states", t, joint_state(t, list(arm), list(arm.values()))),
+            ("/tf", t, tf_message([transform(t, "map", "robot2/base", [1.0, 2.0, 0.0])])),
+        ]
+        if hand:
+            messages_in.append(
+                ("/robot1/arm_states", t, joint_state(t, list(hand), list(hand.values())))
+            )
+    topics = [
+        Topic("/robot1/joint_states", "sensor_msgs/msg/JointState"),
+        Topic("/robot1/arm_states", "sensor_msgs/msg/JointState"),
+        Topic("/robot1/robot_description", STRING, [tf_static_qos()]),
+        Topic(tf_static, TF_MESSAGE),
+        Topic("/tf", TF_MESSAGE, [tf_qos()]),
+    ]
+    messages_in.sort(key=lambda m: m[1])
+    return write_bag(path, "mcap", topics, messages_in), states
+
+
+@pytest.mark.parametrize("robot_tf_in_namespace", [True, False])
+def test_a_robot_recorded_in_a_namespace(tmp_path: Path, robot_tf_in_namespace: bool) -> None:
+    """--namespace: the robot's joint states, description and relative source_list topics
+    under it; its TF where the recording has it (Nav2's /robot1/tf, else the global /tf);
+    the other robot's global /tf kept as it was."""
+    bag, states = namespaced_recording(tmp_path / "in", robot_tf_in_namespace)
+    params = tmp_path / "params.yaml"
+    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    assert repair(str(bag), "-o", str(tmp_path / "root")) == 1  # no joint states in the root
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--namespace", "robot1", "--params", str(params)) == 0
+    names = ("/robot1/tf", "/robot1/tf_static") if robot_tf_in_namespace else ("/tf", "/tf_static")
+    assert check_every_link(out, Robot.load(ARM), states, tf_topics=names) == len(states)
+    connections, recorded = read_bag(out)
+    (static_qos,) = connections[names[1]].ext.offered_qos_profiles
+    assert static_qos.durability is QosDurability.TRANSIENT_LOCAL
+    statics = [
+        t for topic, _, d in recorded if topic == names[1] for t in messages.tf_transforms(d)
+    ]
+    assert statics and all(t.header.frame_id != "old_parent" for t in statics)  # replaced
+    others = [d for topic, _, d in recorded if topic == "/tf" and b"robot2/base" in d]
+    assert len(others) == len(states)  # the other robot's frames, kept as they were
+
+
+def test_a_namespace_that_is_not_one_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        repair(str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--namespace", "1robot")
+    assert exited.value.code == 2
+    assert "--namespace: '1robot' is no namespace" in capsys.readouterr().err
+
+
+def test_the_doctor_reads_a_namespaced_recording_and_its_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """doctor --bag --namespace: the robot's topics under it; the recorded volatile
+    /robot1/tf_static found, its fix the repair with --namespace, the repair healthy."""
+    import json
+
+    bag, _ = namespaced_recording(tmp_path / "in", robot_tf_in_namespace=True, wrist_topic=False)
+    code = main(["doctor", "--bag", str(bag), "--namespace", "robot1", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (latched,) = [f for f in document["findings"] if f["kind"] == "tf_static_not_latched"]
+    assert "--namespace /robot1" in latched["fix"]
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--namespace", "robot1") == 0
+    assert "1 recorded robot transform(s) replaced" in capsys.readouterr().out
+    assert main(["doctor", "--bag", str(out), "--namespace", "/robot1/", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["healthy"] is True
+    with pytest.raises(SystemExit) as exited:  # a live node's namespace comes with --node
+        main(["doctor", "--namespace", "robot1"])
+    assert exited.value.code == 2

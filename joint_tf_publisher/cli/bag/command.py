@@ -18,6 +18,7 @@ from ...node_core.parameters import ParameterRejected, parse_description_args
 from ..arguments import UsageError
 from .repair import RepairOptions, run_repair
 from .storage import STORAGES, BagError
+from .topics import robot_topics
 
 
 def cmd_bag_repair(args: argparse.Namespace) -> int:
@@ -40,6 +41,7 @@ def cmd_bag_repair(args: argparse.Namespace) -> int:
         description_args=description_args,
         params=None if args.params is None else Path(args.params),
         static_republish_period=args.static_republish_period,
+        namespace=checked_namespace(args.namespace),
     )
     try:
         summary = run_repair(options)
@@ -103,4 +105,26 @@ def add_bag_parser(commands: Any) -> None:
         help="write the static set again every S seconds of log time, so playback from the "
         "middle (--start-offset) and split files find it (over --params)",
     )
+    add_namespace_option(repair)
     repair.set_defaults(func=cmd_bag_repair)
+
+
+def add_namespace_option(parser: argparse.ArgumentParser) -> None:
+    """``--namespace NS``, for the repair and ``doctor --bag``."""
+    parser.add_argument(
+        "--namespace",
+        default="",
+        metavar="NS",
+        help="the namespace the robot's node ran in: its joint_states, robot_description and "
+        "relative source_list topics under NS; its tf under NS where the recording has NS/tf "
+        "or NS/tf_static (Nav2's multi-robot layout), else /tf (default: the root)",
+    )
+
+
+def checked_namespace(text: str) -> str:
+    """``--namespace`` as given, or a UsageError saying why it is no namespace."""
+    try:
+        robot_topics(text)
+    except ValueError as exc:
+        raise UsageError(f"--namespace: {exc}") from None
+    return text

@@ -22,9 +22,11 @@ What the output holds:
 - every other topic byte for byte with its type, definition and QoS; with ``--description``
   the ``/robot_description`` topic carries that description (once, at the start, latched).
 
-The input is read twice: once for ``/robot_description`` and ``/tf_static`` only (the
-description and the other publishers' statics from the start), once in full. Nothing but
-the current message is held: memory does not grow with the bag.
+Topic names here are the root namespace's; for a node that ran in a namespace
+(``--namespace``) they resolve as ``topics`` says. The input is read twice: once for
+``/robot_description`` and ``/tf_static`` only (the description and the other publishers'
+statics from the start), once in full. Nothing but the current message is held: memory does
+not grow with the bag.
 """
 
 from __future__ import annotations
@@ -67,17 +69,11 @@ from .storage import (
     tf_qos,
     tf_static_qos,
 )
+from .topics import RobotTopics, robot_topics
 
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection
 
-#: The topics the repair reads and writes (the node's names, unremapped, in the root
-#: namespace).
-JOINT_STATES_TOPIC = "/joint_states"
-MULTI_DOF_TOPIC = "/multi_dof_joint_states"
-TF_TOPIC = "/tf"
-TF_STATIC_TOPIC = "/tf_static"
-DESCRIPTION_TOPIC = "/robot_description"
 #: Seconds between two progress lines on a terminal.
 PROGRESS_PERIOD_S = 0.5
 
@@ -86,7 +82,8 @@ PROGRESS_PERIOD_S = 0.5
 class RepairOptions:
     """What ``bag repair`` was asked: input and output bags, the output's storage (None: the
     input's), the description file that wins over the bag's (with its xacro arguments), the
-    node's parameters file, a ``static_republish_period`` over the file's."""
+    node's parameters file, a ``static_republish_period`` over the file's, the namespace
+    the node ran in ("": the root; ``topics``)."""
 
     source: Path
     output: Path
@@ -96,6 +93,7 @@ class RepairOptions:
     description_args: tuple[str, ...] = ()
     params: Path | None = None
     static_republish_period: float | None = None
+    namespace: str = ""
 
 
 @dataclass
@@ -231,10 +229,12 @@ def _value(transform: Any) -> tuple[object, ...]:
     return (transform.header.frame_id, t.x, t.y, t.z, q.x, q.y, q.z, q.w)
 
 
-def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], RecordedStatics, int]:
+def first_pass(
+    bag: InputBag, topics: RobotTopics
+) -> tuple[list[tuple[int, str]], RecordedStatics, int]:
     """The bag's descriptions (log time, text; consecutive repeats left out), its recorded
     ``/tf_static`` transforms, and how many of those messages did not decode."""
-    wanted = [c for c in bag.connections if c.topic in (DESCRIPTION_TOPIC, TF_STATIC_TOPIC)]
+    wanted = [c for c in bag.connections if c.topic in (topics.robot_description, topics.tf_static)]
     descriptions: list[tuple[int, str]] = []
     statics = RecordedStatics()
     broken = 0
@@ -242,7 +242,7 @@ def first_pass(bag: InputBag) -> tuple[list[tuple[int, str]], RecordedStatics, i
         return descriptions, statics, broken
     for connection, time_ns, data in bag.messages(wanted):
         try:
-            if connection.topic == DESCRIPTION_TOPIC:
+            if connection.topic == topics.robot_description:
                 text = messages.string_value(data)
                 if not descriptions or descriptions[-1][1] != text:
                     descriptions.append((time_ns, text))
@@ -278,6 +278,8 @@ class Repair:
         #: The output's connection numbers (``BagOutput.connection``).
         self.tf: int | None = None
         self.tf_static: int | None = None
+        #: The robot's topics in the bag (``run`` looks at the bag's topics first).
+        self.topics = robot_topics(options.namespace)
 
     def _clock_ns(self) -> int:
         """The node clock offline: the log time of the message being handled."""
@@ -287,9 +289,9 @@ class Repair:
 
     def _joint_state_topics(self) -> dict[str, int]:
         """The JointState topics the node would read, by source number (``joint_sources``)."""
-        topics = {JOINT_STATES_TOPIC: JOINT_STATES_SOURCE}
+        topics = {self.topics.joint_states: JOINT_STATES_SOURCE}
         for number, topic in enumerate(self.settings.source_list, FIRST_LISTED_SOURCE):
-            topics["/" + topic.lstrip("/")] = number
+            topics[self.topics.resolved(topic)] = number
         return topics
 
     def _load(self, loader: Loader, where: str) -> LoadedModel:
@@ -441,11 +443,12 @@ class Repair:
         options = self.options
         if options.output.resolve() == options.source.resolve():
             raise BagError(f"{options.output}: the output is the input; give another output")
+        self.topics = robot_topics(options.namespace, {c.topic for c in bag.connections})
         topics = self._joint_state_topics()
-        self.pipeline.number_sources(
-            {t.lstrip("/"): n for t, n in topics.items() if n >= FIRST_LISTED_SOURCE}
+        self.pipeline.number_sources(  # by the names given, as the node numbers them
+            {name: n for n, name in enumerate(self.settings.source_list, FIRST_LISTED_SOURCE)}
         )
-        descriptions, recorded_statics, broken = first_pass(bag)
+        descriptions, recorded_statics, broken = first_pass(bag, self.topics)
         if broken:
             self.logger.warning(
                 f"{broken} recorded /robot_description or /tf_static message(s) do not decode: "
@@ -463,17 +466,18 @@ class Repair:
             if index == 0:
                 first_loaded = model, settings
             self.robot_frames |= robot_frames(model, settings)
-        has_states = any(c.topic in topics or c.topic == MULTI_DOF_TOPIC for c in bag.connections)
+        multi_dof = self.topics.multi_dof_joint_states
+        has_states = any(c.topic in topics or c.topic == multi_dof for c in bag.connections)
         if given is None and not descriptions:
             if not has_states:
                 raise BagError(
-                    f"{options.source}: no {JOINT_STATES_TOPIC} and no description: nothing to "
-                    "compute the robot's TF from (give --description FILE; the bag needs its "
-                    "joint states)"
+                    f"{options.source}: no {self.topics.joint_states} and no description: "
+                    "nothing to compute the robot's TF from (give --description FILE; the bag "
+                    "needs its joint states)"
                 )
             raise BagError(
-                f"{options.source}: no {DESCRIPTION_TOPIC} in the bag: give the robot's "
-                "description with --description FILE"
+                f"{options.source}: no {self.topics.robot_description} in the bag: give the "
+                "robot's description with --description FILE"
             )
         messages_iter = bag.messages()
         first = next(messages_iter, None)
@@ -483,7 +487,7 @@ class Repair:
             self._install(self._load(loader, where))
         else:
             start_ns, text = descriptions[0]
-            where = f"{DESCRIPTION_TOPIC} at {start_ns / NS_PER_S:.3f} s"
+            where = f"{self.topics.robot_description} at {start_ns / NS_PER_S:.3f} s"
             if first_loaded is not None:  # loaded above with these settings: not again
                 model, self.settings = first_loaded
             else:  # refused above: said here, with its file and line
@@ -501,7 +505,7 @@ class Repair:
         )
         installed = self.pipeline.model
         if not has_states and installed is not None and installed.kin.moving_joints:
-            names = ", ".join(sorted({JOINT_STATES_TOPIC, MULTI_DOF_TOPIC, *topics}))
+            names = ", ".join(sorted({multi_dof, *topics}))
             raise BagError(
                 f"{options.source}: no joint states ({names}): robot "
                 f"{installed.robot.name!r} has moving joints whose frames cannot be rebuilt (its "
@@ -528,10 +532,13 @@ class Repair:
         assert self.out is not None
         out = self.out
         # rosbags' own definitions (None), from the store the writing process has loaded
-        self.tf = out.connection(TF_TOPIC, TF_MESSAGE, None, "", [tf_qos()])
-        self.tf_static = out.connection(TF_STATIC_TOPIC, TF_MESSAGE, None, "", [tf_static_qos()])
+        names = self.topics
+        self.tf = out.connection(names.tf, TF_MESSAGE, None, "", [tf_qos()])
+        self.tf_static = out.connection(names.tf_static, TF_MESSAGE, None, "", [tf_static_qos()])
         if description_given and self.pipeline.model is not None:
-            description = out.connection(DESCRIPTION_TOPIC, STRING, None, "", [tf_static_qos()])
+            description = out.connection(
+                names.robot_description, STRING, None, "", [tf_static_qos()]
+            )
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
         self._write_statics(self.now_ns)
         period_ns = round(self.settings.static_republish_period * NS_PER_S)
@@ -555,18 +562,18 @@ class Repair:
                 next_default_ns = time_ns + default_ns
             topic = connection.topic
             source = topics.get(topic)
-            if topic == TF_TOPIC:
+            if topic == names.tf:
                 self._recorded_tf(connection, data)
-            elif topic == TF_STATIC_TOPIC:
+            elif topic == names.tf_static:
                 continue  # replaced: the complete set is written above
-            elif topic == DESCRIPTION_TOPIC and description_given:
+            elif topic == names.robot_description and description_given:
                 continue  # the description given replaces the recorded one
             else:
                 if source is not None:
                     self._joint_state(data, source)
-                elif topic == MULTI_DOF_TOPIC:
+                elif topic == names.multi_dof_joint_states:
                     self._multi_dof_joint_state(data)
-                elif topic == DESCRIPTION_TOPIC:
+                elif topic == names.robot_description:
                     self._description(data)
                 copy = copies.get(connection.id)
                 if copy is None:

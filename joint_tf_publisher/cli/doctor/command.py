@@ -17,6 +17,7 @@ from ...errors import ModelError
 from ...model.elements import RobotModel
 from ...robot import Robot
 from ..arguments import UsageError, load_model
+from ..bag.command import add_namespace_option, checked_namespace
 from .analysis import DEFAULT_LAG_S, diagnose
 from .observation import DiagnosticRecord, HeardTransform, Observation, is_healthy
 from .report import json_report, text_report
@@ -112,6 +113,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         args.model = args.description
     if args.bag is not None:
         return cmd_doctor_bag(args)
+    if args.namespace:
+        raise UsageError("--namespace is for --bag (a live node's namespace comes with --node)")
     if args.seconds <= 0.0 or args.lag <= 0.0:
         raise UsageError("--seconds and --lag must be positive")
     try:
@@ -150,6 +153,7 @@ def cmd_doctor_bag(args: argparse.Namespace) -> int:
         "<stdin>" if args.model == "-" else str(args.model or ""),
         args.frame_prefix,
         args.json,
+        checked_namespace(args.namespace),
     )
     sys.stdout.write(report)
     return status
@@ -218,5 +222,6 @@ def add_doctor_parser(commands: Any) -> None:
         metavar="FILE",
         help="the robot's description (as MODEL); with --bag, compared with the recording's",
     )
+    add_namespace_option(doctor)
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.set_defaults(func=cmd_doctor)

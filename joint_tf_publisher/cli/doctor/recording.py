@@ -28,14 +28,8 @@ from ...node_core.parameters import Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
-from ..bag.repair import (
-    DESCRIPTION_TOPIC,
-    JOINT_STATES_TOPIC,
-    MULTI_DOF_TOPIC,
-    TF_STATIC_TOPIC,
-    TF_TOPIC,
-)
 from ..bag.storage import InputBag, is_latched, open_bag
+from ..bag.topics import RobotTopics, robot_topics
 from .analysis import CLOCK_DOMAIN_GAP_NS
 from .observation import (
     Finding,
@@ -72,6 +66,8 @@ class BagScan:
 
     path: Path
     storage: str
+    #: The robot's topics in the bag (``bag.topics``: its namespace's).
+    names: RobotTopics = field(default_factory=lambda: robot_topics(""))
     start_ns: int = 0
     end_ns: int = 0
     messages: int = 0
@@ -105,12 +101,13 @@ class BagScan:
         return (self.end_ns - self.start_ns) / NS_PER_S
 
 
-def scan_bag(bag: InputBag) -> BagScan:
-    """One streaming pass over ``bag``."""
-    scan = BagScan(bag.path, bag.storage)
+def scan_bag(bag: InputBag, namespace: str = "") -> BagScan:
+    """One streaming pass over ``bag``, for the robot whose node ran in ``namespace``."""
+    names = robot_topics(namespace, {c.topic for c in bag.connections})
+    scan = BagScan(bag.path, bag.storage, names)
     for connection in bag.connections:
         scan.topics[connection.topic] = connection.msgtype
-        if connection.topic == TF_STATIC_TOPIC:
+        if connection.topic == names.tf_static:
             scan.tf_static_profiles += list(connection.ext.offered_qos_profiles)  # type: ignore[union-attr]
     reader = JointStateReader()
     for connection, time_ns, data in bag.messages():
@@ -119,15 +116,15 @@ def scan_bag(bag: InputBag) -> BagScan:
         scan.messages += 1
         scan.end_ns = time_ns
         topic = connection.topic
-        if topic == JOINT_STATES_TOPIC:
+        if topic == names.joint_states:
             _joint_state(scan, reader, time_ns, data)
-        elif topic == MULTI_DOF_TOPIC:
+        elif topic == names.multi_dof_joint_states:
             try:
                 scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
             except ValueError:
                 continue
-        elif topic in (TF_TOPIC, TF_STATIC_TOPIC):
-            static = topic == TF_STATIC_TOPIC
+        elif topic in (names.tf, names.tf_static):
+            static = topic == names.tf_static
             if static:
                 since = scan.start_ns if scan.last_static_ns is None else scan.last_static_ns
                 scan.static_stretch_ns = max(scan.static_stretch_ns, time_ns - since)
@@ -146,7 +143,7 @@ def scan_bag(bag: InputBag) -> BagScan:
                 seen[1] = max(seen[1], stamp_ns)
                 if not static:
                     _stamp_against_log_time(scan, stamp_ns, time_ns, topic)
-        elif topic == DESCRIPTION_TOPIC:
+        elif topic == names.robot_description:
             try:
                 text = messages.string_value(data)
             except ValueError:
@@ -180,7 +177,7 @@ def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: by
         scan.jumps_back += 1
     scan.last_stamp_ns = stamp_ns
     if stamp_ns:
-        _stamp_against_log_time(scan, stamp_ns, time_ns, JOINT_STATES_TOPIC)
+        _stamp_against_log_time(scan, stamp_ns, time_ns, scan.names.joint_states)
 
 
 def _stamp_against_log_time(scan: BagScan, stamp_ns: int, time_ns: int, topic: str) -> None:
@@ -204,10 +201,12 @@ class BagContext:
     given: RobotModel | None = None
 
 
-def repair_command(path: Path, description: str | None, period: bool) -> str:
+def repair_command(path: Path, description: str | None, period: bool, namespace: str = "") -> str:
     """The ``bag repair`` command for the bag at ``path`` into ``<name>_repaired`` beside it."""
     output = path.with_name(path.stem + "_repaired")
     words = ["joint-tf-publisher", "bag", "repair", str(path), "-o", str(output)]
+    if namespace:
+        words += ["--namespace", namespace]
     if description is not None:
         words += ["--description", description]
     if period:
@@ -320,12 +319,13 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.ERROR if context.robot is not None else Severity.WARNING,
                 Kind.NO_JOINT_STATES,
-                f"the recording has no {JOINT_STATES_TOPIC} that decode"
+                f"the recording has no {scan.names.joint_states} that decode"
                 + (f" ({scan.undecodable} that do not)" if scan.undecodable else ""),
                 "the joint states were not among the topics recorded, or come under another "
                 "name (a source_list topic)",
-                "record /joint_states; without them the robot's moving frames cannot be "
-                "rebuilt (give the repair a --params with source_list for another topic)",
+                f"record {scan.names.joint_states}; without them the robot's moving frames "
+                "cannot be rebuilt (give the repair a --params with source_list for another "
+                "topic)",
             )
         ]
     robot = context.robot
@@ -345,7 +345,7 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
                 Finding(
                     Severity.ERROR,
                     Kind.JOINTS_NOT_RECORDED,
-                    f"{JOINT_STATES_TOPIC} in the recording: "
+                    f"{scan.names.joint_states} in the recording: "
                     + wording.never_received(names, frames),
                     f"no joint state of the recording names them: joint states usually come "
                     f"from {wording.JOINT_STATE_PUBLISHERS}, and this one was not recorded or "
@@ -363,7 +363,7 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.WARNING,
                 Kind.JOINT_STATE_GAPS,
-                f"{JOINT_STATES_TOPIC} stops {scan.gaps} time(s) for more than {GAP_S:g} s, "
+                f"{scan.names.joint_states} stops {scan.gaps} time(s) for more than {GAP_S:g} s, "
                 f"the longest {scan.longest_gap_ns / NS_PER_S:.2f} s at {at_s:.2f} s into the "
                 "recording: the robot's moving frames are stale there",
                 "the joint-state publisher stalled or the recorder dropped messages (a full "
@@ -380,7 +380,7 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.WARNING,
                 Kind.STAMPS_JUMP_BACK,
-                f"{JOINT_STATES_TOPIC} header stamps go back {scan.jumps_back} time(s), first "
+                f"{scan.names.joint_states} header stamps go back {scan.jumps_back} time(s), first "
                 f"by {scan.first_jump_by_ns / NS_PER_S:.3f} s at {at_s:.2f} s into the recording",
                 "a simulation reset, two joint-state publishers with different clocks, or "
                 "recordings merged; tf2 listeners drop or mix the older transforms",
@@ -423,16 +423,17 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.NOTE,
                 Kind.NO_DESCRIPTION,
-                f"no robot description: the recording has no {DESCRIPTION_TOPIC} and none was "
-                "given, so its frames and joint states were not checked against one",
-                f"{DESCRIPTION_TOPIC} was not recorded",
+                "no robot description: the recording has no "
+                f"{scan.names.robot_description} and none was given, so its frames and joint "
+                "states were not checked against one",
+                f"{scan.names.robot_description} was not recorded",
                 "give the description: doctor --bag IN --description robot.urdf",
             )
         ]
     given = context.given
     if given is None or not scan.descriptions:
         return []
-    recorded = _loaded(scan.descriptions[-1])
+    recorded = _loaded(scan.descriptions[-1], scan.names.robot_description)
     if recorded is not None and _same(recorded, given):
         return []
     changed = _differences(recorded, given) if recorded is not None else ["it does not load"]
@@ -440,8 +441,8 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
         Finding(
             Severity.WARNING,
             Kind.DESCRIPTION_DIFFERS,
-            f"the recording's {DESCRIPTION_TOPIC} differs from {context.description_source}: "
-            + short_list(changed),
+            f"the recording's {scan.names.robot_description} differs from "
+            f"{context.description_source}: " + short_list(changed),
             "the robot was recorded with another (an older) description: its recorded TF "
             "follows that one",
             f"rebuild the recording's TF with the new description: `{context.repair_command}`",
@@ -450,9 +451,9 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     ]
 
 
-def _loaded(text: str) -> RobotModel | None:
+def _loaded(text: str, source: str) -> RobotModel | None:
     try:
-        return Robot.from_xml_string(text, source=DESCRIPTION_TOPIC)
+        return Robot.from_xml_string(text, source=source)
     except ModelError:
         return None
 
@@ -529,20 +530,25 @@ def bag_report(scan: BagScan, context: BagContext, findings: list[Finding], as_j
 
 
 def run_bag_doctor(
-    path: Path, given: Robot | None, given_source: str, frame_prefix: str | None, as_json: bool
+    path: Path,
+    given: Robot | None,
+    given_source: str,
+    frame_prefix: str | None,
+    as_json: bool,
+    namespace: str = "",
 ) -> tuple[int, str]:
     """Read the bag, diagnose, report: (exit status, report). BagError for a bag that
-    cannot be read."""
+    cannot be read; ValueError for a namespace that is not one."""
     bag = open_bag(path)
     try:
-        scan = scan_bag(bag)
+        scan = scan_bag(bag, namespace)
     finally:
         bag.close()
     robot: RobotModel | None = given
     source = given_source
     if robot is None and scan.descriptions:
-        robot = _loaded(scan.descriptions[-1])
-        source = f"the recording's {DESCRIPTION_TOPIC}"
+        robot = _loaded(scan.descriptions[-1], scan.names.robot_description)
+        source = f"the recording's {scan.names.robot_description}"
     long_bag = scan.static_stretch_ns / NS_PER_S > STATIC_STRETCH_S or (
         scan.duration_s > STATIC_STRETCH_S
     )
@@ -553,7 +559,7 @@ def run_bag_doctor(
         robot,
         source if robot is not None else "",
         frame_prefix or "",
-        repair_command(path, description, long_bag),
+        repair_command(path, description, long_bag, scan.names.namespace),
         given,
     )
     findings = diagnose_bag(scan, context)
