@@ -89,6 +89,16 @@ def pytest_configure(config: pytest.Config) -> None:
     logging.getLogger("joint_tf_publisher").propagate = True
 
 
+@pytest.fixture(autouse=True)
+def session_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's DDS domain back after each test. Code a test runs in-process may set
+    another for the process (the bench's sections: ``bench.dds.use_bench_domain``, 100 to
+    199), which every later test and the processes it starts would inherit; above 101 DDS's
+    well-known ports fall among Linux's ephemeral ones (ROS 2's domain ID guide), where any
+    process's outgoing socket may hold one."""
+    monkeypatch.setenv("ROS_DOMAIN_ID", os.environ["ROS_DOMAIN_ID"])
+
+
 #: The launch tests live in test/launch/ (a test module in a folder of this name).
 LAUNCH_TEST_FOLDER = "launch"
 

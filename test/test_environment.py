@@ -281,6 +281,24 @@ def test_conftest_gives_each_session_a_private_localhost_domain() -> None:
     assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
 
 
+#: The session's domain, as the first test below finds it.
+SESSION_DOMAIN: list[str] = []
+
+
+def test_a_domain_a_test_sets_in_process_is_the_tests_only_1() -> None:
+    """The bench's sections set their own domain in the process (``use_bench_domain``); run
+    from a test, that must not outlive the test (the next one checks)."""
+    from bench import dds
+
+    SESSION_DOMAIN.append(os.environ["ROS_DOMAIN_ID"])
+    dds.use_bench_domain()
+    assert 100 <= int(os.environ["ROS_DOMAIN_ID"]) < 200
+
+
+def test_a_domain_a_test_sets_in_process_is_the_tests_only_2() -> None:
+    assert SESSION_DOMAIN and os.environ["ROS_DOMAIN_ID"] == SESSION_DOMAIN[0]
+
+
 def test_a_venv_is_kept_while_current_else_built_anew(tmp_path: Path) -> None:
     """tools/env.py's ensure_venv (every venv of the project): a venv is kept while its marker
     holds the stamp of its inputs and its check passes; else it is removed and built from
