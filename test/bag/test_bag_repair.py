@@ -172,6 +172,24 @@ def test_a_compressed_bag_is_repaired_into_one_compressed_alike(
     assert [p.suffixes[0] for p in out.iterdir() if p.name != "metadata.yaml"] == [suffix]
 
 
+def test_mcap_is_written_with_zstd_chunks_as_rosbag2_writes_it(tmp_path: Path) -> None:
+    """An MCAP output's chunks are zstd-compressed (rosbag2's MCAP default): MCAP's chunk
+    record names its compression (a uint32-prefixed string, the MCAP spec), and the file is
+    far smaller than its messages; a sqlite3 output has no compression."""
+    bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=200)
+    assert repair(str(bag), "-o", str(tmp_path / "db3")) == 0
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--storage", "mcap") == 0
+    assert check_every_link(out, Robot.load(ARM), states) == len(states)
+    with Reader(out) as reader:
+        assert not reader.compression_mode  # the storage's own, not rosbag2's
+        payload = sum(len(data) for _, _, data in reader.messages())
+    data = (out / "out.mcap").read_bytes()
+    assert b"\x04\x00\x00\x00zstd" in data and len(data) < payload / 2
+    with Reader(tmp_path / "db3") as reader:
+        assert not reader.compression_mode
+
+
 def test_the_storage_can_change_and_the_input_is_a_bare_file(tmp_path: Path) -> None:
     bag, states = recording(tmp_path / "in", ARM, "sqlite3")
     assert repair(str(bag / "metadata.yaml"), "-o", str(tmp_path / "by_metadata")) == 0

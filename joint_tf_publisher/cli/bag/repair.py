@@ -64,6 +64,7 @@ from .storage import (
     BagOutput,
     InputBag,
     open_bag,
+    output_compression,
     start_writer,
     stop_writer,
     tf_qos,
@@ -513,7 +514,8 @@ class Repair:
                 "another name goes in --params source_list"
             )
         storage = options.storage or bag.storage
-        self.out = BagOutput(options.output, storage, options.force, self.writer, bag.compression)
+        compression = output_compression(bag.compression, storage)
+        self.out = BagOutput(options.output, storage, options.force, self.writer, compression)
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()

@@ -66,11 +66,27 @@ def storage_of(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Compression:
-    """A rosbag2 bag's compression, as its metadata.yaml names it: ``mode`` ``file`` (each
-    file compressed whole) or ``message`` (each message), ``format`` ``zstd``."""
+    """A rosbag2 bag's compression: ``mode`` ``file`` (each file compressed whole) or
+    ``message`` (each message), as its metadata.yaml names them, or ``storage`` (the
+    storage's own: MCAP's compressed chunks); ``format`` ``zstd``."""
 
     mode: str
     format: str
+
+
+#: MCAP's chunks compressed with zstd: what rosbag2's MCAP plugin writes by default (libmcap's
+#: writer options, which its ``none`` preset leaves as they are).
+MCAP_CHUNKS = Compression("storage", "zstd")
+
+
+def output_compression(given: Compression | None, storage: str) -> Compression | None:
+    """The compression of a bag written in ``storage`` from one compressed ``given``: the
+    input's rosbag2 compression where it has one (a compressed recording stays compressed
+    alike), else MCAP's zstd chunks for MCAP (rosbag2's default; about a third of the bytes
+    for joint states and their TF), else none (sqlite3 has no compression of its own)."""
+    if given is not None:
+        return given
+    return MCAP_CHUNKS if storage == "mcap" else None
 
 
 @dataclass
