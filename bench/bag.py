@@ -8,13 +8,13 @@ joint a sine within its limits, one JointState per millisecond, its description 
 its own (``main`` of the command line), timed end to end, its peak RSS read from ``wait4``
 (the repair's process; its writing process, reaped by it, shows only where it is the larger:
 it peaks at about 31 MB, docs/benchmarks.md). The recordings are written first: 60 s in MCAP
-(rosbag2's default storage since Iron, what ``ros2 bag record`` writes on Jazzy and Kilted)
-and in sqlite3, and 10 s in sqlite3 (quick: 20 s and 5 s), the two lengths showing whether
-memory grows with the bag. Each is repaired ``RUNS`` times (quick: once), the page cache
-flushed before each run, and the median quoted with the range. Then the parts in this
-process, on the shorter bag: rosbags reading the bag alone, the node's pipeline alone on the
-JointStates in memory (the short way, as the repair calls it), and writing the TFMessages
-alone (``BagOutput``: rosbags' writer in its writing process).
+(rosbag2's default storage since Iron, what ``ros2 bag record`` writes on Jazzy and Kilted:
+zstd-compressed chunks) and in sqlite3, and 10 s in sqlite3 (quick: 20 s and 5 s), the two
+lengths showing whether memory grows with the bag. Each is repaired ``RUNS`` times (quick:
+once), the page cache flushed before each run, and the median quoted with the range. Then
+the parts in this process, on the shorter bag: rosbags reading the bag alone, the node's
+pipeline alone on the JointStates in memory (the short way, as the repair calls it), and
+writing the TFMessages alone (``BagOutput``: rosbags' writer in its writing process).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ T0_NS = 1_767_225_600 * 1_000_000_000
 
 def write_recording(path: Path, seconds: float, storage: str = "sqlite3") -> int:
     """The humanoid's joint states for ``seconds`` at ``RATE_HZ`` at ``path``; their count."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.ROS2_JAZZY)
@@ -52,7 +52,10 @@ def write_recording(path: Path, seconds: float, storage: str = "sqlite3") -> int
     count = round(seconds * RATE_HZ)
     types = store.types
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-    with Writer(path, version=9, storage_plugin=plugin) as writer:
+    writer = Writer(path, version=9, storage_plugin=plugin)
+    if storage == "mcap":  # zstd chunks, as `ros2 bag record` writes MCAP
+        writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+    with writer:
         states = writer.add_connection(
             "/joint_states", "sensor_msgs/msg/JointState", typestore=store
         )
