@@ -398,8 +398,8 @@ def _parse_names(parameter: str) -> Callable[[Any], tuple[str, ...]]:
     def parse(value: Any) -> tuple[str, ...]:
         if value is None:
             return ()
-        items = value.split(",") if isinstance(value, str) else list(value)
-        if not all(isinstance(item, str) for item in items):
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, ARRAY_TYPES) or not all(isinstance(i, str) for i in items):
             raise ParameterRejected(f"{parameter} must be a string array, got {value!r}")
         return tuple(dict.fromkeys(name.strip() for name in items if name.strip()))
 
@@ -434,10 +434,10 @@ def parse_description_args(value: Any) -> tuple[str, ...]:
     naming an item that is not ``name:=value``."""
     if value is None:
         return ()
-    items = [value] if isinstance(value, str) else list(value)
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, ARRAY_TYPES) or not all(isinstance(i, str) for i in items):
+        raise ParameterRejected(f"description_args must be a string array, got {value!r}")
     for item in items:
-        if not isinstance(item, str):
-            raise ParameterRejected(f"description_args must be a string array, got {value!r}")
         name, separator, _ = item.partition(":=")
         if not separator or not name.strip():
             raise ParameterRejected(f"description_args: {item!r} is not name:=value")

@@ -206,3 +206,28 @@ def test_an_array_of_the_wrong_type_or_an_unset_value_is_refused_naming_the_para
     with pytest.raises(ParameterRejected, match=r"^attachments\.names cannot be unset: set \[\]"):
         check_array_type(ATTACHMENTS, None)
     check_array_type("publish_frequency", "not checked here")  # not an array parameter
+
+
+#: Values of every type a parameters file can hold (YAML: numbers, text, lists, maps, null).
+ANY_TYPED_VALUES: list[Any] = [
+    3, 2.5, True, None, "x", "", [], [1, 2], ["a", 3], [[1]], {"a": 1}, [{"a": 1}], float("nan")
+]  # fmt: skip
+
+
+OFFLINE_NAMES = [*PARAMETERS_BY_NAME, "zeros.j1", "attachments.tool.file",
+                 "attachments.tool.origin", "attachments.tool.parent"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", OFFLINE_NAMES)
+def test_a_value_of_any_type_is_taken_or_refused_by_name_never_a_crash(name: str) -> None:
+    """Offline (``bag repair --params``, ``doctor --bag --params``) a parameters file's
+    values reach the table without rclpy's declared types: each is taken or refused with
+    ParameterRejected naming the parameter (or the one it is another name for), never
+    another exception (``source_list: 3`` was a TypeError)."""
+    spec = PARAMETERS_BY_NAME.get(name)
+    named = {name.split(".")[0], spec.alias_of if spec is not None else None} - {None}
+    for value in ANY_TYPED_VALUES:
+        try:
+            Settings.from_values({name: value})
+        except ParameterRejected as exc:
+            assert any(str(part) in str(exc) for part in named), (value, exc)
