@@ -1011,3 +1011,39 @@ def test_the_doctor_reads_a_namespaced_recording_and_its_repair(
     with pytest.raises(SystemExit) as exited:  # a live node's namespace comes with --node
         main(["doctor", "--namespace", "robot1"])
     assert exited.value.code == 2
+
+
+def test_the_doctor_takes_the_nodes_parameters_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """doctor --bag --params: the source_list topics' joints count as recorded (the wrist's
+    on /robot1/arm_states), and the suggested repair carries the file; a file that does not
+    load is one line and exit 1; --params without --bag is a usage error."""
+    import json
+
+    bag, _ = namespaced_recording(tmp_path / "in", robot_tf_in_namespace=True)
+    params = tmp_path / "params.yaml"
+    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    doctor = ["doctor", "--bag", str(bag), "--namespace", "robot1", "--json"]
+    assert main(doctor) == 1
+    without = json.loads(capsys.readouterr().out)
+    (missing,) = [f for f in without["findings"] if f["kind"] == "joints_not_recorded"]
+    assert set(missing["details"]["joints"]) == {"wrist_1_joint", "wrist_2_joint", "wrist_3_joint"}
+    assert main([*doctor, "--params", str(params)]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert "joints_not_recorded" not in [f["kind"] for f in found["findings"]]
+    (latched,) = [f for f in found["findings"] if f["kind"] == "tf_static_not_latched"]
+    assert f"--params {params}" in latched["fix"]
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--namespace", "robot1", "--params", str(params)) == 0
+    capsys.readouterr()
+    assert (
+        main(["doctor", "--bag", str(out), "--namespace", "robot1", "--params", str(params)]) == 0
+    )
+    capsys.readouterr()
+    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: 3\n")
+    assert main([*doctor, "--params", str(params)]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(SystemExit) as exited:
+        main(["doctor", "--params", str(params)])
+    assert exited.value.code == 2

@@ -113,8 +113,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         args.model = args.description
     if args.bag is not None:
         return cmd_doctor_bag(args)
-    if args.namespace:
-        raise UsageError("--namespace is for --bag (a live node's namespace comes with --node)")
+    if args.namespace or args.params is not None:
+        raise UsageError(
+            "--namespace and --params are for --bag (a live node's namespace and parameters "
+            "come with --node)"
+        )
     if args.seconds <= 0.0 or args.lag <= 0.0:
         raise UsageError("--seconds and --lag must be positive")
     try:
@@ -154,6 +157,7 @@ def cmd_doctor_bag(args: argparse.Namespace) -> int:
         args.frame_prefix,
         args.json,
         checked_namespace(args.namespace),
+        None if args.params is None else Path(args.params),
     )
     sys.stdout.write(report)
     return status
@@ -223,5 +227,11 @@ def add_doctor_parser(commands: Any) -> None:
         help="the robot's description (as MODEL); with --bag, compared with the recording's",
     )
     add_namespace_option(doctor)
+    doctor.add_argument(
+        "--params",
+        metavar="YAML",
+        help="with --bag: the node's parameters file (its source_list topics are joint states "
+        "too, its frame_prefix the robot's; the suggested repair carries it)",
+    )
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.set_defaults(func=cmd_doctor)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from ...stamps import NS_PER_S
 from ..bag import messages
 from ..bag.storage import InputBag, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
+from ..params_file import node_parameters
 from .analysis import CLOCK_DOMAIN_GAP_NS
 from .observation import (
     Finding,
@@ -101,9 +103,13 @@ class BagScan:
         return (self.end_ns - self.start_ns) / NS_PER_S
 
 
-def scan_bag(bag: InputBag, namespace: str = "") -> BagScan:
-    """One streaming pass over ``bag``, for the robot whose node ran in ``namespace``."""
+def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()) -> BagScan:
+    """One streaming pass over ``bag``, for the robot whose node ran in ``namespace`` and
+    read its joint states from the ``source_list`` topics too (their joint names count; gaps
+    and stamps are judged on ``joint_states``)."""
     names = robot_topics(namespace, {c.topic for c in bag.connections})
+    listed = {names.resolved(topic) for topic in source_list} - {names.joint_states}
+    listed_readers = {topic: JointStateReader() for topic in listed}
     scan = BagScan(bag.path, bag.storage, names)
     for connection in bag.connections:
         scan.topics[connection.topic] = connection.msgtype
@@ -118,6 +124,12 @@ def scan_bag(bag: InputBag, namespace: str = "") -> BagScan:
         topic = connection.topic
         if topic == names.joint_states:
             _joint_state(scan, reader, time_ns, data)
+        elif topic in listed_readers:
+            state = listed_readers[topic].read(data)
+            if state is None:
+                scan.undecodable += 1
+            else:
+                scan.joint_names.update(state.names)
         elif topic == names.multi_dof_joint_states:
             try:
                 scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
@@ -199,12 +211,22 @@ class BagContext:
     frame_prefix: str
     repair_command: str
     given: RobotModel | None = None
+    #: The node's parameters file given (``--params``), which the repair command carries.
+    params: Path | None = None
 
 
-def repair_command(path: Path, description: str | None, period: bool, namespace: str = "") -> str:
+def repair_command(
+    path: Path,
+    description: str | None,
+    period: bool,
+    namespace: str = "",
+    params: Path | None = None,
+) -> str:
     """The ``bag repair`` command for the bag at ``path`` into ``<name>_repaired`` beside it."""
     output = path.with_name(path.stem + "_repaired")
     words = ["joint-tf-publisher", "bag", "repair", str(path), "-o", str(output)]
+    if params is not None:
+        words += ["--params", str(params)]
     if namespace:
         words += ["--namespace", namespace]
     if description is not None:
@@ -350,10 +372,15 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
                     f"no joint state of the recording names them: joint states usually come "
                     f"from {wording.JOINT_STATE_PUBLISHERS}, and this one was not recorded or "
                     "did not run",
-                    "record the joint states of every moving joint; to give them a fixed "
-                    f"value in this recording, repair it with a --params file that sets "
+                    "record the joint states of every moving joint (a topic of another name "
+                    "goes in the --params file's source_list); to give them a fixed value in "
+                    "this recording, repair it with a --params file that sets "
                     "publish_default_positions: true (and zeros.<joint>): "
-                    f"`{context.repair_command} --params params.yaml`",
+                    + (
+                        f"`{context.repair_command}` with those in {context.params}"
+                        if context.params is not None
+                        else f"`{context.repair_command} --params params.yaml`"
+                    ),
                     {"joints": names, "frames": frames},
                 )
             )
@@ -536,12 +563,20 @@ def run_bag_doctor(
     frame_prefix: str | None,
     as_json: bool,
     namespace: str = "",
+    params: Path | None = None,
 ) -> tuple[int, str]:
-    """Read the bag, diagnose, report: (exit status, report). BagError for a bag that
-    cannot be read; ValueError for a namespace that is not one."""
+    """Read the bag, diagnose, report: (exit status, report). ``params``: the node's
+    parameters file (its ``source_list`` and ``frame_prefix`` used, ``frame_prefix`` under
+    the one given). BagError for a bag that cannot be read; ValueError for a namespace that
+    is not one or a parameters file that does not load."""
+    settings = Settings()
+    if params is not None:
+        settings = Settings.from_values(node_parameters(params))
+    if frame_prefix is None:
+        frame_prefix = settings.frame_prefix
     bag = open_bag(path)
     try:
-        scan = scan_bag(bag, namespace)
+        scan = scan_bag(bag, namespace, settings.source_list)
     finally:
         bag.close()
     robot: RobotModel | None = given
@@ -559,8 +594,9 @@ def run_bag_doctor(
         robot,
         source if robot is not None else "",
         frame_prefix or "",
-        repair_command(path, description, long_bag, scan.names.namespace),
+        repair_command(path, description, long_bag, scan.names.namespace, params),
         given,
+        params,
     )
     findings = diagnose_bag(scan, context)
     report = bag_report(scan, context, findings, as_json)
