@@ -13,6 +13,7 @@ reliable and transient local: a late subscriber gets the statics, as from the no
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import shutil
@@ -326,7 +327,7 @@ class BagOutput:
         """Write what is queued, close the bag and give it its name (replacing what was
         there with ``force``)."""
         self._call("close")
-        self._end()
+        stop_writer(self.process)
         if self.path.exists():
             if self.path.is_dir():
                 shutil.rmtree(self.path)
@@ -335,33 +336,19 @@ class BagOutput:
         os.replace(self.partial / self.path.name, self.path)
         self.partial.rmdir()
 
-    def _end(self) -> None:
-        """The writing process told to stop (after what it was sent) and waited for."""
-        from .writer_process import CALL, write_frame
-
-        try:
-            write_frame(self._requests, CALL, pickle.dumps(("abort", ())))
-            self._requests.close()
-        except OSError:  # the process is gone already
-            pass
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._answers.close()
-
     def abort(self) -> None:
         """Remove the partial bag (what is queued is dropped)."""
         self._batch = []
-        self._end()
+        stop_writer(self.process)
         shutil.rmtree(self.partial, ignore_errors=True)
 
 
 def stop_writer(process: subprocess.Popen[bytes]) -> None:
-    """A writing process no output took: ended (its pipe closed) and waited for."""
+    """A writing process ended and waited for: its pipe closed (after what it was sent; at
+    the pipe's end it closes its bag as it is) and the process reaped."""
     if process.stdin is not None:
-        process.stdin.close()
+        with contextlib.suppress(OSError):  # the process is gone already
+            process.stdin.close()
     try:
         process.wait(timeout=60)
     except subprocess.TimeoutExpired:

@@ -14,10 +14,11 @@ a little-endian uint64 length, then that many bytes:
   the messages' bytes one after the other;
 - ``C`` (a call, answered): a pickled tuple ``(name, arguments)``: ``open`` (path, storage,
   compression), ``connection`` (rosbags' ``add_connection`` arguments; answer: the
-  connection's number), ``close`` (answer: None, the bag complete), ``abort`` (the bag
-  closed as it is, the child ends);
+  connection's number), ``close`` (answer: None, the bag complete);
 - the answer: ``O`` and the pickled result, or ``E`` and the failure's text (a failure
-  while writing a batch is answered at the next call; batches after it are dropped).
+  while writing a batch is answered at the next call; batches after it are dropped);
+- the pipe's end (the parent closes it) or a frame cut short: the bag closed as it is (the
+  parent removes an aborted bag's folder), the child ends.
 
 Only rosbags' public API is used. Messages keep their order (one pipe, one writer).
 """
@@ -149,7 +150,8 @@ class WriterServer:
 
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
-    """Take frames from ``requests`` until ``abort`` or their end, answering on ``answers``."""
+    """Take frames from ``requests`` until their end, answering on ``answers``; then the
+    bag closed as it is."""
     server = WriterServer()
     frames: queue.Queue[tuple[bytes, bytes] | None] = queue.Queue(READ_AHEAD)
 
@@ -178,7 +180,7 @@ def _serve(
     frames: queue.Queue[tuple[bytes, bytes] | None],
     answers: IO[bytes],
 ) -> None:
-    """``serve``'s loop: the frames read, until ``abort`` or the pipe's end."""
+    """``serve``'s loop: the frames read, until the pipe's end or a frame cut short."""
     while True:
         frame = frames.get()
         if frame is None:
@@ -190,8 +192,6 @@ def _serve(
         try:
             name, arguments = pickle.loads(payload)
         except Exception:  # a frame cut short (the parent interrupted): the end
-            name, arguments = "abort", ()
-        if name == "abort":
             return
         try:
             result = server.call(name, arguments)
