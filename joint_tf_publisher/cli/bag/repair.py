@@ -142,18 +142,25 @@ class StderrLogger:
         print(f"error: {message}", file=self.stream)
 
 
-def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
-    """The node's settings for the repair and the parameter values they came from."""
+def params_settings(params: Path | None) -> tuple[Settings, dict[str, Any]]:
+    """The node's settings from its parameters file ``params`` (the defaults for None) and
+    the values they came from, as the bag commands take ``--params``; BagError naming the
+    file where it does not load or a value is refused."""
     values: dict[str, Any] = {}
-    if options.params is not None:
+    if params is not None:
         try:
-            values = node_parameters(options.params)
+            values = node_parameters(params)
         except ParamsFileError as exc:
             raise BagError(f"--params {exc}") from None
     try:
-        settings = Settings.from_values(values)
+        return Settings.from_values(values), values
     except ParameterRejected as exc:
-        raise BagError(f"--params {options.params}: {exc}") from None
+        raise BagError(f"--params {params}: {exc}") from None
+
+
+def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
+    """The node's settings for the repair and the parameter values they came from."""
+    settings, values = params_settings(options.params)
     if "publish_frequency" not in values and "ignore_timestamp" not in values:
         settings = replace(settings, ignore_timestamp=True)  # a recording keeps every state
     if options.static_republish_period is not None:

@@ -29,9 +29,9 @@ from ...node_core.parameters import Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
+from ..bag.repair import params_settings
 from ..bag.storage import InputBag, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
-from ..params_file import node_parameters
 from .analysis import CLOCK_DOMAIN_GAP_NS
 from .observation import (
     Finding,
@@ -567,11 +567,9 @@ def run_bag_doctor(
 ) -> tuple[int, str]:
     """Read the bag, diagnose, report: (exit status, report). ``params``: the node's
     parameters file (its ``source_list`` and ``frame_prefix`` used, ``frame_prefix`` under
-    the one given). BagError for a bag that cannot be read; ValueError for a namespace that
-    is not one or a parameters file that does not load."""
-    settings = Settings()
-    if params is not None:
-        settings = Settings.from_values(node_parameters(params))
+    the one given). BagError for a bag that cannot be read or a parameters file that does
+    not load; ValueError for a namespace that is not one."""
+    settings, _ = params_settings(params)
     if frame_prefix is None:
         frame_prefix = settings.frame_prefix
     bag = open_bag(path)
