@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -102,18 +102,29 @@ def moving_joints(path: Path) -> list[str]:
     return [j.name for j in robot.joints.values() if j.joint_type in kinds and j.mimic is None]
 
 
+def robot_sections(robots: int, node: str, description: Callable[[Path], str]) -> list[str]:
+    """Each robot's section of a parameters file for ``node`` in namespace ``r<k>``: its
+    description (``description`` of its model file: a ``name: value`` line), its prefix,
+    every JointState published."""
+    lines: list[str] = []
+    for k in range(robots):
+        lines += [
+            f"/r{k}/{node}:",
+            "  ros__parameters:",
+            f"    {description(MODELS[k % len(MODELS)])}",
+            f"    frame_prefix: r{k}/",
+            "    ignore_timestamp: true",
+        ]
+    return lines
+
+
 def write_params(path: Path, robots: int) -> Path:
     """The one parameters file of every setup: the fleet's robots and each robot's section."""
     lines = ["/joint_tf_fleet:", "  ros__parameters:"]
     lines.append(f"    robots: [{', '.join(f'r{k}' for k in range(robots))}]")
-    for k in range(robots):
-        lines += [
-            f"/r{k}/joint_tf_publisher:",
-            "  ros__parameters:",
-            f"    description_file: {MODELS[k % len(MODELS)]}",
-            f"    frame_prefix: r{k}/",
-            "    ignore_timestamp: true",
-        ]
+    lines += robot_sections(
+        robots, "joint_tf_publisher", lambda model: f"description_file: {model}"
+    )
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -121,16 +132,11 @@ def write_params(path: Path, robots: int) -> Path:
 def write_rsp_params(path: Path, robots: int) -> Path:
     """The parameters file of N robot_state_publishers: each robot's description as text (a
     JSON string is a YAML string), its prefix, every JointState published."""
-    lines: list[str] = []
-    for k in range(robots):
-        text = MODELS[k % len(MODELS)].read_text()
-        lines += [
-            f"/r{k}/robot_state_publisher:",
-            "  ros__parameters:",
-            f"    robot_description: {json.dumps(text)}",
-            f"    frame_prefix: r{k}/",
-            "    ignore_timestamp: true",
-        ]
+    lines = robot_sections(
+        robots,
+        "robot_state_publisher",
+        lambda model: f"robot_description: {json.dumps(model.read_text())}",
+    )
     path.write_text("\n".join(lines) + "\n")
     return path
 
