@@ -57,12 +57,21 @@ def _never() -> bool:
 @dataclass(frozen=True)
 class FileRules:
     """What the description layer may read now: files under ``allowed`` (resolved folders;
-    None: anywhere), ``parameter`` naming where more folders are given, ``stopped`` telling a
-    wait for a xacro expansion to give up (the process is stopping)."""
+    None: anywhere, as at start), ``parameter`` naming where more folders are given,
+    ``stopped`` telling a wait for a xacro expansion to give up (the process is stopping),
+    ``start_arguments`` the xacro arguments (name, value) the start gave: the operator's own,
+    passed on at runtime as they are (any other value given at runtime must be plain:
+    ``xacro_process.check_arguments``)."""
 
     allowed: tuple[Path, ...] | None = None
     parameter: str = ALLOWED_FOLDERS_PARAMETER
     stopped: Callable[[], bool] = _never
+    start_arguments: frozenset[tuple[str, str]] = frozenset()
+
+    @property
+    def at_runtime(self) -> bool:
+        """Whether these are a running node's rules (what the graph asks), not the start's."""
+        return self.allowed is not None
 
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
