@@ -167,6 +167,73 @@ def test_a_folder_named_like_an_allowed_one_is_not_inside_it(tmp_path: Path) -> 
             read_description(tmp_path / "robot2" / "r.urdf")
 
 
+def swapped_after_the_check(
+    monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]
+) -> list[Path]:
+    """Every ``FileRules.check`` from now on runs ``swap`` (once) after it checked: the
+    real race between the reader's check and its open, driven deterministically. The
+    paths checked are listed."""
+    check = FileRules.check
+    checked: list[Path] = []
+
+    def check_then_swap(rules: FileRules, path: Path, source: str | None = None) -> Path:
+        resolved = check(rules, path, source)
+        if not checked:
+            swap()
+        checked.append(resolved)
+        return resolved
+
+    monkeypatch.setattr(FileRules, "check", check_then_swap)
+    return checked
+
+
+def test_a_symlink_swapped_after_the_check_does_not_lead_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43.14: the file read is the one checked (the link's old target), not the secret the
+    link points to once the check is done."""
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    (allowed / "real.urdf").write_text(ROBOT)
+    (other / "secret.urdf").write_text('<robot name="secret"/>')
+    link = allowed / "robot.urdf"
+    link.symlink_to(allowed / "real.urdf")
+
+    def swap() -> None:
+        (allowed / "new_link").symlink_to(other / "secret.urdf")
+        os.replace(allowed / "new_link", link)
+
+    checked = swapped_after_the_check(monkeypatch, swap)
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        assert read_regular_file(link, 1000) == ROBOT.encode()
+    assert checked == [allowed / "real.urdf"]
+    assert os.readlink(link) == str(other / "secret.urdf")  # the swap did happen
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43.14: a folder of the checked path replaced by a symlink to another folder after
+    the check: refused, nothing of the other folder's file read."""
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    (allowed / "urdf").mkdir(parents=True)
+    other.mkdir()
+    (allowed / "urdf" / "robot.urdf").write_text(ROBOT)
+    (other / "robot.urdf").write_text('<robot name="secret"/>')
+
+    def swap() -> None:
+        (allowed / "urdf").rename(allowed / "urdf.old")
+        (allowed / "urdf").symlink_to(other)
+
+    swapped_after_the_check(monkeypatch, swap)
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        with pytest.raises(FileRefused, match="is a symbolic link, not followed") as refused:
+            read_regular_file(allowed / "urdf" / "robot.urdf", 1000)
+    assert "secret" not in str(refused.value)
+    assert (allowed / "urdf" / "robot.urdf").read_text() == '<robot name="secret"/>'
+
+
 # -- xacro, out of process --------------------------------------------------------------------
 
 
