@@ -7,10 +7,10 @@ name, type, axis and limits (radians or metres), its safety (soft) limits and it
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
+from ..child_process import program
 from ..model.elements import RobotModel
 from .describe import joint_details
 
@@ -95,7 +95,7 @@ def render_dot(dot_text: str, path: Path) -> None:
     if fmt == "dot":
         path.write_text(dot_text, encoding="utf-8")
         return
-    dot = shutil.which("dot")
+    dot = program("dot")  # never from the working folder
     if dot is None:
         raise RuntimeError(
             "Graphviz's 'dot' program is not installed (Debian: apt-get install "

@@ -8,10 +8,11 @@ close ``'$(arg mode)'`` and run code. A value given at runtime holds only letter
 combine, but never call anything. The start's values (launch file, command line, parameters
 file) are the operator's own and passed as they are, also when a runtime request reuses them.
 
-``XacroRun`` starts ``sys.executable -m joint_tf_publisher.description.xacro_runner`` for one
-file (after reading the file itself with ``files.read_regular_file``, so a FIFO, a device, an
-oversize file or one outside the allowed folders is refused at once, without a child). The
-child's answer goes to an anonymous temporary file (no pipe to drain), so the parent may either
+``XacroRun`` starts ``joint_tf_publisher.description.xacro_runner`` (``child_process``:
+isolated from the node's working folder and ``PYTHONPATH``) for one file (after reading the
+file itself with ``files.read_regular_file``, so a FIFO, a device, an oversize file or one
+outside the allowed folders is refused at once, without a child). The child's answer goes
+to an anonymous temporary file (no pipe to drain), so the parent may either
 ``wait`` for it (a parameter change must answer synchronously: it waits up to the deadline,
 and gives up within ``POLL_S`` once ``FileRules.stopped`` says the process is stopping) or
 look on later (``done``, then ``result``: the node's file watch never blocks). A child past
@@ -26,13 +27,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ..child_process import python_command
 from ..errors import ModelError
 from .files import FileRules, current_rules, read_regular_file, reading_under
 
@@ -130,10 +131,10 @@ class XacroRun:
         self._limit_bytes = limit_bytes
         self._deadline = time.monotonic() + time_limit_s
         self._process = subprocess.Popen(
-            [sys.executable, "-m", RUNNER_MODULE, json.dumps(request)],
+            python_command(RUNNER_MODULE, json.dumps(request)),
             stdin=subprocess.DEVNULL,
             stdout=self._output,
-            cwd="/",  # ``-m`` puts the start folder first on sys.path: not the node's cwd
+            cwd="/",  # the runner goes to the node's folder (request's cwd) once started
         )
         self._answer: tuple[str, tuple[Path, ...]] | ModelError | None = None
 

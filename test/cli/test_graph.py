@@ -141,7 +141,7 @@ def test_cli_graph_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_missing_dot_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without Graphviz
     assert (
         main(["graph", str(REPO_ROOT / "urdf" / "demo_arm.urdf"), "-o", str(tmp_path / "t.png")])
         == 1
