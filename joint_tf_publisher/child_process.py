@@ -54,13 +54,14 @@ def _standard_library(folder: str) -> bool:
 
 def child_path(path: Sequence[str], cwd: str) -> list[str]:
     """The ``sys.path`` of a child of a process whose path is ``path`` and whose working
-    folder is ``cwd``: absolute folders other than ``cwd``, the standard library first, the
-    others in their order, then ``PACKAGE_ROOT``; each once."""
-    here = os.path.normpath(cwd)
+    folder is ``cwd``: absolute folders other than ``cwd`` (however spelled: symlinks,
+    ``..``), the standard library first, the others in their order, then ``PACKAGE_ROOT``;
+    each once."""
+    here = os.path.realpath(cwd)
     vetted = [
         folder
         for folder in dict.fromkeys(path)
-        if os.path.isabs(folder) and os.path.normpath(folder) != here
+        if os.path.isabs(folder) and os.path.realpath(folder) != here
     ]
     standard = [folder for folder in vetted if _standard_library(folder)]
     others = [folder for folder in vetted if not _standard_library(folder)]

@@ -66,16 +66,17 @@ def ran(markers: Path) -> list[str]:
 # -- the path ----------------------------------------------------------------------------------
 
 
-def test_the_childs_path_has_no_working_folder_and_the_standard_library_first() -> None:
-    stdlib = str(Path(pytest.__file__).parent)  # a site-packages folder: not the stdlib
+def test_the_childs_path_has_no_working_folder_and_the_standard_library_first(
+    tmp_path: Path,
+) -> None:
+    site = str(Path(pytest.__file__).parent.parent)  # a site-packages folder: not the stdlib
     standard = str(Path(runpy.__file__).parent)
-    path = ["", ".", "rel/dir", "/work/here", "/env/overlay", standard, stdlib, "/env/overlay"]
-    assert child_path(path, "/work/here/") == [
-        standard,
-        "/env/overlay",
-        stdlib,
-        PACKAGE_ROOT,
-    ]
+    here = tmp_path / "here"
+    here.mkdir()
+    (tmp_path / "link").symlink_to(here)
+    spellings = [str(here), f"{here}/", str(tmp_path / "link"), f"{here}/../here"]
+    path = ["", ".", "rel/dir", *spellings, "/env/overlay", standard, site, "/env/overlay"]
+    assert child_path(path, str(here)) == [standard, "/env/overlay", site, PACKAGE_ROOT]
 
 
 def test_the_command_is_isolated_and_runs_the_module_as_minus_m(
