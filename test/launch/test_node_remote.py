@@ -153,6 +153,35 @@ def test_an_unknown_frame_is_refused_with_the_close_matches(node: NodeUnderTest)
     assert result.successful
 
 
+def test_a_topic_of_another_type_is_refused_and_the_output_stays(
+    node: NodeUnderTest, probe: Probe
+) -> None:
+    """``remote.topic:=joint_states`` (the node's own JointState topic: the middleware refuses
+    a TFMessage publisher there): refused in words, no C source line; the remote output goes
+    on on its old topic."""
+    (result,) = node.set_parameters(**{"remote.topic": "joint_states"})
+    assert not result.successful
+    assert result.reason == (
+        f"remote.topic: 'joint_states' is {NAMESPACE}/joint_states, a topic of type "
+        "sensor_msgs/msg/JointState in this process; the remote output publishes "
+        "tf2_msgs/msg/TFMessage: give it a topic of its own"
+    ), result.reason
+    dynamic = Recorder()
+    subscription = probe.node.create_subscription(
+        TFMessage, f"{NAMESPACE}/remote/tf", dynamic, volatile_qos()
+    )
+
+    def remote_flows() -> bool:
+        node.publish(JOINTS, VALUES, fresh_stamp())
+        pause(0.05)
+        return len(dynamic) >= 3
+
+    try:
+        wait_until(remote_flows, what=lambda: f"remote/tf after the refusal ({node.stderr()})")
+    finally:
+        probe.node.destroy_subscription(subscription)
+
+
 def volatile_qos() -> QoSProfile:
     return QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
