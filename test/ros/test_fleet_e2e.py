@@ -98,18 +98,28 @@ def params_yaml(broken: Path) -> str:
 
 
 class FleetUnderTest:
-    """The fleet's console script, its stderr in a file, and the probe's view of it."""
+    """The fleet's console script, its stderr in a file, and the probe's view of it;
+    ``params``: its parameters file's text (default ``params_yaml``), ``arguments``: more
+    ROS arguments, ``name``: the fleet node's fully qualified name they give it."""
 
-    def __init__(self, probe: Probe, workdir: Path) -> None:
+    def __init__(
+        self,
+        probe: Probe,
+        workdir: Path,
+        params: str | None = None,
+        arguments: tuple[str, ...] = (),
+        name: str = "/joint_tf_fleet",
+    ) -> None:
         self.probe = probe
+        self.name = name
         self.broken = workdir / "broken.urdf"
         self.broken.write_text(BROKEN)
         self.params = workdir / "fleet.yaml"
-        self.params.write_text(params_yaml(self.broken))
+        self.params.write_text(params_yaml(self.broken) if params is None else params)
         self.stderr_path = workdir / "stderr.txt"
         with open(self.stderr_path, "w") as err:
             self.process = subprocess.Popen(
-                [*FLEET, "--ros-args", "--params-file", str(self.params)],
+                [*FLEET, "--ros-args", "--params-file", str(self.params), *arguments],
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -140,7 +150,8 @@ class FleetUnderTest:
 
     def fleet_status(self) -> DiagnosticStatus | None:
         """The fleet's latest status on /diagnostics."""
-        found = [s for s in self.diagnostics if s.name == "joint_tf_fleet: robots"]
+        status_name = f"{self.name.rsplit('/', 1)[-1]}: robots"
+        found = [s for s in self.diagnostics if s.name == status_name]
         return found[-1] if found else None
 
     def nodes(self) -> set[str]:
@@ -181,7 +192,7 @@ class FleetUnderTest:
         request = SetParameters.Request(
             parameters=[ParameterMsg(name="robots", value=parameter_value(robots))]
         )
-        return self.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
+        return self.call(SetParameters, f"{self.name}/set_parameters", request).results[0]
 
     def resolved(self, target: str, source: str, stamp_s: float | None = None) -> Any:
         """``source``'s pose (4, 4) in ``target`` from the static sets and the /tf messages
