@@ -189,10 +189,17 @@ class FleetUnderTest:
         return [_value(value) for value in response.values]
 
     def set_robots(self, robots: list[str]) -> Any:
+        return self.set(self.name, robots=robots)
+
+    def set(self, node: str, **values: Any) -> Any:
+        """Set ``values`` on ``node`` in one SetParameters call; the first result."""
         request = SetParameters.Request(
-            parameters=[ParameterMsg(name="robots", value=parameter_value(robots))]
+            parameters=[
+                ParameterMsg(name=name, value=parameter_value(value))
+                for name, value in values.items()
+            ]
         )
-        return self.call(SetParameters, f"{self.name}/set_parameters", request).results[0]
+        return self.call(SetParameters, f"{node}/set_parameters", request).results[0]
 
     def resolved(self, target: str, source: str, stamp_s: float | None = None) -> Any:
         """``source``'s pose (4, 4) in ``target`` from the static sets and the /tf messages
@@ -234,17 +241,24 @@ def _value(value: Any) -> Any:
     }.get(value.type)
 
 
-@pytest.fixture(scope="module")
-def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetUnderTest]:
-    running = FleetUnderTest(probe, tmp_path_factory.mktemp("fleet"))
+@contextlib.contextmanager
+def serving(running: FleetUnderTest, nodes: set[str]) -> Iterator[FleetUnderTest]:
+    """``running`` once ``nodes`` (fully qualified) are on the graph; stopped afterwards."""
     try:
         wait_until(
-            lambda: {"/arm/joint_tf_publisher", "/base/joint_tf_publisher"} <= running.nodes(),
-            what=lambda: f"the robots' nodes ({running.stderr()[-1000:]})",
+            lambda: nodes <= running.nodes(),
+            what=lambda: f"the robots' nodes ({running.nodes()}, {running.stderr()[-1000:]})",
         )
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetUnderTest]:
+    running = FleetUnderTest(probe, tmp_path_factory.mktemp("fleet"))
+    with serving(running, {"/arm/joint_tf_publisher", "/base/joint_tf_publisher"}):
+        yield running
 
 
 def test_each_robot_frames_are_its_own_fk(fleet: FleetUnderTest) -> None:

@@ -24,8 +24,9 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from node_harness import Probe, fresh_stamp, stamp_msg, wait_until  # noqa: E402
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from test_fleet_e2e import FLEET, FleetUnderTest  # noqa: E402
+from test_fleet_e2e import FLEET, FleetUnderTest, serving  # noqa: E402
 from test_user_errors import assert_one_clear_line, run  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.node_core.parameters import PARAMETERS_BY_NAME  # noqa: E402
 
@@ -79,14 +80,8 @@ def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fl
         arguments=("-r", "__ns:=/x", "-r", "__node:=fleet_x"),
         name=FLEET_NAME,
     )
-    try:
-        wait_until(
-            lambda: {"/x/a/joint_tf_publisher", "/x/b/joint_tf_publisher"} <= running.nodes(),
-            what=lambda: f"the robots' nodes ({running.nodes()}, {running.stderr()[-1000:]})",
-        )
+    with serving(running, {"/x/a/joint_tf_publisher", "/x/b/joint_tf_publisher"}):
         yield running
-    finally:
-        running.stop()
 
 
 def test_robots_nest_under_the_fleets_namespace_with_their_own_sections(
@@ -116,6 +111,41 @@ def test_robots_nest_under_the_fleets_namespace_with_their_own_sections(
         lambda: fleet.resolved("a/tool_flange", "a/gripper_base_link") is not None,
         what="a's statics",
     )
+
+
+def test_a_remote_topic_on_another_robots_topic_is_refused_in_words(
+    fleet: FleetUnderTest,
+) -> None:
+    """One process: the middleware refuses ``a`` a TFMessage publisher on ``b``'s JointState
+    topic. Refused naming the type (no C source line); ``a``'s remote output stays on its
+    topic."""
+    a = "/x/a/joint_tf_publisher"
+    assert fleet.set(a, **{"remote.frames": ["wrist_1_link"]}).successful
+    refused = fleet.set(a, **{"remote.topic": "/x/b/joint_states"})
+    assert not refused.successful
+    assert refused.reason == (
+        "remote.topic: '/x/b/joint_states' is /x/b/joint_states, a topic of type "
+        "sensor_msgs/msg/JointState in this process; the remote output publishes "
+        "tf2_msgs/msg/TFMessage: give it a topic of its own"
+    )
+    node = fleet.probe.node
+    remote: list[TFMessage] = []
+    subscription = node.create_subscription(TFMessage, "/x/a/remote/tf", remote.append, 10)
+    publisher = node.create_publisher(JointState, "/x/a/joint_states", 10)
+
+    def remote_flows() -> bool:
+        message = JointState(name=ARM_JOINTS, position=[0.1, 0.2, 0.3, 0.4])
+        message.header.stamp = stamp_msg(fresh_stamp(0.2))
+        publisher.publish(message)
+        fleet.probe.spin_for(0.05)
+        return len(remote) >= 2
+
+    try:
+        wait_until(remote_flows, what=lambda: f"a's remote output ({fleet.stderr()[-800:]})")
+    finally:
+        node.destroy_subscription(subscription)
+        node.destroy_publisher(publisher)
+    assert fleet.set(a, **{"remote.frames": []}).successful
 
 
 def children(pid: int) -> set[str]:
@@ -160,7 +190,7 @@ def test_a_slow_robot_does_not_stop_the_others_tf(fleet: FleetUnderTest) -> None
         fleet.probe.node.destroy_publisher(publisher)
     assert fleet.set_robots(["a", "b"]).successful  # no more retries of slow
     wait_until(lambda: not children(fleet.process.pid), what="slow's last expansion to end")
-    assert "/x/slow/joint_tf_publisher" not in fleet.nodes()
+    wait_until(lambda: "/x/slow/joint_tf_publisher" not in fleet.nodes(), what="slow to leave")
 
 
 def test_a_key_deleted_from_the_file_is_gone_for_a_robot_started_after(
