@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import rclpy
@@ -112,6 +113,8 @@ class Fleet(Node):
         self._robot_arguments = robot_arguments(argv)
         #: Makes the robots' nodes, one at a time, out of the spin loop.
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="joint_tf_fleet")
+        #: The process's stop flag (``reconcile``'s).
+        self._stop_requested: Callable[[], bool] = lambda: False
         #: The starts under way: their node (or why none), and the inputs they read.
         self._starts: dict[str, tuple[Future[JointTfPublisher | str], tuple[FileStamp, ...]]] = {}
         #: True while the loop has robots to start or stop (``reconcile``).
@@ -178,6 +181,7 @@ class Fleet(Node):
         wanted, and start those due (``FleetState.plan``) in the start thread, until
         ``stopped()``; the executor gains and loses their nodes. Outside any callback."""
         self.pending = False
+        self._stop_requested = stopped
         changed = self._serve_started(executor, stopped)
         inputs = self._inputs()
         plan = self.state.plan(time.monotonic(), inputs)
@@ -191,15 +195,22 @@ class Fleet(Node):
             if stopped():
                 return
             self.state.start(namespace)
-            future = self._starter.submit(self._make, namespace, stopped)
+            future = self._starter.submit(self._make, namespace, partial(self._gone, namespace))
             self._starts[namespace] = (future, inputs)
             future.add_done_callback(self._start_ended)
         if plan or changed:
             self.publish_report()
 
-    def _make(self, namespace: str, stopped: Callable[[], bool]) -> JointTfPublisher | str:
+    def _gone(self, namespace: str) -> bool:
+        """Whether a start of ``namespace`` is no longer wanted: the process stops, or the
+        robot left ``robots`` (read from the start thread: one attribute read)."""
+        return self._stop_requested() or namespace not in self.state.wanted
+
+    def _make(self, namespace: str, gone: Callable[[], bool]) -> JointTfPublisher | str:
         """In the start thread: ``namespace``'s node, or why it did not start (one line);
-        ``stopped``: the process's stop flag (a robot's wait for xacro gives up on it)."""
+        ``gone``: whether it is no longer wanted (a wait for its xacro gives up then)."""
+        if gone():
+            return "no longer wanted"
         try:
             with params_copies(self._robot_arguments) as cli_args:
                 return JointTfPublisher(
@@ -207,7 +218,7 @@ class Fleet(Node):
                     context=self.context,
                     cli_args=cli_args,
                     use_global_arguments=False,
-                    stopped=stopped,
+                    stopped=gone,
                 )
         except (StartupError, ModelError) as err:  # ModelError: a parameters file refused
             return str(err)
