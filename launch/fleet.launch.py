@@ -4,7 +4,9 @@ Every robot is the node users know (``/<robot>/joint_tf_publisher``, its paramet
 and services), all in one process with one DDS participant and one executor (docs/fleet.md).
 Each robot's parameters come from ``params_file`` exactly as they would for a process of its
 own: ``/<robot>/joint_tf_publisher:`` keys for that robot, ``/**`` keys for every node, so
-the file of a launch that starts a process per robot serves the fleet unchanged.
+the file of a launch that starts a process per robot serves the fleet unchanged. With
+``namespace:=site`` the fleet is ``/site/joint_tf_fleet`` and each robot nests under it
+(``/site/<robot>/joint_tf_publisher``: its section is keyed so).
 
 Arguments:
 
@@ -14,6 +16,8 @@ Arguments:
 - ``robots``: the robots' namespaces, comma-separated; given, it overrides the file's list.
 - ``retry_period``: seconds between two retries of a robot whose node did not start
   (empty: the file's, else 10.0; 0: only when the parameters file changes).
+- ``namespace``: the fleet's namespace (empty: the root; also a ``PushRosNamespace``
+  around this launch file), under which the robots nest.
 
 Example: ``ros2 launch joint_tf_publisher fleet.launch.py params_file:=fleet.yaml
 robots:=robot1,robot2,robot3``; ``ros2 param set /joint_tf_fleet robots "[robot1, robot4]"``
@@ -49,11 +53,13 @@ def robot_list(text: str) -> list[str]:
 
 
 def fleet_parameters_file(parameters: dict[str, Any]) -> tuple[str, list[Action]]:
-    """``parameters`` as the fleet node's section of a parameters file, written to a
-    temporary file removed at shutdown; its path and the action that removes it."""
+    """``parameters`` as the fleet node's section of a parameters file (keyed ``/**/`` and
+    its name: in any namespace), written to a temporary file removed at shutdown; its path
+    and the action that removes it."""
     folder = Path(tempfile.mkdtemp(prefix="joint_tf_fleet_"))
     path = folder / "fleet.yaml"
-    path.write_text(yaml.safe_dump({FLEET_NODE: {"ros__parameters": parameters}}))
+    key = "/**" + FLEET_NODE
+    path.write_text(yaml.safe_dump({key: {"ros__parameters": parameters}}))
 
     def remove_folder(event: Any, context: LaunchContext) -> None:
         shutil.rmtree(folder, ignore_errors=True)
@@ -62,10 +68,9 @@ def fleet_parameters_file(parameters: dict[str, Any]) -> tuple[str, list[Action]
 
 
 def fleet_actions(context: LaunchContext) -> list[Action]:
-    """The fleet's process: ``params_file``, then the fleet's own arguments given.
-
-    No ``name`` or ``namespace`` for it: launch_ros passes them as process-wide remappings
-    (``__node``, ``__ns``), which would rename every robot's node too."""
+    """The fleet's process: ``params_file``, then the fleet's own arguments given, in
+    ``namespace`` (launch_ros passes it as ``-r __ns:=``, which places the fleet's node;
+    the robots nest under it, docs/fleet.md)."""
     params_file = LaunchConfiguration("params_file").perform(context).strip()
     if not params_file:
         raise ValueError("fleet.launch.py needs params_file:= (the robots' parameters)")
@@ -87,7 +92,13 @@ def fleet_actions(context: LaunchContext) -> list[Action]:
         parameters.append(path)
     return [
         *cleanup,
-        Node(package=PACKAGE, executable=EXECUTABLE, output="screen", parameters=parameters),
+        Node(
+            package=PACKAGE,
+            executable=EXECUTABLE,
+            namespace=LaunchConfiguration("namespace").perform(context).strip() or None,
+            output="screen",
+            parameters=parameters,
+        ),
     ]
 
 
@@ -109,6 +120,12 @@ def generate_launch_description() -> LaunchDescription:
                 default_value="",
                 description="seconds between two retries of a robot that did not start "
                 "(empty: the file's, else 10.0; 0: only when the file changes)",
+            ),
+            DeclareLaunchArgument(
+                "namespace",
+                default_value="",
+                description="the fleet's namespace (empty: the root); the robots nest "
+                "under it: /<namespace>/<robot>/joint_tf_publisher",
             ),
             OpaqueFunction(function=fleet_actions),
         ]

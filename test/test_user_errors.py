@@ -361,6 +361,11 @@ ONE_LINK = '<robot name="r"><link name="base"/></robot>'
             + ["-p", "remote.topic:=/tf"],
             ("remote.topic", "topic of its own"),
         ),
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", "remote.frames:=[base]"]
+            + ["-p", "remote.topic:=joint_states"],
+            ("remote.topic", "/joint_states", "sensor_msgs/msg/JointState", "topic of its own"),
+        ),
     ],
     ids=[
         "no-description",
@@ -370,6 +375,7 @@ ONE_LINK = '<robot name="r"><link name="base"/></robot>'
         "bad-ros-args",
         "unknown-remote-frame",
         "remote-topic-on-tf",
+        "remote-topic-of-another-type",
     ],
 )
 def test_node_bad_parameters_one_line_exit_1(

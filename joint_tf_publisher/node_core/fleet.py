@@ -12,18 +12,26 @@ decides is here, driven by tests without DDS:
   ``CHECK_PERIOD_S``) and every ``retry_period`` seconds (0: only on such a change).
 - ``FleetState.report``: the fleet's own /diagnostics status (level, message, one value per
   robot), diagnostic_updater's levels as ``health.model.Level``.
-- ``params_files``: the ``--params-file`` paths of a command line (read again for a robot
-  started after they changed).
+- ``params_files``: the ``--params-file`` paths of a command line (their stamps say when a
+  refused robot is due again); ``params_copies``: a command line whose parameters files are
+  copies read now through the package's safe reader (what rcl reads, at the process's start
+  and for each robot's node); ``robot_arguments``: the ROS arguments a robot's node is made
+  with (the process's, but the rules that name a node or its namespace), and
+  ``robot_node_namespace``: a robot's namespace nested under the fleet's.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Sequence
+import tempfile
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from ..description.files import read_regular_file
+from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
 from .names import absolute_namespace
 from .parameters import ParameterRejected
@@ -41,6 +49,14 @@ MAX_RETRY_PERIOD_S = 3600.0
 CHECK_PERIOD_S = 1.0
 #: The task part of the fleet's status name (diagnostic_updater's "node: task").
 FLEET_TASK = "robots"
+#: rcl's flag of a parameters file, and of a remapping rule.
+PARAMS_FILE_FLAG = "--params-file"
+_REMAP_FLAGS = ("-r", "--remap")
+#: What a remapping rule names to rename a node or move its namespace (rcl).
+_NODE_NAME_RULES = ("__node", "__name", "__ns")
+#: Most bytes a parameters file the fleet reads may hold: room for descriptions given
+#: inline (``MAX_DESCRIPTION_BYTES`` each) beside the robots' other parameters.
+MAX_PARAMS_FILE_BYTES = 2 * MAX_DESCRIPTION_BYTES
 
 
 def robot_namespace(text: str) -> str:
@@ -77,20 +93,91 @@ def wanted_robots(values: object) -> tuple[str, ...]:
     return tuple(robots)
 
 
-def params_files(argv: Sequence[str]) -> tuple[Path, ...]:
-    """The ``--params-file`` paths of command line ``argv``, in order: those inside its
-    ``--ros-args`` blocks (each ends at ``--`` or at the next ``--ros-args``)."""
-    paths: list[Path] = []
+def _ros_tokens(argv: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """(index, token) of each token of command line ``argv`` inside its ``--ros-args``
+    blocks (each ends at ``--`` or at the next ``--ros-args``), the flags themselves left
+    out."""
     inside = False
-    tokens = list(argv)
-    for index, token in enumerate(tokens):
+    for index, token in enumerate(argv):
         if token == "--ros-args":
             inside = True
         elif token == "--":
             inside = False
-        elif inside and token == "--params-file" and index + 1 < len(tokens):
-            paths.append(Path(tokens[index + 1]))
-    return tuple(paths)
+        elif inside:
+            yield index, token
+
+
+def params_files(argv: Sequence[str]) -> tuple[Path, ...]:
+    """The ``--params-file`` paths of command line ``argv``, in order: those inside its
+    ``--ros-args`` blocks."""
+    tokens = list(argv)
+    return tuple(
+        Path(tokens[index + 1])
+        for index, token in _ros_tokens(tokens)
+        if token == PARAMS_FILE_FLAG and index + 1 < len(tokens)
+    )
+
+
+def names_a_node(rule: str) -> bool:
+    """Whether remapping rule ``rule`` renames a node or moves its namespace (rcl's
+    ``__node:=``, ``__name:=``, ``__ns:=``, for every node or, ``name:__ns:=``, one)."""
+    left = rule.split(":=", 1)[0]
+    return left.rsplit(":", 1)[-1] in _NODE_NAME_RULES
+
+
+def robot_arguments(argv: Sequence[str]) -> tuple[str, ...]:
+    """The ROS arguments each robot's node is made with (and only these: rclpy's
+    ``use_global_arguments=False``): the tokens of every ``--ros-args`` block of the
+    process's command line ``argv`` (``--params-file``, ``-p``, topic remappings...), but
+    the remapping rules that rename a node or move its namespace (``names_a_node``): those
+    place the fleet's own node, and a robot's node is ``joint_tf_publisher`` in its namespace
+    nested under the fleet's (``robot_node_namespace``), as rclcpp_components' container
+    makes each component's node with its own arguments, not the process's. Starts with
+    ``--ros-args``."""
+    tokens = list(argv)
+    kept = ["--ros-args"]
+    skip = -1
+    for index, token in _ros_tokens(tokens):
+        if index == skip:
+            continue
+        rule = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if token in _REMAP_FLAGS and names_a_node(rule):
+            skip = index + 1
+            continue
+        kept.append(token)
+    return tuple(kept)
+
+
+def robot_node_namespace(fleet_namespace: str, robot: str) -> str:
+    """The namespace of robot ``robot`` (``/arm``, as ``wanted_robots`` gives it) in a fleet
+    whose node is in ``fleet_namespace`` (``/``, or ``/site`` with ``-r __ns:=/site`` or a
+    launch file's ``namespace=``): nested under it, ``/site/arm``, as launch_ros nests a
+    composable node's namespace under the launch file's."""
+    return fleet_namespace.rstrip("/") + robot
+
+
+@contextmanager
+def params_copies(argv: Sequence[str]) -> Iterator[list[str]]:
+    """``argv`` with each ``--params-file`` path of its ``--ros-args`` blocks replaced by a
+    copy of the file as it is now, read through the package's safe reader
+    (``files.read_regular_file``: a regular file of at most ``MAX_PARAMS_FILE_BYTES``, never
+    a FIFO or a device, which would block rcl's own read of the path) into a private folder
+    that is removed when the block ends (rcl reads a parameters file when a node or the
+    context is made with it). FileRefused (a ModelError) naming ``--params-file`` and the
+    file otherwise."""
+    tokens = list(argv)
+    with tempfile.TemporaryDirectory(prefix="joint_tf_fleet-") as folder:
+        copied = 0
+        for index, token in list(_ros_tokens(tokens)):
+            if token != PARAMS_FILE_FLAG or index + 1 >= len(tokens):
+                continue
+            path = Path(tokens[index + 1])
+            data = read_regular_file(path, MAX_PARAMS_FILE_BYTES, f"{PARAMS_FILE_FLAG} {path}")
+            copy = Path(folder) / f"{copied}.yaml"
+            copy.write_bytes(data)
+            tokens[index + 1] = str(copy)
+            copied += 1
+        yield tokens
 
 
 #: What a file looked like: its path, modification time (ns) and size (bytes); -1 if absent.
@@ -159,6 +246,8 @@ class FleetState:
     retry_period_s: float = DEFAULT_RETRY_PERIOD_S
     serving: set[str] = field(default_factory=set)
     refused: dict[str, Refusal] = field(default_factory=dict)
+    #: Robots whose node is being made (out of the spin loop, ``ros.fleet``).
+    starting: set[str] = field(default_factory=set)
 
     def want(self, robots: tuple[str, ...]) -> None:
         """From now on the fleet serves ``robots`` (``wanted_robots``'s result); refusals of
@@ -168,14 +257,16 @@ class FleetState:
             del self.refused[namespace]
 
     def plan(self, now_s: float, inputs: Hashable) -> FleetPlan:
-        """Stop the serving robots no longer wanted; start the wanted ones not serving that
-        never tried, or were refused with other ``inputs`` or ``retry_period_s`` or more
-        before ``now_s`` (steady clock, seconds)."""
+        """Stop the serving robots no longer wanted; start the wanted ones not serving nor
+        starting that never tried, or were refused with other ``inputs`` or
+        ``retry_period_s`` or more before ``now_s`` (steady clock, seconds)."""
         stop = tuple(sorted(name for name in self.serving if name not in self.wanted))
         start = tuple(
             name
             for name in self.wanted
-            if name not in self.serving and self._due(name, now_s, inputs)
+            if name not in self.serving
+            and name not in self.starting
+            and self._due(name, now_s, inputs)
         )
         return FleetPlan(stop, start)
 
@@ -188,8 +279,18 @@ class FleetState:
         period = self.retry_period_s
         return period > 0.0 and now_s - refusal.at_s >= period
 
+    def start(self, namespace: str) -> None:
+        """``namespace``'s node is being made (``plan`` does not start it again meanwhile)."""
+        self.starting.add(namespace)
+
+    def start_ended(self, namespace: str) -> None:
+        """The making of ``namespace``'s node ended (its node then serves, is refused, or is
+        destroyed: no longer wanted)."""
+        self.starting.discard(namespace)
+
     def started(self, namespace: str) -> None:
         """``namespace``'s node serves."""
+        self.starting.discard(namespace)
         self.serving.add(namespace)
         self.refused.pop(namespace, None)
 
@@ -203,6 +304,7 @@ class FleetState:
         previous = self.refused.get(namespace)
         self.refused[namespace] = Refusal(reason, now_s, inputs)
         self.serving.discard(namespace)
+        self.starting.discard(namespace)
         return previous is None or previous.reason != reason
 
     def status(self, namespace: str) -> RobotStatus:

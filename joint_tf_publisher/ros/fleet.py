@@ -2,21 +2,26 @@
 
 The console script ``joint_tf_fleet`` runs a node ``joint_tf_fleet`` whose string-array
 parameter ``robots`` lists namespaces; for each it runs a complete ``JointTfPublisher``
-(``/<ns>/joint_tf_publisher``: the node users know, with its parameters, topics, services,
-/diagnostics) in the same context, served by the same executor. Each robot's parameters
-come from the process's ``--params-file`` arguments as they would for a process of its own
-(rcl applies ``/<ns>/joint_tf_publisher:`` and ``/**`` keys by the node's fully qualified
-name); a robot started after a parameters file changed reads that file again (handed to its
-node as its own ``--params-file``, which overrides the process's).
+(``<fleet namespace>/<ns>/joint_tf_publisher``: the node users know, with its parameters,
+topics, services, /diagnostics) in the same context, served by the same executor. Each
+robot's node is made with the process's ROS arguments as its own (``use_global_arguments=
+False``, ``node_core.fleet.robot_arguments``: not the rules that rename a node or move its
+namespace, which place the fleet's node), its parameters files copies of the files as they
+are when it starts (``params_copies``: through the package's safe reader, so a FIFO cannot
+block rcl): rcl applies their ``/<ns>/joint_tf_publisher:`` and ``/**`` keys by the node's
+fully qualified name, as for a process of its own; a key deleted from a file is gone for a
+robot started after.
 
 What to start, stop and retry, and the fleet's status, are ``node_core.fleet``'s; this module
-wires them. Robots are made and destroyed between two turns of the spin loop (``runtime``'s
-``SpinLoop`` or ``OnceLoop``), never inside a callback: a change of ``robots`` or a check
-that finds work (every ``CHECK_PERIOD_S``) wakes the loop, which reconciles and spins on.
-A robot whose node does not start (``StartupError``: its description or parameters) is named
-in one log line with the reason and in the fleet's /diagnostics status
-(``joint_tf_fleet: robots``); the others serve on. SIGINT and SIGTERM stop every robot and
-exit 0, as the node does (``StopSignals``).
+wires them. A robot's node is made out of the spin loop, in the fleet's one start thread (its
+description expanded and loaded there: a slow xacro holds no other robot up), then served by
+the loop, which adds it to the executor between two turns; nodes are destroyed between two
+turns, never inside a callback: a change of ``robots``, a start that ended, or a check that
+finds work (every ``CHECK_PERIOD_S``) wakes the loop, which reconciles and spins on. A robot
+whose node does not start (``StartupError``: its description or parameters) is named in one
+log line with the reason and in the fleet's /diagnostics status (``joint_tf_fleet:
+robots``); the others serve on. SIGINT and SIGTERM stop every robot and exit 0, as the node
+does (``StopSignals``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import rclpy
@@ -36,6 +43,7 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ..errors import ModelError
 from ..node_core.fleet import (
     CHECK_PERIOD_S,
     DEFAULT_RETRY_PERIOD_S,
@@ -46,8 +54,11 @@ from ..node_core.fleet import (
     FileStamp,
     FleetState,
     file_stamps,
+    params_copies,
     params_files,
     refused_log,
+    robot_arguments,
+    robot_node_namespace,
     wanted_robots,
 )
 from ..node_core.parameters import ParameterRejected
@@ -98,7 +109,14 @@ class Fleet(Node):
         #: The robots' nodes by namespace.
         self.robots: dict[str, JointTfPublisher] = {}
         self._params_files = params_files(argv)
-        self._params_stamps = file_stamps(self._params_files)
+        #: The ROS arguments of every robot's node (its parameters files copied at its start).
+        self._robot_arguments = robot_arguments(argv)
+        #: Makes the robots' nodes, one at a time, out of the spin loop.
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="joint_tf_fleet")
+        #: The process's stop flag (``reconcile``'s).
+        self._stop_requested: Callable[[], bool] = lambda: False
+        #: The starts under way: their node (or why none), and the inputs they read.
+        self._starts: dict[str, tuple[Future[JointTfPublisher | str], tuple[FileStamp, ...]]] = {}
         #: True while the loop has robots to start or stop (``reconcile``).
         self.pending = True
         #: Wakes the spin loop (set by ``serve``); thread-safe.
@@ -159,9 +177,12 @@ class Fleet(Node):
         self._diagnostics.publish(message)
 
     def reconcile(self, executor: Executor, stopped: Callable[[], bool] = lambda: False) -> None:
-        """Stop the robots no longer wanted, start those due (``FleetState.plan``), until
+        """Serve the robots whose node was made (``_serve_started``), stop those no longer
+        wanted, and start those due (``FleetState.plan``) in the start thread, until
         ``stopped()``; the executor gains and loses their nodes. Outside any callback."""
         self.pending = False
+        self._stop_requested = stopped
+        changed = self._serve_started(executor, stopped)
         inputs = self._inputs()
         plan = self.state.plan(time.monotonic(), inputs)
         for namespace in plan.stop:
@@ -170,49 +191,80 @@ class Fleet(Node):
             node.destroy_node()
             self.state.stopped(namespace)
             self.get_logger().info(f"robot {namespace} stopped")
-        cli_args = None
-        if inputs != self._params_stamps:  # edited since the process read them: read again
-            cli_args = ["--ros-args"]
-            for path in self._params_files:
-                cli_args += ["--params-file", str(path)]
         for namespace in plan.start:
             if stopped():
                 return
-            self._start(namespace, executor, cli_args, inputs, stopped)
-        if plan:
+            self.state.start(namespace)
+            future = self._starter.submit(self._make, namespace, partial(self._gone, namespace))
+            self._starts[namespace] = (future, inputs)
+            future.add_done_callback(self._start_ended)
+        if plan or changed:
             self.publish_report()
 
-    def _start(
-        self,
-        namespace: str,
-        executor: Executor,
-        cli_args: list[str] | None,
-        inputs: tuple[FileStamp, ...],
-        stopped: Callable[[], bool],
-    ) -> None:
-        """Make ``namespace``'s node and serve it, or record (and say once) why it did not
-        start; ``stopped``: the process's stop flag (a robot's wait for xacro gives up on it)."""
+    def _gone(self, namespace: str) -> bool:
+        """Whether a start of ``namespace`` is no longer wanted: the process stops, or the
+        robot left ``robots`` (read from the start thread: one attribute read)."""
+        return self._stop_requested() or namespace not in self.state.wanted
+
+    def _make(self, namespace: str, gone: Callable[[], bool]) -> JointTfPublisher | str:
+        """In the start thread: ``namespace``'s node, or why it did not start (one line);
+        ``gone``: whether it is no longer wanted (a wait for its xacro gives up then)."""
+        if gone():
+            return "no longer wanted"
         try:
-            node = JointTfPublisher(
-                namespace=namespace, context=self.context, cli_args=cli_args, stopped=stopped
-            )
-        except StartupError as err:
-            self._refused(namespace, str(err), inputs)
-            return
+            with params_copies(self._robot_arguments) as cli_args:
+                return JointTfPublisher(
+                    namespace=robot_node_namespace(self.get_namespace(), namespace),
+                    context=self.context,
+                    cli_args=cli_args,
+                    use_global_arguments=False,
+                    stopped=gone,
+                )
+        except (StartupError, ModelError) as err:  # ModelError: a parameters file refused
+            return str(err)
         except Exception as err:  # rcl or rclpy refusing its arguments: name it, serve on
-            self._refused(namespace, f"{type(err).__name__}: {err}", inputs)
-            return
-        self.robots[namespace] = node
-        executor.add_node(node)
-        self.state.started(namespace)
-        self.get_logger().info(f"robot {namespace} serving")
+            return f"{type(err).__name__}: {err}"
+
+    def _start_ended(self, _future: Future[JointTfPublisher | str]) -> None:
+        """A start ended (in the start thread): the loop serves or refuses the robot."""
+        self.pending = True
+        self.wake()
+
+    def _serve_started(self, executor: Executor, stopped: Callable[[], bool]) -> bool:
+        """Serve each robot whose node was made since (destroyed instead if no longer wanted
+        or the process stops), or record (and say once) why it did not start; whether any
+        start ended."""
+        ended = [name for name, (future, _) in self._starts.items() if future.done()]
+        for namespace in ended:
+            future, inputs = self._starts.pop(namespace)
+            self.state.start_ended(namespace)
+            result = future.result()
+            if isinstance(result, str):
+                if namespace in self.state.wanted:
+                    self._refused(namespace, result, inputs)
+            elif namespace not in self.state.wanted or stopped():
+                result.destroy_node()
+            else:
+                self.robots[namespace] = result
+                executor.add_node(result)
+                self.state.started(namespace)
+                self.get_logger().info(f"robot {namespace} serving")
+        return bool(ended)
 
     def _refused(self, namespace: str, reason: str, inputs: tuple[FileStamp, ...]) -> None:
         if self.state.refuse(namespace, reason, time.monotonic(), inputs):
             self.get_logger().error(refused_log(namespace, reason, self.state.retry_period_s))
 
     def destroy_robots(self) -> None:
-        """Destroy every robot's node (their publishers leave the graph)."""
+        """Destroy every robot's node (their publishers leave the graph), those of starts
+        under way once they end (a wait for xacro gives up when the process stops)."""
+        self._starter.shutdown(wait=True, cancel_futures=True)
+        for future, _ in self._starts.values():
+            if future.done() and not future.cancelled():
+                result = future.result()
+                if not isinstance(result, str):
+                    result.destroy_node()
+        self._starts.clear()
         for namespace in list(self.robots):
             self.robots.pop(namespace).destroy_node()
             self.state.stopped(namespace)
@@ -278,13 +330,17 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """Console script ``joint_tf_fleet``: serve the robots until SIGINT or SIGTERM.
 
     Returns 0 on a clean shutdown (also when stopped while starting); 1 with one line
-    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses or an invalid
-    ``robots`` list.
+    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a parameters file the
+    safe reader refuses (not a regular file, too large) or an invalid ``robots`` list.
     """
     stop = stop or StopSignals()
     argv = list(sys.argv if args is None else args)
     try:
-        refused = runtime.init_ros(argv)
+        try:  # rcl reads copies, made through the safe reader (a FIFO refused, not waited on)
+            with params_copies(argv) as init_argv:
+                refused = runtime.init_ros(init_argv)
+        except ModelError as err:
+            return _startup_failure(str(err))
         if refused is not None:
             return _startup_failure(refused)
         if stop.requested.is_set():

@@ -20,6 +20,7 @@ docs/node.md describes them with their QoS.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -158,13 +159,18 @@ def _parameter(name: str, value: Any) -> Parameter[Any]:
 
 
 class RosLogHandler(logging.Handler):
-    """Python logging records, sent to a ROS logger instead (once, with its node's name)."""
+    """Python logging records of the thread that made it, sent to a ROS logger instead
+    (once, with its node's name): the fleet loads one robot's description in its start
+    thread while another's file watch loads in the spin loop."""
 
     def __init__(self, logger: Logger) -> None:
         super().__init__()
         self.logger = logger
+        self._thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self._thread:
+            return
         text = self.format(record)
         if record.levelno >= logging.ERROR:
             self.logger.error(text)
@@ -174,19 +180,33 @@ class RosLogHandler(logging.Handler):
             self.logger.info(text)
 
 
+#: Guards the package logger's routing (``package_logs_to`` in several threads at once).
+_ROUTING = threading.Lock()
+#: How many ``package_logs_to`` blocks are open, and the logger's ``propagate`` before the
+#: first.
+_routing: dict[str, Any] = {"open": 0, "propagate": True}
+
+
 @contextmanager
 def package_logs_to(logger: Logger) -> Iterator[None]:
-    """While inside, the package's Python logging (description warnings) goes to ``logger``
-    only, not also bare to stderr."""
+    """While inside, the package's Python logging (description warnings) of this thread goes
+    to ``logger`` only, not also bare to stderr. Blocks may overlap in several threads: the
+    logger's ``propagate`` is restored when the last one ends."""
     handler = RosLogHandler(logger)
-    propagate = LOGGER.propagate
-    LOGGER.addHandler(handler)
-    LOGGER.propagate = False
+    with _ROUTING:
+        if _routing["open"] == 0:
+            _routing["propagate"] = LOGGER.propagate
+            LOGGER.propagate = False
+        _routing["open"] += 1
+        LOGGER.addHandler(handler)
     try:
         yield
     finally:
-        LOGGER.removeHandler(handler)
-        LOGGER.propagate = propagate
+        with _ROUTING:
+            LOGGER.removeHandler(handler)
+            _routing["open"] -= 1
+            if _routing["open"] == 0:
+                LOGGER.propagate = _routing["propagate"]
 
 
 class JointTfPublisher(Node):

@@ -173,7 +173,11 @@ class RemoteTfPublisher:
     def __init__(self, node: Node, topic: str, static_topic: str) -> None:
         self._node = node
         self.publisher = node.create_publisher(TFMessage, topic, remote_tf_qos())
-        self.static = StaticTfPublisher(node, static_topic)
+        try:
+            self.static = StaticTfPublisher(node, static_topic)
+        except BaseException:  # refused (a topic of another type): nothing left behind
+            node.destroy_publisher(self.publisher)
+            raise
 
     def publish(self, publication: Publication) -> None:
         """Send one capped message."""

@@ -28,7 +28,7 @@ DEMO_LAUNCH = LAUNCH_DIR / "demo.launch.py"
 MULTI_ROBOT_LAUNCH = LAUNCH_DIR / "multi_robot.launch.py"
 FLEET_LAUNCH = LAUNCH_DIR / "fleet.launch.py"
 #: The fleet's launch arguments (``fleet.launch.py``) and ``multi_robot.launch.py``'s way to it.
-FLEET_ARGUMENTS = {"robots", "params_file", "retry_period"}
+FLEET_ARGUMENTS = {"robots", "params_file", "retry_period", "namespace"}
 #: The arguments robot_state_publisher users expect of a drop-in launch file.
 DROP_IN_ARGUMENTS = {
     "model",
@@ -215,9 +215,9 @@ def test_launch_files_start_only_this_package_s_executables_and_rviz() -> None:
     assert {executable for _, executable in started} == console_scripts()
 
 
-def test_the_fleet_launch_files_give_the_fleet_no_name_or_namespace() -> None:
-    """launch_ros passes a node's ``name`` and ``namespace`` as process-wide remappings
-    (``__node``, ``__ns``): in the fleet's process they would rename every robot's node."""
+def test_the_fleet_launch_files_start_one_fleet() -> None:
+    """One ``joint_tf_fleet`` each (its ``namespace``, launch_ros's ``-r __ns:=``, places the
+    fleet's node; its robots nest under it: test/ros/test_fleet_namespaced.py)."""
     for path in (FLEET_LAUNCH, MULTI_ROBOT_LAUNCH):
         tree = ast.parse(path.read_text())
         constants = module_constants(tree)
@@ -230,10 +230,9 @@ def test_the_fleet_launch_files_give_the_fleet_no_name_or_namespace() -> None:
             )
         ]
         assert len(fleets) == 1, path
-        assert not {k.arg for k in fleets[0].keywords} & {"name", "namespace"}, path
 
 
-def test_the_fleet_launch_file_offers_robots_params_file_and_retry_period() -> None:
+def test_the_fleet_launch_file_offers_robots_params_file_retry_period_and_namespace() -> None:
     assert declared_arguments(FLEET_LAUNCH) == FLEET_ARGUMENTS
     assert "one_process" in declared_arguments(MULTI_ROBOT_LAUNCH)
 

@@ -46,10 +46,10 @@ ROBOTS = {"arm": MIMIC_ARM, "base": REPO / "test" / "urdf" / "mobile_base_planar
 
 def test_fleet_launch_serves_the_robots_of_its_arguments(probe: Any, tmp_path: Path) -> None:
     params = tmp_path / "fleet.yaml"
-    sections = ["/joint_tf_fleet:", "  ros__parameters:", "    robots: [arm]"]
+    sections = ["/site/joint_tf_fleet:", "  ros__parameters:", "    robots: [arm]"]
     for name, model in ROBOTS.items():
         sections += [
-            f"/{name}/joint_tf_publisher:",
+            f"/site/{name}/joint_tf_publisher:",
             "  ros__parameters:",
             f"    description_file: {model}",
             f"    frame_prefix: {name}/",
@@ -62,18 +62,18 @@ def test_fleet_launch_serves_the_robots_of_its_arguments(probe: Any, tmp_path: P
         if joint.joint_type == "fixed"
     }
     arguments = {"params_file": str(params), "robots": "arm,base", "retry_period": "2.5"}
+    arguments["namespace"] = "site"  # the fleet in /site, each robot nested under it
     with launched("fleet.launch.py", arguments, tmp_path / "launch.log") as launch:
         with launch.explained():
             heard = wait_static_children(probe, expected)
             assert expected <= set(heard)
-            assert get_parameters(probe, "/joint_tf_fleet", ["robots", "retry_period"]) == {
+            assert get_parameters(probe, "/site/joint_tf_fleet", ["robots", "retry_period"]) == {
                 "robots": ["arm", "base"],
                 "retry_period": 2.5,
             }
             for name in ROBOTS:
-                assert get_parameters(probe, f"/{name}/joint_tf_publisher", ["frame_prefix"]) == {
-                    "frame_prefix": f"{name}/"
-                }
+                node = f"/site/{name}/joint_tf_publisher"
+                assert get_parameters(probe, node, ["frame_prefix"]) == {"frame_prefix": f"{name}/"}
             resolve_each_robot_in_a_tf2_buffer(probe)
         launch.assert_clean_stop(launch.interrupt())
 
@@ -83,7 +83,7 @@ def resolve_each_robot_in_a_tf2_buffer(probe: Any) -> None:
     moving tip at a JointState's stamp, the base's fixed frame."""
     buffer = Buffer()
     listener = TransformListener(buffer, probe.node, spin_thread=False)
-    publisher = probe.node.create_publisher(JointState, "/arm/joint_states", 10)
+    publisher = probe.node.create_publisher(JointState, "/site/arm/joint_states", 10)
     try:
         arm = Robot.load(ROBOTS["arm"])
         cfg = {"joint_1": 0.4, "joint_2": -0.3}

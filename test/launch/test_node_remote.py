@@ -18,7 +18,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -153,8 +153,47 @@ def test_an_unknown_frame_is_refused_with_the_close_matches(node: NodeUnderTest)
     assert result.successful
 
 
+def test_a_topic_of_another_type_is_refused_and_the_output_stays(
+    node: NodeUnderTest, probe: Probe
+) -> None:
+    """``remote.topic:=joint_states`` (the node's own JointState topic: the middleware refuses
+    a TFMessage publisher there): refused in words, no C source line; the remote output goes
+    on on its old topic."""
+    (result,) = node.set_parameters(**{"remote.topic": "joint_states"})
+    assert not result.successful
+    assert result.reason == (
+        f"remote.topic: 'joint_states' is {NAMESPACE}/joint_states, a topic of type "
+        "sensor_msgs/msg/JointState in this process; the remote output publishes "
+        "tf2_msgs/msg/TFMessage: give it a topic of its own"
+    ), result.reason
+    publish_until_remote(
+        node, probe, lambda dynamic: len(dynamic) >= 3, "remote/tf after the refusal"
+    )
+
+
 def volatile_qos() -> QoSProfile:
     return QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def publish_until_remote(
+    node: NodeUnderTest, probe: Probe, done: Callable[[Recorder], bool], what: str
+) -> None:
+    """Send the joint state (a fresh stamp each time) until ``done`` holds for what a new
+    subscription to the remote topic received."""
+    dynamic = Recorder()
+    subscription = probe.node.create_subscription(
+        TFMessage, f"{NAMESPACE}/remote/tf", dynamic, volatile_qos()
+    )
+
+    def sent_and_done() -> bool:
+        node.publish(JOINTS, VALUES, fresh_stamp())
+        pause(0.05)
+        return done(dynamic)
+
+    try:
+        wait_until(sent_and_done, what=lambda: f"{what} ({node.stderr()[-800:]})")
+    finally:
+        probe.node.destroy_subscription(subscription)
 
 
 def test_the_remote_statics_are_republished_for_volatile_readers(
@@ -177,21 +216,12 @@ def test_the_remote_statics_are_republished_for_volatile_readers(
 def test_a_runtime_change_of_the_frames_moves_the_output(node: NodeUnderTest, probe: Probe) -> None:
     (result,) = node.set_parameters(**{"remote.frames": ["link_7"]})
     assert result.successful, result.reason
-    dynamic = Recorder()
-    subscription = probe.node.create_subscription(
-        TFMessage, f"{NAMESPACE}/remote/tf", dynamic, volatile_qos()
-    )
 
-    def only_link_7() -> bool:
-        node.publish(JOINTS, VALUES, fresh_stamp())
-        pause(0.05)
+    def only_link_7(dynamic: Recorder) -> bool:
         return any(
             [(t.header.frame_id, t.child_frame_id) for t in msg.transforms]
             == [("r/world", "r/link_7")]
             for msg in dynamic.messages()
         )
 
-    try:
-        wait_until(only_link_7, what="remote/tf with r/link_7 alone")
-    finally:
-        probe.node.destroy_subscription(subscription)
+    publish_until_remote(node, probe, only_link_7, "remote/tf with r/link_7 alone")

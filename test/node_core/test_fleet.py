@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.errors import ModelError
 from joint_tf_publisher.health.model import Level
 from joint_tf_publisher.node_core.fleet import (
     DEFAULT_RETRY_PERIOD_S,
@@ -19,9 +20,13 @@ from joint_tf_publisher.node_core.fleet import (
     FleetState,
     RobotStatus,
     file_stamps,
+    names_a_node,
+    params_copies,
     params_files,
     refused_log,
+    robot_arguments,
     robot_namespace,
+    robot_node_namespace,
     wanted_robots,
 )
 from joint_tf_publisher.node_core.parameters import ParameterRejected
@@ -165,6 +170,71 @@ def test_params_files_are_read_from_the_ros_args_blocks() -> None:
     ]
     assert params_files(argv) == (Path("one.yaml"), Path("two.yaml"))
     assert params_files(["x", "--ros-args", "--params-file"]) == ()
+
+
+def test_a_robot_is_made_with_the_process_ros_arguments_but_its_name_and_namespace() -> None:
+    """As rclcpp_components' container makes a component: its own arguments, not the rules
+    that place the container's node (launch_ros's ``namespace=`` and ``name=``)."""
+    argv = ["joint_tf_fleet", "--ros-args", "-r", "__ns:=/x", "--params-file", "f.yaml"]
+    argv += ["--remap", "__node:=fleet", "-r", "joint_tf_fleet:__ns:=/y", "-r", "/tf:=tf"]
+    argv += ["-p", "robots:=[a]", "--", "--ros-args", "-r", "__name:=n", "--log-level", "info"]
+    assert robot_arguments(argv) == (
+        "--ros-args",
+        "--params-file",
+        "f.yaml",
+        "-r",
+        "/tf:=tf",
+        "-p",
+        "robots:=[a]",
+        "--log-level",
+        "info",
+    )
+    assert names_a_node("__ns:=/x") and names_a_node("fleet:__node:=f")
+    assert not names_a_node("/tf:=tf") and not names_a_node("__nsx:=y")
+
+
+@pytest.mark.parametrize(
+    ("fleet_namespace", "robot", "nested"),
+    [("/", "/a", "/a"), ("/x", "/a", "/x/a"), ("/x/y", "/site/a", "/x/y/site/a")],
+)
+def test_a_robot_nests_under_the_fleets_namespace(
+    fleet_namespace: str, robot: str, nested: str
+) -> None:
+    assert robot_node_namespace(fleet_namespace, robot) == nested
+
+
+def test_params_copies_are_the_files_as_they_are_now(tmp_path: Path) -> None:
+    params = tmp_path / "fleet.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    a: 1\n")
+    argv = ["x", "--params-file", str(params), "--ros-args", "--params-file", str(params)]
+    with params_copies(argv) as copied:
+        assert copied[:3] == argv[:3]  # not a ROS argument: left as it is
+        copy = Path(copied[5])
+        assert copy != params and copy.read_text() == params.read_text()
+    assert not copy.exists()
+
+
+def test_a_params_file_that_is_a_fifo_is_refused_naming_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "fleet.yaml"
+    os.mkfifo(fifo)
+    with (
+        pytest.raises(ModelError, match=rf"^--params-file {fifo}: .*not a regular file \(a FIFO"),
+        params_copies(["x", "--ros-args", "--params-file", str(fifo)]),
+    ):
+        pass
+
+
+def test_a_robot_starting_is_not_started_again() -> None:
+    state = FleetState(("/a",))
+    assert state.plan(0.0, INPUTS) == FleetPlan(start=("/a",))
+    state.start("/a")
+    assert state.plan(0.0, EDITED) == FleetPlan()
+    assert state.status("/a") is RobotStatus.WAITING
+    state.refuse("/a", "no", 0.0, INPUTS)
+    assert state.starting == set()
+    state.start("/a")
+    state.started("/a")
+    assert state.starting == set() and state.status("/a") is RobotStatus.SERVING
 
 
 def test_file_stamps_change_with_an_edit_and_a_removal(tmp_path: Path) -> None:

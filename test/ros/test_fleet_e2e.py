@@ -98,18 +98,28 @@ def params_yaml(broken: Path) -> str:
 
 
 class FleetUnderTest:
-    """The fleet's console script, its stderr in a file, and the probe's view of it."""
+    """The fleet's console script, its stderr in a file, and the probe's view of it;
+    ``params``: its parameters file's text (default ``params_yaml``), ``arguments``: more
+    ROS arguments, ``name``: the fleet node's fully qualified name they give it."""
 
-    def __init__(self, probe: Probe, workdir: Path) -> None:
+    def __init__(
+        self,
+        probe: Probe,
+        workdir: Path,
+        params: str | None = None,
+        arguments: tuple[str, ...] = (),
+        name: str = "/joint_tf_fleet",
+    ) -> None:
         self.probe = probe
+        self.name = name
         self.broken = workdir / "broken.urdf"
         self.broken.write_text(BROKEN)
         self.params = workdir / "fleet.yaml"
-        self.params.write_text(params_yaml(self.broken))
+        self.params.write_text(params_yaml(self.broken) if params is None else params)
         self.stderr_path = workdir / "stderr.txt"
         with open(self.stderr_path, "w") as err:
             self.process = subprocess.Popen(
-                [*FLEET, "--ros-args", "--params-file", str(self.params)],
+                [*FLEET, "--ros-args", "--params-file", str(self.params), *arguments],
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -140,7 +150,8 @@ class FleetUnderTest:
 
     def fleet_status(self) -> DiagnosticStatus | None:
         """The fleet's latest status on /diagnostics."""
-        found = [s for s in self.diagnostics if s.name == "joint_tf_fleet: robots"]
+        status_name = f"{self.name.rsplit('/', 1)[-1]}: robots"
+        found = [s for s in self.diagnostics if s.name == status_name]
         return found[-1] if found else None
 
     def nodes(self) -> set[str]:
@@ -178,10 +189,17 @@ class FleetUnderTest:
         return [_value(value) for value in response.values]
 
     def set_robots(self, robots: list[str]) -> Any:
+        return self.set(self.name, robots=robots)
+
+    def set(self, node: str, **values: Any) -> Any:
+        """Set ``values`` on ``node`` in one SetParameters call; the first result."""
         request = SetParameters.Request(
-            parameters=[ParameterMsg(name="robots", value=parameter_value(robots))]
+            parameters=[
+                ParameterMsg(name=name, value=parameter_value(value))
+                for name, value in values.items()
+            ]
         )
-        return self.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
+        return self.call(SetParameters, f"{node}/set_parameters", request).results[0]
 
     def resolved(self, target: str, source: str, stamp_s: float | None = None) -> Any:
         """``source``'s pose (4, 4) in ``target`` from the static sets and the /tf messages
@@ -223,17 +241,24 @@ def _value(value: Any) -> Any:
     }.get(value.type)
 
 
-@pytest.fixture(scope="module")
-def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetUnderTest]:
-    running = FleetUnderTest(probe, tmp_path_factory.mktemp("fleet"))
+@contextlib.contextmanager
+def serving(running: FleetUnderTest, nodes: set[str]) -> Iterator[FleetUnderTest]:
+    """``running`` once ``nodes`` (fully qualified) are on the graph; stopped afterwards."""
     try:
         wait_until(
-            lambda: {"/arm/joint_tf_publisher", "/base/joint_tf_publisher"} <= running.nodes(),
-            what=lambda: f"the robots' nodes ({running.stderr()[-1000:]})",
+            lambda: nodes <= running.nodes(),
+            what=lambda: f"the robots' nodes ({running.nodes()}, {running.stderr()[-1000:]})",
         )
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def fleet(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetUnderTest]:
+    running = FleetUnderTest(probe, tmp_path_factory.mktemp("fleet"))
+    with serving(running, {"/arm/joint_tf_publisher", "/base/joint_tf_publisher"}):
+        yield running
 
 
 def test_each_robot_frames_are_its_own_fk(fleet: FleetUnderTest) -> None:
@@ -324,7 +349,10 @@ def test_a_broken_robot_is_named_while_the_others_serve_then_fixed(fleet: FleetU
     assert values["/broken"] == f"refused: {where}"
     lines = [line for line in fleet.stderr().splitlines() if "robot /broken refused" in line]
     assert len(lines) == 1 and where in lines[0], lines  # once, though retried every second
-    assert "/broken/joint_tf_publisher" not in fleet.nodes()
+    # Each retry (every second) makes its node and destroys it: off the graph between two.
+    wait_until(
+        lambda: "/broken/joint_tf_publisher" not in fleet.nodes(), what="/broken off the graph"
+    )
 
     fleet.broken.write_text(ARM.read_text())
     wait_until(

@@ -26,8 +26,10 @@ from repo_paths import TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from joint_tf_publisher.errors import LOGGER  # noqa: E402
 from joint_tf_publisher.node_core.stop_signals import StopSignals  # noqa: E402
 from joint_tf_publisher.ros import fleet  # noqa: E402
+from joint_tf_publisher.ros.node import package_logs_to  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -104,3 +106,53 @@ def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
         thread.join(timeout=WAIT_S)
         the_fleet.destroy_robots()
         the_fleet.destroy_node()
+
+
+class Said:
+    """A ROS logger's calls, recorded (``health.reporting.Logger``)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(message)
+
+    def warning(self, message: str) -> None:
+        self.lines.append(message)
+
+    def error(self, message: str) -> None:
+        self.lines.append(message)
+
+
+def test_description_warnings_go_to_the_robot_whose_thread_loads() -> None:
+    """The fleet's start thread and the spin loop load descriptions at once (two robots):
+    each robot's logger gets its own thread's warnings only, and the package logger's
+    ``propagate`` comes back when both are done, whatever order they end in."""
+    propagate = LOGGER.propagate
+    said = {"start thread": Said(), "spin loop": Said()}
+    inside = threading.Barrier(2, timeout=WAIT_S)
+    logged = threading.Barrier(2, timeout=WAIT_S)
+
+    first_ended = threading.Event()
+
+    def load(name: str, first_out: bool) -> None:
+        with package_logs_to(said[name]):
+            inside.wait()
+            LOGGER.warning(f"warning of the {name}")
+            logged.wait()
+            if not first_out:  # the other block ends first
+                assert first_ended.wait(timeout=WAIT_S)
+        if first_out:
+            first_ended.set()
+
+    threads = [
+        threading.Thread(target=load, args=("start thread", False)),
+        threading.Thread(target=load, args=("spin loop", True)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=WAIT_S)
+    assert said["start thread"].lines == ["warning of the start thread"]
+    assert said["spin loop"].lines == ["warning of the spin loop"]
+    assert LOGGER.propagate is propagate
