@@ -539,6 +539,22 @@ def test_a_bad_params_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
     assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
     assert "clamp must be one of" in capsys.readouterr().err
+    # Hostile numbers and sizes (issue 43): a 400-digit integer was an OverflowError traceback.
+    hostile = {
+        "publish_frequency": "9" * 400,
+        "time_offset": "-" + "9" * 400,
+        "diagnostic_period": ".nan",
+        "joint_state_timeout": ".inf",
+        "remote.rate": "1.0e+400",
+        "source_time_offsets": "[.nan]",
+        "static_republish_period": "true",
+        "remote.frames": "[" + ", ".join(["x"] * 5000) + "]",
+    }
+    for name, text in hostile.items():
+        params.write_text(f"/**:\n  ros__parameters:\n    {name}: {text}\n")
+        assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--params {params}: {name}" in err, err
     (tmp_path / "empty.yaml").write_text("just: text\n")
     with pytest.raises(ParamsFileError, match="not a parameters file"):
         node_parameters(tmp_path / "empty.yaml")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from repo_paths import REPO_ROOT, config_parameters
 from joint_tf_publisher.model import ClampMode
 from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
+    MAX_ARRAY_ITEMS,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     SETTING_FIELDS,
@@ -210,7 +213,8 @@ def test_an_array_of_the_wrong_type_or_an_unset_value_is_refused_naming_the_para
 
 #: Values of every type a parameters file can hold (YAML: numbers, text, lists, maps, null).
 ANY_TYPED_VALUES: list[Any] = [
-    3, 2.5, True, None, "x", "", [], [1, 2], ["a", 3], [[1]], {"a": 1}, [{"a": 1}], float("nan")
+    3, 2.5, True, None, "x", "", [], [1, 2], ["a", 3], [[1]], {"a": 1}, [{"a": 1}], float("nan"),
+    10**400, 10**5000, float("inf"), [10**400], ["x"] * (MAX_ARRAY_ITEMS + 1),
 ]  # fmt: skip
 
 
@@ -231,3 +235,80 @@ def test_a_value_of_any_type_is_taken_or_refused_by_name_never_a_crash(name: str
             Settings.from_values({name: value})
         except ParameterRejected as exc:
             assert any(str(part) in str(exc) for part in named), (value, exc)
+
+
+# -- hostile numbers and sizes (issue 43, items 5 and 13) ---------------------------------------
+
+#: Every parameter that takes numbers: the doubles, the double array, a zero, an origin.
+NUMERIC_NAMES = [spec.name for spec in PARAMETERS if spec.type_name in ("double", "double_array")]
+NUMERIC_NAMES += ["zeros.j1", "attachments.tool.origin"]
+
+#: Numbers no parameter takes: beyond a double (PyYAML reads a 400-digit integer as one), beyond
+#: int64 (rcl's integers), infinite, not a number, and bools (rclpy keeps them apart from numbers).
+HOSTILE_NUMBERS: list[Any] = [
+    10**400, -(10**400), 10**5000, 2**63, float("inf"), -float("inf"), float("nan"), True, False
+]  # fmt: skip
+
+
+def as_given(name: str, number: Any) -> Any:
+    """``number`` where ``name`` takes it: alone, in a one-item list, or as an origin's x."""
+    if name == "source_time_offsets":
+        return [number]
+    if name.endswith(".origin"):
+        return [number, 0.0, 0.0, 0.0, 0.0, 0.0]
+    return number
+
+
+@pytest.mark.parametrize("name", NUMERIC_NAMES)
+def test_every_numeric_parameter_refuses_a_hostile_number_by_name(name: str) -> None:
+    """A huge integer was an OverflowError traceback (``bag repair --params``); a NaN or an
+    infinity in an origin was taken. Every such value is refused in one line naming the
+    parameter, whatever the source (the node, the bag commands, the fleet: all read them here)."""
+    for number in HOSTILE_NUMBERS:
+        if number == 2**63 and name not in PARAMETERS_BY_NAME:
+            continue  # a zero's or an origin's range is the model's (zeros.check_zero)
+        given = {name: as_given(name, number)}
+        if name == "source_time_offsets":
+            given["source_list"] = ["arm"]
+        with pytest.raises(ParameterRejected, match=re.escape(name)) as refused:
+            Settings.from_values(given)
+        reason = str(refused.value)
+        assert "\n" not in reason and len(reason) < 300, reason
+
+
+def test_a_negative_zero_is_zero_and_refused_where_zero_is() -> None:
+    for name in ("diagnostic_period", "static_republish_period", "time_offset"):
+        value = getattr(Settings.from_values({name: -0.0}), name)
+        assert value == 0.0 and math.copysign(1.0, value) == 1.0, name
+    for name in ("publish_frequency", "remote.rate", "joint_state_timeout"):
+        with pytest.raises(ParameterRejected, match=re.escape(name)):
+            Settings.from_values({name: -0.0})
+
+
+ARRAY_NAMES = [spec.name for spec in PARAMETERS if isinstance(spec.default, tuple)]
+
+
+@pytest.mark.parametrize("name", [*ARRAY_NAMES, "zeros.j1"])
+def test_every_array_parameter_is_bounded_in_length(name: str) -> None:
+    """``remote.frames`` with 50,000 names ran a close-match search for minutes inside the
+    parameter callback; every array takes at most ``MAX_ARRAY_ITEMS`` items, from every
+    source (a list, a comma-separated string, an ``array.array`` from a service)."""
+    spec = PARAMETERS_BY_NAME.get(name)
+    numbers = name == "zeros.j1" or (spec is not None and spec.double_array)
+    item: Callable[[int], Any] = (lambda i: float(i)) if numbers else (lambda i: f"n{i}:=v")
+    for count in (MAX_ARRAY_ITEMS + 1, 50_000):
+        for given in ([item(i) for i in range(count)], array("d", range(count))):
+            with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds {count} items"):
+                Settings.from_values({name: given})
+            if spec is not None and takes_any_empty_array(spec):
+                with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds"):
+                    check_array_type(name, given)
+    if name in ("exclude_joints", "source_list", "remote.frames"):
+        joined = ",".join(f"n{i}" for i in range(MAX_ARRAY_ITEMS + 1))
+        with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds"):
+            Settings.from_values({name: joined})
+    given = {name: [item(i) for i in range(MAX_ARRAY_ITEMS)]}
+    if name == "source_time_offsets":  # one per topic
+        given["source_list"] = [f"t{i}" for i in range(MAX_ARRAY_ITEMS)]
+    if name != ATTACHMENTS:  # its names: letters, not "n0:=v"
+        Settings.from_values(given)  # the bound itself is taken
