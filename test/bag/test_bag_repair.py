@@ -6,6 +6,7 @@ inputs get one line and an exit status."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -555,6 +556,19 @@ def test_a_bad_params_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"--params {params}: {name}" in err, err
+    # A FIFO or a device (or a file of the wrong encoding) as --params: refused at once, not
+    # waited on or read without end: --params is read as every file the package reads.
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    (tmp_path / "latin1.yaml").write_bytes(b"/**:\n  ros__parameters:\n    frame_prefix: \xe9\n")
+    for path, words in (
+        (fifo, "not a regular file (a FIFO"),
+        (Path("/dev/zero"), "not a regular file (a character device)"),
+        (tmp_path / "latin1.yaml", "not UTF-8 text"),
+    ):
+        assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(path)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--params {path}: " in err and words in err, err
     (tmp_path / "empty.yaml").write_text("just: text\n")
     with pytest.raises(ParamsFileError, match="not a parameters file"):
         node_parameters(tmp_path / "empty.yaml")
