@@ -17,10 +17,20 @@ from typing import Any
 import pytest
 from repo_paths import REPO_ROOT, config_parameters
 
+from joint_tf_publisher.description.xacro_process import (
+    XACRO_MEMORY_LIMIT_BYTES,
+    XACRO_TIME_LIMIT_S,
+)
+from joint_tf_publisher.description.xmlio import MAX_DESCRIPTION_BYTES
 from joint_tf_publisher.model import ClampMode
+from joint_tf_publisher.node_core.fleet import MAX_RETRY_PERIOD_S
+from joint_tf_publisher.node_core.parameter_keys import MAX_WARNED
 from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
     MAX_ARRAY_ITEMS,
+    MAX_PERIOD_S,
+    MAX_PUBLISH_FREQUENCY,
+    MAX_TIME_OFFSET_S,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     SETTING_FIELDS,
@@ -35,6 +45,7 @@ from joint_tf_publisher.node_core.parameters import (
     parse_zero,
     takes_any_empty_array,
 )
+from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES
 
 yaml = pytest.importorskip("yaml")
 
@@ -180,6 +191,89 @@ def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
         assert kind == ROS_TYPE_WORDS[spec.type_name], spec.name
         assert documented_default(default) == yaml_value(spec.default), spec.name
         assert ("Read-only" in meaning) == spec.read_only, spec.name
+
+
+#: How the docs state a range in prose: ``range (0, 1000]``, ``[0, 3600]``, ``> 0 and <= 1000``,
+#: ``>= 0 and <= 3600``, ``within +-2147483647``. Groups: the lower bound's bracket or sign
+#: (none: symmetric, closed), low, high.
+RANGE_WORDS = (
+    re.compile(r"(?P<open>[(\[])(?P<low>-?[\d.]+), (?P<high>-?[\d.]+)\]"),
+    re.compile(r"(?P<open>>=?) (?P<low>-?[\d.]+) and <= (?P<high>-?[\d.]+)"),
+    re.compile(r"within \+-(?P<high>[\d.]+)"),
+)
+
+
+def documented_ranges(text: str) -> list[tuple[bool, float, float]]:
+    """Every range ``text`` states: (lower bound included, low, high)."""
+    found = []
+    for pattern in RANGE_WORDS:
+        for match in pattern.finditer(text):
+            high = float(match["high"])
+            if "low" not in match.groupdict():
+                found.append((True, -high, high))
+            else:
+                found.append((match["open"] in ("[", ">="), float(match["low"]), high))
+    return found
+
+
+def takes(name: str, value: float) -> bool:
+    """Whether the table takes ``value`` for ``name``."""
+    try:
+        Settings.from_values({name: value})
+    except ParameterRejected:
+        return False
+    return True
+
+
+RANGED = [spec for spec in PARAMETERS if spec.float_range is not None]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_every_documented_range_is_the_code_s(path: Any) -> None:
+    """Each ranged parameter's row states its range, and every range stated (in the row, in
+    the descriptor's description) is the table's bounds, with the lower bound open where the
+    code refuses it and the upper bound the largest value it takes (issue 47: docs the last
+    rounds made stale)."""
+    rows = parameter_rows(path.read_text())
+    for spec in RANGED:
+        assert spec.float_range is not None
+        stated = documented_ranges(rows[spec.name][2])
+        assert stated, f"{path.name}: {spec.name}'s row states no range"
+        for low_included, low, high in stated + documented_ranges(spec.description):
+            assert (low, high) == spec.float_range, (path.name, spec.name, low, high)
+            assert takes(spec.name, low) == low_included, (path.name, spec.name, low)
+            assert takes(spec.name, high) and not takes(spec.name, high * 1.001 + 0.001)
+
+
+#: Numbers the docs' prose states, each a constant of the code: (value, pattern whose group 1
+#: states it, the docs that must state it). Every match of the pattern in those docs must be
+#: the value, and each of them must have one.
+README, NODE, ROBUSTNESS, FLEET = "README.md", "docs/node.md", "docs/robustness.md", "docs/fleet.md"
+MIB = 2**20
+PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
+    (MAX_ARRAY_ITEMS, r"at most ([\d,]+) items", (README, NODE, ROBUSTNESS)),
+    (MAX_WARNED, r"at most (\d+) (?:of them|warned)", (NODE, ROBUSTNESS)),
+    (MAX_NAMED_FRAMES, r"at most (\d+) named", (ROBUSTNESS,)),
+    (MAX_PUBLISH_FREQUENCY, r"`publish_frequency` \(0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_PERIOD_S, r"periods \[0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_TIME_OFFSET_S, r"value within \+-(\d+) s", (ROBUSTNESS,)),
+    (MAX_RETRY_PERIOD_S, r"`retry_period` \[0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]\. \|", (FLEET,)),
+    (MAX_DESCRIPTION_BYTES / MIB, r"files? of at most (\d+) MiB", (README, ROBUSTNESS)),
+    (XACRO_TIME_LIMIT_S, r"in a child process limited to (\d+) s", (README, NODE)),
+    (XACRO_MEMORY_LIMIT_BYTES / MIB, r"limited to \d+ s and (\d+) MiB", (README, NODE)),
+]
+
+
+@pytest.mark.parametrize("value, pattern, paths", PROSE_FACTS, ids=lambda x: str(x)[:24])
+def test_numbers_in_the_docs_prose_are_the_code_s(
+    value: float, pattern: str, paths: tuple[str, ...]
+) -> None:
+    for path in paths:
+        found = re.findall(pattern, (REPO_ROOT / path).read_text())
+        assert found, f"{path} no longer states {pattern!r}"
+        for number in found:
+            assert float(number.replace(",", "")) == value, (path, pattern, number)
 
 
 # -- empty arrays of any type (ros2cli sends "[]" as a BOOL_ARRAY) -----------------------------
