@@ -252,6 +252,7 @@ README, NODE, ROBUSTNESS, FLEET = "README.md", "docs/node.md", "docs/robustness.
 MIB = 2**20
 PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
     (MAX_ARRAY_ITEMS, r"at most ([\d,]+) items", (README, NODE, ROBUSTNESS)),
+    (MAX_ARRAY_ITEMS, r"more than ([\d,]+) items", ("docs/recordings.md",)),
     (MAX_WARNED, r"at most (\d+) (?:of them|warned)", (NODE, ROBUSTNESS)),
     (MAX_NAMED_FRAMES, r"at most (\d+) named", (ROBUSTNESS,)),
     (MAX_PUBLISH_FREQUENCY, r"`publish_frequency` \(0, ([\d.]+)\]", (ROBUSTNESS,)),
