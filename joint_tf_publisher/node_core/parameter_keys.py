@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..description.compose import ATTACHMENT_FIELDS
-from .parameters import PARAMETERS, ZEROS_PREFIX, parameter_name
+from .parameters import MAX_SHOWN_CHARS, PARAMETERS, ZEROS_PREFIX, parameter_name, shown
 
 #: Parameters every rclpy node declares itself (Jazzy and later: the type description
 #: service's too).
@@ -50,7 +50,7 @@ class UnknownParameter:
         """The one line the node logs for it."""
         hint = f"; did you mean {', '.join(self.close)}?" if self.close else ""
         return (
-            f"parameter {self.name!r} is given for this node but is none of its "
+            f"parameter {shown(self.name)} is given for this node but is none of its "
             f"parameters: ignored{hint} (a /** section is read by every node: if the key "
             "is another node's, this is no problem)"
         )
@@ -93,6 +93,16 @@ def unknown_parameters(
         UnknownParameter(name, close_matches(name, candidates) if index < MAX_WARNED else ())
         for index, name in enumerate(unknown)
     )
+
+
+def counted(unknown: Collection[UnknownParameter]) -> tuple[int, tuple[str, ...]]:
+    """How many keys ``unknown`` holds and the first ``MAX_WARNED`` (each cut as a refusal
+    shows a value), as the health report counts them."""
+    names = tuple(
+        name if len(name) <= MAX_SHOWN_CHARS else f"{name[:MAX_SHOWN_CHARS]}..."
+        for name in (parameter.name for parameter in list(unknown)[:MAX_WARNED])
+    )
+    return len(unknown), names
 
 
 def warnings(unknown: Collection[UnknownParameter]) -> list[str]:

@@ -74,7 +74,7 @@ from ..node_core.parameter_changes import (
     plan_change,
     prepared_model,
 )
-from ..node_core.parameter_keys import MAX_WARNED, unknown_parameters, warnings
+from ..node_core.parameter_keys import counted, unknown_parameters, warnings
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
@@ -348,8 +348,7 @@ class JointTfPublisher(Node):
         )
         for line in warnings(unknown):
             self.get_logger().warning(line)
-        names = tuple(parameter.name for parameter in unknown[:MAX_WARNED])
-        self.pipeline.health.unknown_parameters = (len(unknown), names)
+        self.pipeline.health.unknown_parameters = counted(unknown)
 
     def _start_description(self, text: str, settings: Settings) -> LoadedModel | None:
         """The start's model (None: from the topic, later), read from any folder; sets where

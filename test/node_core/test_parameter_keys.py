@@ -10,6 +10,7 @@ from joint_tf_publisher.node_core.parameter_keys import (
     MAX_LOOKED_UP_CHARS,
     MAX_WARNED,
     close_matches,
+    counted,
     did_you_mean,
     offline_declared,
     offline_unknown,
@@ -59,5 +60,10 @@ def test_hostile_numbers_of_keys_stay_bounded() -> None:
     assert lines[-1].startswith(f"{50_000 - MAX_WARNED} further parameter(s)")
     long_name = "publish_frequency" + "y" * MAX_LOOKED_UP_CHARS
     assert close_matches(long_name, ["publish_frequency"]) == ()
+    # A name of a megabyte: its warning and its count are cut, not a megabyte each.
+    (huge,) = unknown_parameters(["x" * 2**20], offline_declared(()))
+    assert len(huge.warning()) < 500
+    count, (name,) = counted([huge])
+    assert count == 1 and name.startswith("xxx") and len(name) < 200
     assert did_you_mean("link_33", ["link_3", "base"]) == "; did you mean link_3?"
     assert did_you_mean("zzz", ["link_3"]) == ""
