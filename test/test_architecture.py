@@ -24,8 +24,9 @@ from repo_paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "joint_tf_publisher"
 
-#: Modules that import nothing of the package: the array aliases and the bounded cache.
-BASE = {"arrays", "bounded_cache"}
+#: Modules that import nothing of the package: the array aliases, the bounded cache and the
+#: way to start a Python child.
+BASE = {"arrays", "bounded_cache", "child_process"}
 #: Leaf modules: they import the base at most, and every layer may import them.
 LEAVES = BASE | {"errors", "transforms", "stamps"}
 #: What each part may import from the package (besides itself).

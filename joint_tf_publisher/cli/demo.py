@@ -11,7 +11,6 @@ the rest of the command line needs no ROS).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from ..child_process import python_command
 from ..robot import Robot
 from .status import (
     RateMeter,
@@ -30,6 +30,9 @@ from .status import (
     format_status,
 )
 from .sweep import JointSweep
+
+#: The module that runs the node as its console script does.
+NODE_MODULE = "joint_tf_publisher.entry"
 
 
 class StopFlag:
@@ -69,19 +72,12 @@ def run_demo(
 
 
 def node_command(params_file: Path, node_params: Sequence[str]) -> list[str]:
-    """The command starting the node: the installed ``joint_tf_publisher`` console script
-    beside this interpreter if present, else ``ros.runtime.main`` through this interpreter."""
-    script = Path(sys.executable).parent / "joint_tf_publisher"
-    if script.is_file():
-        command = [str(script)]
-    else:
-        command = [
-            sys.executable,
-            "-c",
-            "import sys; from joint_tf_publisher.ros.runtime import main; sys.exit(main())",
-        ]
+    """The command starting the node: its console script's entry (``entry``, as ``python -m
+    joint_tf_publisher.entry``) in this interpreter, isolated from the caller's folder and
+    ``PYTHONPATH`` (``child_process``), its output unbuffered."""
     extra = [arg for param in node_params for arg in ("-p", param)]
-    return [*command, "--ros-args", "--params-file", str(params_file), *extra]
+    ros_args = ["--ros-args", "--params-file", str(params_file), *extra]
+    return python_command(NODE_MODULE, *ros_args, unbuffered=True)
 
 
 def write_params_file(description: str, directory: Path) -> Path:
@@ -143,7 +139,6 @@ def run_with_node(
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env=dict(os.environ, PYTHONUNBUFFERED="1"),
             )
         print(
             f"run: node pid {process.pid} on {robot.name!r}, demo at {rate_hz:g} Hz, "

@@ -1,11 +1,14 @@
 """How the description layer reads a file: safely, and at runtime only from allowed folders.
 
 ``read_regular_file`` is the one way a description file, an attachment's file, an SDFormat
-``<include>`` (and its ``model.config``) or a file a xacro expansion includes is read: opened
-with ``O_RDONLY | O_NONBLOCK | O_CLOEXEC`` (a FIFO or a device cannot block the open), checked
-with ``fstat`` on the open descriptor (only a regular file is read: never a FIFO, a device, a
-directory or a socket) and against a size limit before a byte is read, then read up to that
-limit and one byte more. A refusal names the file and the reason, never its content.
+``<include>`` (and its ``model.config``) or a file a xacro expansion includes is read: its path
+resolved (symlinks, ``..``) and checked against the rules, then what was checked is opened
+(``open_checked``: one component at a time from ``/``, none followed if it is a symbolic
+link, so a symlink swapped in after the check cannot lead elsewhere), with ``O_RDONLY |
+O_NONBLOCK | O_CLOEXEC`` (a FIFO or a device cannot block the open), checked with ``fstat`` on
+the open descriptor (only a regular file is read: never a FIFO, a device, a directory or a
+socket) and against a size limit before a byte is read, then read up to that limit and one
+byte more. A refusal names the file and the reason, never its content.
 
 ``FileRules`` say what may be read now: the folders allowed (None: any, as at start, on the
 command line and in ``Robot.load``), the read-only parameter that lists more of them (named
@@ -57,12 +60,21 @@ def _never() -> bool:
 @dataclass(frozen=True)
 class FileRules:
     """What the description layer may read now: files under ``allowed`` (resolved folders;
-    None: anywhere), ``parameter`` naming where more folders are given, ``stopped`` telling a
-    wait for a xacro expansion to give up (the process is stopping)."""
+    None: anywhere, as at start), ``parameter`` naming where more folders are given,
+    ``stopped`` telling a wait for a xacro expansion to give up (the process is stopping),
+    ``start_arguments`` the xacro arguments (name, value) the start gave: the operator's own,
+    passed on at runtime as they are (any other value given at runtime must be plain:
+    ``xacro_process.check_arguments``)."""
 
     allowed: tuple[Path, ...] | None = None
     parameter: str = ALLOWED_FOLDERS_PARAMETER
     stopped: Callable[[], bool] = _never
+    start_arguments: frozenset[tuple[str, str]] = frozenset()
+
+    @property
+    def at_runtime(self) -> bool:
+        """Whether these are a running node's rules (what the graph asks), not the start's."""
+        return self.allowed is not None
 
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
@@ -108,15 +120,44 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+#: How ``open_checked`` opens each folder on the way: without following a symlink, and with
+#: ``O_PATH`` where there is one (Linux: a folder one may pass through but not list, 0711,
+#: still opens).
+_FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: How ``open_checked`` opens the file: read only, never blocking, never a symlink.
+_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+def open_checked(resolved: Path) -> int:
+    """A descriptor of the file at ``resolved`` (an absolute path without symlinks, as
+    ``FileRules.check`` returns it), opened one component at a time from ``/`` without
+    following any symlink: the file that was checked, or OSError (``ELOOP`` where a symlink
+    took a component's place since)."""
+    fd = os.open("/", _FOLDER_FLAGS)
+    try:
+        for part in resolved.parts[1:-1]:
+            try:
+                folder = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            except NotADirectoryError:  # O_PATH | O_NOFOLLOW met a symlink: say so
+                if stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP)) from None
+                raise
+            os.close(fd)
+            fd = folder
+        return os.open(resolved.name, _FILE_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def read_regular_file(path: Path, limit: int, source: str | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit``; ModelError (``source``:
     what it names, default the path) for a file that cannot be opened, is not a regular
-    file, or holds more than ``limit`` bytes. Never blocks on a FIFO or a device."""
+    file, or holds more than ``limit`` bytes. Never blocks on a FIFO or a device; reads the
+    file the rules checked (``open_checked``)."""
     where = source or str(path)
-    current_rules().check(path, where)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    checked = current_rules().check(path, where)
     try:
-        fd = os.open(os.path.expanduser(str(path)), flags)
+        fd = open_checked(checked)
     except OSError as exc:
         raise FileRefused(_reason(exc), where) from None
     try:
@@ -150,4 +191,9 @@ def _kind(mode: int) -> str:
 
 
 def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:  # open_checked follows no symlink: a loop, or a swap
+        return (
+            "a part of its path is a symbolic link, not followed (a loop, or a link put "
+            "there after the path was checked)"
+        )
     return exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))

@@ -1,9 +1,18 @@
 """A xacro expansion in a child process, with a time and a memory limit (``xacro_runner``).
 
-``XacroRun`` starts ``sys.executable -m joint_tf_publisher.description.xacro_runner`` for one
-file (after reading the file itself with ``files.read_regular_file``, so a FIFO, a device, an
-oversize file or one outside the allowed folders is refused at once, without a child). The
-child's answer goes to an anonymous temporary file (no pipe to drain), so the parent may either
+xacro's arguments given at runtime (a request from the graph, not the start) are checked
+first (``check_arguments``): xacro pastes ``$(arg NAME)`` into the text of a ``${...}``
+expression before it evaluates it as Python, so a value holding a quote or a bracket could
+close ``'$(arg mode)'`` and run code. A value given at runtime holds only letters, digits and
+``_ . , : / + -`` (never ``__``): inside quotes it stays a string, outside it can name and
+combine, but never call anything. The start's values (launch file, command line, parameters
+file) are the operator's own and passed as they are, also when a runtime request reuses them.
+
+``XacroRun`` starts ``joint_tf_publisher.description.xacro_runner`` (``child_process``:
+isolated from the node's working folder and ``PYTHONPATH``) for one file (after reading the
+file itself with ``files.read_regular_file``, so a FIFO, a device, an oversize file or one
+outside the allowed folders is refused at once, without a child). The child's answer goes
+to an anonymous temporary file (no pipe to drain), so the parent may either
 ``wait`` for it (a parameter change must answer synchronously: it waits up to the deadline,
 and gives up within ``POLL_S`` once ``FileRules.stopped`` says the process is stopping) or
 look on later (``done``, then ``result``: the node's file watch never blocks). A child past
@@ -16,14 +25,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ..child_process import python_command
 from ..errors import ModelError
 from .files import FileRules, current_rules, read_regular_file, reading_under
 
@@ -37,6 +47,12 @@ XACRO_MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
 POLL_S = 0.02
 #: The runner's module.
 RUNNER_MODULE = "joint_tf_publisher.description.xacro_runner"
+#: The parameter that gives xacro's arguments (named in a refusal).
+ARGUMENTS_PARAMETER = "description_args"
+#: What a xacro argument's value given at runtime may hold (the whole value).
+PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,:/+-]*")
+#: ``PLAIN_VALUE`` in words.
+PLAIN_VALUE_WORDS = "letters, digits and _ . , : / + - (never two underscores in a row)"
 
 
 class XacroFailed(ModelError):
@@ -48,10 +64,40 @@ class XacroFailed(ModelError):
         self.files = files
 
 
+def check_arguments(mappings: Mapping[str, str], rules: FileRules) -> None:
+    """ModelError naming ``description_args`` and the argument when ``rules`` are a running
+    node's and a value of ``mappings`` that the start did not give is not plain
+    (``PLAIN_VALUE``, no ``__``); see the module docstring."""
+    if not rules.at_runtime:
+        return
+    for name, value in mappings.items():
+        if (name, value) in rules.start_arguments:
+            continue
+        flaw = _flaw(value)
+        if flaw is not None:
+            raise ModelError(
+                f"the value of {name!r} given at runtime holds {flaw}; a value from the graph "
+                f"may hold only {PLAIN_VALUE_WORDS}, so that it cannot change an expression "
+                "xacro evaluates: give other values at start (launch file, command line, "
+                "parameters file)",
+                source=ARGUMENTS_PARAMETER,
+            )
+
+
+def _flaw(value: str) -> str | None:
+    """What makes ``value`` not plain (the first character not allowed, or ``__``)."""
+    if PLAIN_VALUE.fullmatch(value) is None:
+        offset = next(i for i, char in enumerate(value) if not PLAIN_VALUE.fullmatch(char))
+        return f"{value[offset]!r} at offset {offset}"
+    if "__" in value:
+        return f"'__' at offset {value.index('__')}"
+    return None
+
+
 class XacroRun:
     """One expansion of ``path`` with xacro arguments ``mappings``, running in a child under
     ``rules`` (default: the current ones) from construction on; ModelError at construction
-    when the file itself is refused."""
+    when the file itself or a runtime argument (``check_arguments``) is refused."""
 
     def __init__(
         self,
@@ -66,6 +112,7 @@ class XacroRun:
         self.path = path
         self.rules = rules or current_rules()
         self.time_limit_s = time_limit_s
+        check_arguments(mappings, self.rules)
         with reading_under(self.rules):  # a FIFO, a device, outside the folders: refused here
             read_regular_file(path, limit_bytes)
         request = {
@@ -84,10 +131,10 @@ class XacroRun:
         self._limit_bytes = limit_bytes
         self._deadline = time.monotonic() + time_limit_s
         self._process = subprocess.Popen(
-            [sys.executable, "-m", RUNNER_MODULE, json.dumps(request)],
+            python_command(RUNNER_MODULE, json.dumps(request)),
             stdin=subprocess.DEVNULL,
             stdout=self._output,
-            cwd="/",  # ``-m`` puts the start folder first on sys.path: not the node's cwd
+            cwd="/",  # the runner goes to the node's folder (request's cwd) once started
         )
         self._answer: tuple[str, tuple[Path, ...]] | ModelError | None = None
 

@@ -1,4 +1,5 @@
-"""The xacro expansion, run in a process of its own (``python -m ...xacro_runner REQUEST``).
+"""The xacro expansion, run in a process of its own (``...xacro_runner REQUEST``, started
+isolated by ``child_process.python_command``).
 
 As ``ros2 launch`` runs the ``xacro`` command, the package runs xacro out of process
 (``xacro_process.XacroRun``): xacro evaluates ``${...}`` as Python and may read any file, so it
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     request = json.loads((argv if argv is not None else sys.argv[1:])[0])
     _limit_memory(int(request["memory_bytes"]))
     _limit_time(float(request.get("cpu_s", 0)))
-    os.chdir(request["cwd"])  # relative paths as the node sees them; modules still from "/"
+    os.chdir(request["cwd"])  # relative paths as the node sees them (not on sys.path)
     try:
         answer = expand(request)
     except MemoryError:

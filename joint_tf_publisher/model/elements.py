@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from ..arrays import Array
 from .clamp_mode import ClampMode
 from .joint_types import JOINT_TYPES
+from .loops import LoopJoint
 
 
 @dataclass
@@ -282,6 +283,8 @@ class RobotModel:
     Plain data: the parsers build it, ``kinematics`` compiles it. Users get the facade
     ``joint_tf_publisher.Robot`` (this class plus loading and forward kinematics).
     ``warnings`` holds the non-fatal oddities found while loading (also logged).
+    ``loop_joints`` holds the joints that close kinematic loops (``model.loops``), in file
+    order; empty for a tree. ``joints`` is the tree alone.
     """
 
     name: str
@@ -290,3 +293,4 @@ class RobotModel:
     root: str
     source: str = "<string>"
     warnings: list[str] = field(default_factory=list)
+    loop_joints: tuple[LoopJoint, ...] = ()

@@ -28,7 +28,7 @@ from ..description.files import (
 )
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
-from .parameters import Settings
+from .parameters import Settings, xacro_mappings
 
 #: ``package://NAME/`` and ``$(find NAME)`` in a description or a xacro file.
 _PACKAGE_REFERENCE = re.compile(r"package://([A-Za-z0-9_.-]+)/|\$\(find\s+([A-Za-z0-9_.-]+)\)")
@@ -63,10 +63,14 @@ def start_folders(
     )
 
 
-def runtime_rules(folders: tuple[Path, ...], stopped: Callable[[], bool]) -> FileRules:
-    """The rules of a running node: ``folders`` allowed (``start_folders``), ``stopped`` its
-    stop flag."""
-    return FileRules(folders, ALLOWED_FOLDERS_PARAMETER, stopped)
+def runtime_rules(
+    folders: tuple[Path, ...], stopped: Callable[[], bool], settings: Settings
+) -> FileRules:
+    """The rules of a running node started with ``settings``: ``folders`` allowed
+    (``start_folders``), ``stopped`` its stop flag, its start's xacro arguments passed as
+    they are (any other runtime value must be plain: ``xacro_process.check_arguments``)."""
+    start_arguments = frozenset(xacro_mappings(settings.description_args).items())
+    return FileRules(folders, ALLOWED_FOLDERS_PARAMETER, stopped, start_arguments)
 
 
 def start_rules(stopped: Callable[[], bool]) -> FileRules:

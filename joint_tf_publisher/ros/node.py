@@ -371,7 +371,7 @@ class JointTfPublisher(Node):
             texts = (text, model.text if model is not None else "")
             folders = start_folders(settings, watch.files if watch is not None else (), texts)
         #: What runtime changes may read (``allowed_folders``), and the stop flag.
-        self._file_rules = runtime_rules(folders, self._stopped)
+        self._file_rules = runtime_rules(folders, self._stopped, settings)
         return model
 
     @property

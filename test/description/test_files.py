@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xacro_payloads import MODE_ARGUMENT, quote_breaking_value
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.description.files import (
@@ -166,6 +167,73 @@ def test_a_folder_named_like_an_allowed_one_is_not_inside_it(tmp_path: Path) -> 
             read_description(tmp_path / "robot2" / "r.urdf")
 
 
+def swapped_after_the_check(
+    monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]
+) -> list[Path]:
+    """Every ``FileRules.check`` from now on runs ``swap`` (once) after it checked: the
+    real race between the reader's check and its open, driven deterministically. The
+    paths checked are listed."""
+    check = FileRules.check
+    checked: list[Path] = []
+
+    def check_then_swap(rules: FileRules, path: Path, source: str | None = None) -> Path:
+        resolved = check(rules, path, source)
+        if not checked:
+            swap()
+        checked.append(resolved)
+        return resolved
+
+    monkeypatch.setattr(FileRules, "check", check_then_swap)
+    return checked
+
+
+def test_a_symlink_swapped_after_the_check_does_not_lead_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43.14: the file read is the one checked (the link's old target), not the secret the
+    link points to once the check is done."""
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    (allowed / "real.urdf").write_text(ROBOT)
+    (other / "secret.urdf").write_text('<robot name="secret"/>')
+    link = allowed / "robot.urdf"
+    link.symlink_to(allowed / "real.urdf")
+
+    def swap() -> None:
+        (allowed / "new_link").symlink_to(other / "secret.urdf")
+        os.replace(allowed / "new_link", link)
+
+    checked = swapped_after_the_check(monkeypatch, swap)
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        assert read_regular_file(link, 1000) == ROBOT.encode()
+    assert checked == [allowed / "real.urdf"]
+    assert os.readlink(link) == str(other / "secret.urdf")  # the swap did happen
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#43.14: a folder of the checked path replaced by a symlink to another folder after
+    the check: refused, nothing of the other folder's file read."""
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    (allowed / "urdf").mkdir(parents=True)
+    other.mkdir()
+    (allowed / "urdf" / "robot.urdf").write_text(ROBOT)
+    (other / "robot.urdf").write_text('<robot name="secret"/>')
+
+    def swap() -> None:
+        (allowed / "urdf").rename(allowed / "urdf.old")
+        (allowed / "urdf").symlink_to(other)
+
+    swapped_after_the_check(monkeypatch, swap)
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        with pytest.raises(FileRefused, match="is a symbolic link, not followed") as refused:
+            read_regular_file(allowed / "urdf" / "robot.urdf", 1000)
+    assert "secret" not in str(refused.value)
+    assert (allowed / "urdf" / "robot.urdf").read_text() == '<robot name="secret"/>'
+
+
 # -- xacro, out of process --------------------------------------------------------------------
 
 
@@ -193,6 +261,60 @@ def test_code_in_a_xacro_outside_the_allowed_folders_never_runs(tmp_path: Path) 
     # The payload is live: where the start (no rules) expands it, it runs, in the child.
     expand_xacro_file(evil, {})
     assert marker.exists()
+
+
+def moded_xacro(folder: Path) -> Path:
+    """A xacro file in ``folder`` that pastes its argument ``mode`` into an expression."""
+    path = folder / "moded.urdf.xacro"
+    path.write_text(
+        '<robot name="m" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'
+        f'{MODE_ARGUMENT}  <link name="base"/>\n</robot>\n'
+    )
+    return path
+
+
+def test_a_runtime_argument_cannot_change_what_xacro_evaluates(tmp_path: Path) -> None:
+    """#43.1: at runtime a value that is not plain is refused before xacro starts; plain
+    values (what users pass) and the start's own values are expanded."""
+    moded = moded_xacro(tmp_path)
+    marker = tmp_path / "created"
+    hostile = quote_breaking_value(marker)
+    rules = FileRules(allowed_folders([tmp_path]), start_arguments=frozenset({("mode", "sim")}))
+    with reading_under(rules):
+        with pytest.raises(ModelError) as refused:
+            expand_xacro_file(moded, {"mode": hostile})
+        for value in ("x'", 'x"', "a b", "x)", "x]", "${x}", "$(env HOME)", "a\\b", "__x", "\n"):
+            with pytest.raises(ModelError, match=r"^description_args: the value of 'mode' "):
+                expand_xacro_file(moded, {"mode": value})
+        for value in ("sim", "left_", "ur5e", "1.5", "-0.25", "/opt/ros/share/x/cfg.yaml", ""):
+            assert "<robot" in str(expand_xacro_file(moded, {"mode": value}).data)
+        assert 'name="sim_only"' in str(expand_xacro_file(moded, {"mode": "sim"}).data)
+    assert str(refused.value) == (
+        "description_args: the value of 'mode' given at runtime holds \"'\" at offset 0; a value "
+        "from the graph may hold only letters, digits and _ . , : / + - (never two underscores "
+        "in a row), so that it cannot change an expression xacro evaluates: give other values "
+        "at start (launch file, command line, parameters file)"
+    )
+    assert not marker.exists()
+
+
+def test_the_starts_own_arguments_are_trusted_and_passed_as_they_are(tmp_path: Path) -> None:
+    """A start value is the operator's: not refused, not mangled (quotes and spaces reach
+    xacro as written), also when a runtime request passes it again."""
+    titled = tmp_path / "titled.urdf.xacro"
+    titled.write_text(
+        '<robot name="t" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="title" default=""/><link name="$(arg title)"/></robot>'
+    )
+    title = """it's a "robot" (v2)"""
+    assert f'name="{title.replace(chr(34), "&quot;")}"' in str(
+        expand_xacro_file(titled, {"title": title}).data
+    )
+    start = frozenset({("title", title)})
+    with reading_under(FileRules(allowed_folders([tmp_path]), start_arguments=start)):
+        assert "robot" in str(expand_xacro_file(titled, {"title": title}).data)
+        with pytest.raises(ModelError, match="given at runtime"):
+            expand_xacro_file(titled, {"title": title + "!"})
 
 
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:

@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from joint_tf_publisher.description.files import FileRefused, read_regular_file, reading_under
+from joint_tf_publisher.description.xacro_process import check_arguments
+from joint_tf_publisher.errors import ModelError
 from joint_tf_publisher.node_core.allowed_folders import (
     package_names,
     runtime_rules,
     start_folders,
+    start_rules,
 )
 from joint_tf_publisher.node_core.parameters import Settings
 
@@ -81,8 +84,24 @@ def test_a_runtime_swap_within_the_start_folder_reads_and_elsewhere_is_refused(
     )
     for path in (start, other, outside):
         path.write_text("<robot/>")
-    rules = runtime_rules(start_folders(Settings(), (start,), ()), never)
+    rules = runtime_rules(start_folders(Settings(), (start,), ()), never, Settings())
     with reading_under(rules):
         assert read_regular_file(other, 100) == b"<robot/>"
         with pytest.raises(FileRefused, match="allowed_description_folders"):
             read_regular_file(outside, 100)
+
+
+def test_a_running_node_passes_its_starts_xacro_arguments_and_checks_others(
+    tmp_path: Path,
+) -> None:
+    """#43.1: the start's ``description_args`` are the operator's (passed as they are); a
+    value given at runtime must be plain."""
+    settings = Settings(description_args=(" mode :=it's (v2)",))
+    rules = runtime_rules((tmp_path,), never, settings)
+    assert rules.start_arguments == {("mode", "it's (v2)")}
+    check_arguments({"mode": "it's (v2)", "prefix": "left_"}, rules)
+    with pytest.raises(
+        ModelError, match=r"^description_args: the value of 'mode' given at runtime"
+    ):
+        check_arguments({"mode": "it's (v3)"}, rules)
+    check_arguments({"mode": "it's (v3)"}, start_rules(never))  # the start: the operator's

@@ -32,6 +32,7 @@ from node_harness import (  # noqa: E402
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from test_user_errors import NODE, params_file  # noqa: E402
+from xacro_payloads import MODE_ARGUMENT, quote_breaking_value  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -63,6 +64,11 @@ CODE_XACRO = """<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro">
   <link name="${{python.vars(python.type(python.vars(python.type(f))['__globals__']))['__get__'](python.vars(python.type(f))['__globals__'], f)['system']('touch {marker}')}}"/>
 </robot>
 """  # noqa: E501
+#: The start folder's .xacro that uses its argument inside an expression.
+MODE_XACRO = ROBOT.replace(
+    '<robot name="filed">',
+    '<robot name="filed" xmlns:xacro="http://www.ros.org/wiki/xacro">\n' + MODE_ARGUMENT,
+)
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +138,28 @@ def test_another_file_of_the_start_folder_loads(node: NodeUnderTest, folder: Pat
     swapped = folder / "swapped.urdf.xacro"
     swapped.write_text(ROBOT.replace('name="filed"', 'name="swapped"'))
     (result,) = node.set_parameters(description_file=str(swapped))
+    assert result.successful, result.reason
+    still_publishes(node)
+
+
+def test_description_args_from_the_graph_cannot_change_what_xacro_evaluates(
+    node: NodeUnderTest, folder: Path, tmp_path: Path
+) -> None:
+    """#43.1: a runtime value that would close the quote is refused naming the parameter and
+    never reaches xacro; a plain value loads."""
+    moded = folder / "mode.urdf.xacro"
+    moded.write_text(MODE_XACRO)
+    marker = tmp_path / "created"
+    (result,) = node.set_parameters(description_file=str(moded))
+    assert result.successful, result.reason
+    (result,) = node.set_parameters(description_args=[f"mode:={quote_breaking_value(marker)}"])
+    assert not result.successful
+    assert result.reason.startswith("description_args: the value of 'mode' given at runtime"), (
+        result.reason
+    )
+    assert not marker.exists()
+    still_publishes(node)
+    (result,) = node.set_parameters(description_args=["mode:=sim"])
     assert result.successful, result.reason
     still_publishes(node)
 

@@ -18,7 +18,6 @@ import os
 import pickle
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -361,13 +360,12 @@ def stop_writer(process: subprocess.Popen[bytes]) -> None:
 def start_writer() -> subprocess.Popen[bytes]:
     """A writing process (``writer_process``), this package importable in it, for a
     ``BagOutput`` to take (else ``stop_writer``)."""
-    root = str(Path(__file__).resolve().parents[3])  # last on its path: found as here
-    code = (
-        f"import sys; sys.path.append({root!r}); "
-        "from joint_tf_publisher.cli.bag.writer_process import main; main()"
-    )
+    from ...child_process import python_command  # isolated from the caller's folder
+
     child = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        python_command("joint_tf_publisher.cli.bag.writer_process"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     try:
         import fcntl

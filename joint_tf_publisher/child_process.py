@@ -1,0 +1,91 @@
+"""The one way the package starts a Python process of its own, isolated from the caller.
+
+``python_command(module, *args)`` is the command line of every Python child of the package:
+the xacro runner (``description.xacro_process``), the bag writer (``cli.bag.storage``) and
+the node that the command line's ``run`` starts (``cli.demo``). ``python -m`` and ``python
+-c`` put the working folder first on ``sys.path`` (a ``queue.py`` there ran in the bag
+writer, #43.2), and ``PYTHONPATH`` goes before the standard library. So the child runs
+``sys.executable -I`` (isolated: neither the working folder nor a script's folder on its path;
+``PYTHONPATH``, ``PYTHONSTARTUP`` and the other ``PYTHON*`` variables ignored; no user
+site-packages; Python 3.10's ``-I`` does this as 3.11's does) and a short ``-c`` that sets its
+path (``child_path``) and runs the module as ``-m`` would.
+
+The child's path is the parent's, which the parent's own imports came from, vetted: without
+``''``, relative folders and the working folder; the standard library first (a ``json.py``
+on ``PYTHONPATH`` cannot stand in for the standard one); then the other folders in the
+parent's order (a sourced ROS 2 distro and its overlays come through ``PYTHONPATH``: xacro,
+rclpy), then the folder this package is imported from. stdlib only, so that the xacro runner
+stays light.
+
+A program of another kind (Graphviz's ``dot`` for ``graph``) is found by ``program``: on
+``PATH``'s absolute folders only (an empty or relative entry, such as ``.``, would name the
+working folder).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The folder this package is imported from (last on a child's path: found as here).
+PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+#: The child's first code: its path set (``{path}``), then ``{module}`` run as ``-m`` runs it.
+_BOOTSTRAP = (
+    "import sys; sys.path[:] = {path!r}; import runpy; "
+    "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+def _standard_library(folder: str) -> bool:
+    """Whether ``folder`` holds the interpreter's standard library (its ``lib/pythonX.Y``,
+    ``lib-dynload``, ``pythonXY.zip``): under the base prefix, not a site-packages folder."""
+    parts = Path(folder).parts
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    return any(
+        folder == prefix or folder.startswith(prefix.rstrip(os.sep) + os.sep)
+        for prefix in {sys.base_prefix, sys.base_exec_prefix}
+    )
+
+
+def child_path(path: Sequence[str], cwd: str) -> list[str]:
+    """The ``sys.path`` of a child of a process whose path is ``path`` and whose working
+    folder is ``cwd``: absolute folders other than ``cwd`` (however spelled: symlinks,
+    ``..``), the standard library first, the others in their order, then ``PACKAGE_ROOT``;
+    each once."""
+    here = os.path.realpath(cwd)
+    vetted = [
+        folder
+        for folder in dict.fromkeys(path)
+        if os.path.isabs(folder) and os.path.realpath(folder) != here
+    ]
+    standard = [folder for folder in vetted if _standard_library(folder)]
+    others = [folder for folder in vetted if not _standard_library(folder)]
+    return list(dict.fromkeys([*standard, *others, PACKAGE_ROOT]))
+
+
+def python_command(
+    module: str,
+    *args: str,
+    path: Sequence[str] | None = None,
+    unbuffered: bool = False,
+) -> list[str]:
+    """The command that runs ``module`` (as ``python -m module args`` would: ``__main__``,
+    ``sys.argv[1:]`` = ``args``) in ``sys.executable`` isolated from the caller: see the
+    module docstring. ``path``: the parent's ``sys.path`` (default: this process's);
+    ``unbuffered``: ``-u`` (``-I`` ignores ``PYTHONUNBUFFERED``)."""
+    folders = child_path(sys.path if path is None else path, os.getcwd())
+    flags = ["-I", "-u"] if unbuffered else ["-I"]
+    code = _BOOTSTRAP.format(path=folders, module=module)
+    return [sys.executable, *flags, "-c", code, *args]
+
+
+def program(name: str) -> str | None:
+    """The program ``name`` as ``shutil.which`` finds it, on the absolute folders of ``PATH``
+    only (never the working folder); None where there is none."""
+    folders = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return shutil.which(name, path=os.pathsep.join(f for f in folders if os.path.isabs(f)))
