@@ -185,7 +185,16 @@ def open_probe() -> Iterator[Probe]:
 class NodeUnderTest:
     """The console script ``joint_tf_publisher`` running in a namespace, talked to over DDS."""
 
-    def __init__(self, probe: Probe, workdir: Path, namespace: str, params: dict[str, Any]):
+    def __init__(
+        self,
+        probe: Probe,
+        workdir: Path,
+        namespace: str,
+        params: dict[str, Any],
+        arguments: Sequence[str] = (),
+    ):
+        """``params``: the node's parameters file (a ``/**`` section); ``arguments``: ROS
+        arguments after it (``-p name:=value``)."""
         self.probe = probe
         self.namespace = namespace
         self.prefix = str(params.get("frame_prefix", ""))
@@ -194,7 +203,7 @@ class NodeUnderTest:
         self.stdout_path = workdir / "stdout.txt"
         self.stderr_path = workdir / "stderr.txt"
         command = [*NODE, "--ros-args", "-r", f"__ns:={namespace}"]
-        command += ["--params-file", str(params_path)]
+        command += ["--params-file", str(params_path), *arguments]
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, env=os.environ.copy())
         self.joint_states = probe.node.create_publisher(
@@ -427,6 +436,7 @@ def started(
     namespace: str,
     params: dict[str, Any],
     handshake: tuple[str, str] | None,
+    arguments: Sequence[str] = (),
 ) -> NodeUnderTest:
     """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
 
@@ -436,7 +446,8 @@ def started(
     writer (the probe sees the writer in the graph first), and the rate limiter would drop
     the same stamp sent again.
     """
-    node = NodeUnderTest(probe, tmp_path_factory.mktemp(namespace.strip("/")), namespace, params)
+    workdir = tmp_path_factory.mktemp(namespace.strip("/"))
+    node = NodeUnderTest(probe, workdir, namespace, params, arguments)
     try:
         node.wait_connected()
         if handshake is not None:

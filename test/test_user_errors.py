@@ -366,6 +366,20 @@ ONE_LINK = '<robot name="r"><link name="base"/></robot>'
             + ["-p", "remote.topic:=joint_states"],
             ("remote.topic", "/joint_states", "sensor_msgs/msg/JointState", "topic of its own"),
         ),
+        # Hostile numbers (issue 43): rclpy's range refuses some first, rcl reads others as
+        # text; each is one line in the table's words, naming the parameter.
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", "publish_frequency:=nan"],
+            ("publish_frequency must be > 0 and <= 1000 Hz, got nan",),
+        ),
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", "time_offset:=-inf"],
+            ("time_offset must be finite and within",),
+        ),
+        (
+            ["-p", f"robot_description:={ONE_LINK}", "-p", f"diagnostic_period:={'9' * 400}"],
+            ("diagnostic_period must be a number of seconds, got '999", "(402 chars)"),
+        ),
     ],
     ids=[
         "no-description",
@@ -376,6 +390,9 @@ ONE_LINK = '<robot name="r"><link name="base"/></robot>'
         "unknown-remote-frame",
         "remote-topic-on-tf",
         "remote-topic-of-another-type",
+        "nan-frequency",
+        "infinite-offset",
+        "400-digit-period",
     ],
 )
 def test_node_bad_parameters_one_line_exit_1(

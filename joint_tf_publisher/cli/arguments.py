@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..description.compose import COMPOSED_SOURCE, Attachment, compose
+from ..description.files import read_regular_file
 from ..description.loader import expand_xacro
-from ..description.xmlio import read_description
+from ..description.xmlio import MAX_DESCRIPTION_BYTES, read_description
 from ..errors import ModelError
 from ..node_core.parameters import ATTACHMENT_PREFIX, ParameterRejected, Settings
 from ..robot import Robot
@@ -107,9 +108,11 @@ def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
         raise UsageError("--params needs PyYAML (pip install pyyaml)") from None
 
     try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"--params {path}: {exc}") from None
+        document = yaml.safe_load(read_regular_file(path, MAX_DESCRIPTION_BYTES).decode("utf-8"))
+    except ModelError as exc:  # as every file is read: no FIFO or device waited on
+        raise UsageError(f"--params {exc}") from None
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UsageError(f"--params {path}: {' '.join(str(exc).split())}") from None
     sections = document.values() if isinstance(document, dict) else []
     for section in sections:
         parameters = section.get("ros__parameters") if isinstance(section, dict) else None

@@ -14,6 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..description.files import read_regular_file
+from ..description.xmlio import MAX_DESCRIPTION_BYTES
+from ..errors import ModelError
+
 #: The node's name (``ros.node.NODE_NAME``, which imports rclpy).
 NODE_NAME = "joint_tf_publisher"
 #: The key under a node's name that holds its parameters.
@@ -25,7 +29,10 @@ class ParamsFileError(ValueError):
 
 
 def node_parameters(path: Path, node: str = NODE_NAME) -> dict[str, Any]:
-    """The parameters ``path`` gives node ``node`` (any namespace), by flattened name."""
+    """The parameters ``path`` gives node ``node`` (any namespace), by flattened name. Read
+    as every file the package reads (``read_regular_file``: a regular file of at most
+    ``MAX_DESCRIPTION_BYTES``, since it may hold a description; a FIFO or a device refused at
+    once, never waited on)."""
     try:
         import yaml  # type: ignore[import-untyped]
     except ImportError:
@@ -33,9 +40,13 @@ def node_parameters(path: Path, node: str = NODE_NAME) -> dict[str, Any]:
             "reading a parameters file needs PyYAML (pip install pyyaml)"
         ) from None
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ParamsFileError(f"{path}: {exc.strerror or exc}") from None
+        text = read_regular_file(path, MAX_DESCRIPTION_BYTES).decode("utf-8")
+        document = yaml.safe_load(text)
+    except ModelError as exc:
+        raise ParamsFileError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        reason = f"{exc.reason} at byte {exc.start}"
+        raise ParamsFileError(f"{path}: not UTF-8 text ({reason})") from None
     except yaml.YAMLError as exc:
         raise ParamsFileError(f"{path}: not YAML: {exc}") from None
     if not isinstance(document, dict):

@@ -76,6 +76,7 @@ class Key:
     REMOTE_LEFT_OUT = "remote frames left out"
     UNDECODABLE = "undecodable messages"
     CALLBACK_FAILURES = "callback failures"
+    UNKNOWN_PARAMETERS = "unknown parameters"
 
 
 def never_received_joints(message: str, values: Iterable[tuple[str, str]]) -> tuple[str, ...]:
@@ -223,6 +224,9 @@ class JointStateHealth:
         #: Callbacks that raised since the node started, by cause (``callback_failed``).
         self.callback_failures: dict[str, int] = {}
         self._failures_reported = 0
+        #: Keys given for the node at start that it does not declare (warned about once;
+        #: ``node_core.parameter_keys``): how many, and the first names.
+        self.unknown_parameters: tuple[int, tuple[str, ...]] = (0, ())
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -348,6 +352,9 @@ class JointStateHealth:
             f"{topic}: {seconds:g}" for topic, seconds in self.time_offsets_s.items()
         )
         values[Key.UNKNOWN] = ", ".join(sorted(self._unknown))
+        count, names = self.unknown_parameters
+        if count:
+            values[Key.UNKNOWN_PARAMETERS] = ", ".join([str(count), *names])
 
         conditions = _sim_clock(graph) + _remote(self.remote, values) + self._failures(values)
         if self.refused_description is not None:

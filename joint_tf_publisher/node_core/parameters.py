@@ -9,6 +9,7 @@ it. A new parameter is one row here, one field of ``Settings`` with its parser, 
 
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from collections.abc import Callable, Mapping
@@ -31,6 +32,14 @@ MAX_PERIOD_S = 3600.0
 #: what the seconds of a stamp (``builtin_interfaces/Time.sec``, int32) can hold.
 MAX_TIME_OFFSET_S = float(2**31 - 1)
 
+#: Most items an array parameter takes (names, topics, folders, arguments, offsets, a zero's
+#: values), and an item list given as one comma-separated string: far above any real robot's
+#: (a few hundred joints and links), low enough that checking every item stays fast inside the
+#: parameter callback while /tf waits for it.
+MAX_ARRAY_ITEMS = 4096
+#: Most characters of a refused value a reason shows (a huge array or text is cut).
+MAX_SHOWN_CHARS = 120
+
 ParameterValue = bool | float | str | tuple[str, ...] | tuple[float, ...]
 #: What an array parameter's value is: a list or tuple as given in Python, an ``array.array``
 #: as rclpy hands a double or integer array set through its services (``ros2 param set``).
@@ -39,6 +48,51 @@ ARRAY_TYPES = (list, tuple, array)
 
 class ParameterRejected(ValueError):
     """A parameter value the node refuses; the text is the reason, naming the parameter."""
+
+
+def shown(value: Any) -> str:
+    """``value`` as a refusal shows it: its repr, an integer too large for a double as its
+    size (Python will not even print one of over 4300 digits), at most ``MAX_SHOWN_CHARS``
+    characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, ARRAY_TYPES) and len(value) > MAX_ARRAY_ITEMS:
+        return f"{len(value)} items"
+    text = repr(value)
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return f"{text[:MAX_SHOWN_CHARS]}... ({len(text)} chars)"
+
+
+def as_number(name: str, value: Any, what: str = "a number") -> float:
+    """``value`` as a float, maybe not finite (an integer no double holds, a 400-digit one,
+    as an infinity of its sign; ``-0.0`` as ``0.0``); ParameterRejected naming ``name``
+    (``what``: what it must be, for the reason) for a bool (rclpy keeps bools apart from
+    numbers) or anything but an int or float. For a parameter with a range, which refuses
+    NaN and the infinities with the range's words."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterRejected(f"{name} must be {what}, got {shown(value)}")
+    try:
+        return float(value) + 0.0  # -0.0 + 0.0 is 0.0
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def finite_number(name: str, value: Any, what: str = "a number") -> float:
+    """``as_number``, refusing NaN and the infinities (and integers no double holds)."""
+    number = as_number(name, value, what)
+    if not math.isfinite(number):
+        raise ParameterRejected(f"{name} must be finite ({what}), got {shown(value)}")
+    return number
+
+
+def check_item_count(name: str, items: Any) -> None:
+    """ParameterRejected naming ``name`` when the array ``items`` (a list, tuple or
+    ``array.array``; anything else passes) holds more than ``MAX_ARRAY_ITEMS``."""
+    if isinstance(items, ARRAY_TYPES) and len(items) > MAX_ARRAY_ITEMS:
+        raise ParameterRejected(
+            f"{name} holds {len(items)} items: at most {MAX_ARRAY_ITEMS} are taken"
+        )
 
 
 @dataclass(frozen=True)
@@ -267,10 +321,13 @@ def check_array_type(name: str, value: Any) -> None:
     if value is None:
         raise ParameterRejected(f"{name} cannot be unset: set [] to clear it")
     if not isinstance(value, ARRAY_TYPES):
-        raise ParameterRejected(f"{name} must be a {wanted}, got {value!r}")
+        raise ParameterRejected(f"{name} must be a {wanted}, got {shown(value)}")
+    check_item_count(name, value)
     item_type = float if spec.double_array else str
     if not all(type(item) is item_type for item in value):
-        raise ParameterRejected(f"{name} must be a {wanted} (or [] to clear it), got {value!r}")
+        raise ParameterRejected(
+            f"{name} must be a {wanted} (or [] to clear it), got {shown(value)}"
+        )
 
 
 def parameter_name(name: str, field: str) -> str:
@@ -298,28 +355,26 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
         if value is None:
             return ""
         if not isinstance(value, str):
-            raise ParameterRejected(f"{parameter} must be a string, got {value!r}")
+            raise ParameterRejected(f"{parameter} must be a string, got {shown(value)}")
         return value
-    items = [0.0] * 6 if value is None else list(value) if isinstance(value, ARRAY_TYPES) else []
-    if len(items) != 6 or not all(
-        isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
-    ):
+    items = [0.0] * 6 if value is None else value if isinstance(value, ARRAY_TYPES) else []
+    if len(items) != 6:
         raise ParameterRejected(
-            f"{parameter} must be 6 numbers (x y z roll pitch yaw), got {value!r}"
+            f"{parameter} must be 6 numbers (x y z roll pitch yaw), got {shown(value)}"
         )
-    return tuple(float(item) for item in items)
+    return tuple(
+        finite_number(parameter, item, "6 numbers (x y z roll pitch yaw)") for item in items
+    )
 
 
 def _parse_rate(name: str) -> Callable[[Any], float]:
     """A rate parameter as a float in (0, 1000] Hz."""
 
     def parse(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParameterRejected(f"{name} must be a number, got {value!r}")
-        frequency = float(value)
-        if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:
+        frequency = as_number(name, value)
+        if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
             raise ParameterRejected(
-                f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {frequency:g}"
+                f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {shown(value)}"
             )
         return frequency
 
@@ -333,7 +388,7 @@ parse_frequency = _parse_rate("publish_frequency")
 def parse_remote_topic(value: Any) -> str:
     """``remote.topic`` as a non-empty name (the node checks it as a topic name)."""
     if not isinstance(value, str) or not value.strip():
-        raise ParameterRejected(f"remote.topic must be a topic name, got {value!r}")
+        raise ParameterRejected(f"remote.topic must be a topic name, got {shown(value)}")
     return value.strip()
 
 
@@ -341,14 +396,12 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
     """A duration parameter as seconds in [0, MAX_PERIOD_S] (or (0, ...] without 0)."""
 
     def parse(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
-        seconds = float(value)
+        seconds = as_number(name, value, "a number of seconds")
         low_ok = seconds >= 0.0 if zero_allowed else seconds > 0.0  # NaN: neither
         if not (low_ok and seconds <= MAX_PERIOD_S):
             bound = ">= 0" if zero_allowed else "> 0"
             raise ParameterRejected(
-                f"{name} must be {bound} and <= {MAX_PERIOD_S:g} s, got {seconds:g}"
+                f"{name} must be {bound} and <= {MAX_PERIOD_S:g} s, got {shown(value)}"
             )
         return seconds
 
@@ -357,13 +410,11 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
 
 def _offset_seconds(name: str, value: Any) -> float:
     """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterRejected(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)
+    seconds = as_number(name, value, "a number of seconds")
     if not abs(seconds) <= MAX_TIME_OFFSET_S:  # NaN fails too
         raise ParameterRejected(
             f"{name} must be finite and within +-{MAX_TIME_OFFSET_S:.0f} s (the seconds a "
-            f"stamp holds), got {seconds:g}"
+            f"stamp holds), got {shown(value)}"
         )
     return seconds
 
@@ -379,14 +430,17 @@ def parse_time_offsets(value: Any) -> tuple[float, ...]:
     if value is None:
         return ()
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, array)):
-        raise ParameterRejected(f"source_time_offsets must be a double array, got {value!r}")
+        raise ParameterRejected(f"source_time_offsets must be a double array, got {shown(value)}")
+    check_item_count("source_time_offsets", value)
     return tuple(_offset_seconds(f"source_time_offsets[{i}]", item) for i, item in enumerate(value))
 
 
 def parse_clamp(value: Any) -> str:
     """``clamp`` as one of ``CLAMP_MODES``."""
     if value not in CLAMP_MODES:
-        raise ParameterRejected(f"clamp must be one of {', '.join(CLAMP_MODES)}, got {value!r}")
+        raise ParameterRejected(
+            f"clamp must be one of {', '.join(CLAMP_MODES)}, got {shown(value)}"
+        )
     return str(value)
 
 
@@ -400,7 +454,8 @@ def _parse_names(parameter: str) -> Callable[[Any], tuple[str, ...]]:
             return ()
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, ARRAY_TYPES) or not all(isinstance(i, str) for i in items):
-            raise ParameterRejected(f"{parameter} must be a string array, got {value!r}")
+            raise ParameterRejected(f"{parameter} must be a string array, got {shown(value)}")
+        check_item_count(parameter, items)
         return tuple(dict.fromkeys(name.strip() for name in items if name.strip()))
 
     return parse
@@ -436,7 +491,7 @@ def parse_description_args(value: Any) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, ARRAY_TYPES) or not all(isinstance(i, str) for i in items):
-        raise ParameterRejected(f"description_args must be a string array, got {value!r}")
+        raise ParameterRejected(f"description_args must be a string array, got {shown(value)}")
     for item in items:
         name, separator, _ = item.partition(":=")
         if not separator or not name.strip():
@@ -456,25 +511,35 @@ def parse_zero(name: str, value: Any) -> tuple[float, ...] | None:
     number or a non-empty list of numbers."""
     if value is None:
         return None
+    check_item_count(name, value)
     items = list(value) if isinstance(value, ARRAY_TYPES) else [value]
-    if not items or not all(
-        isinstance(item, (int, float)) and not isinstance(item, bool) for item in items
-    ):
-        raise ParameterRejected(f"{name} must be a number or a list of numbers, got {value!r}")
-    return tuple(float(item) for item in items)
+    what = "a number or a list of numbers"
+    if not items:
+        raise ParameterRejected(f"{name} must be {what}, got {shown(value)}")
+    return tuple(finite_number(name, item, what) for item in items)
 
 
 def _parse_bool(name: str) -> Callable[[Any], bool]:
     def parse(value: Any) -> bool:
         if not isinstance(value, bool):
-            raise ParameterRejected(f"{name} must be a bool, got {value!r}")
+            raise ParameterRejected(f"{name} must be a bool, got {shown(value)}")
         return value
 
     return parse
 
 
-def _parse_text(value: Any) -> str:
-    return "" if value is None else str(value)
+def _parse_text(name: str) -> Callable[[Any], str]:
+    """A text parameter: a string (None, unset: ""); anything else refused naming ``name``,
+    as rclpy refuses it for a parameter declared a string."""
+
+    def parse(value: Any) -> str:
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ParameterRejected(f"{name} must be a string, got {shown(value)}")
+        return value
+
+    return parse
 
 
 @dataclass(frozen=True)
@@ -561,6 +626,7 @@ class Settings:
         zeros = dict(self.zeros)
         attachment_fields = dict(self.attachment_fields)
         for name, value in values.items():
+            check_item_count(name, value)
             if name == ATTACHMENTS:
                 updates["attachments"] = parse_attachment_names(value)
                 continue
@@ -615,14 +681,14 @@ class Settings:
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_frequency": parse_frequency,
     "ignore_timestamp": _parse_bool("ignore_timestamp"),
-    "frame_prefix": _parse_text,
-    "global_frame_prefix": _parse_text,
+    "frame_prefix": _parse_text("frame_prefix"),
+    "global_frame_prefix": _parse_text("global_frame_prefix"),
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
     "source_list": parse_topic_names,
     "publish_default_positions": _parse_bool("publish_default_positions"),
-    "model_name": _parse_text,
-    "description_file": _parse_text,
+    "model_name": _parse_text("model_name"),
+    "description_file": _parse_text("description_file"),
     "description_args": parse_description_args,
     "description_from_topic": _parse_bool("description_from_topic"),
     ALLOWED_FOLDERS_PARAMETER: parse_folders,

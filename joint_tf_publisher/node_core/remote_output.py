@@ -29,7 +29,7 @@ description that has it again.
 
 from __future__ import annotations
 
-import difflib
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -42,8 +42,13 @@ from ..health.model import RemoteFacts
 from ..kinematics.frame_chains import Chain, FrameChains, nearest_chosen_ancestors
 from ..stamps import NS_PER_S
 from .cdr import Publication, TFMessageLayout
+from .parameter_keys import did_you_mean
 from .parameters import ParameterRejected, Settings
 from .pipeline import JointStatePipeline, LoadedModel
+
+#: Most chosen links a refusal of ``remote.frames`` names (and looks up close matches for);
+#: the others are counted.
+MAX_NAMED_FRAMES = 10
 
 #: The remote statics topic is the remote topic's name with this appended.
 STATIC_SUFFIX = "_static"
@@ -95,17 +100,18 @@ def check_choice(model: LoadedModel, settings: Settings) -> None:
     matches of a name that is no link)."""
     reasons = []
     links = sorted(model.robot.links)
-    for name, reason in choose(model, settings).left_out.items():
+    left_out = choose(model, settings).left_out
+    for name, reason in itertools.islice(left_out.items(), MAX_NAMED_FRAMES):
         prefix = settings.frame_prefix
         if prefix and name.startswith(prefix) and name[len(prefix) :] in model.robot.links:
             link = name[len(prefix) :]
             reasons.append(f"{name!r}: give the link, {link!r}: the node adds frame_prefix")
         elif name not in model.robot.links:
-            close = difflib.get_close_matches(name, links, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            reasons.append(f"{name!r}: {reason}{hint}")
+            reasons.append(f"{name!r}: {reason}{did_you_mean(name, links)}")
         else:
             reasons.append(f"{name!r}: {reason}")
+    if len(left_out) > MAX_NAMED_FRAMES:
+        reasons.append(f"and {len(left_out) - MAX_NAMED_FRAMES} more")
     if reasons:
         raise ParameterRejected("remote.frames: " + "; ".join(reasons))
 

@@ -75,6 +75,7 @@ from ..node_core.parameter_changes import (
     plan_change,
     prepared_model,
 )
+from ..node_core.parameter_keys import counted, unknown_parameters, warnings
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
@@ -127,12 +128,15 @@ def declare_parameters(node: Node) -> dict[str, Any]:
             low, high = spec.float_range
             descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high)]
         default: Any = spec.default
-        if any_empty_array:  # unset for now: set to its typed default below unless given
-            node.declare_parameter(spec.name, None, descriptor)
-        elif isinstance(default, tuple):  # an empty list would be typed as a byte array
-            node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
-        else:
-            node.declare_parameter(spec.name, default, descriptor)
+        try:
+            if any_empty_array:  # unset for now: set to its typed default below unless given
+                node.declare_parameter(spec.name, None, descriptor)
+            elif isinstance(default, tuple):  # an empty list would be typed as a byte array
+                node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
+            else:
+                node.declare_parameter(spec.name, default, descriptor)
+        except InvalidParameterValueException as err:
+            raise StartupError(_start_refusal(node, spec.name, err)) from None
         try:
             values[spec.name] = node.get_parameter(spec.name).value
         except ParameterUninitializedException:
@@ -341,6 +345,30 @@ class JointTfPublisher(Node):
         self._update_watch_timer()
         if self._described.watch is not None:
             self._say_watched(self._described.watch)
+        self._warn_unknown_parameters(pending_zeros=model is None)
+
+    def _warn_unknown_parameters(self, pending_zeros: bool) -> None:
+        """Warn once per key given for this node (params file, ``-p``) that it does not
+        declare, naming the close matches (``parameter_keys``); counted in the health report.
+        ``pending_zeros``: no model yet (from the topic), so its ``zeros.<joint>`` are
+        not declared yet and not judged.
+
+        The keys are rclpy's ``Node._parameter_overrides``: what rcl gave this node from
+        every source (the context's and the node's own arguments, each params file's
+        sections that name the node and its wildcards, ``-p``), the dict
+        ``declare_parameter`` reads. rclpy has no public accessor for it (since Foxy);
+        reading the files again with ``rclpy.parameter.parameter_dict_from_yaml_file``
+        would miss ``-p`` and a fleet's per-robot arguments and read each file twice."""
+        overrides: dict[str, Any] = getattr(self, "_parameter_overrides", {})
+        declared = self.list_parameters([], 0).names
+        unknown = unknown_parameters(
+            sorted(overrides),
+            set(declared),
+            known_prefixes=(ZEROS_PREFIX,) if pending_zeros else (),
+        )
+        for line in warnings(unknown):
+            self.get_logger().warning(line)
+        self.pipeline.health.unknown_parameters = counted(unknown)
 
     def _start_description(self, text: str, settings: Settings) -> LoadedModel | None:
         """The start's model (None: from the topic, later), read from any folder; sets where
@@ -814,6 +842,19 @@ class JointTfPublisher(Node):
 
 def _never() -> bool:
     return False
+
+
+def _start_refusal(node: Node, name: str, err: InvalidParameterValueException) -> str:
+    """Why the value given at start for ``name`` is refused, in the table's words (rclpy
+    refused it first, by the descriptor's range, in its own: ``Parameter publish_frequency
+    out of range Min: 0.0, Max: 1000.0, value: nan``); else rclpy's reason."""
+    given = getattr(node, "_parameter_overrides", {}).get(name)
+    if given is not None:
+        try:
+            Settings.from_values({name: given.value})
+        except ParameterRejected as rejected:
+            return str(rejected)
+    return f"{name}: {_reason(err)}"
 
 
 def _reason(err: InvalidParameterValueException) -> str:

@@ -6,6 +6,7 @@ inputs get one line and an exit status."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -539,6 +540,35 @@ def test_a_bad_params_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
     assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
     assert "clamp must be one of" in capsys.readouterr().err
+    # Hostile numbers and sizes (issue 43): a 400-digit integer was an OverflowError traceback.
+    hostile = {
+        "publish_frequency": "9" * 400,
+        "time_offset": "-" + "9" * 400,
+        "diagnostic_period": ".nan",
+        "joint_state_timeout": ".inf",
+        "remote.rate": "1.0e+400",
+        "source_time_offsets": "[.nan]",
+        "static_republish_period": "true",
+        "remote.frames": "[" + ", ".join(["x"] * 5000) + "]",
+    }
+    for name, text in hostile.items():
+        params.write_text(f"/**:\n  ros__parameters:\n    {name}: {text}\n")
+        assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--params {params}: {name}" in err, err
+    # A FIFO or a device (or a file of the wrong encoding) as --params: refused at once, not
+    # waited on or read without end: --params is read as every file the package reads.
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    (tmp_path / "latin1.yaml").write_bytes(b"/**:\n  ros__parameters:\n    frame_prefix: \xe9\n")
+    for path, words in (
+        (fifo, "not a regular file (a FIFO"),
+        (Path("/dev/zero"), "not a regular file (a character device)"),
+        (tmp_path / "latin1.yaml", "not UTF-8 text"),
+    ):
+        assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(path)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--params {path}: " in err and words in err, err
     (tmp_path / "empty.yaml").write_text("just: text\n")
     with pytest.raises(ParamsFileError, match="not a parameters file"):
         node_parameters(tmp_path / "empty.yaml")
@@ -1018,25 +1048,38 @@ def test_the_doctor_takes_the_nodes_parameters_file(
 ) -> None:
     """doctor --bag --params: the source_list topics' joints count as recorded (the wrist's
     on /robot1/arm_states), and the suggested repair carries the file; a file that does not
-    load is one line and exit 1; --params without --bag is a usage error."""
+    load is one line and exit 1; --params without --bag is a usage error. Keys the node would
+    not declare (issue 47) are warned about by both, with what was meant, never refused."""
     import json
 
     bag, _ = namespaced_recording(tmp_path / "in", robot_tf_in_namespace=True)
     params = tmp_path / "params.yaml"
-    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    params.write_text(
+        "joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n"
+        "    attachments: [tool]\n    publish_frequncy: 5.0\n"
+    )
+    warned = (
+        f"warning: --params {params}: parameter 'attachments' is given for this node but is "
+        "none of its parameters: ignored; did you mean attachments.names?",
+        f"warning: --params {params}: parameter 'publish_frequncy' is given for this node but "
+        "is none of its parameters: ignored; did you mean publish_frequency?",
+    )
     doctor = ["doctor", "--bag", str(bag), "--namespace", "robot1", "--json"]
     assert main(doctor) == 1
     without = json.loads(capsys.readouterr().out)
     (missing,) = [f for f in without["findings"] if f["kind"] == "joints_not_recorded"]
     assert set(missing["details"]["joints"]) == {"wrist_1_joint", "wrist_2_joint", "wrist_3_joint"}
     assert main([*doctor, "--params", str(params)]) == 1
-    found = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr()
+    found = json.loads(printed.out)
+    assert [line.split(" (a /**")[0] for line in printed.err.splitlines()] == list(warned)
     assert "joints_not_recorded" not in [f["kind"] for f in found["findings"]]
     (latched,) = [f for f in found["findings"] if f["kind"] == "tf_static_not_latched"]
     assert f"--params {params}" in latched["fix"]
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out), "--namespace", "robot1", "--params", str(params)) == 0
-    capsys.readouterr()
+    err = capsys.readouterr().err
+    assert all(line in err for line in warned), err
     assert (
         main(["doctor", "--bag", str(out), "--namespace", "robot1", "--params", str(params)]) == 0
     )

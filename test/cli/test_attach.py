@@ -5,6 +5,7 @@ node (their call over DDS: test/ros/test_node_attachments.py)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,14 @@ def test_the_attachments_of_a_node_parameters_file(
     # cup is given but not listed: not attached, as the node does.
     assert main(["check", str(ARM), "--params", str(params)]) == 0
     assert "cup_mount" not in capsys.readouterr().out
+    # A FIFO or a device as --params: refused at once (was waited on, or read without end).
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(SystemExit) as exited:
+            main(["check", str(ARM), "--params", str(path)])
+        assert exited.value.code == 2
+        assert f"--params {path}: cannot read file: not a regular file" in capsys.readouterr().err
 
 
 def test_an_attachment_that_does_not_compose_exits_1_naming_it(

@@ -398,7 +398,7 @@ def test_every_key_holds_its_documented_value() -> None:
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
     unknown name, two nodes giving joint_1 to joint_3, a time offset that takes one stamp out
     of range, a frame a description change took away, a refused description, two
-    undecodable messages and a callback that raised twice."""
+    undecodable messages, a callback that raised twice and two unknown parameter keys."""
     rig = Rig(ignore_timestamp=True, time_offset=-0.5)
     text = ARM_URDF.read_text()
     with_tool = text.replace(
@@ -423,6 +423,7 @@ def test_every_key_holds_its_documented_value() -> None:
     rig.pipeline.undecodable("sensor_msgs/JointState")
     rig.health.callback_failed("joint_states: KeyError")
     rig.health.callback_failed("joint_states: KeyError")
+    rig.health.unknown_parameters = (2, ("attachments", "publish_frequncy"))
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
     below_6 = {"link_6"}
@@ -460,6 +461,7 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.REMOTE_LEFT_OUT: left_out[0],
             Key.UNDECODABLE: "sensor_msgs/JointState (2x)",
             Key.CALLBACK_FAILURES: "joint_states: KeyError (2x)",
+            Key.UNKNOWN_PARAMETERS: "2, attachments, publish_frequncy",
         }
     )
     assert report.level == Level.ERROR

@@ -8,16 +8,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from repo_paths import REPO_ROOT, config_parameters
 
+from joint_tf_publisher.description.xacro_process import (
+    XACRO_MEMORY_LIMIT_BYTES,
+    XACRO_TIME_LIMIT_S,
+)
+from joint_tf_publisher.description.xmlio import MAX_DESCRIPTION_BYTES
 from joint_tf_publisher.model import ClampMode
+from joint_tf_publisher.node_core.fleet import MAX_RETRY_PERIOD_S
+from joint_tf_publisher.node_core.parameter_keys import MAX_WARNED
 from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
+    MAX_ARRAY_ITEMS,
+    MAX_PERIOD_S,
+    MAX_PUBLISH_FREQUENCY,
+    MAX_TIME_OFFSET_S,
     PARAMETERS,
     PARAMETERS_BY_NAME,
     SETTING_FIELDS,
@@ -32,6 +45,7 @@ from joint_tf_publisher.node_core.parameters import (
     parse_zero,
     takes_any_empty_array,
 )
+from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES
 
 yaml = pytest.importorskip("yaml")
 
@@ -179,6 +193,90 @@ def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
         assert ("Read-only" in meaning) == spec.read_only, spec.name
 
 
+#: How the docs state a range in prose: ``range (0, 1000]``, ``[0, 3600]``, ``> 0 and <= 1000``,
+#: ``>= 0 and <= 3600``, ``within +-2147483647``. Groups: the lower bound's bracket or sign
+#: (none: symmetric, closed), low, high.
+RANGE_WORDS = (
+    re.compile(r"(?P<open>[(\[])(?P<low>-?[\d.]+), (?P<high>-?[\d.]+)\]"),
+    re.compile(r"(?P<open>>=?) (?P<low>-?[\d.]+) and <= (?P<high>-?[\d.]+)"),
+    re.compile(r"within \+-(?P<high>[\d.]+)"),
+)
+
+
+def documented_ranges(text: str) -> list[tuple[bool, float, float]]:
+    """Every range ``text`` states: (lower bound included, low, high)."""
+    found = []
+    for pattern in RANGE_WORDS:
+        for match in pattern.finditer(text):
+            high = float(match["high"])
+            if "low" not in match.groupdict():
+                found.append((True, -high, high))
+            else:
+                found.append((match["open"] in ("[", ">="), float(match["low"]), high))
+    return found
+
+
+def takes(name: str, value: float) -> bool:
+    """Whether the table takes ``value`` for ``name``."""
+    try:
+        Settings.from_values({name: value})
+    except ParameterRejected:
+        return False
+    return True
+
+
+RANGED = [spec for spec in PARAMETERS if spec.float_range is not None]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_every_documented_range_is_the_code_s(path: Any) -> None:
+    """Each ranged parameter's row states its range, and every range stated (in the row, in
+    the descriptor's description) is the table's bounds, with the lower bound open where the
+    code refuses it and the upper bound the largest value it takes (issue 47: docs the last
+    rounds made stale)."""
+    rows = parameter_rows(path.read_text())
+    for spec in RANGED:
+        assert spec.float_range is not None
+        stated = documented_ranges(rows[spec.name][2])
+        assert stated, f"{path.name}: {spec.name}'s row states no range"
+        for low_included, low, high in stated + documented_ranges(spec.description):
+            assert (low, high) == spec.float_range, (path.name, spec.name, low, high)
+            assert takes(spec.name, low) == low_included, (path.name, spec.name, low)
+            assert takes(spec.name, high) and not takes(spec.name, high * 1.001 + 0.001)
+
+
+#: Numbers the docs' prose states, each a constant of the code: (value, pattern whose group 1
+#: states it, the docs that must state it). Every match of the pattern in those docs must be
+#: the value, and each of them must have one.
+README, NODE, ROBUSTNESS, FLEET = "README.md", "docs/node.md", "docs/robustness.md", "docs/fleet.md"
+MIB = 2**20
+PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
+    (MAX_ARRAY_ITEMS, r"at most ([\d,]+) items", (README, NODE, ROBUSTNESS)),
+    (MAX_ARRAY_ITEMS, r"more than ([\d,]+) items", ("docs/recordings.md",)),
+    (MAX_WARNED, r"at most (\d+) (?:of them|warned)", (NODE, ROBUSTNESS)),
+    (MAX_NAMED_FRAMES, r"at most (\d+) named", (ROBUSTNESS,)),
+    (MAX_PUBLISH_FREQUENCY, r"`publish_frequency` \(0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_PERIOD_S, r"periods \[0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_TIME_OFFSET_S, r"value within \+-(\d+) s", (ROBUSTNESS,)),
+    (MAX_RETRY_PERIOD_S, r"`retry_period` \[0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]\. \|", (FLEET,)),
+    (MAX_DESCRIPTION_BYTES / MIB, r"files? of at most (\d+) MiB", (README, ROBUSTNESS)),
+    (XACRO_TIME_LIMIT_S, r"in a child process limited to (\d+) s", (README, NODE)),
+    (XACRO_MEMORY_LIMIT_BYTES / MIB, r"limited to \d+ s and (\d+) MiB", (README, NODE)),
+]
+
+
+@pytest.mark.parametrize("value, pattern, paths", PROSE_FACTS, ids=lambda x: str(x)[:24])
+def test_numbers_in_the_docs_prose_are_the_code_s(
+    value: float, pattern: str, paths: tuple[str, ...]
+) -> None:
+    for path in paths:
+        found = re.findall(pattern, (REPO_ROOT / path).read_text())
+        assert found, f"{path} no longer states {pattern!r}"
+        for number in found:
+            assert float(number.replace(",", "")) == value, (path, pattern, number)
+
+
 # -- empty arrays of any type (ros2cli sends "[]" as a BOOL_ARRAY) -----------------------------
 
 
@@ -210,7 +308,8 @@ def test_an_array_of_the_wrong_type_or_an_unset_value_is_refused_naming_the_para
 
 #: Values of every type a parameters file can hold (YAML: numbers, text, lists, maps, null).
 ANY_TYPED_VALUES: list[Any] = [
-    3, 2.5, True, None, "x", "", [], [1, 2], ["a", 3], [[1]], {"a": 1}, [{"a": 1}], float("nan")
+    3, 2.5, True, None, "x", "", [], [1, 2], ["a", 3], [[1]], {"a": 1}, [{"a": 1}], float("nan"),
+    10**400, 10**5000, float("inf"), [10**400], ["x"] * (MAX_ARRAY_ITEMS + 1),
 ]  # fmt: skip
 
 
@@ -231,3 +330,80 @@ def test_a_value_of_any_type_is_taken_or_refused_by_name_never_a_crash(name: str
             Settings.from_values({name: value})
         except ParameterRejected as exc:
             assert any(str(part) in str(exc) for part in named), (value, exc)
+
+
+# -- hostile numbers and sizes (issue 43, items 5 and 13) ---------------------------------------
+
+#: Every parameter that takes numbers: the doubles, the double array, a zero, an origin.
+NUMERIC_NAMES = [spec.name for spec in PARAMETERS if spec.type_name in ("double", "double_array")]
+NUMERIC_NAMES += ["zeros.j1", "attachments.tool.origin"]
+
+#: Numbers no parameter takes: beyond a double (PyYAML reads a 400-digit integer as one), beyond
+#: int64 (rcl's integers), infinite, not a number, and bools (rclpy keeps them apart from numbers).
+HOSTILE_NUMBERS: list[Any] = [
+    10**400, -(10**400), 10**5000, 2**63, float("inf"), -float("inf"), float("nan"), True, False
+]  # fmt: skip
+
+
+def as_given(name: str, number: Any) -> Any:
+    """``number`` where ``name`` takes it: alone, in a one-item list, or as an origin's x."""
+    if name == "source_time_offsets":
+        return [number]
+    if name.endswith(".origin"):
+        return [number, 0.0, 0.0, 0.0, 0.0, 0.0]
+    return number
+
+
+@pytest.mark.parametrize("name", NUMERIC_NAMES)
+def test_every_numeric_parameter_refuses_a_hostile_number_by_name(name: str) -> None:
+    """A huge integer was an OverflowError traceback (``bag repair --params``); a NaN or an
+    infinity in an origin was taken. Every such value is refused in one line naming the
+    parameter, whatever the source (the node, the bag commands, the fleet: all read them here)."""
+    for number in HOSTILE_NUMBERS:
+        if number == 2**63 and name not in PARAMETERS_BY_NAME:
+            continue  # a zero's or an origin's range is the model's (zeros.check_zero)
+        given = {name: as_given(name, number)}
+        if name == "source_time_offsets":
+            given["source_list"] = ["arm"]
+        with pytest.raises(ParameterRejected, match=re.escape(name)) as refused:
+            Settings.from_values(given)
+        reason = str(refused.value)
+        assert "\n" not in reason and len(reason) < 300, reason
+
+
+def test_a_negative_zero_is_zero_and_refused_where_zero_is() -> None:
+    for name in ("diagnostic_period", "static_republish_period", "time_offset"):
+        value = getattr(Settings.from_values({name: -0.0}), name)
+        assert value == 0.0 and math.copysign(1.0, value) == 1.0, name
+    for name in ("publish_frequency", "remote.rate", "joint_state_timeout"):
+        with pytest.raises(ParameterRejected, match=re.escape(name)):
+            Settings.from_values({name: -0.0})
+
+
+ARRAY_NAMES = [spec.name for spec in PARAMETERS if isinstance(spec.default, tuple)]
+
+
+@pytest.mark.parametrize("name", [*ARRAY_NAMES, "zeros.j1"])
+def test_every_array_parameter_is_bounded_in_length(name: str) -> None:
+    """``remote.frames`` with 50,000 names ran a close-match search for minutes inside the
+    parameter callback; every array takes at most ``MAX_ARRAY_ITEMS`` items, from every
+    source (a list, a comma-separated string, an ``array.array`` from a service)."""
+    spec = PARAMETERS_BY_NAME.get(name)
+    numbers = name == "zeros.j1" or (spec is not None and spec.double_array)
+    item: Callable[[int], Any] = (lambda i: float(i)) if numbers else (lambda i: f"n{i}:=v")
+    for count in (MAX_ARRAY_ITEMS + 1, 50_000):
+        for given in ([item(i) for i in range(count)], array("d", range(count))):
+            with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds {count} items"):
+                Settings.from_values({name: given})
+            if spec is not None and takes_any_empty_array(spec):
+                with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds"):
+                    check_array_type(name, given)
+    if name in ("exclude_joints", "source_list", "remote.frames"):
+        joined = ",".join(f"n{i}" for i in range(MAX_ARRAY_ITEMS + 1))
+        with pytest.raises(ParameterRejected, match=rf"^{re.escape(name)} holds"):
+            Settings.from_values({name: joined})
+    given = {name: [item(i) for i in range(MAX_ARRAY_ITEMS)]}
+    if name == "source_time_offsets":  # one per topic
+        given["source_list"] = [f"t{i}" for i in range(MAX_ARRAY_ITEMS)]
+    if name != ATTACHMENTS:  # its names: letters, not "n0:=v"
+        Settings.from_values(given)  # the bound itself is taken

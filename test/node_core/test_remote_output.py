@@ -23,9 +23,9 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.health.model import GraphFacts, Key, Level
 from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameter_changes import plan_change
-from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+from joint_tf_publisher.node_core.parameters import MAX_ARRAY_ITEMS, ParameterRejected, Settings
 from joint_tf_publisher.node_core.pipeline import LoadedModel
-from joint_tf_publisher.node_core.remote_output import RateCap, RemoteOutput
+from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES, RateCap, RemoteOutput
 
 #: Chosen links of the arm: a static chain from the root (pedestal), chains through moving
 #: joints (link_3 under pedestal, ee_link under link_3), a static chain under a chosen link
@@ -382,3 +382,20 @@ def test_any_choice_of_links_composes_as_fk_gives_it(path: Any) -> None:
                 assert above not in chosen
                 above = parent_of[above]
             np.testing.assert_allclose(pose, np.linalg.inv(fk[parent]) @ fk[child], atol=1e-9)
+
+
+def test_hostile_sizes_of_remote_frames_are_refused_in_bounds() -> None:
+    """50,000 unknown names ran a close-match search for each inside the parameter callback
+    (minutes, /tf stopped): a list over ``MAX_ARRAY_ITEMS`` is refused by its count, and a
+    refusal of one within it names (and looks up close matches for) at most
+    ``MAX_NAMED_FRAMES`` of its names, counting the others."""
+    many = [f"no_such_link_{index}" for index in range(50_000)]
+    with pytest.raises(ParameterRejected, match=r"^remote\.frames holds 50000 items: at most"):
+        plan_change(Settings(), arm_model(), {"remote.frames": many}, Loader())
+    with pytest.raises(ParameterRejected) as refused:
+        plan_change(Settings(), arm_model(), {"remote.frames": many[:MAX_ARRAY_ITEMS]}, Loader())
+    reason = str(refused.value)
+    assert reason.count("no_such_link_") == MAX_NAMED_FRAMES, reason
+    assert reason.endswith(f"; and {MAX_ARRAY_ITEMS - MAX_NAMED_FRAMES} more"), reason
+    with pytest.raises(ParameterRejected, match=r"'link_33'.*did you mean link_3"):
+        plan_change(Settings(), arm_model(), {"remote.frames": ["link_33", *many[:20]]}, Loader())

@@ -86,6 +86,7 @@ def params_yaml(broken: Path) -> str:
     frame_prefix: base/
     publish_frequency: 55.0
     publish_default_positions: true
+    frame_prefx: typo/
 /broken/joint_tf_publisher:
   ros__parameters:
     description_file: {broken}
@@ -300,6 +301,16 @@ def test_parameters_come_from_per_namespace_and_wildcard_keys(fleet: FleetUnderT
         "/base/joint_tf_publisher", "publish_frequency", "ignore_timestamp", "frame_prefix"
     ) == [55.0, True, "base/"]
     assert fleet.get("/joint_tf_fleet", "robots") == [["arm", "base", "broken"]]
+    # A key no robot declares (issue 47): that robot warns once, naming what was meant; the
+    # fleet's own keys, in its section, are no robot's.
+    lines = lambda: fleet.stderr().splitlines()  # noqa: E731
+    warned = wait_until(
+        lambda: [line for line in lines() if "none of its parameters" in line],
+        what="the unknown key's warning",
+    )
+    assert len(warned) == 1, warned
+    assert "[base.joint_tf_publisher]" in warned[0] and "'frame_prefx'" in warned[0]
+    assert "did you mean frame_prefix" in warned[0]
 
 
 def udp_ports(pid: int) -> set[int]:

@@ -41,6 +41,11 @@ STATUS_NAME = "joint_tf_publisher: joint states"
 ROBOT = "arm_mimic_gripper"
 LEADERS = [f"joint_{i}" for i in range(1, 8)] + ["finger_joint"]
 FAST = {"diagnostic_period": 0.2, "joint_state_timeout": 0.6}
+#: Keys the arm is given that the node does not declare (issue 47): in its params file's
+#: ``/**`` section (the name a user guesses for attachments.names, a misspelt one) and as a
+#: ``-p`` override (a parameter of another node).
+UNKNOWN_IN_FILE = {"attachments": ["tool"], "publish_frequncy": 5.0}
+UNKNOWN_ARGUMENTS = ("-p", "robots:=[a]")
 
 
 class Monitor:
@@ -98,8 +103,10 @@ def streaming(node: NodeUnderTest, names: Sequence[str], positions: Sequence[flo
 
 @pytest.fixture(scope="module")
 def arm(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeUnderTest]:
-    params = {"robot_description": ARM_URDF.read_text(), **FAST}
-    node = started(probe, tmp_path_factory, "/diag_arm", params, handshake=None)
+    params = {"robot_description": ARM_URDF.read_text(), **FAST, **UNKNOWN_IN_FILE}
+    node = started(
+        probe, tmp_path_factory, "/diag_arm", params, handshake=None, arguments=UNKNOWN_ARGUMENTS
+    )
     yield node
     node.stop()
 
@@ -182,6 +189,21 @@ class TestArm:
             assert status.message.startswith("joints given by two publishers: ")
         finally:
             other.destroy_node()
+
+    def test_keys_the_node_does_not_declare_are_warned_once_and_counted(
+        self, arm: NodeUnderTest, monitor: Monitor
+    ) -> None:
+        """rclpy drops them silently: the node warns once per key (naming what was meant,
+        and that a /** section is every node's), counts them, and runs as it would."""
+        status = wait_until(lambda: monitor.statuses[-1] if monitor.statuses else None)
+        counted = values(status)[Key.UNKNOWN_PARAMETERS]
+        assert counted == "3, attachments, publish_frequncy, robots", counted
+        warned = [line for line in arm.stderr().splitlines() if "none of its parameters" in line]
+        assert len(warned) == 3, arm.stderr()
+        assert all(line.startswith("[WARN]") and "/**" in line for line in warned)
+        assert "'attachments'" in warned[0] and "did you mean attachments.names?" in warned[0]
+        assert "did you mean publish_frequency?" in warned[1]
+        assert "'robots'" in warned[2] and "did you mean" not in warned[2]
 
     def test_a_stream_that_stops_is_stale(self, arm: NodeUnderTest, monitor: Monitor) -> None:
         status = monitor.wait(DiagnosticStatus.STALE, "the joint-state stream stopped")

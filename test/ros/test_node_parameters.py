@@ -130,6 +130,33 @@ def test_every_parameter_has_a_value_and_a_description(
     assert (frequency_range.from_value, frequency_range.to_value) == (0.0, 1000.0)
 
 
+#: Values a running node is sent that no parameter takes (issue 43): (parameter, value,
+#: words of the reason). rclpy's range refuses NaN and the infinities of a ranged double
+#: before the node's callback, naming the parameter; the others reach the node's table. (An
+#: integer beyond int64 cannot be sent: rclpy's message refuses it in the caller.)
+HOSTILE_AT_RUNTIME: list[tuple[str, Any, str]] = [
+    ("publish_frequency", float("nan"), "publish_frequency"),
+    ("remote.rate", float("inf"), "remote.rate"),
+    ("time_offset", -float("inf"), "time_offset"),
+    ("diagnostic_period", True, "diagnostic_period must be a number of seconds, got True"),
+    ("publish_frequency", "1e400", "publish_frequency must be a number, got '1e400'"),
+    ("zeros.joint_1", float("nan"), "zeros.joint_1 must be finite"),
+    ("source_time_offsets", [float("nan")], "source_time_offsets[0] must be finite"),
+    ("remote.frames", [f"l{i}" for i in range(5000)], "remote.frames holds 5000 items"),
+    ("exclude_joints", ["j"] * 50_000, "exclude_joints holds 50000 items: at most 4096"),
+]
+
+
+def test_hostile_numbers_and_sizes_at_runtime_are_refused_by_name(
+    defaults: NodeUnderTest,
+) -> None:
+    for name, value, words in HOSTILE_AT_RUNTIME:
+        (result,) = defaults.set_parameters(**{name: value})
+        assert not result.successful and words in result.reason, (name, result.reason)
+    (result,) = defaults.set_parameters(publish_frequency=50.0)  # and it serves on
+    assert result.successful
+
+
 def test_a_dump_starts_the_node_again_unchanged(
     probe: Probe, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -52,6 +52,7 @@ from ...node_core.parameter_changes import (
     load_description,
     prepared_model,
 )
+from ...node_core.parameter_keys import offline_unknown, warnings
 from ...node_core.parameters import ParameterRejected, Settings
 from ...node_core.pipeline import JointStatePipeline, LoadedModel
 from ...stamps import NS_PER_S
@@ -145,7 +146,8 @@ class StderrLogger:
 def params_settings(params: Path | None) -> tuple[Settings, dict[str, Any]]:
     """The node's settings from its parameters file ``params`` (the defaults for None) and
     the values they came from, as the bag commands take ``--params``; BagError naming the
-    file where it does not load or a value is refused."""
+    file where it does not load or a value is refused. A key the node would not declare is
+    a warning on stderr, as the node logs it (``parameter_keys``)."""
     values: dict[str, Any] = {}
     if params is not None:
         try:
@@ -153,9 +155,13 @@ def params_settings(params: Path | None) -> tuple[Settings, dict[str, Any]]:
         except ParamsFileError as exc:
             raise BagError(f"--params {exc}") from None
     try:
-        return Settings.from_values(values), values
+        settings = Settings.from_values(values)
     except ParameterRejected as exc:
         raise BagError(f"--params {params}: {exc}") from None
+    logger = StderrLogger()
+    for line in warnings(offline_unknown(values, settings.attachments)):
+        logger.warning(f"--params {params}: {line}")
+    return settings, values
 
 
 def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:

@@ -1,0 +1,69 @@
+"""parameter_keys: the keys given for the node that it does not declare, and close matches.
+
+No rclpy: the node's check over DDS (a params file, ``-p``) is in test/ros/test_node_parameters.py,
+the bag commands' in test/bag/test_bag_repair.py.
+"""
+
+from __future__ import annotations
+
+from joint_tf_publisher.node_core.parameter_keys import (
+    MAX_LOOKED_UP_CHARS,
+    MAX_WARNED,
+    close_matches,
+    counted,
+    did_you_mean,
+    offline_declared,
+    offline_unknown,
+    unknown_parameters,
+    warnings,
+)
+from joint_tf_publisher.node_core.parameters import PARAMETERS
+
+
+def test_a_guessed_name_is_named_with_what_was_meant() -> None:
+    """``attachments`` (the spelling a user guesses) -> ``attachments.names``; a misspelt
+    name -> the name; a key of a later version or another node: no match, still warned."""
+    given = ["attachments", "publish_frequency", "publish_frequncy", "robots", "attachments"]
+    unknown = unknown_parameters(given, offline_declared(()))
+    assert [(u.name, u.close) for u in unknown] == [
+        ("attachments", ("attachments.names",)),
+        ("publish_frequncy", ("publish_frequency",)),
+        ("robots", ()),
+    ]
+    line = unknown[0].warning()
+    assert "'attachments'" in line and "did you mean attachments.names?" in line
+    assert "/**" in line and "another node" in line  # never a reason to refuse
+
+
+def test_declared_names_and_known_prefixes_are_no_unknown_keys() -> None:
+    declared = offline_declared(["tool"])
+    assert {spec.name for spec in PARAMETERS} | {"use_sim_time"} <= declared
+    assert "attachments.tool.origin" in declared
+    keys = ["attachments.tool.file", "zeros.elbow", "qos_overrides./tf.publisher.depth"]
+    assert offline_unknown(keys, ["tool"]) == ()
+    (unlisted,) = offline_unknown(["attachments.tol.file"], ["tool"])
+    assert unlisted.close[0] == "attachments.tool.file"
+    # A node with its model knows its zeros: one for a joint it does not have is unknown.
+    (zero,) = unknown_parameters(["zeros.elbw"], {"zeros.elbow", "zeros.wrist"})
+    assert zero.close[0] == "zeros.elbow"
+
+
+def test_hostile_numbers_of_keys_stay_bounded() -> None:
+    """50,000 unknown keys: each counted, the first ``MAX_WARNED`` warned with their close
+    matches, the others in one line; a name too long to compare is not compared."""
+    given = [f"parameter_{index}" for index in range(50_000)]
+    unknown = unknown_parameters(given, offline_declared(()))
+    assert len(unknown) == 50_000
+    assert all(not u.close for u in unknown[MAX_WARNED:])
+    lines = warnings(unknown)
+    assert len(lines) == MAX_WARNED + 1
+    assert lines[-1].startswith(f"{50_000 - MAX_WARNED} further parameter(s)")
+    long_name = "publish_frequency" + "y" * MAX_LOOKED_UP_CHARS
+    assert close_matches(long_name, ["publish_frequency"]) == ()
+    # A name of a megabyte: its warning and its count are cut, not a megabyte each.
+    (huge,) = unknown_parameters(["x" * 2**20], offline_declared(()))
+    assert len(huge.warning()) < 500
+    count, (name,) = counted([huge])
+    assert count == 1 and name.startswith("xxx") and len(name) < 200
+    assert did_you_mean("link_33", ["link_3", "base"]) == "; did you mean link_3?"
+    assert did_you_mean("zzz", ["link_3"]) == ""
