@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from ..arrays import Array
 from .clamp_mode import ClampMode
 from .joint_types import JOINT_TYPES
+from .loops import LoopJoint
 
 
 @dataclass
@@ -290,3 +291,5 @@ class RobotModel:
     root: str
     source: str = "<string>"
     warnings: list[str] = field(default_factory=list)
+    #: Joints that close kinematic loops over the tree (``model.loops``); empty for a tree.
+    loop_joints: tuple[LoopJoint, ...] = ()

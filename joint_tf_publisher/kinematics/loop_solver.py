@@ -1,0 +1,456 @@
+"""Closing kinematic loops: the passive joints solved so that every loop joint closes.
+
+A loop joint (``model.loops.LoopJoint``) joins two links the tree already connects; the tree
+joints between them (the loop's cycle) and the loop joint's own motion make the loop. Tree
+joints of a cycle that no source gives are *passive*: ``LoopSolver.solve`` finds their values;
+given joints (a value received or written in a cfg, mimic followers of given leaders) are held
+exactly. The residual of each loop joint compares its two frames, each carried by its link's
+pose (root frame, metres and radians):
+
+- position (3 rows): frame origin on link1's side minus link2's (prismatic: the part normal to
+  the axis only, so the joint may slide);
+- orientation (3 rows, fixed and prismatic): vee of the skew part of R1 R2^T (the rotation
+  vector at small angles);
+- axis (3 rows, revolute and continuous): axis on link1's side cross axis on link2's side.
+
+Ball joints have the position rows only. The solver is Levenberg-Marquardt over the passive
+values with the analytic Jacobian: each passive revolute joint's twist (world axis w through
+point o: angular velocity w, point velocity w x (p - o)) and each prismatic joint's (velocity
+w), from the same FK that places the links. It runs until the residual stops falling (near
+machine precision where the loop can close, not stopping at the tolerance); the tolerance only
+decides what is reported as not closed. Passive values stay inside their limits (each step is
+projected onto them), so where a closing solution inside the limits exists near the start, the
+solver finds it.
+
+Supported passive joints: revolute, continuous, prismatic (and their mimic followers, whose
+leader then is the passive value). Other tree joints on a cycle (ball, planar, floating ...)
+are held at their value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
+from ..errors import LoopNotClosedError
+from ..model.clamp_mode import ClampMode
+from ..model.loops import LoopJoint, LoopJointType
+from .fk import SingleFk
+from .layout import Layout, follower_levels
+
+#: Loop types whose frames must share their axis line (origins and axis).
+_AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
+#: Loop types whose frames must share their orientation.
+_ORIENTATION_TYPES = (LoopJointType.FIXED, LoopJointType.PRISMATIC)
+#: Tree joint types the solver moves as passive joints: rotation about or travel along an axis.
+_REVOLUTE_TREE_TYPES = ("revolute", "continuous")
+_PRISMATIC_TREE_TYPES = ("prismatic",)
+
+#: Largest step of the given values between two solves of a stateless call (rad or m): a
+#: stateless solve walks from the drawing to the given values in steps this size at most, so
+#: it stays on the drawing's branch.
+CONTINUATION_STEP = 0.25
+#: Levenberg-Marquardt iterations per solve, at most.
+MAX_ITERATIONS = 60
+#: Squared residual (m^2 + rad^2) below which a solve stops: machine precision for a loop of
+#: metres.
+_CONVERGED_COST = 1e-30
+
+
+@dataclass(frozen=True)
+class LoopTolerance:
+    """How far apart a loop joint's frames may stay and still count as closed."""
+
+    position_m: float = 1e-6
+    angle_rad: float = 1e-6
+
+
+@dataclass(frozen=True)
+class LoopSolution:
+    """One solve: the variable vector (V,) with the passive values solved, and per loop joint
+    (``LoopSolver.loop_joints`` order) how far apart its frames stay (m, rad) and whether that
+    is within the tolerance. ``over_determined``: the given joints leave the passive ones fewer
+    degrees of freedom than the loops constrain (the values are the least-squares fit)."""
+
+    values: Array
+    position_error_m: Array
+    angle_error_rad: Array
+    closed: BoolArray
+    over_determined: bool
+    iterations: int
+
+    @property
+    def all_closed(self) -> bool:
+        """True when every loop joint closes within the tolerance."""
+        return bool(self.closed.all())
+
+
+@dataclass(frozen=True)
+class _PassivePlan:
+    """The passive variables of one set of given slots: (P,) slots, their limits, (K, C, P)
+    the map from cycle-joint twists to each loop's link1 and link2 sides, and whether the loops
+    are over-determined."""
+
+    slots: IndexArray
+    lower: Array
+    upper: Array
+    side1: Array
+    side2: Array
+    over_determined: bool
+
+
+def _cross(a: Array, b: Array) -> Array:
+    """Cross products along the last axis (numpy's ``np.cross`` costs ~10 us a call)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+
+
+def _tree_path(layout: Layout, link: str) -> list[str]:
+    """Names of the tree joints from the root down to ``link``."""
+    parent_joint = {joint.child: joint for joint in layout.robot.joints.values()}
+    path: list[str] = []
+    while link in parent_joint:
+        joint = parent_joint[link]
+        path.append(joint.name)
+        link = joint.parent
+    return path[::-1]
+
+
+class LoopSolver:
+    """Solves the passive joints of one robot's loops (module docstring).
+
+    Built once per robot from its ``Layout`` and ``SingleFk``; ``solve`` (warm start from the
+    values given) and ``solve_from_drawing`` (stateless: from the description's drawing).
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        single_fk: SingleFk,
+        loop_joints: tuple[LoopJoint, ...],
+        tolerance: LoopTolerance | None = None,
+    ) -> None:
+        self.layout = layout
+        self.single_fk = single_fk
+        self.loop_joints = loop_joints
+        self.tolerance = tolerance or LoopTolerance()
+        link_index = {name: k for k, name in enumerate(layout.link_names)}
+        self._link1 = np.array([link_index[j.link1] for j in loop_joints], dtype=np.intp)
+        self._link2 = np.array([link_index[j.link2] for j in loop_joints], dtype=np.intp)
+        count = len(loop_joints)
+        self._T_link1_joint = np.array([j.link1_to_joint for j in loop_joints]).reshape(count, 4, 4)
+        self._T_link2_joint = np.array([j.link2_to_joint for j in loop_joints]).reshape(count, 4, 4)
+        self._axis = np.array([np.asarray(j.axis, dtype=np.float64) for j in loop_joints]).reshape(
+            count, 3
+        )
+        self._is_prismatic = np.array([j.type is LoopJointType.PRISMATIC for j in loop_joints])
+        rows = np.zeros((count, 9))
+        for k, joint in enumerate(loop_joints):
+            rows[k, :3] = 1.0
+            rows[k, 3:6] = joint.type in _ORIENTATION_TYPES
+            rows[k, 6:] = joint.type in _AXIS_TYPES
+        self._row_weight = rows
+        self._compile_cycles()
+        self.plan = bounded_cache(self._make_plan)
+        self._levels = follower_levels(layout.followers)
+
+    # -- structure -------------------------------------------------------------------------
+
+    def _compile_cycles(self) -> None:
+        """The moving tree joints on each loop's cycle: which side, their twists' sources, and
+        the passive variable (root mimic leader's slot, multiplier) each moves with."""
+        layout = self.layout
+        sides: dict[int, dict[int, float]] = {}
+        for k, joint in enumerate(self.loop_joints):
+            path1 = _tree_path(layout, joint.link1)
+            path2 = _tree_path(layout, joint.link2)
+            common = 0
+            while common < min(len(path1), len(path2)) and path1[common] == path2[common]:
+                common += 1
+            for name, sign in [(n, 1.0) for n in path1[common:]] + [
+                (n, -1.0) for n in path2[common:]
+            ]:
+                index = layout.moving_index.get(name)
+                if index is None:
+                    continue  # a fixed joint
+                if layout.moving_joints[index].joint_type in (
+                    _REVOLUTE_TREE_TYPES + _PRISMATIC_TREE_TYPES
+                ):
+                    sides.setdefault(index, {})[k] = sign
+        cycle = sorted(sides)
+        link_index = {name: k for k, name in enumerate(layout.link_names)}
+        joints = [layout.moving_joints[i] for i in cycle]
+        self._cycle_child = np.array([link_index[j.child] for j in joints], dtype=np.intp)
+        self._cycle_inverse_offset = np.array(
+            [np.linalg.inv(j.child_offset) for j in joints]
+        ).reshape(len(joints), 4, 4)
+        self._cycle_axis = np.array([j.axis for j in joints]).reshape(len(joints), 3)
+        self._cycle_revolute = np.array([j.joint_type in _REVOLUTE_TREE_TYPES for j in joints])
+        signs = np.zeros((len(self.loop_joints), len(cycle)))
+        for c, index in enumerate(cycle):
+            for k, value in sides[index].items():
+                signs[k, c] = value
+        #: (K, C) +1 where a cycle joint moves link1's side of loop joint k, -1 link2's.
+        self._sign: Array = signs
+        # Each cycle joint's root leader slot and the multiplier from that leader to it.
+        follower_of = {f.joint: f for f in layout.followers}
+        roots: list[int] = []
+        multipliers: list[float] = []
+        for index in cycle:
+            multiplier = 1.0
+            while index in follower_of:
+                multiplier *= follower_of[index].multiplier
+                index = follower_of[index].leader
+            roots.append(int(layout.slot[index]))
+            multipliers.append(multiplier)
+        self._cycle_root = np.array(roots, dtype=np.intp)
+        self._cycle_multiplier = np.array(multipliers)
+        #: Variable slots that can be passive (the root leaders of the cycles' joints).
+        self.candidate_slots: IndexArray = np.array(sorted(set(roots)), dtype=np.intp)
+
+    def passive_slots(self, given: BoolArray) -> IndexArray:
+        """The passive variable slots when ``given`` (V,) marks the slots a source gives."""
+        slots: IndexArray = self.candidate_slots[~given[self.candidate_slots]]
+        return slots
+
+    def _map(self, slots: IndexArray) -> tuple[Array, Array]:
+        """(K, C, P) maps from cycle-joint twists to each loop's link1 and link2 frames."""
+        column = {int(s): p for p, s in enumerate(slots.tolist())}
+        to_variable = np.zeros((len(self._cycle_root), len(slots)))
+        for c, root in enumerate(self._cycle_root.tolist()):
+            if root in column:
+                to_variable[c, column[root]] = self._cycle_multiplier[c]
+        side1 = (self._sign > 0)[:, :, None] * to_variable[None]
+        side2 = (self._sign < 0)[:, :, None] * to_variable[None]
+        return side1, side2
+
+    def _make_plan(self, passive: bytes) -> _PassivePlan:
+        """The ``_PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
+        slots = np.frombuffer(passive, dtype=np.intp).copy()
+        lower, upper = self.layout.ranges[ClampMode.HARD]
+        side1, side2 = self._map(slots)
+        return _PassivePlan(
+            slots=slots,
+            lower=lower[slots].copy(),
+            upper=upper[slots].copy(),
+            side1=side1,
+            side2=side2,
+            over_determined=self._over_determined(side1, side2),
+        )
+
+    def _over_determined(self, side1: Array, side2: Array) -> bool:
+        """True when the passive joints' Jacobian has a lower rank than every cycle joint's,
+        at the drawing moved a little (a generic configuration: not a singular one)."""
+        values = self.layout.zero_values.copy()
+        generator = np.random.default_rng(45)
+        values[self.candidate_slots] += generator.uniform(-0.1, 0.1, self.candidate_slots.size)
+        self._resolve(values)
+        poses = self.single_fk.link_poses(values)
+        all1, all2 = self._map(self.candidate_slots)
+        full = self._jacobian(poses, all1, all2)
+        passive = self._jacobian(poses, side1, side2)
+        return bool(_rank(passive) < _rank(full))
+
+    # -- one solve -------------------------------------------------------------------------
+
+    def _resolve(self, values: Array) -> None:
+        """Set the mimic followers of ``values`` (V,) from their leaders, in place."""
+        for level in self._levels:
+            values[level.slots] = level.multipliers * values[level.leader_slots] + level.offsets
+
+    def _frames(self, poses: Array) -> tuple[Array, Array]:
+        """(K, 4, 4) each loop joint's frame on link1's and on link2's side, root frame."""
+        return poses[self._link1] @ self._T_link1_joint, poses[self._link2] @ self._T_link2_joint
+
+    def _residual(self, poses: Array) -> Array:
+        """(K, 9) residual rows of each loop joint (module docstring), unused rows zero."""
+        frame1, frame2 = self._frames(poses)
+        rotation1, rotation2 = frame1[:, :3, :3], frame2[:, :3, :3]
+        offset = frame1[:, :3, 3] - frame2[:, :3, 3]
+        axis1 = np.einsum("kij,kj->ki", rotation1, self._axis)
+        axis2 = np.einsum("kij,kj->ki", rotation2, self._axis)
+        along = np.einsum("ki,ki->k", axis1, offset)
+        offset = offset - (self._is_prismatic * along)[:, None] * axis1
+        relative = rotation1 @ rotation2.transpose(0, 2, 1)
+        orientation = 0.5 * np.stack(
+            (
+                relative[:, 2, 1] - relative[:, 1, 2],
+                relative[:, 0, 2] - relative[:, 2, 0],
+                relative[:, 1, 0] - relative[:, 0, 1],
+            ),
+            axis=-1,
+        )
+        rows = np.concatenate((offset, orientation, _cross(axis1, axis2)), axis=1)
+        weighted: Array = rows * self._row_weight
+        return weighted
+
+    def _jacobian(self, poses: Array, side1: Array, side2: Array) -> Array:
+        """(K * 9, P) derivative of the residual rows by the passive values (the twists)."""
+        joint_frames = poses[self._cycle_child] @ self._cycle_inverse_offset
+        axes = np.einsum("cij,cj->ci", joint_frames[:, :3, :3], self._cycle_axis)
+        points = joint_frames[:, :3, 3]
+        revolute = self._cycle_revolute[:, None]
+        angular = axes * revolute  # (C, 3)
+        linear = np.where(revolute, -_cross(axes, points), axes)  # point velocity at the origin
+        frame1, frame2 = self._frames(poses)
+        angular1 = np.einsum("kcp,ci->kpi", side1, angular)
+        angular2 = np.einsum("kcp,ci->kpi", side2, angular)
+        velocity1 = np.einsum("kcp,ci->kpi", side1, linear)
+        velocity1 += _cross(angular1, frame1[:, None, :3, 3])
+        velocity2 = np.einsum("kcp,ci->kpi", side2, linear)
+        velocity2 += _cross(angular2, frame2[:, None, :3, 3])
+        axis1 = np.einsum("kij,kj->ki", frame1[:, :3, :3], self._axis)[:, None]
+        axis2 = np.einsum("kij,kj->ki", frame2[:, :3, :3], self._axis)[:, None]
+        d_offset = velocity1 - velocity2  # (K, P, 3)
+        offset = (frame1[:, :3, 3] - frame2[:, :3, 3])[:, None]
+        d_axis1 = _cross(angular1, axis1)
+        prismatic = self._is_prismatic[:, None, None]
+        # d/dq of (I - a a^T) d = (I - a a^T) d' - (a' a^T + a a'^T) d.
+        normal = (
+            d_offset
+            - np.sum(axis1 * d_offset, axis=-1, keepdims=True) * axis1
+            - np.sum(axis1 * offset, axis=-1, keepdims=True) * d_axis1
+            - np.sum(d_axis1 * offset, axis=-1, keepdims=True) * axis1
+        )
+        d_position = np.where(prismatic, normal, d_offset)
+        d_orientation = angular1 - angular2
+        d_axes = _cross(d_axis1, axis2) + _cross(axis1, _cross(angular2, axis2))
+        rows = np.concatenate((d_position, d_orientation, d_axes), axis=-1)  # (K, P, 9)
+        rows *= self._row_weight[:, None]
+        jacobian: Array = rows.transpose(0, 2, 1).reshape(-1, rows.shape[1])
+        return jacobian
+
+    def errors(self, poses: Array) -> tuple[Array, Array]:
+        """(K,) position (m) and angle (rad) errors of each loop joint at link ``poses``: the
+        angle between the axes (revolute, continuous) or the frames (fixed, prismatic)."""
+        rows = self._residual(poses)
+        position = np.sqrt(np.einsum("ki,ki->k", rows[:, :3], rows[:, :3]))
+        frame1, frame2 = self._frames(poses)
+        rotation1, rotation2 = frame1[:, :3, :3], frame2[:, :3, :3]
+        axis1 = np.einsum("kij,kj->ki", rotation1, self._axis)
+        axis2 = np.einsum("kij,kj->ki", rotation2, self._axis)
+        # sin: the rows' norm; cos: the axes' dot product, or (trace(R1 R2^T) - 1) / 2.
+        sines = np.sqrt(np.einsum("ki,ki->k", rows[:, 3:], rows[:, 3:]))
+        trace = np.einsum("kij,kij->k", rotation1, rotation2)
+        cosines = np.where(
+            self._row_weight[:, 6] > 0, np.einsum("ki,ki->k", axis1, axis2), 0.5 * (trace - 1.0)
+        )
+        angle: Array = np.arctan2(sines, cosines) * (self._row_weight[:, 3:].max(axis=1) > 0)
+        return position, angle
+
+    def solve(self, values: Array, given: BoolArray) -> LoopSolution:
+        """The passive values that close the loops, starting from ``values`` (V,) (the warm
+        start), the slots where ``given`` (V,) is True held. ``values`` is not changed."""
+        plan = self.plan(self.passive_slots(given).tobytes())
+        solved = values.copy()
+        iterations = self._minimise(solved, plan)
+        return self._solution(solved, plan, iterations)
+
+    def solve_from_drawing(self, values: Array, given: BoolArray) -> LoopSolution:
+        """As ``solve`` starting from the description's drawing (passive values at zero, or
+        their mimic offsets): the given values walk there from the drawing in steps of at most
+        ``CONTINUATION_STEP``, so the result is on the drawing's branch. Raises
+        ``LoopNotClosedError`` where the loops cannot close (not over-determined ones, whose
+        least-squares fit is returned)."""
+        plan = self.plan(self.passive_slots(given).tobytes())
+        drawing = self.layout.zero_values
+        target = values.copy()
+        moving = self.candidate_slots[given[self.candidate_slots]]
+        distance = float(np.max(np.abs(target[moving] - drawing[moving]), initial=0.0))
+        steps = max(1, math.ceil(distance / CONTINUATION_STEP))
+        solved = target.copy()
+        solved[plan.slots] = drawing[plan.slots]
+        iterations = 0
+        for step in range(1, steps + 1):
+            fraction = step / steps
+            solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
+            self._resolve(solved)
+            iterations += self._minimise(solved, plan)
+        solution = self._solution(solved, plan, iterations)
+        if not solution.all_closed and not solution.over_determined:
+            raise self.not_closed_error(solution)
+        return solution
+
+    def not_closed_error(self, solution: LoopSolution) -> LoopNotClosedError:
+        """The typed error naming the loop joint of ``solution`` that stays apart the most."""
+        tolerance = self.tolerance
+        scaled = np.maximum(
+            solution.position_error_m / tolerance.position_m,
+            solution.angle_error_rad / tolerance.angle_rad,
+        )
+        worst = int(np.argmax(scaled))
+        joint = self.loop_joints[worst]
+        return LoopNotClosedError(
+            joint.name,
+            joint.where,
+            float(solution.position_error_m[worst]),
+            float(solution.angle_error_rad[worst]),
+        )
+
+    def _solution(self, values: Array, plan: _PassivePlan, iterations: int) -> LoopSolution:
+        poses = self.single_fk.link_poses(values)
+        position, angle = self.errors(poses)
+        closed = (position <= self.tolerance.position_m) & (angle <= self.tolerance.angle_rad)
+        return LoopSolution(values, position, angle, closed, plan.over_determined, iterations)
+
+    def _minimise(self, values: Array, plan: _PassivePlan) -> int:
+        """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run.
+
+        Each step solves (J^T J + damping I) step = -J^T r, projected onto the limits; it is
+        kept if the squared residual falls (damping / 10), else the damping grows x10. Stops
+        when the residual is at machine precision, or no step makes it fall any more.
+        """
+        slots = plan.slots
+        if slots.size == 0:
+            return 0
+        fk = self.single_fk.link_poses
+        poses = fk(values)
+        residual = self._residual(poses).reshape(-1)
+        cost = float(residual @ residual)
+        damping = 1e-6
+        identity = np.eye(slots.size)
+        jacobian: Array | None = None
+        gradient = normal = identity
+        trial = values.copy()
+        iterations = 0
+        while iterations < MAX_ITERATIONS and cost > _CONVERGED_COST:
+            iterations += 1
+            if jacobian is None:
+                jacobian = self._jacobian(poses, plan.side1, plan.side2)
+                gradient = jacobian.T @ residual
+                normal = jacobian.T @ jacobian
+            step = np.linalg.solve(normal + damping * identity, -gradient)
+            trial[:] = values
+            trial[slots] = np.clip(values[slots] + step, plan.lower, plan.upper)
+            self._resolve(trial)
+            trial_poses = fk(trial)
+            trial_residual = self._residual(trial_poses).reshape(-1)
+            trial_cost = float(trial_residual @ trial_residual)
+            if trial_cost < cost:
+                moved = float(np.max(np.abs(trial[slots] - values[slots])))
+                values[:] = trial
+                poses, residual = trial_poses, trial_residual
+                improvement = cost - trial_cost
+                cost = trial_cost
+                jacobian = None
+                damping = max(damping * 0.1, 1e-15)
+                if moved < 1e-15 or improvement <= 1e-30:
+                    break
+            else:
+                damping *= 10.0
+                if damping > 1e10:
+                    break
+        return iterations
+
+
+def _rank(matrix: Array) -> int:
+    """Numerical rank of ``matrix``: singular values above 1e-9 of the largest."""
+    if matrix.size == 0:
+        return 0
+    singular = np.linalg.svd(matrix, compute_uv=False)
+    return int(np.sum(singular > 1e-9 * max(float(singular[0]), 1e-300)))

@@ -1,0 +1,184 @@
+"""Linkages with closed loops, built as models by hand, and their closed-form solutions.
+
+Each builder returns a ``Robot`` whose loop joint closes in the drawing (all tree joints at
+zero); the closed forms give the passive joints' positions for a given input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from joint_tf_publisher import Robot
+from joint_tf_publisher.model import Joint, Limit, Link, RobotModel
+from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
+from joint_tf_publisher.transforms import xyz_rpy_to_matrix
+
+Z_AXIS = np.array([0.0, 0.0, 1.0])
+
+#: Four-bar (crank-rocker, Grashof): crank a, coupler b, rocker c, ground d (metres).
+FOUR_BAR = {"a": 1.0, "b": 3.0, "c": 2.0, "d": 3.0}
+#: The drawing's crank angle (rad, from the ground line).
+CRANK_DRAWN = math.pi / 2
+
+
+def _pose(x: float = 0.0, y: float = 0.0, z: float = 0.0, yaw: float = 0.0) -> np.ndarray:
+    return xyz_rpy_to_matrix([x, y, z], [0.0, 0.0, yaw])
+
+
+def four_bar_end(crank: float, branch: float = 1.0) -> np.ndarray:
+    """Where the coupler meets the rocker for the absolute crank angle ``crank`` (rad): the
+    intersection of the circle of radius b about the crank's end and of radius c about the
+    rocker's pivot, on the side ``branch`` (+1: the drawing's) of the line between them."""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    start = np.array([a * math.cos(crank), a * math.sin(crank)])
+    pivot = np.array([d, 0.0])
+    span = pivot - start
+    distance = float(np.linalg.norm(span))
+    along = (b * b - c * c + distance * distance) / (2 * distance)
+    height = math.sqrt(max(b * b - along * along, 0.0))
+    unit = span / distance
+    normal = np.array([-unit[1], unit[0]])
+    return start + along * unit + branch * height * normal
+
+
+def four_bar(loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
+    """ground -> crank -> coupler, ground -> rocker; the loop joint joins coupler and rocker
+    ends (axis z). Drawn at ``CRANK_DRAWN``."""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    end = four_bar_end(CRANK_DRAWN)
+    start = np.array([a * math.cos(CRANK_DRAWN), a * math.sin(CRANK_DRAWN)])
+    coupler = math.atan2(*(end - start)[::-1])
+    rocker = math.atan2(end[1], end[0] - d)
+    links = {name: Link(name) for name in ("ground", "crank", "coupler", "rocker")}
+    joints = {
+        "crank_joint": Joint(
+            "crank_joint", "continuous", "ground", "crank", Z_AXIS, _pose(yaw=CRANK_DRAWN)
+        ),
+        "coupler_joint": Joint(
+            "coupler_joint",
+            "continuous",
+            "crank",
+            "coupler",
+            Z_AXIS,
+            _pose(a, yaw=coupler - CRANK_DRAWN),
+        ),
+        "rocker_joint": Joint(
+            "rocker_joint", "continuous", "ground", "rocker", Z_AXIS, _pose(d, yaw=rocker)
+        ),
+    }
+    loop = LoopJoint(
+        name="closing",
+        type=loop_type,
+        link1="coupler",
+        link1_to_joint=_pose(b),
+        link2="rocker",
+        link2_to_joint=_pose(c),
+        axis=Z_AXIS if loop_type is not LoopJointType.BALL else np.zeros(3),
+        lower=None,
+        upper=None,
+        where="four_bar.urdf:9: <loop_joint name='closing'>",
+    )
+    model = RobotModel("four_bar", links, joints, "ground", loop_joints=(loop,))
+    return Robot.from_model(model)
+
+
+#: Slider-crank: crank a, rod l (metres); the drawing's crank angle.
+SLIDER = {"a": 0.5, "l": 1.5}
+
+
+def slider_position(crank: float) -> float:
+    """x (m) of the slider pin for the absolute crank angle (rad): a cos + sqrt(l^2 - a^2 sin^2)."""
+    a, rod = SLIDER["a"], SLIDER["l"]
+    return a * math.cos(crank) + math.sqrt(rod * rod - (a * math.sin(crank)) ** 2)
+
+
+def slider_crank() -> Robot:
+    """ground -> crank -> rod, ground -> slider (prismatic along x); the loop joint joins the
+    rod's end and the slider (axis z). Drawn at ``CRANK_DRAWN``; the slider's joint value is
+    its x minus the drawing's."""
+    a, rod = SLIDER["a"], SLIDER["l"]
+    x0 = slider_position(CRANK_DRAWN)
+    rod_angle = math.atan2(-a, x0)
+    links = {name: Link(name) for name in ("ground", "crank", "rod", "slider")}
+    joints = {
+        "crank_joint": Joint(
+            "crank_joint", "continuous", "ground", "crank", Z_AXIS, _pose(yaw=CRANK_DRAWN)
+        ),
+        "rod_joint": Joint(
+            "rod_joint", "continuous", "crank", "rod", Z_AXIS, _pose(a, yaw=rod_angle - CRANK_DRAWN)
+        ),
+        "slider_joint": Joint(
+            "slider_joint",
+            "prismatic",
+            "ground",
+            "slider",
+            np.array([1.0, 0.0, 0.0]),
+            _pose(x0),
+            limit=Limit(lower=-2.0, upper=2.0),
+        ),
+    }
+    loop = LoopJoint(
+        name="pin",
+        type=LoopJointType.REVOLUTE,
+        link1="rod",
+        link1_to_joint=_pose(rod),
+        link2="slider",
+        link2_to_joint=_pose(yaw=-rod_angle),
+        axis=Z_AXIS,
+        lower=None,
+        upper=None,
+        where="slider_crank.urdf:7: <loop_joint name='pin'>",
+    )
+    return Robot.from_model(
+        RobotModel("slider_crank", links, joints, "ground", loop_joints=(loop,))
+    )
+
+
+#: RSSR: crank a about z at the origin, rocker c about x at (d, 0, h), rod length L (m).
+RSSR = {"a": 0.3, "c": 0.5, "d": 1.0, "h": 0.2}
+
+
+def rssr() -> Robot:
+    """A spatial RSSR linkage: crank (revolute z) -> universal joint (two revolutes) -> rod,
+    ground -> rocker (revolute x); the rod's far end meets the rocker's end in a ball loop
+    joint. The rod's length is the drawing's distance between those ends."""
+    a, c, d, h = (RSSR[k] for k in "acdh")
+    crank_end = np.array([a, 0.0, 0.0])
+    rocker_end = np.array([d, c, h])
+    span = rocker_end - crank_end
+    length = float(np.linalg.norm(span))
+    yaw = math.atan2(span[1], span[0])
+    pitch = -math.atan2(span[2], math.hypot(span[0], span[1]))
+    x_axis = np.array([1.0, 0.0, 0.0])
+    links = {name: Link(name) for name in ("ground", "crank", "cross", "rod", "rocker")}
+    joints = {
+        "crank_joint": Joint("crank_joint", "continuous", "ground", "crank", Z_AXIS),
+        "u1": Joint("u1", "continuous", "crank", "cross", Z_AXIS, _pose(a, yaw=yaw)),
+        "u2": Joint(
+            "u2",
+            "continuous",
+            "cross",
+            "rod",
+            np.array([0.0, 1.0, 0.0]),
+            xyz_rpy_to_matrix([0, 0, 0], [0, pitch, 0]),
+        ),
+        "rocker_joint": Joint(
+            "rocker_joint", "continuous", "ground", "rocker", x_axis, _pose(d, z=h)
+        ),
+    }
+    RSSR["L"] = length
+    loop = LoopJoint(
+        name="ball_end",
+        type=LoopJointType.BALL,
+        link1="rod",
+        link1_to_joint=_pose(length),
+        link2="rocker",
+        link2_to_joint=_pose(y=c),
+        axis=np.zeros(3),
+        lower=None,
+        upper=None,
+        where="rssr.urdf:12: <loop_joint name='ball_end'>",
+    )
+    return Robot.from_model(RobotModel("rssr", links, joints, "ground", loop_joints=(loop,)))
