@@ -14,6 +14,7 @@ from .elements import (
     RobotModel,
     SafetyController,
 )
+from .loops import LoopJoint, LoopJointType
 
 __all__ = [
     "Calibration",
@@ -23,6 +24,8 @@ __all__ = [
     "Joint",
     "Limit",
     "Link",
+    "LoopJoint",
+    "LoopJointType",
     "Mimic",
     "RobotModel",
     "SafetyController",

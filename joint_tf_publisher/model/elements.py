@@ -283,6 +283,8 @@ class RobotModel:
     Plain data: the parsers build it, ``kinematics`` compiles it. Users get the facade
     ``joint_tf_publisher.Robot`` (this class plus loading and forward kinematics).
     ``warnings`` holds the non-fatal oddities found while loading (also logged).
+    ``loop_joints`` holds the joints that close kinematic loops (``model.loops``), in file
+    order; empty for a tree. ``joints`` is the tree alone.
     """
 
     name: str
@@ -291,5 +293,4 @@ class RobotModel:
     root: str
     source: str = "<string>"
     warnings: list[str] = field(default_factory=list)
-    #: Joints that close kinematic loops over the tree (``model.loops``); empty for a tree.
     loop_joints: tuple[LoopJoint, ...] = ()

@@ -1,10 +1,19 @@
-"""Loop-closing joints: the joints that close a kinematic loop over the tree (issue #45).
+"""Closed kinematic loops: the joints a tree leaves out, read as constraints between two links.
 
-A loop joint joins two links that the tree already connects. Its frame sits at
-``link1_to_joint`` in link1 and at ``link2_to_joint`` in link2; the loop is closed when the two
-frames, each carried by its link's pose, coincide up to the joint's own motion (ball: the
-origins; revolute and continuous: the origins and the axis line; prismatic: the orientation,
-an offset along the axis only; fixed: the whole frame). Units: metres and radians.
+A robot description is published as a tree (``model.tree``); a joint that would give a link
+a second parent closes a loop instead. Such a joint is a ``LoopJoint``: a joint frame fixed
+in ``link1`` (the "parent" side) and the same joint frame fixed in ``link2`` (the "child"
+side). The loop is closed when the two frames, each carried by its link's forward kinematics,
+coincide up to the joint's own motion:
+
+- ``BALL``: the two origins coincide.
+- ``REVOLUTE``, ``CONTINUOUS``: the origins coincide and the axes lie on one line.
+- ``PRISMATIC``: the orientations coincide and the origins differ only along the axis.
+- ``FIXED``: the whole frames coincide.
+
+The three spellings read into it (docs/loops.md, "Reading loops"): SDFormat's joint whose
+child already has a parent, URDF's ``<loop_joint>`` (Drake's extension) and URDF's
+``<gazebo><joint>`` extension. Units: metres and radians.
 """
 
 from __future__ import annotations
@@ -14,9 +23,14 @@ from enum import Enum
 
 import numpy as np
 
+from ..arrays import Array
+
 
 class LoopJointType(Enum):
-    """The motion a loop joint allows (URDF ``spherical`` is ``BALL``)."""
+    """The motion a loop-closing joint allows between its two frames.
+
+    URDF ``<loop_joint type="spherical">`` reads as ``BALL``.
+    """
 
     REVOLUTE = "revolute"
     CONTINUOUS = "continuous"
@@ -24,18 +38,57 @@ class LoopJointType(Enum):
     BALL = "ball"
     FIXED = "fixed"
 
+    @property
+    def has_axis(self) -> bool:
+        """True where the joint moves about or along ``LoopJoint.axis``."""
+        return self in (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS, LoopJointType.PRISMATIC)
 
-@dataclass(frozen=True)
+    @property
+    def dofs(self) -> int:
+        """Degrees of freedom the joint allows between its two links (Gruebler's f_i)."""
+        return _LOOP_JOINT_DOFS[self]
+
+
+_LOOP_JOINT_DOFS = {
+    LoopJointType.REVOLUTE: 1,
+    LoopJointType.CONTINUOUS: 1,
+    LoopJointType.PRISMATIC: 1,
+    LoopJointType.BALL: 3,
+    LoopJointType.FIXED: 0,
+}
+
+
+@dataclass(frozen=True, eq=False)
 class LoopJoint:
-    """One loop-closing joint, as read from a description."""
+    """A joint that closes a kinematic loop: one joint frame fixed in each of two links.
+
+    ``link1_to_joint`` is the pose (4, 4) of the joint frame in ``link1``'s frame and
+    ``link2_to_joint`` the pose of the joint frame in ``link2``'s frame (m, rad). ``axis`` is
+    a unit 3-vector in the joint frame (zeros for ``BALL`` and ``FIXED``). ``lower`` and
+    ``upper`` are the joint's limits (rad or m) where the file gives them, else None.
+    ``where`` is "file:line: <element>", for error messages.
+    """
 
     name: str
     type: LoopJointType
-    link1: str  # the "parent" side
-    link1_to_joint: np.ndarray  # 4x4, the joint frame in link1's frame (m, rad)
-    link2: str  # the "child" side
-    link2_to_joint: np.ndarray  # 4x4, the joint frame in link2's frame
-    axis: np.ndarray  # unit 3-vector in the joint frame (zeros for BALL/FIXED)
-    lower: float | None  # limits where given (rad or m), else None
+    link1: str
+    link1_to_joint: Array
+    link2: str
+    link2_to_joint: Array
+    axis: Array
+    lower: float | None
     upper: float | None
-    where: str  # "file:line: <element>" for error messages
+    where: str
+
+    def same_as(self, other: LoopJoint, tolerance: float = 1e-9) -> bool:
+        """True if ``other`` is the same joint read, perhaps from another spelling: the same
+        name, type, links and limits, and frames and axis within ``tolerance`` (m, rad)."""
+        return (
+            self.name == other.name
+            and self.type is other.type
+            and (self.link1, self.link2) == (other.link1, other.link2)
+            and (self.lower, self.upper) == (other.lower, other.upper)
+            and np.allclose(self.link1_to_joint, other.link1_to_joint, atol=tolerance)
+            and np.allclose(self.link2_to_joint, other.link2_to_joint, atol=tolerance)
+            and np.allclose(self.axis, other.axis, atol=tolerance)
+        )
