@@ -101,6 +101,8 @@ class _PassivePlan:
     side1: Array
     side2: Array
     over_determined: bool
+    #: (n,) the moving joints the passive values move (cycle joints, followers included).
+    joints: IndexArray
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -183,6 +185,7 @@ class LoopSolver:
                 ):
                     sides.setdefault(index, {})[k] = sign
         cycle = sorted(sides)
+        self._cycle_joints = np.array(cycle, dtype=np.intp)
         link_index = {name: k for k, name in enumerate(layout.link_names)}
         joints = [layout.moving_joints[i] for i in cycle]
         self._cycle_child = np.array([link_index[j.child] for j in joints], dtype=np.intp)
@@ -218,6 +221,12 @@ class LoopSolver:
         slots: IndexArray = self.candidate_slots[~given[self.candidate_slots]]
         return slots
 
+    def passive_joints(self, given: BoolArray) -> IndexArray:
+        """The moving joints (sorted) the passive values move when ``given`` (V,) marks the
+        slots a source gives."""
+        joints: IndexArray = self.plan(self.passive_slots(given).tobytes()).joints
+        return joints
+
     def _map(self, slots: IndexArray) -> tuple[Array, Array]:
         """(K, C, P) maps from cycle-joint twists to each loop's link1 and link2 frames."""
         column = {int(s): p for p, s in enumerate(slots.tolist())}
@@ -241,6 +250,7 @@ class LoopSolver:
             side1=side1,
             side2=side2,
             over_determined=self._over_determined(side1, side2),
+            joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
         )
 
     def _over_determined(self, side1: Array, side2: Array) -> bool:

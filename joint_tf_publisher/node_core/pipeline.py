@@ -40,13 +40,14 @@ from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
-from ..kinematics import Kinematics, Resolved
+from ..kinematics import JointPositions, Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan
 from ..model import Joint
 from ..robot import Robot
 from ..stamps import NS_PER_S
 from .cdr import NameBlock, Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
+from .loops import LoopClosing
 from .parameters import Settings
 from .rate_limiter import RateLimiter
 from .tf_outputs import global_tree_on
@@ -117,7 +118,9 @@ class Configured:
     TFMessage layouts of the index sets published (with the global tree's prefix too, where
     there is a global tree: ``tf_outputs``)."""
 
-    def __init__(self, model: LoadedModel, settings: Settings) -> None:
+    def __init__(
+        self, model: LoadedModel, settings: Settings, steady_ns: Callable[[], int]
+    ) -> None:
         kin = model.kin
         excluded = set(settings.exclude_joints)
         moving = kin.moving_joints
@@ -144,6 +147,34 @@ class Configured:
             else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+        #: The robot's closed loops under these settings (None for a tree): ``loops``.
+        self.loops = (
+            None
+            if kin.loops is None
+            else LoopClosing(
+                kin,
+                kin.loops,
+                [name for name, _ in settings.zeros],
+                settings.loop_tolerance,
+                steady_ns,
+            )
+        )
+
+    def with_loops_closed(self, positions: JointPositions, resolved: Resolved) -> Resolved:
+        """``resolved`` with the loops closed (``loops``): the passive joints solved in
+        ``positions`` and published with the joints the message moved (the same when the
+        robot has no loops)."""
+        if self.loops is None:
+            return resolved
+        passive = self.loops.close(positions)
+        joints = np.union1d(resolved.joints, passive[self.publish_mask[passive]])
+        return Resolved(
+            joints,
+            joints.tobytes(),
+            self.loops.kin.joint_poses(positions, joints),
+            resolved.clamped,
+            resolved.rejected,
+        )
 
     def restart_from(self, kin: Kinematics, settings: Settings) -> None:
         """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
@@ -251,7 +282,9 @@ class JointStatePipeline:
             self._configured.restart_from(self.model.kin, settings)
             self._start_waiting_joints(self.model, self._configured)
             return changes
-        self._configured = Configured(self.model, settings)
+        self._configured = Configured(self.model, settings, self._steady_ns)
+        loops = self._configured.loops
+        self.health.loops = None if loops is None else loops.facts
         self.model.limiter.reset()
         self._stream = None
         if not new_model and self.health.facts is not None:  # new exclusions or prefix
@@ -375,7 +408,9 @@ class JointStatePipeline:
                 plan = configured.message_plan(names)
         if not self._due(model, plan, stamp_ns, source):
             return None
-        resolved = plan.resolve(model.positions, positions)
+        resolved = configured.with_loops_closed(
+            model.positions, plan.resolve(model.positions, positions)
+        )
         return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
     def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
@@ -439,6 +474,7 @@ class JointStatePipeline:
             or plan.ambiguous
             or not plan.published.size
             or global_tree_on(self.settings)
+            or configured.loops is not None  # the passive joints are solved per message
         ):
             return None
         layout, _ = configured.layouts_of(plan.published_key)
@@ -484,9 +520,12 @@ class JointStatePipeline:
         if pending.size == 0:
             return None
         stamp_ns = self.unsent_stamp_ns = self._clock_ns()
-        return configured.publication(
-            pending.tobytes(), stamp_ns, configured.default_poses[pending]
-        )
+        if configured.loops is None:
+            poses = configured.default_poses[pending]
+        else:  # the passive joints among them at their solved values
+            configured.loops.close(model.positions)
+            poses = model.kin.joint_poses(model.positions, pending)
+        return configured.publication(pending.tobytes(), stamp_ns, poses)
 
     # -- steps ------------------------------------------------------------------------------
 
