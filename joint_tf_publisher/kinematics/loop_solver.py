@@ -332,7 +332,8 @@ class LoopSolver:
         d_axes = _cross(d_axis1, axis2) + _cross(axis1, _cross(angular2, axis2))
         rows = np.concatenate((d_position, d_orientation, d_axes), axis=-1)  # (K, P, 9)
         rows *= self._row_weight[:, None]
-        jacobian: Array = rows.transpose(0, 2, 1).reshape(-1, rows.shape[1])
+        count, passive, width = rows.shape
+        jacobian: Array = rows.transpose(0, 2, 1).reshape(count * width, passive)
         return jacobian
 
     def errors(self, poses: Array) -> tuple[Array, Array]:

@@ -1,18 +1,21 @@
 """The node's closed loops: each JointState's passive joints solved (``kinematics.loop_solver``).
 
 Given joints are those a source gave (``JointPositions.received``: a joint-state topic, or a
-mimic leader's value) and those a ``zeros.<joint>`` parameter names; every other joint of a
-loop's cycle is passive. Each solve starts from the values stored (the previous solution):
-the branch nearest it, so a crank turns full circles. Where the loops close (within
-``loop_tolerance``), or the given joints over-determine them (the least-squares fit), the
-passive values are stored; where they cannot close, the passive joints keep their last closed
-values (no jump, never NaN), the given joints go on moving, and the health report says which
-loop joint, how far apart and since when (``health.model.LoopFacts``). No rclpy here.
+mimic leader's value); every other joint of a loop's cycle is passive. A ``zeros.<joint>``
+value of a passive joint is where its solve starts, not a value held: the node declares a
+``zeros`` parameter for every joint, so a set one cannot be told from a default one.
+
+Each solve starts from the values stored (the previous solution): the branch nearest it, so a
+crank turns full circles. Where the loops close (within ``loop_tolerance``), or the given
+joints over-determine them (the least-squares fit), the passive values are stored; where they
+cannot close, the passive joints keep their last closed values (no jump, never NaN), the given
+joints go on moving, and the health report says which loop joint, how far apart and since when
+(``health.model.LoopFacts``). No rclpy here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,15 +28,13 @@ from ..kinematics.loop_solver import LoopSolver
 class LoopClosing:
     """Closes the loops of one model under one ``loop_tolerance`` (module docstring).
 
-    ``zero_joints``: names of the joints a ``zeros.<joint>`` parameter gives. ``facts`` is
-    what the health report reads; ``steady_ns`` the clock of its "since".
+    ``facts`` is what the health report reads; ``steady_ns`` the clock of its "since".
     """
 
     def __init__(
         self,
         kin: Kinematics,
         solver: LoopSolver,
-        zero_joints: Iterable[str],
         tolerance: float,
         steady_ns: Callable[[], int],
     ) -> None:
@@ -41,23 +42,15 @@ class LoopClosing:
         self.solver = solver
         self.tolerance = tolerance
         self._steady_ns = steady_ns
-        layout = kin.layout
-        self._slot_joint = layout.slot_joint
-        zero_given = np.zeros(layout.num_values, dtype=bool)
-        for name in zero_joints:
-            index = layout.moving_index.get(name)
-            if index is not None:
-                start = int(layout.slot[index])
-                zero_given[start : start + int(layout.size[index])] = True
-        self._zero_given = zero_given
+        self._slot_joint = kin.layout.slot_joint
         count = len(solver.loop_joints)
         self.facts = LoopFacts(
             tuple(joint.name for joint in solver.loop_joints), np.zeros(count), np.zeros(count)
         )
 
     def given(self, positions: JointPositions) -> BoolArray:
-        """(V,) the slots a source gives: received, or named by ``zeros``."""
-        given: BoolArray = positions.received[self._slot_joint] | self._zero_given
+        """(V,) the slots a source gives: those of the joints received."""
+        given: BoolArray = positions.received[self._slot_joint]
         return given
 
     def close(self, positions: JointPositions) -> IndexArray:

@@ -154,7 +154,6 @@ class Configured:
             else LoopClosing(
                 kin,
                 kin.loops,
-                [name for name, _ in settings.zeros],
                 settings.loop_tolerance,
                 steady_ns,
             )
