@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -89,17 +90,26 @@ class LoopSolution:
         return bool(self.closed.all())
 
 
+class _Frames(NamedTuple):
+    """Each loop joint's frame (K, 4, 4) on link1's and link2's side (root frame), and its
+    axis (K, 3) there."""
+
+    frame1: Array
+    frame2: Array
+    axis1: Array
+    axis2: Array
+
+
 @dataclass(frozen=True)
 class _PassivePlan:
-    """The passive variables of one set of given slots: (P,) slots, their limits, (K, C, P)
+    """The passive variables of one set of given slots: (P,) slots, their limits, (2K, P, C)
     the map from cycle-joint twists to each loop's link1 and link2 sides, and whether the loops
     are over-determined."""
 
     slots: IndexArray
     lower: Array
     upper: Array
-    side1: Array
-    side2: Array
+    sides: Array
     over_determined: bool
     #: (n,) the moving joints the passive values move (cycle joints, followers included).
     joints: IndexArray
@@ -142,21 +152,30 @@ class LoopSolver:
         self.loop_joints = loop_joints
         self.tolerance = tolerance or LoopTolerance()
         link_index = {name: k for k, name in enumerate(layout.link_names)}
-        self._link1 = np.array([link_index[j.link1] for j in loop_joints], dtype=np.intp)
-        self._link2 = np.array([link_index[j.link2] for j in loop_joints], dtype=np.intp)
+        links1 = [link_index[j.link1] for j in loop_joints]
+        links2 = [link_index[j.link2] for j in loop_joints]
         count = len(loop_joints)
-        self._T_link1_joint = np.array([j.link1_to_joint for j in loop_joints]).reshape(count, 4, 4)
-        self._T_link2_joint = np.array([j.link2_to_joint for j in loop_joints]).reshape(count, 4, 4)
-        self._axis = np.array([np.asarray(j.axis, dtype=np.float64) for j in loop_joints]).reshape(
+        #: (2K,) link1 of each loop joint, then link2; (2K, 4, 4) the joint frame in each.
+        self._links = np.array(links1 + links2, dtype=np.intp)
+        self._T_link_joint = np.array(
+            [j.link1_to_joint for j in loop_joints] + [j.link2_to_joint for j in loop_joints]
+        ).reshape(2 * count, 4, 4)
+        axes = np.array([np.asarray(j.axis, dtype=np.float64) for j in loop_joints]).reshape(
             count, 3
         )
-        self._is_prismatic = np.array([j.type is LoopJointType.PRISMATIC for j in loop_joints])
-        rows = np.zeros((count, 9))
-        for k, joint in enumerate(loop_joints):
-            rows[k, :3] = 1.0
-            rows[k, 3:6] = joint.type in _ORIENTATION_TYPES
-            rows[k, 6:] = joint.type in _AXIS_TYPES
-        self._row_weight = rows
+        self._axes = np.concatenate((axes, axes))[..., None]  # (2K, 3, 1)
+        self._is_prismatic = np.array(
+            [j.type is LoopJointType.PRISMATIC for j in loop_joints], dtype=np.float64
+        )
+        self._any_prismatic = bool(self._is_prismatic.any())
+        orientation = np.array([float(j.type in _ORIENTATION_TYPES) for j in loop_joints])
+        uses_axis = np.array([float(j.type in _AXIS_TYPES) for j in loop_joints])
+        #: Per loop joint, 1 where its type has the orientation (axis) rows, else 0; None
+        #: where no loop joint has them (the rows are left out).
+        self._orientation_weight = orientation[:, None] if orientation.any() else None
+        self._axis_weight = uses_axis[:, None] if uses_axis.any() else None
+        self._uses_axis = uses_axis > 0
+        self._has_angle = np.maximum(orientation, uses_axis)
         self._compile_cycles()
         self.plan = bounded_cache(self._make_plan)
         self._levels = follower_levels(layout.followers)
@@ -192,8 +211,10 @@ class LoopSolver:
         self._cycle_inverse_offset = np.array(
             [np.linalg.inv(j.child_offset) for j in joints]
         ).reshape(len(joints), 4, 4)
-        self._cycle_axis = np.array([j.axis for j in joints]).reshape(len(joints), 3)
-        self._cycle_revolute = np.array([j.joint_type in _REVOLUTE_TREE_TYPES for j in joints])
+        self._cycle_axis = np.array([j.axis for j in joints]).reshape(len(joints), 3, 1)
+        self._cycle_revolute = np.array(
+            [[j.joint_type in _REVOLUTE_TREE_TYPES] for j in joints], dtype=bool
+        ).reshape(len(joints), 1)
         signs = np.zeros((len(self.loop_joints), len(cycle)))
         for c, index in enumerate(cycle):
             for k, value in sides[index].items():
@@ -227,33 +248,34 @@ class LoopSolver:
         joints: IndexArray = self.plan(self.passive_slots(given).tobytes()).joints
         return joints
 
-    def _map(self, slots: IndexArray) -> tuple[Array, Array]:
-        """(K, C, P) maps from cycle-joint twists to each loop's link1 and link2 frames."""
+    def _map(self, slots: IndexArray) -> Array:
+        """(2K, P, C) maps from cycle-joint twists to each loop's link1 frames (rows 0..K-1)
+        and link2 frames (K..2K-1)."""
         column = {int(s): p for p, s in enumerate(slots.tolist())}
         to_variable = np.zeros((len(self._cycle_root), len(slots)))
         for c, root in enumerate(self._cycle_root.tolist()):
             if root in column:
                 to_variable[c, column[root]] = self._cycle_multiplier[c]
-        side1 = (self._sign > 0)[:, :, None] * to_variable[None]
+        side1 = (self._sign > 0)[:, :, None] * to_variable[None]  # (K, C, P)
         side2 = (self._sign < 0)[:, :, None] * to_variable[None]
-        return side1, side2
+        sides: Array = np.concatenate((side1, side2)).transpose(0, 2, 1).copy()
+        return sides
 
     def _make_plan(self, passive: bytes) -> _PassivePlan:
         """The ``_PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
         slots = np.frombuffer(passive, dtype=np.intp).copy()
         lower, upper = self.layout.ranges[ClampMode.HARD]
-        side1, side2 = self._map(slots)
+        sides = self._map(slots)
         return _PassivePlan(
             slots=slots,
             lower=lower[slots].copy(),
             upper=upper[slots].copy(),
-            side1=side1,
-            side2=side2,
-            over_determined=self._over_determined(side1, side2),
+            sides=sides,
+            over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
         )
 
-    def _over_determined(self, side1: Array, side2: Array) -> bool:
+    def _over_determined(self, sides: Array) -> bool:
         """True when the passive joints' Jacobian has a lower rank than every cycle joint's,
         at the drawing moved a little (a generic configuration: not a singular one)."""
         values = self.layout.zero_values.copy()
@@ -261,9 +283,9 @@ class LoopSolver:
         values[self.candidate_slots] += generator.uniform(-0.1, 0.1, self.candidate_slots.size)
         self._resolve(values)
         poses = self.single_fk.link_poses(values)
-        all1, all2 = self._map(self.candidate_slots)
-        full = self._jacobian(poses, all1, all2)
-        passive = self._jacobian(poses, side1, side2)
+        frames = self._frames(poses)
+        full = self._jacobian(poses, frames, self._map(self.candidate_slots))
+        passive = self._jacobian(poses, frames, sides)
         return bool(_rank(passive) < _rank(full))
 
     # -- one solve -------------------------------------------------------------------------
@@ -273,85 +295,88 @@ class LoopSolver:
         for level in self._levels:
             values[level.slots] = level.multipliers * values[level.leader_slots] + level.offsets
 
-    def _frames(self, poses: Array) -> tuple[Array, Array]:
-        """(K, 4, 4) each loop joint's frame on link1's and on link2's side, root frame."""
-        return poses[self._link1] @ self._T_link1_joint, poses[self._link2] @ self._T_link2_joint
+    def _frames(self, poses: Array) -> _Frames:
+        """Each loop joint's frame on link1's side and on link2's, and its axis there."""
+        frames = np.matmul(poses.take(self._links, 0), self._T_link_joint)
+        axes = np.matmul(frames[:, :3, :3], self._axes)[..., 0]
+        count = len(self.loop_joints)
+        return _Frames(frames[:count], frames[count:], axes[:count], axes[count:])
 
-    def _residual(self, poses: Array) -> Array:
-        """(K, 9) residual rows of each loop joint (module docstring), unused rows zero."""
-        frame1, frame2 = self._frames(poses)
-        rotation1, rotation2 = frame1[:, :3, :3], frame2[:, :3, :3]
+    def _residual(self, poses: Array) -> tuple[Array, _Frames]:
+        """(K, 3 B) residual rows of each loop joint (module docstring: the blocks its types
+        need), unused rows zero; and the frames they came from."""
+        frames = self._frames(poses)
+        frame1, frame2, axis1 = frames.frame1, frames.frame2, frames.axis1
         offset = frame1[:, :3, 3] - frame2[:, :3, 3]
-        axis1 = np.einsum("kij,kj->ki", rotation1, self._axis)
-        axis2 = np.einsum("kij,kj->ki", rotation2, self._axis)
-        along = np.einsum("ki,ki->k", axis1, offset)
-        offset = offset - (self._is_prismatic * along)[:, None] * axis1
-        relative = rotation1 @ rotation2.transpose(0, 2, 1)
-        orientation = 0.5 * np.stack(
-            (
-                relative[:, 2, 1] - relative[:, 1, 2],
-                relative[:, 0, 2] - relative[:, 2, 0],
-                relative[:, 1, 0] - relative[:, 0, 1],
-            ),
-            axis=-1,
-        )
-        rows = np.concatenate((offset, orientation, _cross(axis1, axis2)), axis=1)
-        weighted: Array = rows * self._row_weight
-        return weighted
+        if self._any_prismatic:
+            along = np.sum(axis1 * offset, axis=1) * self._is_prismatic
+            offset = offset - along[:, None] * axis1
+        blocks = [offset]
+        if self._orientation_weight is not None:
+            relative = np.matmul(frame1[:, :3, :3], frame2[:, :3, :3].transpose(0, 2, 1))
+            skew = relative - relative.transpose(0, 2, 1)
+            orientation = 0.5 * skew.reshape(-1, 9)[:, [7, 2, 3]]
+            blocks.append(orientation * self._orientation_weight)
+        if self._axis_weight is not None:
+            blocks.append(_cross(axis1, frames.axis2) * self._axis_weight)
+        rows: Array = np.concatenate(blocks, axis=1) if len(blocks) > 1 else offset
+        return rows, frames
 
-    def _jacobian(self, poses: Array, side1: Array, side2: Array) -> Array:
-        """(K * 9, P) derivative of the residual rows by the passive values (the twists)."""
-        joint_frames = poses[self._cycle_child] @ self._cycle_inverse_offset
-        axes = np.einsum("cij,cj->ci", joint_frames[:, :3, :3], self._cycle_axis)
-        points = joint_frames[:, :3, 3]
-        revolute = self._cycle_revolute[:, None]
-        angular = axes * revolute  # (C, 3)
-        linear = np.where(revolute, -_cross(axes, points), axes)  # point velocity at the origin
-        frame1, frame2 = self._frames(poses)
-        angular1 = np.einsum("kcp,ci->kpi", side1, angular)
-        angular2 = np.einsum("kcp,ci->kpi", side2, angular)
-        velocity1 = np.einsum("kcp,ci->kpi", side1, linear)
-        velocity1 += _cross(angular1, frame1[:, None, :3, 3])
-        velocity2 = np.einsum("kcp,ci->kpi", side2, linear)
-        velocity2 += _cross(angular2, frame2[:, None, :3, 3])
-        axis1 = np.einsum("kij,kj->ki", frame1[:, :3, :3], self._axis)[:, None]
-        axis2 = np.einsum("kij,kj->ki", frame2[:, :3, :3], self._axis)[:, None]
-        d_offset = velocity1 - velocity2  # (K, P, 3)
-        offset = (frame1[:, :3, 3] - frame2[:, :3, 3])[:, None]
-        d_axis1 = _cross(angular1, axis1)
-        prismatic = self._is_prismatic[:, None, None]
-        # d/dq of (I - a a^T) d = (I - a a^T) d' - (a' a^T + a a'^T) d.
-        normal = (
-            d_offset
-            - np.sum(axis1 * d_offset, axis=-1, keepdims=True) * axis1
-            - np.sum(axis1 * offset, axis=-1, keepdims=True) * d_axis1
-            - np.sum(d_axis1 * offset, axis=-1, keepdims=True) * axis1
-        )
-        d_position = np.where(prismatic, normal, d_offset)
-        d_orientation = angular1 - angular2
-        d_axes = _cross(d_axis1, axis2) + _cross(axis1, _cross(angular2, axis2))
-        rows = np.concatenate((d_position, d_orientation, d_axes), axis=-1)  # (K, P, 9)
-        rows *= self._row_weight[:, None]
-        count, passive, width = rows.shape
+    def _jacobian(self, poses: Array, frames: _Frames, sides: Array) -> Array:
+        """(K 3 B, P) derivative of the residual rows by the passive values, from the cycle
+        joints' twists (``sides``: (2K, P, C), link1's side then link2's)."""
+        joint_frames = np.matmul(poses.take(self._cycle_child, 0), self._cycle_inverse_offset)
+        axes = np.matmul(joint_frames[:, :3, :3], self._cycle_axis)[..., 0]  # (C, 3)
+        revolute = self._cycle_revolute
+        twists = np.empty((axes.shape[0], 6))
+        twists[:, :3] = axes * revolute
+        # Velocity of the point at the origin: -w x o (revolute), w (prismatic).
+        twists[:, 3:] = np.where(revolute, _cross(joint_frames[:, :3, 3], axes), axes)
+        moved = np.matmul(sides, twists)  # (2K, P, 6)
+        count = len(self.loop_joints)
+        angular1, angular2 = moved[:count, :, :3], moved[count:, :, :3]
+        points = np.concatenate((frames.frame1[:, :3, 3], frames.frame2[:, :3, 3]))
+        velocity = moved[:, :, 3:] + _cross(moved[:, :, :3], points[:, None])
+        d_offset = velocity[:count] - velocity[count:]  # (K, P, 3)
+        axis1 = frames.axis1[:, None]
+        blocks = []
+        if self._any_prismatic:
+            offset = (frames.frame1[:, :3, 3] - frames.frame2[:, :3, 3])[:, None]
+            d_axis1 = _cross(angular1, axis1)
+            # d/dq of (I - a a^T) d = (I - a a^T) d' - (a' a^T + a a'^T) d.
+            normal = (
+                d_offset
+                - np.sum(axis1 * d_offset, axis=-1, keepdims=True) * axis1
+                - np.sum(axis1 * offset, axis=-1, keepdims=True) * d_axis1
+                - np.sum(d_axis1 * offset, axis=-1, keepdims=True) * axis1
+            )
+            blocks.append(np.where(self._is_prismatic[:, None, None], normal, d_offset))
+        else:
+            blocks.append(d_offset)
+        if self._orientation_weight is not None:
+            blocks.append((angular1 - angular2) * self._orientation_weight[:, None])
+        if self._axis_weight is not None:
+            axis2 = frames.axis2[:, None]
+            d_axes = _cross(_cross(angular1, axis1), axis2) + _cross(axis1, _cross(angular2, axis2))
+            blocks.append(d_axes * self._axis_weight[:, None])
+        rows = np.concatenate(blocks, axis=-1) if len(blocks) > 1 else blocks[0]  # (K, P, 3B)
+        passive, width = rows.shape[1], rows.shape[2]
         jacobian: Array = rows.transpose(0, 2, 1).reshape(count * width, passive)
         return jacobian
 
     def errors(self, poses: Array) -> tuple[Array, Array]:
         """(K,) position (m) and angle (rad) errors of each loop joint at link ``poses``: the
         angle between the axes (revolute, continuous) or the frames (fixed, prismatic)."""
-        rows = self._residual(poses)
-        position = np.sqrt(np.einsum("ki,ki->k", rows[:, :3], rows[:, :3]))
-        frame1, frame2 = self._frames(poses)
-        rotation1, rotation2 = frame1[:, :3, :3], frame2[:, :3, :3]
-        axis1 = np.einsum("kij,kj->ki", rotation1, self._axis)
-        axis2 = np.einsum("kij,kj->ki", rotation2, self._axis)
+        rows, frames = self._residual(poses)
+        position = np.sqrt(np.sum(rows[:, :3] ** 2, axis=1))
+        rotation1, rotation2 = frames.frame1[:, :3, :3], frames.frame2[:, :3, :3]
         # sin: the rows' norm; cos: the axes' dot product, or (trace(R1 R2^T) - 1) / 2.
-        sines = np.sqrt(np.einsum("ki,ki->k", rows[:, 3:], rows[:, 3:]))
-        trace = np.einsum("kij,kij->k", rotation1, rotation2)
+        sines = np.sqrt(np.sum(rows[:, 3:] ** 2, axis=1))
+        trace = np.sum(rotation1 * rotation2, axis=(1, 2))
         cosines = np.where(
-            self._row_weight[:, 6] > 0, np.einsum("ki,ki->k", axis1, axis2), 0.5 * (trace - 1.0)
+            self._uses_axis, np.sum(frames.axis1 * frames.axis2, axis=1), 0.5 * (trace - 1.0)
         )
-        angle: Array = np.arctan2(sines, cosines) * (self._row_weight[:, 3:].max(axis=1) > 0)
+        angle: Array = np.arctan2(sines, cosines) * self._has_angle
         return position, angle
 
     def solve(self, values: Array, given: BoolArray) -> LoopSolution:
@@ -421,7 +446,8 @@ class LoopSolver:
             return 0
         fk = self.single_fk.link_poses
         poses = fk(values)
-        residual = self._residual(poses).reshape(-1)
+        rows, frames = self._residual(poses)
+        residual = rows.reshape(-1)
         cost = float(residual @ residual)
         damping = 1e-6
         identity = np.eye(slots.size)
@@ -432,7 +458,7 @@ class LoopSolver:
         while iterations < MAX_ITERATIONS and cost > _CONVERGED_COST:
             iterations += 1
             if jacobian is None:
-                jacobian = self._jacobian(poses, plan.side1, plan.side2)
+                jacobian = self._jacobian(poses, frames, plan.sides)
                 gradient = jacobian.T @ residual
                 normal = jacobian.T @ jacobian
             step = np.linalg.solve(normal + damping * identity, -gradient)
@@ -440,12 +466,13 @@ class LoopSolver:
             trial[slots] = np.clip(values[slots] + step, plan.lower, plan.upper)
             self._resolve(trial)
             trial_poses = fk(trial)
-            trial_residual = self._residual(trial_poses).reshape(-1)
+            trial_rows, trial_frames = self._residual(trial_poses)
+            trial_residual = trial_rows.reshape(-1)
             trial_cost = float(trial_residual @ trial_residual)
             if trial_cost < cost:
                 moved = float(np.max(np.abs(trial[slots] - values[slots])))
                 values[:] = trial
-                poses, residual = trial_poses, trial_residual
+                poses, residual, frames = trial_poses, trial_residual, trial_frames
                 improvement = cost - trial_cost
                 cost = trial_cost
                 jacobian = None
