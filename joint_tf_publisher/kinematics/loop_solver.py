@@ -57,9 +57,15 @@ _PRISMATIC_TREE_TYPES = ("prismatic",)
 CONTINUATION_STEP = 0.25
 #: Levenberg-Marquardt iterations per solve, at most.
 MAX_ITERATIONS = 60
+#: For cross products: each component's next and the one after (cyclically).
+_NEXT = [1, 2, 0]
+_AFTER = [2, 0, 1]
 #: Squared residual (m^2 + rad^2) below which a solve stops: machine precision for a loop of
 #: metres.
 _CONVERGED_COST = 1e-30
+#: Below this squared residual (a residual of 1e-13) a solve ends: round-off, not the loop,
+#: is what remains.
+_ROUND_OFF_COST = 1e-26
 
 
 @dataclass(frozen=True)
@@ -117,9 +123,8 @@ class _PassivePlan:
 
 def _cross(a: Array, b: Array) -> Array:
     """Cross products along the last axis (numpy's ``np.cross`` costs ~10 us a call)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+    product: Array = a[..., _NEXT] * b[..., _AFTER] - a[..., _AFTER] * b[..., _NEXT]
+    return product
 
 
 def _tree_path(layout: Layout, link: str) -> list[str]:
@@ -384,8 +389,8 @@ class LoopSolver:
         start), the slots where ``given`` (V,) is True held. ``values`` is not changed."""
         plan = self.plan(self.passive_slots(given).tobytes())
         solved = values.copy()
-        iterations = self._minimise(solved, plan)
-        return self._solution(solved, plan, iterations)
+        iterations, poses = self._minimise(solved, plan)
+        return self._solution(solved, plan, iterations, poses)
 
     def solve_from_drawing(self, values: Array, given: BoolArray) -> LoopSolution:
         """As ``solve`` starting from the description's drawing (passive values at zero, or
@@ -402,12 +407,14 @@ class LoopSolver:
         solved = target.copy()
         solved[plan.slots] = drawing[plan.slots]
         iterations = 0
+        poses = None
         for step in range(1, steps + 1):
             fraction = step / steps
             solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
             self._resolve(solved)
-            iterations += self._minimise(solved, plan)
-        solution = self._solution(solved, plan, iterations)
+            done, poses = self._minimise(solved, plan)
+            iterations += done
+        solution = self._solution(solved, plan, iterations, poses)
         if not solution.all_closed and not solution.over_determined:
             raise self.not_closed_error(solution)
         return solution
@@ -428,42 +435,50 @@ class LoopSolver:
             float(solution.angle_error_rad[worst]),
         )
 
-    def _solution(self, values: Array, plan: _PassivePlan, iterations: int) -> LoopSolution:
-        poses = self.single_fk.link_poses(values)
+    def _solution(
+        self, values: Array, plan: _PassivePlan, iterations: int, poses: Array | None
+    ) -> LoopSolution:
+        """The solution at ``values`` (link ``poses`` there, None: computed here)."""
+        if poses is None:
+            poses = self.single_fk.link_poses(values)
         position, angle = self.errors(poses)
         closed = (position <= self.tolerance.position_m) & (angle <= self.tolerance.angle_rad)
         return LoopSolution(values, position, angle, closed, plan.over_determined, iterations)
 
-    def _minimise(self, values: Array, plan: _PassivePlan) -> int:
-        """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run.
+    def _minimise(self, values: Array, plan: _PassivePlan) -> tuple[int, Array | None]:
+        """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run and
+        the link poses at the result (None: no passive slot, not computed).
 
         Each step solves (J^T J + damping I) step = -J^T r, projected onto the limits; it is
-        kept if the squared residual falls (damping / 10), else the damping grows x10. Stops
+        kept if the squared residual falls (damping / 10), else the damping grows x10. A kept
+        step that cut the residual a hundredfold keeps its Jacobian for the next step (near
+        the solution J hardly changes; Newton's rate holds), else J is computed anew. Stops
         when the residual is at machine precision, or no step makes it fall any more.
         """
         slots = plan.slots
         if slots.size == 0:
-            return 0
+            return 0, None
         fk = self.single_fk.link_poses
         poses = fk(values)
         rows, frames = self._residual(poses)
         residual = rows.reshape(-1)
         cost = float(residual @ residual)
-        damping = 1e-6
+        damping = 1e-9
         identity = np.eye(slots.size)
         jacobian: Array | None = None
-        gradient = normal = identity
+        normal = identity
+        reused = False  # the Jacobian is one of an earlier point
         trial = values.copy()
         iterations = 0
         while iterations < MAX_ITERATIONS and cost > _CONVERGED_COST:
             iterations += 1
             if jacobian is None:
                 jacobian = self._jacobian(poses, frames, plan.sides)
-                gradient = jacobian.T @ residual
                 normal = jacobian.T @ jacobian
-            step = np.linalg.solve(normal + damping * identity, -gradient)
+                reused = False
+            step = np.linalg.solve(normal + damping * identity, jacobian.T @ residual)
             trial[:] = values
-            trial[slots] = np.clip(values[slots] + step, plan.lower, plan.upper)
+            trial[slots] = np.clip(values[slots] - step, plan.lower, plan.upper)
             self._resolve(trial)
             trial_poses = fk(trial)
             trial_rows, trial_frames = self._residual(trial_poses)
@@ -474,16 +489,24 @@ class LoopSolver:
                 values[:] = trial
                 poses, residual, frames = trial_poses, trial_residual, trial_frames
                 improvement = cost - trial_cost
+                if trial_cost > 1e-4 * cost:
+                    jacobian = None
+                reused = True
                 cost = trial_cost
-                jacobian = None
                 damping = max(damping * 0.1, 1e-15)
                 if moved < 1e-15 or improvement <= 1e-30:
                     break
+                if trial_cost < _ROUND_OFF_COST:
+                    break
             else:
-                damping *= 10.0
+                if cost < _ROUND_OFF_COST:
+                    break
+                damping = max(damping, 1e-9) * 10.0
+                if reused:
+                    jacobian = None
                 if damping > 1e10:
                     break
-        return iterations
+        return iterations, poses
 
 
 def _rank(matrix: Array) -> int:

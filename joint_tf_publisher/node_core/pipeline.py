@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import Array, BoolArray
+from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..health import wording
 from ..health.facts import RobotFacts
@@ -147,6 +147,7 @@ class Configured:
             else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+        self._with_passive = bounded_cache(self._joints_with_passive)
         #: The robot's closed loops under these settings (None for a tree): ``loops``.
         self.loops = (
             None
@@ -166,14 +167,22 @@ class Configured:
         if self.loops is None:
             return resolved
         passive = self.loops.close(positions)
-        joints = np.union1d(resolved.joints, passive[self.publish_mask[passive]])
+        joints, key = self._with_passive((resolved.joints_key, passive.tobytes()))
         return Resolved(
             joints,
-            joints.tobytes(),
+            key,
             self.loops.kin.joint_poses(positions, joints),
             resolved.clamped,
             resolved.rejected,
         )
+
+    def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes]:
+        """The moving joints of index bytes ``keys[0]`` and the published ones of
+        ``keys[1]`` (the passive joints), sorted, and their bytes."""
+        given, passive = (np.frombuffer(key, np.intp) for key in keys)
+        joints = np.union1d(given, passive[self.publish_mask[passive]]).astype(np.intp)
+        joints.flags.writeable = False
+        return joints, joints.tobytes()
 
     def restart_from(self, kin: Kinematics, settings: Settings) -> None:
         """Take the start values of ``settings`` (its ``zeros``) for joints never received."""

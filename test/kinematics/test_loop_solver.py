@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from loop_mechanisms import (
+
+from bench.loop_models import (
     CRANK_DRAWN,
     FOUR_BAR,
     RSSR,
@@ -17,7 +18,6 @@ from loop_mechanisms import (
     slider_crank,
     slider_position,
 )
-
 from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJointType

@@ -6,9 +6,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from loop_mechanisms import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
 from scipy.spatial.transform import Rotation
 
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
 from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.node_core.cdr import Publication

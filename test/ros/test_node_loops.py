@@ -2,7 +2,7 @@
 full circles, /tf read back; the health report on /diagnostics when the loop cannot close.
 
 The node runs in-process (``test_node.py``'s way) with the hand-built four-bar
-(``loop_mechanisms``) installed through its own model path; every wait is on a condition with
+(``bench.loop_models``) installed through its own model path; every wait is on a condition with
 a generous timeout.
 """
 
@@ -18,13 +18,13 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from loop_mechanisms import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end  # noqa: E402
 from joint_tf_publisher.node_core.pipeline import LoadedModel  # noqa: E402
 from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
 

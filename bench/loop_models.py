@@ -1,7 +1,9 @@
-"""Linkages with closed loops, built as models by hand, and their closed-form solutions.
+"""Robots with closed loops, built as models by hand: classic linkages with their closed-form
+solutions (the tests check the solver against them) and a legged robot with spatial rod loops
+(the bench's ``loops`` section).
 
-Each builder returns a ``Robot`` whose loop joint closes in the drawing (all tree joints at
-zero); the closed forms give the passive joints' positions for a given input.
+Each builder returns a ``Robot`` whose loop joints close in the drawing (all tree joints at
+zero). Metres and radians.
 """
 
 from __future__ import annotations
@@ -182,3 +184,105 @@ def rssr() -> Robot:
         where="rssr.urdf:12: <loop_joint name='ball_end'>",
     )
     return Robot.from_model(RobotModel("rssr", links, joints, "ground", loop_joints=(loop,)))
+
+
+def _rod_mount(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """A rod from ``start`` to ``end`` (points in one link's frame) hung from that link by a
+    universal joint at ``start`` (z, then y): the first joint's origin (at ``start``, x yawed
+    towards ``end``), the second's (pitched so x points at ``end``) and the rod's length."""
+    span = end - start
+    yaw = math.atan2(span[1], span[0])
+    pitch = -math.atan2(span[2], math.hypot(span[0], span[1]))
+    first = xyz_rpy_to_matrix(start, [0.0, 0.0, yaw])
+    second = xyz_rpy_to_matrix([0.0, 0.0, 0.0], [0.0, pitch, 0.0])
+    return first, second, float(np.linalg.norm(span))
+
+
+#: The legged robot's legs: name and hip position on the body (m).
+LEGS = {"fl": (0.3, 0.2), "fr": (0.3, -0.2), "hl": (-0.3, 0.2), "hr": (-0.3, -0.2)}
+
+
+def legged() -> Robot:
+    """A four-legged robot whose knees are driven by rods: per leg a hip (about x) and thigh
+    (about y) joint, and on the thigh a knee actuator's crank (about y) whose rod, hung from
+    the crank's end by a universal joint, meets a lever on the shank in a ball loop joint.
+    Given: hip, thigh and crank of each leg (12); passive: knee and the rod's two universal
+    joints (12), in four spatial loops."""
+    y_axis = np.array([0.0, 1.0, 0.0])
+    x_axis = np.array([1.0, 0.0, 0.0])
+    links = {"body": Link("body")}
+    joints: dict[str, Joint] = {}
+    loops = []
+    crank_end = np.array([0.06, 0.05, -0.05])  # in the thigh, at zero crank angle
+    lever = np.array([0.05, 0.05, 0.0])  # the rod's end on the shank, in the shank's frame
+    knee = np.array([0.0, 0.0, -0.3])  # the knee in the thigh
+    for leg, (x, y) in LEGS.items():
+        names = {
+            part: f"{leg}_{part}" for part in ("hip", "thigh", "shank", "crank", "cross", "rod")
+        }
+        links.update({name: Link(name) for name in names.values()})
+        first, second, length = _rod_mount(crank_end - [0.0, 0.0, 0.0], knee + lever)
+        crank_origin = _pose(0.0, 0.05, -0.05)
+        joints.update(
+            {
+                f"{leg}_hip_joint": Joint(
+                    f"{leg}_hip_joint",
+                    "revolute",
+                    "body",
+                    names["hip"],
+                    x_axis,
+                    _pose(x, y),
+                    limit=Limit(lower=-1.0, upper=1.0),
+                ),
+                f"{leg}_thigh_joint": Joint(
+                    f"{leg}_thigh_joint",
+                    "revolute",
+                    names["hip"],
+                    names["thigh"],
+                    y_axis,
+                    limit=Limit(lower=-1.5, upper=1.5),
+                ),
+                f"{leg}_knee_joint": Joint(
+                    f"{leg}_knee_joint",
+                    "continuous",
+                    names["thigh"],
+                    names["shank"],
+                    y_axis,
+                    _pose(*knee),
+                ),
+                f"{leg}_crank_joint": Joint(
+                    f"{leg}_crank_joint",
+                    "continuous",
+                    names["thigh"],
+                    names["crank"],
+                    y_axis,
+                    crank_origin,
+                ),
+                f"{leg}_rod_u1": Joint(
+                    f"{leg}_rod_u1",
+                    "continuous",
+                    names["crank"],
+                    names["cross"],
+                    Z_AXIS,
+                    np.linalg.inv(crank_origin) @ first,
+                ),
+                f"{leg}_rod_u2": Joint(
+                    f"{leg}_rod_u2", "continuous", names["cross"], names["rod"], y_axis, second
+                ),
+            }
+        )
+        loops.append(
+            LoopJoint(
+                name=f"{leg}_rod_end",
+                type=LoopJointType.BALL,
+                link1=names["rod"],
+                link1_to_joint=_pose(length),
+                link2=names["shank"],
+                link2_to_joint=_pose(*lever),
+                axis=np.zeros(3),
+                lower=None,
+                upper=None,
+                where=f"legged.urdf: <loop_joint name='{leg}_rod_end'>",
+            )
+        )
+    return Robot.from_model(RobotModel("legged", links, joints, "body", loop_joints=tuple(loops)))
