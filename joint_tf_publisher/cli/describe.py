@@ -1,6 +1,10 @@
 """Text and JSON views of a robot for the command line: the tree (``check``) and poses (``fk``).
 
 Numbers are printed in metres and radians. Poses are of link frames in the root link frame.
+``check`` also lists the closed kinematic loops (docs/loops.md, "In check"): each loop joint,
+the tree joints of the cycle it closes, whether the loop is planar, its mobility by the
+Gruebler-Kutzbach criterion (``model.mobility``) and so how many of its values are to be given
+(the others are passive, solved), with a warning where its own joints over-determine it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..model.elements import Joint, RobotModel
+from ..model.loops import LoopJoint
+from ..model.mobility import LoopCycle, loop_cycles
 from ..transforms import matrix_to_quaternion, matrix_to_rpy
 
 #: Joint types whose values are angles (radians); other one-value types move in metres.
@@ -129,8 +135,13 @@ def model_counts(robot: RobotModel) -> dict[str, Any]:
     }
 
 
+def check_warnings(robot: RobotModel) -> list[str]:
+    """``check``'s warnings: the description's, then one per over-determined loop."""
+    return [*robot.warnings, *loop_warnings(robot)]
+
+
 def check_report(robot: RobotModel, ascii_only: bool = False) -> str:
-    """What ``check`` prints for a valid robot: name, tree, counts and warnings."""
+    """What ``check`` prints for a valid robot: name, tree, counts, loops and warnings."""
     counts = model_counts(robot)
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts["joints_by_type"].items())
     lines = [
@@ -142,13 +153,77 @@ def check_report(robot: RobotModel, ascii_only: bool = False) -> str:
         f"{counts['links']} links, {counts['joints']} joints" + (f" ({kinds})" if kinds else ""),
         f"{counts['mimic']} mimic, {counts['safety_limits']} with safety limits, "
         f"{counts['dof']} degrees of freedom ({counts['independent_dof']} independent)",
+        *loop_lines(robot),
     ]
-    if robot.warnings:
-        lines.append(f"{len(robot.warnings)} warning(s):")
-        lines.extend(f"  warning: {text}" for text in robot.warnings)
+    warnings = check_warnings(robot)
+    if warnings:
+        lines.append(f"{len(warnings)} warning(s):")
+        lines.extend(f"  warning: {text}" for text in warnings)
     else:
         lines.append("no warnings")
     return "\n".join(lines) + "\n"
+
+
+# -- closed loops ------------------------------------------------------------------------------
+
+
+def loop_details(loop: LoopJoint) -> list[str]:
+    """Short facts about a loop joint, as ``describe.joint_details`` gives a tree joint's:
+    its type, axis and limits. Shared by ``check`` and the graph's edge labels."""
+    details = [loop.type.value]
+    if loop.type.has_axis:
+        details.append(f"axis {format_vector(loop.axis)}")
+    if loop.lower is not None or loop.upper is not None:
+        lower = format_number(loop.lower) if loop.lower is not None else "-inf"
+        upper = format_number(loop.upper) if loop.upper is not None else "inf"
+        details.append(f"limits [{lower}, {upper}]")
+    return details
+
+
+def over_determined_warning(cycle: LoopCycle) -> str:
+    """The warning ``check`` gives for an over-determined loop."""
+    loop = cycle.loop_joint
+    return (
+        f"{loop.where}: the loop it closes is over-determined by its own joints (mobility "
+        f"{cycle.mobility}): it closes only where the geometry is exact; the passive joints "
+        "are then a least-squares fit"
+    )
+
+
+def loop_warnings(robot: RobotModel) -> list[str]:
+    """A warning per over-determined loop of ``robot``."""
+    return [over_determined_warning(c) for c in loop_cycles(robot) if c.over_determined]
+
+
+def loop_lines(robot: RobotModel) -> list[str]:
+    """``check``'s section on the loops: nothing for a tree."""
+    cycles = loop_cycles(robot)
+    if not cycles:
+        return []
+    lines = [f"{len(cycles)} closed loop(s), each closed by a loop joint:"]
+    for cycle in cycles:
+        loop = cycle.loop_joint
+        values = sum(robot.joints[name].num_dofs for name in cycle.tree_joints)
+        kind = "planar" if cycle.planar else "spatial"
+        lines += [
+            f"  {loop.name} ({'; '.join(loop_details(loop))}): {loop.link1} -> {loop.link2}",
+            f"    tree joints on the loop: {', '.join(cycle.tree_joints)}",
+            f"    mobility {cycle.mobility} ({kind}): {_given(cycle, values)}",
+        ]
+    return lines
+
+
+def _given(cycle: LoopCycle, values: int) -> str:
+    """How many of the values of the loop's tree joints are to be given, how many passive."""
+    if cycle.mobility < 0:
+        return "over-determined by its own joints"
+    if cycle.mobility == 0:
+        return "rigid: every value on it is passive (solved)"
+    given = min(cycle.mobility, values)
+    return (
+        f"{given} of its tree joints' {values} values to be given (joint states), "
+        f"{values - given} passive (solved)"
+    )
 
 
 def pose_record(T_root_link: NDArray[np.float64]) -> dict[str, list[float]]:

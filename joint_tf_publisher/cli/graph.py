@@ -3,6 +3,8 @@
 ``robot_to_dot`` writes DOT text with numpy only; ``render_dot`` turns it into SVG, PNG or PDF
 with Graphviz's ``dot`` program (Debian package ``graphviz``). Edge labels give the joint's
 name, type, axis and limits (radians or metres), its safety (soft) limits and its mimic rule.
+A loop joint (closing a kinematic loop) is drawn apart: a bold dashed line from link1 to link2
+without an arrow, which does not rank the links (the tree alone lays the graph out).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from ..model.elements import RobotModel
-from .describe import joint_details
+from .describe import joint_details, loop_details
 
 #: Output formats by file suffix; ``dot`` is the DOT text itself.
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -42,12 +44,16 @@ def robot_to_dot(robot: RobotModel) -> str:
     """DOT text of the robot's tree: one node per link, one labelled edge per joint.
 
     The root link is drawn as a double box; edges run parent to child, coloured by joint type,
-    dashed for mimic joints and dotted for fixed ones.
+    dashed for mimic joints and dotted for fixed ones; loop joints are bold, dashed, without
+    arrows and out of the layout's ranking (module docstring).
     """
+    title = f"{robot.name}: {len(robot.links)} links, {len(robot.joints)} joints"
+    if robot.loop_joints:
+        title += f", {len(robot.loop_joints)} loop joint(s)"
     lines = [
         f"digraph {quote(robot.name)} {{",
         "  rankdir=TB;",
-        f"  label={quote(f'{robot.name}: {len(robot.links)} links, {len(robot.joints)} joints')};",
+        f"  label={quote(title)};",
         '  labelloc=t; fontname="Helvetica"; fontsize=14;',
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica",'
         " fontsize=11];",
@@ -70,6 +76,18 @@ def robot_to_dot(robot: RobotModel) -> str:
         lines.append(
             f"  {quote(joint.parent)} -> {quote(joint.child)} "
             f'[label="{label}", color={colour}, fontcolor={colour}, style={style}];'
+        )
+    for loop in robot.loop_joints:
+        details = loop_details(loop)
+        label = "\\n".join(
+            [quote(loop.name)[1:-1], f"loop joint ({details[0]})"]
+            + [quote(d)[1:-1] for d in details[1:]]
+        )
+        colour = EDGE_COLOURS.get(loop.type.value, "black")
+        lines.append(
+            f"  {quote(loop.link1)} -> {quote(loop.link2)} "
+            f'[label="{label}", color={colour}, fontcolor={colour}, style="dashed,bold", '
+            "dir=none, constraint=false];"
         )
     lines.append("}")
     return "\n".join(lines) + "\n"

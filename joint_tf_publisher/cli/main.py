@@ -27,7 +27,7 @@ from ..robot import Robot
 from .arguments import UsageError, add_attachment_options, load_model
 from .attach import add_attach_parsers
 from .bag.command import add_bag_parser
-from .describe import check_report, format_number, pose_record, pose_table
+from .describe import check_report, check_warnings, format_number, pose_record, pose_table
 from .doctor.command import add_doctor_parser
 from .joint_values import parse_joint_values
 
@@ -68,7 +68,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     robot = load_model(args)
     ascii_only = args.ascii or not _can_encode(sys.stdout, "└│├")
     sys.stdout.write(check_report(robot, ascii_only=ascii_only))
-    return 1 if args.strict and robot.warnings else 0
+    return 1 if args.strict and check_warnings(robot) else 0
 
 
 def cmd_fk(args: argparse.Namespace) -> int:

@@ -15,8 +15,10 @@ wrong (a name used twice, a parent no part has) is refused naming the attachment
 name. A URDF part keeps its visuals, collisions and inertials (relative mesh paths of a file
 become ``file://`` URIs, as RViz cannot know the file's folder); an SDFormat part, which URDF
 cannot quote, is written as URDF links and joints from its model (no visuals), and so must use
-URDF's joint types. A part's other top-level elements (``<transmission>``, ``<gazebo>``,
-``<ros2_control>``) are left out: they name joints by their unprefixed names. No rclpy here.
+URDF's joint types. A part's loop joints (docs/loops.md) are written as ``<loop_joint>``
+elements, renamed with the prefix, whichever spelling the part used. A part's other top-level
+elements (``<transmission>``, ``<gazebo>``, ``<ros2_control>``) are left out: they name joints
+by their unprefixed names. No rclpy here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from lxml import etree
 from ..arrays import Array
 from ..errors import ModelError
 from ..model.elements import Joint, RobotModel
+from ..model.loops import LoopJoint
 from ..transforms import matrix_to_rpy
 from .files import FileRefused
 from .loader import expand_xacro, load_string
@@ -128,7 +131,9 @@ def _attachment_element(attachment: Attachment) -> etree._Element:
     """The attachment's ``<robot>`` element (read from its file or text; checked by the
     package's parser first, so its errors name its own source and line)."""
     if not attachment.file:
-        return _part_element(attachment.description, attachment.source, None, None)
+        return _part_element(
+            attachment.description, attachment.source, None, None, loops_as_elements=True
+        )
     path = expand_user(attachment.file, f"attachments.{attachment.name}.file")
     try:
         if path.suffix == ".xacro":
@@ -140,20 +145,32 @@ def _attachment_element(attachment: Attachment) -> etree._Element:
         raise ModelError(
             f"cannot read {path}: {err.why}", source=f"attachments.{attachment.name}.file"
         ) from None
-    robot = _part_element(text, source, None, path)
+    robot = _part_element(text, source, None, path, loops_as_elements=True)
     _anchor_meshes(robot, path.resolve().parent)
     return robot
 
 
 def _part_element(
-    text: str | bytes, source: str, model_name: str | None, path: Path | None
+    text: str | bytes,
+    source: str,
+    model_name: str | None,
+    path: Path | None,
+    loops_as_elements: bool = False,
 ) -> etree._Element:
-    """A part's ``<robot>`` element: its own for URDF, written from its model for SDFormat."""
+    """A part's ``<robot>`` element: its own for URDF, written from its model for SDFormat.
+
+    With ``loops_as_elements`` (an attachment, whose ``<gazebo>`` is left out), a URDF part's
+    loop joints written in ``<gazebo>`` are added as ``<loop_joint>`` elements."""
     model = load_string(text, source=source, model_name=model_name, path=path)
     root = drop_root_namespace(parse_xml(text, source))
-    if root.tag == "robot":
-        return root
-    return urdf_from_model(model)
+    if root.tag != "robot":
+        return urdf_from_model(model)
+    if loops_as_elements:
+        written = {element.get("name") for element in root.iterchildren("loop_joint")}
+        root.extend(
+            loop_joint_element(loop) for loop in model.loop_joints if loop.name not in written
+        )
+    return root
 
 
 def _anchor_meshes(robot: etree._Element, folder: Path) -> None:
@@ -179,7 +196,10 @@ class _Names:
     def of(cls, robot: etree._Element) -> _Names:
         return cls(
             {link.get("name", "") for link in robot.findall("link")},
-            {joint.get("name", "") for joint in robot.findall("joint")},
+            {
+                joint.get("name", "")
+                for joint in (*robot.findall("joint"), *robot.findall("loop_joint"))
+            },
             {
                 material.get("name", ""): etree.tostring(material, method="c14n")
                 for material in robot.findall("material")
@@ -203,11 +223,15 @@ def _hang(
         )
     links = [copy.deepcopy(link) for link in part.findall("link")]
     joints = [copy.deepcopy(joint) for joint in part.findall("joint")]
+    loops = [copy.deepcopy(loop) for loop in part.findall("loop_joint")]
     materials = [copy.deepcopy(material) for material in part.findall("material")]
     children = {child.get("link") for joint in joints for child in joint.findall("child")}
     roots = [link.get("name", "") for link in links if link.get("name") not in children]
-    for element in (*links, *joints):
+    for element in (*links, *joints, *loops):
         element.set("name", prefix + element.get("name", ""))
+    for loop in loops:
+        for end in (*loop.findall("link1"), *loop.findall("link2")):
+            end.set("link", prefix + end.get("link", ""))
     for joint in joints:
         for end in (*joint.findall("parent"), *joint.findall("child")):
             end.set("link", prefix + end.get("link", ""))
@@ -224,7 +248,7 @@ def _hang(
             if reference.get("name", "") in defined:
                 reference.set("name", prefix + reference.get("name", ""))
     link_names = [link.get("name", "") for link in links]
-    joint_names = [joint.get("name", "") for joint in joints] + [attachment.mount_joint]
+    joint_names = [joint.get("name", "") for joint in (*joints, *loops)] + [attachment.mount_joint]
     _refuse_clash(where, "link", link_names, names.links)
     _refuse_clash(where, "joint", joint_names, names.joints)
     kept_materials = []
@@ -251,7 +275,7 @@ def _hang(
     comment = etree.Comment(
         comment_text(f"attachment {attachment.name!r} from {attachment.source}")
     )
-    for element in (comment, *kept_materials, *links, mount, *joints):
+    for element in (comment, *kept_materials, *links, mount, *joints, *loops):
         element.tail = "\n  "
         robot.append(element)
     robot[-1].tail = "\n"
@@ -298,8 +322,33 @@ def urdf_from_model(model: RobotModel) -> etree._Element:
         etree.SubElement(robot, "link", name=link.name)
     for joint in model.joints.values():
         robot.extend(_urdf_joints(joint, model.source))
+    robot.extend(loop_joint_element(loop) for loop in model.loop_joints)
     etree.indent(robot)
     return robot
+
+
+def loop_joint_element(loop: LoopJoint) -> etree._Element:
+    """``loop`` as a URDF ``<loop_joint>`` element (docs/loops.md), which reads back into the
+    same LoopJoint: its type, both frames, its axis and its limits where it has any."""
+    element = etree.Element("loop_joint", name=loop.name, type=loop.type.value)
+    for tag, link, pose in (
+        ("link1", loop.link1, loop.link1_to_joint),
+        ("link2", loop.link2, loop.link2_to_joint),
+    ):
+        side = _origin(pose)
+        side.tag = tag
+        side.set("link", link)
+        element.append(side)
+    if loop.type.has_axis:
+        etree.SubElement(element, "axis", xyz=_numbers(loop.axis.tolist()))
+    bounds = {
+        name: repr(value)
+        for name, value in (("lower", loop.lower), ("upper", loop.upper))
+        if value is not None
+    }
+    if bounds:
+        etree.SubElement(element, "limit", bounds)
+    return element
 
 
 def _urdf_joints(joint: Joint, source: str) -> list[etree._Element]:

@@ -125,3 +125,31 @@ def spanning_tree(
             result.unreachable_joints.append(joint.name)
     result.unreachable_links = [name for name in link_names if name not in reached]
     return result
+
+
+def tree_path(joints: Sequence[Edge], link1: str, link2: str) -> list[str]:
+    """The tree joints on the path from ``link1`` up to the links' common ancestor and down to
+    ``link2``, in that order: the tree part of the cycle a loop joint between them closes.
+
+    ``joints`` is a tree (each link the child of one joint at most); the path is empty where
+    ``link1 == link2``. Raises ValueError where the links have no common ancestor.
+    """
+    parent_joint = {joint.child: joint for joint in joints}
+
+    def up(link: str) -> list[Edge]:
+        chain: list[Edge] = []
+        while link in parent_joint:
+            chain.append(parent_joint[link])
+            link = parent_joint[link].parent
+        return chain
+
+    chain1, chain2 = up(link1), up(link2)
+    ancestors1 = [link1] + [joint.parent for joint in chain1]
+    ancestors2 = [link2] + [joint.parent for joint in chain2]
+    common = next((link for link in ancestors1 if link in set(ancestors2)), None)
+    if common is None:
+        raise ValueError(f"links {link1!r} and {link2!r} have no common ancestor")
+    down = chain2[: ancestors2.index(common)]
+    return [joint.name for joint in chain1[: ancestors1.index(common)]] + [
+        joint.name for joint in reversed(down)
+    ]

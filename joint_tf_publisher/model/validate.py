@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from ..errors import Diagnostics
 from .elements import Joint, Link, RobotModel
 from .joint_types import SINGLE_VALUE_TYPES
+from .loops import LoopJoint
 
 #: Relative slack (of the larger limit, at least 1) within which a follower's range is inside.
 FOLLOWER_RANGE_TOLERANCE = 1e-9
@@ -22,6 +23,43 @@ FOLLOWER_RANGE_TOLERANCE = 1e-9
 def joint_label(joint: Joint) -> str:
     """How error messages name a joint: ``joint 'name'``."""
     return f"joint {joint.name!r}"
+
+
+#: Where a loop joint is written, for error messages: (line, element label).
+LoopSite = tuple[int | None, str]
+
+
+def check_loop_joints(
+    links: Mapping[str, Link],
+    joints: Mapping[str, Joint],
+    loop_joints: Sequence[LoopJoint],
+    diag: Diagnostics,
+    sites: Mapping[str, LoopSite] | None = None,
+) -> None:
+    """Refuse a loop joint that cannot close a loop of the tree ``joints`` over ``links``: a
+    name already used by a joint, a link that is not in the tree, or the same link on both
+    sides (it closes nothing). ``sites`` gives each loop joint's line and element label
+    (default: no line, ``loop joint 'name'``)."""
+    taken = {name: joint.line for name, joint in joints.items()}
+    for loop in loop_joints:
+        line, label = (sites or {}).get(loop.name, (None, f"loop joint {loop.name!r}"))
+        if loop.name in taken:
+            raise diag.error(
+                f"duplicate joint name (first defined at line {taken[loop.name]})", line, label
+            )
+        taken[loop.name] = line
+        for side, link in (("link1", loop.link1), ("link2", loop.link2)):
+            if link not in links:
+                raise diag.error(
+                    f"{side} {link!r} is not a link of the TF tree; a loop joint connects "
+                    "two links of the tree",
+                    line,
+                    label,
+                )
+        if loop.link1 == loop.link2:
+            raise diag.error(
+                f"both sides are link {loop.link1!r}: the joint closes no loop", line, label
+            )
 
 
 def check_unique_names(
@@ -328,3 +366,4 @@ def check_model(robot: RobotModel) -> None:
     if root != robot.root:
         raise diag.error(f"the root link is {root!r}, not {robot.root!r}", None, "robot")
     check_mimics(robot.joints, diag)
+    check_loop_joints(robot.links, robot.joints, robot.loop_joints, diag)

@@ -16,6 +16,7 @@ from joint_tf_publisher.cli.main import main
 MODELS = [
     *sorted((REPO_ROOT / "test" / "urdf").glob("*.urdf")),
     *sorted((REPO_ROOT / "test" / "sdf").glob("*.sdf")),
+    *sorted((REPO_ROOT / "test" / "data" / "loops").glob("*.*")),
     REPO_ROOT / "urdf" / "demo_arm.urdf",
 ]
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
@@ -36,7 +37,25 @@ def test_dot_has_every_link_and_one_edge_per_joint(path: Path) -> None:
         match["label"].split("\\n")[0]: (match["parent"], match["child"])
         for match in EDGE.finditer(dot_text)
     }
-    assert edges == {name: (j.parent, j.child) for name, j in robot.joints.items()}
+    assert edges == {
+        **{name: (j.parent, j.child) for name, j in robot.joints.items()},
+        **{loop.name: (loop.link1, loop.link2) for loop in robot.loop_joints},
+    }
+
+
+def test_loop_joints_are_drawn_apart() -> None:
+    """A loop joint: link1 to link2, bold dashed, no arrow, out of the layout's ranking."""
+    dot_text = robot_to_dot(Robot.load(REPO_ROOT / "test" / "sdf" / "four_bar.sdf"))
+    assert 'label="four_bar: 5 links, 4 joints, 2 loop joint(s)"' in dot_text
+    assert (
+        '  "crank" -> "coupler" [label="crank_coupler\\nloop joint (continuous)\\naxis 0 1 0", '
+        'color=darkviolet, fontcolor=darkviolet, style="dashed,bold", dir=none, '
+        "constraint=false];\n"
+    ) in dot_text
+    assert (
+        '  "coupler" -> "rod" [label="rod_coupler\\nloop joint (ball)", color=deeppink3, '
+        'fontcolor=deeppink3, style="dashed,bold", dir=none, constraint=false];\n'
+    ) in dot_text
 
 
 def test_edge_labels_give_type_limits_soft_limits_and_mimic() -> None:

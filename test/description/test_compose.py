@@ -289,3 +289,77 @@ def test_a_home_folder_of_no_user_is_refused_naming_the_parameter() -> None:
         r"home folder for user 'nosuchuser_jtp'$",
     ):
         compose(ARM.read_text(), [gripper(file="~nosuchuser_jtp/g.urdf")])
+
+
+# -- closed loops -----------------------------------------------------------------------------
+
+LOOPS = TEST_DIR / "data" / "loops"
+
+
+def same_loops(composed: Robot, alone: Robot, prefix: str = "") -> None:
+    """``composed`` holds ``alone``'s loop joints, renamed with ``prefix``, frames to 1e-12."""
+    assert [loop.name for loop in composed.loop_joints] == [
+        prefix + loop.name for loop in alone.loop_joints
+    ]
+    for mine, theirs in zip(composed.loop_joints, alone.loop_joints, strict=True):
+        assert (mine.type, mine.link1, mine.link2) == (
+            theirs.type,
+            prefix + theirs.link1,
+            prefix + theirs.link2,
+        )
+        assert (mine.lower, mine.upper) == (theirs.lower, theirs.upper)
+        for a, b in (
+            (mine.link1_to_joint, theirs.link1_to_joint),
+            (mine.link2_to_joint, theirs.link2_to_joint),
+            (mine.axis, theirs.axis),
+        ):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_an_sdformat_base_keeps_its_loops_as_loop_joints() -> None:
+    """An SDFormat base written as URDF carries its loops as <loop_joint> elements."""
+    base = (LOOPS / "four_bar.sdf").read_text()
+    composed = compose(base, [Attachment("cup", "rocker", file=str(SUCTION), prefix="cup_")])
+    assert composed.count("<loop_joint ") == 1
+    same_loops(Robot.from_xml_string(composed), Robot.from_xml_string(base))
+
+
+@pytest.mark.parametrize(
+    "name", ["four_bar.sdf", "four_bar_loop_joint.urdf", "four_bar_gazebo.urdf"]
+)
+def test_an_attachment_keeps_its_loops_renamed(name: str) -> None:
+    """Whichever spelling the attachment wrote its loop in, the composed robot holds it as a
+    <loop_joint> renamed with the prefix (<gazebo> itself is left out)."""
+    from_file = Attachment("linkage", "tool_flange", file=str(LOOPS / name), prefix="fb_")
+    text = (LOOPS / name).read_text()
+    from_text = Attachment("linkage", "tool_flange", description=text, prefix="fb_")
+    for attachment in (from_file, from_text):
+        composed = compose(ARM.read_text(), [attachment])
+        assert "<gazebo" not in composed
+        same_loops(Robot.from_xml_string(composed), Robot.load(LOOPS / name), "fb_")
+
+
+def test_an_attachment_loop_joint_named_like_a_robot_joint_is_refused() -> None:
+    attachment = Attachment("linkage", "tool_flange", file=str(LOOPS / "four_bar.sdf"))
+    arm = ARM.read_text().replace('name="elbow_joint"', 'name="coupler_rocker"')
+    arm = arm.replace('joint="elbow_joint"', 'joint="coupler_rocker"')
+    with pytest.raises(ModelError, match="joint 'coupler_rocker' is already in the robot"):
+        compose(arm, [attachment])
+
+
+def test_a_loop_joint_element_reads_back_with_its_limits() -> None:
+    text = (
+        (LOOPS / "four_bar_loop_joint.urdf")
+        .read_text()
+        .replace(
+            '<axis xyz="0 0 1"/>\n  </loop_joint>',
+            '<axis xyz="0 0 1"/>\n    <limit lower="-0.5"/>\n  </loop_joint>',
+        )
+        .replace('type="continuous">\n    <link1', 'type="revolute">\n    <link1')
+    )
+    robot = Robot.from_xml_string(text)
+    assert (robot.loop_joints[0].lower, robot.loop_joints[0].upper) == (-0.5, None)
+    composed = compose(text, [Attachment("cup", "rocker", file=str(SUCTION), prefix="cup_")])
+    same_loops(Robot.from_xml_string(composed), robot)
+    attached = compose(ARM.read_text(), [Attachment("fb", "tool_flange", description=text)])
+    same_loops(Robot.from_xml_string(attached), robot)

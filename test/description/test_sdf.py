@@ -24,7 +24,7 @@ from repo_paths import TEST_DIR
 from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import ModelError, Robot
-from joint_tf_publisher.model import Joint
+from joint_tf_publisher.model import Joint, LoopJointType
 
 SDF_DIR = TEST_DIR / "sdf"
 ARM_VERSIONS = ["1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11"]
@@ -692,19 +692,19 @@ def test_a_follower_whose_range_leaves_its_own_limits_warns() -> None:
 
 
 def test_closed_chains_are_cut_by_the_documented_rule(caplog: pytest.LogCaptureFixture) -> None:
+    """The tree rule keeps one parent joint per link; the joints it leaves out are read as
+    loop joints (robot.loop_joints, in file order), each naming its file and line, without a
+    warning (they are no longer dropped)."""
     with caplog.at_level("WARNING"):
         robot = Robot.load(SDF_DIR / "four_bar.sdf")
     assert robot.root == "ground"
     assert set(robot.joints) == {"ground_crank", "rocker_coupler", "ground_rocker", "rod_ground"}
     text = (SDF_DIR / "four_bar.sdf").read_text()
-    for left_out in ("crank_coupler", "rod_coupler"):
-        line = line_with(text, f'<joint name="{left_out}"')
-        matching = [w for w in robot.warnings if f"joint '{left_out}'" in w]
-        assert len(matching) == 1
-        assert f"four_bar.sdf:{line}:" in matching[0]
-        assert "closed kinematic chain" in matching[0]
-        assert left_out in caplog.text
-    assert len(robot.warnings) == 2
+    assert [loop.name for loop in robot.loop_joints] == ["crank_coupler", "rod_coupler"]
+    for loop in robot.loop_joints:
+        line = line_with(text, f'<joint name="{loop.name}"')
+        assert loop.where.endswith(f"four_bar.sdf:{line}: joint '{loop.name}'")
+    assert robot.warnings == [] and caplog.text == ""
 
 
 def test_closed_chain_tree_moves_with_its_kept_joints() -> None:
@@ -739,7 +739,11 @@ def test_a_mimic_of_a_left_out_joint_is_dropped_with_a_warning() -> None:
     )
     robot = Robot.from_xml_string(sdf(body, "1.11"))
     assert "loop" not in robot.joints and robot.joints["jc"].mimic is None
-    assert any("joint 'jc': mimics joint 'loop', which is left out" in w for w in robot.warnings)
+    assert [loop.name for loop in robot.loop_joints] == ["loop"]
+    assert any(
+        "joint 'jc': mimics joint 'loop', a joint that closes a kinematic loop" in w
+        for w in robot.warnings
+    )
 
 
 def test_sdf_continuous_type() -> None:
@@ -1204,20 +1208,19 @@ def test_pre_1_7_joint_named_like_a_link_is_renamed_as_libsdformat_does() -> Non
     assert_poses(robot.link_fk({"wheel_joint0": q}), expected)
 
 
-def test_a_loop_through_the_root_says_the_link_is_the_root() -> None:
+def test_a_loop_through_the_root_is_a_loop_joint_to_the_root() -> None:
     """Every link some joint's child: the canonical link is the root and the joint to it
-    closes the loop; the warning says so (it named a parent joint '?' before)."""
+    closes the loop, read as a loop joint whose link2 is the root."""
     text = two_links("<axis><xyz>0 0 1</xyz></axis>").replace(
         "</joint>",
         '</joint>\n<joint name="back" type="fixed"><parent>b</parent><child>a</child></joint>',
     )
     robot = Robot.from_xml_string(text)
     assert robot.root == "a" and list(robot.joints) == ["j"]
-    message = warning_at(robot, line_with(text, '<joint name="back"'), "joint 'back'")
-    assert message.endswith(
-        "closed kinematic chain: left out of the TF tree, as link 'a' is the root of the TF "
-        "tree (every link is some joint's child)"
-    )
+    (back,) = robot.loop_joints
+    assert (back.name, back.type, back.link1, back.link2) == ("back", LoopJointType.FIXED, "b", "a")
+    back_line = line_with(text, '<joint name="back"')
+    assert back.where == f"<string>:{back_line}: joint 'back'"
 
 
 def test_pre_1_7_link_written_after_a_joint_of_its_name_is_renamed() -> None:

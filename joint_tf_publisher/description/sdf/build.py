@@ -23,10 +23,13 @@ from lxml import etree
 from ...arrays import Array
 from ...errors import ModelError
 from ...model.elements import Joint, Link, RobotModel
+from ...model.loops import LoopJoint
 from ...model.tree import spanning_tree
 from ...model.validate import (
+    LoopSite,
     check_follower_ranges,
     check_joint_links,
+    check_loop_joints,
     check_mimics,
     check_unique_names,
     drop_unusable_mimics,
@@ -36,6 +39,7 @@ from .context import MODEL_FRAME, WORLD, Context, FileOrigin, line, read_version
 from .gearbox import resolve_gearboxes
 from .include import Includer
 from .joints import build_joint
+from .loops import loop_joint_from
 from .models import ModelFrame, flatten
 from .poses import Frame, PoseGraph, pose_in, read_pose
 from .world import select_model
@@ -82,7 +86,9 @@ def robot_from_element(
         joint_poses[joint.name] = X_M_J
     joints = resolve_gearboxes(ctx, graph, joints, joint_poses, joint_elements)
     all_links = ([world_link] if world_link else []) + links
-    kept_links, kept_joints, root_link = _tree(ctx, graph, all_links, joints)
+    kept_links, kept_joints, loop_joints, root_link = _tree(
+        ctx, graph, all_links, joints, joint_elements
+    )
     for frame_link, frame_joint in _frame_attachments(ctx, graph, kept_links):
         kept_links[frame_link.name] = frame_link
         kept_joints[frame_joint.name] = frame_joint
@@ -93,44 +99,44 @@ def robot_from_element(
         root=root_link,
         source=source,
         warnings=ctx.diag.warnings,
+        loop_joints=loop_joints,
     )
 
 
 def _tree(
-    ctx: Context, graph: PoseGraph, links: list[Link], joints: list[Joint]
-) -> tuple[dict[str, Link], dict[str, Joint], str]:
-    """The links and joints of the TF tree (``tree.spanning_tree``) and its root; warnings
-    name the loop-closing joints, the unreachable links and the mimics of left-out joints."""
+    ctx: Context,
+    graph: PoseGraph,
+    links: list[Link],
+    joints: list[Joint],
+    elements: list[etree._Element],
+) -> tuple[dict[str, Link], dict[str, Joint], tuple[LoopJoint, ...], str]:
+    """The links and joints of the TF tree (``tree.spanning_tree``), the joints that close
+    loops (``loops.loop_joint_from``) and the root; warnings name the unreachable links and
+    the mimics of joints left out of the tree."""
     diag = ctx.diag
     check_unique_names(joints, "joint", diag)
     check_joint_links({link.name: link for link in links}, joints, diag)
     tree = spanning_tree([link.name for link in links], joints, preferred_root=graph.canonical)
     joints_by_name = {joint.name: joint for joint in joints}
-    parent_in_tree = {joints_by_name[n].child: n for n in tree.tree_joints}
-    for name in tree.loop_joints:
-        joint = joints_by_name[name]
-        tree_parent = parent_in_tree.get(joint.child)
-        hangs = (
-            f"already hangs from joint {tree_parent!r}"
-            if tree_parent is not None
-            else "is the root of the TF tree (every link is some joint's child)"
-        )
-        diag.warn(
-            f"closed kinematic chain: left out of the TF tree, as link {joint.child!r} {hangs}",
-            joint.line,
-            f"joint {name!r}",
-        )
+    element_of = {element.get("name", "").strip(): element for element in elements}
+    loop_joints = tuple(
+        loop_joint_from(ctx, joints_by_name[name], element_of[name]) for name in tree.loop_joints
+    )
     for name in tree.unreachable_links:
         diag.warn(
             f"not connected to root link {tree.root!r}; not published", None, f"link {name!r}"
         )
     kept_joints = {name: joints_by_name[name] for name in tree.tree_joints}
     kept_links = {link.name: link for link in links if link.name not in tree.unreachable_links}
-    _drop_dangling_mimics(ctx, kept_joints, joints_by_name)
+    sites: dict[str, LoopSite] = {
+        loop.name: (joints_by_name[loop.name].line, f"joint {loop.name!r}") for loop in loop_joints
+    }
+    check_loop_joints(kept_links, kept_joints, loop_joints, diag, sites)
+    _drop_dangling_mimics(ctx, kept_joints, joints_by_name, {loop.name for loop in loop_joints})
     drop_unusable_mimics(kept_joints, diag)
     check_mimics(kept_joints, diag)
     check_follower_ranges(kept_joints, diag)
-    return kept_links, kept_joints, tree.root
+    return kept_links, kept_joints, loop_joints, tree.root
 
 
 def _read_links(ctx: Context, graph: PoseGraph, elements: list[etree._Element]) -> list[Link]:
@@ -320,13 +326,21 @@ def _frame_attachments(
     return attachments
 
 
-def _drop_dangling_mimics(ctx: Context, kept: dict[str, Joint], every: dict[str, Joint]) -> None:
-    """A mimic whose leader was left out of the tree (loop or unreachable) cannot be driven."""
+def _drop_dangling_mimics(
+    ctx: Context, kept: dict[str, Joint], every: dict[str, Joint], loop_names: set[str]
+) -> None:
+    """A mimic whose leader was left out of the tree (loop or unreachable) cannot be driven
+    by a joint state: the mimic is ignored with a warning (docs/loops.md, "Mimics")."""
     for joint in kept.values():
         if joint.mimic is not None and joint.mimic.joint in every and joint.mimic.joint not in kept:
+            why = (
+                "a joint that closes a kinematic loop (robot.loop_joints), not a joint of the "
+                "TF tree"
+                if joint.mimic.joint in loop_names
+                else "which is left out of the TF tree"
+            )
             ctx.diag.warn(
-                f"mimics joint {joint.mimic.joint!r}, which is left out of the "
-                "TF tree; the mimic is ignored",
+                f"mimics joint {joint.mimic.joint!r}, {why}; the mimic is ignored",
                 joint.mimic.line,
                 f"joint {joint.name!r}",
             )

@@ -48,10 +48,10 @@ def parse_joint(element: etree._Element, ctx: Context) -> Joint:
             owner,
         )
     parts = children_by_tag(element, ctx, owner)
-    parent = _link_reference(element, parts.get("parent"), "parent", ctx, owner)
-    child = _link_reference(element, parts.get("child"), "child", ctx, owner)
-    origin = _parse_origin(parts.get("origin"), ctx, owner)
-    axis = _parse_axis(parts.get("axis"), joint_type, ctx, owner)
+    parent = link_reference(element, parts.get("parent"), "parent", ctx, owner)
+    child = link_reference(element, parts.get("child"), "child", ctx, owner)
+    origin = parse_origin(parts.get("origin"), ctx, owner)
+    axis = parse_axis(parts.get("axis"), joint_type, ctx, owner)
     limit = parse_limit(element, parts.get("limit"), joint_type, ctx, owner)
     safety_element = parts.get("safety_controller")
     joint = Joint(
@@ -83,7 +83,7 @@ def _optional(
     return None if element is None else parse(element, ctx, owner)
 
 
-def _link_reference(
+def link_reference(
     element: etree._Element, found: etree._Element | None, tag: str, ctx: Context, owner: str
 ) -> str:
     """The ``link`` named by the joint's ``<parent>`` or ``<child>`` element ``found``."""
@@ -96,8 +96,10 @@ def _link_reference(
     return link
 
 
-def _parse_origin(element: etree._Element | None, ctx: Context, owner: str) -> Array:
-    """Pose (4, 4) of the joint frame in the parent link frame; identity where absent."""
+def parse_origin(element: etree._Element | None, ctx: Context, owner: str) -> Array:
+    """Pose (4, 4) written by ``element``'s xyz and rpy (or quat_xyzw) attributes: for a joint's
+    ``<origin>`` the joint frame in the parent link frame, for a ``<loop_joint>``'s ``<link1>``
+    and ``<link2>`` the joint frame in that link's frame; identity where absent."""
     if element is None:
         return np.eye(4)
     xyz = vector(element, "xyz", 3, ctx, owner, (0.0, 0.0, 0.0))
@@ -126,7 +128,7 @@ def _parse_origin(element: etree._Element | None, ctx: Context, owner: str) -> A
     return xyz_rpy_to_matrix(xyz, rpy)
 
 
-def _parse_axis(element: etree._Element | None, joint_type: str, ctx: Context, owner: str) -> Array:
+def parse_axis(element: etree._Element | None, joint_type: str, ctx: Context, owner: str) -> Array:
     """Unit axis in the joint frame; (1, 0, 0) where absent."""
     default = np.array([1.0, 0.0, 0.0])
     if element is None:

@@ -1,4 +1,6 @@
-"""A URDF ``<robot>`` element: its links, its joints (``joints``), the assembled RobotModel."""
+"""A URDF ``<robot>`` element: its links, its joints (``joints``), the assembled RobotModel,
+and the joints that close kinematic loops (``loops``' ``<loop_joint>``, ``gazebo_loops``'
+``<gazebo><joint>``)."""
 
 from __future__ import annotations
 
@@ -6,10 +8,13 @@ from lxml import etree
 
 from ...errors import Diagnostics
 from ...model.elements import Joint, Link, RobotModel
-from ...model.validate import assemble_robot
+from ...model.loops import LoopJoint
+from ...model.validate import LoopSite, assemble_robot, check_loop_joints
 from ..xmlio import line_of
 from .context import Context, read_version, required_name
+from .gazebo_loops import gazebo_joint_elements, gazebo_loop_joints
 from .joints import parse_joint
+from .loops import loop_joint_label, parse_loop_joint
 
 
 def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotModel:
@@ -21,7 +26,10 @@ def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotM
     ctx = Context(diag, version)
     name = required_name(root, ctx, None, empty_ok=True)
     links: list[Link] = []
+    link_elements: dict[str, etree._Element] = {}
     joints: list[Joint] = []
+    loop_joints: list[LoopJoint] = []
+    sites: dict[str, LoopSite] = {}
     xacro_warned = False
     for element in root:
         tag: object = element.tag
@@ -29,8 +37,12 @@ def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotM
             continue  # comments, processing instructions, entity references
         if tag == "link":
             links.append(Link(name=required_name(element, ctx, None), line=line_of(element)))
+            link_elements.setdefault(links[-1].name, element)
         elif tag == "joint":
             joints.append(parse_joint(element, ctx))
+        elif tag == "loop_joint":
+            loop_joints.append(parse_loop_joint(element, ctx))
+            sites[loop_joints[-1].name] = (line_of(element), loop_joint_label(loop_joints[-1].name))
         elif "xacro" in (etree.QName(tag).namespace or "") and not xacro_warned:
             xacro_warned = True
             diag.warn(
@@ -38,4 +50,14 @@ def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotM
                 "expand the file with xacro first (Robot.load does so for .xacro files)",
                 line_of(element),
             )
-    return assemble_robot(name, links, joints, diag, line_of(root))
+    robot = assemble_robot(name, links, joints, diag, line_of(root))
+    gazebo_joints = gazebo_joint_elements(root)
+    for element in gazebo_joints:
+        sites[element.get("name", "").strip()] = (
+            line_of(element),
+            f"joint {element.get('name', '').strip()!r}",
+        )
+    loop_joints.extend(gazebo_loop_joints(robot, link_elements, gazebo_joints))
+    check_loop_joints(robot.links, robot.joints, loop_joints, diag, sites)
+    robot.loop_joints = tuple(loop_joints)
+    return robot

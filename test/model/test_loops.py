@@ -1,0 +1,91 @@
+"""The loop joint type (model/loops.py), its checks (validate.check_loop_joints through
+check_model, as the kinematics run it on a hand-built model) and the tree path a loop closes
+(tree.tree_path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from joint_tf_publisher import Joint, Link, ModelError, Robot
+from joint_tf_publisher.model import LoopJoint, LoopJointType, RobotModel
+from joint_tf_publisher.model.tree import tree_path
+
+
+def loop(name: str = "loop", link1: str = "r", link2: str = "b") -> LoopJoint:
+    return LoopJoint(
+        name=name,
+        type=LoopJointType.REVOLUTE,
+        link1=link1,
+        link1_to_joint=np.eye(4),
+        link2=link2,
+        link2_to_joint=np.eye(4),
+        axis=np.array([0.0, 0.0, 1.0]),
+        lower=None,
+        upper=None,
+        where="hand-built",
+    )
+
+
+def robot(*loops: LoopJoint) -> Robot:
+    links = {name: Link(name) for name in ("r", "a", "b")}
+    joints = {
+        "ra": Joint("ra", "continuous", "r", "a"),
+        "ab": Joint("ab", "continuous", "a", "b"),
+    }
+    return Robot.from_model(
+        RobotModel(name="m", links=links, joints=joints, root="r", loop_joints=loops)
+    )
+
+
+def test_a_tree_has_no_loop_joints() -> None:
+    model = RobotModel(name="m", links={"r": Link("r")}, joints={}, root="r")
+    assert model.loop_joints == ()
+
+
+def test_degrees_of_freedom_of_each_type() -> None:
+    dofs = {kind: kind.dofs for kind in LoopJointType}
+    assert dofs == {
+        LoopJointType.REVOLUTE: 1,
+        LoopJointType.CONTINUOUS: 1,
+        LoopJointType.PRISMATIC: 1,
+        LoopJointType.BALL: 3,
+        LoopJointType.FIXED: 0,
+    }
+
+
+def test_a_hand_built_loop_joint_is_checked_before_the_kinematics_compile() -> None:
+    assert robot(loop()).link_fk({"ra": 0.0, "ab": 0.0})["b"].shape == (4, 4)
+    with pytest.raises(ModelError, match=r"loop joint 'loop': link2 'nowhere' is not a link"):
+        robot(loop(link2="nowhere")).link_fk()
+    with pytest.raises(ModelError, match=r"loop joint 'loop': both sides are link 'b'"):
+        robot(loop(link1="b")).link_fk()
+    with pytest.raises(ModelError, match=r"loop joint 'ab': duplicate joint name"):
+        robot(loop(name="ab")).link_fk()
+
+
+@dataclass
+class Edge:
+    name: str
+    parent: str
+    child: str
+
+
+def test_tree_path_goes_up_to_the_common_ancestor_and_down() -> None:
+    # r -> a -> b -> c and r -> d -> e: a loop between c and e closes through r.
+    joints = [
+        Edge("ra", "r", "a"),
+        Edge("ab", "a", "b"),
+        Edge("bc", "b", "c"),
+        Edge("rd", "r", "d"),
+        Edge("de", "d", "e"),
+    ]
+    assert tree_path(joints, "c", "e") == ["bc", "ab", "ra", "rd", "de"]
+    assert tree_path(joints, "e", "b") == ["de", "rd", "ra", "ab"]
+    assert tree_path(joints, "c", "a") == ["bc", "ab"]
+    assert tree_path(joints, "a", "c") == ["ab", "bc"]
+    assert tree_path(joints, "c", "c") == []
+    with pytest.raises(ValueError, match="no common ancestor"):
+        tree_path(joints + [Edge("xy", "x", "y")], "y", "c")
