@@ -177,6 +177,13 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         float_range=(0.0, MAX_LOOP_TOLERANCE),
     ),
     ParameterSpec(
+        "publish_loop_joint_states",
+        False,
+        "closed loops: publish the solved passive joints' values on loop_joint_states "
+        "(sensor_msgs/JointState) with each joint state that moves them",
+        read_only=True,
+    ),
+    ParameterSpec(
         "remote.frames",
         (),
         "links published on remote.topic, each relative to its nearest chosen ancestor (else "
@@ -528,6 +535,8 @@ class Settings:
     static_republish_period: float = 0.0
     #: How far apart a loop joint's frames may stay and count as closed, m and rad.
     loop_tolerance: float = 1e-6
+    #: Publish the solved passive joints on ``loop_joint_states`` (read-only).
+    publish_loop_joint_states: bool = False
     #: Seconds added to every joint-state stamp, and to each ``source_list`` topic's.
     time_offset: float = 0.0
     source_time_offsets: tuple[float, ...] = ()
@@ -654,6 +663,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
     "loop_tolerance": parse_loop_tolerance,
+    "publish_loop_joint_states": _parse_bool("publish_loop_joint_states"),
     "time_offset": parse_time_offset,
     "source_time_offsets": parse_time_offsets,
     "remote.frames": parse_remote_frames,

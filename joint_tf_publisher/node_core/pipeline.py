@@ -148,6 +148,8 @@ class Configured:
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
         self._with_passive = bounded_cache(self._joints_with_passive)
+        #: The passive joints (moving joint indices) of the last solve of the loops.
+        self.solved_joints: IndexArray = np.empty(0, dtype=np.intp)
         #: The robot's closed loops under these settings (None for a tree): ``loops``.
         self.loops = (
             None
@@ -167,6 +169,7 @@ class Configured:
         if self.loops is None:
             return resolved
         passive = self.loops.close(positions)
+        self.solved_joints = passive
         joints, key = self._with_passive((resolved.joints_key, passive.tobytes()))
         return Resolved(
             joints,
@@ -517,6 +520,17 @@ class JointStatePipeline:
             self._report_names(multi_dof.unknown, (), ())
         values = multi_dof.values(translations, quaternions)
         return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
+
+    def loop_joint_state(self) -> tuple[list[str], list[float]] | None:
+        """The passive joints of the robot's loops as the last JointState solved them: their
+        names and values (rad or m), for ``loop_joint_states``; None without loops."""
+        model, configured = self.model, self._configured
+        if model is None or configured is None or not configured.solved_joints.size:
+            return None
+        layout = model.kin.layout
+        joints = configured.solved_joints
+        names = [layout.moving_joints[j].name for j in joints.tolist()]
+        return names, model.positions.values[layout.slot[joints]].tolist()
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else

@@ -52,6 +52,7 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
         Parameter("ignore_timestamp", value=True),
         Parameter("diagnostic_period", value=0.2),
         Parameter("joint_state_timeout", value=60.0),
+        Parameter("publish_loop_joint_states", value=True),
     ]
     node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
     ros.executor.add_node(node)
@@ -67,12 +68,14 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
         if "crank" in {t.child_frame_id for t in message.transforms}:
             crank_seen.append(len(crank_seen))
 
+    solved: list[JointState] = []
     statuses: list[Any] = []
     reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
     ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
     ros.node.create_subscription(
         DiagnosticArray, "/diagnostics", lambda array: statuses.extend(array.status), reliable
     )
+    ros.node.create_subscription(JointState, "loop_joint_states", solved.append, reliable)
     publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
     assert ros.spin_until(lambda: publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
 
@@ -102,6 +105,14 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
         if previous is not None:  # 10 degrees of crank: no jump to the other branch
             assert np.linalg.norm(rocker_end - previous) < 0.4
         previous = rocker_end
+    # loop_joint_states: the passive joints as the last message solved them, as on /tf.
+    assert ros.spin_until(lambda: len(solved) >= 3 * 36 + 1, timeout_s=WAIT_S)
+    last = solved[-1]
+    assert sorted(last.name) == ["coupler_joint", "rocker_joint"]
+    rocker = dict(zip(last.name, last.position, strict=True))["rocker_joint"]
+    drawn = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
+    published = math.atan2(tree["rocker"][1, 0], tree["rocker"][0, 0])
+    assert math.isclose(math.remainder(drawn + rocker - published, math.tau), 0.0, abs_tol=1e-9)
 
     # A fresh model (nothing given yet), its rocker given beyond its swing: the crank and
     # coupler are passive and cannot close the loop; the report says so.
