@@ -25,6 +25,30 @@ FOUR_BAR = {"a": 1.0, "b": 3.0, "c": 2.0, "d": 3.0}
 CRANK_DRAWN = math.pi / 2
 
 
+def _loop(
+    name: str,
+    kind: LoopJointType,
+    side1: tuple[str, np.ndarray],
+    side2: tuple[str, np.ndarray],
+    where: str,
+    axis: np.ndarray | None = None,
+) -> LoopJoint:
+    """A loop joint without limits: ``side1`` and ``side2`` each a link and the joint frame in
+    it; ``axis`` zeros where not given (ball, fixed)."""
+    return LoopJoint(
+        name=name,
+        type=kind,
+        link1=side1[0],
+        link1_to_joint=side1[1],
+        link2=side2[0],
+        link2_to_joint=side2[1],
+        axis=np.zeros(3) if axis is None else axis,
+        lower=None,
+        upper=None,
+        where=where,
+    )
+
+
 def _pose(x: float = 0.0, y: float = 0.0, z: float = 0.0, yaw: float = 0.0) -> np.ndarray:
     return xyz_rpy_to_matrix([x, y, z], [0.0, 0.0, yaw])
 
@@ -70,17 +94,13 @@ def four_bar(loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
             "rocker_joint", "continuous", "ground", "rocker", Z_AXIS, _pose(d, yaw=rocker)
         ),
     }
-    loop = LoopJoint(
-        name="closing",
-        type=loop_type,
-        link1="coupler",
-        link1_to_joint=_pose(b),
-        link2="rocker",
-        link2_to_joint=_pose(c),
-        axis=Z_AXIS if loop_type is not LoopJointType.BALL else np.zeros(3),
-        lower=None,
-        upper=None,
-        where="four_bar.urdf:9: <loop_joint name='closing'>",
+    loop = _loop(
+        "closing",
+        loop_type,
+        ("coupler", _pose(b)),
+        ("rocker", _pose(c)),
+        "four_bar.urdf:9: <loop_joint name='closing'>",
+        Z_AXIS if loop_type is not LoopJointType.BALL else np.zeros(3),
     )
     model = RobotModel("four_bar", links, joints, "ground", loop_joints=(loop,))
     return Robot.from_model(model)
@@ -121,17 +141,13 @@ def slider_crank() -> Robot:
             limit=Limit(lower=-2.0, upper=2.0),
         ),
     }
-    loop = LoopJoint(
-        name="pin",
-        type=LoopJointType.REVOLUTE,
-        link1="rod",
-        link1_to_joint=_pose(rod),
-        link2="slider",
-        link2_to_joint=_pose(yaw=-rod_angle),
-        axis=Z_AXIS,
-        lower=None,
-        upper=None,
-        where="slider_crank.urdf:7: <loop_joint name='pin'>",
+    loop = _loop(
+        "pin",
+        LoopJointType.REVOLUTE,
+        ("rod", _pose(rod)),
+        ("slider", _pose(yaw=-rod_angle)),
+        "slider_crank.urdf:7: <loop_joint name='pin'>",
+        Z_AXIS,
     )
     return Robot.from_model(
         RobotModel("slider_crank", links, joints, "ground", loop_joints=(loop,))
@@ -171,17 +187,12 @@ def rssr() -> Robot:
         ),
     }
     RSSR["L"] = length
-    loop = LoopJoint(
-        name="ball_end",
-        type=LoopJointType.BALL,
-        link1="rod",
-        link1_to_joint=_pose(length),
-        link2="rocker",
-        link2_to_joint=_pose(y=c),
-        axis=np.zeros(3),
-        lower=None,
-        upper=None,
-        where="rssr.urdf:12: <loop_joint name='ball_end'>",
+    loop = _loop(
+        "ball_end",
+        LoopJointType.BALL,
+        ("rod", _pose(length)),
+        ("rocker", _pose(y=c)),
+        "rssr.urdf:12: <loop_joint name='ball_end'>",
     )
     return Robot.from_model(RobotModel("rssr", links, joints, "ground", loop_joints=(loop,)))
 
@@ -272,17 +283,12 @@ def legged() -> Robot:
             }
         )
         loops.append(
-            LoopJoint(
-                name=f"{leg}_rod_end",
-                type=LoopJointType.BALL,
-                link1=names["rod"],
-                link1_to_joint=_pose(length),
-                link2=names["shank"],
-                link2_to_joint=_pose(*lever),
-                axis=np.zeros(3),
-                lower=None,
-                upper=None,
-                where=f"legged.urdf: <loop_joint name='{leg}_rod_end'>",
+            _loop(
+                f"{leg}_rod_end",
+                LoopJointType.BALL,
+                (names["rod"], _pose(length)),
+                (names["shank"], _pose(*lever)),
+                f"legged.urdf: <loop_joint name='{leg}_rod_end'>",
             )
         )
     return Robot.from_model(RobotModel("legged", links, joints, "body", loop_joints=tuple(loops)))
