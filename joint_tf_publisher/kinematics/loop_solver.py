@@ -58,14 +58,17 @@ CONTINUATION_STEP = 0.25
 #: Levenberg-Marquardt iterations per solve, at most.
 MAX_ITERATIONS = 60
 #: For cross products: each component's next and the one after (cyclically).
-_NEXT = [1, 2, 0]
-_AFTER = [2, 0, 1]
+_NEXT = np.array([1, 2, 0], dtype=np.intp)
+_AFTER = np.array([2, 0, 1], dtype=np.intp)
 #: Squared residual (m^2 + rad^2) below which a solve stops: machine precision for a loop of
 #: metres.
 _CONVERGED_COST = 1e-30
 #: Below this squared residual (a residual of 1e-13) a solve ends: round-off, not the loop,
 #: is what remains.
 _ROUND_OFF_COST = 1e-26
+#: The squared residual (a residual of 1e-6) at which a continuation step on the way to the
+#: given values ends (``solve_from_drawing``).
+_ON_THE_WAY_COST = 1e-12
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,9 @@ class _PassivePlan:
 
 def _cross(a: Array, b: Array) -> Array:
     """Cross products along the last axis (numpy's ``np.cross`` costs ~10 us a call)."""
-    product: Array = a[..., _NEXT] * b[..., _AFTER] - a[..., _AFTER] * b[..., _NEXT]
+    last = a.ndim - 1
+    product: Array = a.take(_NEXT, last) * b.take(_AFTER, last)
+    product -= a.take(_AFTER, last) * b.take(_NEXT, last)
     return product
 
 
@@ -372,8 +377,13 @@ class LoopSolver:
     def errors(self, poses: Array) -> tuple[Array, Array]:
         """(K,) position (m) and angle (rad) errors of each loop joint at link ``poses``: the
         angle between the axes (revolute, continuous) or the frames (fixed, prismatic)."""
-        rows, frames = self._residual(poses)
+        return self._errors(*self._residual(poses))
+
+    def _errors(self, rows: Array, frames: _Frames) -> tuple[Array, Array]:
+        """``errors`` from the residual ``rows`` and the ``frames`` they came from."""
         position = np.sqrt(np.sum(rows[:, :3] ** 2, axis=1))
+        if not self._has_angle.any():
+            return position, np.zeros_like(position)
         rotation1, rotation2 = frames.frame1[:, :3, :3], frames.frame2[:, :3, :3]
         # sin: the rows' norm; cos: the axes' dot product, or (trace(R1 R2^T) - 1) / 2.
         sines = np.sqrt(np.sum(rows[:, 3:] ** 2, axis=1))
@@ -389,8 +399,8 @@ class LoopSolver:
         start), the slots where ``given`` (V,) is True held. ``values`` is not changed."""
         plan = self.plan(self.passive_slots(given).tobytes())
         solved = values.copy()
-        iterations, poses = self._minimise(solved, plan)
-        return self._solution(solved, plan, iterations, poses)
+        iterations, last = self._minimise(solved, plan)
+        return self._solution(solved, plan, iterations, last)
 
     def solve_from_drawing(self, values: Array, given: BoolArray) -> LoopSolution:
         """As ``solve`` starting from the description's drawing (passive values at zero, or
@@ -407,14 +417,16 @@ class LoopSolver:
         solved = target.copy()
         solved[plan.slots] = drawing[plan.slots]
         iterations = 0
-        poses = None
+        last = None
         for step in range(1, steps + 1):
             fraction = step / steps
             solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
             self._resolve(solved)
-            done, poses = self._minimise(solved, plan)
+            # On the way, near is enough (the next step starts there); the last one is exact.
+            goal = _ROUND_OFF_COST if step == steps else _ON_THE_WAY_COST
+            done, last = self._minimise(solved, plan, goal)
             iterations += done
-        solution = self._solution(solved, plan, iterations, poses)
+        solution = self._solution(solved, plan, iterations, last)
         if not solution.all_closed and not solution.over_determined:
             raise self.not_closed_error(solution)
         return solution
@@ -436,16 +448,24 @@ class LoopSolver:
         )
 
     def _solution(
-        self, values: Array, plan: _PassivePlan, iterations: int, poses: Array | None
+        self,
+        values: Array,
+        plan: _PassivePlan,
+        iterations: int,
+        last: tuple[Array, _Frames] | None,
     ) -> LoopSolution:
-        """The solution at ``values`` (link ``poses`` there, None: computed here)."""
-        if poses is None:
-            poses = self.single_fk.link_poses(values)
-        position, angle = self.errors(poses)
+        """The solution at ``values`` (``last``: the residual rows and frames there, None:
+        computed here)."""
+        if last is None:
+            position, angle = self.errors(self.single_fk.link_poses(values))
+        else:
+            position, angle = self._errors(*last)
         closed = (position <= self.tolerance.position_m) & (angle <= self.tolerance.angle_rad)
         return LoopSolution(values, position, angle, closed, plan.over_determined, iterations)
 
-    def _minimise(self, values: Array, plan: _PassivePlan) -> tuple[int, Array | None]:
+    def _minimise(
+        self, values: Array, plan: _PassivePlan, goal: float = _ROUND_OFF_COST
+    ) -> tuple[int, tuple[Array, _Frames] | None]:
         """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run and
         the link poses at the result (None: no passive slot, not computed).
 
@@ -453,7 +473,8 @@ class LoopSolver:
         kept if the squared residual falls (damping / 10), else the damping grows x10. A kept
         step that cut the residual a hundredfold keeps its Jacobian for the next step (near
         the solution J hardly changes; Newton's rate holds), else J is computed anew. Stops
-        when the residual is at machine precision, or no step makes it fall any more.
+        when the squared residual is below ``goal`` (round-off by default), or no step makes
+        it fall any more.
         """
         slots = plan.slots
         if slots.size == 0:
@@ -496,7 +517,7 @@ class LoopSolver:
                 damping = max(damping * 0.1, 1e-15)
                 if moved < 1e-15 or improvement <= 1e-30:
                     break
-                if trial_cost < _ROUND_OFF_COST:
+                if trial_cost < goal:
                     break
             else:
                 if cost < _ROUND_OFF_COST:
@@ -506,7 +527,7 @@ class LoopSolver:
                     jacobian = None
                 if damping > 1e10:
                     break
-        return iterations, poses
+        return iterations, (residual.reshape(rows.shape), frames)
 
 
 def _rank(matrix: Array) -> int:
