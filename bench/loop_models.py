@@ -69,9 +69,13 @@ def four_bar_end(crank: float, branch: float = 1.0) -> np.ndarray:
     return start + along * unit + branch * height * normal
 
 
-def four_bar(loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
+def four_bar(
+    loop_type: LoopJointType = LoopJointType.REVOLUTE,
+    crank_limits: tuple[float, float] | None = None,
+) -> Robot:
     """ground -> crank -> coupler, ground -> rocker; the loop joint joins coupler and rocker
-    ends (axis z). Drawn at ``CRANK_DRAWN``."""
+    ends (axis z). Drawn at ``CRANK_DRAWN``. ``crank_limits``: the crank a revolute joint
+    with these limits (rad, from the drawing), else continuous."""
     a, b, c, d = (FOUR_BAR[k] for k in "abcd")
     end = four_bar_end(CRANK_DRAWN)
     start = np.array([a * math.cos(CRANK_DRAWN), a * math.sin(CRANK_DRAWN)])
@@ -80,7 +84,15 @@ def four_bar(loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
     links = {name: Link(name) for name in ("ground", "crank", "coupler", "rocker")}
     joints = {
         "crank_joint": Joint(
-            "crank_joint", "continuous", "ground", "crank", Z_AXIS, _pose(yaw=CRANK_DRAWN)
+            "crank_joint",
+            "continuous" if crank_limits is None else "revolute",
+            "ground",
+            "crank",
+            Z_AXIS,
+            _pose(yaw=CRANK_DRAWN),
+            limit=None
+            if crank_limits is None
+            else Limit(lower=crank_limits[0], upper=crank_limits[1]),
         ),
         "coupler_joint": Joint(
             "coupler_joint",

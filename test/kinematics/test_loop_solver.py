@@ -131,6 +131,31 @@ def test_over_determined_least_squares_with_given_held() -> None:
         assert position[0] > solution.position_error_m[0]
 
 
+def test_passive_limits_are_respected() -> None:
+    """The rocker given, the crank passive with limits: where the closing crank angle lies
+    inside them it is found; where it lies beyond, the crank stays inside its limits and the
+    loop is reported as not closed (never a value outside the limits)."""
+    free = four_bar()
+    limited = four_bar(crank_limits=(-0.3, 0.3))
+    solver = limited.kinematics.loops
+    assert solver is not None
+    lookup = limited.kinematics.layout.variable_lookup
+    crank_slot = lookup["crank_joint"][1]
+    for rocker, inside in ((0.05, True), (-0.1, True), (0.2, False), (-0.3, False)):
+        unlimited = free.kinematics.loops
+        assert unlimited is not None
+        cfg = {"rocker_joint": rocker}
+        values = free.kinematics.cfg.single(cfg, ClampMode.NONE)
+        given = free.kinematics.cfg.given_slots(cfg)
+        crank = unlimited.solve_from_drawing(values, given).values[crank_slot]
+        assert bool(-0.3 <= crank <= 0.3) is inside
+        solution = solver.solve(values, given)
+        assert -0.3 <= solution.values[crank_slot] <= 0.3
+        assert solution.all_closed is inside
+        if inside:
+            assert math.isclose(solution.values[crank_slot], crank, abs_tol=1e-10)
+
+
 def test_crank_turns_three_full_circles_without_jumping() -> None:
     """Warm-started from the previous solution, the crank goes round three times; every step is
     on the drawing's branch and no passive joint jumps."""
