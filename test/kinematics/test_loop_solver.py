@@ -189,3 +189,15 @@ def test_a_tree_has_no_solver() -> None:
         RobotModel(robot.name, robot.links, robot.joints, robot.root, loop_joints=())
     )
     assert tree.kinematics.loops is None
+
+
+def test_link_fk_batch_solves_each_configuration_as_link_fk() -> None:
+    robot = slider_crank()
+    cranks = np.array([0.0, 0.7, 2.0, -2.5, 3.1])
+    batch = robot.link_fk_batch({"crank_joint": cranks})
+    for k, crank in enumerate(cranks.tolist()):
+        assert math.isclose(
+            batch["slider"][k, 0, 3], slider_position(CRANK_DRAWN + crank), abs_tol=EXACT
+        )
+    with pytest.raises(LoopNotClosedError, match="closing"):
+        four_bar().link_fk_batch({"rocker_joint": np.array([0.0, -2.0])})
