@@ -58,7 +58,7 @@ def test_four_bar_rocker_angle_by_freudenstein() -> None:
         )
 
 
-@pytest.mark.parametrize("crank", [0.0, 0.7, 2.0, -2.5, 3.1])
+@pytest.mark.parametrize("crank", [0.3, 0.7, 2.0, -2.5, 3.1])
 def test_slider_crank_prismatic_passive(crank: float) -> None:
     robot = slider_crank()
     poses = robot.link_fk({"crank_joint": crank})
