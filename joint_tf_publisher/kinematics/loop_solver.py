@@ -66,6 +66,9 @@ _CONVERGED_COST = 1e-30
 #: Below this squared residual (a residual of 1e-13) a solve ends: round-off, not the loop,
 #: is what remains.
 _ROUND_OFF_COST = 1e-26
+#: A kept step that lowers the squared residual by less than this fraction of it ends a
+#: solve whose residual stays (the least-squares minimum of a loop that cannot close).
+_STALLED = 1e-6
 #: The squared residual (a residual of 1e-6) at which a continuation step on the way to the
 #: given values ends (``solve_from_drawing``).
 _ON_THE_WAY_COST = 1e-12
@@ -394,12 +397,15 @@ class LoopSolver:
         angle: Array = np.arctan2(sines, cosines) * self._has_angle
         return position, angle
 
-    def solve(self, values: Array, given: BoolArray) -> LoopSolution:
+    def solve(
+        self, values: Array, given: BoolArray, max_iterations: int = MAX_ITERATIONS
+    ) -> LoopSolution:
         """The passive values that close the loops, starting from ``values`` (V,) (the warm
-        start), the slots where ``given`` (V,) is True held. ``values`` is not changed."""
+        start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``.
+        ``values`` is not changed."""
         plan = self.plan(self.passive_slots(given).tobytes())
         solved = values.copy()
-        iterations, last = self._minimise(solved, plan)
+        iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
         return self._solution(solved, plan, iterations, last)
 
     def solve_from_drawing(self, values: Array, given: BoolArray) -> LoopSolution:
@@ -464,7 +470,11 @@ class LoopSolver:
         return LoopSolution(values, position, angle, closed, plan.over_determined, iterations)
 
     def _minimise(
-        self, values: Array, plan: _PassivePlan, goal: float = _ROUND_OFF_COST
+        self,
+        values: Array,
+        plan: _PassivePlan,
+        goal: float = _ROUND_OFF_COST,
+        max_iterations: int = MAX_ITERATIONS,
     ) -> tuple[int, tuple[Array, _Frames] | None]:
         """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run and
         the link poses at the result (None: no passive slot, not computed).
@@ -473,8 +483,9 @@ class LoopSolver:
         kept if the squared residual falls (damping / 10), else the damping grows x10. A kept
         step that cut the residual a hundredfold keeps its Jacobian for the next step (near
         the solution J hardly changes; Newton's rate holds), else J is computed anew. Stops
-        when the squared residual is below ``goal`` (round-off by default), or no step makes
-        it fall any more.
+        when the squared residual is below ``goal`` (round-off by default), when a step
+        lowers it by less than ``_STALLED`` of it (a least-squares minimum), when no step makes
+        it fall any more, or after ``max_iterations``.
         """
         slots = plan.slots
         if slots.size == 0:
@@ -491,7 +502,7 @@ class LoopSolver:
         reused = False  # the Jacobian is one of an earlier point
         trial = values.copy()
         iterations = 0
-        while iterations < MAX_ITERATIONS and cost > _CONVERGED_COST:
+        while iterations < max_iterations and cost > _CONVERGED_COST:
             iterations += 1
             if jacobian is None:
                 jacobian = self._jacobian(poses, frames, plan.sides)
@@ -515,7 +526,9 @@ class LoopSolver:
                 reused = True
                 cost = trial_cost
                 damping = max(damping * 0.1, 1e-15)
-                if moved < 1e-15 or improvement <= 1e-30:
+                # No step left, or a least-squares fit that no longer moves (a loop that
+                # cannot close, an over-determined one): its minimum is found.
+                if moved < 1e-15 or improvement <= _STALLED * trial_cost:
                     break
                 if trial_cost < goal:
                     break

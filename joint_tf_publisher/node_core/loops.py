@@ -22,8 +22,11 @@ import numpy as np
 from ..arrays import Array, BoolArray, IndexArray
 from ..health.model import LoopFacts
 from ..kinematics import JointPositions, Kinematics
-from ..kinematics.loop_solver import LoopSolver
+from ..kinematics.loop_solver import MAX_ITERATIONS, LoopSolver
 
+#: Iterations of one JointState's solve at most while a loop is held open (from its last
+#: closed values, each message anew): a stream the loop cannot follow costs a bounded time.
+HELD_ITERATIONS = 8
 #: Largest step of a passive joint the predictor takes (rad or m): beyond, the stream is not
 #: smooth and the solve starts where the last one ended.
 PREDICTION_LIMIT = 0.05
@@ -72,7 +75,10 @@ class LoopClosing:
             free = ~given
             change = start[free] - previous[free]
             start[free] += np.clip(change, -PREDICTION_LIMIT, PREDICTION_LIMIT)
-        solution = self.solver.solve(start, given)
+        held = bool(self.facts.not_closed_since_ns) and not self.facts.over_determined
+        # While a loop is held open, each message's search is bounded (it starts again from
+        # the held values at the next one): an unclosable stream costs a bounded time.
+        solution = self.solver.solve(start, given, HELD_ITERATIONS if held else MAX_ITERATIONS)
         facts = self.facts
         facts.position_error_m = solution.position_error_m
         facts.angle_error_rad = solution.angle_error_rad
