@@ -42,6 +42,7 @@ from ..model.clamp_mode import ClampMode
 from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .layout import Layout, follower_levels
+from .loop_dyad import Dyad
 
 #: Loop types whose frames must share their axis line (origins and axis).
 _AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
@@ -125,6 +126,8 @@ class _PassivePlan:
     over_determined: bool
     #: (n,) the moving joints the passive values move (cycle joints, followers included).
     joints: IndexArray
+    #: The closed form of these passive joints where they are a planar dyad (``loop_dyad``).
+    dyad: Dyad | None = None
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -286,6 +289,45 @@ class LoopSolver:
             sides=sides,
             over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
+            dyad=self._dyad(slots, lower[slots], upper[slots]),
+        )
+
+    def _dyad(self, slots: IndexArray, lower: Array, upper: Array) -> Dyad | None:
+        """The closed form of ``slots`` (``loop_dyad``) where they are a planar dyad: one
+        revolute loop joint, two passive revolute joints without limits, one a side, moved by
+        no follower; None otherwise (whether the axes are parallel is checked per solve)."""
+        if (
+            len(self.loop_joints) != 1
+            or self.loop_joints[0].type not in _AXIS_TYPES
+            or slots.size != 2
+            or np.isfinite(lower).any()
+            or np.isfinite(upper).any()
+        ):
+            return None
+        columns = []
+        for slot in slots.tolist():
+            moved = np.flatnonzero(self._cycle_root == slot)
+            if moved.size != 1 or self._cycle_multiplier[moved[0]] != 1.0:
+                return None
+            columns.append(int(moved[0]))
+        if not self._cycle_revolute[columns].all():
+            return None
+        signs = self._sign[0, columns].tolist()
+        if sorted(signs) != [-1.0, 1.0]:
+            return None
+        order = [0, 1] if signs[0] > 0 else [1, 0]  # link1's side first
+        first, second = (columns[k] for k in order)
+        return Dyad(
+            slots=(int(slots[order[0]]), int(slots[order[1]])),
+            children=(int(self._cycle_child[first]), int(self._cycle_child[second])),
+            inverse_offsets=(
+                self._cycle_inverse_offset[first],
+                self._cycle_inverse_offset[second],
+            ),
+            joint_axes=(self._cycle_axis[first, :, 0], self._cycle_axis[second, :, 0]),
+            links=(int(self._links[0]), int(self._links[1])),
+            T_link_joint=(self._T_link_joint[0], self._T_link_joint[1]),
+            axis=self._axes[0, :, 0],
         )
 
     def _over_determined(self, sides: Array) -> bool:
@@ -405,6 +447,10 @@ class LoopSolver:
         ``values`` is not changed."""
         plan = self.plan(self.passive_slots(given).tobytes())
         solved = values.copy()
+        if plan.dyad is not None:
+            errors = plan.dyad.solve(solved, self.single_fk.link_poses(solved))
+            if errors is not None:
+                return self._closed_form(solved, plan, *errors)
         iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
         return self._solution(solved, plan, iterations, last)
 
@@ -436,6 +482,16 @@ class LoopSolver:
         if not solution.all_closed and not solution.over_determined:
             raise self.not_closed_error(solution)
         return solution
+
+    def _closed_form(
+        self, values: Array, plan: _PassivePlan, position_m: float, angle_rad: float
+    ) -> LoopSolution:
+        """The solution a closed form gave (no iteration), with the errors it leaves."""
+        tolerance = self.tolerance
+        closed = np.array([position_m <= tolerance.position_m and angle_rad <= tolerance.angle_rad])
+        return LoopSolution(
+            values, np.array([position_m]), np.array([angle_rad]), closed, plan.over_determined, 0
+        )
 
     def not_closed_error(self, solution: LoopSolution) -> LoopNotClosedError:
         """The typed error naming the loop joint of ``solution`` that stays apart the most."""

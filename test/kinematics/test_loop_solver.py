@@ -156,10 +156,12 @@ def test_passive_limits_are_respected() -> None:
             assert math.isclose(solution.values[crank_slot], crank, abs_tol=1e-10)
 
 
-def test_crank_turns_three_full_circles_without_jumping() -> None:
+@pytest.mark.parametrize("loop_type", [LoopJointType.REVOLUTE, LoopJointType.BALL])
+def test_crank_turns_three_full_circles_without_jumping(loop_type: LoopJointType) -> None:
     """Warm-started from the previous solution, the crank goes round three times; every step is
-    on the drawing's branch and no passive joint jumps."""
-    robot = four_bar()
+    on the drawing's branch and no passive joint jumps. (Revolute: the closed form; ball: the
+    iterative solver.)"""
+    robot = four_bar(loop_type)
     kinematics = robot.kinematics
     solver = kinematics.loops
     assert solver is not None
@@ -201,3 +203,24 @@ def test_link_fk_batch_solves_each_configuration_as_link_fk() -> None:
         )
     with pytest.raises(LoopNotClosedError, match="closing"):
         four_bar().link_fk_batch({"rocker_joint": np.array([0.0, -2.0])})
+
+
+def test_the_four_bar_closed_form_agrees_with_the_iterative_solver() -> None:
+    """A four-bar's coupler and rocker are a planar dyad: solved in closed form (no
+    iteration), to what Levenberg-Marquardt finds from the same start."""
+    robot = four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    plan = solver.plan(solver.passive_slots(given).tobytes())
+    assert plan.dyad is not None
+    values = kinematics.layout.zero_values.copy()
+    for crank in (0.2, 0.4, 0.6):
+        values[kinematics.layout.variable_lookup["crank_joint"][1]] = crank
+        closed_form = solver.solve(values, given)
+        assert closed_form.iterations == 0 and closed_form.all_closed
+        iterative = values.copy()
+        solver._minimise(iterative, plan)
+        assert np.allclose(closed_form.values, iterative, atol=1e-12)
+        values = closed_form.values
