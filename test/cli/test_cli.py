@@ -247,28 +247,14 @@ def test_check_lists_the_four_bar_alike_in_each_spelling(
     ) in out
 
 
-def test_check_planar_slider_crank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_planar_slider_crank(capsys: pytest.CaptureFixture[str]) -> None:
     """A prismatic joint perpendicular to the revolute axes keeps a loop planar; the limits of
     a loop joint are listed."""
-    path = tmp_path / "slider_crank.urdf"
-    path.write_text(
-        '<robot name="slider_crank">\n<link name="g"/><link name="crank"/><link name="rod"/>'
-        '<link name="slider"/>\n'
-        '<joint name="gc" type="continuous"><parent link="g"/><child link="crank"/>'
-        '<axis xyz="0 1 0"/></joint>\n'
-        '<joint name="cr" type="continuous"><parent link="crank"/><child link="rod"/>'
-        '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/></joint>\n'
-        '<joint name="gs" type="prismatic"><parent link="g"/><child link="slider"/>'
-        '<origin xyz="0.3 0 0"/><axis xyz="1 0 0"/>'
-        '<limit effort="1" velocity="1" lower="-1" upper="1"/></joint>\n'
-        '<loop_joint name="rs" type="revolute"><link1 link="rod" xyz="0.3 0 -0.1"/>'
-        '<link2 link="slider"/><axis xyz="0 1 0"/><limit lower="-2" upper="2"/></loop_joint>\n'
-        "</robot>\n"
-    )
-    assert main(["check", str(path)]) == 0
+    assert main(["check", str(LOOPS_DIR / "slider_crank.urdf")]) == 0
     out = capsys.readouterr().out
     assert "  rs (revolute; axis 0 1 0; limits [-2, 2]): rod -> slider\n" in out
-    assert "    mobility 1 (planar): " in out
+    assert "    tree joints on the loop: cr, gc, gs\n" in out
+    assert "    mobility 1 (planar): 1 of its tree joints' 3 values to be given" in out
 
 
 def test_check_warns_of_an_over_determined_loop(

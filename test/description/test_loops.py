@@ -80,8 +80,8 @@ def test_a_four_bar_reads_as_the_drawn_loop_joint(name: str) -> None:
     assert loop.same_as(expected, tolerance=1e-12), loop
 
 
-@pytest.mark.parametrize("name", FOUR_BARS)
-def test_the_drawing_closes_the_four_bar(name: str) -> None:
+@pytest.mark.parametrize("name", [*FOUR_BARS, "slider_crank.urdf"])
+def test_the_drawing_closes_the_loop(name: str) -> None:
     """At zero joint values both copies of the joint frame are one frame in the ground's."""
     robot = Robot.load(LOOPS_DIR / name)
     (loop,) = robot.loop_joints

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from lxml import etree
@@ -157,6 +158,23 @@ def vector(
             owner,
         )
     return [parse_number(p, attribute, element, ctx, owner, False) for p in parts]
+
+
+def one_of(
+    value: str,
+    choices: Collection[str],
+    kind: str,
+    element: etree._Element,
+    ctx: Context,
+    owner: str,
+) -> str:
+    """``value`` if it is one of ``choices``; else ModelError ``unknown <kind> 'value' (expected
+    one of ...)`` naming ``owner``."""
+    if value not in choices:
+        raise ctx.error(
+            f"unknown {kind} {value!r} (expected one of {', '.join(choices)})", element, owner
+        )
+    return value
 
 
 def children_by_tag(element: etree._Element, ctx: Context, owner: str) -> dict[str, etree._Element]:

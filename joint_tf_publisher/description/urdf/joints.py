@@ -17,6 +17,7 @@ from .context import (
     Context,
     children_by_tag,
     float_or,
+    one_of,
     optional_float,
     required_name,
     required_text,
@@ -40,13 +41,8 @@ def parse_joint(element: etree._Element, ctx: Context) -> Joint:
     """A ``<joint>`` element as a Joint; ModelError naming the joint where it is invalid."""
     name = required_name(element, ctx, None, empty_ok=True)
     owner = f"joint {name!r}"
-    joint_type = required_text(element, "type", ctx, owner).strip()
-    if joint_type not in URDF_JOINT_TYPES:
-        raise ctx.error(
-            f"unknown joint type {joint_type!r} (expected one of {', '.join(URDF_JOINT_TYPES)})",
-            element,
-            owner,
-        )
+    written_type = required_text(element, "type", ctx, owner).strip()
+    joint_type = one_of(written_type, URDF_JOINT_TYPES, "joint type", element, ctx, owner)
     parts = children_by_tag(element, ctx, owner)
     parent = link_reference(element, parts.get("parent"), "parent", ctx, owner)
     child = link_reference(element, parts.get("child"), "child", ctx, owner)

@@ -21,7 +21,14 @@ from lxml import etree
 
 from ...model.loops import LoopJoint, LoopJointType
 from ..xmlio import line_of
-from .context import Context, children_by_tag, optional_float, required_name, required_text
+from .context import (
+    Context,
+    children_by_tag,
+    one_of,
+    optional_float,
+    required_name,
+    required_text,
+)
 from .joints import link_reference, parse_axis, parse_origin
 
 #: ``<loop_joint type>`` values, as loop joint types.
@@ -47,14 +54,9 @@ def parse_loop_joint(element: etree._Element, ctx: Context) -> LoopJoint:
     name = required_name(element, ctx, None)
     owner = loop_joint_label(name)
     written_type = required_text(element, "type", ctx, owner).strip()
-    loop_type = URDF_LOOP_TYPES.get(written_type)
-    if loop_type is None:
-        raise ctx.error(
-            f"unknown loop joint type {written_type!r} (expected one of "
-            f"{', '.join(URDF_LOOP_TYPES)})",
-            element,
-            owner,
-        )
+    loop_type = URDF_LOOP_TYPES[
+        one_of(written_type, URDF_LOOP_TYPES, "loop joint type", element, ctx, owner)
+    ]
     parts = children_by_tag(element, ctx, owner)
     link1 = link_reference(element, parts.get("link1"), "link1", ctx, owner)
     link2 = link_reference(element, parts.get("link2"), "link2", ctx, owner)
