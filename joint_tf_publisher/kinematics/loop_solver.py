@@ -261,7 +261,7 @@ class LoopSolver:
     def passive_joints(self, given: BoolArray) -> IndexArray:
         """The moving joints (sorted) the passive values move when ``given`` (V,) marks the
         slots a source gives."""
-        joints: IndexArray = self.plan(self.passive_slots(given).tobytes()).joints
+        joints: IndexArray = self.plan_for(given).joints
         return joints
 
     def _map(self, slots: IndexArray) -> Array:
@@ -439,13 +439,22 @@ class LoopSolver:
         angle: Array = np.arctan2(sines, cosines) * self._has_angle
         return position, angle
 
+    def plan_for(self, given: BoolArray) -> _PassivePlan:
+        """The passive joints' plan (cached) when ``given`` (V,) marks the slots given."""
+        return self.plan(self.passive_slots(given).tobytes())
+
     def solve(
-        self, values: Array, given: BoolArray, max_iterations: int = MAX_ITERATIONS
+        self,
+        values: Array,
+        given: BoolArray,
+        max_iterations: int = MAX_ITERATIONS,
+        plan: _PassivePlan | None = None,
     ) -> LoopSolution:
         """The passive values that close the loops, starting from ``values`` (V,) (the warm
-        start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``.
-        ``values`` is not changed."""
-        plan = self.plan(self.passive_slots(given).tobytes())
+        start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``
+        (``plan``: ``plan_for(given)``, if the caller has it). ``values`` is not changed."""
+        if plan is None:
+            plan = self.plan_for(given)
         solved = values.copy()
         if plan.dyad is not None:
             errors = plan.dyad.solve(solved, self.single_fk.link_poses(solved))

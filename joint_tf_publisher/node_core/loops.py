@@ -66,11 +66,13 @@ class LoopClosing:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
         given = self.given(positions)
+        plan = self.solver.plan_for(given)
         start = positions.values
         previous = self._previous
-        if previous is not None and previous.shape == start.shape:
+        if plan.dyad is None and previous is not None and previous.shape == start.shape:
             # A smooth stream: the passive joints go on as they went (a first-order
-            # predictor, at most PREDICTION_LIMIT a joint), which halves the iterations.
+            # predictor, at most PREDICTION_LIMIT a joint), which halves the iterations
+            # (a closed form needs none).
             start = start.copy()
             free = ~given
             change = start[free] - previous[free]
@@ -78,7 +80,9 @@ class LoopClosing:
         held = bool(self.facts.not_closed_since_ns) and not self.facts.over_determined
         # While a loop is held open, each message's search is bounded (it starts again from
         # the held values at the next one): an unclosable stream costs a bounded time.
-        solution = self.solver.solve(start, given, HELD_ITERATIONS if held else MAX_ITERATIONS)
+        solution = self.solver.solve(
+            start, given, HELD_ITERATIONS if held else MAX_ITERATIONS, plan
+        )
         facts = self.facts
         facts.position_error_m = solution.position_error_m
         facts.angle_error_rad = solution.angle_error_rad
@@ -101,4 +105,5 @@ class LoopClosing:
             positions.values[free] = solution.values[free]
         else:
             self._previous = None
-        return self.solver.passive_joints(given)
+        joints: IndexArray = plan.joints
+        return joints
