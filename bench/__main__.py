@@ -3,8 +3,9 @@
 Sections: fk (bench/fk.py: FK against pinocchio, yourdfpy and urchin), vs_rsp (bench/vs_rsp.py:
 the node against robot_state_publisher, and a baseline revision, over DDS), remote
 (bench/remote.py: the remote output's cost per JointState and its bytes against /tf), bag
-(bench/bag.py: bag repair end to end) and fleet (bench/fleet.py: N robots in one joint_tf_fleet
-process against N processes). Options may also come from the environment
+(bench/bag.py: bag repair end to end), fleet (bench/fleet.py: N robots in one joint_tf_fleet
+process against N processes) and loops (bench/loops.py: closed loops solved per JointState
+against the same joints given directly, in-process). Options may also come from the environment
 (``make bench QUICK=1 BENCH_SECTIONS=vs_rsp BENCH_BASELINE=<rev>``).
 ``--profile`` (bench/profile.py) profiles the node's work per JointState in-process instead.
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS builds, they slow
@@ -42,7 +43,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import bag, dds, fk, fleet, remote, vs_rsp  # noqa: E402
+from . import bag, dds, fk, fleet, loops, remote, vs_rsp  # noqa: E402
 from .profile import profile_callback  # noqa: E402
 from .report import Table  # noqa: E402
 
@@ -60,6 +61,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], tuple[list[Table], dict[str, 
     "bag": lambda args: bag.run_bag(args.quick),
     "remote": lambda args: remote.run_remote(args.quick),
     "fleet": lambda args: fleet.run_fleet(args.quick),
+    "loops": lambda args: loops.run_loops(args.quick),
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 

@@ -61,3 +61,24 @@ class Diagnostics:
         text = locate(message, source=self.source, line=line, element=element)
         LOGGER.warning("%s", text)
         self.warnings.append(text)
+
+
+class LoopNotClosedError(ValueError):
+    """A kinematic loop that the passive joints cannot close at the given joint values.
+
+    ``joint`` is the loop-closing joint whose frames stay apart the most, ``where`` where it is
+    written (``file:line: <element>``), ``position_error_m`` and ``angle_error_rad`` how far
+    apart its two frames stay at the closest the solver found.
+    """
+
+    def __init__(
+        self, joint: str, where: str, position_error_m: float, angle_error_rad: float
+    ) -> None:
+        self.joint = joint
+        self.where = where
+        self.position_error_m = position_error_m
+        self.angle_error_rad = angle_error_rad
+        super().__init__(
+            f"{where}: loop joint {joint!r} cannot close at these joint values: its frames "
+            f"stay {position_error_m:.3g} m and {angle_error_rad:.3g} rad apart"
+        )

@@ -77,6 +77,8 @@ class Key:
     UNDECODABLE = "undecodable messages"
     CALLBACK_FAILURES = "callback failures"
     UNKNOWN_PARAMETERS = "unknown parameters"
+    LOOPS = "loops (m, rad)"
+    LOOPS_NOT_CLOSED = "loops not closed"
 
 
 def never_received_joints(message: str, values: Iterable[tuple[str, str]]) -> tuple[str, ...]:
@@ -128,6 +130,20 @@ class GraphFacts:
     use_sim_time: bool = False
     #: Per source number, the topic's name (where no publisher is known by name).
     topics: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class LoopFacts:
+    """The robot's closed loops as the report shows them (``node_core.loops`` keeps them):
+    per loop joint (``joints``) how far apart its frames are after the last solve (m, rad),
+    the steady time (ns) since which each loop joint that does not close has not, and whether
+    the given joints over-determine the loops (then the values are a least-squares fit)."""
+
+    joints: tuple[str, ...]
+    position_error_m: Array
+    angle_error_rad: Array
+    not_closed_since_ns: dict[str, int] = field(default_factory=dict)
+    over_determined: bool = False
 
 
 @dataclass
@@ -227,6 +243,8 @@ class JointStateHealth:
         #: Keys given for the node at start that it does not declare (warned about once;
         #: ``node_core.parameter_keys``): how many, and the first names.
         self.unknown_parameters: tuple[int, tuple[str, ...]] = (0, ())
+        #: The robot's closed loops (None: it has none).
+        self.loops: LoopFacts | None = None
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -357,6 +375,7 @@ class JointStateHealth:
             values[Key.UNKNOWN_PARAMETERS] = ", ".join([str(count), *names])
 
         conditions = _sim_clock(graph) + _remote(self.remote, values) + self._failures(values)
+        conditions += _loops(self.loops, now_ns, values)
         if self.refused_description is not None:
             values[Key.REFUSED_DESCRIPTION] = self.refused_description
             conditions.append(Condition(Level.WARN, self.refused_description))
@@ -472,6 +491,31 @@ def _remote(remote: RemoteFacts | None, values: dict[str, str]) -> list[Conditio
         return []
     values[Key.REMOTE_LEFT_OUT] = "; ".join(remote.left_out)
     return [Condition(Level.WARN, wording.remote_frames_left_out(remote.left_out))]
+
+
+def _loops(loops: LoopFacts | None, now_ns: int, values: dict[str, str]) -> list[Condition]:
+    """Each loop joint's residual; a loop not closed (WARN, since when); an over-determined
+    fit beyond the tolerance (WARN)."""
+    if loops is None:
+        return []
+    positions, angles = loops.position_error_m.tolist(), loops.angle_error_rad.tolist()
+    values[Key.LOOPS] = ", ".join(
+        f"{name}: {position:.3g}, {angle:.3g}"
+        for name, position, angle in zip(loops.joints, positions, angles, strict=True)
+    )
+    values[Key.LOOPS_NOT_CLOSED] = ", ".join(sorted(loops.not_closed_since_ns))
+    conditions = []
+    for k, name in enumerate(loops.joints):
+        since_ns = loops.not_closed_since_ns.get(name)
+        if since_ns is None:
+            continue
+        if loops.over_determined:
+            message = wording.loop_over_determined(name, positions[k], angles[k])
+        else:
+            for_s = (now_ns - since_ns) / NS_PER_S
+            message = wording.loop_not_closed(name, positions[k], angles[k], for_s)
+        conditions.append(Condition(Level.WARN, message))
+    return conditions
 
 
 def _stamp_clock(

@@ -173,3 +173,29 @@ def callback_failures(count: int, causes: Sequence[str]) -> str:
         f"{count} callback failure(s), the node serves on (a bug: please report it with the "
         f"log line of its first failure): {name_list(causes)}"
     )
+
+
+#: What the node does with a loop that does not close (docs/loops.md, "Solving").
+LOOP_HELD = (
+    "its passive joints are held at their last closed values (given joints go on moving); "
+    "the given joint values are out of the linkage's reach, or pass a singularity"
+)
+
+
+def loop_not_closed(joint: str, position_m: float, angle_rad: float, for_s: float) -> str:
+    """Loop joint ``joint`` has not closed for ``for_s`` seconds: its frames ``position_m``
+    metres and ``angle_rad`` radians apart at the closest the solver found."""
+    return (
+        f"loop joint {joint!r} not closed for {for_s:.1f} s: its frames stay "
+        f"{position_m:.3g} m and {angle_rad:.3g} rad apart; {LOOP_HELD}"
+    )
+
+
+def loop_over_determined(joint: str, position_m: float, angle_rad: float) -> str:
+    """The given joints over-determine the loop of ``joint``, whose least-squares fit leaves
+    its frames ``position_m`` m and ``angle_rad`` rad apart (beyond the tolerance)."""
+    return (
+        f"loop joint {joint!r} over-determined by the given joints: the passive joints' "
+        f"least-squares fit leaves its frames {position_m:.3g} m and {angle_rad:.3g} rad "
+        "apart (the given values disagree with the model: calibrate them, or give fewer)"
+    )

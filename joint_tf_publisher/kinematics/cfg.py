@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import Array, IndexArray
+from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
 from ..model.joint_types import unit_quaternions
@@ -167,6 +167,27 @@ class CfgReader:
         if self.layout.quaternion_joints or not math.isfinite(sum(values)):
             self._check(array[None])
         return array
+
+    def given_slots(self, keys: Any) -> BoolArray:
+        """(V,) True at the slots a cfg with these keys gives: every value of each joint or
+        variable named (mimic followers' names give nothing), and the followers of a given
+        leader. Loops hold these and solve the others (``loop_solver``)."""
+        layout = self.layout
+        given = np.zeros(layout.num_values, dtype=bool)
+        for key in keys:
+            name = key if isinstance(key, str) else getattr(key, "name", key)
+            index = layout.moving_index.get(name)
+            if index is not None:
+                if not layout.is_mimic[index]:
+                    start = int(layout.slot[index])
+                    given[start : start + int(layout.size[index])] = True
+                continue
+            found = layout.variable_lookup.get(name)
+            if found is not None and not layout.is_mimic[found[0]]:
+                given[found[1]] = True
+        for follower in layout.followers:
+            given[follower.slot] = given[follower.leader_slot]
+        return given
 
     # -- many configurations -------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from .fk_batch import BatchFk
 from .joint_state_names import MultiDofPlan
 from .joint_transforms import JointTransforms
 from .layout import compile_layout
+from .loop_solver import LoopSolver
 from .message_plan import MessagePlan, message_plan
 from .state import JointPositions, StateResolver, Update
 
@@ -56,6 +57,12 @@ class Kinematics:
         self.transforms = JointTransforms(self.layout)
         self.cfg = CfgReader(self.layout)
         self.single_fk = SingleFk(self.layout)
+        #: The solver of the robot's closed loops (None for a tree): ``loop_solver``.
+        self.loops = (
+            LoopSolver(self.layout, self.single_fk, robot.loop_joints)
+            if robot.loop_joints
+            else None
+        )
 
     @cached_property
     def batch_fk(self) -> BatchFk:
@@ -163,9 +170,15 @@ class Kinematics:
         ``cfg`` maps joint names (or Joint objects, or MoveIt variable names) to values of the
         shapes ``Joint.motion`` takes; absent joints sit at zero; a value for a mimic follower
         is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
-        unknown names and non-finite values.
+        unknown names and non-finite values. With closed loops, the loop joints not given in
+        ``cfg`` are solved from the description's drawing (``loop_solver``); raises
+        ``LoopNotClosedError`` where they cannot close.
         """
-        poses = self.single_fk.link_poses(self.cfg.single(cfg, ClampMode.of(clamp)))
+        values = self.cfg.single(cfg, ClampMode.of(clamp))
+        if self.loops is not None:
+            given = self.cfg.given_slots(cfg or ())
+            values = self.loops.solve_from_drawing(values, given).values
+        poses = self.single_fk.link_poses(values)
         # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
         return dict(zip(self.layout.link_names, poses, strict=False))
 
@@ -176,6 +189,10 @@ class Kinematics:
         joints, (N, ...) of ``Joint.motion``'s shapes for the others).
         """
         values = self.cfg.batch(cfgs, ClampMode.of(clamp))
+        if self.loops is not None:
+            given = self.cfg.given_slots(cfgs)
+            for row in values:
+                row[:] = self.loops.solve_from_drawing(row, given).values
         if values.shape[0] == 1:
             poses = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:

@@ -31,6 +31,8 @@ MAX_PERIOD_S = 3600.0
 #: Largest magnitude of ``time_offset`` and of each ``source_time_offsets`` value, seconds:
 #: what the seconds of a stamp (``builtin_interfaces/Time.sec``, int32) can hold.
 MAX_TIME_OFFSET_S = float(2**31 - 1)
+#: Largest ``loop_tolerance``, metres and radians (beyond, no loop would say it is open).
+MAX_LOOP_TOLERANCE = 1.0
 
 #: Most items an array parameter takes (names, topics, folders, arguments, offsets, a zero's
 #: values), and an item list given as one comma-separated string: far above any real robot's
@@ -221,6 +223,21 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         float_range=(0.0, MAX_PERIOD_S),
     ),
     ParameterSpec(
+        "loop_tolerance",
+        1e-6,
+        "closed loops: how far apart (m, and rad) a loop joint's two frames may stay and count "
+        "as closed; beyond, the health report says the loop is not closed; (0, 1]",
+        dynamic_typing=True,
+        float_range=(0.0, MAX_LOOP_TOLERANCE),
+    ),
+    ParameterSpec(
+        "publish_loop_joint_states",
+        False,
+        "closed loops: publish the solved passive joints' values on loop_joint_states "
+        "(sensor_msgs/JointState) with each joint state that moves them",
+        read_only=True,
+    ),
+    ParameterSpec(
         "remote.frames",
         (),
         "links published on remote.topic, each relative to its nearest chosen ancestor (else "
@@ -408,6 +425,18 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
     return parse
 
 
+def parse_loop_tolerance(value: Any) -> float:
+    """``loop_tolerance``: metres and radians in (0, ``MAX_LOOP_TOLERANCE``]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterRejected(f"loop_tolerance must be a number (m and rad), got {value!r}")
+    tolerance = float(value)
+    if not 0.0 < tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
+        raise ParameterRejected(
+            f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {tolerance:g}"
+        )
+    return tolerance
+
+
 def _offset_seconds(name: str, value: Any) -> float:
     """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
     seconds = as_number(name, value, "a number of seconds")
@@ -569,6 +598,10 @@ class Settings:
     joint_state_timeout: float = 1.0
     #: Seconds between two republications of the static set (0: latched once).
     static_republish_period: float = 0.0
+    #: How far apart a loop joint's frames may stay and count as closed, m and rad.
+    loop_tolerance: float = 1e-6
+    #: Publish the solved passive joints on ``loop_joint_states`` (read-only).
+    publish_loop_joint_states: bool = False
     #: Seconds added to every joint-state stamp, and to each ``source_list`` topic's.
     time_offset: float = 0.0
     source_time_offsets: tuple[float, ...] = ()
@@ -695,6 +728,8 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
+    "loop_tolerance": parse_loop_tolerance,
+    "publish_loop_joint_states": _parse_bool("publish_loop_joint_states"),
     "time_offset": parse_time_offset,
     "source_time_offsets": parse_time_offsets,
     "remote.frames": parse_remote_frames,

@@ -33,20 +33,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import Array, BoolArray
+from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..health import wording
 from ..health.facts import RobotFacts
 from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
-from ..kinematics import Kinematics, Resolved
+from ..kinematics import JointPositions, Kinematics, Resolved
 from ..kinematics.message_plan import MessagePlan
 from ..model import Joint
 from ..robot import Robot
 from ..stamps import NS_PER_S
 from .cdr import NameBlock, Publication, TFMessageLayout
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
+from .loops import LoopClosing
 from .parameters import Settings
 from .rate_limiter import RateLimiter
 from .tf_outputs import global_tree_on
@@ -117,7 +118,9 @@ class Configured:
     TFMessage layouts of the index sets published (with the global tree's prefix too, where
     there is a global tree: ``tf_outputs``)."""
 
-    def __init__(self, model: LoadedModel, settings: Settings) -> None:
+    def __init__(
+        self, model: LoadedModel, settings: Settings, steady_ns: Callable[[], int]
+    ) -> None:
         kin = model.kin
         excluded = set(settings.exclude_joints)
         moving = kin.moving_joints
@@ -144,6 +147,45 @@ class Configured:
             else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+        self._with_passive = bounded_cache(self._joints_with_passive)
+        #: The passive joints (moving joint indices) of the last solve of the loops.
+        self.solved_joints: IndexArray = np.empty(0, dtype=np.intp)
+        #: The robot's closed loops under these settings (None for a tree): ``loops``.
+        self.loops = (
+            None
+            if kin.loops is None
+            else LoopClosing(
+                kin,
+                kin.loops,
+                settings.loop_tolerance,
+                steady_ns,
+            )
+        )
+
+    def with_loops_closed(self, positions: JointPositions, resolved: Resolved) -> Resolved:
+        """``resolved`` with the loops closed (``loops``): the passive joints solved in
+        ``positions`` and published with the joints the message moved (the same when the
+        robot has no loops)."""
+        if self.loops is None:
+            return resolved
+        passive = self.loops.close(positions)
+        self.solved_joints = passive
+        joints, key = self._with_passive((resolved.joints_key, passive.tobytes()))
+        return Resolved(
+            joints,
+            key,
+            self.loops.kin.joint_poses(positions, joints),
+            resolved.clamped,
+            resolved.rejected,
+        )
+
+    def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes]:
+        """The moving joints of index bytes ``keys[0]`` and the published ones of
+        ``keys[1]`` (the passive joints), sorted, and their bytes."""
+        given, passive = (np.frombuffer(key, np.intp) for key in keys)
+        joints = np.union1d(given, passive[self.publish_mask[passive]]).astype(np.intp)
+        joints.flags.writeable = False
+        return joints, joints.tobytes()
 
     def restart_from(self, kin: Kinematics, settings: Settings) -> None:
         """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
@@ -251,7 +293,9 @@ class JointStatePipeline:
             self._configured.restart_from(self.model.kin, settings)
             self._start_waiting_joints(self.model, self._configured)
             return changes
-        self._configured = Configured(self.model, settings)
+        self._configured = Configured(self.model, settings, self._steady_ns)
+        loops = self._configured.loops
+        self.health.loops = None if loops is None else loops.facts
         self.model.limiter.reset()
         self._stream = None
         if not new_model and self.health.facts is not None:  # new exclusions or prefix
@@ -375,7 +419,9 @@ class JointStatePipeline:
                 plan = configured.message_plan(names)
         if not self._due(model, plan, stamp_ns, source):
             return None
-        resolved = plan.resolve(model.positions, positions)
+        resolved = configured.with_loops_closed(
+            model.positions, plan.resolve(model.positions, positions)
+        )
         return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
     def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
@@ -439,6 +485,7 @@ class JointStatePipeline:
             or plan.ambiguous
             or not plan.published.size
             or global_tree_on(self.settings)
+            or configured.loops is not None  # the passive joints are solved per message
         ):
             return None
         layout, _ = configured.layouts_of(plan.published_key)
@@ -474,6 +521,17 @@ class JointStatePipeline:
         values = multi_dof.values(translations, quaternions)
         return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
 
+    def loop_joint_state(self) -> tuple[list[str], list[float]] | None:
+        """The passive joints of the robot's loops as the last JointState solved them: their
+        names and values (rad or m), for ``loop_joint_states``; None without loops."""
+        model, configured = self.model, self._configured
+        if model is None or configured is None or not configured.solved_joints.size:
+            return None
+        layout = model.kin.layout
+        joints = configured.solved_joints
+        names = [layout.moving_joints[j].name for j in joints.tolist()]
+        return names, model.positions.values[layout.slot[joints]].tolist()
+
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else
         zero; clamped), stamped with the node clock; None when there are none."""
@@ -484,9 +542,12 @@ class JointStatePipeline:
         if pending.size == 0:
             return None
         stamp_ns = self.unsent_stamp_ns = self._clock_ns()
-        return configured.publication(
-            pending.tobytes(), stamp_ns, configured.default_poses[pending]
-        )
+        if configured.loops is None:
+            poses = configured.default_poses[pending]
+        else:  # the passive joints among them at their solved values
+            configured.loops.close(model.positions)
+            poses = model.kin.joint_poses(model.positions, pending)
+        return configured.publication(pending.tobytes(), stamp_ns, poses)
 
     # -- steps ------------------------------------------------------------------------------
 

@@ -94,10 +94,10 @@ from ..node_core.parameters import (
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
-from ..stamps import stamp_to_ns
+from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges
-from .qos import joint_states_qos, latched_qos
+from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
 from .remote_tf import RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
@@ -297,6 +297,12 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._tf = TfPublisher(self)
+        #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
+        self._loop_states = (
+            self.create_publisher(JointState, "loop_joint_states", joint_states_publisher_qos())
+            if settings.publish_loop_joint_states
+            else None
+        )
         self._attach_global_tree()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
@@ -488,6 +494,21 @@ class JointTfPublisher(Node):
             )
             block = None
         self._publish(self.pipeline.joint_state(*state, source, block))
+        if self._loop_states is not None:
+            self._publish_loop_states(state.stamp_ns)
+
+    def _publish_loop_states(self, stamp_ns: int) -> None:
+        """The solved passive joints on ``loop_joint_states``, stamped as the JointState
+        they were solved for (or now, for a zero stamp)."""
+        solved = self.pipeline.loop_joint_state()
+        if solved is None or self._loop_states is None:
+            return
+        message = JointState()
+        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(
+            stamp_ns or self._now_ns()
+        )
+        message.name, message.position = solved
+        self._loop_states.publish(message)
 
     def _decoded(self, data: bytes, message_type: Any) -> Any:
         """``data`` deserialized as ``message_type`` by the RMW; None (counted as

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from bag_maker import (
+    JOINT_STATE,
     STRING,
     T0_NS,
     TF_MESSAGE,
@@ -1090,3 +1091,25 @@ def test_the_doctor_takes_the_nodes_parameters_file(
     with pytest.raises(SystemExit) as exited:
         main(["doctor", "--params", str(params)])
     assert exited.value.code == 2
+
+
+def test_a_loop_robots_bag_is_repaired_with_its_loop_closed(tmp_path: Path) -> None:
+    """A four-bar (URDF ``<loop_joint>``) recorded with its crank alone, through a full turn:
+    the repaired /tf carries the passive coupler and rocker too, every link where the
+    package's FK (the loop closed) puts it."""
+    description = REPO_ROOT / "test" / "data" / "loops" / "four_bar_loop_joint.urdf"
+    robot = Robot.load(description)
+    states = [
+        (T0_NS + k * 10_000_000, {"ground_crank": float(crank)})
+        for k, crank in enumerate(np.linspace(0.0, 2 * np.pi, 60))
+    ]
+    messages = [("/joint_states", t, joint_state(t, list(v), list(v.values()))) for t, v in states]
+    messages.append(("/robot_description", T0_NS, string(description.read_text())))
+    topics = [
+        Topic("/joint_states", JOINT_STATE),
+        Topic("/robot_description", STRING, [tf_static_qos()]),
+    ]
+    bag = write_bag(tmp_path / "in", "mcap", topics, sorted(messages, key=lambda m: m[1]))
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out)) == 0
+    assert check_every_link(out, robot, states) == len(states)

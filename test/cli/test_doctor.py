@@ -288,6 +288,24 @@ def test_non_ok_diagnostics_are_reported_whatever_their_keys() -> None:
     assert DiagnosticRecord("x", 2, "bad").level_name == "ERROR"
 
 
+def test_a_loop_not_closed_is_explained() -> None:
+    message = wording.loop_not_closed("closing", 0.929, 0.0, 2.5)
+    status = DiagnosticRecord(
+        "joint_tf_publisher: joint states",
+        1,
+        message,
+        "four_bar",
+        ((Key.LOOPS, "closing: 0.929, 0"), (Key.LOOPS_NOT_CLOSED, "closing")),
+    )
+    findings = diagnose(healthy(statuses=[status]))
+    (finding,) = [f for f in findings if f.kind is Kind.LOOP_NOT_CLOSED]
+    assert finding.severity is Severity.WARNING
+    assert "closing" in finding.summary and "out of its reach" in finding.cause
+    assert "loop_tolerance" in finding.fix
+    assert finding.details["residuals"] == "closing: 0.929, 0"
+    assert not [f for f in findings if f.kind is Kind.DIAGNOSTICS]
+
+
 def never_received_status(joints: list[str], frames: list[str]) -> DiagnosticRecord:
     """The node's /diagnostics status while ``joints`` are never received (its WARN, in the
     health report's words and keys)."""

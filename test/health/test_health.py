@@ -28,6 +28,7 @@ from joint_tf_publisher.health.model import (
     JointStateHealth,
     Key,
     Level,
+    LoopFacts,
     RemoteFacts,
     never_received_joints,
 )
@@ -424,6 +425,10 @@ def test_every_key_holds_its_documented_value() -> None:
     rig.health.callback_failed("joint_states: KeyError")
     rig.health.callback_failed("joint_states: KeyError")
     rig.health.unknown_parameters = (2, ("attachments", "publish_frequncy"))
+    since_ns = rig.steady_ns - 2 * S
+    rig.health.loops = LoopFacts(
+        ("rod", "closing"), np.array([1e-16, 0.25]), np.array([0.0, 0.5]), {"closing": since_ns}
+    )
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
     below_6 = {"link_6"}
@@ -462,6 +467,8 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.UNDECODABLE: "sensor_msgs/JointState (2x)",
             Key.CALLBACK_FAILURES: "joint_states: KeyError (2x)",
             Key.UNKNOWN_PARAMETERS: "2, attachments, publish_frequncy",
+            Key.LOOPS: "rod: 1e-16, 0, closing: 0.25, 0.5",
+            Key.LOOPS_NOT_CLOSED: "closing",
         }
     )
     assert report.level == Level.ERROR
@@ -469,7 +476,11 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 10 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 11 + [Level.ERROR]
+    assert any(
+        condition.message.startswith("loop joint 'closing' not closed for 2.0 s: its frames stay")
+        for condition in report.conditions
+    )
 
 
 def test_values_hold_every_name_where_the_message_stops_after_ten() -> None:

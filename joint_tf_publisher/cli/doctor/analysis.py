@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from ...health.model import Level, never_received_joints
+from ...health.model import Key, Level, never_received_joints
 from ...health.wording import CLOCK_DOMAIN_GAP_S
 from ...node_core.parameters import Settings
 from ...stamps import NS_PER_S
@@ -254,6 +254,9 @@ def diagnostics_findings(observation: Observation) -> list[Finding]:
             continue
         severity = Severity.ERROR if status.level == Level.ERROR else Severity.WARNING
         values = {key: value for key, value in status.values}
+        if values.get(Key.LOOPS_NOT_CLOSED):
+            findings.append(loop_finding(status.name, status.message, values))
+            continue
         shown = "; ".join(f"{key}: {value}" for key, value in status.values)
         findings.append(
             Finding(
@@ -279,6 +282,26 @@ def diagnostics_findings(observation: Observation) -> list[Finding]:
             )
         )
     return findings
+
+
+def loop_finding(name: str, message: str, values: dict[str, str]) -> Finding:
+    """A state publisher's closed loop that does not close (its health report's WARN)."""
+    joints = values[Key.LOOPS_NOT_CLOSED]
+    return Finding(
+        Severity.WARNING,
+        Kind.LOOP_NOT_CLOSED,
+        f"closed loop(s) not closed on {name!r}: {joints} ({message})",
+        "the joint values given put the linkage out of its reach or through a singularity, "
+        "or the given joints over-determine the loop and disagree with the description "
+        "(encoder offsets, units, calibration, a description that does not match the robot): "
+        "the node keeps the loop's passive joints at their last closed values (or the "
+        "least-squares fit), so those links stop following the given ones",
+        "compare the loop's given joint states with the description (`joint-tf-publisher "
+        "check` lists each loop's joints and which are passive); give fewer of a loop's "
+        "joints and let the node solve the rest; where the description's own rounding is the "
+        "gap, raise the node's loop_tolerance (docs/loops.md, 'Solving')",
+        {"name": name, "loop_joints": joints, "residuals": values.get(Key.LOOPS, "")},
+    )
 
 
 def fold_never_received(

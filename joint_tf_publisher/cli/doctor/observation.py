@@ -50,6 +50,7 @@ class Kind(enum.Enum):
     SPLIT_TREE = "split_tree"
     LAGGING_FRAMES = "lagging_frames"
     DIAGNOSTICS = "diagnostics"
+    LOOP_NOT_CLOSED = "loop_not_closed"
     NO_DESCRIPTION = "no_description"
     REMOVED_FRAMES = "removed_frames"
     # Recordings (``doctor --bag``: ``recording``).

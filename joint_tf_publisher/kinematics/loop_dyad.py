@@ -1,0 +1,109 @@
+"""A closed form for the commonest loop: a planar dyad (a four-bar's coupler and rocker).
+
+One revolute (or continuous) loop joint whose loop has exactly two passive joints, both
+revolute, one on each side, their axes and the loop joint's parallel: the loop point turns on
+a circle about each passive joint's axis, and the loop closes where the two circles meet
+(Freudenstein's four-bar, whatever drives it). Of the two meeting points, the one nearest the
+warm start's loop points is taken (the branch rule of ``loop_solver``). No iteration: one FK,
+then some 40 float operations in Python (numpy's per-call cost would be most of it).
+
+``Dyad.solve`` returns None where the form does not apply at these values (axes no longer
+parallel, circles that do not meet): the general solver takes over. Metres and radians.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..arrays import Array
+
+#: Axes closer to parallel than this (the sine of their angle) count as parallel.
+PARALLEL = 1e-9
+
+
+@dataclass(frozen=True)
+class Dyad:
+    """The dyad of one set of passive joints: for each side, the passive joint's slot, the
+    link its motion carries (its child) and the inverse of its child offset, and its axis in
+    its joint frame; ``link1``/``link2`` and ``T_link1_joint``/``T_link2_joint`` place the loop
+    joint's frames; ``axis`` is the loop joint's axis in its frame."""
+
+    slots: tuple[int, int]
+    children: tuple[int, int]
+    inverse_offsets: tuple[Array, Array]
+    joint_axes: tuple[Array, Array]
+    links: tuple[int, int]
+    T_link_joint: tuple[Array, Array]
+    axis: Array
+
+    def solve(self, values: Array, poses: Array) -> tuple[float, float] | None:
+        """Move ``values``' two passive slots (in place) so that the loop closes, from link
+        ``poses`` at ``values``; the position (m) and angle (rad) errors the form leaves
+        (the loop points' offset along the axes, the loop axes' angle), or None where it does
+        not apply (``values`` untouched)."""
+        frame1 = poses[self.children[0]] @ self.inverse_offsets[0]
+        frame2 = poses[self.children[1]] @ self.inverse_offsets[1]
+        loop1 = poses[self.links[0]] @ self.T_link_joint[0]
+        loop2 = poses[self.links[1]] @ self.T_link_joint[1]
+        n1 = (frame1[:3, :3] @ self.joint_axes[0]).tolist()
+        n2 = (frame2[:3, :3] @ self.joint_axes[1]).tolist()
+        l1 = (loop1[:3, :3] @ self.axis).tolist()
+        l2 = (loop2[:3, :3] @ self.axis).tolist()
+        if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
+            return None
+        a, b = frame1[:3, 3].tolist(), frame2[:3, 3].tolist()
+        p1, p2 = loop1[:3, 3].tolist(), loop2[:3, 3].tolist()
+        # A right-handed basis (u, w, n) of the plane the loop points turn in.
+        u = _unit(_cross(n1, [1.0, 0.0, 0.0] if abs(n1[0]) < 0.9 else [0.0, 1.0, 0.0]))
+        w = _cross(n1, u)
+        a2, b2 = (_dot(a, u), _dot(a, w)), (_dot(b, u), _dot(b, w))
+        q1, q2 = (_dot(p1, u), _dot(p1, w)), (_dot(p2, u), _dot(p2, w))
+        r1 = math.dist(q1, a2)
+        r2 = math.dist(q2, b2)
+        d = math.dist(a2, b2)
+        if d < 1e-12 or d > r1 + r2 or d < abs(r1 - r2):
+            return None
+        along = (r1 * r1 - r2 * r2 + d * d) / (2.0 * d)
+        height = math.sqrt(max(r1 * r1 - along * along, 0.0))
+        e = ((b2[0] - a2[0]) / d, (b2[1] - a2[1]) / d)
+        foot = (a2[0] + along * e[0], a2[1] + along * e[1])
+        meets = [(foot[0] - s * height * e[1], foot[1] + s * height * e[0]) for s in (1.0, -1.0)]
+        middle = ((q1[0] + q2[0]) / 2.0, (q1[1] + q2[1]) / 2.0)
+        point = min(meets, key=lambda m: math.dist(m, middle))
+        turn1 = _turn(a2, q1, point)
+        turn2 = _turn(b2, q2, point) * (1.0 if _dot(n1, n2) > 0.0 else -1.0)
+        values[self.slots[0]] += turn1
+        values[self.slots[1]] += turn2
+        offset = abs(_dot(p1, n1) - _dot(p2, n1))
+        angle = math.asin(min(_sine(l1, l2), 1.0))
+        return offset, angle
+
+
+def _dot(a: list[float] | tuple[float, ...], b: list[float] | tuple[float, ...]) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _cross(a: list[float], b: list[float]) -> list[float]:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _unit(a: list[float]) -> list[float]:
+    norm = math.sqrt(_dot(a, a))
+    return [a[0] / norm, a[1] / norm, a[2] / norm]
+
+
+def _sine(a: list[float], b: list[float]) -> float:
+    """The sine of the angle between unit vectors ``a`` and ``b``."""
+    c = _cross(a, b)
+    return math.sqrt(_dot(c, c))
+
+
+def _turn(
+    centre: tuple[float, float], start: tuple[float, float], end: tuple[float, float]
+) -> float:
+    """The angle (rad, counter-clockwise in the plane) from ``start`` to ``end`` about
+    ``centre``."""
+    x1, y1 = start[0] - centre[0], start[1] - centre[1]
+    x2, y2 = end[0] - centre[0], end[1] - centre[1]
+    return math.atan2(x1 * y2 - y1 * x2, x1 * x2 + y1 * y2)

@@ -1,0 +1,616 @@
+"""Closing kinematic loops: the passive joints solved so that every loop joint closes.
+
+A loop joint (``model.loops.LoopJoint``) joins two links the tree already connects; the tree
+joints between them (the loop's cycle) and the loop joint's own motion make the loop. Tree
+joints of a cycle that no source gives are *passive*: ``LoopSolver.solve`` finds their values;
+given joints (a value received or written in a cfg, mimic followers of given leaders) are held
+exactly. The residual of each loop joint compares its two frames, each carried by its link's
+pose (root frame, metres and radians):
+
+- position (3 rows): frame origin on link1's side minus link2's (prismatic: the part normal to
+  the axis only, so the joint may slide);
+- orientation (3 rows, fixed and prismatic): vee of the skew part of R1 R2^T (the rotation
+  vector at small angles);
+- axis (3 rows, revolute and continuous): axis on link1's side cross axis on link2's side.
+
+Ball joints have the position rows only. The solver is Levenberg-Marquardt over the passive
+values with the analytic Jacobian: each passive revolute joint's twist (world axis w through
+point o: angular velocity w, point velocity w x (p - o)) and each prismatic joint's (velocity
+w), from the same FK that places the links. It runs until the residual stops falling (near
+machine precision where the loop can close, not stopping at the tolerance); the tolerance only
+decides what is reported as not closed. Passive values stay inside their limits (each step is
+projected onto them), so where a closing solution inside the limits exists near the start, the
+solver finds it.
+
+Supported passive joints: revolute, continuous, prismatic (and their mimic followers, whose
+leader then is the passive value). Other tree joints on a cycle (ball, planar, floating ...)
+are held at their value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
+from ..errors import LoopNotClosedError
+from ..model.clamp_mode import ClampMode
+from ..model.loops import LoopJoint, LoopJointType
+from .fk import SingleFk
+from .layout import Layout, follower_levels
+from .loop_dyad import Dyad
+
+#: Loop types whose frames must share their axis line (origins and axis).
+_AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
+#: Loop types whose frames must share their orientation.
+_ORIENTATION_TYPES = (LoopJointType.FIXED, LoopJointType.PRISMATIC)
+#: Tree joint types the solver moves as passive joints: rotation about or travel along an axis.
+_REVOLUTE_TREE_TYPES = ("revolute", "continuous")
+_PRISMATIC_TREE_TYPES = ("prismatic",)
+
+#: Largest step of the given values between two solves of a stateless call (rad or m): a
+#: stateless solve walks from the drawing to the given values in steps this size at most, so
+#: it stays on the drawing's branch.
+CONTINUATION_STEP = 0.25
+#: Levenberg-Marquardt iterations per solve, at most.
+MAX_ITERATIONS = 60
+#: For cross products: each component's next and the one after (cyclically).
+_NEXT = np.array([1, 2, 0], dtype=np.intp)
+_AFTER = np.array([2, 0, 1], dtype=np.intp)
+#: Squared residual (m^2 + rad^2) below which a solve stops: machine precision for a loop of
+#: metres.
+_CONVERGED_COST = 1e-30
+#: Below this squared residual (a residual of 1e-13) a solve ends: round-off, not the loop,
+#: is what remains.
+_ROUND_OFF_COST = 1e-26
+#: A kept step that lowers the squared residual by less than this fraction of it ends a
+#: solve whose residual stays (the least-squares minimum of a loop that cannot close).
+_STALLED = 1e-6
+#: The squared residual (a residual of 1e-6) at which a continuation step on the way to the
+#: given values ends (``solve_from_drawing``).
+_ON_THE_WAY_COST = 1e-12
+
+
+@dataclass(frozen=True)
+class LoopTolerance:
+    """How far apart a loop joint's frames may stay and still count as closed."""
+
+    position_m: float = 1e-6
+    angle_rad: float = 1e-6
+
+
+@dataclass(frozen=True)
+class LoopSolution:
+    """One solve: the variable vector (V,) with the passive values solved, and per loop joint
+    (``LoopSolver.loop_joints`` order) how far apart its frames stay (m, rad) and whether that
+    is within the tolerance. ``over_determined``: the given joints leave the passive ones fewer
+    degrees of freedom than the loops constrain (the values are the least-squares fit)."""
+
+    values: Array
+    position_error_m: Array
+    angle_error_rad: Array
+    closed: BoolArray
+    over_determined: bool
+    iterations: int
+
+    @property
+    def all_closed(self) -> bool:
+        """True when every loop joint closes within the tolerance."""
+        return bool(self.closed.all())
+
+
+class _Frames(NamedTuple):
+    """Each loop joint's frame (K, 4, 4) on link1's and link2's side (root frame), and its
+    axis (K, 3) there."""
+
+    frame1: Array
+    frame2: Array
+    axis1: Array
+    axis2: Array
+
+
+@dataclass(frozen=True)
+class _PassivePlan:
+    """The passive variables of one set of given slots: (P,) slots, their limits, (2K, P, C)
+    the map from cycle-joint twists to each loop's link1 and link2 sides, and whether the loops
+    are over-determined."""
+
+    slots: IndexArray
+    lower: Array
+    upper: Array
+    sides: Array
+    over_determined: bool
+    #: (n,) the moving joints the passive values move (cycle joints, followers included).
+    joints: IndexArray
+    #: The closed form of these passive joints where they are a planar dyad (``loop_dyad``).
+    dyad: Dyad | None = None
+
+
+def _cross(a: Array, b: Array) -> Array:
+    """Cross products along the last axis (numpy's ``np.cross`` costs ~10 us a call)."""
+    last = a.ndim - 1
+    product: Array = a.take(_NEXT, last) * b.take(_AFTER, last)
+    product -= a.take(_AFTER, last) * b.take(_NEXT, last)
+    return product
+
+
+def _tree_path(layout: Layout, link: str) -> list[str]:
+    """Names of the tree joints from the root down to ``link``."""
+    parent_joint = {joint.child: joint for joint in layout.robot.joints.values()}
+    path: list[str] = []
+    while link in parent_joint:
+        joint = parent_joint[link]
+        path.append(joint.name)
+        link = joint.parent
+    return path[::-1]
+
+
+class LoopSolver:
+    """Solves the passive joints of one robot's loops (module docstring).
+
+    Built once per robot from its ``Layout`` and ``SingleFk``; ``solve`` (warm start from the
+    values given) and ``solve_from_drawing`` (stateless: from the description's drawing).
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        single_fk: SingleFk,
+        loop_joints: tuple[LoopJoint, ...],
+        tolerance: LoopTolerance | None = None,
+    ) -> None:
+        self.layout = layout
+        self.single_fk = single_fk
+        self.loop_joints = loop_joints
+        self.tolerance = tolerance or LoopTolerance()
+        link_index = {name: k for k, name in enumerate(layout.link_names)}
+        links1 = [link_index[j.link1] for j in loop_joints]
+        links2 = [link_index[j.link2] for j in loop_joints]
+        count = len(loop_joints)
+        #: (2K,) link1 of each loop joint, then link2; (2K, 4, 4) the joint frame in each.
+        self._links = np.array(links1 + links2, dtype=np.intp)
+        self._T_link_joint = np.array(
+            [j.link1_to_joint for j in loop_joints] + [j.link2_to_joint for j in loop_joints]
+        ).reshape(2 * count, 4, 4)
+        axes = np.array([np.asarray(j.axis, dtype=np.float64) for j in loop_joints]).reshape(
+            count, 3
+        )
+        self._axes = np.concatenate((axes, axes))[..., None]  # (2K, 3, 1)
+        self._is_prismatic = np.array(
+            [j.type is LoopJointType.PRISMATIC for j in loop_joints], dtype=np.float64
+        )
+        self._any_prismatic = bool(self._is_prismatic.any())
+        orientation = np.array([float(j.type in _ORIENTATION_TYPES) for j in loop_joints])
+        uses_axis = np.array([float(j.type in _AXIS_TYPES) for j in loop_joints])
+        #: Per loop joint, 1 where its type has the orientation (axis) rows, else 0; None
+        #: where no loop joint has them (the rows are left out).
+        self._orientation_weight = orientation[:, None] if orientation.any() else None
+        self._axis_weight = uses_axis[:, None] if uses_axis.any() else None
+        self._uses_axis = uses_axis > 0
+        self._has_angle = np.maximum(orientation, uses_axis)
+        self._compile_cycles()
+        self.plan = bounded_cache(self._make_plan)
+        self._levels = follower_levels(layout.followers)
+
+    # -- structure -------------------------------------------------------------------------
+
+    def _compile_cycles(self) -> None:
+        """The moving tree joints on each loop's cycle: which side, their twists' sources, and
+        the passive variable (root mimic leader's slot, multiplier) each moves with."""
+        layout = self.layout
+        sides: dict[int, dict[int, float]] = {}
+        for k, joint in enumerate(self.loop_joints):
+            path1 = _tree_path(layout, joint.link1)
+            path2 = _tree_path(layout, joint.link2)
+            common = 0
+            while common < min(len(path1), len(path2)) and path1[common] == path2[common]:
+                common += 1
+            for name, sign in [(n, 1.0) for n in path1[common:]] + [
+                (n, -1.0) for n in path2[common:]
+            ]:
+                index = layout.moving_index.get(name)
+                if index is None:
+                    continue  # a fixed joint
+                if layout.moving_joints[index].joint_type in (
+                    _REVOLUTE_TREE_TYPES + _PRISMATIC_TREE_TYPES
+                ):
+                    sides.setdefault(index, {})[k] = sign
+        cycle = sorted(sides)
+        self._cycle_joints = np.array(cycle, dtype=np.intp)
+        link_index = {name: k for k, name in enumerate(layout.link_names)}
+        joints = [layout.moving_joints[i] for i in cycle]
+        self._cycle_child = np.array([link_index[j.child] for j in joints], dtype=np.intp)
+        self._cycle_inverse_offset = np.array(
+            [np.linalg.inv(j.child_offset) for j in joints]
+        ).reshape(len(joints), 4, 4)
+        self._cycle_axis = np.array([j.axis for j in joints]).reshape(len(joints), 3, 1)
+        self._cycle_revolute = np.array(
+            [[j.joint_type in _REVOLUTE_TREE_TYPES] for j in joints], dtype=bool
+        ).reshape(len(joints), 1)
+        signs = np.zeros((len(self.loop_joints), len(cycle)))
+        for c, index in enumerate(cycle):
+            for k, value in sides[index].items():
+                signs[k, c] = value
+        #: (K, C) +1 where a cycle joint moves link1's side of loop joint k, -1 link2's.
+        self._sign: Array = signs
+        # Each cycle joint's root leader slot and the multiplier from that leader to it.
+        follower_of = {f.joint: f for f in layout.followers}
+        roots: list[int] = []
+        multipliers: list[float] = []
+        for index in cycle:
+            multiplier = 1.0
+            while index in follower_of:
+                multiplier *= follower_of[index].multiplier
+                index = follower_of[index].leader
+            roots.append(int(layout.slot[index]))
+            multipliers.append(multiplier)
+        self._cycle_root = np.array(roots, dtype=np.intp)
+        self._cycle_multiplier = np.array(multipliers)
+        #: Variable slots that can be passive (the root leaders of the cycles' joints).
+        self.candidate_slots: IndexArray = np.array(sorted(set(roots)), dtype=np.intp)
+
+    def passive_slots(self, given: BoolArray) -> IndexArray:
+        """The passive variable slots when ``given`` (V,) marks the slots a source gives."""
+        slots: IndexArray = self.candidate_slots[~given[self.candidate_slots]]
+        return slots
+
+    def passive_joints(self, given: BoolArray) -> IndexArray:
+        """The moving joints (sorted) the passive values move when ``given`` (V,) marks the
+        slots a source gives."""
+        joints: IndexArray = self.plan_for(given).joints
+        return joints
+
+    def _map(self, slots: IndexArray) -> Array:
+        """(2K, P, C) maps from cycle-joint twists to each loop's link1 frames (rows 0..K-1)
+        and link2 frames (K..2K-1)."""
+        column = {int(s): p for p, s in enumerate(slots.tolist())}
+        to_variable = np.zeros((len(self._cycle_root), len(slots)))
+        for c, root in enumerate(self._cycle_root.tolist()):
+            if root in column:
+                to_variable[c, column[root]] = self._cycle_multiplier[c]
+        side1 = (self._sign > 0)[:, :, None] * to_variable[None]  # (K, C, P)
+        side2 = (self._sign < 0)[:, :, None] * to_variable[None]
+        sides: Array = np.concatenate((side1, side2)).transpose(0, 2, 1).copy()
+        return sides
+
+    def _make_plan(self, passive: bytes) -> _PassivePlan:
+        """The ``_PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
+        slots = np.frombuffer(passive, dtype=np.intp).copy()
+        lower, upper = self.layout.ranges[ClampMode.HARD]
+        sides = self._map(slots)
+        return _PassivePlan(
+            slots=slots,
+            lower=lower[slots].copy(),
+            upper=upper[slots].copy(),
+            sides=sides,
+            over_determined=self._over_determined(sides),
+            joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
+            dyad=self._dyad(slots, lower[slots], upper[slots]),
+        )
+
+    def _dyad(self, slots: IndexArray, lower: Array, upper: Array) -> Dyad | None:
+        """The closed form of ``slots`` (``loop_dyad``) where they are a planar dyad: one
+        revolute loop joint, two passive revolute joints without limits, one a side, moved by
+        no follower; None otherwise (whether the axes are parallel is checked per solve)."""
+        if (
+            len(self.loop_joints) != 1
+            or self.loop_joints[0].type not in _AXIS_TYPES
+            or slots.size != 2
+            or np.isfinite(lower).any()
+            or np.isfinite(upper).any()
+        ):
+            return None
+        columns = []
+        for slot in slots.tolist():
+            moved = np.flatnonzero(self._cycle_root == slot)
+            if moved.size != 1 or self._cycle_multiplier[moved[0]] != 1.0:
+                return None
+            columns.append(int(moved[0]))
+        if not self._cycle_revolute[columns].all():
+            return None
+        signs = self._sign[0, columns].tolist()
+        if sorted(signs) != [-1.0, 1.0]:
+            return None
+        order = [0, 1] if signs[0] > 0 else [1, 0]  # link1's side first
+        first, second = (columns[k] for k in order)
+        return Dyad(
+            slots=(int(slots[order[0]]), int(slots[order[1]])),
+            children=(int(self._cycle_child[first]), int(self._cycle_child[second])),
+            inverse_offsets=(
+                self._cycle_inverse_offset[first],
+                self._cycle_inverse_offset[second],
+            ),
+            joint_axes=(self._cycle_axis[first, :, 0], self._cycle_axis[second, :, 0]),
+            links=(int(self._links[0]), int(self._links[1])),
+            T_link_joint=(self._T_link_joint[0], self._T_link_joint[1]),
+            axis=self._axes[0, :, 0],
+        )
+
+    def _over_determined(self, sides: Array) -> bool:
+        """True when the passive joints' Jacobian has a lower rank than every cycle joint's,
+        at the drawing moved a little (a generic configuration: not a singular one)."""
+        values = self.layout.zero_values.copy()
+        generator = np.random.default_rng(45)
+        values[self.candidate_slots] += generator.uniform(-0.1, 0.1, self.candidate_slots.size)
+        self._resolve(values)
+        poses = self.single_fk.link_poses(values)
+        frames = self._frames(poses)
+        full = self._jacobian(poses, frames, self._map(self.candidate_slots))
+        passive = self._jacobian(poses, frames, sides)
+        return bool(_rank(passive) < _rank(full))
+
+    # -- one solve -------------------------------------------------------------------------
+
+    def _resolve(self, values: Array) -> None:
+        """Set the mimic followers of ``values`` (V,) from their leaders, in place."""
+        for level in self._levels:
+            values[level.slots] = level.multipliers * values[level.leader_slots] + level.offsets
+
+    def _frames(self, poses: Array) -> _Frames:
+        """Each loop joint's frame on link1's side and on link2's, and its axis there."""
+        frames = np.matmul(poses.take(self._links, 0), self._T_link_joint)
+        axes = np.matmul(frames[:, :3, :3], self._axes)[..., 0]
+        count = len(self.loop_joints)
+        return _Frames(frames[:count], frames[count:], axes[:count], axes[count:])
+
+    def _residual(self, poses: Array) -> tuple[Array, _Frames]:
+        """(K, 3 B) residual rows of each loop joint (module docstring: the blocks its types
+        need), unused rows zero; and the frames they came from."""
+        frames = self._frames(poses)
+        frame1, frame2, axis1 = frames.frame1, frames.frame2, frames.axis1
+        offset = frame1[:, :3, 3] - frame2[:, :3, 3]
+        if self._any_prismatic:
+            along = np.sum(axis1 * offset, axis=1) * self._is_prismatic
+            offset = offset - along[:, None] * axis1
+        blocks = [offset]
+        if self._orientation_weight is not None:
+            relative = np.matmul(frame1[:, :3, :3], frame2[:, :3, :3].transpose(0, 2, 1))
+            skew = relative - relative.transpose(0, 2, 1)
+            orientation = 0.5 * skew.reshape(-1, 9)[:, [7, 2, 3]]
+            blocks.append(orientation * self._orientation_weight)
+        if self._axis_weight is not None:
+            blocks.append(_cross(axis1, frames.axis2) * self._axis_weight)
+        rows: Array = np.concatenate(blocks, axis=1) if len(blocks) > 1 else offset
+        return rows, frames
+
+    def _jacobian(self, poses: Array, frames: _Frames, sides: Array) -> Array:
+        """(K 3 B, P) derivative of the residual rows by the passive values, from the cycle
+        joints' twists (``sides``: (2K, P, C), link1's side then link2's)."""
+        joint_frames = np.matmul(poses.take(self._cycle_child, 0), self._cycle_inverse_offset)
+        axes = np.matmul(joint_frames[:, :3, :3], self._cycle_axis)[..., 0]  # (C, 3)
+        revolute = self._cycle_revolute
+        twists = np.empty((axes.shape[0], 6))
+        twists[:, :3] = axes * revolute
+        # Velocity of the point at the origin: -w x o (revolute), w (prismatic).
+        twists[:, 3:] = np.where(revolute, _cross(joint_frames[:, :3, 3], axes), axes)
+        moved = np.matmul(sides, twists)  # (2K, P, 6)
+        count = len(self.loop_joints)
+        angular1, angular2 = moved[:count, :, :3], moved[count:, :, :3]
+        points = np.concatenate((frames.frame1[:, :3, 3], frames.frame2[:, :3, 3]))
+        velocity = moved[:, :, 3:] + _cross(moved[:, :, :3], points[:, None])
+        d_offset = velocity[:count] - velocity[count:]  # (K, P, 3)
+        axis1 = frames.axis1[:, None]
+        blocks = []
+        if self._any_prismatic:
+            offset = (frames.frame1[:, :3, 3] - frames.frame2[:, :3, 3])[:, None]
+            d_axis1 = _cross(angular1, axis1)
+            # d/dq of (I - a a^T) d = (I - a a^T) d' - (a' a^T + a a'^T) d.
+            normal = (
+                d_offset
+                - np.sum(axis1 * d_offset, axis=-1, keepdims=True) * axis1
+                - np.sum(axis1 * offset, axis=-1, keepdims=True) * d_axis1
+                - np.sum(d_axis1 * offset, axis=-1, keepdims=True) * axis1
+            )
+            blocks.append(np.where(self._is_prismatic[:, None, None], normal, d_offset))
+        else:
+            blocks.append(d_offset)
+        if self._orientation_weight is not None:
+            blocks.append((angular1 - angular2) * self._orientation_weight[:, None])
+        if self._axis_weight is not None:
+            axis2 = frames.axis2[:, None]
+            d_axes = _cross(_cross(angular1, axis1), axis2) + _cross(axis1, _cross(angular2, axis2))
+            blocks.append(d_axes * self._axis_weight[:, None])
+        rows = np.concatenate(blocks, axis=-1) if len(blocks) > 1 else blocks[0]  # (K, P, 3B)
+        passive, width = rows.shape[1], rows.shape[2]
+        jacobian: Array = rows.transpose(0, 2, 1).reshape(count * width, passive)
+        return jacobian
+
+    def errors(self, poses: Array) -> tuple[Array, Array]:
+        """(K,) position (m) and angle (rad) errors of each loop joint at link ``poses``: the
+        angle between the axes (revolute, continuous) or the frames (fixed, prismatic)."""
+        return self._errors(*self._residual(poses))
+
+    def _errors(self, rows: Array, frames: _Frames) -> tuple[Array, Array]:
+        """``errors`` from the residual ``rows`` and the ``frames`` they came from."""
+        position = np.sqrt(np.sum(rows[:, :3] ** 2, axis=1))
+        if not self._has_angle.any():
+            return position, np.zeros_like(position)
+        rotation1, rotation2 = frames.frame1[:, :3, :3], frames.frame2[:, :3, :3]
+        # sin: the rows' norm; cos: the axes' dot product, or (trace(R1 R2^T) - 1) / 2.
+        sines = np.sqrt(np.sum(rows[:, 3:] ** 2, axis=1))
+        trace = np.sum(rotation1 * rotation2, axis=(1, 2))
+        cosines = np.where(
+            self._uses_axis, np.sum(frames.axis1 * frames.axis2, axis=1), 0.5 * (trace - 1.0)
+        )
+        angle: Array = np.arctan2(sines, cosines) * self._has_angle
+        return position, angle
+
+    def plan_for(self, given: BoolArray) -> _PassivePlan:
+        """The passive joints' plan (cached) when ``given`` (V,) marks the slots given."""
+        return self.plan(self.passive_slots(given).tobytes())
+
+    def solve(
+        self,
+        values: Array,
+        given: BoolArray,
+        max_iterations: int = MAX_ITERATIONS,
+        plan: _PassivePlan | None = None,
+    ) -> LoopSolution:
+        """The passive values that close the loops, starting from ``values`` (V,) (the warm
+        start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``
+        (``plan``: ``plan_for(given)``, if the caller has it). ``values`` is not changed."""
+        if plan is None:
+            plan = self.plan_for(given)
+        solved = values.copy()
+        if plan.dyad is not None:
+            errors = plan.dyad.solve(solved, self.single_fk.link_poses(solved))
+            if errors is not None:
+                return self._closed_form(solved, plan, *errors)
+        iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
+        return self._solution(solved, plan, iterations, last)
+
+    def solve_from_drawing(self, values: Array, given: BoolArray) -> LoopSolution:
+        """As ``solve`` starting from the description's drawing (passive values at zero, or
+        their mimic offsets): the given values walk there from the drawing in steps of at most
+        ``CONTINUATION_STEP``, so the result is on the drawing's branch. Raises
+        ``LoopNotClosedError`` where the loops cannot close (not over-determined ones, whose
+        least-squares fit is returned)."""
+        plan = self.plan(self.passive_slots(given).tobytes())
+        drawing = self.layout.zero_values
+        target = values.copy()
+        moving = self.candidate_slots[given[self.candidate_slots]]
+        distance = float(np.max(np.abs(target[moving] - drawing[moving]), initial=0.0))
+        steps = max(1, math.ceil(distance / CONTINUATION_STEP))
+        solved = target.copy()
+        solved[plan.slots] = drawing[plan.slots]
+        iterations = 0
+        last = None
+        for step in range(1, steps + 1):
+            fraction = step / steps
+            solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
+            self._resolve(solved)
+            # On the way, near is enough (the next step starts there); the last one is exact.
+            goal = _ROUND_OFF_COST if step == steps else _ON_THE_WAY_COST
+            done, last = self._minimise(solved, plan, goal)
+            iterations += done
+        solution = self._solution(solved, plan, iterations, last)
+        if not solution.all_closed and not solution.over_determined:
+            raise self.not_closed_error(solution)
+        return solution
+
+    def _closed_form(
+        self, values: Array, plan: _PassivePlan, position_m: float, angle_rad: float
+    ) -> LoopSolution:
+        """The solution a closed form gave (no iteration), with the errors it leaves."""
+        tolerance = self.tolerance
+        closed = np.array([position_m <= tolerance.position_m and angle_rad <= tolerance.angle_rad])
+        return LoopSolution(
+            values, np.array([position_m]), np.array([angle_rad]), closed, plan.over_determined, 0
+        )
+
+    def not_closed_error(self, solution: LoopSolution) -> LoopNotClosedError:
+        """The typed error naming the loop joint of ``solution`` that stays apart the most."""
+        tolerance = self.tolerance
+        scaled = np.maximum(
+            solution.position_error_m / tolerance.position_m,
+            solution.angle_error_rad / tolerance.angle_rad,
+        )
+        worst = int(np.argmax(scaled))
+        joint = self.loop_joints[worst]
+        return LoopNotClosedError(
+            joint.name,
+            joint.where,
+            float(solution.position_error_m[worst]),
+            float(solution.angle_error_rad[worst]),
+        )
+
+    def _solution(
+        self,
+        values: Array,
+        plan: _PassivePlan,
+        iterations: int,
+        last: tuple[Array, _Frames] | None,
+    ) -> LoopSolution:
+        """The solution at ``values`` (``last``: the residual rows and frames there, None:
+        computed here)."""
+        if last is None:
+            position, angle = self.errors(self.single_fk.link_poses(values))
+        else:
+            position, angle = self._errors(*last)
+        closed = (position <= self.tolerance.position_m) & (angle <= self.tolerance.angle_rad)
+        return LoopSolution(values, position, angle, closed, plan.over_determined, iterations)
+
+    def _minimise(
+        self,
+        values: Array,
+        plan: _PassivePlan,
+        goal: float = _ROUND_OFF_COST,
+        max_iterations: int = MAX_ITERATIONS,
+    ) -> tuple[int, tuple[Array, _Frames] | None]:
+        """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run and
+        the link poses at the result (None: no passive slot, not computed).
+
+        Each step solves (J^T J + damping I) step = -J^T r, projected onto the limits; it is
+        kept if the squared residual falls (damping / 10), else the damping grows x10. A kept
+        step that cut the residual a hundredfold keeps its Jacobian for the next step (near
+        the solution J hardly changes; Newton's rate holds), else J is computed anew. Stops
+        when the squared residual is below ``goal`` (round-off by default), when a step
+        lowers it by less than ``_STALLED`` of it (a least-squares minimum), when no step makes
+        it fall any more, or after ``max_iterations``.
+        """
+        slots = plan.slots
+        if slots.size == 0:
+            return 0, None
+        fk = self.single_fk.link_poses
+        poses = fk(values)
+        rows, frames = self._residual(poses)
+        residual = rows.reshape(-1)
+        cost = float(residual @ residual)
+        damping = 1e-9
+        identity = np.eye(slots.size)
+        jacobian: Array | None = None
+        normal = identity
+        reused = False  # the Jacobian is one of an earlier point
+        trial = values.copy()
+        iterations = 0
+        while iterations < max_iterations and cost > _CONVERGED_COST:
+            iterations += 1
+            if jacobian is None:
+                jacobian = self._jacobian(poses, frames, plan.sides)
+                normal = jacobian.T @ jacobian
+                reused = False
+            step = np.linalg.solve(normal + damping * identity, jacobian.T @ residual)
+            trial[:] = values
+            trial[slots] = np.clip(values[slots] - step, plan.lower, plan.upper)
+            self._resolve(trial)
+            trial_poses = fk(trial)
+            trial_rows, trial_frames = self._residual(trial_poses)
+            trial_residual = trial_rows.reshape(-1)
+            trial_cost = float(trial_residual @ trial_residual)
+            if trial_cost < cost:
+                moved = float(np.max(np.abs(trial[slots] - values[slots])))
+                values[:] = trial
+                poses, residual, frames = trial_poses, trial_residual, trial_frames
+                improvement = cost - trial_cost
+                if trial_cost > 1e-4 * cost:
+                    jacobian = None
+                reused = True
+                cost = trial_cost
+                damping = max(damping * 0.1, 1e-15)
+                # No step left, or a least-squares fit that no longer moves (a loop that
+                # cannot close, an over-determined one): its minimum is found.
+                if moved < 1e-15 or improvement <= _STALLED * trial_cost:
+                    break
+                if trial_cost < goal:
+                    break
+            else:
+                if cost < _ROUND_OFF_COST:
+                    break
+                damping = max(damping, 1e-9) * 10.0
+                if reused:
+                    jacobian = None
+                if damping > 1e10:
+                    break
+        return iterations, (residual.reshape(rows.shape), frames)
+
+
+def _rank(matrix: Array) -> int:
+    """Numerical rank of ``matrix``: singular values above 1e-9 of the largest."""
+    if matrix.size == 0:
+        return 0
+    singular = np.linalg.svd(matrix, compute_uv=False)
+    return int(np.sum(singular > 1e-9 * max(float(singular[0]), 1e-300)))

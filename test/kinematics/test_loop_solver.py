@@ -1,0 +1,226 @@
+"""Closed loops solved (issue #45): against closed-form solutions of classic linkages."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bench.loop_models import (
+    CRANK_DRAWN,
+    FOUR_BAR,
+    RSSR,
+    SLIDER,
+    four_bar,
+    four_bar_end,
+    rssr,
+    slider_crank,
+    slider_position,
+)
+from joint_tf_publisher.errors import LoopNotClosedError
+from joint_tf_publisher.model.clamp_mode import ClampMode
+from joint_tf_publisher.model.loops import LoopJointType
+
+#: Where a loop can close, the solver gets there to about machine precision (m, rad).
+EXACT = 1e-12
+
+
+def _point(pose: np.ndarray, x: float = 0.0, y: float = 0.0) -> np.ndarray:
+    return (pose @ np.array([x, y, 0.0, 1.0]))[:3]
+
+
+@pytest.mark.parametrize("loop_type", [LoopJointType.REVOLUTE, LoopJointType.BALL])
+@pytest.mark.parametrize("crank", [0.3, 1.4, -1.0, 2.9, -3.0])
+def test_four_bar_matches_the_circle_intersection(loop_type: LoopJointType, crank: float) -> None:
+    robot = four_bar(loop_type)
+    poses = robot.link_fk({"crank_joint": crank})
+    end = four_bar_end(CRANK_DRAWN + crank)
+    assert np.allclose(_point(poses["coupler"], FOUR_BAR["b"])[:2], end, atol=EXACT)
+    assert np.allclose(_point(poses["rocker"], FOUR_BAR["c"])[:2], end, atol=EXACT)
+    # The crank is given: held exactly.
+    angle = math.atan2(poses["crank"][1, 0], poses["crank"][0, 0])
+    assert math.isclose(math.remainder(angle - CRANK_DRAWN - crank, math.tau), 0.0, abs_tol=1e-15)
+
+
+def test_four_bar_rocker_angle_by_freudenstein() -> None:
+    """Freudenstein: K1 cos(psi) - K2 cos(theta) + K3 = cos(theta - psi), K1 = d/a, K2 = d/c,
+    K3 = (a^2 - b^2 + c^2 + d^2) / (2 a c); the solved rocker angle psi satisfies it."""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    robot = four_bar()
+    for crank in np.linspace(-3.0, 3.0, 13):
+        poses = robot.link_fk({"crank_joint": float(crank)})
+        theta = CRANK_DRAWN + float(crank)
+        psi = math.atan2(poses["rocker"][1, 0], poses["rocker"][0, 0])
+        k1, k2, k3 = d / a, d / c, (a * a - b * b + c * c + d * d) / (2 * a * c)
+        assert math.isclose(
+            k1 * math.cos(psi) - k2 * math.cos(theta) + k3, math.cos(theta - psi), abs_tol=1e-11
+        )
+
+
+@pytest.mark.parametrize("crank", [0.3, 0.7, 2.0, -2.5, 3.1])
+def test_slider_crank_prismatic_passive(crank: float) -> None:
+    robot = slider_crank()
+    poses = robot.link_fk({"crank_joint": crank})
+    expected = slider_position(CRANK_DRAWN + crank)
+    assert math.isclose(poses["slider"][0, 3], expected, abs_tol=EXACT)
+    assert np.allclose(_point(poses["rod"], SLIDER["l"]), poses["slider"][:3, 3], atol=EXACT)
+
+
+@pytest.mark.parametrize("crank", [0.4, 1.0, -0.6, -1.0])
+def test_rssr_ball_end_keeps_the_rod_length(crank: float) -> None:
+    robot = rssr()
+    poses = robot.link_fk({"crank_joint": crank})
+    a, c = RSSR["a"], RSSR["c"]
+    crank_end = _point(poses["crank"], a)
+    rocker_end = _point(poses["rocker"], 0.0, c)
+    assert math.isclose(float(np.linalg.norm(rocker_end - crank_end)), RSSR["L"], abs_tol=EXACT)
+    assert np.allclose(_point(poses["rod"], RSSR["L"]), rocker_end, atol=EXACT)
+    # The rocker turns about x through its pivot: its end stays on that circle.
+    assert math.isclose(math.hypot(rocker_end[1], rocker_end[2] - RSSR["h"]), c, abs_tol=EXACT)
+    # |crank end - rocker end| = L in closed form: A cos(psi) + B sin(psi) = C.
+    d, h, length = RSSR["d"], RSSR["h"], RSSR["L"]
+    psi = math.atan2(poses["rocker"][2, 1], poses["rocker"][1, 1])
+    left = -2 * a * c * math.sin(crank) * math.cos(psi) + 2 * h * c * math.sin(psi)
+    right = length**2 - (d - a * math.cos(crank)) ** 2 - (a * math.sin(crank)) ** 2 - c * c - h * h
+    assert math.isclose(left, right, abs_tol=1e-11)
+
+
+def test_rssr_out_of_reach_raises() -> None:
+    with pytest.raises(LoopNotClosedError, match="ball_end"):
+        rssr().link_fk({"crank_joint": 2.0})
+
+
+def test_unclosable_raises_naming_the_loop_joint() -> None:
+    """The rocker of a crank-rocker swings through part of a turn: given it beyond, the loop
+    cannot close."""
+    robot = four_bar()
+    with pytest.raises(LoopNotClosedError) as caught:
+        robot.link_fk({"rocker_joint": -2.0})
+    assert caught.value.joint == "closing"
+    assert "four_bar.urdf:9" in str(caught.value)
+    assert caught.value.position_error_m > 1e-3
+    assert math.isfinite(caught.value.position_error_m)
+
+
+def test_over_determined_least_squares_with_given_held() -> None:
+    """Crank and rocker both given, a little apart from a closing pair: the coupler takes the
+    least-squares fit, the given joints stay, the residual is reported."""
+    robot = four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    closed = robot.link_fk({"crank_joint": 0.5})
+    rocker = math.atan2(closed["rocker"][1, 0], closed["rocker"][0, 0])
+    drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
+    cfg = {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
+    values = kinematics.cfg.single(cfg, ClampMode.NONE)
+    solution = solver.solve_from_drawing(values, kinematics.cfg.given_slots(cfg))
+    assert solution.over_determined
+    assert not solution.all_closed
+    assert 1e-4 < solution.position_error_m[0] < 0.05
+    lookup = kinematics.layout.variable_lookup
+    held = [lookup[name][1] for name in cfg]
+    assert np.array_equal(solution.values[held], values[held])  # given held
+    # Least squares: no coupler angle brings the two ends nearer.
+    slot = lookup["coupler_joint"][1]
+    for delta in (-1e-4, 1e-4):
+        nudged = solution.values.copy()
+        nudged[slot] += delta
+        position, _ = solver.errors(kinematics.single_fk.link_poses(nudged))
+        assert position[0] > solution.position_error_m[0]
+
+
+def test_passive_limits_are_respected() -> None:
+    """The rocker given, the crank passive with limits: where the closing crank angle lies
+    inside them it is found; where it lies beyond, the crank stays inside its limits and the
+    loop is reported as not closed (never a value outside the limits)."""
+    free = four_bar()
+    limited = four_bar(crank_limits=(-0.3, 0.3))
+    solver = limited.kinematics.loops
+    assert solver is not None
+    lookup = limited.kinematics.layout.variable_lookup
+    crank_slot = lookup["crank_joint"][1]
+    for rocker, inside in ((0.05, True), (-0.1, True), (0.2, False), (-0.3, False)):
+        unlimited = free.kinematics.loops
+        assert unlimited is not None
+        cfg = {"rocker_joint": rocker}
+        values = free.kinematics.cfg.single(cfg, ClampMode.NONE)
+        given = free.kinematics.cfg.given_slots(cfg)
+        crank = unlimited.solve_from_drawing(values, given).values[crank_slot]
+        assert bool(-0.3 <= crank <= 0.3) is inside
+        solution = solver.solve(values, given)
+        assert -0.3 <= solution.values[crank_slot] <= 0.3
+        assert solution.all_closed is inside
+        if inside:
+            assert math.isclose(solution.values[crank_slot], crank, abs_tol=1e-10)
+
+
+@pytest.mark.parametrize("loop_type", [LoopJointType.REVOLUTE, LoopJointType.BALL])
+def test_crank_turns_three_full_circles_without_jumping(loop_type: LoopJointType) -> None:
+    """Warm-started from the previous solution, the crank goes round three times; every step is
+    on the drawing's branch and no passive joint jumps. (Revolute: the closed form; ball: the
+    iterative solver.)"""
+    robot = four_bar(loop_type)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    values = kinematics.layout.zero_values.copy()
+    previous = values.copy()
+    for crank in np.linspace(0.0, 3 * math.tau, 3 * 90 + 1):
+        values[kinematics.layout.variable_lookup["crank_joint"][1]] = crank
+        solution = solver.solve(values, given)
+        assert solution.all_closed
+        assert solution.position_error_m[0] < EXACT
+        end = four_bar_end(CRANK_DRAWN + crank)
+        poses = kinematics.single_fk.link_poses(solution.values)
+        coupler = kinematics.link_names.index("coupler")
+        assert np.allclose(_point(poses[coupler], FOUR_BAR["b"])[:2], end, atol=EXACT)
+        assert np.max(np.abs(solution.values - previous)) < 0.2
+        previous = values = solution.values.copy()
+
+
+def test_a_tree_has_no_solver() -> None:
+    robot = four_bar()
+    assert robot.kinematics.loops is not None
+    from joint_tf_publisher import Robot
+    from joint_tf_publisher.model import RobotModel
+
+    tree = Robot.from_model(
+        RobotModel(robot.name, robot.links, robot.joints, robot.root, loop_joints=())
+    )
+    assert tree.kinematics.loops is None
+
+
+def test_link_fk_batch_solves_each_configuration_as_link_fk() -> None:
+    robot = slider_crank()
+    cranks = np.array([0.0, 0.7, 2.0, -2.5, 3.1])
+    batch = robot.link_fk_batch({"crank_joint": cranks})
+    for k, crank in enumerate(cranks.tolist()):
+        assert math.isclose(
+            batch["slider"][k, 0, 3], slider_position(CRANK_DRAWN + crank), abs_tol=EXACT
+        )
+    with pytest.raises(LoopNotClosedError, match="closing"):
+        four_bar().link_fk_batch({"rocker_joint": np.array([0.0, -2.0])})
+
+
+def test_the_four_bar_closed_form_agrees_with_the_iterative_solver() -> None:
+    """A four-bar's coupler and rocker are a planar dyad: solved in closed form (no
+    iteration), to what Levenberg-Marquardt finds from the same start."""
+    robot = four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    plan = solver.plan(solver.passive_slots(given).tobytes())
+    assert plan.dyad is not None
+    values = kinematics.layout.zero_values.copy()
+    for crank in (0.2, 0.4, 0.6):
+        values[kinematics.layout.variable_lookup["crank_joint"][1]] = crank
+        closed_form = solver.solve(values, given)
+        assert closed_form.iterations == 0 and closed_form.all_closed
+        iterative = values.copy()
+        solver._minimise(iterative, plan)
+        assert np.allclose(closed_form.values, iterative, atol=1e-12)
+        values = closed_form.values

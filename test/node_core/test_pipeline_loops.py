@@ -1,0 +1,132 @@
+"""The pipeline closes a robot's loops per JointState (issue #45), without DDS."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
+from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
+from joint_tf_publisher.health.reporting import Reporter, Throttle
+from joint_tf_publisher.node_core.cdr import Publication
+from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
+
+MS = 1_000_000
+T0 = 1_700_000_000 * 1_000_000_000
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(message)
+
+    warning = error = info
+
+
+class _Rig:
+    def __init__(self, **settings: object) -> None:
+        self.robot = four_bar()
+        self.steady_ns = 0
+        reporter = Reporter(_Logger(), Throttle(10.0, lambda: 0.0))
+        health = JointStateHealth(steady_ns=lambda: self.steady_ns)
+        self.pipeline = JointStatePipeline(
+            Settings(**settings),  # type: ignore[arg-type]
+            reporter,
+            lambda: T0,
+            health,
+        )
+        self.pipeline.install(LoadedModel(self.robot, ""))
+        #: child frame -> latest published pose in its parent's frame.
+        self.tree: dict[str, np.ndarray] = {}
+        self.stamp_ns = T0
+
+    def send(self, names: Sequence[str], values: Sequence[float]) -> Publication | None:
+        self.stamp_ns += 100 * MS  # beyond the rate limit's interval
+        self.steady_ns += 100 * MS
+        publication = self.pipeline.joint_state(
+            self.stamp_ns, tuple(names), np.array(values, dtype=float)
+        )
+        if publication is not None:
+            for (_, child), row in zip(publication.layout.frames, publication.poses, strict=True):
+                pose = np.eye(4)
+                pose[:3, :3] = Rotation.from_quat(row[3:]).as_matrix()
+                pose[:3, 3] = row[:3]
+                self.tree[child] = pose
+        return publication
+
+    def in_ground(self, link: str) -> np.ndarray:
+        """A link's pose composed from the published transforms (the four-bar's links hang
+        straight from the ground or the crank)."""
+        if link == "coupler":
+            return self.tree["crank"] @ self.tree["coupler"]
+        return self.tree[link]
+
+
+def _end(pose: np.ndarray, length: float) -> np.ndarray:
+    return (pose @ np.array([length, 0.0, 0.0, 1.0]))[:2]
+
+
+def test_every_joint_state_publishes_the_passive_joints_with_the_loop_closed() -> None:
+    rig = _Rig()
+    previous = None
+    for crank in np.linspace(0.0, 3 * math.tau, 3 * 72 + 1):
+        publication = rig.send(["crank_joint"], [crank])
+        assert publication is not None
+        children = {child for _, child in publication.layout.frames}
+        assert children == {"crank", "coupler", "rocker"}
+        expected = four_bar_end(CRANK_DRAWN + crank)
+        coupler_end = _end(rig.in_ground("coupler"), FOUR_BAR["b"])
+        rocker_end = _end(rig.in_ground("rocker"), FOUR_BAR["c"])
+        assert np.allclose(coupler_end, expected, atol=1e-12)
+        assert np.allclose(rocker_end, expected, atol=1e-12)
+        if previous is not None:  # no jump between two messages 5 degrees apart
+            assert np.linalg.norm(rocker_end - previous) < 0.3
+        previous = rocker_end
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    values = dict(report.values)
+    assert values[Key.LOOPS].startswith("closing: ")
+    assert values[Key.LOOPS_NOT_CLOSED] == ""
+    assert not [c for c in report.conditions if "loop joint" in c.message]
+
+
+def test_an_unclosable_loop_holds_its_passive_joints_and_is_reported() -> None:
+    """The rocker given beyond its swing: the crank and coupler stay where the loop last
+    closed, the rocker goes on moving, the report names the loop joint, its residual and
+    since when; back in reach the loop closes again and the report clears."""
+    rig = _Rig()
+    rig.send(["rocker_joint"], [0.0])
+    held = {link: rig.in_ground(link).copy() for link in ("crank", "coupler")}
+    rig.send(["rocker_joint"], [-2.0])
+    for link, pose in held.items():
+        assert np.array_equal(rig.in_ground(link), pose)
+    assert np.all(np.isfinite(rig.tree["rocker"]))
+    assert not np.allclose(rig.tree["rocker"], np.eye(4))
+    rig.steady_ns += 2_500 * MS
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    (condition,) = [c for c in report.conditions if "loop joint" in c.message]
+    assert condition.level == Level.WARN
+    assert "loop joint 'closing' not closed for 2.5 s" in condition.message
+    assert "last closed values" in condition.message
+    assert dict(report.values)[Key.LOOPS_NOT_CLOSED] == "closing"
+    rig.send(["rocker_joint"], [0.05])
+    expected = _end(rig.in_ground("rocker"), FOUR_BAR["c"])
+    assert np.allclose(_end(rig.in_ground("coupler"), FOUR_BAR["b"]), expected, atol=1e-12)
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert dict(report.values)[Key.LOOPS_NOT_CLOSED] == ""
+    assert not [c for c in report.conditions if "loop joint" in c.message]
+
+
+def test_loop_tolerance_decides_what_is_reported() -> None:
+    for tolerance, reported in ((1e-6, "closing"), (1.0, "")):
+        rig = _Rig(loop_tolerance=tolerance)
+        rig.send(["rocker_joint"], [-0.8])
+        report = rig.pipeline.health.report(GraphFacts({}, T0))
+        position = float(dict(report.values)[Key.LOOPS].split(": ")[1].split(",")[0])
+        assert 0.1 < position < 1.0  # open by this much
+        assert dict(report.values)[Key.LOOPS_NOT_CLOSED] == reported

@@ -1,0 +1,137 @@
+"""The node closes a robot's loops over DDS (issue #45): a four-bar's crank turned through
+full circles, /tf read back; the health report on /diagnostics when the loop cannot close.
+
+The node runs in-process (``test_node.py``'s way) with the hand-built four-bar
+(``bench.loop_models``) installed through its own model path; every wait is on a condition with
+a generous timeout.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
+pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from scipy.spatial.transform import Rotation  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end  # noqa: E402
+from joint_tf_publisher.node_core.pipeline import LoadedModel  # noqa: E402
+from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+GROUND = '<robot name="four_bar"><link name="ground"/></robot>'
+WAIT_S = 20.0
+
+
+def _pose(transform: Any) -> np.ndarray:
+    pose = np.eye(4)
+    rotation = transform.rotation
+    pose[:3, :3] = Rotation.from_quat([rotation.x, rotation.y, rotation.z, rotation.w]).as_matrix()
+    pose[:3, 3] = [transform.translation.x, transform.translation.y, transform.translation.z]
+    return pose
+
+
+def _end(pose: np.ndarray, length: float) -> np.ndarray:
+    return (pose @ np.array([length, 0.0, 0.0, 1.0]))[:2]
+
+
+def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any) -> None:
+    parameters = [
+        Parameter("robot_description", value=GROUND),
+        Parameter("ignore_timestamp", value=True),
+        Parameter("diagnostic_period", value=0.2),
+        Parameter("joint_state_timeout", value=60.0),
+        Parameter("publish_loop_joint_states", value=True),
+    ]
+    node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
+    ros.executor.add_node(node)
+    ros._owned.append(node)
+    node._replace_model(LoadedModel(four_bar(), GROUND), node.settings)
+
+    tree: dict[str, np.ndarray] = {}
+    crank_seen: list[float] = []
+
+    def on_tf(message: TFMessage) -> None:
+        for transform in message.transforms:
+            tree[transform.child_frame_id] = _pose(transform.transform)
+        if "crank" in {t.child_frame_id for t in message.transforms}:
+            crank_seen.append(len(crank_seen))
+
+    solved: list[JointState] = []
+    statuses: list[Any] = []
+    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
+    ros.node.create_subscription(
+        DiagnosticArray, "/diagnostics", lambda array: statuses.extend(array.status), reliable
+    )
+    ros.node.create_subscription(JointState, "loop_joint_states", solved.append, reliable)
+    publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
+    assert ros.spin_until(lambda: publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
+
+    def send(name: str, value: float) -> None:
+        before = len(crank_seen) if name == "crank_joint" else len(tree)
+        message = JointState(name=[name], position=[value])
+        message.header.stamp = ros.node.get_clock().now().to_msg()
+        publisher.publish(message)
+        if name == "crank_joint":
+            assert ros.spin_until(lambda: len(crank_seen) > before, timeout_s=WAIT_S)
+
+    def crank_angle() -> float:
+        return math.atan2(tree["crank"][1, 0], tree["crank"][0, 0])
+
+    previous = None
+    for crank in np.linspace(0.0, 3 * math.tau, 3 * 36 + 1):
+        send("crank_joint", float(crank))
+        assert math.isclose(
+            math.remainder(crank_angle() - CRANK_DRAWN - crank, math.tau), 0.0, abs_tol=1e-9
+        )
+        expected = four_bar_end(CRANK_DRAWN + crank)
+        coupler_end = _end(tree["crank"] @ tree["coupler"], FOUR_BAR["b"])
+        rocker_end = _end(tree["rocker"], FOUR_BAR["c"])
+        # /tf carries float64: closed to what a quaternion round trip keeps.
+        assert np.allclose(coupler_end, expected, atol=1e-9)
+        assert np.allclose(rocker_end, expected, atol=1e-9)
+        if previous is not None:  # 10 degrees of crank: no jump to the other branch
+            assert np.linalg.norm(rocker_end - previous) < 0.4
+        previous = rocker_end
+    # loop_joint_states: the passive joints as the last message solved them, as on /tf.
+    assert ros.spin_until(lambda: len(solved) >= 3 * 36 + 1, timeout_s=WAIT_S)
+    last = solved[-1]
+    assert sorted(last.name) == ["coupler_joint", "rocker_joint"]
+    rocker = dict(zip(last.name, last.position, strict=True))["rocker_joint"]
+    drawn = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
+    published = math.atan2(tree["rocker"][1, 0], tree["rocker"][0, 0])
+    assert math.isclose(math.remainder(drawn + rocker - published, math.tau), 0.0, abs_tol=1e-9)
+
+    # A fresh model (nothing given yet), its rocker given beyond its swing: the crank and
+    # coupler are passive and cannot close the loop; the report says so.
+    node._replace_model(LoadedModel(four_bar(), GROUND), node.settings)
+    published = len(crank_seen)
+    message = JointState(name=["rocker_joint"], position=[-2.0])
+    publisher.publish(message)
+
+    def reported() -> bool:
+        return any(
+            "loop joint 'closing' not closed" in status.message
+            and status.level == b"\x01"
+            and dict((v.key, v.value) for v in status.values).get("loops not closed") == "closing"
+            for status in statuses
+        )
+
+    found = ros.spin_until(reported, timeout_s=WAIT_S)
+    assert found, [(s.level, s.message, s.values) for s in statuses[-2:]]
+    # The crank and coupler stay at the drawing, where the loop last closed; nothing NaN.
+    assert ros.spin_until(lambda: len(crank_seen) > published, timeout_s=WAIT_S)
+    assert math.isclose(crank_angle(), CRANK_DRAWN, abs_tol=1e-12)
+    assert np.all(np.isfinite(tree["rocker"]))
