@@ -427,12 +427,10 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
 
 def parse_loop_tolerance(value: Any) -> float:
     """``loop_tolerance``: metres and radians in (0, ``MAX_LOOP_TOLERANCE``]."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterRejected(f"loop_tolerance must be a number (m and rad), got {value!r}")
-    tolerance = float(value)
+    tolerance = as_number("loop_tolerance", value, "a number (m and rad)")
     if not 0.0 < tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
         raise ParameterRejected(
-            f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {tolerance:g}"
+            f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {shown(value)}"
         )
     return tolerance
 
