@@ -521,8 +521,9 @@ def test_a_refused_description_names_its_file_and_line(
 def test_an_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=5)
     out = tmp_path / "out"
-    out.mkdir()
+    assert repair(str(bag), "-o", str(out)) == 0  # a bag: what --force replaces
     (out / "keep").write_text("mine")
+    capsys.readouterr()
     with pytest.raises(SystemExit) as exited:
         repair(str(bag), "-o", str(out))
     assert exited.value.code == 2
@@ -564,10 +565,11 @@ def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> N
     import subprocess
     import sys
 
+    argv = ["bag", "repair", str(tmp_path / "in"), "-o", str(tmp_path / "out")]
     code = (
         "import sys; sys.modules['rosbags'] = None; sys.modules['rosbags.rosbag2'] = None\n"
         "from joint_tf_publisher.cli.main import main\n"
-        f"sys.exit(main(['bag', 'repair', {str(tmp_path)!r}, '-o', {str(tmp_path / 'out')!r}]))\n"
+        f"sys.exit(main({argv!r}))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1

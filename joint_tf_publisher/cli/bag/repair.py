@@ -63,6 +63,7 @@ from .storage import (
     BagError,
     BagOutput,
     InputBag,
+    checked_output,
     open_bag,
     output_compression,
     start_writer,
@@ -449,8 +450,7 @@ class Repair:
 
     def _run(self, bag: InputBag) -> None:
         options = self.options
-        if options.output.resolve() == options.source.resolve():
-            raise BagError(f"{options.output}: the output is the input; give another output")
+        output = checked_output(bag.path, options.output)
         self.topics = robot_topics(options.namespace, {c.topic for c in bag.connections})
         topics = self._joint_state_topics()
         self.pipeline.number_sources(  # by the names given, as the node numbers them
@@ -522,7 +522,7 @@ class Repair:
             )
         storage = options.storage or bag.storage
         compression = output_compression(bag.compression, storage)
-        self.out = BagOutput(options.output, storage, options.force, self.writer, compression)
+        self.out = BagOutput(output, storage, options.force, self.writer, compression)
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()
