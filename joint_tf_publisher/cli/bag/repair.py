@@ -562,10 +562,9 @@ class Repair:
         for connection, time_ns, data in _chain(first, rest):
             self.now_ns = time_ns
             self.summary.messages_in += 1
-            if period_ns:
-                while time_ns >= next_static_ns:  # the same message, its stamp too
-                    self._write_statics(next_static_ns)
-                    next_static_ns += period_ns
+            if period_ns and time_ns >= next_static_ns:
+                self._write_statics(time_ns)
+                next_static_ns = next_static_mark(next_static_ns, time_ns, period_ns)
             if self.settings.publish_default_positions and time_ns >= next_default_ns:
                 self._write_tf(self.pipeline.default_positions())
                 next_default_ns = time_ns + default_ns
@@ -623,6 +622,15 @@ def recorded_definition(connection: Connection) -> tuple[str, str]:
     except Exception:  # a type rosbags does not know: copied without a definition
         return definition, digest
     return definition or known, digest or known_digest
+
+
+def next_static_mark(mark_ns: int, time_ns: int, period_ns: int) -> int:
+    """The log time from which the next static set is due, after one written at ``time_ns``
+    for the mark ``mark_ns`` (<= ``time_ns``): the first later multiple of ``period_ns``
+    past the first mark. The marks a stretch without messages passed (a gap, an outlier
+    first log time) are not made up: one set at the first message after it, so at most one
+    set per recorded message and per period of the recording's log time."""
+    return mark_ns + period_ns * ((time_ns - mark_ns) // period_ns + 1)
 
 
 def message_count(data: bytes) -> int:
