@@ -267,8 +267,16 @@ def is_latched(profiles: Sequence[Qos]) -> bool:
     return bool(profiles) and all(p.durability is QosDurability.TRANSIENT_LOCAL for p in profiles)
 
 
-#: Messages sent to the writing process at a time (a few MB: memory stays flat).
+#: Messages sent to the writing process at a time, at most (a few MB of joint states and TF:
+#: memory stays flat).
 WRITE_BATCH = 256
+#: Bytes of messages sent to the writing process at a time, at most (a batch of camera
+#: images is sent at this size, not at 256 of them: 6 MB images were 1.5 GB a batch); a
+#: message larger than this alone is a batch of its own.
+WRITE_BATCH_BYTES = 8 * 1024 * 1024
+#: The largest message the pipe to the writing process carries: its length is a uint32 in
+#: the batch (``writer_process.MESSAGE``), and rosbag2's own formats hold no more either.
+MAX_MESSAGE_BYTES = 2**32 - 1
 #: Bytes the pipe to the writing process holds (Linux; the system's default otherwise).
 PIPE_BYTES = 1 << 20
 
@@ -281,7 +289,8 @@ class BagOutput:
     before.
 
     rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
-    batches of ``WRITE_BATCH`` messages: it writes while the caller computes the next ones.
+    batches of ``WRITE_BATCH`` messages or ``WRITE_BATCH_BYTES`` bytes, whichever comes
+    first: it writes while the caller computes the next ones.
     Messages keep their order; a failure of the writer comes back as a ``BagError`` at the
     next ``connection`` or at ``finish``. ``connection`` gives the output connection's
     number, which ``write`` takes."""
@@ -309,6 +318,11 @@ class BagOutput:
             shutil.rmtree(self.partial)
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
+        #: Bytes of the messages in ``_batch``; batches sent so far.
+        self._batch_size = 0
+        self.batches_sent = 0
+        #: The topic of each output connection's number (for what a refusal names).
+        self._topics: dict[int, str] = {}
         #: The writing process (``writer_process``).
         self.process = process or start_writer()
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -355,6 +369,8 @@ class BagOutput:
             except (BrokenPipeError, OSError) as exc:
                 raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
             self._batch = []
+            self._batch_size = 0
+            self.batches_sent += 1
 
     def connection(
         self,
@@ -379,13 +395,26 @@ class BagOutput:
             if msgdef is not None:
                 keywords.update(msgdef=msgdef, rihs01=digest or "unknown")
             found = self._connections[key] = self._call("connection", topic, msgtype, keywords)
+            self._topics[found] = topic
         return found
 
     def write(self, connection: int, time_ns: int, data: bytes | memoryview) -> None:
-        """Queue the message for connection number ``connection``; written in order."""
+        """Queue the message for connection number ``connection``; written in order, sent
+        in batches of at most ``WRITE_BATCH`` messages and ``WRITE_BATCH_BYTES`` bytes (a
+        larger message alone). BagError naming the topic for a message over
+        ``MAX_MESSAGE_BYTES``."""
+        size = len(data)
+        if size > MAX_MESSAGE_BYTES:
+            raise BagError(
+                f"{self.path}: a message of {self._topics.get(connection, '?')} is {size} bytes, "
+                f"more than the {MAX_MESSAGE_BYTES} a bag's message holds"
+            )
+        if self._batch and self._batch_size + size > WRITE_BATCH_BYTES:
+            self._send()
         batch = self._batch
         batch.append((connection, time_ns, data))
-        if len(batch) >= WRITE_BATCH:
+        self._batch_size += size
+        if len(batch) >= WRITE_BATCH or self._batch_size >= WRITE_BATCH_BYTES:
             self._send()
 
     def finish(self) -> None:
@@ -408,6 +437,7 @@ class BagOutput:
     def abort(self) -> None:
         """Remove the partial bag (what is queued is dropped)."""
         self._batch = []
+        self._batch_size = 0
         stop_writer(self.process)
         shutil.rmtree(self.partial, ignore_errors=True)
 
