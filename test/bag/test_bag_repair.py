@@ -500,7 +500,10 @@ def test_an_undecodable_joint_state_is_counted_and_skipped(
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out)) == 0
     summary = capsys.readouterr().out
-    assert "12 joint states (1 undecodable, skipped) -> 11 /tf messages" in summary
+    assert (
+        "12 joint states (1 undecodable, 0 of mismatched lengths, 0 stamped out of range: "
+        "skipped) -> 11 /tf messages"
+    ) in summary
 
 
 def test_a_refused_description_names_its_file_and_line(
