@@ -28,6 +28,11 @@ MAX_PUBLISH_FREQUENCY = 1000.0
 #: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
 #: seconds.
 MAX_PERIOD_S = 3600.0
+#: Smallest ``static_republish_period`` but 0 (off), seconds: 10 Hz, the fastest period
+#: ROS 1's static_transform_publisher was run with (its ``period_in_ms``, 100 in its docs).
+#: tf2 keeps a static frame until it changes, so a faster period serves no subscriber; it
+#: only floods /tf_static, bridges and recordings (1 ns was a busy timer).
+MIN_STATIC_REPUBLISH_PERIOD_S = 0.1
 #: Largest magnitude of ``time_offset`` and of each ``source_time_offsets`` value, seconds:
 #: what the seconds of a stamp (``builtin_interfaces/Time.sec``, int32) can hold.
 MAX_TIME_OFFSET_S = float(2**31 - 1)
@@ -218,7 +223,8 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "static_republish_period",
         0.0,
-        "seconds between two republications of the complete static set; 0 = publish once (latched)",
+        "seconds between two republications of the complete static set, 0 or >= 0.1; "
+        "0 = publish once (latched)",
         dynamic_typing=True,
         float_range=(0.0, MAX_PERIOD_S),
     ),
@@ -433,6 +439,18 @@ def parse_loop_tolerance(value: Any) -> float:
             f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {shown(value)}"
         )
     return tolerance
+
+
+def parse_static_republish_period(value: Any) -> float:
+    """``static_republish_period``: 0 (off), or seconds in [MIN_STATIC_REPUBLISH_PERIOD_S,
+    MAX_PERIOD_S]."""
+    seconds = _parse_seconds("static_republish_period", zero_allowed=True)(value)
+    if 0.0 < seconds < MIN_STATIC_REPUBLISH_PERIOD_S:
+        raise ParameterRejected(
+            f"static_republish_period must be 0 (off) or >= {MIN_STATIC_REPUBLISH_PERIOD_S:g} s "
+            f"(10 Hz at most), got {seconds:g}"
+        )
+    return seconds
 
 
 def _offset_seconds(name: str, value: Any) -> float:
@@ -725,7 +743,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     ALLOWED_FOLDERS_PARAMETER: parse_folders,
     "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
-    "static_republish_period": _parse_seconds("static_republish_period", zero_allowed=True),
+    "static_republish_period": parse_static_republish_period,
     "loop_tolerance": parse_loop_tolerance,
     "publish_loop_joint_states": _parse_bool("publish_loop_joint_states"),
     "time_offset": parse_time_offset,

@@ -502,7 +502,10 @@ def test_an_undecodable_joint_state_is_counted_and_skipped(
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out)) == 0
     summary = capsys.readouterr().out
-    assert "12 joint states (1 undecodable, skipped) -> 11 /tf messages" in summary
+    assert (
+        "12 joint states (1 undecodable, 0 of mismatched lengths, 0 stamped out of range: "
+        "skipped) -> 11 /tf messages"
+    ) in summary
 
 
 def test_a_refused_description_names_its_file_and_line(
@@ -523,8 +526,9 @@ def test_a_refused_description_names_its_file_and_line(
 def test_an_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=5)
     out = tmp_path / "out"
-    out.mkdir()
+    assert repair(str(bag), "-o", str(out)) == 0  # a bag: what --force replaces
     (out / "keep").write_text("mine")
+    capsys.readouterr()
     with pytest.raises(SystemExit) as exited:
         repair(str(bag), "-o", str(out))
     assert exited.value.code == 2
@@ -595,10 +599,11 @@ def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> N
     import subprocess
     import sys
 
+    argv = ["bag", "repair", str(tmp_path / "in"), "-o", str(tmp_path / "out")]
     code = (
         "import sys; sys.modules['rosbags'] = None; sys.modules['rosbags.rosbag2'] = None\n"
         "from joint_tf_publisher.cli.main import main\n"
-        f"sys.exit(main(['bag', 'repair', {str(tmp_path)!r}, '-o', {str(tmp_path / 'out')!r}]))\n"
+        f"sys.exit(main({argv!r}))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1

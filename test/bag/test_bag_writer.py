@@ -7,13 +7,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
-from joint_tf_publisher.cli.bag.storage import WRITE_BATCH, BagError, BagOutput, tf_qos
+from joint_tf_publisher.cli.bag.storage import (
+    MAX_MESSAGE_BYTES,
+    WRITE_BATCH,
+    WRITE_BATCH_BYTES,
+    BagError,
+    BagOutput,
+    tf_qos,
+)
 from joint_tf_publisher.cli.bag.writer_process import batch_bytes, batch_messages
 
 DEFINITION = "string data\n"
@@ -106,3 +114,32 @@ def test_a_repair_that_fails_before_writing_ends_its_writing_process(
         repair.run()
     assert repair.out is None
     assert repair.writer is not None and repair.writer.poll() == 0
+
+
+def test_batches_are_bounded_by_bytes_and_the_output_is_identical(tmp_path: Path) -> None:
+    """Camera images of 3 MB: two a batch (WRITE_BATCH_BYTES, 8 MB), not 256 (768 MB)."""
+    size = 3 * 1024 * 1024
+    assert 2 * size <= WRITE_BATCH_BYTES < 3 * size
+    wanted = [(k * 1000, bytes([k]) * size) for k in range(20)]
+    out = BagOutput(tmp_path / "out", "mcap", force=False)
+    image = out.connection("/camera/image_raw", "std_msgs/msg/String", DEFINITION, "", [])
+    for time_ns, data in wanted:
+        out.write(image, time_ns, data)
+    out.finish()
+    assert out.batches_sent == 10
+    with Reader(tmp_path / "out") as reader:
+        assert [(t, bytes(d)) for _, t, d in reader.messages()] == wanted
+
+
+def test_a_message_over_the_pipes_limit_is_a_bag_error_naming_its_topic(tmp_path: Path) -> None:
+    """4 GiB + 1 byte (zero pages the system maps lazily: no memory is used): refused when
+    queued, naming the topic and the size (was a struct.error traceback when sent)."""
+    huge = memoryview(np.zeros(MAX_MESSAGE_BYTES + 1, dtype=np.uint8))
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    cloud = out.connection("/points", "std_msgs/msg/String", DEFINITION, "", [])
+    out.write(cloud, 1, b"small")
+    with pytest.raises(BagError, match=rf"/points is {MAX_MESSAGE_BYTES + 1} bytes, more than"):
+        out.write(cloud, 2, huge)
+        out.finish()
+    out.abort()
+    assert list(tmp_path.iterdir()) == []

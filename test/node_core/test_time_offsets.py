@@ -159,8 +159,20 @@ def test_one_offset_per_source_list_topic_or_none() -> None:
     assert both.time_offsets_s() == {"a": 0.3}
 
 
-def test_static_republish_period_is_seconds_from_0_to_an_hour() -> None:
+def test_static_republish_period_is_0_or_from_a_tenth_of_a_second_to_an_hour() -> None:
     assert Settings.from_values({"static_republish_period": 2}).static_republish_period == 2.0
+    for value in (0, 0.0, 0.1, 3600):  # both sides of each bound
+        assert Settings.from_values({"static_republish_period": value}).static_republish_period == (
+            value
+        )
+        assert Settings().changed({"static_republish_period": value}).static_republish_period == (
+            value
+        )
+    for value in (1e-300, 1e-9, 1e-6, 0.0999):  # a busy timer, and a flood of /tf_static
+        with pytest.raises(ParameterRejected, match=r"must be 0 \(off\) or >= 0.1 s"):
+            Settings.from_values({"static_republish_period": value})
+        with pytest.raises(ParameterRejected, match=r"must be 0 \(off\) or >= 0.1 s"):
+            Settings().changed({"static_republish_period": value})
     for value in (-1.0, float("nan"), float("inf"), 3601.0):
         with pytest.raises(ParameterRejected, match="static_republish_period must be >= 0"):
             Settings.from_values({"static_republish_period": value})

@@ -53,6 +53,16 @@ def test_empty_description_is_a_startup_error(ros: Any) -> None:
         make_node(ros)
 
 
+def test_a_static_republish_period_under_a_tenth_of_a_second_is_a_startup_error(
+    ros: Any,
+) -> None:
+    """A 1 ns period was a busy timer flooding /tf_static; 0.1 s is the smallest but 0."""
+    with pytest.raises(StartupError, match=r"static_republish_period must be 0 \(off\) or >= 0.1"):
+        make_node(ros, robot_description=TWO_LINKS, static_republish_period=1e-9)
+    node = make_node(ros, robot_description=TWO_LINKS, static_republish_period=0.1)
+    assert node.settings.static_republish_period == 0.1
+
+
 def test_invalid_description_names_the_line(ros: Any) -> None:
     text = "<robot name='r'>\n<link name='a'/>\n<joint name='j' type='bogus'/>\n</robot>"
     with pytest.raises(StartupError, match=r"robot_description:3: .*'j'"):

@@ -157,6 +157,12 @@ def test_the_republish_period_changes_at_runtime(probe: Probe, node: NodeUnderTe
     assert count_static_messages(probe, 2.0) >= 3  # 10 on an idle machine
     refused = node.set_parameters(static_republish_period=-1.0)[0]
     assert not refused.successful and "static_republish_period" in refused.reason
+    for too_fast in (1e-9, 0.0999):  # a busy timer: refused, the period kept
+        refused = node.set_parameters(static_republish_period=too_fast)[0]
+        assert not refused.successful and ">= 0.1 s" in refused.reason, refused.reason
+    assert [r.successful for r in node.set_parameters(static_republish_period=0.1)] == [True]
+    assert count_static_messages(probe, 1.0) >= 3  # 10 on an idle machine
+    assert [r.successful for r in node.set_parameters(static_republish_period=0.2)] == [True]
 
 
 # -- delayed joint states -----------------------------------------------------------------------

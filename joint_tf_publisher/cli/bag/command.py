@@ -17,13 +17,18 @@ from typing import Any
 from ...node_core.parameters import ParameterRejected, parse_description_args
 from ..arguments import UsageError
 from .repair import RepairOptions, run_repair
-from .storage import STORAGES, BagError
+from .storage import STORAGES, BagError, bag_location, checked_output
 from .topics import robot_topics
 
 
 def cmd_bag_repair(args: argparse.Namespace) -> int:
     """``bag repair``: check the command line, repair, print the summary."""
     output = Path(args.output)
+    try:  # the input named however it is (a bag or its file): never written over
+        checked_output(bag_location(Path(args.input)), output)
+    except BagError as exc:
+        print(f"joint-tf-publisher bag repair: error: {exc}", file=sys.stderr)
+        return 1
     if output.exists() and not args.force:
         raise UsageError(f"{output} exists: give another output or --force to replace it")
     try:

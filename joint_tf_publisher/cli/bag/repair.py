@@ -34,13 +34,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import numpy as np
+
 from ...errors import ModelError
+from ...health.model import JointStateHealth
 from ...health.reporting import Reporter
 from ...node_core.cdr import JointStateReader, Publication
 from ...node_core.description_source import DescriptionFileWatch, DescriptionSource, refusal
@@ -64,6 +67,7 @@ from .storage import (
     BagError,
     BagOutput,
     InputBag,
+    checked_output,
     open_bag,
     output_compression,
     start_writer,
@@ -75,6 +79,8 @@ from .topics import RobotTopics, robot_topics
 
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection
+
+    from ...model.elements import Joint
 
 #: Seconds between two progress lines on a terminal.
 PROGRESS_PERIOD_S = 0.5
@@ -108,6 +114,13 @@ class RepairSummary:
     tf_out: int = 0
     transforms_out: int = 0
     frames_replaced: int = 0
+    #: Recorded transforms of robot frames the repair does not write (a floating base's
+    #: child from an estimator, a joint no JointState carries): kept, by child frame.
+    frames_kept: dict[str, int] = field(default_factory=dict)
+    #: JointStates the pipeline dropped: names and values of different lengths, a stamp
+    #: out of range (with its time offset).
+    mismatched_lengths: int = 0
+    stamps_out_of_range: int = 0
     statics_written: int = 0
     descriptions: int = 0
     copied: int = 0
@@ -117,14 +130,43 @@ class RepairSummary:
 
     def line(self) -> str:
         rate = self.joint_states / self.seconds if self.seconds > 0 else 0.0
+        kept = sum(self.frames_kept.values())
+        kept_frames = f" ({short_names(self.frames_kept)})" if kept else ""
         return (
             f"wrote {self.output}: {self.messages_in} messages in, {self.joint_states} joint "
-            f"states ({self.undecodable} undecodable, skipped) -> {self.tf_out} /tf messages "
-            f"with {self.transforms_out} transforms; {self.frames_replaced} recorded robot "
-            f"transform(s) replaced; {self.statics_written} /tf_static message(s); "
+            f"states ({self.undecodable} undecodable, {self.mismatched_lengths} of mismatched "
+            f"lengths, {self.stamps_out_of_range} stamped out of range: skipped) -> "
+            f"{self.tf_out} /tf messages with {self.transforms_out} transforms; "
+            f"{self.frames_replaced} recorded robot transform(s) replaced, {kept} kept that "
+            f"the repair does not write{kept_frames}; {self.statics_written} /tf_static "
+            "message(s); "
             f"{self.descriptions} description(s); {self.copied} messages copied; "
             f"{self.seconds:.1f} s ({rate:.0f} joint states/s)"
         )
+
+
+def short_names(counts: dict[str, int], shown: int = 5) -> str:
+    """The first ``shown`` names of ``counts``, and how many more."""
+    names = list(counts)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+class CountingHealth(JointStateHealth):
+    """The pipeline's health model, counting for the summary the JointStates it drops."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(timeout_s)
+        self.lengths = 0
+        self.out_of_range = 0
+
+    def mismatched_lengths(self) -> None:
+        super().mismatched_lengths()
+        self.lengths += 1
+
+    def stamp_out_of_range(self) -> None:
+        super().stamp_out_of_range()
+        self.out_of_range += 1
 
 
 class StderrLogger:
@@ -205,19 +247,28 @@ def given_description(options: RepairOptions, values: dict[str, Any]) -> tuple[L
     return None
 
 
-def robot_frames(model: LoadedModel, settings: Settings) -> set[str]:
-    """Every frame the node publishes for ``model``: each joint's child, prefixed (and with
-    the global tree's prefix where there is one)."""
+def robot_frames(
+    model: LoadedModel, settings: Settings, joints: Iterable[Joint] | None = None
+) -> set[str]:
+    """Every frame the node publishes for ``joints`` of ``model`` (None: all of them): each
+    joint's child that is not excluded, prefixed (and with the global tree's prefix where
+    there is one)."""
     prefixes = {settings.frame_prefix}
     if settings.global_frame_prefix:
         prefixes.add(settings.global_frame_prefix)
     excluded = set(settings.exclude_joints)
     return {
         prefix + joint.child
-        for joint in model.robot.joints.values()
+        for joint in (model.robot.joints.values() if joints is None else joints)
         if joint.name not in excluded
         for prefix in prefixes
     }
+
+
+def static_frames(model: LoadedModel, settings: Settings) -> set[str]:
+    """The frames of ``model``'s static set: its fixed joints' children (``robot_frames``)."""
+    fixed = [joint for joint in model.robot.joints.values() if joint.joint_type == "fixed"]
+    return robot_frames(model, settings, fixed)
 
 
 @dataclass
@@ -278,7 +329,10 @@ class Repair:
         self.now_ns = 0
         self.settings, self.values = repair_settings(options)
         self.logger = StderrLogger()
-        self.pipeline = JointStatePipeline(self.settings, Reporter(self.logger), self._clock_ns)
+        self.health = CountingHealth(self.settings.joint_state_timeout)
+        self.pipeline = JointStatePipeline(
+            self.settings, Reporter(self.logger), self._clock_ns, self.health
+        )
         self.readers: dict[int, JointStateReader] = {}
         self.sources: dict[str, int] = {}
         self.base_text: str | None = None
@@ -286,6 +340,11 @@ class Repair:
         #: Other publishers' static frames: child -> their values (log time, transform).
         self.other_statics: dict[str, list[tuple[int, Any]]] = {}
         self.robot_frames: set[str] = set()
+        #: Frames of the static sets the repair writes (every description's).
+        self.static_frames: set[str] = set()
+        #: The robot's frames the repair writes by now, and what they were computed from.
+        self._written: set[str] = set()
+        self._written_key: tuple[int, int] | None = None
         self.out: BagOutput | None = None
         #: The writing process started for the output (``run``), which the output takes.
         self.writer: subprocess.Popen[bytes] | None = None
@@ -323,6 +382,7 @@ class Repair:
         self.pipeline.install(model, self.settings)
         self.base_text = model.base_text
         self.robot_frames |= robot_frames(model, self.settings)
+        self.static_frames |= static_frames(model, self.settings)
         self.summary.descriptions += 1
         stamp = self.now_ns
         self.static = self.pipeline.static_publication(stamp)
@@ -400,16 +460,40 @@ class Repair:
             return
         self._write_tf(self.pipeline.multi_dof_joint_state(*state))
 
+    def _written_frames(self) -> set[str]:
+        """The robot's frames the repair writes by now: its static sets', and each moving
+        joint's child once a value of it was received (all of them with
+        ``publish_default_positions``), as the remote output counts them."""
+        model = self.pipeline.model
+        if model is None:
+            return self.static_frames
+        received = model.positions.received
+        if self.settings.publish_default_positions:
+            received = np.ones_like(received)
+        key = (id(model), int(received.sum()))
+        if key != self._written_key:
+            moving = model.kin.moving_joints
+            published = [moving[i] for i in np.flatnonzero(received)]
+            self._written = self.static_frames | robot_frames(model, self.settings, published)
+            self._written_key = key
+        return self._written
+
     def _recorded_tf(self, connection: Connection, data: bytes) -> None:
-        """A recorded ``/tf`` message: kept without the robot's own frames."""
+        """A recorded ``/tf`` message: kept without the robot's frames the repair writes
+        (``_written_frames``); its other robot frames are kept and counted."""
         assert self.out is not None and self.tf is not None
         try:
             transforms = messages.tf_transforms(data)
         except ValueError:
             self.out.write(self.tf, self.now_ns, data)  # not ours to judge: kept as it was
             return
-        kept = [t for t in transforms if t.child_frame_id not in self.robot_frames]
+        written = self._written_frames()
+        kept = [t for t in transforms if t.child_frame_id not in written]
         self.summary.frames_replaced += len(transforms) - len(kept)
+        frames_kept = self.summary.frames_kept
+        for t in kept:
+            if t.child_frame_id in self.robot_frames:
+                frames_kept[t.child_frame_id] = frames_kept.get(t.child_frame_id, 0) + 1
         if len(kept) == len(transforms):
             self.out.write(self.tf, self.now_ns, data)
         elif kept:
@@ -451,12 +535,13 @@ class Repair:
             if self.out is None:  # no output took it (stopping it twice is harmless)
                 stop_writer(writer)
         self.summary.seconds = time.monotonic() - started
+        self.summary.mismatched_lengths = self.health.lengths
+        self.summary.stamps_out_of_range = self.health.out_of_range
         return self.summary
 
     def _run(self, bag: InputBag) -> None:
         options = self.options
-        if options.output.resolve() == options.source.resolve():
-            raise BagError(f"{options.output}: the output is the input; give another output")
+        output = checked_output(bag.path, options.output)
         self.topics = robot_topics(options.namespace, {c.topic for c in bag.connections})
         topics = self._joint_state_topics()
         self.pipeline.number_sources(  # by the names given, as the node numbers them
@@ -480,6 +565,7 @@ class Repair:
             if index == 0:
                 first_loaded = model, settings
             self.robot_frames |= robot_frames(model, settings)
+            self.static_frames |= static_frames(model, settings)
         multi_dof = self.topics.multi_dof_joint_states
         has_states = any(c.topic in topics or c.topic == multi_dof for c in bag.connections)
         if given is None and not descriptions:
@@ -509,8 +595,8 @@ class Repair:
                     partial(prepared_model, load_description, text, TOPIC_SOURCE), where
                 )
             self._install(model)
-        self.other_statics = {
-            child: changes
+        self.other_statics = {  # the robot's static set is the repair's; a moving joint's
+            child: changes  # frame has no static value
             for child, changes in recorded_statics.changes.items()
             if child not in self.robot_frames
         }
@@ -528,7 +614,7 @@ class Repair:
             )
         storage = options.storage or bag.storage
         compression = output_compression(bag.compression, storage)
-        self.out = BagOutput(options.output, storage, options.force, self.writer, compression)
+        self.out = BagOutput(output, storage, options.force, self.writer, compression)
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()
@@ -568,10 +654,9 @@ class Repair:
         for connection, time_ns, data in _chain(first, rest):
             self.now_ns = time_ns
             self.summary.messages_in += 1
-            if period_ns:
-                while time_ns >= next_static_ns:  # the same message, its stamp too
-                    self._write_statics(next_static_ns)
-                    next_static_ns += period_ns
+            if period_ns and time_ns >= next_static_ns:
+                self._write_statics(time_ns)
+                next_static_ns = next_static_mark(next_static_ns, time_ns, period_ns)
             if self.settings.publish_default_positions and time_ns >= next_default_ns:
                 self._write_tf(self.pipeline.default_positions())
                 next_default_ns = time_ns + default_ns
@@ -629,6 +714,15 @@ def recorded_definition(connection: Connection) -> tuple[str, str]:
     except Exception:  # a type rosbags does not know: copied without a definition
         return definition, digest
     return definition or known, digest or known_digest
+
+
+def next_static_mark(mark_ns: int, time_ns: int, period_ns: int) -> int:
+    """The log time from which the next static set is due, after one written at ``time_ns``
+    for the mark ``mark_ns`` (<= ``time_ns``): the first later multiple of ``period_ns``
+    past the first mark. The marks a stretch without messages passed (a gap, an outlier
+    first log time) are not made up: one set at the first message after it, so at most one
+    set per recorded message and per period of the recording's log time."""
+    return mark_ns + period_ns * ((time_ns - mark_ns) // period_ns + 1)
 
 
 def message_count(data: bytes) -> int:

@@ -32,6 +32,12 @@ INSTALL_HINT = (
     "the bag commands need the rosbags library: pip install rosbags "
     "(or pip install 'joint_tf_publisher[bag]')"
 )
+#: A bag folder's description of itself, and the key rosbag2 writes at its top.
+METADATA = "metadata.yaml"
+METADATA_KEY = "rosbag2_bagfile_information"
+#: Largest metadata.yaml read to decide whether a folder is a bag (a split bag of a long
+#: recording lists thousands of files in a few hundred KB).
+MAX_METADATA_BYTES = 16 * 1024 * 1024
 #: The storages ``--storage`` takes, as rosbag2 names them.
 STORAGES = ("sqlite3", "mcap")
 #: History depths of ``/tf`` and ``/tf_static`` (``ros/qos.py``'s ``TF_DEPTH`` and
@@ -133,19 +139,78 @@ class InputBag:
         self.reader.close()
 
 
+def bag_location(path: Path) -> Path:
+    """The bag ``path`` names, absolute, every symlink and ``..`` resolved: a bag folder
+    whether named by itself (``.``, a trailing slash), its ``metadata.yaml`` or one of its
+    files (the folder's ``metadata.yaml`` lists them all: a split bag is read whole); else
+    the path itself (a bare ``.db3`` or ``.mcap`` file, or nothing there)."""
+    resolved = path.resolve()
+    if resolved.is_file() and (resolved.parent / METADATA).is_file():
+        return resolved.parent
+    return resolved
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file or folder (also through a bind mount or a
+    hard link); False where either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def checked_output(source: Path, output: Path) -> Path:
+    """``output`` absolute with every symlink resolved, the bag to write for the input bag
+    at ``source`` (``bag_location``); BagError when it is the input, inside it or holds it,
+    whatever the spelling (``..``, symlinks, bind mounts)."""
+    resolved = output.resolve()
+    for folder in (resolved, *resolved.parents):
+        if folder == source or _same_file(folder, source):
+            where = "is the input bag" if folder == resolved else "is inside the input bag"
+            raise BagError(f"{output}: the output {where} {source}; give an output beside it")
+    for folder in source.parents:
+        if folder == resolved or _same_file(folder, resolved):
+            raise BagError(
+                f"{output}: the output holds the input bag {source}: replacing it would remove "
+                "the input; give an output beside it"
+            )
+    return resolved
+
+
+def is_rosbag2_bag(folder: Path) -> bool:
+    """Whether ``folder`` is a bag rosbag2 (or rosbags) wrote: a folder (no symlink) whose
+    ``metadata.yaml`` is a regular file of at most ``MAX_METADATA_BYTES`` holding
+    ``rosbag2_bagfile_information``."""
+    from ...description.files import read_regular_file
+    from ...errors import ModelError
+
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        text = read_regular_file(folder / METADATA, MAX_METADATA_BYTES)
+    except ModelError:
+        return False
+    try:
+        import yaml  # type: ignore[import-untyped]
+
+        document = yaml.safe_load(text)
+    except Exception:  # not YAML (yaml's errors, a recursion in a hostile file)
+        return False
+    return isinstance(document, dict) and isinstance(document.get(METADATA_KEY), dict)
+
+
 def open_bag(path: Path) -> InputBag:
-    """The bag at ``path`` opened for reading; BagError naming it if it is missing, of a
-    storage this cannot read, or broken."""
+    """The bag at ``path`` (any spelling: ``bag_location``) opened for reading; BagError
+    naming it if it is missing, of a storage this cannot read, or broken."""
     rosbags_installed()
     from rosbags.rosbag2 import Reader, ReaderError
 
-    if path.name == "metadata.yaml" and path.is_file():  # the bag's folder was meant
-        path = path.parent
+    path = bag_location(path)
     if not path.exists():
         raise BagError(
             f"{path}: no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)"
         )
-    if path.is_dir() and not (path / "metadata.yaml").exists():
+    if path.is_dir() and not (path / METADATA).exists():
         raise BagError(f"{path}: not a rosbag2 bag (no metadata.yaml in the folder)")
     try:
         reader = Reader(path)
@@ -202,8 +267,16 @@ def is_latched(profiles: Sequence[Qos]) -> bool:
     return bool(profiles) and all(p.durability is QosDurability.TRANSIENT_LOCAL for p in profiles)
 
 
-#: Messages sent to the writing process at a time (a few MB: memory stays flat).
+#: Messages sent to the writing process at a time, at most (a few MB of joint states and TF:
+#: memory stays flat).
 WRITE_BATCH = 256
+#: Bytes of messages sent to the writing process at a time, at most (a batch of camera
+#: images is sent at this size, not at 256 of them: 6 MB images were 1.5 GB a batch); a
+#: message larger than this alone is a batch of its own.
+WRITE_BATCH_BYTES = 8 * 1024 * 1024
+#: The largest message the pipe to the writing process carries: its length is a uint32 in
+#: the batch (``writer_process.MESSAGE``), and rosbag2's own formats hold no more either.
+MAX_MESSAGE_BYTES = 2**32 - 1
 #: Bytes the pipe to the writing process holds (Linux; the system's default otherwise).
 PIPE_BYTES = 1 << 20
 
@@ -216,7 +289,8 @@ class BagOutput:
     before.
 
     rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
-    batches of ``WRITE_BATCH`` messages: it writes while the caller computes the next ones.
+    batches of ``WRITE_BATCH`` messages or ``WRITE_BATCH_BYTES`` bytes, whichever comes
+    first: it writes while the caller computes the next ones.
     Messages keep their order; a failure of the writer comes back as a ``BagError`` at the
     next ``connection`` or at ``finish``. ``connection`` gives the output connection's
     number, which ``write`` takes."""
@@ -233,16 +307,22 @@ class BagOutput:
         the caller's), which this output then owns; None: one is started here.
         ``compression``: the output's (rosbags' ``set_compression``), None for none."""
         rosbags_installed()
-        if path.exists() and not force:
+        refusal = replacement_refusal(path, force)
+        if refusal is not None:
             if process is not None:
                 stop_writer(process)
-            raise BagError(f"{path} exists: give another output or --force to replace it")
+            raise BagError(refusal)
         self.path = path
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
         if self.partial.exists():
             shutil.rmtree(self.partial)
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
+        #: Bytes of the messages in ``_batch``; batches sent so far.
+        self._batch_size = 0
+        self.batches_sent = 0
+        #: The topic of each output connection's number (for what a refusal names).
+        self._topics: dict[int, str] = {}
         #: The writing process (``writer_process``).
         self.process = process or start_writer()
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -289,6 +369,8 @@ class BagOutput:
             except (BrokenPipeError, OSError) as exc:
                 raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
             self._batch = []
+            self._batch_size = 0
+            self.batches_sent += 1
 
     def connection(
         self,
@@ -313,13 +395,26 @@ class BagOutput:
             if msgdef is not None:
                 keywords.update(msgdef=msgdef, rihs01=digest or "unknown")
             found = self._connections[key] = self._call("connection", topic, msgtype, keywords)
+            self._topics[found] = topic
         return found
 
     def write(self, connection: int, time_ns: int, data: bytes | memoryview) -> None:
-        """Queue the message for connection number ``connection``; written in order."""
+        """Queue the message for connection number ``connection``; written in order, sent
+        in batches of at most ``WRITE_BATCH`` messages and ``WRITE_BATCH_BYTES`` bytes (a
+        larger message alone). BagError naming the topic for a message over
+        ``MAX_MESSAGE_BYTES``."""
+        size = len(data)
+        if size > MAX_MESSAGE_BYTES:
+            raise BagError(
+                f"{self.path}: a message of {self._topics.get(connection, '?')} is {size} bytes, "
+                f"more than the {MAX_MESSAGE_BYTES} a bag's message holds"
+            )
+        if self._batch and self._batch_size + size > WRITE_BATCH_BYTES:
+            self._send()
         batch = self._batch
         batch.append((connection, time_ns, data))
-        if len(batch) >= WRITE_BATCH:
+        self._batch_size += size
+        if len(batch) >= WRITE_BATCH or self._batch_size >= WRITE_BATCH_BYTES:
             self._send()
 
     def finish(self) -> None:
@@ -327,19 +422,40 @@ class BagOutput:
         there with ``force``)."""
         self._call("close")
         stop_writer(self.process)
-        if self.path.exists():
-            if self.path.is_dir():
-                shutil.rmtree(self.path)
-            else:
-                self.path.unlink()
-        os.replace(self.partial / self.path.name, self.path)
+        refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
+        if refusal is not None:
+            raise BagError(refusal)
+        if self.path.exists():  # a bag: moved aside first, so the name is never empty
+            replaced = self.partial / f"replaced-{self.path.name}"
+            os.replace(self.path, replaced)
+            os.replace(self.partial / self.path.name, self.path)
+            shutil.rmtree(replaced)
+        else:
+            os.replace(self.partial / self.path.name, self.path)
         self.partial.rmdir()
 
     def abort(self) -> None:
         """Remove the partial bag (what is queued is dropped)."""
         self._batch = []
+        self._batch_size = 0
         stop_writer(self.process)
         shutil.rmtree(self.partial, ignore_errors=True)
+
+
+def replacement_refusal(path: Path, force: bool) -> str | None:
+    """Why the output ``path`` cannot be written, or None: it exists and ``force`` is not
+    given, or it is anything but a bag folder (``is_rosbag2_bag``): ``--force`` replaces a
+    bag, never another file or folder."""
+    if not (path.exists() or path.is_symlink()):
+        return None
+    if not force:
+        return f"{path} exists: give another output or --force to replace it"
+    if not is_rosbag2_bag(path):
+        return (
+            f"{path} exists and is not a rosbag2 bag (a folder with the metadata.yaml rosbag2 "
+            "writes): --force replaces only a bag; give another output"
+        )
+    return None
 
 
 def stop_writer(process: subprocess.Popen[bytes]) -> None:

@@ -15,6 +15,7 @@ read through ``bag.storage`` (rosbags, imported when the command runs).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
 from ..bag.repair import params_settings
-from ..bag.storage import InputBag, is_latched, open_bag
+from ..bag.storage import InputBag, bag_location, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
 from .analysis import CLOCK_DOMAIN_GAP_NS
 from .observation import (
@@ -222,9 +223,14 @@ def repair_command(
     namespace: str = "",
     params: Path | None = None,
 ) -> str:
-    """The ``bag repair`` command for the bag at ``path`` into ``<name>_repaired`` beside it."""
-    output = path.with_name(path.stem + "_repaired")
-    words = ["joint-tf-publisher", "bag", "repair", str(path), "-o", str(output)]
+    """The ``bag repair`` command for the bag ``path`` names (any spelling: ``.``, its
+    metadata.yaml or data file, a symlink) into ``<name>_repaired`` beside the bag, never
+    inside it; relative to the working folder where ``path`` is relative."""
+    location = bag_location(path)
+    output: str = str(location.with_name(location.stem + "_repaired"))
+    if not path.is_absolute():
+        output = os.path.relpath(output)
+    words = ["joint-tf-publisher", "bag", "repair", str(path), "-o", output]
     if params is not None:
         words += ["--params", str(params)]
     if namespace:

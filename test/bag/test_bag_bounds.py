@@ -1,0 +1,94 @@
+"""``bag repair`` bounded by the recording: the static republish period's lower bound from
+every source of the command (its option, ``--params``), the count of republished static sets
+bounded by the recorded messages (an outlier first log time makes no flood)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bag_maker import (
+    STRING,
+    T0_NS,
+    Topic,
+    recording,
+    string,
+)
+from repo_paths import REPO_ROOT
+from rosbags.rosbag2 import Reader
+
+from joint_tf_publisher.cli.main import main
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+S = 10**9
+
+
+def repair(*args: str) -> int:
+    return main(["bag", "repair", *args])
+
+
+def static_times(out: Path) -> list[int]:
+    with Reader(out) as reader:
+        return [t for c, t, _ in reader.messages() if c.topic == "/tf_static"]
+
+
+def params_file(folder: Path, period: str) -> Path:
+    path = folder / "params.yaml"
+    path.write_text(f"/**:\n  ros__parameters:\n    static_republish_period: {period}\n")
+    return path
+
+
+@pytest.mark.parametrize("period", ["1.0e-9", "1.0e-6", "0.0999", "1.0e-320"])
+@pytest.mark.parametrize("source", ["option", "params"])
+def test_a_period_under_a_tenth_of_a_second_is_refused_from_every_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], period: str, source: str
+) -> None:
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    given = (
+        ["--static-republish-period", period]
+        if source == "option"
+        else ["--params", str(params_file(tmp_path, period))]
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out"), *given) == 1
+    err = capsys.readouterr().err.strip()
+    assert "static_republish_period must be 0 (off) or >= 0.1 s" in err and "\n" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("period", "expected"), [("0.1", 5), ("0", 1)])
+@pytest.mark.parametrize("source", ["option", "params"])
+def test_the_bound_itself_and_0_are_taken_from_every_source(
+    tmp_path: Path, period: str, expected: int, source: str
+) -> None:
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=50)  # 0.49 s at 100 Hz
+    given = (
+        ["--static-republish-period", period]
+        if source == "option"
+        else ["--params", str(params_file(tmp_path, period))]
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out"), *given) == 0
+    assert static_times(tmp_path / "out") == [T0_NS + k * S // 10 for k in range(expected)]
+
+
+@pytest.mark.parametrize("period", ["0.1", "1"])  # the smallest; the doctor's suggestion
+def test_an_outlier_first_log_time_makes_no_flood_of_static_sets(
+    tmp_path: Path, period: str
+) -> None:
+    """A /robot_description logged 3 hours before the rest (a recorder's clock set late): the
+    static sets follow the recorded messages, one at the first message after the gap, then
+    one per period (was one per period of the gap: 108,000 sets at 0.1 s)."""
+    outlier_ns = T0_NS - 3 * 3600 * S
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        "mcap",
+        count=100,  # 0.99 s at 100 Hz
+        extra_topics=[Topic("/chatter", STRING)],
+        extra=[("/chatter", outlier_ns, string("early"))],
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--static-republish-period", period) == 0
+    times = static_times(out)
+    period_ns = round(float(period) * S)
+    after_gap = [T0_NS + k * period_ns for k in range(S // period_ns)]
+    assert times == [outlier_ns, *after_gap]

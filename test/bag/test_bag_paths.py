@@ -1,0 +1,155 @@
+"""Every spelling of a bag's path, for both bag commands (``bag repair`` and ``doctor --bag``):
+the folder, a trailing slash, ``.``, ``..``, its metadata.yaml, its data file, relative and
+absolute, through a symlink. And the output never the input, inside it or around it,
+whatever the spellings of either; ``--force`` replaces only a bag that is not the input;
+the doctor's suggested output is beside the bag, never inside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from bag_maker import recording
+from repo_paths import REPO_ROOT
+
+from joint_tf_publisher.cli.main import main
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+
+
+@pytest.fixture
+def rec(tmp_path: Path) -> Path:
+    """A small recording at ``tmp_path/data/rec`` with a file of the user's inside it
+    (metadata.yaml does not list it) and one beside it: both must survive every refusal."""
+    bag, _ = recording(tmp_path / "data" / "rec", ARM, "sqlite3", count=10)
+    (bag / "notes.txt").write_text("mine")
+    (bag.parent / "other.txt").write_text("mine too")
+    return bag
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def data_file(bag: Path) -> Path:
+    (found,) = bag.glob("*.db3")
+    return found
+
+
+#: Spellings of the input bag, made from the bag's folder; each returns (working folder,
+#: spelling).
+SPELLINGS: dict[str, Callable[[Path], tuple[Path, str]]] = {
+    "folder": lambda bag: (bag.parent, "rec"),
+    "absolute": lambda bag: (bag.parent, str(bag)),
+    "trailing slash": lambda bag: (bag.parent, "rec/"),
+    "dot": lambda bag: (bag, "."),
+    "dot dot": lambda bag: (bag / "sub", ".."),
+    "metadata.yaml": lambda bag: (bag.parent, "rec/metadata.yaml"),
+    "data file": lambda bag: (bag.parent, f"rec/{data_file(bag).name}"),
+    "symlink": lambda bag: (bag.parent, "link"),
+    "dot dot inside": lambda bag: (bag.parent, "rec/sub/../"),
+}
+
+
+def spelled(bag: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    (bag / "sub").mkdir(exist_ok=True)
+    (bag.parent / "link").unlink(missing_ok=True)
+    (bag.parent / "link").symlink_to(bag, target_is_directory=True)
+    folder, text = SPELLINGS[name](bag)
+    monkeypatch.chdir(folder)
+    return text
+
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+def test_every_spelling_of_the_input_works_for_both_commands(
+    rec: Path, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = spelled(rec, name, monkeypatch)
+    before = listing(rec)
+    out = rec.parent / "out"
+    assert main(["bag", "repair", given, "-o", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["doctor", "--bag", given, "--json"]) == 1  # no /tf_static: a finding
+    document = json.loads(capsys.readouterr().out)
+    assert document["heard"]["bag"] == str(rec) and document["heard"]["joint_states"] == 10
+    command = shlex.split(document["heard"]["repair"])
+    suggested = Path(command[command.index("-o") + 1])
+    assert (Path.cwd() / suggested).resolve() == rec.parent / "rec_repaired"  # beside it
+    assert main(["doctor", "--bag", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert listing(rec) == before
+
+
+#: (input spelling, output spelling) that name the input, something inside it or around it,
+#: from the working folder ``data`` (the bag's parent).
+CLASHES = [
+    ("rec", "rec"),
+    ("rec/metadata.yaml", "rec"),  # the issue's case: the input's folder replaced
+    ("rec", "rec/"),
+    ("rec", "./rec/../rec"),
+    ("rec", "link"),
+    ("link", "rec"),
+    ("rec/DATA", "rec"),
+    ("rec", "rec/metadata.yaml"),
+    ("rec", "rec/new"),
+    ("rec", "link/new"),
+    ("rec", "."),  # the parent, holding the input
+    ("rec", "../data"),
+    ("rec/metadata.yaml", ".."),  # the grandparent
+    ("rec", "/"),
+]
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["", "force"])
+@pytest.mark.parametrize(("given", "output"), CLASHES)
+def test_the_output_is_never_the_input_inside_it_or_around_it(
+    rec: Path,
+    given: str,
+    output: str,
+    force: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (rec.parent / "link").symlink_to(rec, target_is_directory=True)
+    monkeypatch.chdir(rec.parent)
+    top = rec.parent.parent
+    before = listing(top)
+    given = given.replace("DATA", data_file(rec).name)
+    argv = ["bag", "repair", given, "-o", output] + (["--force"] if force else [])
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "input bag" in err and "Traceback" not in err, err
+    assert listing(top) == before
+
+
+def test_force_replaces_only_a_bag(
+    rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "cat.jpg").write_text("mine")
+    not_a_bag = tmp_path / "not_a_bag"
+    not_a_bag.mkdir()
+    (not_a_bag / "metadata.yaml").write_text("title: my notes\n")
+    fifo = tmp_path / "fifo_bag"
+    fifo.mkdir()
+    os.mkfifo(fifo / "metadata.yaml")  # never read: it would block
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("mine")
+    for output in (folder, not_a_bag, fifo, a_file):
+        before = listing(tmp_path / "data")
+        assert main(["bag", "repair", str(rec), "-o", str(output), "--force"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "not a rosbag2 bag" in err and "\n" not in err, err
+        assert listing(tmp_path / "data") == before and output.exists()
+    assert (folder / "cat.jpg").read_text() == "mine" and a_file.read_text() == "mine"
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "stale").write_text("x")
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 0  # a bag: replaced
+    assert not (old / "stale").exists() and (old / "metadata.yaml").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
