@@ -317,6 +317,20 @@ def test_the_starts_own_arguments_are_trusted_and_passed_as_they_are(tmp_path: P
             expand_xacro_file(titled, {"title": title + "!"})
 
 
+def test_a_value_longer_than_a_command_line_argument_reaches_xacro(tmp_path: Path) -> None:
+    """The request goes to the xacro child on its stdin: a plain value of 200,000 characters
+    (Linux takes at most 128 KiB in one argument of a command line: it was "Argument list too
+    long", an OSError, not a refusal) is expanded like a short one."""
+    named = tmp_path / "named.urdf.xacro"
+    named.write_text(
+        '<robot name="n" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="n" default="a"/><link name="$(arg n)"/></robot>'
+    )
+    value = "a" * 200_000
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        assert f'<link name="{value}"/>' in str(expand_xacro_file(named, {"n": value}).data)
+
+
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
     top = tmp_path / "top.urdf.xacro"
     top.write_text(
