@@ -52,12 +52,21 @@ def _standard_library(folder: str) -> bool:
     )
 
 
-def child_path(path: Sequence[str], cwd: str) -> list[str]:
+def working_folder() -> str | None:
+    """This process's working folder; None where it is gone (deleted, or no longer
+    reachable: ``os.getcwd`` fails, and a child can still start, from ``/``)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def child_path(path: Sequence[str], cwd: str | None) -> list[str]:
     """The ``sys.path`` of a child of a process whose path is ``path`` and whose working
-    folder is ``cwd``: absolute folders other than ``cwd`` (however spelled: symlinks,
-    ``..``), the standard library first, the others in their order, then ``PACKAGE_ROOT``;
-    each once."""
-    here = os.path.realpath(cwd)
+    folder is ``cwd`` (None: gone): absolute folders other than ``cwd`` (however spelled:
+    symlinks, ``..``), the standard library first, the others in their order, then
+    ``PACKAGE_ROOT``; each once."""
+    here = None if cwd is None else os.path.realpath(cwd)
     vetted = [
         folder
         for folder in dict.fromkeys(path)
@@ -78,7 +87,7 @@ def python_command(
     ``sys.argv[1:]`` = ``args``) in ``sys.executable`` isolated from the caller: see the
     module docstring. ``path``: the parent's ``sys.path`` (default: this process's);
     ``unbuffered``: ``-u`` (``-I`` ignores ``PYTHONUNBUFFERED``)."""
-    folders = child_path(sys.path if path is None else path, os.getcwd())
+    folders = child_path(sys.path if path is None else path, working_folder())
     flags = ["-I", "-u"] if unbuffered else ["-I"]
     code = _BOOTSTRAP.format(path=folders, module=module)
     return [sys.executable, *flags, "-c", code, *args]

@@ -169,3 +169,24 @@ def test_graphs_dot_is_never_the_working_folders(
         else:
             assert (tmp_path / "r.svg").read_text().lstrip().startswith("<?xml")
     assert ran(markers) == []
+
+
+def test_a_child_starts_when_the_working_folder_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller whose working folder was deleted (a launch from a folder removed since):
+    ``os.getcwd`` fails there; the bag writer still starts, isolated, and writes its bag
+    (was a FileNotFoundError before the child started)."""
+    pytest.importorskip("rosbags")
+    from joint_tf_publisher.cli.bag.storage import BagOutput
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert "-I" in python_command("joint_tf_publisher.child_process")
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
+    out.finish()
+    assert out.process.returncode == 0

@@ -78,8 +78,15 @@ class FileRules:
 
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
-        default the path) if it lies outside the allowed folders."""
-        resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+        default the path) if it lies outside the allowed folders, or cannot be resolved
+        (relative, and the working folder gone)."""
+        try:
+            resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+        except OSError as exc:  # a relative path, and the working folder is gone
+            raise FileRefused(
+                f"a relative path, and the working folder is gone ({_reason(exc)})",
+                source or str(path),
+            ) from None
         if self.allowed is None or any(_inside(resolved, folder) for folder in self.allowed):
             return resolved
         folders = ", ".join(str(folder) for folder in self.allowed) or "none"

@@ -25,7 +25,6 @@ of address space fails with "out of memory". Nothing is left of an expansion in 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -34,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ..child_process import python_command
+from ..child_process import python_command, working_folder
 from ..errors import ModelError
 from .files import FileRules, current_rules, read_regular_file, reading_under
 
@@ -125,7 +124,7 @@ class XacroRun:
             "parameter": self.rules.parameter,
             "limit_bytes": limit_bytes,
             "memory_bytes": memory_limit_bytes,
-            "cwd": os.getcwd(),
+            "cwd": working_folder(),
             "cpu_s": time_limit_s,
         }
         self._output: IO[bytes] = tempfile.TemporaryFile()

@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     request = json.loads(args[0] if args else sys.stdin.buffer.read())
     _limit_memory(int(request["memory_bytes"]))
     _limit_time(float(request.get("cpu_s", 0)))
-    os.chdir(request["cwd"])  # relative paths as the node sees them (not on sys.path)
+    if request.get("cwd") is not None:  # None: the node's folder is gone (relative: refused)
+        os.chdir(request["cwd"])  # relative paths as the node sees them (not on sys.path)
     try:
         answer = expand(request)
     except MemoryError:

@@ -331,6 +331,23 @@ def test_a_value_longer_than_a_command_line_argument_reaches_xacro(tmp_path: Pat
         assert f'<link name="{value}"/>' in str(expand_xacro_file(named, {"n": value}).data)
 
 
+def test_xacro_expands_when_the_working_folder_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node whose working folder was deleted (started from a folder removed since) still
+    expands its (absolute) xacro file; a relative path is refused naming it, never a
+    FileNotFoundError from ``os.getcwd``."""
+    moded = moded_xacro(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        assert 'name="sim_only"' in str(expand_xacro_file(moded, {"mode": "sim"}).data)
+        with pytest.raises(FileRefused, match=r"^moded.urdf.xacro: .*working folder is gone"):
+            read_regular_file(Path(moded.name), MAX_DESCRIPTION_BYTES)
+
+
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
     top = tmp_path / "top.urdf.xacro"
     top.write_text(
