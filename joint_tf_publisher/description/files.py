@@ -78,10 +78,12 @@ class FileRules:
 
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
-        default the path) if it lies outside the allowed folders, or cannot be resolved
-        (relative, and the working folder gone)."""
+        default the path) if it lies outside the allowed folders, or names no file (a NUL
+        byte; relative, and the working folder gone)."""
         try:
             resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+        except ValueError:  # a NUL byte: no file has that name
+            raise FileRefused("its name holds a NUL byte", source or repr(str(path))) from None
         except OSError as exc:  # a relative path, and the working folder is gone
             raise FileRefused(
                 f"a relative path, and the working folder is gone ({_reason(exc)})",

@@ -348,6 +348,16 @@ def test_xacro_expands_when_the_working_folder_is_gone(
             read_regular_file(Path(moded.name), MAX_DESCRIPTION_BYTES)
 
 
+def test_a_path_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path) -> None:
+    """A ModelError (was ``ValueError: embedded null byte`` from ``realpath``), at runtime and
+    from the public loader (``Robot.load``; xacro's ``load_yaml('a\\x00b')``)."""
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        with pytest.raises(FileRefused, match="its name holds a NUL byte"):
+            read_regular_file(tmp_path / "a\x00b.urdf", 100)
+    with pytest.raises(ModelError, match="its name holds a NUL byte"):
+        Robot.load(tmp_path / "a\x00b.urdf")
+
+
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
     top = tmp_path / "top.urdf.xacro"
     top.write_text(
