@@ -34,6 +34,8 @@ from rcl_interfaces.srv import SetParameters  # noqa: E402
 from test_user_errors import NODE, params_file  # noqa: E402
 from xacro_payloads import MODE_ARGUMENT, quote_breaking_value  # noqa: E402
 
+from joint_tf_publisher.description.xacro_process import RUNNER_MODULE  # noqa: E402
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NAMESPACE = "/files"
@@ -178,7 +180,7 @@ def test_sigint_while_a_request_waits_for_xacro_stops_the_node(
     client.call_async(request)
     # The request is in flight once the node runs its xacro child (a process of its own).
     wait_until(
-        lambda: any(str(slow) in _command_line(pid) for pid in _children(node.process.pid)),
+        lambda: any(RUNNER_MODULE in _command_line(pid) for pid in _children(node.process.pid)),
         what="the node's xacro child",
     )
     sent = time.monotonic()
@@ -200,7 +202,7 @@ def test_sigint_while_the_start_waits_for_xacro_ends_with_exit_0(tmp_path: Path)
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_until(
-            lambda: any(str(slow) in _command_line(pid) for pid in _children(process.pid)),
+            lambda: any(RUNNER_MODULE in _command_line(pid) for pid in _children(process.pid)),
             what="the node's xacro child at start",
         )
         sent = time.monotonic()
@@ -235,3 +237,4 @@ def _command_line(pid: int) -> str:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
