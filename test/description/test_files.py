@@ -358,6 +358,23 @@ def test_a_path_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path) -> None:
         Robot.load(tmp_path / "a\x00b.urdf")
 
 
+def test_a_refusal_naming_a_file_whose_name_is_not_utf8_is_utf8(tmp_path: Path) -> None:
+    """A symlink in an allowed folder to a file outside whose name holds the byte 0xff: the
+    refusal names the resolved path with ``\\xff``, valid UTF-8 (a parameter refusal's reason
+    and rclpy's logger take nothing else)."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    outside = os.fsencode(tmp_path) + b"/\xff.urdf"
+    with open(outside, "w") as file:
+        file.write(ROBOT)
+    os.symlink(outside, os.fsencode(allowed / "link.urdf"))
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        with pytest.raises(FileRefused) as refused:
+            read_regular_file(allowed / "link.urdf", 100)
+    assert f"{tmp_path}/\\xff.urdf is outside the folders allowed" in str(refused.value)
+    assert str(refused.value).encode("utf-8") and refused.value.why.encode("utf-8")
+
+
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
     top = tmp_path / "top.urdf.xacro"
     top.write_text(

@@ -238,3 +238,43 @@ def _command_line(pid: int) -> str:
     except OSError:
         return ""
 
+
+def test_a_xacro_including_a_file_whose_name_is_not_utf8_starts(tmp_path: Path) -> None:
+    """xacro's ``<xacro:include filename="inc/*.xacro"/>`` took a file named with a byte that
+    is not UTF-8 (``\\xff``): the node said "watching ..." with that name and rclpy's logger
+    refused it (a TypeError, exit 1 at start). It starts, the name written ``\\xff``."""
+    (tmp_path / "inc").mkdir()
+    with open(os.fsencode(tmp_path / "inc") + b"/\xff.xacro", "w") as extra:
+        extra.write(
+            '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="extra"/>'
+            '<joint name="j" type="fixed"><parent link="base"/><child link="extra"/></joint>'
+            "</robot>"
+        )
+    top = tmp_path / "top.urdf.xacro"
+    top.write_text(
+        '<robot name="g" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="base"/>'
+        '<xacro:include filename="inc/*.xacro"/></robot>'
+    )
+    params = params_file(tmp_path / "params.yaml", description_file=str(top))
+    command = [*NODE, "--ros-args", "-r", "__ns:=/files_bytes", "--params-file", str(params)]
+    with open(tmp_path / "stderr.txt", "w") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        wait_until(
+            lambda: process.poll() is not None or "for saves" in _read(tmp_path / "stderr.txt"),
+            what="the node to say what it watches",
+        )
+        assert process.poll() is None, _read(tmp_path / "stderr.txt")[-2000:]
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=10.0)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    said = _read(tmp_path / "stderr.txt")
+    assert code == 0, said[-2000:]
+    assert f"watching {top}, {tmp_path}/inc/\\xff.xacro for saves" in said
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
