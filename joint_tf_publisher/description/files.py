@@ -79,16 +79,19 @@ class FileRules:
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
         default the path) if it lies outside the allowed folders, or names no file (a NUL
-        byte; relative, and the working folder gone)."""
+        byte; relative, and the working folder gone; a symlink on it swapped while resolved)."""
+        expanded = os.path.expanduser(str(path))
         try:
-            resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+            resolved = Path(os.path.realpath(expanded))
         except ValueError:  # a NUL byte: no file has that name
             raise FileRefused("its name holds a NUL byte", source or repr(str(path))) from None
-        except OSError as exc:  # a relative path, and the working folder is gone
-            raise FileRefused(
-                f"a relative path, and the working folder is gone ({_reason(exc)})",
-                source or str(path),
-            ) from None
+        except OSError as exc:  # realpath's readlink after its lstat, or os.getcwd, failed
+            why = (
+                "its path changed while it was resolved (a symbolic link removed or replaced)"
+                if os.path.isabs(expanded)
+                else "a relative path, and the working folder is gone"
+            )
+            raise FileRefused(f"{why}: {_reason(exc)}", source or str(path)) from None
         if self.allowed is None or any(_inside(resolved, folder) for folder in self.allowed):
             return resolved
         folders = ", ".join(str(folder) for folder in self.allowed) or "none"

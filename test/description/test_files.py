@@ -348,6 +348,28 @@ def test_xacro_expands_when_the_working_folder_is_gone(
             read_regular_file(Path(moded.name), MAX_DESCRIPTION_BYTES)
 
 
+def test_a_symlink_removed_while_the_path_is_resolved_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``realpath`` reads a link after seeing it (``lstat``, then ``readlink``): a swap
+    between the two is an OSError out of ``realpath`` (a running swap loop met it 20 times in
+    24,000 reads); refused naming the file, as any swap is (was an OSError, not a refusal)."""
+    (tmp_path / "real.urdf").write_text(ROBOT)
+    link = tmp_path / "link.urdf"
+    link.symlink_to(tmp_path / "real.urdf")
+    readlink = os.readlink
+
+    def swapped_first(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(name) == str(link) and link.is_symlink():
+            link.unlink()  # the swap: gone between realpath's lstat and its readlink
+        return readlink(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "readlink", swapped_first)
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        with pytest.raises(FileRefused, match=r"link.urdf: cannot read file: its path changed"):
+            read_regular_file(link, 1000)
+
+
 def test_a_path_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path) -> None:
     """A ModelError (was ``ValueError: embedded null byte`` from ``realpath``), at runtime and
     from the public loader (``Robot.load``; xacro's ``load_yaml('a\\x00b')``)."""
