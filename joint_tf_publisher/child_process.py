@@ -52,16 +52,32 @@ def _standard_library(folder: str) -> bool:
     )
 
 
-def child_path(path: Sequence[str], cwd: str) -> list[str]:
+def working_folder() -> str | None:
+    """This process's working folder; None where it is gone (deleted, or no longer
+    reachable: ``os.getcwd`` fails, and a child can still start, from ``/``)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+#: The working folder when this module was imported (None: gone already): ``python -m``
+#: put it first on this process's path as an absolute folder, and it stays off a child's
+#: path also once it is deleted (a folder made again at that name, in ``/tmp`` by anyone,
+#: is not imported from).
+STARTED_IN = working_folder()
+
+
+def child_path(path: Sequence[str], cwd: str | None) -> list[str]:
     """The ``sys.path`` of a child of a process whose path is ``path`` and whose working
-    folder is ``cwd``: absolute folders other than ``cwd`` (however spelled: symlinks,
-    ``..``), the standard library first, the others in their order, then ``PACKAGE_ROOT``;
-    each once."""
-    here = os.path.realpath(cwd)
+    folder is ``cwd`` (None: gone): absolute folders other than ``cwd`` and ``STARTED_IN``
+    (however spelled: symlinks, ``..``), the standard library first, the others in their
+    order, then ``PACKAGE_ROOT``; each once."""
+    here = {os.path.realpath(folder) for folder in (cwd, STARTED_IN) if folder is not None}
     vetted = [
         folder
         for folder in dict.fromkeys(path)
-        if os.path.isabs(folder) and os.path.realpath(folder) != here
+        if os.path.isabs(folder) and os.path.realpath(folder) not in here
     ]
     standard = [folder for folder in vetted if _standard_library(folder)]
     others = [folder for folder in vetted if not _standard_library(folder)]
@@ -78,7 +94,7 @@ def python_command(
     ``sys.argv[1:]`` = ``args``) in ``sys.executable`` isolated from the caller: see the
     module docstring. ``path``: the parent's ``sys.path`` (default: this process's);
     ``unbuffered``: ``-u`` (``-I`` ignores ``PYTHONUNBUFFERED``)."""
-    folders = child_path(sys.path if path is None else path, os.getcwd())
+    folders = child_path(sys.path if path is None else path, working_folder())
     flags = ["-I", "-u"] if unbuffered else ["-I"]
     code = _BOOTSTRAP.format(path=folders, module=module)
     return [sys.executable, *flags, "-c", code, *args]

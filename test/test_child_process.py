@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from joint_tf_publisher import child_process
 from joint_tf_publisher.child_process import PACKAGE_ROOT, child_path, python_command
 
 #: Modules of the standard library the children import.
@@ -77,6 +78,18 @@ def test_the_childs_path_has_no_working_folder_and_the_standard_library_first(
     spellings = [str(here), f"{here}/", str(tmp_path / "link"), f"{here}/../here"]
     path = ["", ".", "rel/dir", *spellings, "/env/overlay", standard, site, "/env/overlay"]
     assert child_path(path, str(here)) == [standard, "/env/overlay", site, PACKAGE_ROOT]
+
+
+def test_the_folder_python_m_started_in_stays_off_once_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working folder first on the parent's path, as an absolute
+    folder; once that folder is deleted (the working folder no longer known), a folder made
+    again at its name (anyone may, in ``/tmp``) is still not on a child's path."""
+    started = tmp_path / "started"
+    started.mkdir()
+    monkeypatch.setattr(child_process, "STARTED_IN", str(started))
+    assert child_path([str(started), "/env/overlay"], None) == ["/env/overlay", PACKAGE_ROOT]
 
 
 def test_the_command_is_isolated_and_runs_the_module_as_minus_m(
@@ -169,3 +182,24 @@ def test_graphs_dot_is_never_the_working_folders(
         else:
             assert (tmp_path / "r.svg").read_text().lstrip().startswith("<?xml")
     assert ran(markers) == []
+
+
+def test_a_child_starts_when_the_working_folder_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller whose working folder was deleted (a launch from a folder removed since):
+    ``os.getcwd`` fails there; the bag writer still starts, isolated, and writes its bag
+    (was a FileNotFoundError before the child started)."""
+    pytest.importorskip("rosbags")
+    from joint_tf_publisher.cli.bag.storage import BagOutput
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert "-I" in python_command("joint_tf_publisher.child_process")
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
+    out.finish()
+    assert out.process.returncode == 0

@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ModelError
+from ..errors import ModelError, shown
 
 #: The read-only node parameter listing the folders allowed at runtime besides the default ones.
 ALLOWED_FOLDERS_PARAMETER = "allowed_description_folders"
@@ -50,7 +50,7 @@ class FileRefused(ModelError):
 
     def __init__(self, why: str, source: str) -> None:
         super().__init__(f"cannot read file: {why}", source=source)
-        self.why = why
+        self.why = shown(why)
 
 
 def _never() -> bool:
@@ -78,8 +78,20 @@ class FileRules:
 
     def check(self, path: Path, source: str | None = None) -> Path:
         """``path`` resolved (symlinks and ``..``); ModelError (``source``: what it names,
-        default the path) if it lies outside the allowed folders."""
-        resolved = Path(os.path.realpath(os.path.expanduser(str(path))))
+        default the path) if it lies outside the allowed folders, or names no file (a NUL
+        byte; relative, and the working folder gone; a symlink on it swapped while resolved)."""
+        expanded = os.path.expanduser(str(path))
+        try:
+            resolved = Path(os.path.realpath(expanded))
+        except ValueError:  # a NUL byte: no file has that name
+            raise FileRefused("its name holds a NUL byte", source or repr(str(path))) from None
+        except OSError as exc:  # realpath's readlink after its lstat, or os.getcwd, failed
+            why = (
+                "its path changed while it was resolved (a symbolic link removed or replaced)"
+                if os.path.isabs(expanded)
+                else "a relative path, and the working folder is gone"
+            )
+            raise FileRefused(f"{why}: {_reason(exc)}", source or str(path)) from None
         if self.allowed is None or any(_inside(resolved, folder) for folder in self.allowed):
             return resolved
         folders = ", ".join(str(folder) for folder in self.allowed) or "none"

@@ -9,7 +9,8 @@ combine, but never call anything. The start's values (launch file, command line,
 file) are the operator's own and passed as they are, also when a runtime request reuses them.
 
 ``XacroRun`` starts ``joint_tf_publisher.description.xacro_runner`` (``child_process``:
-isolated from the node's working folder and ``PYTHONPATH``) for one file (after reading the
+isolated from the node's working folder and ``PYTHONPATH``; the request on its stdin, not its
+command line, whose one argument holds at most 128 KiB on Linux) for one file (after reading the
 file itself with ``files.read_regular_file``, so a FIFO, a device, an oversize file or one
 outside the allowed folders is refused at once, without a child). The child's answer goes
 to an anonymous temporary file (no pipe to drain), so the parent may either
@@ -24,7 +25,6 @@ of address space fails with "out of memory". Nothing is left of an expansion in 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ..child_process import python_command
+from ..child_process import python_command, working_folder
 from ..errors import ModelError
 from .files import FileRules, current_rules, read_regular_file, reading_under
 
@@ -124,18 +124,21 @@ class XacroRun:
             "parameter": self.rules.parameter,
             "limit_bytes": limit_bytes,
             "memory_bytes": memory_limit_bytes,
-            "cwd": os.getcwd(),
+            "cwd": working_folder(),
             "cpu_s": time_limit_s,
         }
         self._output: IO[bytes] = tempfile.TemporaryFile()
         self._limit_bytes = limit_bytes
         self._deadline = time.monotonic() + time_limit_s
-        self._process = subprocess.Popen(
-            python_command(RUNNER_MODULE, json.dumps(request)),
-            stdin=subprocess.DEVNULL,
-            stdout=self._output,
-            cwd="/",  # the runner goes to the node's folder (request's cwd) once started
-        )
+        with tempfile.TemporaryFile() as sent:  # on stdin: a command line holds ~128 KiB
+            sent.write(json.dumps(request).encode())
+            sent.seek(0)
+            self._process = subprocess.Popen(
+                python_command(RUNNER_MODULE),
+                stdin=sent,
+                stdout=self._output,
+                cwd="/",  # the runner goes to the node's folder (request's cwd) once started
+            )
         self._answer: tuple[str, tuple[Path, ...]] | ModelError | None = None
 
     def done(self) -> bool:

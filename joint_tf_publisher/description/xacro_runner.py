@@ -1,9 +1,9 @@
-"""The xacro expansion, run in a process of its own (``...xacro_runner REQUEST``, started
+"""The xacro expansion, run in a process of its own (``...xacro_runner < REQUEST``, started
 isolated by ``child_process.python_command``).
 
 As ``ros2 launch`` runs the ``xacro`` command, the package runs xacro out of process
 (``xacro_process.XacroRun``): xacro evaluates ``${...}`` as Python and may read any file, so it
-must not run where it can hold or change the node. The request (one JSON argument: the file,
+must not run where it can hold or change the node. The request (one JSON object on stdin: the file,
 xacro's arguments, the folders allowed or null, the parameter naming them, the size limit of
 a file and of the output, the memory limit) is answered with one JSON object on stdout:
 ``{"text": ..., "files": [...]}`` (the expanded text, and every file xacro read, as
@@ -117,11 +117,14 @@ def _error(reason: str, where: str, line: int | None, files: list[str]) -> dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Expand the request in ``argv[0]`` (JSON), print the answer (JSON); exit 0."""
-    request = json.loads((argv if argv is not None else sys.argv[1:])[0])
+    """Expand the request in ``argv[0]`` (JSON), else on stdin (as ``XacroRun`` sends it),
+    print the answer (JSON); exit 0."""
+    args = argv if argv is not None else sys.argv[1:]
+    request = json.loads(args[0] if args else sys.stdin.buffer.read())
     _limit_memory(int(request["memory_bytes"]))
     _limit_time(float(request.get("cpu_s", 0)))
-    os.chdir(request["cwd"])  # relative paths as the node sees them (not on sys.path)
+    if request.get("cwd") is not None:  # None: the node's folder is gone (relative: refused)
+        os.chdir(request["cwd"])  # relative paths as the node sees them (not on sys.path)
     try:
         answer = expand(request)
     except MemoryError:

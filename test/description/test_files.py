@@ -317,6 +317,86 @@ def test_the_starts_own_arguments_are_trusted_and_passed_as_they_are(tmp_path: P
             expand_xacro_file(titled, {"title": title + "!"})
 
 
+def test_a_value_longer_than_a_command_line_argument_reaches_xacro(tmp_path: Path) -> None:
+    """The request goes to the xacro child on its stdin: a plain value of 200,000 characters
+    (Linux takes at most 128 KiB in one argument of a command line: it was "Argument list too
+    long", an OSError, not a refusal) is expanded like a short one."""
+    named = tmp_path / "named.urdf.xacro"
+    named.write_text(
+        '<robot name="n" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="n" default="a"/><link name="$(arg n)"/></robot>'
+    )
+    value = "a" * 200_000
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        assert f'<link name="{value}"/>' in str(expand_xacro_file(named, {"n": value}).data)
+
+
+def test_xacro_expands_when_the_working_folder_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node whose working folder was deleted (started from a folder removed since) still
+    expands its (absolute) xacro file; a relative path is refused naming it, never a
+    FileNotFoundError from ``os.getcwd``."""
+    moded = moded_xacro(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        assert 'name="sim_only"' in str(expand_xacro_file(moded, {"mode": "sim"}).data)
+        with pytest.raises(FileRefused, match=r"^moded.urdf.xacro: .*working folder is gone"):
+            read_regular_file(Path(moded.name), MAX_DESCRIPTION_BYTES)
+
+
+def test_a_symlink_removed_while_the_path_is_resolved_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``realpath`` reads a link after seeing it (``lstat``, then ``readlink``): a swap
+    between the two is an OSError out of ``realpath`` (a running swap loop met it 20 times in
+    24,000 reads); refused naming the file, as any swap is (was an OSError, not a refusal)."""
+    (tmp_path / "real.urdf").write_text(ROBOT)
+    link = tmp_path / "link.urdf"
+    link.symlink_to(tmp_path / "real.urdf")
+    readlink = os.readlink
+
+    def swapped_first(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(name) == str(link) and link.is_symlink():
+            link.unlink()  # the swap: gone between realpath's lstat and its readlink
+        return readlink(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "readlink", swapped_first)
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        with pytest.raises(FileRefused, match=r"link.urdf: cannot read file: its path changed"):
+            read_regular_file(link, 1000)
+
+
+def test_a_path_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path) -> None:
+    """A ModelError (was ``ValueError: embedded null byte`` from ``realpath``), at runtime and
+    from the public loader (``Robot.load``; xacro's ``load_yaml('a\\x00b')``)."""
+    with reading_under(FileRules(allowed_folders([tmp_path]))):
+        with pytest.raises(FileRefused, match="its name holds a NUL byte"):
+            read_regular_file(tmp_path / "a\x00b.urdf", 100)
+    with pytest.raises(ModelError, match="its name holds a NUL byte"):
+        Robot.load(tmp_path / "a\x00b.urdf")
+
+
+def test_a_refusal_naming_a_file_whose_name_is_not_utf8_is_utf8(tmp_path: Path) -> None:
+    """A symlink in an allowed folder to a file outside whose name holds the byte 0xff: the
+    refusal names the resolved path with ``\\xff``, valid UTF-8 (a parameter refusal's reason
+    and rclpy's logger take nothing else)."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    outside = os.fsencode(tmp_path) + b"/\xff.urdf"
+    with open(outside, "w") as file:
+        file.write(ROBOT)
+    os.symlink(outside, os.fsencode(allowed / "link.urdf"))
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        with pytest.raises(FileRefused) as refused:
+            read_regular_file(allowed / "link.urdf", 100)
+    assert f"{tmp_path}/\\xff.urdf is outside the folders allowed" in str(refused.value)
+    assert str(refused.value).encode("utf-8") and refused.value.why.encode("utf-8")
+
+
 def test_a_fifo_include_is_refused_at_once(tmp_path: Path, fifo: Path) -> None:
     top = tmp_path / "top.urdf.xacro"
     top.write_text(

@@ -34,6 +34,8 @@ from rcl_interfaces.srv import SetParameters  # noqa: E402
 from test_user_errors import NODE, params_file  # noqa: E402
 from xacro_payloads import MODE_ARGUMENT, quote_breaking_value  # noqa: E402
 
+from joint_tf_publisher.description.xacro_process import RUNNER_MODULE  # noqa: E402
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NAMESPACE = "/files"
@@ -178,7 +180,7 @@ def test_sigint_while_a_request_waits_for_xacro_stops_the_node(
     client.call_async(request)
     # The request is in flight once the node runs its xacro child (a process of its own).
     wait_until(
-        lambda: any(str(slow) in _command_line(pid) for pid in _children(node.process.pid)),
+        lambda: any(RUNNER_MODULE in _command_line(pid) for pid in _children(node.process.pid)),
         what="the node's xacro child",
     )
     sent = time.monotonic()
@@ -200,7 +202,7 @@ def test_sigint_while_the_start_waits_for_xacro_ends_with_exit_0(tmp_path: Path)
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_until(
-            lambda: any(str(slow) in _command_line(pid) for pid in _children(process.pid)),
+            lambda: any(RUNNER_MODULE in _command_line(pid) for pid in _children(process.pid)),
             what="the node's xacro child at start",
         )
         sent = time.monotonic()
@@ -235,3 +237,44 @@ def _command_line(pid: int) -> str:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_a_xacro_including_a_file_whose_name_is_not_utf8_starts(tmp_path: Path) -> None:
+    """xacro's ``<xacro:include filename="inc/*.xacro"/>`` took a file named with a byte that
+    is not UTF-8 (``\\xff``): the node said "watching ..." with that name and rclpy's logger
+    refused it (a TypeError, exit 1 at start). It starts, the name written ``\\xff``."""
+    (tmp_path / "inc").mkdir()
+    with open(os.fsencode(tmp_path / "inc") + b"/\xff.xacro", "w") as extra:
+        extra.write(
+            '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="extra"/>'
+            '<joint name="j" type="fixed"><parent link="base"/><child link="extra"/></joint>'
+            "</robot>"
+        )
+    top = tmp_path / "top.urdf.xacro"
+    top.write_text(
+        '<robot name="g" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="base"/>'
+        '<xacro:include filename="inc/*.xacro"/></robot>'
+    )
+    params = params_file(tmp_path / "params.yaml", description_file=str(top))
+    command = [*NODE, "--ros-args", "-r", "__ns:=/files_bytes", "--params-file", str(params)]
+    with open(tmp_path / "stderr.txt", "w") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        wait_until(
+            lambda: process.poll() is not None or "for saves" in _read(tmp_path / "stderr.txt"),
+            what="the node to say what it watches",
+        )
+        assert process.poll() is None, _read(tmp_path / "stderr.txt")[-2000:]
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=10.0)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    said = _read(tmp_path / "stderr.txt")
+    assert code == 0, said[-2000:]
+    assert f"watching {top}, {tmp_path}/inc/\\xff.xacro for saves" in said
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
