@@ -248,11 +248,17 @@ class FleetState:
     refused: dict[str, Refusal] = field(default_factory=dict)
     #: Robots whose node is being made (out of the spin loop, ``ros.fleet``).
     starting: set[str] = field(default_factory=set)
+    #: Robots that left ``robots`` while their node was being made: that start's outcome
+    #: (a node made from what it read then, or its wait for xacro given up) is dropped,
+    #: whether or not the robot is listed again meanwhile (it then starts afresh).
+    abandoned: set[str] = field(default_factory=set)
 
     def want(self, robots: tuple[str, ...]) -> None:
         """From now on the fleet serves ``robots`` (``wanted_robots``'s result); refusals of
-        robots no longer wanted are forgotten (listed again, a robot tries afresh)."""
+        robots no longer wanted are forgotten (listed again, a robot tries afresh), and so
+        are the starts under way of those robots (``abandoned``)."""
         self.wanted = robots
+        self.abandoned.update(name for name in self.starting if name not in robots)
         for namespace in [name for name in self.refused if name not in robots]:
             del self.refused[namespace]
 
@@ -282,11 +288,17 @@ class FleetState:
     def start(self, namespace: str) -> None:
         """``namespace``'s node is being made (``plan`` does not start it again meanwhile)."""
         self.starting.add(namespace)
+        self.abandoned.discard(namespace)
 
-    def start_ended(self, namespace: str) -> None:
-        """The making of ``namespace``'s node ended (its node then serves, is refused, or is
-        destroyed: no longer wanted)."""
+    def start_ended(self, namespace: str) -> bool:
+        """The making of ``namespace``'s node ended; whether its outcome stands (its node
+        then serves or it is refused): False if the robot left ``robots`` meanwhile, even if
+        listed again since (its node destroyed, its refusal, such as a xacro wait that gave
+        up when it left, not kept: ``plan`` starts it afresh if it is wanted)."""
         self.starting.discard(namespace)
+        left = namespace in self.abandoned
+        self.abandoned.discard(namespace)
+        return not left
 
     def started(self, namespace: str) -> None:
         """``namespace``'s node serves."""

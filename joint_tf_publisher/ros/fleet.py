@@ -231,18 +231,20 @@ class Fleet(Node):
         self.wake()
 
     def _serve_started(self, executor: Executor, stopped: Callable[[], bool]) -> bool:
-        """Serve each robot whose node was made since (destroyed instead if no longer wanted
-        or the process stops), or record (and say once) why it did not start; whether any
-        start ended."""
+        """Serve each robot whose node was made since (destroyed instead if no longer wanted,
+        if it left ``robots`` while starting, or if the process stops), or record (and say
+        once) why it did not start; whether any start ended. A robot removed and listed
+        again while it started starts afresh (``FleetState.start_ended``): its start may have
+        given up when it left, which is no refusal."""
         ended = [name for name, (future, _) in self._starts.items() if future.done()]
         for namespace in ended:
             future, inputs = self._starts.pop(namespace)
-            self.state.start_ended(namespace)
+            stands = self.state.start_ended(namespace)  # False: it left robots meanwhile
             result = future.result()
             if isinstance(result, str):
-                if namespace in self.state.wanted:
+                if stands and namespace in self.state.wanted:
                     self._refused(namespace, result, inputs)
-            elif namespace not in self.state.wanted or stopped():
+            elif not stands or namespace not in self.state.wanted or stopped():
                 result.destroy_node()
             else:
                 self.robots[namespace] = result

@@ -252,3 +252,20 @@ def test_docs_give_the_fleet_s_parameters_their_type_and_default() -> None:
     text = (REPO_ROOT / "docs" / "fleet.md").read_text()
     assert f"| `{ROBOTS}` | string array | [] |" in text
     assert f"| `{RETRY_PERIOD}` | double | {DEFAULT_RETRY_PERIOD_S} |" in text
+
+
+def test_a_robot_removed_and_listed_again_while_it_starts_starts_afresh() -> None:
+    """Its start may have given up when it left (a xacro wait polls "no longer wanted"):
+    that outcome is dropped, not a refusal that would hold the robot until a retry."""
+    state = FleetState(("/a", "/b"))
+    state.start("/a")
+    state.start("/b")
+    state.want(("/b",))
+    state.want(("/a", "/b"))
+    assert state.plan(0.0, INPUTS) == FleetPlan()  # still starting: not started twice
+    assert state.start_ended("/a") is False
+    assert state.start_ended("/b") is True  # listed throughout: its outcome stands
+    state.started("/b")
+    assert state.plan(0.0, INPUTS) == FleetPlan(start=("/a",))
+    state.start("/a")
+    assert state.start_ended("/a") is True  # the fresh start's outcome stands
