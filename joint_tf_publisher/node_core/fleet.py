@@ -16,13 +16,15 @@ decides is here, driven by tests without DDS:
   refused robot is due again); ``params_copies``: a command line whose parameters files are
   copies read now through the package's safe reader (what rcl reads, at the process's start
   and for each robot's node); ``robot_arguments``: the ROS arguments a robot's node is made
-  with (the process's, but the rules that name a node or its namespace), and
+  with (the process's, but the rules that name a node or its namespace), ``named_as_given``:
+  rcl's refusal of such a copy naming the file as given, and
   ``robot_node_namespace``: a robot's namespace nested under the fleet's.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -178,6 +180,21 @@ def params_copies(argv: Sequence[str]) -> Iterator[list[str]]:
             tokens[index + 1] = str(copy)
             copied += 1
         yield tokens
+
+
+#: A C source location rcl appends to its error texts (``, at /project/src/parse.c:776``).
+_C_SOURCE = re.compile(r"\s*,? at \S+\.c:\d+")
+
+
+def named_as_given(reason: str, copied: Sequence[str], argv: Sequence[str]) -> str:
+    """rcl's ``reason`` for refusing ``copied`` (``params_copies``'s command line of
+    ``argv``) as the user reads it: each parameters file named by the path ``argv`` gives,
+    not its copy (a temporary file, gone once the start ended, named differently each time,
+    so each retry's refusal looked new), and without rcl's C source locations."""
+    for given, copy in zip(argv, copied, strict=True):
+        if given != copy:
+            reason = reason.replace(copy, given)
+    return _C_SOURCE.sub("", reason)
 
 
 #: What a file looked like: its path, modification time (ns) and size (bytes); -1 if absent.

@@ -54,6 +54,7 @@ from ..node_core.fleet import (
     FileStamp,
     FleetState,
     file_stamps,
+    named_as_given,
     params_copies,
     params_files,
     refused_log,
@@ -213,16 +214,22 @@ class Fleet(Node):
             return "no longer wanted"
         try:
             with params_copies(self._robot_arguments) as cli_args:
-                return JointTfPublisher(
-                    namespace=robot_node_namespace(self.get_namespace(), namespace),
-                    context=self.context,
-                    cli_args=cli_args,
-                    use_global_arguments=False,
-                    stopped=gone,
-                )
-        except (StartupError, ModelError) as err:  # ModelError: a parameters file refused
+                try:
+                    return JointTfPublisher(
+                        namespace=robot_node_namespace(self.get_namespace(), namespace),
+                        context=self.context,
+                        cli_args=cli_args,
+                        use_global_arguments=False,
+                        stopped=gone,
+                    )
+                except (StartupError, ModelError) as err:
+                    return str(err)
+                except Exception as err:  # rcl refusing a copy's YAML: the file as given
+                    reason = f"{type(err).__name__}: {err}"
+                    return named_as_given(reason, cli_args, self._robot_arguments)
+        except ModelError as err:  # a parameters file the safe reader refused
             return str(err)
-        except Exception as err:  # rcl or rclpy refusing its arguments: name it, serve on
+        except Exception as err:  # rclpy refusing its arguments: name it, serve on
             return f"{type(err).__name__}: {err}"
 
     def _start_ended(self, _future: Future[JointTfPublisher | str]) -> None:
@@ -341,6 +348,8 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
         try:  # rcl reads copies, made through the safe reader (a FIFO refused, not waited on)
             with params_copies(argv) as init_argv:
                 refused = runtime.init_ros(init_argv)
+                if refused is not None:  # the files as given, not their copies
+                    refused = named_as_given(refused, init_argv, argv)
         except ModelError as err:
             return _startup_failure(str(err))
         if refused is not None:

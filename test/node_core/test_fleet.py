@@ -20,6 +20,7 @@ from joint_tf_publisher.node_core.fleet import (
     FleetState,
     RobotStatus,
     file_stamps,
+    named_as_given,
     names_a_node,
     params_copies,
     params_files,
@@ -269,3 +270,21 @@ def test_a_robot_removed_and_listed_again_while_it_starts_starts_afresh() -> Non
     assert state.plan(0.0, INPUTS) == FleetPlan(start=("/a",))
     state.start("/a")
     assert state.start_ended("/a") is True  # the fresh start's outcome stands
+
+
+def test_rcl_s_refusal_of_a_copy_names_the_file_as_given(tmp_path: Path) -> None:
+    """rcl names the copy it read (a temporary file, another name each start: each retry's
+    refusal looked new and was logged again) and its C source lines."""
+    params = tmp_path / "fleet.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    a: [1, 2\n")
+    argv = ["x", "--ros-args", "-p", "a:=1", "--params-file", str(params)]
+    with params_copies(argv) as copied:
+        rcl = (
+            f"Couldn't parse params file: '--params-file {copied[5]}'. Error: Error parsing a "
+            "event near line 3, at /project/src/parse.c:776, at /project/src/rcl/arguments.c:415"
+        )
+        reason = named_as_given(rcl, copied, argv)
+    assert reason == (
+        f"Couldn't parse params file: '--params-file {params}'. Error: Error parsing a "
+        "event near line 3"
+    )
