@@ -95,6 +95,24 @@ def wanted_robots(values: object) -> tuple[str, ...]:
     return tuple(robots)
 
 
+def parse_retry_period(value: object) -> float:
+    """``retry_period`` as seconds in [0, ``MAX_RETRY_PERIOD_S``]: a double or an integer
+    (``retry_period: 5``, as the node's doubles take one); ParameterRejected naming it
+    otherwise (another type, NaN, out of range)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise ParameterRejected(f"{RETRY_PERIOD} must be a number of seconds, got {shown}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = float("inf")
+    if not 0.0 <= seconds <= MAX_RETRY_PERIOD_S:  # NaN fails too
+        raise ParameterRejected(
+            f"{RETRY_PERIOD} must be >= 0 and <= {MAX_RETRY_PERIOD_S:g} s, got {seconds:g}"
+        )
+    return seconds
+
+
 def _ros_tokens(argv: Sequence[str]) -> Iterator[tuple[int, str]]:
     """(index, token) of each token of command line ``argv`` inside its ``--ros-args``
     blocks (each ends at ``--`` or at the next ``--ros-args``), the flags themselves left

@@ -36,7 +36,7 @@ from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.executors import Executor
@@ -57,6 +57,7 @@ from ..node_core.fleet import (
     named_as_given,
     params_copies,
     params_files,
+    parse_retry_period,
     refused_log,
     robot_arguments,
     robot_node_namespace,
@@ -92,19 +93,19 @@ class Fleet(Node):
                 dynamic_typing=True,
             ),
         )
+        # Dynamic typing, so that an integer stands for a double (``retry_period: 5``), as
+        # for the node's doubles; ``parse_retry_period`` checks the type and the range.
         self.declare_parameter(
             RETRY_PERIOD,
             DEFAULT_RETRY_PERIOD_S,
             ParameterDescriptor(
                 description="seconds between two retries of a refused robot (0: only when "
-                "the parameters files change)",
-                floating_point_range=[
-                    FloatingPointRange(from_value=0.0, to_value=MAX_RETRY_PERIOD_S)
-                ],
+                f"the parameters files change), [0, {MAX_RETRY_PERIOD_S:g}]",
+                dynamic_typing=True,
             ),
         )
         robots = self.get_parameter(ROBOTS).value  # None: not given
-        retry_period = float(self.get_parameter(RETRY_PERIOD).value)
+        retry_period = parse_retry_period(self.get_parameter(RETRY_PERIOD).value)
         #: What the fleet serves, and what it decides (``node_core.fleet``).
         self.state = FleetState(wanted_robots(robots), retry_period)
         #: The robots' nodes by namespace.
@@ -137,13 +138,15 @@ class Fleet(Node):
             if ROBOTS in values and values[ROBOTS] is None:
                 raise ParameterRejected(f"{ROBOTS} cannot be unset: give [] for no robot")
             robots = wanted_robots(values[ROBOTS]) if ROBOTS in values else None
+            if RETRY_PERIOD in values:
+                retry_period = parse_retry_period(values[RETRY_PERIOD])
         except ParameterRejected as err:
             self.get_logger().warning(f"parameter change rejected: {err}")
             return SetParametersResult(successful=False, reason=str(err))
         if robots is not None:
             self.state.want(robots)
         if RETRY_PERIOD in values:
-            self.state.retry_period_s = float(values[RETRY_PERIOD])
+            self.state.retry_period_s = retry_period
         self.pending = True
         self.wake()
         return SetParametersResult(successful=True)

@@ -24,6 +24,7 @@ from joint_tf_publisher.node_core.fleet import (
     names_a_node,
     params_copies,
     params_files,
+    parse_retry_period,
     refused_log,
     robot_arguments,
     robot_namespace,
@@ -288,3 +289,16 @@ def test_rcl_s_refusal_of_a_copy_names_the_file_as_given(tmp_path: Path) -> None
         f"Couldn't parse params file: '--params-file {params}'. Error: Error parsing a "
         "event near line 3"
     )
+
+
+@pytest.mark.parametrize(("given", "seconds"), [(5, 5.0), (0, 0.0), (-0.0, 0.0), (3600.0, 3600.0)])
+def test_retry_period_is_a_number_of_seconds(given: object, seconds: float) -> None:
+    assert parse_retry_period(given) == seconds
+
+
+@pytest.mark.parametrize(
+    "bad", ["5", True, None, [1.0], float("nan"), float("inf"), -1e-300, 3600.5, 10**400]
+)
+def test_retry_period_refuses_what_is_no_period(bad: object) -> None:
+    with pytest.raises(ParameterRejected, match=r"^retry_period must be "):
+        parse_retry_period(bad)

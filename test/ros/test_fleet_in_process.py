@@ -1,5 +1,6 @@
-"""A robot removed and listed again while its node is being made, in one fleet in this
-process (a real Fleet node and context; the start thread's make held until the test says)."""
+"""The fleet in this process, without DDS traffic (a real Fleet node and context): a robot
+removed and listed again while its node is being made (the start thread's make held until the
+test says); ``retry_period`` given as an integer, and values it refuses."""
 
 from __future__ import annotations
 
@@ -59,4 +60,24 @@ def test_a_robot_listed_again_while_its_start_gives_up_is_started_afresh() -> No
         the_fleet.destroy_robots()
         the_fleet.destroy_node()
         executor.shutdown()
+        context.try_shutdown()
+
+
+def test_retry_period_takes_an_integer_and_refuses_what_is_no_period() -> None:
+    """``retry_period: 5`` (an integer, as the node's doubles take one) at start and at
+    runtime; a string, a boolean, NaN, a negative or too long period refused naming it."""
+    argv = ["joint_tf_fleet", "--ros-args", "-p", "retry_period:=5"]
+    context = rclpy.Context()
+    rclpy.init(args=argv, context=context)
+    the_fleet = fleet.Fleet(argv, context=context)
+    try:
+        assert the_fleet.state.retry_period_s == 5.0
+        assert the_fleet.set_parameters([Parameter("retry_period", value=7)])[0].successful
+        assert the_fleet.state.retry_period_s == 7.0
+        for bad in ("5", True, float("nan"), -1.0, 1e400, 3601):
+            result = the_fleet.set_parameters([Parameter("retry_period", value=bad)])[0]
+            assert not result.successful and result.reason.startswith("retry_period must"), bad
+        assert the_fleet.state.retry_period_s == 7.0
+    finally:
+        the_fleet.destroy_node()
         context.try_shutdown()
