@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: The node's name (``ros.node.NODE_NAME``, which imports rclpy).
-NODE_NAME = "joint_tf_publisher"
+from ..node_core.names import NODE_NAME
+
 #: The key under a node's name that holds its parameters.
 PARAMETERS_KEY = "ros__parameters"
 

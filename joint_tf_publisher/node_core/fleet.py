@@ -35,7 +35,7 @@ from pathlib import Path
 from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
-from .names import absolute_namespace
+from .names import NODE_NAME, absolute_namespace
 from .parameters import ParameterRejected
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
@@ -143,6 +143,33 @@ def names_a_node(rule: str) -> bool:
     ``__node:=``, ``__name:=``, ``__ns:=``, for every node or, ``name:__ns:=``, one)."""
     left = rule.split(":=", 1)[0]
     return left.rsplit(":", 1)[-1] in _NODE_NAME_RULES
+
+
+def merging_rule(argv: Sequence[str]) -> str | None:
+    """The first remapping rule of ``robot_arguments(argv)`` that would send a name of every
+    robot to one absolute name (``joint_states:=/shared``: a relative or private name,
+    for every node or for ``joint_tf_publisher``, onto ``/...``), as the one-line refusal
+    naming it; None if there is none. Every robot would then read one robot's joint
+    states, or publish and serve on one name: silently wrong /tf, or a clash. Rules that
+    keep each robot apart pass: a relative target (``joint_states:=js``), an absolute
+    source (``/a/joint_states:=/a/js``, one robot; ``/tf:=tf``, each robot's own)."""
+    tokens = list(robot_arguments(argv))
+    for index, token in enumerate(tokens[:-1]):
+        if token not in _REMAP_FLAGS:
+            continue
+        rule = tokens[index + 1]
+        source, _, target = rule.partition(":=")
+        node, _, name = source.rpartition(":")
+        if node not in ("", NODE_NAME) or not target.startswith("/"):
+            continue
+        if not name.startswith("/"):
+            return (
+                f"{token} {rule}: every robot's {name} would be {target}, one name for every "
+                f"robot (each robot's node is made with the process's arguments): remap one "
+                f"robot's name (-r /<robot>/{name.removeprefix('~/')}:={target}) or give a "
+                "relative target"
+            )
+    return None
 
 
 def robot_arguments(argv: Sequence[str]) -> tuple[str, ...]:

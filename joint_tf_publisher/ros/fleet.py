@@ -54,6 +54,7 @@ from ..node_core.fleet import (
     FileStamp,
     FleetState,
     file_stamps,
+    merging_rule,
     named_as_given,
     params_copies,
     params_files,
@@ -342,12 +343,16 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """Console script ``joint_tf_fleet``: serve the robots until SIGINT or SIGTERM.
 
     Returns 0 on a clean shutdown (also when stopped while starting); 1 with one line
-    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a parameters file the
+    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a remapping rule that
+    would send a name of every robot to one (``merging_rule``), a parameters file the
     safe reader refuses (not a regular file, too large) or an invalid ``robots`` list.
     """
     stop = stop or StopSignals()
     argv = list(sys.argv if args is None else args)
     try:
+        merging = merging_rule(argv)  # every robot's node is made with these rules
+        if merging is not None:
+            return _startup_failure(merging)
         try:  # rcl reads copies, made through the safe reader (a FIFO refused, not waited on)
             with params_copies(argv) as init_argv:
                 refused = runtime.init_ros(init_argv)

@@ -20,6 +20,7 @@ from joint_tf_publisher.node_core.fleet import (
     FleetState,
     RobotStatus,
     file_stamps,
+    merging_rule,
     named_as_given,
     names_a_node,
     params_copies,
@@ -302,3 +303,37 @@ def test_retry_period_is_a_number_of_seconds(given: object, seconds: float) -> N
 def test_retry_period_refuses_what_is_no_period(bad: object) -> None:
     with pytest.raises(ParameterRejected, match=r"^retry_period must be "):
         parse_retry_period(bad)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "joint_states:=/shared_js",
+        "~/joint_states:=/shared_js",
+        "joint_tf_publisher:joint_states:=/shared_js",
+        "set_parameters:=/one/set_parameters",
+    ],
+)
+def test_a_rule_sending_a_name_of_every_robot_to_one_is_refused_naming_it(rule: str) -> None:
+    """Each robot's node is made with the process's rules: a relative or private name onto an
+    absolute one would give every robot one robot's joint states (silently wrong /tf)."""
+    reason = merging_rule(["joint_tf_fleet", "--ros-args", "-r", "__ns:=/x", "--remap", rule])
+    assert reason is not None and reason.startswith(f"--remap {rule}: every robot's "), reason
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "joint_states:=js",  # each robot's own
+        "joint_states:=~/js",
+        "/a/joint_states:=/shared_js",  # one robot's
+        "/tf:=tf",  # each robot's own tree (Nav2's layout)
+        "/tf:=/fleet_tf",  # absolute onto absolute: one name already
+        "joint_tf_fleet:joint_states:=/js",  # the fleet's node only
+        "__ns:=/x",  # places the fleet's node, not passed down
+    ],
+)
+def test_rules_that_keep_each_robot_apart_pass(rule: str) -> None:
+    assert (
+        merging_rule(["joint_tf_fleet", "--ros-args", "-r", rule, "--log-level", "debug"]) is None
+    )

@@ -258,3 +258,19 @@ def test_invalid_yaml_at_start_names_the_file_as_given(
         ignore=RCL_OWN_LINE,
     )
     assert ".c:" not in line and "joint_tf_fleet-" not in line, line
+
+
+def test_a_rule_sending_every_robots_joint_states_to_one_topic_is_one_line_and_exit_1(
+    ros_subprocess_env: dict[str, str],
+) -> None:
+    """Each robot's node is made with the process's rules: ``joint_states:=/shared_js`` would
+    make every robot read one topic (each robot's /tf from one robot's joint states)."""
+    completed = run(
+        [*FLEET, "--ros-args", "-p", "robots:=[a, b]", "-r", "joint_states:=/shared_js"],
+        env=ros_subprocess_env,
+    )
+    assert_one_clear_line(
+        completed,
+        "joint_tf_fleet: -r joint_states:=/shared_js: ",
+        ("every robot's joint_states would be /shared_js", "-r /<robot>/joint_states:="),
+    )
