@@ -17,9 +17,8 @@ from typing import Any
 from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..errors import ModelError
+from ..node_core.names import NODE_NAME
 
-#: The node's name (``ros.node.NODE_NAME``, which imports rclpy).
-NODE_NAME = "joint_tf_publisher"
 #: The key under a node's name that holds its parameters.
 PARAMETERS_KEY = "ros__parameters"
 

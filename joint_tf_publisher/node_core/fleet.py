@@ -16,13 +16,15 @@ decides is here, driven by tests without DDS:
   refused robot is due again); ``params_copies``: a command line whose parameters files are
   copies read now through the package's safe reader (what rcl reads, at the process's start
   and for each robot's node); ``robot_arguments``: the ROS arguments a robot's node is made
-  with (the process's, but the rules that name a node or its namespace), and
+  with (the process's, but the rules that name a node or its namespace), ``named_as_given``:
+  rcl's refusal of such a copy naming the file as given, and
   ``robot_node_namespace``: a robot's namespace nested under the fleet's.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,7 +35,7 @@ from pathlib import Path
 from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
-from .names import absolute_namespace
+from .names import NODE_NAME, absolute_namespace
 from .parameters import ParameterRejected
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
@@ -93,6 +95,24 @@ def wanted_robots(values: object) -> tuple[str, ...]:
     return tuple(robots)
 
 
+def parse_retry_period(value: object) -> float:
+    """``retry_period`` as seconds in [0, ``MAX_RETRY_PERIOD_S``]: a double or an integer
+    (``retry_period: 5``, as the node's doubles take one); ParameterRejected naming it
+    otherwise (another type, NaN, out of range)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise ParameterRejected(f"{RETRY_PERIOD} must be a number of seconds, got {shown}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = float("inf")
+    if not 0.0 <= seconds <= MAX_RETRY_PERIOD_S:  # NaN fails too
+        raise ParameterRejected(
+            f"{RETRY_PERIOD} must be >= 0 and <= {MAX_RETRY_PERIOD_S:g} s, got {seconds:g}"
+        )
+    return seconds
+
+
 def _ros_tokens(argv: Sequence[str]) -> Iterator[tuple[int, str]]:
     """(index, token) of each token of command line ``argv`` inside its ``--ros-args``
     blocks (each ends at ``--`` or at the next ``--ros-args``), the flags themselves left
@@ -123,6 +143,33 @@ def names_a_node(rule: str) -> bool:
     ``__node:=``, ``__name:=``, ``__ns:=``, for every node or, ``name:__ns:=``, one)."""
     left = rule.split(":=", 1)[0]
     return left.rsplit(":", 1)[-1] in _NODE_NAME_RULES
+
+
+def merging_rule(argv: Sequence[str]) -> str | None:
+    """The first remapping rule of ``robot_arguments(argv)`` that would send a name of every
+    robot to one absolute name (``joint_states:=/shared``: a relative or private name,
+    for every node or for ``joint_tf_publisher``, onto ``/...``), as the one-line refusal
+    naming it; None if there is none. Every robot would then read one robot's joint
+    states, or publish and serve on one name: silently wrong /tf, or a clash. Rules that
+    keep each robot apart pass: a relative target (``joint_states:=js``), an absolute
+    source (``/a/joint_states:=/a/js``, one robot; ``/tf:=tf``, each robot's own)."""
+    tokens = list(robot_arguments(argv))
+    for index, token in enumerate(tokens[:-1]):
+        if token not in _REMAP_FLAGS:
+            continue
+        rule = tokens[index + 1]
+        source, _, target = rule.partition(":=")
+        node, _, name = source.rpartition(":")
+        if node not in ("", NODE_NAME) or not target.startswith("/"):
+            continue
+        if not name.startswith("/"):
+            return (
+                f"{token} {rule}: every robot's {name} would be {target}, one name for every "
+                f"robot (each robot's node is made with the process's arguments): remap one "
+                f"robot's name (-r /<robot>/{name.removeprefix('~/')}:={target}) or give a "
+                "relative target"
+            )
+    return None
 
 
 def robot_arguments(argv: Sequence[str]) -> tuple[str, ...]:
@@ -178,6 +225,21 @@ def params_copies(argv: Sequence[str]) -> Iterator[list[str]]:
             tokens[index + 1] = str(copy)
             copied += 1
         yield tokens
+
+
+#: A C source location rcl appends to its error texts (``, at /project/src/parse.c:776``).
+_C_SOURCE = re.compile(r"\s*,? at \S+\.c:\d+")
+
+
+def named_as_given(reason: str, copied: Sequence[str], argv: Sequence[str]) -> str:
+    """rcl's ``reason`` for refusing ``copied`` (``params_copies``'s command line of
+    ``argv``) as the user reads it: each parameters file named by the path ``argv`` gives,
+    not its copy (a temporary file, gone once the start ended, named differently each time,
+    so each retry's refusal looked new), and without rcl's C source locations."""
+    for given, copy in zip(argv, copied, strict=True):
+        if given != copy:
+            reason = reason.replace(copy, given)
+    return _C_SOURCE.sub("", reason)
 
 
 #: What a file looked like: its path, modification time (ns) and size (bytes); -1 if absent.
@@ -248,11 +310,17 @@ class FleetState:
     refused: dict[str, Refusal] = field(default_factory=dict)
     #: Robots whose node is being made (out of the spin loop, ``ros.fleet``).
     starting: set[str] = field(default_factory=set)
+    #: Robots that left ``robots`` while their node was being made: that start's outcome
+    #: (a node made from what it read then, or its wait for xacro given up) is dropped,
+    #: whether or not the robot is listed again meanwhile (it then starts afresh).
+    abandoned: set[str] = field(default_factory=set)
 
     def want(self, robots: tuple[str, ...]) -> None:
         """From now on the fleet serves ``robots`` (``wanted_robots``'s result); refusals of
-        robots no longer wanted are forgotten (listed again, a robot tries afresh)."""
+        robots no longer wanted are forgotten (listed again, a robot tries afresh), and so
+        are the starts under way of those robots (``abandoned``)."""
         self.wanted = robots
+        self.abandoned.update(name for name in self.starting if name not in robots)
         for namespace in [name for name in self.refused if name not in robots]:
             del self.refused[namespace]
 
@@ -282,11 +350,17 @@ class FleetState:
     def start(self, namespace: str) -> None:
         """``namespace``'s node is being made (``plan`` does not start it again meanwhile)."""
         self.starting.add(namespace)
+        self.abandoned.discard(namespace)
 
-    def start_ended(self, namespace: str) -> None:
-        """The making of ``namespace``'s node ended (its node then serves, is refused, or is
-        destroyed: no longer wanted)."""
+    def start_ended(self, namespace: str) -> bool:
+        """The making of ``namespace``'s node ended; whether its outcome stands (its node
+        then serves or it is refused): False if the robot left ``robots`` meanwhile, even if
+        listed again since (its node destroyed, its refusal, such as a xacro wait that gave
+        up when it left, not kept: ``plan`` starts it afresh if it is wanted)."""
         self.starting.discard(namespace)
+        left = namespace in self.abandoned
+        self.abandoned.discard(namespace)
+        return not left
 
     def started(self, namespace: str) -> None:
         """``namespace``'s node serves."""

@@ -1,8 +1,11 @@
-"""ROS names the node's rules check (no rclpy here): a namespace."""
+"""ROS names the node's rules check (no rclpy here): the node's name, a namespace."""
 
 from __future__ import annotations
 
 import re
+
+#: The node's name (each robot's in a fleet).
+NODE_NAME = "joint_tf_publisher"
 
 _NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 

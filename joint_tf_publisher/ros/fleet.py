@@ -36,7 +36,7 @@ from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.executors import Executor
@@ -54,8 +54,11 @@ from ..node_core.fleet import (
     FileStamp,
     FleetState,
     file_stamps,
+    merging_rule,
+    named_as_given,
     params_copies,
     params_files,
+    parse_retry_period,
     refused_log,
     robot_arguments,
     robot_node_namespace,
@@ -91,19 +94,19 @@ class Fleet(Node):
                 dynamic_typing=True,
             ),
         )
+        # Dynamic typing, so that an integer stands for a double (``retry_period: 5``), as
+        # for the node's doubles; ``parse_retry_period`` checks the type and the range.
         self.declare_parameter(
             RETRY_PERIOD,
             DEFAULT_RETRY_PERIOD_S,
             ParameterDescriptor(
                 description="seconds between two retries of a refused robot (0: only when "
-                "the parameters files change)",
-                floating_point_range=[
-                    FloatingPointRange(from_value=0.0, to_value=MAX_RETRY_PERIOD_S)
-                ],
+                f"the parameters files change), [0, {MAX_RETRY_PERIOD_S:g}]",
+                dynamic_typing=True,
             ),
         )
         robots = self.get_parameter(ROBOTS).value  # None: not given
-        retry_period = float(self.get_parameter(RETRY_PERIOD).value)
+        retry_period = parse_retry_period(self.get_parameter(RETRY_PERIOD).value)
         #: What the fleet serves, and what it decides (``node_core.fleet``).
         self.state = FleetState(wanted_robots(robots), retry_period)
         #: The robots' nodes by namespace.
@@ -136,13 +139,15 @@ class Fleet(Node):
             if ROBOTS in values and values[ROBOTS] is None:
                 raise ParameterRejected(f"{ROBOTS} cannot be unset: give [] for no robot")
             robots = wanted_robots(values[ROBOTS]) if ROBOTS in values else None
+            if RETRY_PERIOD in values:
+                retry_period = parse_retry_period(values[RETRY_PERIOD])
         except ParameterRejected as err:
             self.get_logger().warning(f"parameter change rejected: {err}")
             return SetParametersResult(successful=False, reason=str(err))
         if robots is not None:
             self.state.want(robots)
         if RETRY_PERIOD in values:
-            self.state.retry_period_s = float(values[RETRY_PERIOD])
+            self.state.retry_period_s = retry_period
         self.pending = True
         self.wake()
         return SetParametersResult(successful=True)
@@ -213,16 +218,22 @@ class Fleet(Node):
             return "no longer wanted"
         try:
             with params_copies(self._robot_arguments) as cli_args:
-                return JointTfPublisher(
-                    namespace=robot_node_namespace(self.get_namespace(), namespace),
-                    context=self.context,
-                    cli_args=cli_args,
-                    use_global_arguments=False,
-                    stopped=gone,
-                )
-        except (StartupError, ModelError) as err:  # ModelError: a parameters file refused
+                try:
+                    return JointTfPublisher(
+                        namespace=robot_node_namespace(self.get_namespace(), namespace),
+                        context=self.context,
+                        cli_args=cli_args,
+                        use_global_arguments=False,
+                        stopped=gone,
+                    )
+                except (StartupError, ModelError) as err:
+                    return str(err)
+                except Exception as err:  # rcl refusing a copy's YAML: the file as given
+                    reason = f"{type(err).__name__}: {err}"
+                    return named_as_given(reason, cli_args, self._robot_arguments)
+        except ModelError as err:  # a parameters file the safe reader refused
             return str(err)
-        except Exception as err:  # rcl or rclpy refusing its arguments: name it, serve on
+        except Exception as err:  # rclpy refusing its arguments: name it, serve on
             return f"{type(err).__name__}: {err}"
 
     def _start_ended(self, _future: Future[JointTfPublisher | str]) -> None:
@@ -231,18 +242,20 @@ class Fleet(Node):
         self.wake()
 
     def _serve_started(self, executor: Executor, stopped: Callable[[], bool]) -> bool:
-        """Serve each robot whose node was made since (destroyed instead if no longer wanted
-        or the process stops), or record (and say once) why it did not start; whether any
-        start ended."""
+        """Serve each robot whose node was made since (destroyed instead if no longer wanted,
+        if it left ``robots`` while starting, or if the process stops), or record (and say
+        once) why it did not start; whether any start ended. A robot removed and listed
+        again while it started starts afresh (``FleetState.start_ended``): its start may have
+        given up when it left, which is no refusal."""
         ended = [name for name, (future, _) in self._starts.items() if future.done()]
         for namespace in ended:
             future, inputs = self._starts.pop(namespace)
-            self.state.start_ended(namespace)
+            stands = self.state.start_ended(namespace)  # False: it left robots meanwhile
             result = future.result()
             if isinstance(result, str):
-                if namespace in self.state.wanted:
+                if stands and namespace in self.state.wanted:
                     self._refused(namespace, result, inputs)
-            elif namespace not in self.state.wanted or stopped():
+            elif not stands or namespace not in self.state.wanted or stopped():
                 result.destroy_node()
             else:
                 self.robots[namespace] = result
@@ -330,15 +343,21 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """Console script ``joint_tf_fleet``: serve the robots until SIGINT or SIGTERM.
 
     Returns 0 on a clean shutdown (also when stopped while starting); 1 with one line
-    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a parameters file the
+    ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a remapping rule that
+    would send a name of every robot to one (``merging_rule``), a parameters file the
     safe reader refuses (not a regular file, too large) or an invalid ``robots`` list.
     """
     stop = stop or StopSignals()
     argv = list(sys.argv if args is None else args)
     try:
+        merging = merging_rule(argv)  # every robot's node is made with these rules
+        if merging is not None:
+            return _startup_failure(merging)
         try:  # rcl reads copies, made through the safe reader (a FIFO refused, not waited on)
             with params_copies(argv) as init_argv:
                 refused = runtime.init_ros(init_argv)
+                if refused is not None:  # the files as given, not their copies
+                    refused = named_as_given(refused, init_argv, argv)
         except ModelError as err:
             return _startup_failure(str(err))
         if refused is not None:

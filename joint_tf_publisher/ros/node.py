@@ -65,6 +65,7 @@ from ..node_core.description_source import (
     refusal,
 )
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
+from ..node_core.names import NODE_NAME
 from ..node_core.parameter_changes import (
     PARAMETER_SOURCE,
     TOPIC_SOURCE,
@@ -100,8 +101,6 @@ from .edges import Edges
 from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
 from .remote_tf import RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
-
-NODE_NAME = "joint_tf_publisher"
 
 
 class StartupError(Exception):

@@ -20,9 +20,12 @@ from joint_tf_publisher.node_core.fleet import (
     FleetState,
     RobotStatus,
     file_stamps,
+    merging_rule,
+    named_as_given,
     names_a_node,
     params_copies,
     params_files,
+    parse_retry_period,
     refused_log,
     robot_arguments,
     robot_namespace,
@@ -252,3 +255,85 @@ def test_docs_give_the_fleet_s_parameters_their_type_and_default() -> None:
     text = (REPO_ROOT / "docs" / "fleet.md").read_text()
     assert f"| `{ROBOTS}` | string array | [] |" in text
     assert f"| `{RETRY_PERIOD}` | double | {DEFAULT_RETRY_PERIOD_S} |" in text
+
+
+def test_a_robot_removed_and_listed_again_while_it_starts_starts_afresh() -> None:
+    """Its start may have given up when it left (a xacro wait polls "no longer wanted"):
+    that outcome is dropped, not a refusal that would hold the robot until a retry."""
+    state = FleetState(("/a", "/b"))
+    state.start("/a")
+    state.start("/b")
+    state.want(("/b",))
+    state.want(("/a", "/b"))
+    assert state.plan(0.0, INPUTS) == FleetPlan()  # still starting: not started twice
+    assert state.start_ended("/a") is False
+    assert state.start_ended("/b") is True  # listed throughout: its outcome stands
+    state.started("/b")
+    assert state.plan(0.0, INPUTS) == FleetPlan(start=("/a",))
+    state.start("/a")
+    assert state.start_ended("/a") is True  # the fresh start's outcome stands
+
+
+def test_rcl_s_refusal_of_a_copy_names_the_file_as_given(tmp_path: Path) -> None:
+    """rcl names the copy it read (a temporary file, another name each start: each retry's
+    refusal looked new and was logged again) and its C source lines."""
+    params = tmp_path / "fleet.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    a: [1, 2\n")
+    argv = ["x", "--ros-args", "-p", "a:=1", "--params-file", str(params)]
+    with params_copies(argv) as copied:
+        rcl = (
+            f"Couldn't parse params file: '--params-file {copied[5]}'. Error: Error parsing a "
+            "event near line 3, at /project/src/parse.c:776, at /project/src/rcl/arguments.c:415"
+        )
+        reason = named_as_given(rcl, copied, argv)
+    assert reason == (
+        f"Couldn't parse params file: '--params-file {params}'. Error: Error parsing a "
+        "event near line 3"
+    )
+
+
+@pytest.mark.parametrize(("given", "seconds"), [(5, 5.0), (0, 0.0), (-0.0, 0.0), (3600.0, 3600.0)])
+def test_retry_period_is_a_number_of_seconds(given: object, seconds: float) -> None:
+    assert parse_retry_period(given) == seconds
+
+
+@pytest.mark.parametrize(
+    "bad", ["5", True, None, [1.0], float("nan"), float("inf"), -1e-300, 3600.5, 10**400]
+)
+def test_retry_period_refuses_what_is_no_period(bad: object) -> None:
+    with pytest.raises(ParameterRejected, match=r"^retry_period must be "):
+        parse_retry_period(bad)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "joint_states:=/shared_js",
+        "~/joint_states:=/shared_js",
+        "joint_tf_publisher:joint_states:=/shared_js",
+        "set_parameters:=/one/set_parameters",
+    ],
+)
+def test_a_rule_sending_a_name_of_every_robot_to_one_is_refused_naming_it(rule: str) -> None:
+    """Each robot's node is made with the process's rules: a relative or private name onto an
+    absolute one would give every robot one robot's joint states (silently wrong /tf)."""
+    reason = merging_rule(["joint_tf_fleet", "--ros-args", "-r", "__ns:=/x", "--remap", rule])
+    assert reason is not None and reason.startswith(f"--remap {rule}: every robot's "), reason
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "joint_states:=js",  # each robot's own
+        "joint_states:=~/js",
+        "/a/joint_states:=/shared_js",  # one robot's
+        "/tf:=tf",  # each robot's own tree (Nav2's layout)
+        "/tf:=/fleet_tf",  # absolute onto absolute: one name already
+        "joint_tf_fleet:joint_states:=/js",  # the fleet's node only
+        "__ns:=/x",  # places the fleet's node, not passed down
+    ],
+)
+def test_rules_that_keep_each_robot_apart_pass(rule: str) -> None:
+    assert (
+        merging_rule(["joint_tf_fleet", "--ros-args", "-r", rule, "--log-level", "debug"]) is None
+    )

@@ -25,7 +25,7 @@ from node_harness import Probe, fresh_stamp, stamp_msg, wait_until  # noqa: E402
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from test_fleet_e2e import FLEET, FleetUnderTest, serving  # noqa: E402
-from test_user_errors import assert_one_clear_line, run  # noqa: E402
+from test_user_errors import RCL_OWN_LINE, assert_one_clear_line, run  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.node_core.parameters import PARAMETERS_BY_NAME  # noqa: E402
@@ -240,4 +240,37 @@ def test_a_fifo_params_file_at_start_is_one_line_and_exit_1(
     completed = run([*FLEET, "--ros-args", "--params-file", str(fifo)], env=ros_subprocess_env)
     assert_one_clear_line(
         completed, f"joint_tf_fleet: --params-file {fifo}: ", ("not a regular file", "FIFO")
+    )
+
+
+def test_invalid_yaml_at_start_names_the_file_as_given(
+    tmp_path: Path, ros_subprocess_env: dict[str, str]
+) -> None:
+    """rcl reads a copy (``params_copies``): its refusal names the user's file, not the
+    copy, and holds no C source location."""
+    params = tmp_path / "fleet.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    anchor: &a 1\n    alias: *a\n")
+    completed = run([*FLEET, "--ros-args", "--params-file", str(params)], env=ros_subprocess_env)
+    line = assert_one_clear_line(
+        completed,
+        "joint_tf_fleet: cannot initialise ROS: ",
+        (f"'--params-file {params}'", "aliasing"),
+        ignore=RCL_OWN_LINE,
+    )
+    assert ".c:" not in line and "joint_tf_fleet-" not in line, line
+
+
+def test_a_rule_sending_every_robots_joint_states_to_one_topic_is_one_line_and_exit_1(
+    ros_subprocess_env: dict[str, str],
+) -> None:
+    """Each robot's node is made with the process's rules: ``joint_states:=/shared_js`` would
+    make every robot read one topic (each robot's /tf from one robot's joint states)."""
+    completed = run(
+        [*FLEET, "--ros-args", "-p", "robots:=[a, b]", "-r", "joint_states:=/shared_js"],
+        env=ros_subprocess_env,
+    )
+    assert_one_clear_line(
+        completed,
+        "joint_tf_fleet: -r joint_states:=/shared_js: ",
+        ("every robot's joint_states would be /shared_js", "-r /<robot>/joint_states:="),
     )
