@@ -29,17 +29,6 @@ SDF_1_6 = (1, 6)
 SDF_LATEST = (1, 11)
 
 
-def gazebo_joint_elements(root: etree._Element) -> list[etree._Element]:
-    """The ``<joint>`` elements of the ``<gazebo>`` elements without ``reference`` (the ones
-    Gazebo copies into the model), in file order."""
-    return [
-        joint
-        for gazebo in root.iterchildren("gazebo")
-        if gazebo.get("reference") is None
-        for joint in gazebo.iterchildren("joint")
-    ]
-
-
 def gazebo_loop_joints(
     robot: RobotModel, link_elements: dict[str, etree._Element], joints: list[etree._Element]
 ) -> tuple[LoopJoint, ...]:

@@ -12,7 +12,6 @@ from ...model.loops import LoopJoint
 from ...model.validate import LoopSite, assemble_robot, check_loop_joints
 from ..xmlio import line_of
 from .context import Context, read_version, required_name
-from .gazebo_loops import gazebo_joint_elements, gazebo_loop_joints
 from .joints import parse_joint
 from .loops import loop_joint_label, parse_loop_joint
 
@@ -57,7 +56,23 @@ def robot_from_element(root: etree._Element, source: str = "<string>") -> RobotM
             line_of(element),
             f"joint {element.get('name', '').strip()!r}",
         )
-    loop_joints.extend(gazebo_loop_joints(robot, link_elements, gazebo_joints))
+    if gazebo_joints:
+        # The SDFormat reader, loaded only for a URDF that closes a loop the Gazebo way (a
+        # URDF node holds no SDFormat parser otherwise: test/ros/test_node_imports.py).
+        from .gazebo_loops import gazebo_loop_joints
+
+        loop_joints.extend(gazebo_loop_joints(robot, link_elements, gazebo_joints))
     check_loop_joints(robot.links, robot.joints, loop_joints, diag, sites)
     robot.loop_joints = tuple(loop_joints)
     return robot
+
+
+def gazebo_joint_elements(root: etree._Element) -> list[etree._Element]:
+    """The ``<joint>`` elements of the ``<gazebo>`` elements without ``reference`` (the ones
+    Gazebo copies into the model), in file order."""
+    return [
+        joint
+        for gazebo in root.iterchildren("gazebo")
+        if gazebo.get("reference") is None
+        for joint in gazebo.iterchildren("joint")
+    ]
