@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..health.model import Level
 from .names import absolute_namespace
-from .parameters import ParameterRejected
+from .parameters import MAX_PERIOD_S, ParameterRejected, parse_seconds
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
 #: refused robot.
@@ -35,8 +35,11 @@ RETRY_PERIOD = "retry_period"
 #: Default ``retry_period``, seconds: a retry makes the robot's node (its services and
 #: publishers appear on the graph, then leave), so not more often than this.
 DEFAULT_RETRY_PERIOD_S = 10.0
-#: Largest ``retry_period``, seconds.
-MAX_RETRY_PERIOD_S = 3600.0
+#: Largest ``retry_period``, seconds (the node's periods' bound).
+MAX_RETRY_PERIOD_S = MAX_PERIOD_S
+#: ``retry_period`` as seconds in [0, MAX_RETRY_PERIOD_S] from any number (an integer as
+#: ros2cli and launch send ``retry_period 5``), else ParameterRejected naming it.
+parse_retry_period = parse_seconds(RETRY_PERIOD, zero_allowed=True)
 #: Seconds between two looks at the parameters files (and two fleet reports on /diagnostics).
 CHECK_PERIOD_S = 1.0
 #: The task part of the fleet's status name (diagnostic_updater's "node: task").

@@ -355,6 +355,11 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
     return parse
 
 
+#: A duration parameter's parser by name (the fleet's ``retry_period`` too): an integer
+#: taken as ros2cli and launch send a whole number.
+parse_seconds = _parse_seconds
+
+
 def _offset_seconds(name: str, value: Any) -> float:
     """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -47,6 +47,7 @@ from ..node_core.fleet import (
     FleetState,
     file_stamps,
     params_files,
+    parse_retry_period,
     refused_log,
     wanted_robots,
 )
@@ -86,13 +87,15 @@ class Fleet(Node):
             ParameterDescriptor(
                 description="seconds between two retries of a refused robot (0: only when "
                 "the parameters files change)",
+                # An integer too (ros2cli sends ``retry_period 5`` as one): parse_retry_period.
+                dynamic_typing=True,
                 floating_point_range=[
                     FloatingPointRange(from_value=0.0, to_value=MAX_RETRY_PERIOD_S)
                 ],
             ),
         )
         robots = self.get_parameter(ROBOTS).value  # None: not given
-        retry_period = float(self.get_parameter(RETRY_PERIOD).value)
+        retry_period = parse_retry_period(self.get_parameter(RETRY_PERIOD).value)
         #: What the fleet serves, and what it decides (``node_core.fleet``).
         self.state = FleetState(wanted_robots(robots), retry_period)
         #: The robots' nodes by namespace.
@@ -118,13 +121,16 @@ class Fleet(Node):
             if ROBOTS in values and values[ROBOTS] is None:
                 raise ParameterRejected(f"{ROBOTS} cannot be unset: give [] for no robot")
             robots = wanted_robots(values[ROBOTS]) if ROBOTS in values else None
+            retry_period = (
+                parse_retry_period(values[RETRY_PERIOD]) if RETRY_PERIOD in values else None
+            )
         except ParameterRejected as err:
             self.get_logger().warning(f"parameter change rejected: {err}")
             return SetParametersResult(successful=False, reason=str(err))
         if robots is not None:
             self.state.want(robots)
-        if RETRY_PERIOD in values:
-            self.state.retry_period_s = float(values[RETRY_PERIOD])
+        if retry_period is not None:
+            self.state.retry_period_s = retry_period
         self.pending = True
         self.wake()
         return SetParametersResult(successful=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from repo_paths import REPO_ROOT
@@ -20,6 +21,7 @@ from joint_tf_publisher.node_core.fleet import (
     RobotStatus,
     file_stamps,
     params_files,
+    parse_retry_period,
     refused_log,
     robot_namespace,
     wanted_robots,
@@ -182,3 +184,17 @@ def test_docs_give_the_fleet_s_parameters_their_type_and_default() -> None:
     text = (REPO_ROOT / "docs" / "fleet.md").read_text()
     assert f"| `{ROBOTS}` | string array | [] |" in text
     assert f"| `{RETRY_PERIOD}` | double | {DEFAULT_RETRY_PERIOD_S} |" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(0, 0.0), (5, 5.0), (0.5, 0.5), (3600, 3600.0), (3600.0, 3600.0)]
+)
+def test_retry_period_takes_any_number_up_to_and_at_its_bounds(value: Any, seconds: float) -> None:
+    """An integer as ros2cli and launch send ``retry_period 5``; 0 and 3600 themselves."""
+    assert parse_retry_period(value) == seconds
+
+
+@pytest.mark.parametrize("value", [-0.001, -1, 3600.001, 3601, float("nan"), True, "5", None])
+def test_retry_period_outside_its_bounds_or_no_number_is_refused_by_name(value: Any) -> None:
+    with pytest.raises(ParameterRejected, match="^retry_period must be"):
+        parse_retry_period(value)
