@@ -3,7 +3,8 @@ namespace ``/remote_runtime``) started without a remote output; the tests run in
 on it: turned on by ``remote.frames`` (the rate unchanged), ``remote.rate`` set as ros2cli and
 launch send a whole number and at both sides of its bounds, moved to another ``remote.topic``
 (no publisher left on the old topics, so no stale latched statics), turned off by
-``remote.frames: []``. The policy (what a change asks) is test/node_core/test_remote_output.py.
+``remote.frames: []``; last, every double parameter set to its maximum as an integer. The
+policy (what a change asks) is test/node_core/test_remote_output.py.
 """
 
 from __future__ import annotations
@@ -120,3 +121,23 @@ def test_no_frames_turns_it_off_leaving_no_publisher(node: NodeUnderTest, probe:
     (result,) = node.set_parameters(**{"remote.frames": []})
     assert result.successful, result.reason
     wait_publishers(probe, {"viewer/tf": 0, "viewer/tf_static": 0})
+
+
+def test_every_double_parameter_takes_its_maximum_as_an_integer(node: NodeUnderTest) -> None:
+    """As ros2cli and launch send a whole number: the documented maximum taken, one more
+    refused naming the parameter; each put back after (the defaults are in the docs)."""
+    maxima = {
+        "publish_frequency": (1000, 20.0),
+        "diagnostic_period": (3600, 1.0),
+        "joint_state_timeout": (3600, 1.0),
+        "static_republish_period": (3600, 0.0),
+        "time_offset": (2147483647, 0.0),
+        "remote.rate": (1000, 20.0),
+    }
+    for name, (maximum, default) in maxima.items():
+        (result,) = node.set_parameters(**{name: maximum})
+        assert result.successful, (name, result.reason)
+        (result,) = node.set_parameters(**{name: maximum + 1})
+        assert not result.successful and name in result.reason, (name, result.reason)
+        (result,) = node.set_parameters(**{name: default})
+        assert result.successful, (name, result.reason)
