@@ -120,8 +120,8 @@ compat:
 mutate: env
 	@if [ -z "$(MODULES)" ]; then echo 'make mutate: give MODULES="joint_tf_publisher/node_core/parameters.py ..."' >&2; exit 2; fi
 	@$(ROS) $(VPY) -c "import importlib.metadata as m; m.version('mutmut')" 2>/dev/null \
-		|| $(ROS) "$$JTP_PYTHON" tools/env.py --extra requirements/mutate.txt
-	@$(ROS) $(VPY) tools/mutate.py $(MODULES)
+		|| { $(ROS) "$$JTP_PYTHON" tools/env.py --extra requirements/mutate.txt; }
+	@$(ROS) $(VPY) tools/mutate.py $(MODULES) $(if $(MUTANTS),--mutants $(MUTANTS))
 
 clean:
 	rm -rf build install log .colcon .mutate dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info

@@ -148,10 +148,11 @@ def prepare_work_dir(targets: Sequence[Target]) -> None:
     (WORK_DIR / "setup.cfg").write_text(f"{setup_cfg}\n{mutmut_config(targets)}")
 
 
-def run_mutmut(jobs: int) -> int:
-    """``mutmut run`` (of the interpreter running this script: .venv's) in WORK_DIR; its exit
+def run_mutmut(jobs: int, mutants: Sequence[str] = ()) -> int:
+    """``mutmut run`` (of the interpreter running this script: .venv's) in WORK_DIR, over
+    ``mutants`` only where given (names or globs, as the report prints them); its exit
     status."""
-    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)]
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *mutants]
     return subprocess.run(command, cwd=WORK_DIR, check=False).returncode
 
 
@@ -249,10 +250,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=int(os.environ.get("MUTATE_JOBS") or 1),
         help="mutants tested at once (default: MUTATE_JOBS or 1)",
     )
+    parser.add_argument(
+        "--mutants",
+        nargs="+",
+        default=(),
+        metavar="NAME",
+        help="only these mutants (names or globs as the report prints them, e.g. the "
+        "survivors of a run, again after adding tests)",
+    )
     args = parser.parse_args(argv)
     targets = resolve_targets(args.modules)
     prepare_work_dir(targets)
-    status = run_mutmut(max(1, args.jobs))
+    status = run_mutmut(max(1, args.jobs), args.mutants)
     if status != 0:
         print(f"mutate: mutmut run failed (exit {status}); its folder: {WORK_DIR}", file=sys.stderr)
         return 1

@@ -86,3 +86,17 @@ def test_a_runtime_swap_within_the_start_folder_reads_and_elsewhere_is_refused(
         assert read_regular_file(other, 100) == b"<robot/>"
         with pytest.raises(FileRefused, match="allowed_description_folders"):
             read_regular_file(outside, 100)
+
+
+def test_a_node_started_from_text_naming_no_file_package_or_folder_reads_nothing(
+    tmp_path: Path,
+) -> None:
+    """robot_description text, no description_file, no package:// or $(find), no
+    allowed_description_folders: no folder is allowed at runtime (not every folder)."""
+    text = '<robot name="r"><link name="a"/></robot>'
+    folders = start_folders(Settings(), (), (text,))
+    assert folders == ()
+    anywhere = tmp_path / "a.urdf"
+    anywhere.write_text(text)
+    with reading_under(runtime_rules(folders, never)), pytest.raises(FileRefused):
+        read_regular_file(anywhere, 100)

@@ -25,7 +25,7 @@ from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameter_changes import plan_change
 from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
 from joint_tf_publisher.node_core.pipeline import LoadedModel
-from joint_tf_publisher.node_core.remote_output import RateCap, RemoteOutput
+from joint_tf_publisher.node_core.remote_output import RateCap, RemoteOutput, static_topic
 
 #: Chosen links of the arm: a static chain from the root (pedestal), chains through moving
 #: joints (link_3 under pedestal, ee_link under link_3), a static chain under a chosen link
@@ -435,3 +435,8 @@ def test_a_refusal_names_the_parameter_each_link_and_only_real_close_matches() -
     assert first == "remote.frames: 'zzzz': no link of that name in the robot"
     assert second.startswith("'link_33': no link of that name in the robot; did you mean link_3, ")
     assert second.endswith("?") and second.count(", ") == 2  # three matches, comma-separated
+
+
+def test_the_statics_topic_is_the_topic_with_static_appended() -> None:
+    assert static_topic("remote/tf") == "remote/tf_static"
+    assert static_topic("/viewer/tf") == "/viewer/tf_static"
