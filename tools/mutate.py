@@ -7,7 +7,9 @@ with its tests: ``joint_tf_publisher/A/B/x.py`` is tested by ``test/A/B/test_x.p
 tree mirrors the package), unless tools/mutate_tests.yaml names its tests (where the tree does
 not mirror: ``cli/bag/repair.py`` is tested by ``test/bag/test_bag_repair.py``). It prints each
 surviving mutant (file:line and the diff) and a count per module (killed / survived / timeout /
-no tests), and exits 0 once mutmut ran (survivors are a report, not a failure). Not in CI.
+no tests), and exits 0 once mutmut ran (survivors are a report, not a failure). ``--mutants
+NAME ...`` (``make mutate MUTANTS=...``) tests only those: a run's survivors again, once their
+tests are written. Not in CI.
 
 mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is in (whatever
 the working folder), made anew each run, where the package, the tests and the data they read
