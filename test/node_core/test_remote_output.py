@@ -440,3 +440,9 @@ def test_a_refusal_names_the_parameter_each_link_and_only_real_close_matches() -
 def test_the_statics_topic_is_the_topic_with_static_appended() -> None:
     assert static_topic("remote/tf") == "remote/tf_static"
     assert static_topic("/viewer/tf") == "/viewer/tf_static"
+
+
+def test_the_health_facts_show_no_topic_without_a_remote_output() -> None:
+    """docs/node.md: without a remote output the remote rows are empty (the topic too)."""
+    assert RemoteRig(remote_frames=()).remote.facts.topic == ""
+    assert RemoteRig().remote.facts.topic == "remote/tf"
