@@ -117,5 +117,5 @@ def test_a_node_started_from_text_naming_no_file_package_or_folder_reads_nothing
     assert folders == ()
     anywhere = tmp_path / "a.urdf"
     anywhere.write_text(text)
-    with reading_under(runtime_rules(folders, never)), pytest.raises(FileRefused):
+    with reading_under(runtime_rules(folders, never, Settings())), pytest.raises(FileRefused):
         read_regular_file(anywhere, 100)

@@ -259,7 +259,7 @@ PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
     (MAX_PERIOD_S, r"periods \[0, ([\d.]+)\]", (ROBUSTNESS,)),
     (MAX_TIME_OFFSET_S, r"value within \+-(\d+) s", (ROBUSTNESS,)),
     (MAX_RETRY_PERIOD_S, r"`retry_period` \[0, ([\d.]+)\]", (ROBUSTNESS,)),
-    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]\. \|", (FLEET,)),
+    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]; an integer", (FLEET,)),
     (MAX_DESCRIPTION_BYTES / MIB, r"files? of at most (\d+) MiB", (README, ROBUSTNESS)),
     (XACRO_TIME_LIMIT_S, r"in a child process limited to (\d+) s", (README, NODE)),
     (XACRO_MEMORY_LIMIT_BYTES / MIB, r"limited to \d+ s and (\d+) MiB", (README, NODE)),
@@ -434,6 +434,7 @@ def test_every_double_parameter_with_a_range_is_listed() -> None:
         "joint_state_timeout",
         "static_republish_period",
         "remote.rate",
+        "loop_tolerance",
     }
 
 
