@@ -73,6 +73,17 @@ def check_loop_joints(
     _check_loop_work(joints, loop_joints, diag, sites or {})
 
 
+def check_loop_count(count: int, diag: Diagnostics, line: int | None, label: str) -> None:
+    """Refuse the ``count``-th loop joint (written at ``line`` as ``label``) beyond
+    ``MAX_LOOP_JOINTS``. Readers call it as they meet each one, before its reading costs."""
+    if count > MAX_LOOP_JOINTS:
+        raise diag.error(
+            f"more than {MAX_LOOP_JOINTS} loop joints: each JointState solves them all",
+            line,
+            label,
+        )
+
+
 def _check_loop_work(
     joints: Mapping[str, Joint],
     loop_joints: Sequence[LoopJoint],
@@ -87,12 +98,7 @@ def _check_loop_work(
     moving: set[str] = set()
     for count, loop in enumerate(loop_joints, start=1):
         line, label = sites.get(loop.name, (None, f"loop joint {loop.name!r}"))
-        if count > MAX_LOOP_JOINTS:
-            raise diag.error(
-                f"more than {MAX_LOOP_JOINTS} loop joints: each JointState solves them all",
-                line,
-                label,
-            )
+        check_loop_count(count, diag, line, label)
         sides = []
         for link in (loop.link1, loop.link2):
             chain = []

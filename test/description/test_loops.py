@@ -428,11 +428,12 @@ def test_thousands_of_loops_are_refused_at_the_first_beyond_the_solvers_budget(
     tmp_path: Path,
 ) -> None:
     """The solver's map is dense, 2 K C^2 entries: 100 four-bars took 100 MB and 9 s a
-    ``link_fk``, 400 some 6 GB. Refused at the first loop joint beyond ``MAX_LOOP_WORK``."""
-    text = many_four_bars(2000)
+    ``link_fk``, 400 some 6 GB (more than ``MAX_LOOP_JOINTS`` are refused as they are read).
+    Refused at the first loop joint beyond ``MAX_LOOP_WORK``."""
+    text = many_four_bars(100)
     error, path = refusal(tmp_path, "many.urdf", text)
     first_beyond = next(
-        k for k in range(1, 2000) if 2 * (k + 1) * (3 * (k + 1)) ** 2 > MAX_LOOP_WORK
+        k for k in range(1, 100) if 2 * (k + 1) * (3 * (k + 1)) ** 2 > MAX_LOOP_WORK
     )
     fragment = f'<loop_joint name="l{first_beyond}"'
     assert error.startswith(f"{path}:{line_with(text, fragment)}: loop_joint 'l{first_beyond}': ")
@@ -458,3 +459,44 @@ def test_more_loop_joints_than_the_limit_are_refused(tmp_path: Path) -> None:
         f"{path}:{line_with(text, fragment)}: loop_joint 'x{MAX_LOOP_JOINTS}': "
     )
     assert f"more than {MAX_LOOP_JOINTS} loop joints" in error
+
+
+@pytest.mark.parametrize("spelling", ["loop_joint", "gazebo"])
+def test_loop_joints_beyond_the_limit_are_refused_before_they_are_read(
+    monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    """20,000 ``<gazebo><joint>``s were each read through a pose graph (0.75 ms each: 7 s for
+    1.5 MB, minutes for the 32 MiB a description may hold) before being counted."""
+    from joint_tf_publisher.description.urdf import gazebo_loops
+    from joint_tf_publisher.description.urdf import robot as urdf_robot
+
+    read: list[str] = []
+    real_build, real_parse = gazebo_loops.build_joint, urdf_robot.parse_loop_joint
+    monkeypatch.setattr(gazebo_loops, "build_joint", lambda *a: read.append("g") or real_build(*a))
+    monkeypatch.setattr(
+        urdf_robot, "parse_loop_joint", lambda *a: read.append("l") or real_parse(*a)
+    )
+    count = 20 * MAX_LOOP_JOINTS
+    if spelling == "gazebo":
+        body = (
+            "  <gazebo>\n"
+            + "\n".join(
+                f'  <joint name="g{i}" type="ball"><parent>r</parent><child>b</child></joint>'
+                for i in range(count)
+            )
+            + "\n  </gazebo>"
+        )
+        label = f"joint 'g{MAX_LOOP_JOINTS}'"
+    else:
+        body = "\n".join(
+            f'  <loop_joint name="g{i}" type="ball"><link1 link="r" xyz="1 0 0"/>'
+            '<link2 link="b"/></loop_joint>'
+            for i in range(count)
+        )
+        label = f"loop_joint 'g{MAX_LOOP_JOINTS}'"
+    text = urdf_loop(body)
+    with pytest.raises(ModelError) as caught:
+        Robot.from_xml_string(text)
+    line = line_with(text, f'name="g{MAX_LOOP_JOINTS}"')
+    assert str(caught.value).startswith(f"<string>:{line}: {label}: more than "), caught.value
+    assert len(read) <= MAX_LOOP_JOINTS
