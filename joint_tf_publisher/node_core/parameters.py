@@ -38,6 +38,11 @@ MIN_STATIC_REPUBLISH_PERIOD_S = 0.1
 MAX_TIME_OFFSET_S = float(2**31 - 1)
 #: Largest ``loop_tolerance``, metres and radians (beyond, no loop would say it is open).
 MAX_LOOP_TOLERANCE = 1.0
+#: Smallest ``loop_tolerance``: ten times what the solve leaves where a loop closes (round-off,
+#: 1e-13 m at most, ``loop_solver``). Below it a closing loop counts as open, so the node holds
+#: its passive joints at their drawing while the given ones move (1e-300: a spatial loop's
+#: links 0.26 m apart on /tf).
+MIN_LOOP_TOLERANCE = 1e-12
 
 #: Most items an array parameter takes (names, topics, folders, arguments, offsets, a zero's
 #: values), and an item list given as one comma-separated string: far above any real robot's
@@ -232,9 +237,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "loop_tolerance",
         1e-6,
         "closed loops: how far apart (m, and rad) a loop joint's two frames may stay and count "
-        "as closed; beyond, the health report says the loop is not closed; (0, 1]",
+        "as closed; beyond, the health report says the loop is not closed; [1e-12, 1]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_LOOP_TOLERANCE),
+        float_range=(MIN_LOOP_TOLERANCE, MAX_LOOP_TOLERANCE),
     ),
     ParameterSpec(
         "publish_loop_joint_states",
@@ -432,11 +437,13 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
 
 
 def parse_loop_tolerance(value: Any) -> float:
-    """``loop_tolerance``: metres and radians in (0, ``MAX_LOOP_TOLERANCE``]."""
+    """``loop_tolerance``: metres and radians in [``MIN_LOOP_TOLERANCE``,
+    ``MAX_LOOP_TOLERANCE``]."""
     tolerance = as_number("loop_tolerance", value, "a number (m and rad)")
-    if not 0.0 < tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
+    if not MIN_LOOP_TOLERANCE <= tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
         raise ParameterRejected(
-            f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {shown(value)}"
+            f"loop_tolerance must be >= {MIN_LOOP_TOLERANCE:g} and <= {MAX_LOOP_TOLERANCE:g} "
+            f"(round-off stays below 1e-13), got {shown(value)}"
         )
     return tolerance
 

@@ -196,9 +196,10 @@ def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
 #: How the docs state a range in prose: ``range (0, 1000]``, ``[0, 3600]``, ``> 0 and <= 1000``,
 #: ``>= 0 and <= 3600``, ``within +-2147483647``. Groups: the lower bound's bracket or sign
 #: (none: symmetric, closed), low, high.
+_NUMBER = r"-?[\d.]+(?:e-?\d+)?"  # 1e-12 too (loop_tolerance)
 RANGE_WORDS = (
-    re.compile(r"(?P<open>[(\[])(?P<low>-?[\d.]+), (?P<high>-?[\d.]+)\]"),
-    re.compile(r"(?P<open>>=?) (?P<low>-?[\d.]+) and <= (?P<high>-?[\d.]+)"),
+    re.compile(rf"(?P<open>[(\[])(?P<low>{_NUMBER}), (?P<high>{_NUMBER})\]"),
+    re.compile(rf"(?P<open>>=?) (?P<low>{_NUMBER}) and <= (?P<high>{_NUMBER})"),
     re.compile(r"within \+-(?P<high>[\d.]+)"),
 )
 
