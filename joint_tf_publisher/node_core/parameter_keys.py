@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..description.compose import ATTACHMENT_FIELDS
-from .parameters import MAX_SHOWN_CHARS, PARAMETERS, ZEROS_PREFIX, parameter_name, shown
+from .parameters import PARAMETERS, ZEROS_PREFIX, parameter_name, shown, shown_text
 
 #: Parameters every rclpy node declares itself (Jazzy and later: the type description
 #: service's too).
@@ -96,12 +96,11 @@ def unknown_parameters(
 
 
 def counted(unknown: Collection[UnknownParameter]) -> tuple[int, tuple[str, ...]]:
-    """How many keys ``unknown`` holds and the first ``MAX_WARNED`` (each cut as a refusal
-    shows a value), as the health report counts them."""
-    names = tuple(
-        name if len(name) <= MAX_SHOWN_CHARS else f"{name[:MAX_SHOWN_CHARS]}..."
-        for name in (parameter.name for parameter in list(unknown)[:MAX_WARNED])
-    )
+    """How many keys ``unknown`` holds and the first ``MAX_WARNED`` (each as ``shown_text``
+    shows a name: cut, a newline or an escape sequence escaped, since rcl takes any key of a
+    params file and the report's values are printed as lines), as the health report counts
+    them."""
+    names = tuple(shown_text(parameter.name) for parameter in list(unknown)[:MAX_WARNED])
     return len(unknown), names
 
 

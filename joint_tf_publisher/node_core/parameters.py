@@ -64,6 +64,15 @@ def shown(value: Any) -> str:
     return f"{text[:MAX_SHOWN_CHARS]}... ({len(text)} chars)"
 
 
+def shown_text(text: str) -> str:
+    """``text`` (a name) as a message names it in place: as it is when printable, else
+    escaped as a repr escapes it (a newline, an escape sequence cannot forge a log line or
+    colour a terminal: ``\\n``, ``\\x1b``), cut at ``MAX_SHOWN_CHARS``."""
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= MAX_SHOWN_CHARS else f"{text[:MAX_SHOWN_CHARS]}..."
+
+
 def as_number(name: str, value: Any, what: str = "a number") -> float:
     """``value`` as a float, maybe not finite (an integer no double holds, a 400-digit one,
     as an infinity of its sign; ``-0.0`` as ``0.0``); ParameterRejected naming ``name``
@@ -341,8 +350,8 @@ def split_attachment_parameter(parameter: str) -> tuple[str, str]:
     name, _, field = parameter.removeprefix(ATTACHMENT_PREFIX).rpartition(".")
     if not name or field not in ATTACHMENT_FIELDS or parameter == ATTACHMENTS:
         raise ParameterRejected(
-            f"{parameter}: an attachment parameter is attachments.<name>.<field>, field one "
-            f"of {', '.join(ATTACHMENT_FIELDS)}"
+            f"{shown_text(parameter)}: an attachment parameter is "
+            f"attachments.<name>.<field>, field one of {', '.join(ATTACHMENT_FIELDS)}"
         )
     return name, field
 
@@ -351,6 +360,7 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
     """An attachment parameter's value checked for its field's type: text, or for
     ``origin`` six numbers as a tuple of floats. None (unset) is the field's default."""
     _, field = split_attachment_parameter(parameter)
+    parameter = shown_text(parameter)  # from a file read offline, any key
     if field != "origin":
         if value is None:
             return ""
@@ -478,7 +488,7 @@ def parse_attachment_names(value: Any) -> tuple[str, ...]:
     for name in names:
         if name == "names" or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ParameterRejected(
-                f"{ATTACHMENTS}: {name!r} cannot name an attachment (letters, digits and "
+                f"{ATTACHMENTS}: {shown(name)} cannot name an attachment (letters, digits and "
                 "underscores, not starting with a digit; not 'names')"
             )
     return names
@@ -495,7 +505,7 @@ def parse_description_args(value: Any) -> tuple[str, ...]:
     for item in items:
         name, separator, _ = item.partition(":=")
         if not separator or not name.strip():
-            raise ParameterRejected(f"description_args: {item!r} is not name:=value")
+            raise ParameterRejected(f"description_args: {shown(item)} is not name:=value")
     return tuple(items)
 
 
@@ -626,7 +636,7 @@ class Settings:
         zeros = dict(self.zeros)
         attachment_fields = dict(self.attachment_fields)
         for name, value in values.items():
-            check_item_count(name, value)
+            check_item_count(shown_text(name), value)
             if name == ATTACHMENTS:
                 updates["attachments"] = parse_attachment_names(value)
                 continue
@@ -636,7 +646,7 @@ class Settings:
                 )
                 continue
             if name.startswith(ZEROS_PREFIX):
-                joint_values = parse_zero(name, value)
+                joint_values = parse_zero(shown_text(name), value)
                 if joint_values is None:
                     zeros.pop(name.removeprefix(ZEROS_PREFIX), None)
                 else:
