@@ -1,0 +1,106 @@
+"""--params files read by the CLI (check, fk, bag repair, doctor --bag): hostile YAML.
+
+Each is one line naming the file and exit 1 (bag) or 2 (usage), at once: aliases (a
+"billion laughs" of aliased mappings was flattened for good; an alias of itself ended in a
+RecursionError), nesting past the bound, more YAML values than the bound; and names from
+the file that reach a refusal are shown escaped and cut (a key can hold a newline or an
+escape sequence).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from repo_paths import REPO_ROOT
+
+from joint_tf_publisher.cli.main import main
+from joint_tf_publisher.cli.params_file import MAX_NESTING, MAX_NODES
+from joint_tf_publisher.node_core.parameter_keys import counted, offline_unknown
+from joint_tf_publisher.node_core.parameters import ParameterRejected, Settings
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+HEAD = "joint_tf_publisher:\n  ros__parameters:\n"
+
+
+def billion_laughs(levels: int = 30) -> str:
+    """2**levels keys once its aliased mappings are flattened."""
+    lines = ["    l0: &l0 {a: 1, b: 2}"]
+    lines += [f"    l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}}}" for i in range(1, levels)]
+    return HEAD + "\n".join(lines) + "\n"
+
+
+HOSTILE = {
+    "billion_laughs": (billion_laughs(), "line 4: alias *l0: a parameters file takes no aliases"),
+    "self_alias": (HEAD + "    a: &a {b: *a}\n", "line 3: alias *a"),
+    "merge_key": (HEAD + "    base: &b {x: 1}\n    c: {<<: *b}\n", "alias *b"),
+    "deep_sequence": (
+        HEAD + "    a: " + "[" * 100_000 + "]" * 100_000 + "\n",
+        f"nested deeper than {MAX_NESTING} levels",
+    ),
+    "deep_mapping": (
+        HEAD + "    a: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n",
+        f"nested deeper than {MAX_NESTING} levels",
+    ),
+    "too_many_values": (
+        HEAD + "".join(f"    key_{i}: {i}\n" for i in range(MAX_NODES)),
+        f"more than {MAX_NODES} YAML values",
+    ),
+}
+
+
+def exit_code(command: list[str]) -> int:
+    """main's exit code (argparse's usage errors exit)."""
+    try:
+        return main(command)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_yaml_is_one_line_at_once(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, words = HOSTILE[case]
+    params = tmp_path / "params.yaml"
+    params.write_text(text)
+    commands = (
+        (["check", str(ARM), "--params", str(params)], 2),
+        (["bag", "repair", str(tmp_path / "in"), "-o", str(tmp_path / "out")], 1),
+        (["doctor", "--bag", str(tmp_path / "in")], 1),
+    )
+    for command, code in commands[:1] if case == "too_many_values" else commands:
+        if command[0] != "check":
+            command += ["--params", str(params)]
+        start = time.monotonic()
+        assert exit_code(command) == code, command
+        assert time.monotonic() - start < 30  # not a bound on speed: the bomb never ended
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--params {params}: " in err and words in err, err
+
+
+def test_names_from_a_file_are_escaped_and_cut_in_refusals() -> None:
+    """Offline every key of the file reaches the settings: a zeros.* or attachments.* key
+    with a newline or an escape sequence, or of a megabyte, is named escaped and cut."""
+    forging = "j\n[ERROR] forged \x1b[31m"
+    for values in (
+        {f"zeros.{forging}": "x"},
+        {f"zeros.{forging}": list(range(5000))},
+        {f"attachments.{forging}.bogus": "x"},
+        {f"attachments.{forging}.origin": "x"},
+        {f"zeros.{'j' * 2**20}": "x"},
+        {"description_args": ["x" * 2**20]},
+        {"attachments.names": ["-" * 2**20]},
+    ):
+        with pytest.raises(ParameterRejected) as refused:
+            Settings.from_values(values)
+        reason = str(refused.value)
+        assert reason.isprintable() and len(reason) < 600, reason[:300]
+
+
+def test_unknown_keys_are_counted_escaped() -> None:
+    """The health report's count names keys as printable text (its values are printed as
+    lines: a key must not forge one)."""
+    _, names = counted(offline_unknown(["a\nb\x1b[2J", "plain"], ()))
+    assert names == ("a\\nb\\x1b[2J", "plain")
