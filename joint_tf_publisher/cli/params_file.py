@@ -11,6 +11,9 @@ reads the file.
 
 from __future__ import annotations
 
+import math
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +71,58 @@ def read_document(path: Path) -> Any:
         raise ParamsFileError(f"{path}: not YAML: {' '.join(str(exc).split())}") from None
 
 
+#: rcl's words for true and false (``rcl_yaml_param_parser``); PyYAML's YAML 1.1 lacks the
+#: single letters.
+_RCL_BOOLS = {
+    **dict.fromkeys(
+        ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True
+    ),
+    **dict.fromkeys(
+        ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False
+    ),
+}
+#: What rcl reads as an integer: ``strtoll(text, 0)`` whole (hexadecimal, C octal, decimal).
+_RCL_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+#: What rcl reads as a double: ``strtod`` whole (no hexadecimal floats here), and YAML's
+#: ``.nan`` and ``.inf`` words.
+_RCL_FLOAT = re.compile(
+    r"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|nan|inf(?:inity)?)"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+    re.IGNORECASE,
+)
+_INT64 = 2**63
+
+
+def rcl_scalar(text: str) -> Any:
+    """A plain (unquoted) scalar typed as rcl types it, where PyYAML's YAML 1.1 differs: a
+    bool of rcl's words; an integer as ``strtoll`` reads it (``017`` is 15, ``1_000`` and
+    ``0b101`` are text), one beyond int64 read as a double; a double as ``strtod`` reads it
+    (``1e3``, ``5e-3``), one out of a double's range (``1e400``, ``1e-320``: strtod's ERANGE)
+    text; ``1:30``, ``~``, ``null`` and dates text. So the bag commands see the values the
+    node would be given."""
+    if text in _RCL_BOOLS:
+        return _RCL_BOOLS[text]
+    if _RCL_INT.fullmatch(text):
+        digits = text.lstrip("+-")
+        base = (
+            16 if digits[:2] in ("0x", "0X") else 8 if len(digits) > 1 and digits[0] == "0" else 10
+        )
+        number = int(digits, base) * (-1 if text.startswith("-") else 1)
+        if -_INT64 <= number < _INT64:
+            return number
+    if _RCL_FLOAT.fullmatch(text):
+        yaml_word = re.fullmatch(r"[-+]?\.[A-Za-z]+", text)
+        value = float(text.replace(".", "", 1) if yaml_word else text)
+        if not math.isfinite(value):  # strtod's NaN and infinity words, not an overflow
+            return value if re.search("nan|inf", text, re.IGNORECASE) else text
+        mantissa = re.split("[eE]", text)[0]
+        underflow = 0.0 < abs(value) < sys.float_info.min or (
+            value == 0.0 and any(digit in mantissa for digit in "123456789")
+        )
+        return text if underflow else value
+    return text
+
+
 class _Refused(ValueError):
     """What ``_bounded_loader`` refuses; the text says where and why."""
 
@@ -79,6 +134,15 @@ def _bounded_loader(yaml: Any) -> Any:
     class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]
         depth = 0
         nodes = 0
+
+        def construct_rcl(self, node: Any) -> Any:
+            return rcl_scalar(node.value)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            for key, _ in node.value:  # a key is a name, as rcl reads it: yes, 1, ~ as text
+                if key.tag == RCL_TAG:
+                    key.tag = "tag:yaml.org,2002:str"
+            return super().construct_mapping(node, deep)
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             event = self.peek_event()
@@ -99,7 +163,17 @@ def _bounded_loader(yaml: Any) -> Any:
             finally:
                 self.depth -= 1
 
+    # Every plain scalar is typed by rcl_scalar (PyYAML's bool, int, float, null and
+    # timestamp resolvers dropped); quoted ones stay text, as rcl keeps them.
+    BoundedLoader.yaml_implicit_resolvers = {}
+    BoundedLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile("^$"), [""])
+    BoundedLoader.add_implicit_resolver(RCL_TAG, re.compile(r"(?s:.+)"), None)
+    BoundedLoader.add_constructor(RCL_TAG, BoundedLoader.construct_rcl)
     return BoundedLoader
+
+
+#: The tag ``_bounded_loader`` gives every plain scalar.
+RCL_TAG = "tag:joint_tf_publisher,2026:rcl-scalar"
 
 
 def node_parameters(path: Path, node: str = NODE_NAME) -> dict[str, Any]:

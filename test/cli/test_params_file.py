@@ -104,3 +104,41 @@ def test_unknown_keys_are_counted_escaped() -> None:
     lines: a key must not forge one)."""
     _, names = counted(offline_unknown(["a\nb\x1b[2J", "plain"], ()))
     assert names == ("a\\nb\\x1b[2J", "plain")
+
+
+#: Plain scalars PyYAML (YAML 1.1) types otherwise than rcl, and the common ones.
+SCALARS = (
+    "1e3", "5e-3", "1E3", "1.", ".5", "+5", "-0", "08", "017", "0X10", "-0x10", "1_000",
+    "1:30", "0b101", "0o7", "1e400", "1.0e+400", "1e-320", "2.5e-310", "0.1e-400",
+    "99999999999999999999", "-99999999999999999999", "9" * 400, "nan", "inf", ".nan",
+    "-.inf", "+.inf", "y", "Yes", "off", "NO", "~", "null", "2001-12-14", "1e", "0x", "..5",
+)  # fmt: skip
+
+
+@pytest.mark.ros
+def test_scalars_are_typed_as_rcl_types_them(tmp_path: Path) -> None:
+    """The bag commands' --params values are those the node is given: each plain scalar
+    compared with what rcl itself reads from the same file (``publish_frequency: 1e3`` was
+    refused as text offline and taken by the node; ``time_offset: 1:30`` was 90 s offline
+    and text, a refused start, for the node)."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.context import Context
+    from rclpy.node import Node
+
+    from joint_tf_publisher.cli.params_file import node_parameters
+
+    params = tmp_path / "params.yaml"
+    lines = [f"    k{index:02d}: {text}" for index, text in enumerate(SCALARS)]
+    params.write_text(HEAD + "\n".join(lines) + "\n    yes: 1\n    '1': on\n")
+    context = Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(params)], context=context)
+    try:
+        node = Node("joint_tf_publisher", context=context)
+        given = {name: value.value for name, value in node._parameter_overrides.items()}
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    offline = node_parameters(params)
+    assert sorted(offline) == sorted(given)
+    for name, value in given.items():
+        assert type(offline[name]) is type(value) and repr(offline[name]) == repr(value), name
