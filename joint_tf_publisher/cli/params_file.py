@@ -2,8 +2,10 @@
 
 The file maps node names to ``ros__parameters``: ``/**`` (every node), ``joint_tf_publisher``,
 ``/joint_tf_publisher``, ``/**/joint_tf_publisher``, ``/robot1/joint_tf_publisher``...
-``node_parameters`` takes every section whose name matches the node's last name part (or is
-a wildcard), in file order, later values over earlier ones; nested names are joined at the
+``node_parameters`` takes every section rcl gives the node in its namespace (``*`` one name
+token, ``**`` any number; a bare name is the root namespace's; another namespace's section
+is not taken), in file order, later values over earlier ones; plain values typed as rcl
+types them (``rcl_scalar``); nested names are joined at the
 dots (``attachments: {names: [g]}`` is ``attachments.names``), as rcl joins them. What the
 values mean is the node's parameter table (``node_core.parameters.Settings``): this only
 reads the file.
@@ -176,29 +178,54 @@ def _bounded_loader(yaml: Any) -> Any:
 RCL_TAG = "tag:joint_tf_publisher,2026:rcl-scalar"
 
 
-def node_parameters(path: Path, node: str = NODE_NAME) -> dict[str, Any]:
-    """The parameters ``path`` gives node ``node`` (any namespace), by flattened name; the
-    file read by ``read_document``."""
+def node_parameters(path: Path, node: str = NODE_NAME, namespace: str = "") -> dict[str, Any]:
+    """The parameters ``path`` gives node ``node`` in ``namespace`` ("" or ``/``: the root;
+    ``robot1`` and ``/robot1`` alike), by flattened name; the file read by ``read_document``.
+    A section applies as rcl applies it (``_applies``): ``/**``, ``/**/NODE``, the node's
+    own ``/NS/NODE`` (or nested, ``/NS: {NODE: ...}``); another namespace's section does
+    not (each robot of a file for several robots has its own)."""
     document = read_document(path)
     if not isinstance(document, dict):
         raise ParamsFileError(f"{path}: not a parameters file (no node sections)")
+    fqn = (*namespace.strip("/").split("/"), node) if namespace.strip("/") else (node,)
     values: dict[str, Any] = {}
     found = False
-    for key, section in document.items():
-        if not isinstance(section, dict) or PARAMETERS_KEY not in section:
-            continue
+    for key, parameters in _sections(document):
         found = True
-        if _names_node(str(key), node) and isinstance(section[PARAMETERS_KEY], dict):
-            values.update(flattened(section[PARAMETERS_KEY]))
+        if _applies(key, fqn) and isinstance(parameters, dict):
+            values.update(flattened(parameters))
     if not found:
         raise ParamsFileError(f"{path}: not a parameters file (no <node>: {PARAMETERS_KEY}:)")
     return values
 
 
-def _names_node(key: str, node: str) -> bool:
-    """Whether a section's name applies to ``node``: its last part is the name or a wildcard."""
-    last = key.rstrip("/").rpartition("/")[2]
-    return last in (node, "*", "**")
+def _sections(tree: dict[Any, Any], parent: str = "") -> list[tuple[str, Any]]:
+    """(node name, its ``ros__parameters``) of every section in file order, a name nested
+    under namespaces joined at ``/`` (``/robot1: {joint_tf_publisher: ...}``, as rcl joins
+    them)."""
+    found: list[tuple[str, Any]] = []
+    for key, section in tree.items():
+        if not isinstance(section, dict):
+            continue
+        name = f"{parent}/{str(key).strip('/')}"
+        if PARAMETERS_KEY in section:
+            found.append((name, section[PARAMETERS_KEY]))
+        else:
+            found += _sections(section, name)
+    return found
+
+
+def _applies(key: str, fqn: tuple[str, ...]) -> bool:
+    """Whether the section ``key`` (a node name, ``*`` one token, ``**`` any number) names
+    the node whose name's tokens are ``fqn``, as rcl matches it; token by token, in time
+    linear in both (a key of many ``**`` cannot make it backtrack)."""
+    reach = {0}  # how many of fqn's tokens the key's tokens so far can have matched
+    for part in key.strip("/").split("/"):
+        if part == "**":
+            reach = set(range(min(reach), len(fqn) + 1)) if reach else set()
+        else:
+            reach = {i + 1 for i in reach if i < len(fqn) and part in ("*", fqn[i])}
+    return len(fqn) in reach
 
 
 def flattened(tree: dict[str, Any], parent: str = "") -> dict[str, Any]:

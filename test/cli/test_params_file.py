@@ -142,3 +142,50 @@ def test_scalars_are_typed_as_rcl_types_them(tmp_path: Path) -> None:
     assert sorted(offline) == sorted(given)
     for name, value in given.items():
         assert type(offline[name]) is type(value) and repr(offline[name]) == repr(value), name
+
+
+#: Sections of a file for several robots (each sets a key of its own), as rcl names nodes.
+SECTIONS = {
+    "/robot1/joint_tf_publisher": "r1",
+    "/robot2/joint_tf_publisher": "r2",
+    "joint_tf_publisher": "bare",
+    "/joint_tf_publisher": "root",
+    "/**/joint_tf_publisher": "any_ns",
+    "/*/joint_tf_publisher": "one_ns",
+    "robot1/joint_tf_publisher": "relative_r1",
+    "/**": "all",
+    "/*": "one_token",
+    "/robot1/*": "r1_star",
+    "/robot1/**": "r1_starstar",
+    "/a/**/joint_tf_publisher": "a_any",
+    "/other_node": "other",
+    "/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/x": "many_stars",
+}
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("namespace", ["", "robot1", "/robot2/", "a/b", "a/b/c/d"])
+def test_sections_apply_as_rcl_applies_them(namespace: str, tmp_path: Path) -> None:
+    """bag repair --namespace robot1 with a file for two robots took both robots' sections
+    (the later one's values over the earlier's): each section applies to the node rcl
+    applies it to, nested namespaces too."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.context import Context
+    from rclpy.node import Node
+
+    from joint_tf_publisher.cli.params_file import node_parameters
+
+    params = tmp_path / "params.yaml"
+    text = "".join(f"{key}:\n  ros__parameters: {{{tag}: 1}}\n" for key, tag in SECTIONS.items())
+    text += "/robot1:\n  joint_tf_publisher:\n    ros__parameters: {nested_r1: 1}\n"
+    text += "/a:\n  b:\n    joint_tf_publisher:\n      ros__parameters: {nested_ab: 1}\n"
+    params.write_text(text)
+    context = Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(params)], context=context)
+    try:
+        node = Node("joint_tf_publisher", namespace="/" + namespace.strip("/"), context=context)
+        given = sorted(node._parameter_overrides)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert sorted(node_parameters(params, namespace=namespace)) == given
