@@ -25,6 +25,11 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
+#: Smallest rate (``publish_frequency``, ``remote.rate``), Hz: a period of 1e9 s, 1e18 ns,
+#: still an int64 of nanoseconds (rclpy's timers, the rate limiters). A rate of 1e-300 Hz
+#: was in (0, 1000] but its period an infinity: an OverflowError in every JointState
+#: callback (bag repair --params: a traceback).
+MIN_RATE_HZ = 1e-9
 #: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
 #: seconds.
 MAX_PERIOD_S = 3600.0
@@ -378,13 +383,18 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
 
 
 def _parse_rate(name: str) -> Callable[[Any], float]:
-    """A rate parameter as a float in (0, 1000] Hz."""
+    """A rate parameter as a float in [``MIN_RATE_HZ``, 1000] Hz."""
 
     def parse(value: Any) -> float:
         frequency = as_number(name, value)
         if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
             raise ParameterRejected(
                 f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {shown(value)}"
+            )
+        if frequency < MIN_RATE_HZ:
+            raise ParameterRejected(
+                f"{name} must be at least {MIN_RATE_HZ:g} Hz (a period of at most 1e9 s), "
+                f"got {shown(value)}"
             )
         return frequency
 

@@ -189,3 +189,21 @@ def test_sections_apply_as_rcl_applies_them(namespace: str, tmp_path: Path) -> N
     finally:
         rclpy.shutdown(context=context)
     assert sorted(node_parameters(params, namespace=namespace)) == given
+
+
+def test_a_rate_whose_period_overflows_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """publish_frequency: 1.0e-300 is > 0, but its period is an infinity: bag repair ended
+    in an OverflowError traceback (the node: in every JointState callback)."""
+    from bag_maker import recording
+
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    params = tmp_path / "params.yaml"
+    for name in ("publish_frequency", "remote.rate"):
+        params.write_text(f"/**:\n  ros__parameters:\n    {name}: 1.0e-300\n")
+        command = ["bag", "repair", str(bag), "-o", str(tmp_path / "out"), "--params", str(params)]
+        assert exit_code(command) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{name} must be at least 1e-09 Hz" in err, err
+    assert Settings.from_values({"publish_frequency": 1e-9}).interval_ns == 10**18
