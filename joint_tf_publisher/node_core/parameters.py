@@ -42,6 +42,10 @@ MAX_TIME_OFFSET_S = float(2**31 - 1)
 #: (a few hundred joints and links), low enough that checking every item stays fast inside the
 #: parameter callback while /tf waits for it.
 MAX_ARRAY_ITEMS = 4096
+#: Longest ``frame_prefix`` and ``global_frame_prefix``: each prefixes two frame ids of
+#: every transform published, so a prefix of 4 MB made a 5-state bag repair write 337 MB
+#: (and the node /tf messages of 64 MB). ROS names are kept under 256 characters too.
+MAX_PREFIX_CHARS = 256
 #: Most characters of a refused value a reason shows (a huge array or text is cut).
 MAX_SHOWN_CHARS = 120
 
@@ -548,15 +552,20 @@ def _parse_bool(name: str) -> Callable[[Any], bool]:
     return parse
 
 
-def _parse_text(name: str) -> Callable[[Any], str]:
-    """A text parameter: a string (None, unset: ""); anything else refused naming ``name``,
-    as rclpy refuses it for a parameter declared a string."""
+def _parse_text(name: str, max_chars: int | None = None) -> Callable[[Any], str]:
+    """A text parameter: a string (None, unset: "") of at most ``max_chars`` characters
+    (None: any); anything else refused naming ``name``, as rclpy refuses it for a parameter
+    declared a string."""
 
     def parse(value: Any) -> str:
         if value is None:
             return ""
         if not isinstance(value, str):
             raise ParameterRejected(f"{name} must be a string, got {shown(value)}")
+        if max_chars is not None and len(value) > max_chars:
+            raise ParameterRejected(
+                f"{name} holds {len(value)} characters: at most {max_chars} are taken"
+            )
         return value
 
     return parse
@@ -701,8 +710,8 @@ class Settings:
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_frequency": parse_frequency,
     "ignore_timestamp": _parse_bool("ignore_timestamp"),
-    "frame_prefix": _parse_text("frame_prefix"),
-    "global_frame_prefix": _parse_text("global_frame_prefix"),
+    "frame_prefix": _parse_text("frame_prefix", MAX_PREFIX_CHARS),
+    "global_frame_prefix": _parse_text("global_frame_prefix", MAX_PREFIX_CHARS),
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
     "source_list": parse_topic_names,

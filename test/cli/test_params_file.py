@@ -207,3 +207,23 @@ def test_a_rate_whose_period_overflows_is_refused_by_name(
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"{name} must be at least 1e-09 Hz" in err, err
     assert Settings.from_values({"publish_frequency": 1e-9}).interval_ns == 10**18
+
+
+def test_a_frame_prefix_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each prefixes two frame ids of every transform: a 4 MB frame_prefix made a bag
+    repair of 5 joint states write 337 MB (the node: /tf messages of 64 MB)."""
+    from bag_maker import recording
+
+    from joint_tf_publisher.node_core.parameters import MAX_PREFIX_CHARS
+
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    params = tmp_path / "params.yaml"
+    for name in ("frame_prefix", "global_frame_prefix"):
+        params.write_text(f"/**:\n  ros__parameters:\n    {name}: {'x' * 2**20}\n")
+        command = ["bag", "repair", str(bag), "-o", str(tmp_path / "out"), "--params", str(params)]
+        assert exit_code(command) == 1
+        err = capsys.readouterr().err
+        words = f"{name} holds {2**20} characters: at most {MAX_PREFIX_CHARS} are taken"
+        assert err.count("\n") == 1 and words in err, err[:300]
+        assert not (tmp_path / "out").exists()
+    assert Settings.from_values({"frame_prefix": "r" * MAX_PREFIX_CHARS}).frame_prefix
