@@ -51,7 +51,13 @@ def test_a_period_under_a_tenth_of_a_second_is_refused_from_every_source(
     )
     assert repair(str(bag), "-o", str(tmp_path / "out"), *given) == 1
     err = capsys.readouterr().err.strip()
-    assert "static_republish_period must be 0 (off) or >= 0.1 s" in err and "\n" not in err
+    if source == "params" and period == "1.0e-320":
+        # rcl reads a value strtod underflows as text (cli/params_file.py types plain values
+        # as rcl does): refused as no number, naming the parameter all the same.
+        reason = "static_republish_period must be a number of seconds, got '1.0e-320'"
+    else:
+        reason = "static_republish_period must be 0 (off) or >= 0.1 s"
+    assert reason in err and "\n" not in err
     assert not (tmp_path / "out").exists()
 
 
