@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -153,3 +155,45 @@ def test_force_replaces_only_a_bag(
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 0  # a bag: replaced
     assert not (old / "stale").exists() and (old / "metadata.yaml").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_an_input_that_would_block_or_flood_the_reader_is_refused_by_name(
+    rec: Path, tmp_path: Path
+) -> None:
+    """A FIFO as the input's metadata.yaml, as a file it lists or as a bare .mcap would block
+    rosbags' reader forever (both commands hung); a 20 MB metadata.yaml would be read whole.
+    Each is one line naming the file, exit 1, before anything is read (a child process, so
+    that a hang fails the test by its timeout instead of hanging the run)."""
+    fifo_meta = tmp_path / "fifo_meta"
+    fifo_meta.mkdir()
+    os.mkfifo(fifo_meta / "metadata.yaml")
+    fifo_data = tmp_path / "fifo_data"
+    fifo_data.mkdir()
+    (fifo_data / "metadata.yaml").write_text((rec / "metadata.yaml").read_text())
+    os.mkfifo(fifo_data / data_file(rec).name)
+    bare = tmp_path / "bare.mcap"
+    os.mkfifo(bare)
+    huge = tmp_path / "huge_meta"
+    huge.mkdir()
+    with (huge / "metadata.yaml").open("wb") as stream:
+        stream.truncate(20 * 1024 * 1024)
+    cases = [
+        (fifo_meta, fifo_meta / "metadata.yaml"),
+        (fifo_data, fifo_data / data_file(rec).name),
+        (bare, bare),
+        (huge, huge / "metadata.yaml"),
+    ]
+    for given, named in cases:
+        for command in (
+            ["bag", "repair", str(given), "-o", str(tmp_path / "out")],
+            ["doctor", "--bag", str(given)],
+        ):
+            run = subprocess.run(
+                [sys.executable, "-m", "joint_tf_publisher.cli.main", *command],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            err = run.stderr.strip()
+            assert run.returncode == 1 and "\n" not in err and str(named) in err, err
+    assert not (tmp_path / "out").exists()

@@ -17,10 +17,11 @@ import contextlib
 import os
 import pickle
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -199,6 +200,40 @@ def is_rosbag2_bag(folder: Path) -> bool:
     return isinstance(document, dict) and isinstance(document.get(METADATA_KEY), dict)
 
 
+def _is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (through symlinks); False where it is missing."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def bag_files(path: Path) -> list[Path]:
+    """The files rosbags opens to read the bag at ``path`` (``bag_location``): a bare file
+    itself; a folder's ``metadata.yaml`` and the files it lists that are there (named in
+    the folder, as rosbags names them). BagError naming ``metadata.yaml`` where it is not a
+    regular file of at most ``MAX_METADATA_BYTES`` (a FIFO, a device, a 1 GB file)."""
+    from ...description.files import read_regular_file
+    from ...errors import ModelError
+
+    if not path.is_dir():
+        return [path]
+    metadata = path / METADATA
+    try:
+        text = read_regular_file(metadata, MAX_METADATA_BYTES)
+    except ModelError as exc:
+        raise BagError(f"cannot read the bag: {exc}") from None
+    try:
+        import yaml
+
+        document = yaml.safe_load(text)
+        listed = document[METADATA_KEY]["relative_file_paths"]
+        names = [PurePath(str(name)).name for name in listed]
+    except Exception:  # not a bag's metadata: rosbags says what is wrong with it
+        return [metadata]
+    return [metadata, *(path / name for name in names if name and (path / name).exists())]
+
+
 def open_bag(path: Path) -> InputBag:
     """The bag at ``path`` (any spelling: ``bag_location``) opened for reading; BagError
     naming it if it is missing, of a storage this cannot read, or broken."""
@@ -212,6 +247,9 @@ def open_bag(path: Path) -> InputBag:
         )
     if path.is_dir() and not (path / METADATA).exists():
         raise BagError(f"{path}: not a rosbag2 bag (no metadata.yaml in the folder)")
+    for file in bag_files(path):  # rosbags would wait forever on a FIFO, read a device
+        if not _is_regular(file):
+            raise BagError(f"{file}: cannot read the bag: not a regular file")
     try:
         reader = Reader(path)
         reader.open()
