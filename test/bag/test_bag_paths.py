@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.cli.bag import storage
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -197,3 +199,52 @@ def test_an_input_that_would_block_or_flood_the_reader_is_refused_by_name(
             err = run.stderr.strip()
             assert run.returncode == 1 and "\n" not in err and str(named) in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("swap", ["symlink to the input", "a folder of the user's", "the input"])
+def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
+    rec: Path,
+    tmp_path: Path,
+    swap: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old``: between the last check and the rename, ``old`` is
+    swapped for a symlink to the input, a folder that is no bag, or the input renamed to
+    its name. What was moved aside is checked, not what was checked before: put back, one
+    line, exit 1, the input and the user's folder intact (the input renamed in was removed;
+    a symlink made an OSError out of rmtree, after the symlink and the partial were gone)."""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    capsys.readouterr()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "photo.jpg").write_text("mine")
+    real = storage.replacement_refusal
+    calls: list[Path] = []
+
+    def swapping(path: Path, force: bool) -> str | None:
+        refusal = real(path, force)
+        calls.append(path)
+        if len(calls) == 2:  # finish's check done: the swap
+            shutil.rmtree(path)
+            if swap == "symlink to the input":
+                path.symlink_to(rec, target_is_directory=True)
+            elif swap == "a folder of the user's":
+                mine.rename(path)
+            else:
+                rec.rename(path)
+        return refusal
+
+    monkeypatch.setattr(storage, "replacement_refusal", swapping)
+    input_listing = listing(rec)
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and str(old) in err and "Traceback" not in err, err
+    if swap == "symlink to the input":
+        assert old.is_symlink() and listing(rec) == input_listing
+    elif swap == "a folder of the user's":
+        assert (old / "photo.jpg").read_text() == "mine"
+    else:
+        assert listing(old) == input_listing  # the input, at the name it was given
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left

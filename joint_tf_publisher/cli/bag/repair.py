@@ -614,7 +614,9 @@ class Repair:
             )
         storage = options.storage or bag.storage
         compression = output_compression(bag.compression, storage)
-        self.out = BagOutput(output, storage, options.force, self.writer, compression)
+        self.out = BagOutput(
+            output, storage, options.force, self.writer, compression, source=bag.path
+        )
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()

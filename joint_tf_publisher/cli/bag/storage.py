@@ -340,11 +340,20 @@ class BagOutput:
         force: bool,
         process: subprocess.Popen[bytes] | None = None,
         compression: Compression | None = None,
+        source: Path | None = None,
     ) -> None:
         """``process``: a writing process ``start_writer`` started (so its start-up overlaps
         the caller's), which this output then owns; None: one is started here.
-        ``compression``: the output's (rosbags' ``set_compression``), None for none."""
+        ``compression``: the output's (rosbags' ``set_compression``), None for none.
+        ``source``: the input bag (``bag_location``), which ``finish`` never removes, whatever
+        took the output's name since it was checked."""
         rosbags_installed()
+        #: The input's (device, inode), None where there is none.
+        self._source: tuple[int, int] | None = None
+        if source is not None:
+            with contextlib.suppress(OSError):
+                info = os.stat(source)
+                self._source = (info.st_dev, info.st_ino)
         refusal = replacement_refusal(path, force)
         if refusal is not None:
             if process is not None:
@@ -354,6 +363,8 @@ class BagOutput:
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
         if self.partial.exists():
             shutil.rmtree(self.partial)
+        #: Whether ``abort`` leaves the partial folder (it holds what took the output's name).
+        self.keep_partial = False
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
         #: Bytes of the messages in ``_batch``; batches sent so far.
@@ -463,21 +474,60 @@ class BagOutput:
         refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
         if refusal is not None:
             raise BagError(refusal)
-        if self.path.exists():  # a bag: moved aside first, so the name is never empty
-            replaced = self.partial / f"replaced-{self.path.name}"
-            os.replace(self.path, replaced)
-            os.replace(self.partial / self.path.name, self.path)
-            shutil.rmtree(replaced)
-        else:
-            os.replace(self.partial / self.path.name, self.path)
-        self.partial.rmdir()
+        try:
+            if self.path.exists() or self.path.is_symlink():  # moved aside first, so the
+                replaced = self.partial / f"replaced-{self.path.name}"  # name is never empty
+                os.replace(self.path, replaced)
+                # what was moved is checked, not what was there before: a swap since the
+                # check (a symlink to the input, another folder, the input renamed) goes back
+                refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
+                if refusal is not None:
+                    self._put_back(replaced)
+                    raise BagError(refusal.replace(str(replaced), str(self.path)))
+                os.replace(self.partial / self.path.name, self.path)
+                shutil.rmtree(replaced)
+            else:
+                os.replace(self.partial / self.path.name, self.path)
+            self.partial.rmdir()
+        except OSError as exc:
+            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+
+    def _holds_input(self, folder: Path) -> str | None:
+        """Why ``folder`` must not be removed: it is the input bag or holds it; else None."""
+        if self._source is None:
+            return None
+        for root, folders, files in os.walk(folder):  # symlinks not followed
+            for name in (".", *folders, *files):
+                with contextlib.suppress(OSError):
+                    info = os.stat(os.path.join(root, name), follow_symlinks=False)
+                    if (info.st_dev, info.st_ino) == self._source:
+                        return (
+                            f"{self.path}: the output is now the input bag or holds it (it "
+                            "changed after it was checked): left as it is"
+                        )
+        return None
+
+    def _put_back(self, replaced: Path) -> None:
+        """``replaced`` moved back to the output's name; where something took that name
+        since, kept where it is (``abort`` then leaves the partial folder) and said."""
+        try:
+            if self.path.exists() or self.path.is_symlink():
+                raise FileExistsError(self.path)
+            os.rename(replaced, self.path)
+        except OSError:
+            self.keep_partial = True
+            raise BagError(
+                f"{self.path}: changed while the bag was written; what was there is kept in "
+                f"{replaced}"
+            ) from None
 
     def abort(self) -> None:
         """Remove the partial bag (what is queued is dropped)."""
         self._batch = []
         self._batch_size = 0
         stop_writer(self.process)
-        shutil.rmtree(self.partial, ignore_errors=True)
+        if not self.keep_partial:
+            shutil.rmtree(self.partial, ignore_errors=True)
 
 
 def replacement_refusal(path: Path, force: bool) -> str | None:
