@@ -25,6 +25,11 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
+#: Smallest ``publish_frequency`` and ``remote.rate``, Hz: one per 1000 s. Its interval
+#: (``Settings.interval_ns``, the default positions' timer, ``bag repair``'s) is then at most
+#: 1e12 ns: 1e-300 Hz was an infinite interval (an ``OverflowError`` per JointState in the
+#: node, a traceback in ``bag repair``), 1e-11 Hz one beyond int64 (rclpy's timer).
+MIN_RATE_HZ = 0.001
 #: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
 #: seconds.
 MAX_PERIOD_S = 3600.0
@@ -161,9 +166,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "publish_frequency",
         20.0,
-        "maximum rate (Hz, message time) of /tf publications per joint; (0, 1000]",
+        "maximum rate (Hz, message time) of /tf publications per joint; [0.001, 1000]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+        float_range=(MIN_RATE_HZ, MAX_PUBLISH_FREQUENCY),
     ),
     ParameterSpec(
         "ignore_timestamp",
@@ -252,9 +257,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "remote.rate",
         10.0,
-        "most TFMessages per second on remote.topic (steady clock); (0, 1000]",
+        "most TFMessages per second on remote.topic (steady clock); [0.001, 1000]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+        float_range=(MIN_RATE_HZ, MAX_PUBLISH_FREQUENCY),
     ),
     ParameterSpec(
         "remote.topic",
@@ -391,20 +396,21 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
 
 
 def _parse_rate(name: str) -> Callable[[Any], float]:
-    """A rate parameter as a float in (0, 1000] Hz."""
+    """A rate parameter as a float in [0.001, 1000] Hz."""
 
     def parse(value: Any) -> float:
         frequency = as_number(name, value)
-        if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
+        if not MIN_RATE_HZ <= frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
             raise ParameterRejected(
-                f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {shown(value)}"
+                f"{name} must be >= {MIN_RATE_HZ:g} and <= {MAX_PUBLISH_FREQUENCY:g} Hz, "
+                f"got {shown(value)}"
             )
         return frequency
 
     return parse
 
 
-#: ``publish_frequency`` as a float in (0, 1000] Hz.
+#: ``publish_frequency`` as a float in [0.001, 1000] Hz.
 parse_frequency = _parse_rate("publish_frequency")
 
 

@@ -55,6 +55,24 @@ def test_a_period_under_a_tenth_of_a_second_is_refused_from_every_source(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("rate", ["1.0e-300", "1.0e-11", "0.000999"])
+def test_a_rate_under_one_per_1000_seconds_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rate: str
+) -> None:
+    """``publish_frequency`` 1e-300 Hz (with the default positions published at it) was an
+    ``OverflowError`` traceback: 1 / 1e-300 s is no integer of nanoseconds."""
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "/**:\n  ros__parameters:\n"
+        f"    publish_frequency: {rate}\n    publish_default_positions: true\n"
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--params", str(params)) == 1
+    err = capsys.readouterr().err.strip()
+    assert "publish_frequency must be >= 0.001 and <= 1000 Hz" in err and "\n" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("period", "expected"), [("0.1", 5), ("0", 1)])
 @pytest.mark.parametrize("source", ["option", "params"])
 def test_the_bound_itself_and_0_are_taken_from_every_source(
