@@ -10,13 +10,18 @@ import pytest
 from bag_maker import (
     STRING,
     T0_NS,
+    TF_MESSAGE,
     Topic,
     recording,
     string,
+    tf_message,
+    tf_static_qos,
+    transform,
 )
 from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
+from joint_tf_publisher.cli.bag import repair as repair_module
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -110,3 +115,30 @@ def test_an_outlier_first_log_time_makes_no_flood_of_static_sets(
     period_ns = round(float(period) * S)
     after_gap = [T0_NS + k * period_ns for k in range(S // period_ns)]
     assert times == [outlier_ns, *after_gap]
+
+
+def test_other_publishers_recorded_statics_do_not_blow_the_output_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every static set carries the other publishers' recorded statics: 10,000 of them
+    (1 MB) every 0.1 s made a 2.3 MB recording of 20 s a 172 MB output. The period is
+    lengthened so that the sets after the first add at most the input's size (its floor,
+    64 MiB, set to 0 here to keep the bag small), said in a warning and the summary."""
+    monkeypatch.setattr(repair_module, "STATIC_REPUBLISH_FLOOR_BYTES", 0)
+    many = tf_message(transform(T0_NS, "world", f"marker_{i}", [i, 0, 0]) for i in range(2000))
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=200,  # 2 s at 100 Hz: 20 periods of 0.1 s
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [tf_static_qos()])],
+        extra=[("/tf_static", T0_NS, many)],
+    )
+    size = sum(file.stat().st_size for file in bag.iterdir())
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--static-republish-period", "0.1") == 0
+    err = capsys.readouterr().err
+    assert "static_republish_period 0.1 s lengthened to" in err, err
+    with Reader(out) as reader:
+        sets = [len(data) for c, _, data in reader.messages() if c.topic == "/tf_static"]
+    assert len(sets) >= 2 and sum(sets[1:]) <= size, (sets, size)
