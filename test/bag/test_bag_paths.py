@@ -248,3 +248,35 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     else:
         assert listing(old) == input_listing  # the input, at the name it was given
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_an_output_that_is_a_symlink_is_refused(
+    rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dangling symlink as OUT had the bag written where it pointed (no --force needed: a
+    link planted in a shared folder chose where the bag went); a symlink to another bag had
+    --force replace that bag, though --force replaces no symlink. Refused, one line, exit 1,
+    nothing written at either end; a symlink among OUT's parents is followed as before."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(elsewhere / "new")
+    other = tmp_path / "other"
+    assert main(["bag", "repair", str(rec), "-o", str(other)]) == 0
+    (other / "mine.txt").write_text("mine")
+    to_other = tmp_path / "to_other"
+    to_other.symlink_to(other, target_is_directory=True)
+    capsys.readouterr()
+    for output, force in (
+        (dangling, []),
+        (to_other, ["--force"]),
+        (Path(f"{to_other}/"), ["--force"]),
+    ):
+        assert main(["bag", "repair", str(rec), "-o", str(output), *force]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "symbolic link" in err and "\n" not in err, err
+    assert not (elsewhere / "new").exists() and (other / "mine.txt").read_text() == "mine"
+    parent_link = tmp_path / "parent_link"
+    parent_link.symlink_to(elsewhere, target_is_directory=True)
+    assert main(["bag", "repair", str(rec), "-o", str(parent_link / "out")]) == 0
+    assert (elsewhere / "out" / "metadata.yaml").is_file()

@@ -163,7 +163,9 @@ def _same_file(a: Path, b: Path) -> bool:
 def checked_output(source: Path, output: Path) -> Path:
     """``output`` absolute with every symlink resolved, the bag to write for the input bag
     at ``source`` (``bag_location``); BagError when it is the input, inside it or holds it,
-    whatever the spelling (``..``, symlinks, bind mounts)."""
+    whatever the spelling (``..``, symlinks, bind mounts), or is itself a symlink (a dangling
+    one had the bag written where it pointed, without ``--force``; one to another bag had
+    ``--force`` replace that bag)."""
     resolved = output.resolve()
     for folder in (resolved, *resolved.parents):
         if folder == source or _same_file(folder, source):
@@ -175,6 +177,11 @@ def checked_output(source: Path, output: Path) -> Path:
                 f"{output}: the output holds the input bag {source}: replacing it would remove "
                 "the input; give an output beside it"
             )
+    if output.is_symlink():  # written through, it would land where the link points
+        raise BagError(
+            f"{output}: the output is a symbolic link (to {os.readlink(output)}): give the "
+            "folder itself, or another output"
+        )
     return resolved
 
 
