@@ -370,7 +370,7 @@ ONE_LINK = '<robot name="r"><link name="base"/></robot>'
         # text; each is one line in the table's words, naming the parameter.
         (
             ["-p", f"robot_description:={ONE_LINK}", "-p", "publish_frequency:=nan"],
-            ("publish_frequency must be > 0 and <= 1000 Hz, got nan",),
+            ("publish_frequency must be >= 0.001 and <= 1000 Hz, got nan",),
         ),
         (
             ["-p", f"robot_description:={ONE_LINK}", "-p", "time_offset:=-inf"],

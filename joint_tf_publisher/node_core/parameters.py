@@ -25,11 +25,11 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
-#: Smallest rate (``publish_frequency``, ``remote.rate``), Hz: a period of 1e9 s, 1e18 ns,
-#: still an int64 of nanoseconds (rclpy's timers, the rate limiters). A rate of 1e-300 Hz
-#: was in (0, 1000] but its period an infinity: an OverflowError in every JointState
-#: callback (bag repair --params: a traceback).
-MIN_RATE_HZ = 1e-9
+#: Smallest ``publish_frequency`` and ``remote.rate``, Hz: one per 1000 s. Its interval
+#: (``Settings.interval_ns``, the default positions' timer, ``bag repair``'s) is then at most
+#: 1e12 ns: 1e-300 Hz was an infinite interval (an ``OverflowError`` per JointState in the
+#: node, a traceback in ``bag repair``), 1e-11 Hz one beyond int64 (rclpy's timer).
+MIN_RATE_HZ = 0.001
 #: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
 #: seconds.
 MAX_PERIOD_S = 3600.0
@@ -184,9 +184,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "publish_frequency",
         20.0,
-        "maximum rate (Hz, message time) of /tf publications per joint; (0, 1000]",
+        "maximum rate (Hz, message time) of /tf publications per joint; [0.001, 1000]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+        float_range=(MIN_RATE_HZ, MAX_PUBLISH_FREQUENCY),
     ),
     ParameterSpec(
         "ignore_timestamp",
@@ -275,9 +275,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "remote.rate",
         10.0,
-        "most TFMessages per second on remote.topic (steady clock); (0, 1000]",
+        "most TFMessages per second on remote.topic (steady clock); [0.001, 1000]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_PUBLISH_FREQUENCY),
+        float_range=(MIN_RATE_HZ, MAX_PUBLISH_FREQUENCY),
     ),
     ParameterSpec(
         "remote.topic",
@@ -415,17 +415,13 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
 
 
 def _parse_rate(name: str) -> Callable[[Any], float]:
-    """A rate parameter as a float in [``MIN_RATE_HZ``, 1000] Hz."""
+    """A rate parameter as a float in [0.001, 1000] Hz."""
 
     def parse(value: Any) -> float:
         frequency = as_number(name, value)
-        if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
+        if not MIN_RATE_HZ <= frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
             raise ParameterRejected(
-                f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {shown(value)}"
-            )
-        if frequency < MIN_RATE_HZ:
-            raise ParameterRejected(
-                f"{name} must be at least {MIN_RATE_HZ:g} Hz (a period of at most 1e9 s), "
+                f"{name} must be >= {MIN_RATE_HZ:g} and <= {MAX_PUBLISH_FREQUENCY:g} Hz, "
                 f"got {shown(value)}"
             )
         return frequency
@@ -433,7 +429,7 @@ def _parse_rate(name: str) -> Callable[[Any], float]:
     return parse
 
 
-#: ``publish_frequency`` as a float in (0, 1000] Hz.
+#: ``publish_frequency`` as a float in [0.001, 1000] Hz.
 parse_frequency = _parse_rate("publish_frequency")
 
 

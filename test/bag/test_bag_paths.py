@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.cli.bag import storage
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -153,3 +157,126 @@ def test_force_replaces_only_a_bag(
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 0  # a bag: replaced
     assert not (old / "stale").exists() and (old / "metadata.yaml").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_an_input_that_would_block_or_flood_the_reader_is_refused_by_name(
+    rec: Path, tmp_path: Path
+) -> None:
+    """A FIFO as the input's metadata.yaml, as a file it lists or as a bare .mcap would block
+    rosbags' reader forever (both commands hung); a 20 MB metadata.yaml would be read whole.
+    Each is one line naming the file, exit 1, before anything is read (a child process, so
+    that a hang fails the test by its timeout instead of hanging the run)."""
+    fifo_meta = tmp_path / "fifo_meta"
+    fifo_meta.mkdir()
+    os.mkfifo(fifo_meta / "metadata.yaml")
+    fifo_data = tmp_path / "fifo_data"
+    fifo_data.mkdir()
+    (fifo_data / "metadata.yaml").write_text((rec / "metadata.yaml").read_text())
+    os.mkfifo(fifo_data / data_file(rec).name)
+    bare = tmp_path / "bare.mcap"
+    os.mkfifo(bare)
+    huge = tmp_path / "huge_meta"
+    huge.mkdir()
+    with (huge / "metadata.yaml").open("wb") as stream:
+        stream.truncate(20 * 1024 * 1024)
+    cases = [
+        (fifo_meta, fifo_meta / "metadata.yaml"),
+        (fifo_data, fifo_data / data_file(rec).name),
+        (bare, bare),
+        (huge, huge / "metadata.yaml"),
+    ]
+    for given, named in cases:
+        for command in (
+            ["bag", "repair", str(given), "-o", str(tmp_path / "out")],
+            ["doctor", "--bag", str(given)],
+        ):
+            run = subprocess.run(
+                [sys.executable, "-m", "joint_tf_publisher.cli.main", *command],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            err = run.stderr.strip()
+            assert run.returncode == 1 and "\n" not in err and str(named) in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("swap", ["symlink to the input", "a folder of the user's", "the input"])
+def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
+    rec: Path,
+    tmp_path: Path,
+    swap: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old``: between the last check and the rename, ``old`` is
+    swapped for a symlink to the input, a folder that is no bag, or the input renamed to
+    its name. What was moved aside is checked, not what was checked before: put back, one
+    line, exit 1, the input and the user's folder intact (the input renamed in was removed;
+    a symlink made an OSError out of rmtree, after the symlink and the partial were gone)."""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    capsys.readouterr()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "photo.jpg").write_text("mine")
+    real = storage.replacement_refusal
+    calls: list[Path] = []
+
+    def swapping(path: Path, force: bool) -> str | None:
+        refusal = real(path, force)
+        calls.append(path)
+        if len(calls) == 2:  # finish's check done: the swap
+            shutil.rmtree(path)
+            if swap == "symlink to the input":
+                path.symlink_to(rec, target_is_directory=True)
+            elif swap == "a folder of the user's":
+                mine.rename(path)
+            else:
+                rec.rename(path)
+        return refusal
+
+    monkeypatch.setattr(storage, "replacement_refusal", swapping)
+    input_listing = listing(rec)
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and str(old) in err and "Traceback" not in err, err
+    if swap == "symlink to the input":
+        assert old.is_symlink() and listing(rec) == input_listing
+    elif swap == "a folder of the user's":
+        assert (old / "photo.jpg").read_text() == "mine"
+    else:
+        assert listing(old) == input_listing  # the input, at the name it was given
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_an_output_that_is_a_symlink_is_refused(
+    rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dangling symlink as OUT had the bag written where it pointed (no --force needed: a
+    link planted in a shared folder chose where the bag went); a symlink to another bag had
+    --force replace that bag, though --force replaces no symlink. Refused, one line, exit 1,
+    nothing written at either end; a symlink among OUT's parents is followed as before."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(elsewhere / "new")
+    other = tmp_path / "other"
+    assert main(["bag", "repair", str(rec), "-o", str(other)]) == 0
+    (other / "mine.txt").write_text("mine")
+    to_other = tmp_path / "to_other"
+    to_other.symlink_to(other, target_is_directory=True)
+    capsys.readouterr()
+    for output, force in (
+        (dangling, []),
+        (to_other, ["--force"]),
+        (Path(f"{to_other}/"), ["--force"]),
+    ):
+        assert main(["bag", "repair", str(rec), "-o", str(output), *force]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "symbolic link" in err and "\n" not in err, err
+    assert not (elsewhere / "new").exists() and (other / "mine.txt").read_text() == "mine"
+    parent_link = tmp_path / "parent_link"
+    parent_link.symlink_to(elsewhere, target_is_directory=True)
+    assert main(["bag", "repair", str(rec), "-o", str(parent_link / "out")]) == 0
+    assert (elsewhere / "out" / "metadata.yaml").is_file()

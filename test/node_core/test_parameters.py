@@ -256,7 +256,7 @@ PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
     (MAX_ARRAY_ITEMS, r"more than ([\d,]+) items", ("docs/recordings.md",)),
     (MAX_WARNED, r"at most (\d+) (?:of them|warned)", (NODE, ROBUSTNESS)),
     (MAX_NAMED_FRAMES, r"at most (\d+) named", (ROBUSTNESS,)),
-    (MAX_PUBLISH_FREQUENCY, r"`publish_frequency` \(0, ([\d.]+)\]", (ROBUSTNESS,)),
+    (MAX_PUBLISH_FREQUENCY, r"`publish_frequency` \[0.001, ([\d.]+)\]", (ROBUSTNESS,)),
     (MAX_PERIOD_S, r"periods \[0, ([\d.]+)\]", (ROBUSTNESS,)),
     (MAX_TIME_OFFSET_S, r"value within \+-(\d+) s", (ROBUSTNESS,)),
     (MAX_RETRY_PERIOD_S, r"`retry_period` \[0, ([\d.]+)\]", (ROBUSTNESS,)),

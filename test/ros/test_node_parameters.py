@@ -127,7 +127,7 @@ def test_every_parameter_has_a_value_and_a_description(
         assert descriptor.description == spec.description
         assert descriptor.read_only == spec.declared_read_only
     (frequency_range,) = descriptors[names.index("publish_frequency")].floating_point_range
-    assert (frequency_range.from_value, frequency_range.to_value) == (0.0, 1000.0)
+    assert (frequency_range.from_value, frequency_range.to_value) == (0.001, 1000.0)
 
 
 #: Values a running node is sent that no parameter takes (issue 43): (parameter, value,

@@ -31,6 +31,7 @@ not grow with the bag.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -67,6 +68,7 @@ from .storage import (
     BagError,
     BagOutput,
     InputBag,
+    bag_files,
     checked_output,
     open_bag,
     output_compression,
@@ -84,6 +86,11 @@ if TYPE_CHECKING:
 
 #: Seconds between two progress lines on a terminal.
 PROGRESS_PERIOD_S = 0.5
+#: Bytes the static sets written every ``static_republish_period`` may add to the output:
+#: the input's size (its files), at least this. Beyond, the period is lengthened so that
+#: they fit: other publishers' recorded statics ride in every set, and 10,000 of them (1 MB)
+#: every 0.1 s made a 2.3 MB recording of 20 s a 172 MB output (31 GB an hour).
+STATIC_REPUBLISH_FLOOR_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,8 @@ class RepairSummary:
     mismatched_lengths: int = 0
     stamps_out_of_range: int = 0
     statics_written: int = 0
+    #: The static republish period used where the given one was lengthened (seconds).
+    static_period: float | None = None
     descriptions: int = 0
     copied: int = 0
     seconds: float = 0.0
@@ -139,7 +148,13 @@ class RepairSummary:
             f"{self.tf_out} /tf messages with {self.transforms_out} transforms; "
             f"{self.frames_replaced} recorded robot transform(s) replaced, {kept} kept that "
             f"the repair does not write{kept_frames}; {self.statics_written} /tf_static "
-            "message(s); "
+            "message(s)"
+            + (
+                f" (every {self.static_period:.3f} s, lengthened to fit)"
+                if self.static_period is not None
+                else ""
+            )
+            + "; "
             f"{self.descriptions} description(s); {self.copied} messages copied; "
             f"{self.seconds:.1f} s ({rate:.0f} joint states/s)"
         )
@@ -390,14 +405,14 @@ class Repair:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _write_statics(self, time_ns: int) -> None:
+    def _write_statics(self, time_ns: int) -> int:
         """The current static set (and the other publishers' statics as of ``time_ns``) on
         ``/tf_static`` at ``time_ns``, as one message: the global tree's set too where there
         is one (live it is a second latched publisher; a bag's one ``/tf_static`` latches one
-        message on playback)."""
+        message on playback). Its size in bytes (0: none written)."""
         assert self.out is not None and self.tf_static is not None
         if self.static is None:
-            return
+            return 0
         extra = self._other_statics_at(time_ns)
         global_tree = self.static.in_global_tree()
         if global_tree is not None:
@@ -405,6 +420,28 @@ class Repair:
         data = messages.merged_tf(self.static.to_bytes(), extra)
         self.out.write(self.tf_static, time_ns, data)
         self.summary.statics_written += 1
+        return len(data)
+
+    def _bounded_period(self, bag: InputBag, period_ns: int, set_bytes: int) -> int:
+        """``period_ns``, or longer where static sets of ``set_bytes`` every ``period_ns``
+        over the recording's log time would add more than ``STATIC_REPUBLISH_FLOOR_BYTES``
+        and the input's size to the output (said in a warning and the summary)."""
+        budget = max(input_bytes(bag.path), STATIC_REPUBLISH_FLOOR_BYTES)
+        duration_ns = max(bag.reader.duration, 0)
+        added = set_bytes * (duration_ns // period_ns)
+        if added <= budget:
+            return period_ns
+        longer_ns = -(-duration_ns * set_bytes // budget)  # rounded up
+        self.summary.static_period = longer_ns / NS_PER_S
+        self.logger.warning(
+            f"static_republish_period {period_ns / NS_PER_S:g} s lengthened to "
+            f"{longer_ns / NS_PER_S:.3f} s: the static set is {set_bytes} bytes (the recorded "
+            f"statics of other publishers ride in each), and every {period_ns / NS_PER_S:g} s "
+            f"over the recording's {duration_ns / NS_PER_S:.1f} s it would add {added} bytes, "
+            f"more than the {budget} allowed (the input's size, at least "
+            f"{STATIC_REPUBLISH_FLOOR_BYTES})"
+        )
+        return longer_ns
 
     def _other_statics_at(self, time_ns: int) -> list[Any]:
         """Each other publisher's static frame: its last value at or before ``time_ns``,
@@ -615,7 +652,9 @@ class Repair:
             )
         storage = options.storage or bag.storage
         compression = output_compression(bag.compression, storage)
-        self.out = BagOutput(output, storage, options.force, self.writer, compression)
+        self.out = BagOutput(
+            output, storage, options.force, self.writer, compression, source=bag.path
+        )
         try:
             self._write_all(bag, first, messages_iter, topics, given is not None)
             self.out.finish()
@@ -642,8 +681,10 @@ class Repair:
                 names.robot_description, STRING, None, "", [tf_static_qos()]
             )
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
-        self._write_statics(self.now_ns)
+        set_bytes = self._write_statics(self.now_ns)
         period_ns = round(self.settings.static_republish_period * NS_PER_S)
+        if period_ns:
+            period_ns = self._bounded_period(bag, period_ns, set_bytes)
         next_static_ns = self.now_ns + period_ns
         default_ns = round(NS_PER_S / self.settings.publish_frequency)
         next_default_ns = self.now_ns
@@ -724,6 +765,15 @@ def next_static_mark(mark_ns: int, time_ns: int, period_ns: int) -> int:
     first log time) are not made up: one set at the first message after it, so at most one
     set per recorded message and per period of the recording's log time."""
     return mark_ns + period_ns * ((time_ns - mark_ns) // period_ns + 1)
+
+
+def input_bytes(path: Path) -> int:
+    """The size of the bag at ``path`` (``bag_location``): its files' (``bag_files``)."""
+    total = 0
+    for file in bag_files(path):
+        with contextlib.suppress(OSError):
+            total += file.stat().st_size
+    return total
 
 
 def message_count(data: bytes) -> int:

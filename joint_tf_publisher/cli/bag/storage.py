@@ -17,10 +17,11 @@ import contextlib
 import os
 import pickle
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -162,7 +163,9 @@ def _same_file(a: Path, b: Path) -> bool:
 def checked_output(source: Path, output: Path) -> Path:
     """``output`` absolute with every symlink resolved, the bag to write for the input bag
     at ``source`` (``bag_location``); BagError when it is the input, inside it or holds it,
-    whatever the spelling (``..``, symlinks, bind mounts)."""
+    whatever the spelling (``..``, symlinks, bind mounts), or is itself a symlink (a dangling
+    one had the bag written where it pointed, without ``--force``; one to another bag had
+    ``--force`` replace that bag)."""
     resolved = output.resolve()
     for folder in (resolved, *resolved.parents):
         if folder == source or _same_file(folder, source):
@@ -174,6 +177,11 @@ def checked_output(source: Path, output: Path) -> Path:
                 f"{output}: the output holds the input bag {source}: replacing it would remove "
                 "the input; give an output beside it"
             )
+    if output.is_symlink():  # written through, it would land where the link points
+        raise BagError(
+            f"{output}: the output is a symbolic link (to {os.readlink(output)}): give the "
+            "folder itself, or another output"
+        )
     return resolved
 
 
@@ -199,6 +207,40 @@ def is_rosbag2_bag(folder: Path) -> bool:
     return isinstance(document, dict) and isinstance(document.get(METADATA_KEY), dict)
 
 
+def _is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (through symlinks); False where it is missing."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def bag_files(path: Path) -> list[Path]:
+    """The files rosbags opens to read the bag at ``path`` (``bag_location``): a bare file
+    itself; a folder's ``metadata.yaml`` and the files it lists that are there (named in
+    the folder, as rosbags names them). BagError naming ``metadata.yaml`` where it is not a
+    regular file of at most ``MAX_METADATA_BYTES`` (a FIFO, a device, a 1 GB file)."""
+    from ...description.files import read_regular_file
+    from ...errors import ModelError
+
+    if not path.is_dir():
+        return [path]
+    metadata = path / METADATA
+    try:
+        text = read_regular_file(metadata, MAX_METADATA_BYTES)
+    except ModelError as exc:
+        raise BagError(f"cannot read the bag: {exc}") from None
+    try:
+        import yaml
+
+        document = yaml.safe_load(text)
+        listed = document[METADATA_KEY]["relative_file_paths"]
+        names = [PurePath(str(name)).name for name in listed]
+    except Exception:  # not a bag's metadata: rosbags says what is wrong with it
+        return [metadata]
+    return [metadata, *(path / name for name in names if name and (path / name).exists())]
+
+
 def open_bag(path: Path) -> InputBag:
     """The bag at ``path`` (any spelling: ``bag_location``) opened for reading; BagError
     naming it if it is missing, of a storage this cannot read, or broken."""
@@ -212,6 +254,9 @@ def open_bag(path: Path) -> InputBag:
         )
     if path.is_dir() and not (path / METADATA).exists():
         raise BagError(f"{path}: not a rosbag2 bag (no metadata.yaml in the folder)")
+    for file in bag_files(path):  # rosbags would wait forever on a FIFO, read a device
+        if not _is_regular(file):
+            raise BagError(f"{file}: cannot read the bag: not a regular file")
     try:
         reader = Reader(path)
         reader.open()
@@ -302,11 +347,20 @@ class BagOutput:
         force: bool,
         process: subprocess.Popen[bytes] | None = None,
         compression: Compression | None = None,
+        source: Path | None = None,
     ) -> None:
         """``process``: a writing process ``start_writer`` started (so its start-up overlaps
         the caller's), which this output then owns; None: one is started here.
-        ``compression``: the output's (rosbags' ``set_compression``), None for none."""
+        ``compression``: the output's (rosbags' ``set_compression``), None for none.
+        ``source``: the input bag (``bag_location``), which ``finish`` never removes, whatever
+        took the output's name since it was checked."""
         rosbags_installed()
+        #: The input's (device, inode), None where there is none.
+        self._source: tuple[int, int] | None = None
+        if source is not None:
+            with contextlib.suppress(OSError):
+                info = os.stat(source)
+                self._source = (info.st_dev, info.st_ino)
         refusal = replacement_refusal(path, force)
         if refusal is not None:
             if process is not None:
@@ -316,6 +370,8 @@ class BagOutput:
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
         if self.partial.exists():
             shutil.rmtree(self.partial)
+        #: Whether ``abort`` leaves the partial folder (it holds what took the output's name).
+        self.keep_partial = False
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
         #: Bytes of the messages in ``_batch``; batches sent so far.
@@ -425,21 +481,60 @@ class BagOutput:
         refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
         if refusal is not None:
             raise BagError(refusal)
-        if self.path.exists():  # a bag: moved aside first, so the name is never empty
-            replaced = self.partial / f"replaced-{self.path.name}"
-            os.replace(self.path, replaced)
-            os.replace(self.partial / self.path.name, self.path)
-            shutil.rmtree(replaced)
-        else:
-            os.replace(self.partial / self.path.name, self.path)
-        self.partial.rmdir()
+        try:
+            if self.path.exists() or self.path.is_symlink():  # moved aside first, so the
+                replaced = self.partial / f"replaced-{self.path.name}"  # name is never empty
+                os.replace(self.path, replaced)
+                # what was moved is checked, not what was there before: a swap since the
+                # check (a symlink to the input, another folder, the input renamed) goes back
+                refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
+                if refusal is not None:
+                    self._put_back(replaced)
+                    raise BagError(refusal.replace(str(replaced), str(self.path)))
+                os.replace(self.partial / self.path.name, self.path)
+                shutil.rmtree(replaced)
+            else:
+                os.replace(self.partial / self.path.name, self.path)
+            self.partial.rmdir()
+        except OSError as exc:
+            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+
+    def _holds_input(self, folder: Path) -> str | None:
+        """Why ``folder`` must not be removed: it is the input bag or holds it; else None."""
+        if self._source is None:
+            return None
+        for root, folders, files in os.walk(folder):  # symlinks not followed
+            for name in (".", *folders, *files):
+                with contextlib.suppress(OSError):
+                    info = os.stat(os.path.join(root, name), follow_symlinks=False)
+                    if (info.st_dev, info.st_ino) == self._source:
+                        return (
+                            f"{self.path}: the output is now the input bag or holds it (it "
+                            "changed after it was checked): left as it is"
+                        )
+        return None
+
+    def _put_back(self, replaced: Path) -> None:
+        """``replaced`` moved back to the output's name; where something took that name
+        since, kept where it is (``abort`` then leaves the partial folder) and said."""
+        try:
+            if self.path.exists() or self.path.is_symlink():
+                raise FileExistsError(self.path)
+            os.rename(replaced, self.path)
+        except OSError:
+            self.keep_partial = True
+            raise BagError(
+                f"{self.path}: changed while the bag was written; what was there is kept in "
+                f"{replaced}"
+            ) from None
 
     def abort(self) -> None:
         """Remove the partial bag (what is queued is dropped)."""
         self._batch = []
         self._batch_size = 0
         stop_writer(self.process)
-        shutil.rmtree(self.partial, ignore_errors=True)
+        if not self.keep_partial:
+            shutil.rmtree(self.partial, ignore_errors=True)
 
 
 def replacement_refusal(path: Path, force: bool) -> str | None:
