@@ -413,13 +413,21 @@ def test_every_array_parameter_is_bounded_in_length(name: str) -> None:
 # -- issue #44: every bound at the bound itself, every double from an integer ------------------
 
 #: The double parameters with a documented range, and whether the low end itself is allowed
-#: (rates and ``joint_state_timeout`` are > 0; periods may be 0, "off"; ``loop_tolerance`` 1e-12).
+#: (``joint_state_timeout`` is > 0; periods may be 0, "off"; rates from 0.001 Hz,
+#: ``loop_tolerance`` from 1e-12).
 BOUNDED = {
     spec.name: spec.float_range
     for spec in PARAMETERS
     if spec.float_range is not None and spec.alias_of is None
 }
-LOW_END_ALLOWED = {"time_offset", "diagnostic_period", "static_republish_period", "loop_tolerance"}
+LOW_END_ALLOWED = {
+    "time_offset",
+    "diagnostic_period",
+    "static_republish_period",
+    "loop_tolerance",
+    "publish_frequency",
+    "remote.rate",
+}
 
 
 def setting(name: str, value: Any) -> Any:
@@ -459,9 +467,11 @@ def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name
         assert setting(name, low) == low
         if float(low).is_integer():
             assert setting(name, int(low)) == low
-        else:  # loop_tolerance's 1e-12: the integer below it, 0, is refused
+        else:  # 1e-12, 0.001: the integer below it, 0, is refused, and so is half of it
             with pytest.raises(ParameterRejected, match=re.escape(name)):
                 setting(name, int(low))
+            with pytest.raises(ParameterRejected, match=re.escape(name)):
+                setting(name, low / 2)
     else:
         with pytest.raises(ParameterRejected, match=re.escape(name)):
             setting(name, low)

@@ -302,7 +302,9 @@ def test_a_chain_through_an_excluded_joint_is_refused_whichever_changes() -> Non
     )
 
 
-@pytest.mark.parametrize(("value", "reason"), [(0.0, "> 0"), (2000.0, "<= 1000"), ("x", "number")])
+@pytest.mark.parametrize(
+    ("value", "reason"), [(0.0, ">= 0.001"), (2000.0, "<= 1000"), ("x", "number")]
+)
 def test_a_rate_out_of_range_is_refused(value: Any, reason: str) -> None:
     with pytest.raises(ParameterRejected, match=f"remote.rate must be .*{reason}"):
         Settings.from_values({"remote.rate": value})
