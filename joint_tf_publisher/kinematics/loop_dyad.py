@@ -5,7 +5,8 @@ revolute, one on each side, their axes and the loop joint's parallel: the loop p
 a circle about each passive joint's axis, and the loop closes where the two circles meet
 (Freudenstein's four-bar, whatever drives it). Of the two meeting points, the one nearest the
 warm start's loop points is taken (the branch rule of ``loop_solver``). No iteration: one FK,
-then some 40 float operations in Python (numpy's per-call cost would be most of it).
+then one product places the form's points and axes, and some 40 float operations in
+Python finish it (numpy's per-call cost would be most of it).
 
 ``Dyad.solve`` returns None where the form does not apply at these values (axes no longer
 parallel, circles that do not meet): the general solver takes over. Metres and radians.
@@ -14,9 +15,11 @@ parallel, circles that do not meet): the general solver takes over. Metres and r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..arrays import Array
+import numpy as np
+
+from ..arrays import Array, IndexArray
 
 #: Axes closer to parallel than this (the sine of their angle) count as parallel.
 PARALLEL = 1e-9
@@ -26,8 +29,8 @@ PARALLEL = 1e-9
 class Dyad:
     """The dyad of one set of passive joints: for each side, the passive joint's slot, the
     link its motion carries (its child) and the inverse of its child offset, and its axis in
-    its joint frame; ``link1``/``link2`` and ``T_link1_joint``/``T_link2_joint`` place the loop
-    joint's frames; ``axis`` is the loop joint's axis in its frame."""
+    its joint frame; ``links`` and ``T_link_joint`` place the loop joint's frames (link1's,
+    then link2's); ``axis`` is the loop joint's axis in its frame."""
 
     slots: tuple[int, int]
     children: tuple[int, int]
@@ -36,24 +39,34 @@ class Dyad:
     links: tuple[int, int]
     T_link_joint: tuple[Array, Array]
     axis: Array
+    #: The four links whose poses place the form's points and axes (each passive joint's
+    #: child, then the loop joint's link1 and link2), and (4, 4, 2) in each link's frame the
+    #: point (homogeneous) and the axis (w = 0) it carries: one product places all eight.
+    _links: IndexArray = field(init=False, repr=False, compare=False)
+    _columns: Array = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        columns = np.zeros((4, 4, 2))
+        carried = zip(
+            self.inverse_offsets + self.T_link_joint,
+            self.joint_axes + (self.axis, self.axis),
+            strict=True,
+        )
+        for k, (frame, axis) in enumerate(carried):
+            columns[k, :, 0] = frame[:, 3]
+            columns[k, :3, 1] = frame[:3, :3] @ axis
+        object.__setattr__(self, "_links", np.array(self.children + self.links, dtype=np.intp))
+        object.__setattr__(self, "_columns", columns)
 
     def solve(self, values: Array, poses: Array) -> tuple[float, float] | None:
         """Move ``values``' two passive slots (in place) so that the loop closes, from link
         ``poses`` at ``values``; the position (m) and angle (rad) errors the form leaves
         (the loop points' offset along the axes, the loop axes' angle), or None where it does
         not apply (``values`` untouched)."""
-        frame1 = poses[self.children[0]] @ self.inverse_offsets[0]
-        frame2 = poses[self.children[1]] @ self.inverse_offsets[1]
-        loop1 = poses[self.links[0]] @ self.T_link_joint[0]
-        loop2 = poses[self.links[1]] @ self.T_link_joint[1]
-        n1 = (frame1[:3, :3] @ self.joint_axes[0]).tolist()
-        n2 = (frame2[:3, :3] @ self.joint_axes[1]).tolist()
-        l1 = (loop1[:3, :3] @ self.axis).tolist()
-        l2 = (loop2[:3, :3] @ self.axis).tolist()
+        placed = np.matmul(poses.take(self._links, 0)[:, :3], self._columns)
+        (a, n1), (b, n2), (p1, l1), (p2, l2) = placed.transpose(0, 2, 1).tolist()
         if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
             return None
-        a, b = frame1[:3, 3].tolist(), frame2[:3, 3].tolist()
-        p1, p2 = loop1[:3, 3].tolist(), loop2[:3, 3].tolist()
         # A right-handed basis (u, w, n) of the plane the loop points turn in.
         u = _unit(_cross(n1, [1.0, 0.0, 0.0] if abs(n1[0]) < 0.9 else [0.0, 1.0, 0.0]))
         w = _cross(n1, u)

@@ -114,7 +114,7 @@ class _Frames(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _PassivePlan:
+class PassivePlan:
     """The passive variables of one set of given slots: (P,) slots, their limits, (2K, P, C)
     the map from cycle-joint twists to each loop's link1 and link2 sides, and whether the loops
     are over-determined."""
@@ -277,12 +277,12 @@ class LoopSolver:
         sides: Array = np.concatenate((side1, side2)).transpose(0, 2, 1).copy()
         return sides
 
-    def _make_plan(self, passive: bytes) -> _PassivePlan:
-        """The ``_PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
+    def _make_plan(self, passive: bytes) -> PassivePlan:
+        """The ``PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
         slots = np.frombuffer(passive, dtype=np.intp).copy()
         lower, upper = self.layout.ranges[ClampMode.HARD]
         sides = self._map(slots)
-        return _PassivePlan(
+        return PassivePlan(
             slots=slots,
             lower=lower[slots].copy(),
             upper=upper[slots].copy(),
@@ -439,7 +439,7 @@ class LoopSolver:
         angle: Array = np.arctan2(sines, cosines) * self._has_angle
         return position, angle
 
-    def plan_for(self, given: BoolArray) -> _PassivePlan:
+    def plan_for(self, given: BoolArray) -> PassivePlan:
         """The passive joints' plan (cached) when ``given`` (V,) marks the slots given."""
         return self.plan(self.passive_slots(given).tobytes())
 
@@ -448,7 +448,7 @@ class LoopSolver:
         values: Array,
         given: BoolArray,
         max_iterations: int = MAX_ITERATIONS,
-        plan: _PassivePlan | None = None,
+        plan: PassivePlan | None = None,
     ) -> LoopSolution:
         """The passive values that close the loops, starting from ``values`` (V,) (the warm
         start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``
@@ -493,7 +493,7 @@ class LoopSolver:
         return solution
 
     def _closed_form(
-        self, values: Array, plan: _PassivePlan, position_m: float, angle_rad: float
+        self, values: Array, plan: PassivePlan, position_m: float, angle_rad: float
     ) -> LoopSolution:
         """The solution a closed form gave (no iteration), with the errors it leaves."""
         tolerance = self.tolerance
@@ -521,7 +521,7 @@ class LoopSolver:
     def _solution(
         self,
         values: Array,
-        plan: _PassivePlan,
+        plan: PassivePlan,
         iterations: int,
         last: tuple[Array, _Frames] | None,
     ) -> LoopSolution:
@@ -537,7 +537,7 @@ class LoopSolver:
     def _minimise(
         self,
         values: Array,
-        plan: _PassivePlan,
+        plan: PassivePlan,
         goal: float = _ROUND_OFF_COST,
         max_iterations: int = MAX_ITERATIONS,
     ) -> tuple[int, tuple[Array, _Frames] | None]:

@@ -20,9 +20,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from ..health.model import LoopFacts
 from ..kinematics import JointPositions, Kinematics
-from ..kinematics.loop_solver import MAX_ITERATIONS, LoopSolver
+from ..kinematics.loop_dyad import Dyad
+from ..kinematics.loop_solver import MAX_ITERATIONS, LoopSolver, PassivePlan
 
 #: Iterations of one JointState's solve at most while a loop is held open (from its last
 #: closed values, each message anew): a stream the loop cannot follow costs a bounded time.
@@ -50,12 +52,20 @@ class LoopClosing:
         self.tolerance = tolerance
         self._steady_ns = steady_ns
         self._slot_joint = kin.layout.slot_joint
+        #: The passive joints' plan by the bytes of the given mask (``given``): looked up
+        #: once a JointState, compiled once per set of given joints.
+        self._plan_of_given = bounded_cache(self._plan_for_given)
         #: The values before the last solve that closed the loops (the predictor's).
         self._previous: Array | None = None
         count = len(solver.loop_joints)
         self.facts = LoopFacts(
             tuple(joint.name for joint in solver.loop_joints), np.zeros(count), np.zeros(count)
         )
+
+    def _plan_for_given(self, given: bytes) -> PassivePlan:
+        """The passive joints' plan when the bytes of a (V,) bool mask ``given`` mark the
+        slots given."""
+        return self.solver.plan_for(np.frombuffer(given, dtype=bool))
 
     def given(self, positions: JointPositions) -> BoolArray:
         """(V,) the slots a source gives: those of the joints received."""
@@ -66,7 +76,9 @@ class LoopClosing:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
         given = self.given(positions)
-        plan = self.solver.plan_for(given)
+        plan = self._plan_of_given(given.tobytes())
+        if plan.dyad is not None and self._closed_form(positions, plan.dyad, plan.over_determined):
+            return plan.joints
         start = positions.values
         previous = self._previous
         if plan.dyad is None and previous is not None and previous.shape == start.shape:
@@ -107,3 +119,24 @@ class LoopClosing:
             self._previous = None
         joints: IndexArray = plan.joints
         return joints
+
+    def _closed_form(self, positions: JointPositions, dyad: Dyad, over_determined: bool) -> bool:
+        """Close the one loop of a planar dyad (``loop_dyad``) in ``positions``, in place, and
+        say so; False, ``positions`` untouched, where the form does not apply or leaves the
+        loop beyond the tolerance (``close`` then takes the general way)."""
+        values = positions.values
+        before = values.copy()
+        errors = dyad.solve(values, self.solver.single_fk.link_poses(values))
+        if errors is None:
+            return False
+        position_m, angle_rad = errors
+        if position_m > self.tolerance or angle_rad > self.tolerance:
+            values[:] = before
+            return False
+        facts = self.facts
+        facts.position_error_m[0] = position_m
+        facts.angle_error_rad[0] = angle_rad
+        facts.over_determined = over_determined
+        facts.not_closed_since_ns.clear()
+        self._previous = before
+        return True
