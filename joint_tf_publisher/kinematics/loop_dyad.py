@@ -15,11 +15,15 @@ parallel, circles that do not meet): the general solver takes over. Metres and r
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..arrays import Array, IndexArray
+
+#: A 3-vector in plain floats (numpy's per-call cost would be most of a closed form's).
+Vector = Sequence[float]
 
 #: Axes closer to parallel than this (the sine of their angle) count as parallel.
 PARALLEL = 1e-9
@@ -68,10 +72,10 @@ class Dyad:
         if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
             return None
         # A right-handed basis (u, w, n) of the plane the loop points turn in.
-        u = _unit(_cross(n1, [1.0, 0.0, 0.0] if abs(n1[0]) < 0.9 else [0.0, 1.0, 0.0]))
-        w = _cross(n1, u)
-        a2, b2 = (_dot(a, u), _dot(a, w)), (_dot(b, u), _dot(b, w))
-        q1, q2 = (_dot(p1, u), _dot(p1, w)), (_dot(p2, u), _dot(p2, w))
+        u = _unit(cross(n1, [1.0, 0.0, 0.0] if abs(n1[0]) < 0.9 else [0.0, 1.0, 0.0]))
+        w = cross(n1, u)
+        a2, b2 = (dot(a, u), dot(a, w)), (dot(b, u), dot(b, w))
+        q1, q2 = (dot(p1, u), dot(p1, w)), (dot(p2, u), dot(p2, w))
         r1 = math.dist(q1, a2)
         r2 = math.dist(q2, b2)
         d = math.dist(a2, b2)
@@ -85,31 +89,33 @@ class Dyad:
         middle = ((q1[0] + q2[0]) / 2.0, (q1[1] + q2[1]) / 2.0)
         point = min(meets, key=lambda m: math.dist(m, middle))
         turn1 = _turn(a2, q1, point)
-        turn2 = _turn(b2, q2, point) * (1.0 if _dot(n1, n2) > 0.0 else -1.0)
+        turn2 = _turn(b2, q2, point) * (1.0 if dot(n1, n2) > 0.0 else -1.0)
         values[self.slots[0]] += turn1
         values[self.slots[1]] += turn2
-        offset = abs(_dot(p1, n1) - _dot(p2, n1))
+        offset = abs(dot(p1, n1) - dot(p2, n1))
         angle = math.asin(min(_sine(l1, l2), 1.0))
         return offset, angle
 
 
-def _dot(a: list[float] | tuple[float, ...], b: list[float] | tuple[float, ...]) -> float:
+def dot(a: Vector, b: Vector) -> float:
+    """The dot product of 3-vectors ``a`` and ``b`` (plain floats)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-def _cross(a: list[float], b: list[float]) -> list[float]:
+def cross(a: Vector, b: Vector) -> list[float]:
+    """The cross product of 3-vectors ``a`` and ``b`` (plain floats)."""
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 
 
-def _unit(a: list[float]) -> list[float]:
-    norm = math.sqrt(_dot(a, a))
+def _unit(a: Vector) -> list[float]:
+    norm = math.sqrt(dot(a, a))
     return [a[0] / norm, a[1] / norm, a[2] / norm]
 
 
-def _sine(a: list[float], b: list[float]) -> float:
+def _sine(a: Vector, b: Vector) -> float:
     """The sine of the angle between unit vectors ``a`` and ``b``."""
-    c = _cross(a, b)
-    return math.sqrt(_dot(c, c))
+    c = cross(a, b)
+    return math.sqrt(dot(c, c))
 
 
 def _turn(

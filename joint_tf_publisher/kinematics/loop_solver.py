@@ -43,6 +43,11 @@ from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .layout import Layout, follower_levels
 from .loop_dyad import Dyad
+from .loop_rod import BallRod
+
+#: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
+#: and returns the position (m) and angle (rad) errors left, or None where it does not apply.
+ClosedForm = Dyad | BallRod
 
 #: Loop types whose frames must share their axis line (origins and axis).
 _AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
@@ -126,8 +131,9 @@ class PassivePlan:
     over_determined: bool
     #: (n,) the moving joints the passive values move (cycle joints, followers included).
     joints: IndexArray
-    #: The closed form of these passive joints where they are a planar dyad (``loop_dyad``).
-    dyad: Dyad | None = None
+    #: One closed form a loop (``ClosedForm``, loop joint order) where every loop's passive
+    #: joints have one and no passive joint moves two loops; else empty.
+    forms: tuple[ClosedForm, ...] = ()
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -224,6 +230,8 @@ class LoopSolver:
         link_index = {name: k for k, name in enumerate(layout.link_names)}
         joints = [layout.moving_joints[i] for i in cycle]
         self._cycle_child = np.array([link_index[j.child] for j in joints], dtype=np.intp)
+        #: Per cycle joint, how many tree joints are above its child (0: the root's).
+        self._depth = [len(_tree_path(layout, j.child)) for j in joints]
         self._cycle_inverse_offset = np.array(
             [np.linalg.inv(j.child_offset) for j in joints]
         ).reshape(len(joints), 4, 4)
@@ -289,45 +297,83 @@ class LoopSolver:
             sides=sides,
             over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
-            dyad=self._dyad(slots, lower[slots], upper[slots]),
+            forms=self._closed_forms(slots, lower[slots], upper[slots]),
         )
 
-    def _dyad(self, slots: IndexArray, lower: Array, upper: Array) -> Dyad | None:
-        """The closed form of ``slots`` (``loop_dyad``) where they are a planar dyad: one
-        revolute loop joint, two passive revolute joints without limits, one a side, moved by
-        no follower; None otherwise (whether the axes are parallel is checked per solve)."""
-        if (
-            len(self.loop_joints) != 1
-            or self.loop_joints[0].type not in _AXIS_TYPES
-            or slots.size != 2
-            or np.isfinite(lower).any()
-            or np.isfinite(upper).any()
-        ):
-            return None
-        columns = []
+    def _closed_forms(
+        self, slots: IndexArray, lower: Array, upper: Array
+    ) -> tuple[ClosedForm, ...]:
+        """A closed form for each loop (``loop_dyad``, ``loop_rod``) where the passive slots
+        have no limits, each moves one revolute cycle joint (no follower) of one loop only,
+        and each loop's are a planar dyad or a ball rod; else none (whether the axes are
+        parallel or meet is checked per solve)."""
+        if np.isfinite(lower).any() or np.isfinite(upper).any():
+            return ()
+        by_loop: list[list[tuple[int, int]]] = [[] for _ in self.loop_joints]
         for slot in slots.tolist():
             moved = np.flatnonzero(self._cycle_root == slot)
             if moved.size != 1 or self._cycle_multiplier[moved[0]] != 1.0:
-                return None
-            columns.append(int(moved[0]))
-        if not self._cycle_revolute[columns].all():
+                return ()
+            column = int(moved[0])
+            loops = np.flatnonzero(self._sign[:, column])
+            if loops.size != 1 or not self._cycle_revolute[column, 0]:
+                return ()
+            by_loop[int(loops[0])].append((slot, column))
+        forms = []
+        for k, passive in enumerate(by_loop):
+            form = self._closed_form_of(k, passive)
+            if form is None:
+                return ()
+            forms.append(form)
+        return tuple(forms)
+
+    def _closed_form_of(self, k: int, passive: list[tuple[int, int]]) -> ClosedForm | None:
+        """The closed form of loop ``k`` whose passive (slot, cycle column) pairs are
+        ``passive``: a planar dyad (revolute loop joint, one passive joint a side) or a ball
+        rod (ball loop joint, two passive joints on one side, one on the other); else None."""
+        count = len(self.loop_joints)
+        link1_side = [pair for pair in passive if self._sign[k, pair[1]] > 0]
+        link2_side = [pair for pair in passive if self._sign[k, pair[1]] < 0]
+        sides = (
+            (self._links[k], self._T_link_joint[k]),
+            (self._links[count + k], self._T_link_joint[count + k]),
+        )
+        kind = self.loop_joints[k].type
+        if kind in _AXIS_TYPES and len(link1_side) == 1 and len(link2_side) == 1:
+            first, second = link1_side[0], link2_side[0]
+            return Dyad(
+                slots=(first[0], second[0]),
+                children=(int(self._cycle_child[first[1]]), int(self._cycle_child[second[1]])),
+                inverse_offsets=(
+                    self._cycle_inverse_offset[first[1]],
+                    self._cycle_inverse_offset[second[1]],
+                ),
+                joint_axes=(self._cycle_axis[first[1], :, 0], self._cycle_axis[second[1], :, 0]),
+                links=(int(sides[0][0]), int(sides[1][0])),
+                T_link_joint=(sides[0][1], sides[1][1]),
+                axis=self._axes[k, :, 0],
+            )
+        if kind is not LoopJointType.BALL or len(passive) != 3:
             return None
-        signs = self._sign[0, columns].tolist()
-        if sorted(signs) != [-1.0, 1.0]:
+        if len(link1_side) == 2 and len(link2_side) == 1:
+            pair, single, rod, circle = link1_side, link2_side[0], sides[0], sides[1]
+        elif len(link2_side) == 2 and len(link1_side) == 1:
+            pair, single, rod, circle = link2_side, link1_side[0], sides[1], sides[0]
+        else:
             return None
-        order = [0, 1] if signs[0] > 0 else [1, 0]  # link1's side first
-        first, second = (columns[k] for k in order)
-        return Dyad(
-            slots=(int(slots[order[0]]), int(slots[order[1]])),
-            children=(int(self._cycle_child[first]), int(self._cycle_child[second])),
-            inverse_offsets=(
-                self._cycle_inverse_offset[first],
-                self._cycle_inverse_offset[second],
+        outer, inner = sorted(pair, key=lambda entry: self._depth[entry[1]])
+        if self._depth[outer[1]] == self._depth[inner[1]]:
+            return None
+        chosen = (outer, inner, single)
+        return BallRod(
+            slots=(outer[0], inner[0], single[0]),
+            links=(
+                *(int(self._cycle_child[entry[1]]) for entry in chosen),
+                int(rod[0]),
+                int(circle[0]),
             ),
-            joint_axes=(self._cycle_axis[first, :, 0], self._cycle_axis[second, :, 0]),
-            links=(int(self._links[0]), int(self._links[1])),
-            T_link_joint=(self._T_link_joint[0], self._T_link_joint[1]),
-            axis=self._axes[0, :, 0],
+            frames=(*(self._cycle_inverse_offset[entry[1]] for entry in chosen), rod[1], circle[1]),
+            axes=tuple(self._cycle_axis[entry[1], :, 0] for entry in chosen),
         )
 
     def _over_determined(self, sides: Array) -> bool:
@@ -456,8 +502,8 @@ class LoopSolver:
         if plan is None:
             plan = self.plan_for(given)
         solved = values.copy()
-        if plan.dyad is not None:
-            errors = plan.dyad.solve(solved, self.single_fk.link_poses(solved))
+        if plan.forms:
+            errors = self.close_in_closed_form(solved, plan, self.single_fk.link_poses(solved))
             if errors is not None:
                 return self._closed_form(solved, plan, *errors)
         iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
@@ -483,6 +529,9 @@ class LoopSolver:
             fraction = step / steps
             solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
             self._resolve(solved)
+            if plan.forms and self._closed_step(solved, plan):
+                last = None
+                continue
             # On the way, near is enough (the next step starts there); the last one is exact.
             goal = _ROUND_OFF_COST if step == steps else _ON_THE_WAY_COST
             done, last = self._minimise(solved, plan, goal)
@@ -492,15 +541,48 @@ class LoopSolver:
             raise self.not_closed_error(solution)
         return solution
 
-    def _closed_form(
-        self, values: Array, plan: PassivePlan, position_m: float, angle_rad: float
-    ) -> LoopSolution:
-        """The solution a closed form gave (no iteration), with the errors it leaves."""
+    def close_in_closed_form(
+        self, values: Array, plan: PassivePlan, poses: Array
+    ) -> tuple[list[float], list[float]] | None:
+        """Each loop's passive values of ``values`` (V,) moved in place by its closed form
+        (``plan.forms``), from the link ``poses`` at ``values`` (one FK: a form moves no other
+        loop's points), mimic followers after them; per loop the position (m) and angle (rad)
+        errors left, or None, ``values`` untouched, where a form does not apply."""
+        before = values.copy()
+        positions_m: list[float] = []
+        angles_rad: list[float] = []
+        for form in plan.forms:
+            errors = form.solve(values, poses)
+            if errors is None:
+                values[:] = before
+                return None
+            positions_m.append(errors[0])
+            angles_rad.append(errors[1])
+        self._resolve(values)
+        return positions_m, angles_rad
+
+    def _closed_step(self, values: Array, plan: PassivePlan) -> bool:
+        """One continuation step of ``solve_from_drawing`` by the closed forms: True where
+        they close every loop within the tolerance, else False, ``values`` untouched."""
+        before = values.copy()
+        errors = self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
+        if errors is None:
+            return False
         tolerance = self.tolerance
-        closed = np.array([position_m <= tolerance.position_m and angle_rad <= tolerance.angle_rad])
-        return LoopSolution(
-            values, np.array([position_m]), np.array([angle_rad]), closed, plan.over_determined, 0
-        )
+        if max(errors[0]) > tolerance.position_m or max(errors[1]) > tolerance.angle_rad:
+            values[:] = before
+            return False
+        return True
+
+    def _closed_form(
+        self, values: Array, plan: PassivePlan, position_m: list[float], angle_rad: list[float]
+    ) -> LoopSolution:
+        """The solution the closed forms gave (no iteration), with the errors they leave
+        (per loop joint)."""
+        tolerance = self.tolerance
+        position, angle = np.array(position_m), np.array(angle_rad)
+        closed = (position <= tolerance.position_m) & (angle <= tolerance.angle_rad)
+        return LoopSolution(values, position, angle, closed, plan.over_determined, 0)
 
     def not_closed_error(self, solution: LoopSolution) -> LoopNotClosedError:
         """The typed error naming the loop joint of ``solution`` that stays apart the most."""

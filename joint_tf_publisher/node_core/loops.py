@@ -23,8 +23,11 @@ from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..health.model import LoopFacts
 from ..kinematics import JointPositions, Kinematics
-from ..kinematics.loop_dyad import Dyad
-from ..kinematics.loop_solver import MAX_ITERATIONS, LoopSolver, PassivePlan
+from ..kinematics.loop_solver import (
+    MAX_ITERATIONS,
+    LoopSolver,
+    PassivePlan,
+)
 
 #: Iterations of one JointState's solve at most while a loop is held open (from its last
 #: closed values, each message anew): a stream the loop cannot follow costs a bounded time.
@@ -77,11 +80,11 @@ class LoopClosing:
         joints they are (to publish)."""
         given = self.given(positions)
         plan = self._plan_of_given(given.tobytes())
-        if plan.dyad is not None and self._closed_form(positions, plan.dyad, plan.over_determined):
+        if plan.forms and self._closed_form(positions, plan):
             return plan.joints
         start = positions.values
         previous = self._previous
-        if plan.dyad is None and previous is not None and previous.shape == start.shape:
+        if not plan.forms and previous is not None and previous.shape == start.shape:
             # A smooth stream: the passive joints go on as they went (a first-order
             # predictor, at most PREDICTION_LIMIT a joint), which halves the iterations
             # (a closed form needs none).
@@ -120,23 +123,25 @@ class LoopClosing:
         joints: IndexArray = plan.joints
         return joints
 
-    def _closed_form(self, positions: JointPositions, dyad: Dyad, over_determined: bool) -> bool:
-        """Close the one loop of a planar dyad (``loop_dyad``) in ``positions``, in place, and
-        say so; False, ``positions`` untouched, where the form does not apply or leaves the
+    def _closed_form(self, positions: JointPositions, plan: PassivePlan) -> bool:
+        """Close the loops in ``positions`` by their closed forms (``plan.forms``), in place,
+        and say so; False, ``positions`` untouched, where a form does not apply or leaves a
         loop beyond the tolerance (``close`` then takes the general way)."""
         values = positions.values
         before = values.copy()
-        errors = dyad.solve(values, self.solver.single_fk.link_poses(values))
+        errors = self.solver.close_in_closed_form(
+            values, plan, self.solver.single_fk.link_poses(values)
+        )
         if errors is None:
             return False
-        position_m, angle_rad = errors
-        if position_m > self.tolerance or angle_rad > self.tolerance:
+        positions_m, angles_rad = errors
+        if max(positions_m) > self.tolerance or max(angles_rad) > self.tolerance:
             values[:] = before
             return False
         facts = self.facts
-        facts.position_error_m[0] = position_m
-        facts.angle_error_rad[0] = angle_rad
-        facts.over_determined = over_determined
+        facts.position_error_m[:] = positions_m
+        facts.angle_error_rad[:] = angles_rad
+        facts.over_determined = plan.over_determined
         facts.not_closed_since_ns.clear()
         self._previous = before
         return True

@@ -1,0 +1,177 @@
+"""A closed form for a spatial rod loop: a rod hung by a universal joint, its far end a ball.
+
+One ball loop joint whose loop has exactly three passive joints, all revolute: on one side two
+whose axes meet in a point C (a universal joint: the rod's end, the loop point on that side,
+moves on a sphere about C), on the other side one (the loop point there turns on a circle
+about its axis: a knee driven by the rod, an RSSR linkage's rocker). The loop closes where the
+circle meets the sphere (a circle-circle intersection in the circle's plane); the universal
+joint's two angles then turn the rod's end onto that point (Paden-Kahan subproblem 2). Of the
+two meeting points, the one nearest the warm start's loop point is taken, and of the two
+universal joint solutions the one nearest the warm start (the branch rule of ``loop_solver``).
+No iteration: one FK, one product that places the points and axes, then some 150 float
+operations in Python (numpy's per-call cost would be most of it).
+
+``BallRod.solve`` returns None where the form does not apply at these values (axes of the
+universal joint that no longer meet or are parallel, a circle and sphere that do not meet):
+the general solver takes over. Metres and radians.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..arrays import Array, IndexArray
+from .loop_dyad import Vector, cross, dot
+
+#: Axes of the universal joint whose lines pass farther apart than this (m) do not meet.
+MEETING = 1e-12
+#: Below this (m, or the sine of an angle) a length or an angle counts as none.
+DEGENERATE = 1e-12
+
+
+@dataclass(frozen=True)
+class BallRod:
+    """The rod loop of one set of passive joints: ``slots`` the universal joint's outer
+    (nearer the root) and inner passive slots, then the circle's; ``frames`` each of those
+    joints' frame in its child link (the inverse of its child offset) with its axis there,
+    then the loop joint's frame on the rod's side and on the circle's side, in their links
+    ``links`` (five link indices)."""
+
+    slots: tuple[int, int, int]
+    links: tuple[int, ...]
+    frames: tuple[Array, ...]
+    axes: tuple[Array, ...]
+    #: The five links as an index array, and (5, 4, 2) in each link's frame the point
+    #: (homogeneous) and the axis (w = 0) it carries: one product places all ten.
+    _links: IndexArray = field(init=False, repr=False, compare=False)
+    _columns: Array = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        columns = np.zeros((5, 4, 2))
+        for k, frame in enumerate(self.frames):
+            columns[k, :, 0] = frame[:, 3]
+            if k < 3:
+                columns[k, :3, 1] = frame[:3, :3] @ self.axes[k]
+        object.__setattr__(self, "_links", np.array(self.links, dtype=np.intp))
+        object.__setattr__(self, "_columns", columns)
+
+    def solve(self, values: Array, poses: Array) -> tuple[float, float] | None:
+        """Move ``values``' three passive slots (in place) so that the loop closes, from link
+        ``poses`` at ``values``; the position error (m) the form leaves and 0 rad (a ball
+        joint has no angle to close), or None where it does not apply (``values``
+        untouched)."""
+        placed = np.matmul(poses.take(self._links, 0)[:, :3], self._columns)
+        (o1, a1), (o2, a2), (o3, n), (p1, _), (p2, _) = placed.transpose(0, 2, 1).tolist()
+        centre = _meeting_point(o1, a1, o2, a2)
+        if centre is None:
+            return None
+        target = _circle_meets_sphere(o3, n, p2, centre, _distance(p1, centre))
+        if target is None:
+            return None
+        p = _minus(p1, centre)
+        q = _minus(target, centre)
+        turns = _two_turns(a1, a2, p, q)
+        if turns is None:
+            return None
+        outer, inner = turns
+        circle = _turn_about(n, _minus(p2, o3), _minus(target, o3))
+        values[self.slots[0]] += outer
+        values[self.slots[1]] += inner
+        values[self.slots[2]] += circle
+        # What the turns leave: the rod's end turned by them, against the meeting point.
+        moved = _rotate(a1, outer, _rotate(a2, inner, p))
+        return _distance(moved, q), 0.0
+
+
+def _minus(a: Vector, b: Vector) -> list[float]:
+    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+
+
+def _distance(a: Vector, b: Vector) -> float:
+    return math.dist(a, b)
+
+
+def _meeting_point(o1: Vector, a1: Vector, o2: Vector, a2: Vector) -> list[float] | None:
+    """Where the lines (o1, a1) and (o2, a2) (unit axes) meet; None where they are parallel
+    or pass farther apart than ``MEETING``."""
+    cosine = dot(a1, a2)
+    sine_squared = 1.0 - cosine * cosine
+    if sine_squared < DEGENERATE:
+        return None
+    w = _minus(o1, o2)
+    d, e = dot(a1, w), dot(a2, w)
+    s = (cosine * e - d) / sine_squared
+    t = (e - cosine * d) / sine_squared
+    c1 = [o1[k] + s * a1[k] for k in range(3)]
+    c2 = [o2[k] + t * a2[k] for k in range(3)]
+    if math.dist(c1, c2) > MEETING:
+        return None
+    return c1
+
+
+def _circle_meets_sphere(
+    origin: Vector, axis: Vector, point: Vector, centre: Vector, radius: float
+) -> list[float] | None:
+    """The point of the circle that ``point`` turns on about the line (``origin``, ``axis``)
+    at ``radius`` from ``centre``, nearest ``point``; None where they do not meet."""
+    along = dot(axis, _minus(point, origin))
+    hub = [origin[k] + along * axis[k] for k in range(3)]
+    spoke = _minus(point, hub)
+    rho = math.sqrt(dot(spoke, spoke))
+    height = dot(axis, _minus(centre, hub))
+    in_plane_squared = radius * radius - height * height
+    if rho < DEGENERATE or in_plane_squared < 0.0:
+        return None
+    in_plane = math.sqrt(in_plane_squared)
+    # The sphere's circle in the plane: about the centre's foot, radius in_plane.
+    gap = [centre[k] - height * axis[k] - hub[k] for k in range(3)]
+    d = math.sqrt(dot(gap, gap))
+    if d < DEGENERATE or d > rho + in_plane or d < abs(rho - in_plane):
+        return None
+    across = (rho * rho - in_plane * in_plane + d * d) / (2.0 * d)
+    side = math.sqrt(max(rho * rho - across * across, 0.0))
+    e = [g / d for g in gap]
+    f = cross(axis, e)
+    meets = [[hub[k] + across * e[k] + s * side * f[k] for k in range(3)] for s in (1.0, -1.0)]
+    return min(meets, key=lambda m: math.dist(m, point))
+
+
+def _turn_about(axis: Vector, start: Vector, end: Vector) -> float:
+    """The angle (rad, right-handed about unit ``axis``) that turns ``start`` towards
+    ``end`` (their parts normal to the axis)."""
+    sine = dot(axis, cross(start, end))
+    cosine = dot(start, end) - dot(axis, start) * dot(axis, end)
+    return math.atan2(sine, cosine)
+
+
+def _rotate(axis: Vector, angle: float, v: Vector) -> list[float]:
+    """``v`` turned by ``angle`` (rad) about unit ``axis`` (Rodrigues)."""
+    c, s = math.cos(angle), math.sin(angle)
+    k = cross(axis, v)
+    along = dot(axis, v) * (1.0 - c)
+    return [v[i] * c + k[i] * s + axis[i] * along for i in range(3)]
+
+
+def _two_turns(a1: Vector, a2: Vector, p: Vector, q: Vector) -> tuple[float, float] | None:
+    """The turns (outer about ``a1``, inner about ``a2``, rad; unit axes through one point,
+    the origin of ``p`` and ``q``) that take ``p`` to ``q`` (as long), the pair nearest no
+    turn; None where the axes are parallel or no pair exists (Paden-Kahan subproblem 2)."""
+    cosine = dot(a1, a2)
+    denominator = cosine * cosine - 1.0
+    if -denominator < DEGENERATE:
+        return None
+    x = (cosine * dot(a2, p) - dot(a1, q)) / denominator
+    y = (cosine * dot(a1, q) - dot(a2, p)) / denominator
+    normal = cross(a1, a2)
+    g_squared = (dot(p, p) - x * x - y * y - 2.0 * x * y * cosine) / dot(normal, normal)
+    if g_squared < -DEGENERATE * max(dot(p, p), 1.0):
+        return None
+    g = math.sqrt(max(g_squared, 0.0))
+    pairs = []
+    for sign in (1.0, -1.0):
+        z = [x * a1[k] + y * a2[k] + sign * g * normal[k] for k in range(3)]
+        pairs.append((_turn_about(a1, z, q), _turn_about(a2, p, z)))
+    return min(pairs, key=lambda pair: max(abs(pair[0]), abs(pair[1])))
