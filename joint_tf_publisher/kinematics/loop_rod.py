@@ -97,19 +97,20 @@ def _distance(a: Vector, b: Vector) -> float:
 def _meeting_point(o1: Vector, a1: Vector, o2: Vector, a2: Vector) -> list[float] | None:
     """Where the lines (o1, a1) and (o2, a2) (unit axes) meet; None where they are parallel
     or pass farther apart than ``MEETING``."""
-    cosine = dot(a1, a2)
+    ax, ay, az = a1
+    bx, by, bz = a2
+    cosine = ax * bx + ay * by + az * bz
     sine_squared = 1.0 - cosine * cosine
     if sine_squared < DEGENERATE:
         return None
-    w = _minus(o1, o2)
-    d, e = dot(a1, w), dot(a2, w)
+    wx, wy, wz = o1[0] - o2[0], o1[1] - o2[1], o1[2] - o2[2]
+    d = ax * wx + ay * wy + az * wz
+    e = bx * wx + by * wy + bz * wz
     s = (cosine * e - d) / sine_squared
     t = (e - cosine * d) / sine_squared
-    c1 = [o1[k] + s * a1[k] for k in range(3)]
-    c2 = [o2[k] + t * a2[k] for k in range(3)]
-    if math.dist(c1, c2) > MEETING:
-        return None
-    return c1
+    c1 = [o1[0] + s * ax, o1[1] + s * ay, o1[2] + s * az]
+    gap = math.dist(c1, (o2[0] + t * bx, o2[1] + t * by, o2[2] + t * bz))
+    return None if gap > MEETING else c1
 
 
 def _circle_meets_sphere(
@@ -117,42 +118,57 @@ def _circle_meets_sphere(
 ) -> list[float] | None:
     """The point of the circle that ``point`` turns on about the line (``origin``, ``axis``)
     at ``radius`` from ``centre``, nearest ``point``; None where they do not meet."""
-    along = dot(axis, _minus(point, origin))
-    hub = [origin[k] + along * axis[k] for k in range(3)]
-    spoke = _minus(point, hub)
-    rho = math.sqrt(dot(spoke, spoke))
-    height = dot(axis, _minus(centre, hub))
+    nx, ny, nz = axis
+    along = nx * (point[0] - origin[0]) + ny * (point[1] - origin[1]) + nz * (point[2] - origin[2])
+    hx, hy, hz = origin[0] + along * nx, origin[1] + along * ny, origin[2] + along * nz
+    rho = math.dist(point, (hx, hy, hz))
+    height = nx * (centre[0] - hx) + ny * (centre[1] - hy) + nz * (centre[2] - hz)
     in_plane_squared = radius * radius - height * height
     if rho < DEGENERATE or in_plane_squared < 0.0:
         return None
     in_plane = math.sqrt(in_plane_squared)
     # The sphere's circle in the plane: about the centre's foot, radius in_plane.
-    gap = [centre[k] - height * axis[k] - hub[k] for k in range(3)]
-    d = math.sqrt(dot(gap, gap))
+    gx = centre[0] - height * nx - hx
+    gy = centre[1] - height * ny - hy
+    gz = centre[2] - height * nz - hz
+    d = math.sqrt(gx * gx + gy * gy + gz * gz)
     if d < DEGENERATE or d > rho + in_plane or d < abs(rho - in_plane):
         return None
     across = (rho * rho - in_plane * in_plane + d * d) / (2.0 * d)
     side = math.sqrt(max(rho * rho - across * across, 0.0))
-    e = [g / d for g in gap]
-    f = cross(axis, e)
-    meets = [[hub[k] + across * e[k] + s * side * f[k] for k in range(3)] for s in (1.0, -1.0)]
-    return min(meets, key=lambda m: math.dist(m, point))
+    ex, ey, ez = gx / d, gy / d, gz / d
+    # Along e to the chord, then across it along n x e, on either side.
+    cx, cy, cz = hx + across * ex, hy + across * ey, hz + across * ez
+    fx, fy, fz = side * (ny * ez - nz * ey), side * (nz * ex - nx * ez), side * (nx * ey - ny * ex)
+    first = [cx + fx, cy + fy, cz + fz]
+    second = [cx - fx, cy - fy, cz - fz]
+    return first if math.dist(first, point) <= math.dist(second, point) else second
 
 
 def _turn_about(axis: Vector, start: Vector, end: Vector) -> float:
     """The angle (rad, right-handed about unit ``axis``) that turns ``start`` towards
     ``end`` (their parts normal to the axis)."""
-    sine = dot(axis, cross(start, end))
-    cosine = dot(start, end) - dot(axis, start) * dot(axis, end)
+    nx, ny, nz = axis
+    sx, sy, sz = start
+    ex, ey, ez = end
+    sine = nx * (sy * ez - sz * ey) + ny * (sz * ex - sx * ez) + nz * (sx * ey - sy * ex)
+    cosine = (sx * ex + sy * ey + sz * ez) - (nx * sx + ny * sy + nz * sz) * (
+        nx * ex + ny * ey + nz * ez
+    )
     return math.atan2(sine, cosine)
 
 
 def _rotate(axis: Vector, angle: float, v: Vector) -> list[float]:
     """``v`` turned by ``angle`` (rad) about unit ``axis`` (Rodrigues)."""
     c, s = math.cos(angle), math.sin(angle)
-    k = cross(axis, v)
-    along = dot(axis, v) * (1.0 - c)
-    return [v[i] * c + k[i] * s + axis[i] * along for i in range(3)]
+    nx, ny, nz = axis
+    vx, vy, vz = v
+    along = (nx * vx + ny * vy + nz * vz) * (1.0 - c)
+    return [
+        vx * c + (ny * vz - nz * vy) * s + nx * along,
+        vy * c + (nz * vx - nx * vz) * s + ny * along,
+        vz * c + (nx * vy - ny * vx) * s + nz * along,
+    ]
 
 
 def _two_turns(a1: Vector, a2: Vector, p: Vector, q: Vector) -> tuple[float, float] | None:
@@ -163,15 +179,18 @@ def _two_turns(a1: Vector, a2: Vector, p: Vector, q: Vector) -> tuple[float, flo
     denominator = cosine * cosine - 1.0
     if -denominator < DEGENERATE:
         return None
-    x = (cosine * dot(a2, p) - dot(a1, q)) / denominator
-    y = (cosine * dot(a1, q) - dot(a2, p)) / denominator
+    a2p, a1q, pp = dot(a2, p), dot(a1, q), dot(p, p)
+    x = (cosine * a2p - a1q) / denominator
+    y = (cosine * a1q - a2p) / denominator
     normal = cross(a1, a2)
-    g_squared = (dot(p, p) - x * x - y * y - 2.0 * x * y * cosine) / dot(normal, normal)
-    if g_squared < -DEGENERATE * max(dot(p, p), 1.0):
+    g_squared = (pp - x * x - y * y - 2.0 * x * y * cosine) / -denominator
+    if g_squared < -DEGENERATE * max(pp, 1.0):
         return None
     g = math.sqrt(max(g_squared, 0.0))
-    pairs = []
-    for sign in (1.0, -1.0):
-        z = [x * a1[k] + y * a2[k] + sign * g * normal[k] for k in range(3)]
-        pairs.append((_turn_about(a1, z, q), _turn_about(a2, p, z)))
-    return min(pairs, key=lambda pair: max(abs(pair[0]), abs(pair[1])))
+    best: tuple[float, float] = (math.inf, math.inf)
+    for sign in (g, -g):
+        z = [x * a1[k] + y * a2[k] + sign * normal[k] for k in range(3)]
+        pair = (_turn_about(a1, z, q), _turn_about(a2, p, z))
+        if max(abs(pair[0]), abs(pair[1])) < max(abs(best[0]), abs(best[1])):
+            best = pair
+    return best
