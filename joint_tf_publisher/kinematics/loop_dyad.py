@@ -46,8 +46,8 @@ class Dyad:
     #: The four links whose poses place the form's points and axes (each passive joint's
     #: child, then the loop joint's link1 and link2), and (4, 4, 2) in each link's frame the
     #: point (homogeneous) and the axis (w = 0) it carries: one product places all eight.
-    _links: IndexArray = field(init=False, repr=False, compare=False)
-    _columns: Array = field(init=False, repr=False, compare=False)
+    placing_links: IndexArray = field(init=False, repr=False, compare=False)
+    placing_columns: Array = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         columns = np.zeros((4, 4, 2))
@@ -59,16 +59,20 @@ class Dyad:
         for k, (frame, axis) in enumerate(carried):
             columns[k, :, 0] = frame[:, 3]
             columns[k, :3, 1] = frame[:3, :3] @ axis
-        object.__setattr__(self, "_links", np.array(self.children + self.links, dtype=np.intp))
-        object.__setattr__(self, "_columns", columns)
+        object.__setattr__(
+            self, "placing_links", np.array(self.children + self.links, dtype=np.intp)
+        )
+        object.__setattr__(self, "placing_columns", columns)
 
-    def solve(self, values: Array, poses: Array) -> tuple[float, float] | None:
-        """Move ``values``' two passive slots (in place) so that the loop closes, from link
-        ``poses`` at ``values``; the position (m) and angle (rad) errors the form leaves
-        (the loop points' offset along the axes, the loop axes' angle), or None where it does
-        not apply (``values`` untouched)."""
-        placed = np.matmul(poses.take(self._links, 0)[:, :3], self._columns)
-        (a, n1), (b, n2), (p1, l1), (p2, l2) = placed.transpose(0, 2, 1).tolist()
+    def solve_placed(
+        self, values: Array, placed: list[list[list[float]]]
+    ) -> tuple[float, float] | None:
+        """Move ``values``' two passive slots (in place) so that the loop closes, from
+        ``placed``: per link of ``placing_links``, the point and axis ``placing_columns``
+        carry, in the root frame at ``values`` (plain floats); the position (m) and angle
+        (rad) errors the form leaves (the loop points' offset along the axes, the loop axes'
+        angle), or None where it does not apply (``values`` untouched)."""
+        (a, n1), (b, n2), (p1, l1), (p2, l2) = placed
         if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
             return None
         # A right-handed basis (u, w, n) of the plane the loop points turn in.

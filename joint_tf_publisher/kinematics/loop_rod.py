@@ -46,8 +46,8 @@ class BallRod:
     axes: tuple[Array, ...]
     #: The five links as an index array, and (5, 4, 2) in each link's frame the point
     #: (homogeneous) and the axis (w = 0) it carries: one product places all ten.
-    _links: IndexArray = field(init=False, repr=False, compare=False)
-    _columns: Array = field(init=False, repr=False, compare=False)
+    placing_links: IndexArray = field(init=False, repr=False, compare=False)
+    placing_columns: Array = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         columns = np.zeros((5, 4, 2))
@@ -55,16 +55,18 @@ class BallRod:
             columns[k, :, 0] = frame[:, 3]
             if k < 3:
                 columns[k, :3, 1] = frame[:3, :3] @ self.axes[k]
-        object.__setattr__(self, "_links", np.array(self.links, dtype=np.intp))
-        object.__setattr__(self, "_columns", columns)
+        object.__setattr__(self, "placing_links", np.array(self.links, dtype=np.intp))
+        object.__setattr__(self, "placing_columns", columns)
 
-    def solve(self, values: Array, poses: Array) -> tuple[float, float] | None:
-        """Move ``values``' three passive slots (in place) so that the loop closes, from link
-        ``poses`` at ``values``; the position error (m) the form leaves and 0 rad (a ball
-        joint has no angle to close), or None where it does not apply (``values``
-        untouched)."""
-        placed = np.matmul(poses.take(self._links, 0)[:, :3], self._columns)
-        (o1, a1), (o2, a2), (o3, n), (p1, _), (p2, _) = placed.transpose(0, 2, 1).tolist()
+    def solve_placed(
+        self, values: Array, placed: list[list[list[float]]]
+    ) -> tuple[float, float] | None:
+        """Move ``values``' three passive slots (in place) so that the loop closes, from
+        ``placed``: per link of ``placing_links``, the point and axis ``placing_columns``
+        carry, in the root frame at ``values`` (plain floats); the position error (m) the
+        form leaves and 0 rad (a ball joint has no angle to close), or None where it does not
+        apply (``values`` untouched)."""
+        (o1, a1), (o2, a2), (o3, n), (p1, _), (p2, _) = placed
         centre = _meeting_point(o1, a1, o2, a2)
         if centre is None:
             return None

@@ -30,7 +30,7 @@ are held at their value.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -134,6 +134,10 @@ class PassivePlan:
     #: One closed form a loop (``ClosedForm``, loop joint order) where every loop's passive
     #: joints have one and no passive joint moves two loops; else empty.
     forms: tuple[ClosedForm, ...] = ()
+    #: The forms' links and (n, 4, 2) points and axes in them (``placing_links``,
+    #: ``placing_columns``), all forms' in one: one product places them all.
+    placing_links: IndexArray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    placing_columns: Array = field(default_factory=lambda: np.empty((0, 4, 2)))
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -290,6 +294,7 @@ class LoopSolver:
         slots = np.frombuffer(passive, dtype=np.intp).copy()
         lower, upper = self.layout.ranges[ClampMode.HARD]
         sides = self._map(slots)
+        forms = self._closed_forms(slots, lower[slots], upper[slots])
         return PassivePlan(
             slots=slots,
             lower=lower[slots].copy(),
@@ -297,7 +302,13 @@ class LoopSolver:
             sides=sides,
             over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
-            forms=self._closed_forms(slots, lower[slots], upper[slots]),
+            forms=forms,
+            placing_links=np.concatenate(
+                [form.placing_links for form in forms] or [np.empty(0, dtype=np.intp)]
+            ),
+            placing_columns=np.concatenate(
+                [form.placing_columns for form in forms] or [np.empty((0, 4, 2))]
+            ),
         )
 
     def _closed_forms(
@@ -551,8 +562,13 @@ class LoopSolver:
         before = values.copy()
         positions_m: list[float] = []
         angles_rad: list[float] = []
+        placing = np.matmul(poses.take(plan.placing_links, 0)[:, :3], plan.placing_columns)
+        placed = placing.transpose(0, 2, 1).tolist()
+        first = 0
         for form in plan.forms:
-            errors = form.solve(values, poses)
+            last = first + len(form.placing_links)
+            errors = form.solve_placed(values, placed[first:last])
+            first = last
             if errors is None:
                 values[:] = before
                 return None
