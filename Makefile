@@ -17,7 +17,7 @@ export PYTHON
 RSP_KIT  ?= $(abspath ../shared/rsp)
 RSP_ROOT ?= $(CURDIR)/.rsp
 
-.PHONY: all env worlds colcon run test lint format typecheck pytest bench rsp soak compat clean distclean help
+.PHONY: all env worlds colcon run test lint format typecheck pytest bench rsp soak compat mutate clean distclean help
 
 all: test
 
@@ -33,6 +33,7 @@ help:
 	@echo "make rsp      build the C++ robot_state_publisher into RSP_ROOT where the rsp kit is"
 	@echo "make soak     run the soak test (tools/soak.py)"
 	@echo "make compat   only the core tests under Humble's and Jazzy's Python/numpy/lxml"
+	@echo "make mutate MODULES=\"joint_tf_publisher/x.py ...\"  mutation testing of those modules (mutmut)"
 	@echo "make clean    remove build, cache and colcon output (keeps .venv and .ros2kit)"
 	@echo "make distclean  also remove .venv, .venv-jazzy, .compat and .ros2kit"
 
@@ -113,8 +114,17 @@ soak: env
 compat:
 	@$(PYTHON) tools/compat.py
 
+# Mutation testing (docs/development.md): mutmut over MODULES with the tests that mirror them
+# (tools/mutate_tests.yaml where they do not), its surviving mutants and a count per module.
+# Not in CI. mutmut goes into .venv on first use (requirements/mutate.txt, numpy held).
+mutate: env
+	@if [ -z "$(MODULES)" ]; then echo 'make mutate: give MODULES="joint_tf_publisher/node_core/parameters.py ..."' >&2; exit 2; fi
+	@$(ROS) $(VPY) -c "import importlib.metadata as m; m.version('mutmut')" 2>/dev/null \
+		|| { $(ROS) "$$JTP_PYTHON" tools/env.py --extra requirements/mutate.txt; }
+	@$(ROS) $(VPY) tools/mutate.py $(MODULES) $(if $(MUTANTS),--mutants $(MUTANTS))
+
 clean:
-	rm -rf build install log .colcon dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
+	rm -rf build install log .colcon .mutate dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info
 	find . \( -path ./.venv -o -path ./.venv-jazzy -o -path ./.compat -o -path ./.ros2kit \) -prune -o -name __pycache__ -type d -print -exec rm -rf {} +
 
 # .ros2kit is the kit built here (never a kit elsewhere named by ROS2KIT).

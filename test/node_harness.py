@@ -356,6 +356,8 @@ class NodeUnderTest:
 def parameter_value(value: Any) -> ParameterValue:
     if isinstance(value, bool):
         return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    if isinstance(value, int):  # as ros2cli and launch send a whole number, for a double too
+        return ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=value)
     if isinstance(value, float):
         return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
     if isinstance(value, str):

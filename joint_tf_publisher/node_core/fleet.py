@@ -36,7 +36,7 @@ from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
 from .names import NODE_NAME, absolute_namespace
-from .parameters import ParameterRejected
+from .parameters import MAX_PERIOD_S, ParameterRejected, parse_seconds
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
 #: refused robot.
@@ -45,8 +45,11 @@ RETRY_PERIOD = "retry_period"
 #: Default ``retry_period``, seconds: a retry makes the robot's node (its services and
 #: publishers appear on the graph, then leave), so not more often than this.
 DEFAULT_RETRY_PERIOD_S = 10.0
-#: Largest ``retry_period``, seconds.
-MAX_RETRY_PERIOD_S = 3600.0
+#: Largest ``retry_period``, seconds (the node's periods' bound).
+MAX_RETRY_PERIOD_S = MAX_PERIOD_S
+#: ``retry_period`` as seconds in [0, MAX_RETRY_PERIOD_S] from any number (an integer as
+#: ros2cli and launch send ``retry_period 5``), else ParameterRejected naming it.
+parse_retry_period = parse_seconds(RETRY_PERIOD, zero_allowed=True)
 #: Seconds between two looks at the parameters files (and two fleet reports on /diagnostics).
 CHECK_PERIOD_S = 1.0
 #: The task part of the fleet's status name (diagnostic_updater's "node: task").
@@ -93,24 +96,6 @@ def wanted_robots(values: object) -> tuple[str, ...]:
             raise ParameterRejected(f"{ROBOTS}: {namespace} is listed twice")
         robots.append(namespace)
     return tuple(robots)
-
-
-def parse_retry_period(value: object) -> float:
-    """``retry_period`` as seconds in [0, ``MAX_RETRY_PERIOD_S``]: a double or an integer
-    (``retry_period: 5``, as the node's doubles take one); ParameterRejected naming it
-    otherwise (another type, NaN, out of range)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
-        raise ParameterRejected(f"{RETRY_PERIOD} must be a number of seconds, got {shown}")
-    try:
-        seconds = float(value)
-    except OverflowError:
-        seconds = float("inf")
-    if not 0.0 <= seconds <= MAX_RETRY_PERIOD_S:  # NaN fails too
-        raise ParameterRejected(
-            f"{RETRY_PERIOD} must be >= 0 and <= {MAX_RETRY_PERIOD_S:g} s, got {seconds:g}"
-        )
-    return seconds
 
 
 def _ros_tokens(argv: Sequence[str]) -> Iterator[tuple[int, str]]:

@@ -453,6 +453,11 @@ def parse_static_republish_period(value: Any) -> float:
     return seconds
 
 
+#: A duration parameter's parser by name (the fleet's ``retry_period`` too): an integer
+#: taken as ros2cli and launch send a whole number.
+parse_seconds = _parse_seconds
+
+
 def _offset_seconds(name: str, value: Any) -> float:
     """One time offset as finite seconds within +-``MAX_TIME_OFFSET_S``."""
     seconds = as_number(name, value, "a number of seconds")

@@ -105,3 +105,17 @@ def test_a_running_node_passes_its_starts_xacro_arguments_and_checks_others(
     ):
         check_arguments({"mode": "it's (v3)"}, rules)
     check_arguments({"mode": "it's (v3)"}, start_rules(never))  # the start: the operator's
+
+
+def test_a_node_started_from_text_naming_no_file_package_or_folder_reads_nothing(
+    tmp_path: Path,
+) -> None:
+    """robot_description text, no description_file, no package:// or $(find), no
+    allowed_description_folders: no folder is allowed at runtime (not every folder)."""
+    text = '<robot name="r"><link name="a"/></robot>'
+    folders = start_folders(Settings(), (), (text,))
+    assert folders == ()
+    anywhere = tmp_path / "a.urdf"
+    anywhere.write_text(text)
+    with reading_under(runtime_rules(folders, never, Settings())), pytest.raises(FileRefused):
+        read_regular_file(anywhere, 100)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from repo_paths import REPO_ROOT
@@ -337,3 +338,74 @@ def test_rules_that_keep_each_robot_apart_pass(rule: str) -> None:
     assert (
         merging_rule(["joint_tf_fleet", "--ros-args", "-r", rule, "--log-level", "debug"]) is None
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(0, 0.0), (5, 5.0), (0.5, 0.5), (3600, 3600.0), (3600.0, 3600.0)]
+)
+def test_retry_period_takes_any_number_up_to_and_at_its_bounds(value: Any, seconds: float) -> None:
+    """An integer as ros2cli and launch send ``retry_period 5``; 0 and 3600 themselves."""
+    assert parse_retry_period(value) == seconds
+
+
+@pytest.mark.parametrize("value", [-0.001, -1, 3600.001, 3601, float("nan"), True, "5", None])
+def test_retry_period_outside_its_bounds_or_no_number_is_refused_by_name(value: Any) -> None:
+    with pytest.raises(ParameterRejected, match="^retry_period must be"):
+        parse_retry_period(value)
+
+
+# -- issue #44: the survivors of make mutate over node_core/fleet.py ---------------------------
+
+
+def test_a_ros_args_block_ends_at_double_dash() -> None:
+    argv = ["fleet", "--ros-args", "--params-file", "a.yaml", "--", "--params-file", "b.yaml"]
+    assert params_files(argv) == (Path("a.yaml"),)
+
+
+def test_a_file_stamp_names_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text("x")
+    status = os.stat(path)
+    assert file_stamps([path]) == ((str(path), status.st_mtime_ns, status.st_size),)
+
+
+def test_a_period_under_a_second_retries_and_is_said() -> None:
+    state = FleetState(wanted=("/a",), retry_period_s=0.5)
+    state.refuse("/a", "broken", 10.0, INPUTS)
+    assert state.plan(10.4, INPUTS).start == ()
+    assert state.plan(10.5, INPUTS).start == ("/a",)
+    assert refused_log("/a", "broken", 0.5).endswith(
+        "tried again when the parameters files change and every 0.5 s)"
+    )
+
+
+def test_a_plan_is_true_when_it_stops_or_starts_anything() -> None:
+    assert FleetPlan(stop=("/a",)) and FleetPlan(start=("/b",))
+    assert not FleetPlan()
+
+
+def test_a_serving_robot_refused_later_is_refused_not_serving() -> None:
+    state = FleetState(wanted=("/a",))
+    state.started("/a")
+    state.refuse("/a", "broken", 1.0, INPUTS)
+    assert state.status("/a") is RobotStatus.REFUSED
+    assert state.report().message == "1 of 1 robots refused: /a: broken; 0 serving"
+
+
+def test_the_status_counts_the_other_refused_starting_and_serving_robots() -> None:
+    state = FleetState(wanted=("/a", "/b", "/c", "/d"))
+    state.started("/d")
+    report = state.report()
+    assert (report.level, report.message) == (Level.WARN, "3 of 4 robots starting")
+    assert report.values == (("/a", "starting"), ("/b", "starting"), ("/c", "starting"),
+                             ("/d", "serving"))  # fmt: skip
+    state.refuse("/a", "broken", 1.0, INPUTS)
+    state.refuse("/b", "broken", 1.0, INPUTS)
+    assert state.report().message == "2 of 4 robots refused: /a: broken (and 1 more); 1 serving"
+    state.refuse("/c", "broken", 1.0, INPUTS)
+    assert state.report().message == "3 of 4 robots refused: /a: broken (and 2 more); 1 serving"
+    for name in ("/a", "/b", "/c"):
+        state.started(name)
+    report = state.report()
+    assert (report.level, report.message) == (Level.OK, "4 robots serving")
+    assert report.values == tuple((name, "serving") for name in ("/a", "/b", "/c", "/d"))

@@ -259,7 +259,7 @@ PROSE_FACTS: list[tuple[float, str, tuple[str, ...]]] = [
     (MAX_PERIOD_S, r"periods \[0, ([\d.]+)\]", (ROBUSTNESS,)),
     (MAX_TIME_OFFSET_S, r"value within \+-(\d+) s", (ROBUSTNESS,)),
     (MAX_RETRY_PERIOD_S, r"`retry_period` \[0, ([\d.]+)\]", (ROBUSTNESS,)),
-    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]\. \|", (FLEET,)),
+    (MAX_RETRY_PERIOD_S, r"\[0, ([\d.]+)\]; an integer", (FLEET,)),
     (MAX_DESCRIPTION_BYTES / MIB, r"files? of at most (\d+) MiB", (README, ROBUSTNESS)),
     (XACRO_TIME_LIMIT_S, r"in a child process limited to (\d+) s", (README, NODE)),
     (XACRO_MEMORY_LIMIT_BYTES / MIB, r"limited to \d+ s and (\d+) MiB", (README, NODE)),
@@ -407,3 +407,60 @@ def test_every_array_parameter_is_bounded_in_length(name: str) -> None:
         given["source_list"] = [f"t{i}" for i in range(MAX_ARRAY_ITEMS)]
     if name != ATTACHMENTS:  # its names: letters, not "n0:=v"
         Settings.from_values(given)  # the bound itself is taken
+
+
+# -- issue #44: every bound at the bound itself, every double from an integer ------------------
+
+#: The double parameters with a documented range, and whether the low end itself is allowed
+#: (rates and ``joint_state_timeout`` are > 0; periods may be 0, "off").
+BOUNDED = {
+    spec.name: spec.float_range
+    for spec in PARAMETERS
+    if spec.float_range is not None and spec.alias_of is None
+}
+LOW_END_ALLOWED = {"time_offset", "diagnostic_period", "static_republish_period"}
+
+
+def setting(name: str, value: Any) -> Any:
+    """The ``Settings`` field parameter ``name`` sets, from ``value``."""
+    return getattr(Settings.from_values({name: value}), SETTING_FIELDS.get(name, name))
+
+
+def test_every_double_parameter_with_a_range_is_listed() -> None:
+    assert set(BOUNDED) == {
+        "publish_frequency",
+        "time_offset",
+        "diagnostic_period",
+        "joint_state_timeout",
+        "static_republish_period",
+        "remote.rate",
+        "loop_tolerance",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDED))
+def test_the_documented_maximum_is_taken_as_a_double_and_as_an_integer(name: str) -> None:
+    """3600 s periods, 1000 Hz rates, +-2147483647 s offsets: the bound itself, and the
+    bound as the integer ros2cli and launch send (``remote.rate 5``)."""
+    high = BOUNDED[name][1]
+    assert setting(name, high) == high
+    assert setting(name, int(high)) == high and isinstance(setting(name, int(high)), float)
+    with pytest.raises(ParameterRejected, match=re.escape(name)):
+        setting(name, high + 0.5)
+    with pytest.raises(ParameterRejected, match=re.escape(name)):
+        setting(name, int(high) + 1)
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDED))
+def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name: str) -> None:
+    low = BOUNDED[name][0]
+    if name in LOW_END_ALLOWED:
+        assert setting(name, low) == low and setting(name, int(low)) == low
+    else:
+        with pytest.raises(ParameterRejected, match=re.escape(name)):
+            setting(name, low)
+        with pytest.raises(ParameterRejected, match=re.escape(name)):
+            setting(name, int(low))
+        assert setting(name, 1) == 1.0  # just inside, as an integer
+    with pytest.raises(ParameterRejected, match=re.escape(name)):
+        setting(name, low - 0.5)

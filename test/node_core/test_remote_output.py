@@ -25,7 +25,12 @@ from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameter_changes import plan_change
 from joint_tf_publisher.node_core.parameters import MAX_ARRAY_ITEMS, ParameterRejected, Settings
 from joint_tf_publisher.node_core.pipeline import LoadedModel
-from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES, RateCap, RemoteOutput
+from joint_tf_publisher.node_core.remote_output import (
+    MAX_NAMED_FRAMES,
+    RateCap,
+    RemoteOutput,
+    static_topic,
+)
 
 #: Chosen links of the arm: a static chain from the root (pedestal), chains through moving
 #: joints (link_3 under pedestal, ee_link under link_3), a static chain under a chosen link
@@ -399,3 +404,67 @@ def test_hostile_sizes_of_remote_frames_are_refused_in_bounds() -> None:
     assert reason.endswith(f"; and {MAX_ARRAY_ITEMS - MAX_NAMED_FRAMES} more"), reason
     with pytest.raises(ParameterRejected, match=r"'link_33'.*did you mean link_3"):
         plan_change(Settings(), arm_model(), {"remote.frames": ["link_33", *many[:20]]}, Loader())
+
+
+# -- issue #44: runtime changes, bounds and the wording each promise rests on ------------------
+
+
+def test_turned_on_at_runtime_it_opens_starts_its_timer_and_publishes_at_the_same_rate() -> None:
+    """``remote.frames`` from [] to links, ``remote.rate`` unchanged: the topics open, the
+    timer starts (the rate did not change, the output did), the statics go out; off again,
+    the topics close and the timer stops."""
+    rig = RemoteRig(remote_frames=())
+    assert rig.change.topic is None and rig.remote.static_publication(T0) is None
+    rig.reconfigure(remote_frames=ARM_FRAMES)
+    assert rig.change == (True, "remote/tf", True, True)
+    assert set(frames_of(rig.remote.static_publication(T0))) == {
+        "pedestal",
+        "camera_optical_frame",
+    }
+    send_arm(rig, ARM_VALUES)
+    assert set(frames_of(rig.tick())) == {"link_3", "ee_link", "right_inner_finger"}
+    rig.reconfigure(remote_frames=())
+    assert rig.change == (True, None, True, True)
+
+
+def test_a_remote_rate_above_publish_frequency_forwards_every_tf_publication() -> None:
+    """``remote.rate`` 50 over ``publish_frequency`` 20: the cap never binds, every joint
+    state published on /tf goes out on the remote topic (stamp for stamp)."""
+    rig = RemoteRig(publish_frequency=20.0, remote_rate=50.0)
+    on_tf, on_remote = [], []
+    for k in range(1000):  # 1 s of joint states at 1 kHz; the remote timer ticks every 20 ms
+        if rig.send(ARM_JOINTS, [0.001 * k] * 7 + [0.0], T0 + k * MS) is not None:
+            on_tf.append(T0 + k * MS)
+        if k % 20 == 19:
+            publication = rig.tick(after_ns=20 * MS)
+            if publication is not None:
+                on_remote.append(publication.stamp_ns)
+    assert len(on_tf) == 20
+    assert on_remote == on_tf
+
+
+def test_the_static_set_carries_the_stamp_it_is_given() -> None:
+    publication = RemoteRig().remote.static_publication(T0 + 7 * MS)
+    assert publication is not None and publication.stamp_ns == T0 + 7 * MS
+
+
+def test_a_refusal_names_the_parameter_each_link_and_only_real_close_matches() -> None:
+    """The whole reason: the parameter, each refused name with why, ``; ``-separated; the
+    close matches where there are some, nothing added where there are none."""
+    with pytest.raises(ParameterRejected) as refused:
+        plan_change(Settings(), arm_model(), {"remote.frames": ["zzzz", "link_33"]}, Loader())
+    first, second = str(refused.value).split("; ", 1)
+    assert first == "remote.frames: 'zzzz': no link of that name in the robot"
+    assert second.startswith("'link_33': no link of that name in the robot; did you mean link_3, ")
+    assert second.endswith("?") and second.count(", ") == 2  # three matches, comma-separated
+
+
+def test_the_statics_topic_is_the_topic_with_static_appended() -> None:
+    assert static_topic("remote/tf") == "remote/tf_static"
+    assert static_topic("/viewer/tf") == "/viewer/tf_static"
+
+
+def test_the_health_facts_show_no_topic_without_a_remote_output() -> None:
+    """docs/node.md: without a remote output the remote rows are empty (the topic too)."""
+    assert RemoteRig(remote_frames=()).remote.facts.topic == ""
+    assert RemoteRig().remote.facts.topic == "remote/tf"

@@ -505,6 +505,82 @@ def test_an_empty_array_of_any_type_clears_the_robots(fleet: FleetUnderTest) -> 
     wait_until(lambda: "/arm/joint_tf_publisher" in fleet.nodes(), what="/arm back")
 
 
+def set_fleet(fleet: FleetUnderTest, name: str, value: ParameterValue) -> Any:
+    """Set the fleet's parameter ``name`` to ``value`` (a ParameterValue as sent)."""
+    request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+    return fleet.call(SetParameters, "/joint_tf_fleet/set_parameters", request).results[0]
+
+
+def test_robots_unset_at_runtime_is_refused_while_the_robots_serve_on(
+    fleet: FleetUnderTest,
+) -> None:
+    """``ros2 param delete /joint_tf_fleet robots`` (a NOT_SET value): refused, naming the
+    parameter; the robots serve on."""
+    unset = set_fleet(fleet, "robots", ParameterValue(type=ParameterType.PARAMETER_NOT_SET))
+    assert not unset.successful and "robots cannot be unset" in unset.reason
+    assert fleet.get("/joint_tf_fleet", "robots") == [["arm"]]
+    assert "/arm/joint_tf_publisher" in fleet.nodes()
+    assert fleet.get("/arm/joint_tf_publisher", "frame_prefix") == ["arm/"]
+
+
+def status_of(fleet: FleetUnderTest, namespace: str) -> str:
+    """The robot's value in the fleet's latest status ("" before one names it)."""
+    status = fleet.fleet_status()
+    values = {value.key: value.value for value in status.values} if status else {}
+    return str(values.get(namespace, ""))
+
+
+def refused(fleet: FleetUnderTest, namespace: str) -> bool:
+    return status_of(fleet, namespace).startswith("refused: ")
+
+
+def test_a_refused_robot_is_retried_on_a_params_file_change_and_by_the_new_period(
+    fleet: FleetUnderTest,
+) -> None:
+    """``retry_period`` 0 (sent as a whole number, as ros2cli sends it): a refused robot is
+    retried only when a parameters file changes, and comes up then; ``retry_period`` set at
+    runtime applies to the robots refused before it."""
+    integer = ParameterType.PARAMETER_INTEGER
+    zero = set_fleet(fleet, "retry_period", ParameterValue(type=integer, integer_value=0))
+    assert zero.successful, zero.reason
+    workdir = fleet.params.parent
+    late_a, late_c = workdir / "late_a.urdf", workdir / "late_c.urdf"
+    fleet.params.write_text(
+        fleet.params.read_text()
+        + "".join(
+            f"/{name}/joint_tf_publisher:\n  ros__parameters:\n"
+            f"    description_file: {path}\n    frame_prefix: {name}/\n"
+            for name, path in (("late_a", late_a), ("late_c", late_c))
+        )
+    )
+    assert fleet.set_robots(["arm", "late_a", "late_c"]).successful
+    wait_until(
+        lambda: refused(fleet, "/late_a") and refused(fleet, "/late_c"),
+        what=lambda: f"late_a and late_c refused ({fleet.stderr()[-800:]})",
+    )
+    # The fleet took the 0: its refusal names the file change as the only retry.
+    (line,) = [line for line in fleet.stderr().splitlines() if "robot /late_c refused" in line]
+    assert line.endswith("tried again when the parameters files change)"), line
+    late_a.write_text(BASE.read_text())
+    # The only retry with retry_period 0: a parameters file changed (here: a comment added).
+    fleet.params.write_text(fleet.params.read_text() + "# late_a fixed\n")
+    wait_until(
+        lambda: "/late_a/joint_tf_publisher" in fleet.nodes(),
+        what=lambda: f"late_a retried on the file change ({fleet.stderr()[-800:]})",
+    )
+    # The status says late_a serves once the pass that retried both is over: late_c's retry
+    # on the file change is behind it, so what brings late_c up below is the period alone.
+    wait_until(lambda: status_of(fleet, "/late_a") == "serving", what="late_a serving")
+    assert refused(fleet, "/late_c")
+    late_c.write_text(BASE.read_text())  # no parameters file changes: only a period retries
+    period = set_fleet(fleet, "retry_period", ParameterValue(type=integer, integer_value=1))
+    assert period.successful, period.reason
+    wait_until(
+        lambda: "/late_c/joint_tf_publisher" in fleet.nodes(),
+        what=lambda: f"late_c retried by the new period ({fleet.stderr()[-800:]})",
+    )
+
+
 def test_sigint_stops_every_robot_and_exits_0(fleet: FleetUnderTest) -> None:
     """Last in the module: the fleet stops on SIGINT, its nodes leave, exit code 0."""
     assert fleet.stop() == 0, fleet.stderr()[-2000:]
