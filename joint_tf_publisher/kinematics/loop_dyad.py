@@ -76,10 +76,18 @@ class Dyad:
         if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
             return None
         # A right-handed basis (u, w, n) of the plane the loop points turn in.
-        u = _unit(cross(n1, [1.0, 0.0, 0.0] if abs(n1[0]) < 0.9 else [0.0, 1.0, 0.0]))
-        w = cross(n1, u)
-        a2, b2 = (dot(a, u), dot(a, w)), (dot(b, u), dot(b, w))
-        q1, q2 = (dot(p1, u), dot(p1, w)), (dot(p2, u), dot(p2, w))
+        nx, ny, nz = n1
+        if abs(nx) < 0.9:  # u along n x (1, 0, 0)
+            ux, uy, uz = 0.0, nz, -ny
+        else:  # along n x (0, 1, 0)
+            ux, uy, uz = -nz, 0.0, nx
+        norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+        ux, uy, uz = ux / norm, uy / norm, uz / norm
+        wx, wy, wz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
+        a2 = (a[0] * ux + a[1] * uy + a[2] * uz, a[0] * wx + a[1] * wy + a[2] * wz)
+        b2 = (b[0] * ux + b[1] * uy + b[2] * uz, b[0] * wx + b[1] * wy + b[2] * wz)
+        q1 = (p1[0] * ux + p1[1] * uy + p1[2] * uz, p1[0] * wx + p1[1] * wy + p1[2] * wz)
+        q2 = (p2[0] * ux + p2[1] * uy + p2[2] * uz, p2[0] * wx + p2[1] * wy + p2[2] * wz)
         r1 = math.dist(q1, a2)
         r2 = math.dist(q2, b2)
         d = math.dist(a2, b2)
@@ -87,11 +95,12 @@ class Dyad:
             return None
         along = (r1 * r1 - r2 * r2 + d * d) / (2.0 * d)
         height = math.sqrt(max(r1 * r1 - along * along, 0.0))
-        e = ((b2[0] - a2[0]) / d, (b2[1] - a2[1]) / d)
-        foot = (a2[0] + along * e[0], a2[1] + along * e[1])
-        meets = [(foot[0] - s * height * e[1], foot[1] + s * height * e[0]) for s in (1.0, -1.0)]
+        ex, ey = (b2[0] - a2[0]) / d, (b2[1] - a2[1]) / d
+        foot_x, foot_y = a2[0] + along * ex, a2[1] + along * ey
+        first = (foot_x - height * ey, foot_y + height * ex)
+        second = (foot_x + height * ey, foot_y - height * ex)
         middle = ((q1[0] + q2[0]) / 2.0, (q1[1] + q2[1]) / 2.0)
-        point = min(meets, key=lambda m: math.dist(m, middle))
+        point = first if math.dist(first, middle) <= math.dist(second, middle) else second
         turn1 = _turn(a2, q1, point)
         turn2 = _turn(b2, q2, point) * (1.0 if dot(n1, n2) > 0.0 else -1.0)
         values[self.slots[0]] += turn1
@@ -109,11 +118,6 @@ def dot(a: Vector, b: Vector) -> float:
 def cross(a: Vector, b: Vector) -> list[float]:
     """The cross product of 3-vectors ``a`` and ``b`` (plain floats)."""
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
-def _unit(a: Vector) -> list[float]:
-    norm = math.sqrt(dot(a, a))
-    return [a[0] / norm, a[1] / norm, a[2] / norm]
 
 
 def _sine(a: Vector, b: Vector) -> float:
