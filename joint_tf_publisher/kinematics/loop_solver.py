@@ -585,7 +585,10 @@ class LoopSolver:
         if errors is None:
             return False
         tolerance = self.tolerance
-        if max(errors[0]) > tolerance.position_m or max(errors[1]) > tolerance.angle_rad:
+        closed = all(e <= tolerance.position_m for e in errors[0]) and all(
+            e <= tolerance.angle_rad for e in errors[1]
+        )
+        if not closed:  # (an error that is not a number is not closed)
             values[:] = before
             return False
         return True

@@ -135,7 +135,8 @@ class LoopClosing:
         if errors is None:
             return False
         positions_m, angles_rad = errors
-        if max(positions_m) > self.tolerance or max(angles_rad) > self.tolerance:
+        # As the general way's test (``<=``): an error that is not a number is not closed.
+        if not all(error <= self.tolerance for error in positions_m + angles_rad):
             values[:] = before
             return False
         facts = self.facts
