@@ -134,3 +134,45 @@ def _turn(
     x1, y1 = start[0] - centre[0], start[1] - centre[1]
     x2, y2 = end[0] - centre[0], end[1] - centre[1]
     return math.atan2(x1 * y2 - y1 * x2, x1 * x2 + y1 * y2)
+
+
+@dataclass(frozen=True)
+class CrankSlider(Dyad):
+    """A slider-crank's rod and slider: as ``Dyad``, the first passive joint revolute (the
+    rod's, its side's loop frame first in ``links``), the second prismatic (the slider's,
+    its axis normal to the others). The rod's loop point turns on a circle about the rod's
+    axis, the slider's moves on a line; the loop closes where they meet (of the two points,
+    the one nearest the slider's warm start)."""
+
+    def solve_placed(
+        self, values: Array, placed: list[list[list[float]]]
+    ) -> tuple[float, float] | None:
+        """As ``Dyad.solve_placed``: the rod's turn (rad) and the slider's travel (m, along
+        its axis) moved in place."""
+        (centre, n), (_, slide), (p1, l1), (p2, l2) = placed
+        if max(_sine(n, l1), _sine(n, l2)) > PARALLEL:
+            return None
+        length = math.sqrt(dot(slide, slide))
+        s = [slide[0] / length, slide[1] / length, slide[2] / length]
+        if abs(dot(n, s)) > PARALLEL:
+            return None
+        # In the plane normal to n: the rod's point at radius r about the centre, the
+        # slider's point p2 + t s; |p2 + t s - centre|^2 = r^2.
+        rod = [p1[k] - centre[k] for k in range(3)]
+        gap = [p2[k] - centre[k] for k in range(3)]
+        rod_along, gap_along = dot(n, rod), dot(n, gap)
+        radius_squared = dot(rod, rod) - rod_along * rod_along
+        gap_squared = dot(gap, gap) - gap_along * gap_along
+        half = dot(gap, s)
+        discriminant = half * half - gap_squared + radius_squared
+        if discriminant < 0.0:
+            return None
+        root = math.sqrt(discriminant)
+        travel = min(-half + root, -half - root, key=abs)
+        end = [gap[k] + travel * s[k] for k in range(3)]
+        turn = math.atan2(dot(n, cross(rod, end)), dot(rod, end) - rod_along * dot(n, end))
+        values[self.slots[0]] += turn
+        values[self.slots[1]] += travel / length
+        offset = abs(rod_along - gap_along)
+        angle = math.asin(min(_sine(l1, l2), 1.0))
+        return offset, angle

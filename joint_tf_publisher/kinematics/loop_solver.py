@@ -42,12 +42,12 @@ from ..model.clamp_mode import ClampMode
 from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .layout import Layout, follower_levels
-from .loop_dyad import Dyad
+from .loop_dyad import CrankSlider, Dyad
 from .loop_rod import BallRod
 
 #: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
 #: and returns the position (m) and angle (rad) errors left, or None where it does not apply.
-ClosedForm = Dyad | BallRod
+ClosedForm = Dyad | CrankSlider | BallRod
 
 #: Loop types whose frames must share their axis line (origins and axis).
 _AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
@@ -137,6 +137,8 @@ class PassivePlan:
     #: The forms' links and (n, 4, 2) points and axes in them (``placing_links``,
     #: ``placing_columns``), all forms' in one: one product places them all.
     placing_links: IndexArray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    #: Whether a passive slot has a limit (a closed form's result is checked against it).
+    limited: bool = False
     placing_columns: Array = field(default_factory=lambda: np.empty((0, 4, 2)))
 
 
@@ -294,7 +296,7 @@ class LoopSolver:
         slots = np.frombuffer(passive, dtype=np.intp).copy()
         lower, upper = self.layout.ranges[ClampMode.HARD]
         sides = self._map(slots)
-        forms = self._closed_forms(slots, lower[slots], upper[slots])
+        forms = self._closed_forms(slots)
         return PassivePlan(
             slots=slots,
             lower=lower[slots].copy(),
@@ -303,6 +305,7 @@ class LoopSolver:
             over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
             forms=forms,
+            limited=bool(np.isfinite(lower[slots]).any() or np.isfinite(upper[slots]).any()),
             placing_links=np.concatenate(
                 [form.placing_links for form in forms] or [np.empty(0, dtype=np.intp)]
             ),
@@ -311,15 +314,12 @@ class LoopSolver:
             ),
         )
 
-    def _closed_forms(
-        self, slots: IndexArray, lower: Array, upper: Array
-    ) -> tuple[ClosedForm, ...]:
-        """A closed form for each loop (``loop_dyad``, ``loop_rod``) where the passive slots
-        have no limits, each moves one revolute cycle joint (no follower) of one loop only,
-        and each loop's are a planar dyad or a ball rod; else none (whether the axes are
-        parallel or meet is checked per solve)."""
-        if np.isfinite(lower).any() or np.isfinite(upper).any():
-            return ()
+    def _closed_forms(self, slots: IndexArray) -> tuple[ClosedForm, ...]:
+        """A closed form for each loop (``loop_dyad``, ``loop_rod``) where each passive slot
+        moves one cycle joint (no follower) of one loop only, and each loop's are a planar
+        dyad, a slider-crank's rod and slider or a ball rod; else none (whether the axes are
+        parallel or meet is checked per solve, and the limits on the result:
+        ``close_in_closed_form``)."""
         by_loop: list[list[tuple[int, int]]] = [[] for _ in self.loop_joints]
         for slot in slots.tolist():
             moved = np.flatnonzero(self._cycle_root == slot)
@@ -327,7 +327,7 @@ class LoopSolver:
                 return ()
             column = int(moved[0])
             loops = np.flatnonzero(self._sign[:, column])
-            if loops.size != 1 or not self._cycle_revolute[column, 0]:
+            if loops.size != 1:
                 return ()
             by_loop[int(loops[0])].append((slot, column))
         forms = []
@@ -350,9 +350,18 @@ class LoopSolver:
             (self._links[count + k], self._T_link_joint[count + k]),
         )
         kind = self.loop_joints[k].type
+        revolute = [bool(self._cycle_revolute[column, 0]) for _, column in passive]
         if kind in _AXIS_TYPES and len(link1_side) == 1 and len(link2_side) == 1:
             first, second = link1_side[0], link2_side[0]
-            return Dyad(
+            form = Dyad
+            if not all(revolute):  # a slider-crank: the rod's side first
+                if not any(revolute):
+                    return None
+                form = CrankSlider
+                if not self._cycle_revolute[first[1], 0]:
+                    first, second = second, first
+                    sides = (sides[1], sides[0])
+            return form(
                 slots=(first[0], second[0]),
                 children=(int(self._cycle_child[first[1]]), int(self._cycle_child[second[1]])),
                 inverse_offsets=(
@@ -364,7 +373,7 @@ class LoopSolver:
                 T_link_joint=(sides[0][1], sides[1][1]),
                 axis=self._axes[k, :, 0],
             )
-        if kind is not LoopJointType.BALL or len(passive) != 3:
+        if kind is not LoopJointType.BALL or len(passive) != 3 or not all(revolute):
             return None
         if len(link1_side) == 2 and len(link2_side) == 1:
             pair, single, rod, circle = link1_side, link2_side[0], sides[0], sides[1]
@@ -574,6 +583,11 @@ class LoopSolver:
                 return None
             positions_m.append(errors[0])
             angles_rad.append(errors[1])
+        if plan.limited:
+            solved = values[plan.slots]
+            if ((solved < plan.lower) | (solved > plan.upper)).any():
+                values[:] = before  # outside a limit: the solver's projected search
+                return None
         self._resolve(values)
         return positions_m, angles_rad
 

@@ -4,14 +4,27 @@ branches of a linkage and near where its two branches meet."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from bench.loop_models import LEGS, four_bar, legged, rssr
+from bench.loop_models import (
+    CRANK_DRAWN,
+    LEGS,
+    SLIDER,
+    four_bar,
+    legged,
+    rssr,
+    slider_crank,
+    slider_position,
+)
 from joint_tf_publisher import Robot
-from joint_tf_publisher.kinematics.loop_dyad import Dyad
+from joint_tf_publisher.kinematics.loop_dyad import CrankSlider, Dyad
 from joint_tf_publisher.kinematics.loop_rod import BallRod
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver, PassivePlan
+from joint_tf_publisher.model import RobotModel
 
 #: Closed form and iterative solver agree to this (rad): round-off, not the tolerance.
 EXACT = 1e-12
@@ -56,10 +69,11 @@ def _agree(
     ("robot", "given_names", "kinds"),
     [
         (four_bar(), ["crank_joint"], [Dyad]),
+        (slider_crank(), ["crank_joint"], [CrankSlider]),
         (rssr(), ["crank_joint"], [BallRod]),
         (legged(), LEGGED_GIVEN, [BallRod] * 4),
     ],
-    ids=["four-bar", "rssr", "legged"],
+    ids=["four-bar", "slider-crank", "rssr", "legged"],
 )
 def test_each_loop_takes_its_closed_form(
     robot: Robot, given_names: list[str], kinds: list[type]
@@ -103,6 +117,44 @@ def _nudge(plan: PassivePlan, size: int) -> np.ndarray:
     offset = np.zeros(size)
     offset[plan.slots] = 0.01
     return offset
+
+
+@pytest.mark.parametrize("crank", [0.0, 0.7, -1.2, 2.5])
+def test_the_slider_form_agrees_on_both_branches(crank: float) -> None:
+    """A slider-crank without the slider's limits: the slider on either side of the crank
+    (the line meets the rod's circle twice), each reached from a start near it, by the
+    closed form as by the solver. With the limits, a closed-form result beyond one is left to
+    the solver's projected search."""
+    base = slider_crank()
+    joints = dict(base.joints)
+    joints["slider_joint"] = replace(joints["slider_joint"], limit=None)
+    robot = Robot.from_model(
+        RobotModel(base.name, base.links, joints, base.root, loop_joints=base.loop_joints)
+    )
+    solver, given, plan = _setup(robot, ["crank_joint"])
+    assert not plan.limited
+    slider = _slot(robot, "slider_joint")
+    start = robot.kinematics.layout.zero_values.copy()
+    start[_slot(robot, "crank_joint")] = crank
+    first = _agree(solver, plan, solver.solve_from_drawing(start, given).values, given)
+    # The other assembly: the slider beyond the crank's pivot (x = a cos - sqrt(...)), the
+    # rod turned to it by the solver with the slider held there.
+    angle = CRANK_DRAWN + crank
+    a, rod = SLIDER["a"], SLIDER["l"]
+    other = first.copy()
+    other[slider] = (
+        a * math.cos(angle) - math.sqrt(rod * rod - (a * math.sin(angle)) ** 2)
+    ) - slider_position(CRANK_DRAWN)
+    held = robot.kinematics.cfg.given_slots(["crank_joint", "slider_joint"])
+    solver._minimise(other, solver.plan(solver.passive_slots(held).tobytes()), goal=0.0)
+    assert abs(other[slider] - first[slider]) > 1.0
+    second = _agree(solver, plan, other + _nudge(plan, other.size), given)
+    assert abs(second[slider] - other[slider]) < EXACT
+    limited = slider_crank()
+    limited_solver, limited_given, limited_plan = _setup(limited, ["crank_joint"])
+    assert limited_plan.limited
+    beyond = limited_solver.solve(other + _nudge(plan, other.size), limited_given)
+    assert beyond.iterations > 0  # -2.7 m is beyond the limit of -2: not the closed form
 
 
 def test_the_rod_form_agrees_near_where_the_branches_meet() -> None:
