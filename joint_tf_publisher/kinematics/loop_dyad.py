@@ -1,4 +1,6 @@
-"""A closed form for the commonest loop: a planar dyad (a four-bar's coupler and rocker).
+"""Closed forms for the commonest loops: a planar dyad (a four-bar's coupler and rocker) and
+a slider-crank's rod and slider (``CrankSlider``: the second passive joint prismatic, its loop
+point on a line instead of a circle).
 
 One revolute (or continuous) loop joint whose loop has exactly two passive joints, both
 revolute, one on each side, their axes and the loop joint's parallel: the loop point turns on
@@ -8,8 +10,9 @@ warm start's loop points is taken (the branch rule of ``loop_solver``). No itera
 then one product places the form's points and axes, and some 40 float operations in
 Python finish it (numpy's per-call cost would be most of it).
 
-``Dyad.solve`` returns None where the form does not apply at these values (axes no longer
-parallel, circles that do not meet): the general solver takes over. Metres and radians.
+``solve_placed`` returns None where the form does not apply at these values (axes no longer
+parallel, circles or line that do not meet): the general solver takes over. Metres and
+radians.
 """
 
 from __future__ import annotations
