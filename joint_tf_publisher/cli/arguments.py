@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..description.compose import COMPOSED_SOURCE, Attachment, compose
-from ..description.files import read_regular_file
 from ..description.loader import expand_xacro
-from ..description.xmlio import MAX_DESCRIPTION_BYTES, read_description
+from ..description.xmlio import read_description
 from ..errors import ModelError
 from ..node_core.parameters import ATTACHMENT_PREFIX, ParameterRejected, Settings
 from ..robot import Robot
-from .params_file import flattened
+from .params_file import ParamsFileError, flattened, read_document
 
 #: How ``--attach`` is written (its help and its errors).
 ATTACH_FORM = "NAME:FILE@PARENT[:X,Y,Z,ROLL,PITCH,YAW][:PREFIX]"
@@ -103,16 +102,9 @@ def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
     """The attachments a node parameters file gives (the first node section that has
     ``attachments``, nested or with dotted names); UsageError if it is not such a file."""
     try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:
-        raise UsageError("--params needs PyYAML (pip install pyyaml)") from None
-
-    try:
-        document = yaml.safe_load(read_regular_file(path, MAX_DESCRIPTION_BYTES).decode("utf-8"))
-    except ModelError as exc:  # as every file is read: no FIFO or device waited on
+        document = read_document(path)  # as every file is read: no FIFO or device waited on
+    except ParamsFileError as exc:
         raise UsageError(f"--params {exc}") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"--params {path}: {' '.join(str(exc).split())}") from None
     sections = document.values() if isinstance(document, dict) else []
     for section in sections:
         parameters = section.get("ros__parameters") if isinstance(section, dict) else None

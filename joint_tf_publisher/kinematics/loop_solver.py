@@ -61,6 +61,10 @@ _PRISMATIC_TREE_TYPES = ("prismatic",)
 #: stateless solve walks from the drawing to the given values in steps this size at most, so
 #: it stays on the drawing's branch.
 CONTINUATION_STEP = 0.25
+#: Most continuation steps of a stateless solve: a given value far from the drawing (a
+#: prismatic joint's 1e308 m; an angle's whole turns are left out first) walks in longer steps,
+#: not in unbounded time.
+MAX_CONTINUATION_STEPS = 64
 #: Levenberg-Marquardt iterations per solve, at most.
 MAX_ITERATIONS = 60
 #: For cross products: each component's next and the one after (cyclically).
@@ -255,6 +259,7 @@ class LoopSolver:
         follower_of = {f.joint: f for f in layout.followers}
         roots: list[int] = []
         multipliers: list[float] = []
+        angles = np.zeros(layout.num_values, dtype=bool)
         for index in cycle:
             multiplier = 1.0
             while index in follower_of:
@@ -262,6 +267,11 @@ class LoopSolver:
                 index = follower_of[index].leader
             roots.append(int(layout.slot[index]))
             multipliers.append(multiplier)
+            angles[layout.slot[index]] = (
+                layout.moving_joints[index].joint_type in _REVOLUTE_TREE_TYPES
+            )
+        #: (V,) True at the candidate slots that are angles (whole turns change no pose).
+        self._angle_slots: BoolArray = angles
         self._cycle_root = np.array(roots, dtype=np.intp)
         self._cycle_multiplier = np.array(multipliers)
         #: Variable slots that can be passive (the root leaders of the cycles' joints).
@@ -492,7 +502,8 @@ class LoopSolver:
 
     def _errors(self, rows: Array, frames: _Frames) -> tuple[Array, Array]:
         """``errors`` from the residual ``rows`` and the ``frames`` they came from."""
-        position = np.sqrt(np.sum(rows[:, :3] ** 2, axis=1))
+        with np.errstate(over="ignore"):  # inf m apart (a given value of 1e308)
+            position = np.sqrt(np.sum(rows[:, :3] ** 2, axis=1))
         if not self._has_angle.any():
             return position, np.zeros_like(position)
         rotation1, rotation2 = frames.frame1[:, :3, :3], frames.frame2[:, :3, :3]
@@ -539,15 +550,18 @@ class LoopSolver:
         drawing = self.layout.zero_values
         target = values.copy()
         moving = self.candidate_slots[given[self.candidate_slots]]
-        distance = float(np.max(np.abs(target[moving] - drawing[moving]), initial=0.0))
-        steps = max(1, math.ceil(distance / CONTINUATION_STEP))
+        change = _without_whole_turns(target[moving] - drawing[moving], self._angle_slots[moving])
+        distance = float(np.max(np.abs(change), initial=0.0))
+        steps = max(1, math.ceil(min(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS)))
         solved = target.copy()
         solved[plan.slots] = drawing[plan.slots]
         iterations = 0
         last = None
         for step in range(1, steps + 1):
-            fraction = step / steps
-            solved[moving] = drawing[moving] + fraction * (target[moving] - drawing[moving])
+            # The last step is the given values themselves (the same poses as the walk's end).
+            solved[moving] = (
+                target[moving] if step == steps else drawing[moving] + step / steps * change
+            )
             self._resolve(solved)
             if plan.forms and self._closed_step(solved, plan):
                 last = None
@@ -674,7 +688,12 @@ class LoopSolver:
         poses = fk(values)
         rows, frames = self._residual(poses)
         residual = rows.reshape(-1)
-        cost = float(residual @ residual)
+        with np.errstate(over="ignore"):
+            cost = float(residual @ residual)
+        if not math.isfinite(cost):
+            # Frames metres apart by 1e154 or more (a given value of 1e308): no step is
+            # finite; the loop is reported open at the start.
+            return 0, (rows, frames)
         damping = 1e-9
         identity = np.eye(slots.size)
         jacobian: Array | None = None
@@ -721,6 +740,16 @@ class LoopSolver:
                 if damping > 1e10:
                     break
         return iterations, (residual.reshape(rows.shape), frames)
+
+
+def _without_whole_turns(change: Array, angles: BoolArray) -> Array:
+    """``change`` (rad or m) with the whole turns of an angle (where ``angles``) beyond one
+    left out, the direction kept: a crank's 1000 rad walks 0.97 rad, its 6 rad walks 6 rad.
+    Computed from the sine and cosine (so the poses at the end are those of ``change``)."""
+    wrapped = np.arctan2(np.sin(change), np.cos(change))
+    wrapped += np.where((wrapped < 0.0) != (change < 0.0), np.copysign(2.0 * math.pi, change), 0.0)
+    result: Array = np.where(angles & (np.abs(change) > 2.0 * math.pi), wrapped, change)
+    return result
 
 
 def _rank(matrix: Array) -> int:

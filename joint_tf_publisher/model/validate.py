@@ -28,6 +28,16 @@ def joint_label(joint: Joint) -> str:
 #: Where a loop joint is written, for error messages: (line, element label).
 LoopSite = tuple[int | None, str]
 
+#: Most loop joints a robot may have: every JointState solves them all together.
+MAX_LOOP_JOINTS = 128
+#: Most entries of the loop solver's dense map from cycle-joint twists to loop sides, 2 K C^2
+#: for K loop joints and C moving joints on their cycles (``kinematics.loop_solver``): each
+#: solver iteration and the description's load cost time (and memory, 8 bytes an entry) in
+#: proportion. 2^20 (8 MB, some milliseconds an iteration) holds a hundredfold of a legged
+#: robot's rod loops (4 loops of 6 joints: 4608); beyond it a description that anyone may
+#: publish would make each JointState cost seconds.
+MAX_LOOP_WORK = 1 << 18
+
 
 def check_loop_joints(
     links: Mapping[str, Link],
@@ -59,6 +69,58 @@ def check_loop_joints(
         if loop.link1 == loop.link2:
             raise diag.error(
                 f"both sides are link {loop.link1!r}: the joint closes no loop", line, label
+            )
+    _check_loop_work(joints, loop_joints, diag, sites or {})
+
+
+def check_loop_count(count: int, diag: Diagnostics, line: int | None, label: str) -> None:
+    """Refuse the ``count``-th loop joint (written at ``line`` as ``label``) beyond
+    ``MAX_LOOP_JOINTS``. Readers call it as they meet each one, before its reading costs."""
+    if count > MAX_LOOP_JOINTS:
+        raise diag.error(
+            f"more than {MAX_LOOP_JOINTS} loop joints: each JointState solves them all",
+            line,
+            label,
+        )
+
+
+def _check_loop_work(
+    joints: Mapping[str, Joint],
+    loop_joints: Sequence[LoopJoint],
+    diag: Diagnostics,
+    sites: Mapping[str, LoopSite],
+) -> None:
+    """Refuse loops beyond what a JointState's solve may cost (``MAX_LOOP_JOINTS``,
+    ``MAX_LOOP_WORK``), naming the first loop joint beyond. Links are known to be in the tree;
+    the work is counted loop by loop, so a description of thousands costs no more than the
+    first ones beyond."""
+    parent_joint = {joint.child: joint for joint in joints.values()}
+    moving: set[str] = set()
+    for count, loop in enumerate(loop_joints, start=1):
+        line, label = sites.get(loop.name, (None, f"loop joint {loop.name!r}"))
+        check_loop_count(count, diag, line, label)
+        sides = []
+        for link in (loop.link1, loop.link2):
+            chain = []
+            while link in parent_joint:
+                chain.append(parent_joint[link])
+                link = parent_joint[link].parent
+            sides.append(chain)
+        shared = {joint.name for joint in sides[0]} & {joint.name for joint in sides[1]}
+        moving.update(
+            joint.name
+            for chain in sides
+            for joint in chain
+            if joint.name not in shared and joint.joint_type != "fixed"
+        )
+        work = 2 * count * len(moving) ** 2
+        if work > MAX_LOOP_WORK:
+            raise diag.error(
+                f"the loops up to this one have {len(moving)} moving joints on their cycles: "
+                f"solving {count} loop joints over them would cost {work} entries a JointState "
+                f"(at most {MAX_LOOP_WORK})",
+                line,
+                label,
             )
 
 

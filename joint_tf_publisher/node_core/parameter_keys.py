@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..description.compose import ATTACHMENT_FIELDS
-from .parameters import MAX_SHOWN_CHARS, PARAMETERS, ZEROS_PREFIX, parameter_name, shown
+from .parameters import PARAMETERS, ZEROS_PREFIX, parameter_name, shown, shown_text
 
 #: Parameters every rclpy node declares itself (Jazzy and later: the type description
 #: service's too).
@@ -37,6 +37,15 @@ MAX_CLOSE = 3
 MAX_LOOKED_UP_CHARS = 256
 #: Most candidates one lookup compares with (a robot's links or joints, the parameters).
 MAX_CANDIDATES = 20_000
+#: Most work of one lookup's difflib comparison, in units of about 4 ns: per candidate, the
+#: name's length times the candidate's plus ``COMPARISON_WORK``; candidates past the budget
+#: are not compared. difflib's time grows with the candidates and their lengths: one name of
+#: 256 characters took 6 s among 20,000 links of 256, one of 27 characters 1.8 s among
+#: 20,000 near-duplicates, and a remote.frames refusal looks up 10 inside the parameter
+#: callback. Some 0.1 s: 1,000 names of 20 characters, 300 of 256.
+MAX_LOOKUP_WORK = 25_000_000
+#: The fixed work of comparing one candidate (some 90 us), in the units above.
+COMPARISON_WORK = 20_000
 
 
 @dataclass(frozen=True)
@@ -59,13 +68,26 @@ class UnknownParameter:
 def close_matches(name: str, candidates: Iterable[str]) -> tuple[str, ...]:
     """At most ``MAX_CLOSE`` of ``candidates`` close to ``name``: those that start with
     ``name.`` (``attachments`` -> ``attachments.names``), then difflib's, best first. None
-    for a name longer than ``MAX_LOOKED_UP_CHARS``; at most ``MAX_CANDIDATES`` compared."""
+    for a name longer than ``MAX_LOOKED_UP_CHARS``; at most ``MAX_CANDIDATES`` looked at,
+    difflib on those ``compared`` (``MAX_LOOKUP_WORK``)."""
     if len(name) > MAX_LOOKED_UP_CHARS:
         return ()
     pool = [candidate for _, candidate in zip(range(MAX_CANDIDATES), candidates, strict=False)]
     nested = [candidate for candidate in pool if candidate.startswith(name + ".")]
-    similar = difflib.get_close_matches(name, pool, n=MAX_CLOSE)
+    similar = difflib.get_close_matches(name, compared(name, pool), n=MAX_CLOSE)
     return tuple(dict.fromkeys([*sorted(nested), *similar]))[:MAX_CLOSE]
+
+
+def compared(name: str, pool: list[str]) -> list[str]:
+    """The first of ``pool`` that difflib compares ``name`` with: while their work (the
+    name's length times each one's, plus ``COMPARISON_WORK`` each) stays within
+    ``MAX_LOOKUP_WORK``."""
+    work = 0
+    for count, candidate in enumerate(pool):
+        work += len(name) * len(candidate) + COMPARISON_WORK
+        if work > MAX_LOOKUP_WORK:
+            return pool[:count]
+    return pool
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
@@ -96,12 +118,11 @@ def unknown_parameters(
 
 
 def counted(unknown: Collection[UnknownParameter]) -> tuple[int, tuple[str, ...]]:
-    """How many keys ``unknown`` holds and the first ``MAX_WARNED`` (each cut as a refusal
-    shows a value), as the health report counts them."""
-    names = tuple(
-        name if len(name) <= MAX_SHOWN_CHARS else f"{name[:MAX_SHOWN_CHARS]}..."
-        for name in (parameter.name for parameter in list(unknown)[:MAX_WARNED])
-    )
+    """How many keys ``unknown`` holds and the first ``MAX_WARNED`` (each as ``shown_text``
+    shows a name: cut, a newline or an escape sequence escaped, since rcl takes any key of a
+    params file and the report's values are printed as lines), as the health report counts
+    them."""
+    names = tuple(shown_text(parameter.name) for parameter in list(unknown)[:MAX_WARNED])
     return len(unknown), names
 
 

@@ -25,6 +25,11 @@ from ..model import ClampMode
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
 #: Largest ``publish_frequency``, Hz (robot_state_publisher's bound too).
 MAX_PUBLISH_FREQUENCY = 1000.0
+#: Smallest rate (``publish_frequency``, ``remote.rate``), Hz: a period of 1e9 s, 1e18 ns,
+#: still an int64 of nanoseconds (rclpy's timers, the rate limiters). A rate of 1e-300 Hz
+#: was in (0, 1000] but its period an infinity: an OverflowError in every JointState
+#: callback (bag repair --params: a traceback).
+MIN_RATE_HZ = 1e-9
 #: Largest ``diagnostic_period``, ``joint_state_timeout`` and ``static_republish_period``,
 #: seconds.
 MAX_PERIOD_S = 3600.0
@@ -38,12 +43,21 @@ MIN_STATIC_REPUBLISH_PERIOD_S = 0.1
 MAX_TIME_OFFSET_S = float(2**31 - 1)
 #: Largest ``loop_tolerance``, metres and radians (beyond, no loop would say it is open).
 MAX_LOOP_TOLERANCE = 1.0
+#: Smallest ``loop_tolerance``: ten times what the solve leaves where a loop closes (round-off,
+#: 1e-13 m at most, ``loop_solver``). Below it a closing loop counts as open, so the node holds
+#: its passive joints at their drawing while the given ones move (1e-300: a spatial loop's
+#: links 0.26 m apart on /tf).
+MIN_LOOP_TOLERANCE = 1e-12
 
 #: Most items an array parameter takes (names, topics, folders, arguments, offsets, a zero's
 #: values), and an item list given as one comma-separated string: far above any real robot's
 #: (a few hundred joints and links), low enough that checking every item stays fast inside the
 #: parameter callback while /tf waits for it.
 MAX_ARRAY_ITEMS = 4096
+#: Longest ``frame_prefix`` and ``global_frame_prefix``: each prefixes two frame ids of
+#: every transform published, so a prefix of 4 MB made a 5-state bag repair write 337 MB
+#: (and the node /tf messages of 64 MB). ROS names are kept under 256 characters too.
+MAX_PREFIX_CHARS = 256
 #: Most characters of a refused value a reason shows (a huge array or text is cut).
 MAX_SHOWN_CHARS = 120
 
@@ -69,6 +83,15 @@ def shown(value: Any) -> str:
     if len(text) <= MAX_SHOWN_CHARS:
         return text
     return f"{text[:MAX_SHOWN_CHARS]}... ({len(text)} chars)"
+
+
+def shown_text(text: str) -> str:
+    """``text`` (a name) as a message names it in place: as it is when printable, else
+    escaped as a repr escapes it (a newline, an escape sequence cannot forge a log line or
+    colour a terminal: ``\\n``, ``\\x1b``), cut at ``MAX_SHOWN_CHARS``."""
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= MAX_SHOWN_CHARS else f"{text[:MAX_SHOWN_CHARS]}..."
 
 
 def as_number(name: str, value: Any, what: str = "a number") -> float:
@@ -232,9 +255,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "loop_tolerance",
         1e-6,
         "closed loops: how far apart (m, and rad) a loop joint's two frames may stay and count "
-        "as closed; beyond, the health report says the loop is not closed; (0, 1]",
+        "as closed; beyond, the health report says the loop is not closed; [1e-12, 1]",
         dynamic_typing=True,
-        float_range=(0.0, MAX_LOOP_TOLERANCE),
+        float_range=(MIN_LOOP_TOLERANCE, MAX_LOOP_TOLERANCE),
     ),
     ParameterSpec(
         "publish_loop_joint_states",
@@ -364,8 +387,8 @@ def split_attachment_parameter(parameter: str) -> tuple[str, str]:
     name, _, field = parameter.removeprefix(ATTACHMENT_PREFIX).rpartition(".")
     if not name or field not in ATTACHMENT_FIELDS or parameter == ATTACHMENTS:
         raise ParameterRejected(
-            f"{parameter}: an attachment parameter is attachments.<name>.<field>, field one "
-            f"of {', '.join(ATTACHMENT_FIELDS)}"
+            f"{shown_text(parameter)}: an attachment parameter is "
+            f"attachments.<name>.<field>, field one of {', '.join(ATTACHMENT_FIELDS)}"
         )
     return name, field
 
@@ -374,6 +397,7 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
     """An attachment parameter's value checked for its field's type: text, or for
     ``origin`` six numbers as a tuple of floats. None (unset) is the field's default."""
     _, field = split_attachment_parameter(parameter)
+    parameter = shown_text(parameter)  # from a file read offline, any key
     if field != "origin":
         if value is None:
             return ""
@@ -391,13 +415,18 @@ def parse_attachment_field(parameter: str, value: Any) -> Any:
 
 
 def _parse_rate(name: str) -> Callable[[Any], float]:
-    """A rate parameter as a float in (0, 1000] Hz."""
+    """A rate parameter as a float in [``MIN_RATE_HZ``, 1000] Hz."""
 
     def parse(value: Any) -> float:
         frequency = as_number(name, value)
         if not 0.0 < frequency <= MAX_PUBLISH_FREQUENCY:  # NaN fails too
             raise ParameterRejected(
                 f"{name} must be > 0 and <= {MAX_PUBLISH_FREQUENCY:g} Hz, got {shown(value)}"
+            )
+        if frequency < MIN_RATE_HZ:
+            raise ParameterRejected(
+                f"{name} must be at least {MIN_RATE_HZ:g} Hz (a period of at most 1e9 s), "
+                f"got {shown(value)}"
             )
         return frequency
 
@@ -432,11 +461,13 @@ def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
 
 
 def parse_loop_tolerance(value: Any) -> float:
-    """``loop_tolerance``: metres and radians in (0, ``MAX_LOOP_TOLERANCE``]."""
+    """``loop_tolerance``: metres and radians in [``MIN_LOOP_TOLERANCE``,
+    ``MAX_LOOP_TOLERANCE``]."""
     tolerance = as_number("loop_tolerance", value, "a number (m and rad)")
-    if not 0.0 < tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
+    if not MIN_LOOP_TOLERANCE <= tolerance <= MAX_LOOP_TOLERANCE:  # NaN fails too
         raise ParameterRejected(
-            f"loop_tolerance must be > 0 and <= {MAX_LOOP_TOLERANCE:g}, got {shown(value)}"
+            f"loop_tolerance must be >= {MIN_LOOP_TOLERANCE:g} and <= {MAX_LOOP_TOLERANCE:g} "
+            f"(round-off stays below 1e-13), got {shown(value)}"
         )
     return tolerance
 
@@ -528,7 +559,7 @@ def parse_attachment_names(value: Any) -> tuple[str, ...]:
     for name in names:
         if name == "names" or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ParameterRejected(
-                f"{ATTACHMENTS}: {name!r} cannot name an attachment (letters, digits and "
+                f"{ATTACHMENTS}: {shown(name)} cannot name an attachment (letters, digits and "
                 "underscores, not starting with a digit; not 'names')"
             )
     return names
@@ -545,7 +576,7 @@ def parse_description_args(value: Any) -> tuple[str, ...]:
     for item in items:
         name, separator, _ = item.partition(":=")
         if not separator or not name.strip():
-            raise ParameterRejected(f"description_args: {item!r} is not name:=value")
+            raise ParameterRejected(f"description_args: {shown(item)} is not name:=value")
     return tuple(items)
 
 
@@ -578,15 +609,20 @@ def _parse_bool(name: str) -> Callable[[Any], bool]:
     return parse
 
 
-def _parse_text(name: str) -> Callable[[Any], str]:
-    """A text parameter: a string (None, unset: ""); anything else refused naming ``name``,
-    as rclpy refuses it for a parameter declared a string."""
+def _parse_text(name: str, max_chars: int | None = None) -> Callable[[Any], str]:
+    """A text parameter: a string (None, unset: "") of at most ``max_chars`` characters
+    (None: any); anything else refused naming ``name``, as rclpy refuses it for a parameter
+    declared a string."""
 
     def parse(value: Any) -> str:
         if value is None:
             return ""
         if not isinstance(value, str):
             raise ParameterRejected(f"{name} must be a string, got {shown(value)}")
+        if max_chars is not None and len(value) > max_chars:
+            raise ParameterRejected(
+                f"{name} holds {len(value)} characters: at most {max_chars} are taken"
+            )
         return value
 
     return parse
@@ -680,7 +716,7 @@ class Settings:
         zeros = dict(self.zeros)
         attachment_fields = dict(self.attachment_fields)
         for name, value in values.items():
-            check_item_count(name, value)
+            check_item_count(shown_text(name), value)
             if name == ATTACHMENTS:
                 updates["attachments"] = parse_attachment_names(value)
                 continue
@@ -690,7 +726,7 @@ class Settings:
                 )
                 continue
             if name.startswith(ZEROS_PREFIX):
-                joint_values = parse_zero(name, value)
+                joint_values = parse_zero(shown_text(name), value)
                 if joint_values is None:
                     zeros.pop(name.removeprefix(ZEROS_PREFIX), None)
                 else:
@@ -735,8 +771,8 @@ class Settings:
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "publish_frequency": parse_frequency,
     "ignore_timestamp": _parse_bool("ignore_timestamp"),
-    "frame_prefix": _parse_text("frame_prefix"),
-    "global_frame_prefix": _parse_text("global_frame_prefix"),
+    "frame_prefix": _parse_text("frame_prefix", MAX_PREFIX_CHARS),
+    "global_frame_prefix": _parse_text("global_frame_prefix", MAX_PREFIX_CHARS),
     "clamp": parse_clamp,
     "exclude_joints": parse_joint_names,
     "source_list": parse_topic_names,

@@ -99,7 +99,7 @@ from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges
 from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
-from .remote_tf import RemoteTf
+from .remote_tf import LOOP_JOINT_STATES, RemoteTf
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 
 
@@ -298,7 +298,7 @@ class JointTfPublisher(Node):
         self._tf = TfPublisher(self)
         #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
         self._loop_states = (
-            self.create_publisher(JointState, "loop_joint_states", joint_states_publisher_qos())
+            self.create_publisher(JointState, LOOP_JOINT_STATES, joint_states_publisher_qos())
             if settings.publish_loop_joint_states
             else None
         )
@@ -392,7 +392,7 @@ class JointTfPublisher(Node):
                 model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
             #: Where the running description comes from (and the file watched, if any).
             self._described = Described(source, text, watch)
-            self._check_topics(settings.source_list)
+            self._check_topics(settings.source_list, settings.publish_loop_joint_states)
             texts = (text, model.text if model is not None else "")
             folders = start_folders(settings, watch.files if watch is not None else (), texts)
         #: What runtime changes may read (``allowed_folders``), and the stop flag.
@@ -436,10 +436,13 @@ class JointTfPublisher(Node):
             raw=True,
         )
 
-    def _check_topics(self, topics: tuple[str, ...]) -> None:
+    def _check_topics(self, topics: tuple[str, ...], loop_states: bool) -> None:
         """ParameterRejected unless each of ``topics`` is a valid topic name that is not
-        ``joint_states`` (subscribed to already)."""
+        ``joint_states`` (subscribed to already) nor, where ``loop_states``
+        (``publish_loop_joint_states``), ``loop_joint_states``: read back, the solved passive
+        joints would be given ones, and the loops would no longer be solved."""
         main = self.resolve_topic_name("joint_states")
+        own = self.resolve_topic_name(LOOP_JOINT_STATES) if loop_states else None
         for topic in topics:
             try:
                 resolved = self.resolve_topic_name(topic)
@@ -450,6 +453,12 @@ class JointTfPublisher(Node):
             if resolved == main:
                 raise ParameterRejected(
                     f"source_list: {topic!r} is {main}, which the node reads already"
+                )
+            if resolved == own:
+                raise ParameterRejected(
+                    f"source_list: {topic!r} is {own}, where the node publishes the solved "
+                    "passive joints of its loops (publish_loop_joint_states): read back, they "
+                    "would be given, no longer solved"
                 )
 
     def _subscribe_sources(self, topics: tuple[str, ...]) -> None:
@@ -578,7 +587,9 @@ class JointTfPublisher(Node):
             with reading_under(self._file_rules):
                 change = self._plan(values)
             if change.sources_changed:
-                self._check_topics(change.settings.source_list)
+                self._check_topics(
+                    change.settings.source_list, change.settings.publish_loop_joint_states
+                )
             if REMOTE_FIELDS.keys() & values.keys():
                 self._remote.check(change.settings, None)
         except (ParameterRejected, ModelError) as err:

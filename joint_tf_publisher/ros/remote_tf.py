@@ -27,6 +27,8 @@ from ..node_core.remote_output import RemoteOutput, check_choice, remote_on, sta
 from ..node_core.tf_outputs import GLOBAL_TF_STATIC_TOPIC, GLOBAL_TF_TOPIC, TfTopics
 from .tf_publishers import RemoteTfPublisher
 
+#: The topic of the solved passive joints (``publish_loop_joint_states``), relative.
+LOOP_JOINT_STATES = "loop_joint_states"
 #: The type the remote output publishes, as the graph names it.
 TF_MESSAGE_TYPE = "tf2_msgs/msg/TFMessage"
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"

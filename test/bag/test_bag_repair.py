@@ -1000,7 +1000,10 @@ def test_a_robot_recorded_in_a_namespace(tmp_path: Path, robot_tf_in_namespace: 
     the other robot's global /tf kept as it was."""
     bag, states = namespaced_recording(tmp_path / "in", robot_tf_in_namespace)
     params = tmp_path / "params.yaml"
-    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    # The section of the node in /robot1 (a bare joint_tf_publisher: is the root node's).
+    params.write_text(
+        "/robot1/joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n"
+    )
     assert repair(str(bag), "-o", str(tmp_path / "root")) == 1  # no joint states in the root
     out = tmp_path / "out"
     assert repair(str(bag), "-o", str(out), "--namespace", "robot1", "--params", str(params)) == 0
@@ -1060,9 +1063,11 @@ def test_the_doctor_takes_the_nodes_parameters_file(
 
     bag, _ = namespaced_recording(tmp_path / "in", robot_tf_in_namespace=True)
     params = tmp_path / "params.yaml"
-    params.write_text(
-        "joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n"
+    params.write_text(  # the section of the node in /robot1, and another robot's
+        "/robot1/joint_tf_publisher:\n  ros__parameters:\n    source_list: [arm_states]\n"
         "    attachments: [tool]\n    publish_frequncy: 5.0\n"
+        "/robot2/joint_tf_publisher:\n  ros__parameters:\n    source_list: [other]\n"
+        "    robot2_only: 1\n"
     )
     warned = (
         f"warning: --params {params}: parameter 'attachments' is given for this node but is "
@@ -1090,7 +1095,7 @@ def test_the_doctor_takes_the_nodes_parameters_file(
         main(["doctor", "--bag", str(out), "--namespace", "robot1", "--params", str(params)]) == 0
     )
     capsys.readouterr()
-    params.write_text("joint_tf_publisher:\n  ros__parameters:\n    source_list: 3\n")
+    params.write_text("/**:\n  ros__parameters:\n    source_list: 3\n")
     assert main([*doctor, "--params", str(params)]) == 1
     assert capsys.readouterr().err.count("\n") == 1
     with pytest.raises(SystemExit) as exited:

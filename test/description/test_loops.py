@@ -17,6 +17,7 @@ from repo_paths import TEST_DIR
 from joint_tf_publisher import ModelError, Robot
 from joint_tf_publisher.model import LoopJoint, LoopJointType
 from joint_tf_publisher.model.drawing import drawing_poses
+from joint_tf_publisher.model.validate import MAX_LOOP_JOINTS, MAX_LOOP_WORK
 
 LOOPS_DIR = TEST_DIR / "data" / "loops"
 FOUR_BARS = ["four_bar.sdf", "four_bar_loop_joint.urdf", "four_bar_gazebo.urdf"]
@@ -398,3 +399,104 @@ def test_limits_are_never_nan() -> None:
     )
     with pytest.raises(ModelError, match="lower is NaN"):
         Robot.from_xml_string(text)
+
+
+# -- hostile sizes (review of #45) ------------------------------------------------------------
+
+
+def many_four_bars(count: int) -> str:
+    """A URDF with ``count`` separate four-bars under one ground link."""
+    lines = ['<?xml version="1.0"?>', '<robot name="many">', '  <link name="ground"/>']
+    for i in range(count):
+        lines += [
+            f'  <link name="crank{i}"/><link name="coupler{i}"/><link name="rocker{i}"/>',
+            f'  <joint name="gc{i}" type="continuous"><parent link="ground"/>'
+            f'<child link="crank{i}"/><axis xyz="0 1 0"/></joint>',
+            f'  <joint name="cc{i}" type="continuous"><parent link="crank{i}"/>'
+            f'<child link="coupler{i}"/><origin xyz="0 0 0.2"/><axis xyz="0 1 0"/></joint>',
+            f'  <joint name="gr{i}" type="continuous"><parent link="ground"/>'
+            f'<child link="rocker{i}"/><origin xyz="0.5 0 0"/><axis xyz="0 1 0"/></joint>',
+            f'  <loop_joint name="l{i}" type="continuous">'
+            f'<link1 link="coupler{i}" xyz="0.5 0 0.2" rpy="-1.5707963267948966 0 0"/>'
+            f'<link2 link="rocker{i}" xyz="0 0 0.4" rpy="-1.5707963267948966 0 0"/>'
+            '<axis xyz="0 0 1"/></loop_joint>',
+        ]
+    return "\n".join([*lines, "</robot>"])
+
+
+def test_thousands_of_loops_are_refused_at_the_first_beyond_the_solvers_budget(
+    tmp_path: Path,
+) -> None:
+    """The solver's map is dense, 2 K C^2 entries: 100 four-bars took 100 MB and 9 s a
+    ``link_fk``, 400 some 6 GB (more than ``MAX_LOOP_JOINTS`` are refused as they are read).
+    Refused at the first loop joint beyond ``MAX_LOOP_WORK``."""
+    text = many_four_bars(100)
+    error, path = refusal(tmp_path, "many.urdf", text)
+    first_beyond = next(
+        k for k in range(1, 100) if 2 * (k + 1) * (3 * (k + 1)) ** 2 > MAX_LOOP_WORK
+    )
+    fragment = f'<loop_joint name="l{first_beyond}"'
+    assert error.startswith(f"{path}:{line_with(text, fragment)}: loop_joint 'l{first_beyond}': ")
+    assert "at most" in error
+    # Below the budget, loaded and solved.
+    robot = load_text(tmp_path, "fewer.urdf", many_four_bars(first_beyond))
+    assert len(robot.loop_joints) == first_beyond
+    assert set(robot.link_fk({"gc0": 0.3})) >= {"rocker0"}
+
+
+def test_more_loop_joints_than_the_limit_are_refused(tmp_path: Path) -> None:
+    """Loops that share their few joints cost little each, but every JointState solves them
+    all: at most ``MAX_LOOP_JOINTS``."""
+    loops = "\n".join(
+        f'  <loop_joint name="x{i}" type="ball"><link1 link="r" xyz="1 0 0"/>'
+        '<link2 link="b"/></loop_joint>'
+        for i in range(MAX_LOOP_JOINTS + 1)
+    )
+    text = urdf_loop(loops)
+    error, path = refusal(tmp_path, "shared.urdf", text)
+    fragment = f'name="x{MAX_LOOP_JOINTS}"'
+    assert error.startswith(
+        f"{path}:{line_with(text, fragment)}: loop_joint 'x{MAX_LOOP_JOINTS}': "
+    )
+    assert f"more than {MAX_LOOP_JOINTS} loop joints" in error
+
+
+@pytest.mark.parametrize("spelling", ["loop_joint", "gazebo"])
+def test_loop_joints_beyond_the_limit_are_refused_before_they_are_read(
+    monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    """20,000 ``<gazebo><joint>``s were each read through a pose graph (0.75 ms each: 7 s for
+    1.5 MB, minutes for the 32 MiB a description may hold) before being counted."""
+    from joint_tf_publisher.description.urdf import gazebo_loops
+    from joint_tf_publisher.description.urdf import robot as urdf_robot
+
+    read: list[str] = []
+    real_build, real_parse = gazebo_loops.build_joint, urdf_robot.parse_loop_joint
+    monkeypatch.setattr(gazebo_loops, "build_joint", lambda *a: read.append("g") or real_build(*a))
+    monkeypatch.setattr(
+        urdf_robot, "parse_loop_joint", lambda *a: read.append("l") or real_parse(*a)
+    )
+    count = 20 * MAX_LOOP_JOINTS
+    if spelling == "gazebo":
+        body = (
+            "  <gazebo>\n"
+            + "\n".join(
+                f'  <joint name="g{i}" type="ball"><parent>r</parent><child>b</child></joint>'
+                for i in range(count)
+            )
+            + "\n  </gazebo>"
+        )
+        label = f"joint 'g{MAX_LOOP_JOINTS}'"
+    else:
+        body = "\n".join(
+            f'  <loop_joint name="g{i}" type="ball"><link1 link="r" xyz="1 0 0"/>'
+            '<link2 link="b"/></loop_joint>'
+            for i in range(count)
+        )
+        label = f"loop_joint 'g{MAX_LOOP_JOINTS}'"
+    text = urdf_loop(body)
+    with pytest.raises(ModelError) as caught:
+        Robot.from_xml_string(text)
+    line = line_with(text, f'name="g{MAX_LOOP_JOINTS}"')
+    assert str(caught.value).startswith(f"<string>:{line}: {label}: more than "), caught.value
+    assert len(read) <= MAX_LOOP_JOINTS

@@ -224,3 +224,35 @@ def test_the_four_bar_closed_form_agrees_with_the_iterative_solver() -> None:
         solver._minimise(iterative, plan)
         assert np.allclose(closed_form.values, iterative, atol=1e-12)
         values = closed_form.values
+
+
+# -- hostile values (review of #45) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("turns", [1000.0, 1e6, -1e5, 1e300])
+def test_a_crank_far_from_the_drawing_walks_no_more_than_a_turn(turns: float) -> None:
+    """A stateless solve walked 0.25 rad a step from the drawing: a crank given 1000 rad took
+    4000 solves (6 s), 1e6 rad hours. Whole turns change no pose: they are left out, and the
+    poses are those of the value given."""
+    robot = four_bar()
+    kinematics = robot.kinematics
+    assert kinematics.loops is not None
+    values = kinematics.cfg.single({"crank_joint": turns}, ClampMode.NONE)
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    solution = kinematics.loops.solve_from_drawing(values, given)
+    assert solution.iterations <= 100
+    assert solution.values[given].tolist() == [turns]
+    near = math.remainder(turns, math.tau)
+    assert np.allclose(
+        robot.link_fk({"crank_joint": turns})["rocker"],
+        robot.link_fk({"crank_joint": near})["rocker"],
+        atol=1e-9 * max(1.0, abs(turns) * 1e-15),
+    )
+
+
+@pytest.mark.parametrize("travel", [1e9, 1e308, -1e308])
+def test_a_huge_prismatic_value_is_a_loop_not_closed_not_an_overflow(travel: float) -> None:
+    """The slider given 1e308 m (no clamp): the walk's step count was ceil(inf), an
+    OverflowError; it is bounded (``MAX_CONTINUATION_STEPS``) and the loop reported open."""
+    with pytest.raises(LoopNotClosedError, match="pin"):
+        slider_crank().link_fk({"slider_joint": travel})

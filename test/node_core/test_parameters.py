@@ -196,9 +196,10 @@ def test_docs_give_every_parameter_its_type_and_default(path: Any) -> None:
 #: How the docs state a range in prose: ``range (0, 1000]``, ``[0, 3600]``, ``> 0 and <= 1000``,
 #: ``>= 0 and <= 3600``, ``within +-2147483647``. Groups: the lower bound's bracket or sign
 #: (none: symmetric, closed), low, high.
+_NUMBER = r"-?[\d.]+(?:e-?\d+)?"  # 1e-12 too (loop_tolerance)
 RANGE_WORDS = (
-    re.compile(r"(?P<open>[(\[])(?P<low>-?[\d.]+), (?P<high>-?[\d.]+)\]"),
-    re.compile(r"(?P<open>>=?) (?P<low>-?[\d.]+) and <= (?P<high>-?[\d.]+)"),
+    re.compile(rf"(?P<open>[(\[])(?P<low>{_NUMBER}), (?P<high>{_NUMBER})\]"),
+    re.compile(rf"(?P<open>>=?) (?P<low>{_NUMBER}) and <= (?P<high>{_NUMBER})"),
     re.compile(r"within \+-(?P<high>[\d.]+)"),
 )
 
@@ -412,13 +413,13 @@ def test_every_array_parameter_is_bounded_in_length(name: str) -> None:
 # -- issue #44: every bound at the bound itself, every double from an integer ------------------
 
 #: The double parameters with a documented range, and whether the low end itself is allowed
-#: (rates and ``joint_state_timeout`` are > 0; periods may be 0, "off").
+#: (rates and ``joint_state_timeout`` are > 0; periods may be 0, "off"; ``loop_tolerance`` 1e-12).
 BOUNDED = {
     spec.name: spec.float_range
     for spec in PARAMETERS
     if spec.float_range is not None and spec.alias_of is None
 }
-LOW_END_ALLOWED = {"time_offset", "diagnostic_period", "static_republish_period"}
+LOW_END_ALLOWED = {"time_offset", "diagnostic_period", "static_republish_period", "loop_tolerance"}
 
 
 def setting(name: str, value: Any) -> Any:
@@ -455,7 +456,12 @@ def test_the_documented_maximum_is_taken_as_a_double_and_as_an_integer(name: str
 def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name: str) -> None:
     low = BOUNDED[name][0]
     if name in LOW_END_ALLOWED:
-        assert setting(name, low) == low and setting(name, int(low)) == low
+        assert setting(name, low) == low
+        if float(low).is_integer():
+            assert setting(name, int(low)) == low
+        else:  # loop_tolerance's 1e-12: the integer below it, 0, is refused
+            with pytest.raises(ParameterRejected, match=re.escape(name)):
+                setting(name, int(low))
     else:
         with pytest.raises(ParameterRejected, match=re.escape(name)):
             setting(name, low)

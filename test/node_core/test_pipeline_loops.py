@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import pytest
 from scipy.spatial.transform import Rotation
 
-from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, rssr, slider_crank
+from joint_tf_publisher import Robot
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
 from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.node_core.cdr import Publication
-from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.parameters import (
+    MIN_LOOP_TOLERANCE,
+    ParameterRejected,
+    Settings,
+    parse_loop_tolerance,
+)
 from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
 MS = 1_000_000
@@ -130,3 +137,30 @@ def test_loop_tolerance_decides_what_is_reported() -> None:
         position = float(dict(report.values)[Key.LOOPS].split(": ")[1].split(",")[0])
         assert 0.1 < position < 1.0  # open by this much
         assert dict(report.values)[Key.LOOPS_NOT_CLOSED] == reported
+
+
+# -- hostile parameters (review of #45) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [1e-300, 1e-13, 5e-324, 0.0, -0.0, -1e-6, 1.5, "nan", True])
+def test_loop_tolerance_below_round_off_is_refused(value: object) -> None:
+    """A tolerance below what a closing solve leaves (round-off) made every solve "not
+    closed": the node held the passive joints at their drawing while the crank turned (an
+    RSSR's rocker 0.26 m off its coupler on /tf with 1e-300)."""
+    with pytest.raises(ParameterRejected, match="loop_tolerance"):
+        parse_loop_tolerance(float(value) if value == "nan" else value)
+
+
+@pytest.mark.parametrize("model", [rssr, slider_crank, four_bar])
+def test_at_the_smallest_loop_tolerance_a_closing_loop_counts_as_closed(
+    model: Callable[[], Robot],
+) -> None:
+    rig = _Rig(loop_tolerance=MIN_LOOP_TOLERANCE)
+    rig.robot = model()
+    rig.pipeline.install(LoadedModel(rig.robot, ""))
+    for crank in np.linspace(0.0, 0.8, 17):
+        rig.send(["crank_joint"], [float(crank)])
+        facts = rig.pipeline.health.loops
+        assert facts is not None
+        assert not facts.not_closed_since_ns, (crank, facts.position_error_m)
+    assert parse_loop_tolerance(MIN_LOOP_TOLERANCE) == MIN_LOOP_TOLERANCE

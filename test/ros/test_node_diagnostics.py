@@ -11,6 +11,7 @@ node can spin with: the report is a steady-clock timer, which each loop must ser
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -43,8 +44,14 @@ LEADERS = [f"joint_{i}" for i in range(1, 8)] + ["finger_joint"]
 FAST = {"diagnostic_period": 0.2, "joint_state_timeout": 0.6}
 #: Keys the arm is given that the node does not declare (issue 47): in its params file's
 #: ``/**`` section (the name a user guesses for attachments.names, a misspelt one) and as a
-#: ``-p`` override (a parameter of another node).
-UNKNOWN_IN_FILE = {"attachments": ["tool"], "publish_frequncy": 5.0}
+#: ``-p`` override (a parameter of another node). And a key that would forge a log line and
+#: colour a terminal (rcl takes any key of a params file; written here as a YAML quoted key).
+FORGING_KEY = "forged\n[ERROR] [other]: \x1b[31mred"
+UNKNOWN_IN_FILE = {
+    "attachments": ["tool"],
+    "publish_frequncy": 5.0,
+    json.dumps(FORGING_KEY): 1,
+}
 UNKNOWN_ARGUMENTS = ("-p", "robots:=[a]")
 
 
@@ -197,13 +204,15 @@ class TestArm:
         and that a /** section is every node's), counts them, and runs as it would."""
         status = wait_until(lambda: monitor.statuses[-1] if monitor.statuses else None)
         counted = values(status)[Key.UNKNOWN_PARAMETERS]
-        assert counted == "3, attachments, publish_frequncy, robots", counted
+        forged = "forged\\n[ERROR] [other]: \\x1b[31mred"  # escaped: one line, no colour
+        assert counted == f"4, attachments, {forged}, publish_frequncy, robots", counted
         warned = [line for line in arm.stderr().splitlines() if "none of its parameters" in line]
-        assert len(warned) == 3, arm.stderr()
+        assert len(warned) == 4, arm.stderr()
         assert all(line.startswith("[WARN]") and "/**" in line for line in warned)
         assert "'attachments'" in warned[0] and "did you mean attachments.names?" in warned[0]
-        assert "did you mean publish_frequency?" in warned[1]
-        assert "'robots'" in warned[2] and "did you mean" not in warned[2]
+        assert forged in warned[1] and "\x1b" not in arm.stderr()
+        assert "did you mean publish_frequency?" in warned[2]
+        assert "'robots'" in warned[3] and "did you mean" not in warned[3]
 
     def test_a_stream_that_stops_is_stale(self, arm: NodeUnderTest, monitor: Monitor) -> None:
         status = monitor.wait(DiagnosticStatus.STALE, "the joint-state stream stopped")

@@ -135,3 +135,47 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
     assert ros.spin_until(lambda: len(crank_seen) > published, timeout_s=WAIT_S)
     assert math.isclose(crank_angle(), CRANK_DRAWN, abs_tol=1e-12)
     assert np.all(np.isfinite(tree["rocker"]))
+
+
+def test_loop_joint_states_is_no_source_nor_remote_topic_and_stays_in_the_namespace(
+    ros: Any,
+) -> None:
+    """Review of #45: with ``publish_loop_joint_states``, a ``source_list`` naming
+    ``loop_joint_states`` read the node's own solved passive joints back as given ones (the
+    loops no longer solved): refused naming the parameter. ``remote.topic`` there is refused
+    (the middleware refuses the TFMessage publisher; the graph names the JointState). The
+    topic is the namespace's."""
+    parameters = [
+        Parameter("robot_description", value=GROUND),
+        Parameter("publish_loop_joint_states", value=True),
+    ]
+    node = JointTfPublisher(
+        context=ros.context, parameter_overrides=parameters, namespace="/r45/arm"
+    )
+    ros._owned.append(node)
+    assert node._loop_states is not None
+    assert node._loop_states.topic_name == "/r45/arm/loop_joint_states"
+    for topic in (
+        "loop_joint_states",
+        "/r45/arm/loop_joint_states",
+        "arm/../arm/loop_joint_states",
+    ):
+        (result,) = node.set_parameters([Parameter("source_list", value=[topic])])
+        if topic.startswith("arm/.."):
+            assert not result.successful  # not a valid name at all
+            continue
+        assert not result.successful, topic
+        assert "source_list" in result.reason and "publish_loop_joint_states" in result.reason
+    result = node.set_parameters_atomically(
+        [
+            Parameter("remote.frames", value=["ground"]),
+            Parameter("remote.topic", value="loop_joint_states"),
+        ]
+    )
+    assert not result.successful
+    assert "remote.topic" in result.reason and "sensor_msgs/msg/JointState" in result.reason
+    # Another robot's loop_joint_states (another namespace) is a source like any.
+    (result,) = node.set_parameters(
+        [Parameter("source_list", value=["/r45/leg/loop_joint_states"])]
+    )
+    assert result.successful, result.reason

@@ -144,6 +144,9 @@ HOSTILE_AT_RUNTIME: list[tuple[str, Any, str]] = [
     ("source_time_offsets", [float("nan")], "source_time_offsets[0] must be finite"),
     ("remote.frames", [f"l{i}" for i in range(5000)], "remote.frames holds 5000 items"),
     ("exclude_joints", ["j"] * 50_000, "exclude_joints holds 50000 items: at most 4096"),
+    # In (0, 1000] but a period no int64 of nanoseconds holds (an OverflowError per state).
+    ("publish_frequency", 1e-300, "publish_frequency must be at least 1e-09 Hz"),
+    ("remote.rate", 5e-324, "remote.rate must be at least 1e-09 Hz"),
 ]
 
 

@@ -185,15 +185,16 @@ class StderrLogger:
         print(f"error: {message}", file=self.stream)
 
 
-def params_settings(params: Path | None) -> tuple[Settings, dict[str, Any]]:
+def params_settings(params: Path | None, namespace: str = "") -> tuple[Settings, dict[str, Any]]:
     """The node's settings from its parameters file ``params`` (the defaults for None) and
-    the values they came from, as the bag commands take ``--params``; BagError naming the
+    the values they came from, as the bag commands take ``--params`` (the sections of a node
+    in ``namespace``, ``--namespace``'s); BagError naming the
     file where it does not load or a value is refused. A key the node would not declare is
     a warning on stderr, as the node logs it (``parameter_keys``)."""
     values: dict[str, Any] = {}
     if params is not None:
         try:
-            values = node_parameters(params)
+            values = node_parameters(params, namespace=namespace)
         except ParamsFileError as exc:
             raise BagError(f"--params {exc}") from None
     try:
@@ -208,7 +209,7 @@ def params_settings(params: Path | None) -> tuple[Settings, dict[str, Any]]:
 
 def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
     """The node's settings for the repair and the parameter values they came from."""
-    settings, values = params_settings(options.params)
+    settings, values = params_settings(options.params, options.namespace)
     if "publish_frequency" not in values and "ignore_timestamp" not in values:
         settings = replace(settings, ignore_timestamp=True)  # a recording keeps every state
     if options.static_republish_period is not None:

@@ -575,7 +575,7 @@ def run_bag_doctor(
     parameters file (its ``source_list`` and ``frame_prefix`` used, ``frame_prefix`` under
     the one given). BagError for a bag that cannot be read or a parameters file that does
     not load; ValueError for a namespace that is not one."""
-    settings, _ = params_settings(params)
+    settings, _ = params_settings(params, namespace)
     if frame_prefix is None:
         frame_prefix = settings.frame_prefix
     bag = open_bag(path)
