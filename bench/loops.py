@@ -152,6 +152,6 @@ def run_loops(quick: bool) -> tuple[list[Table], dict[str, Any]]:
     )
     table.notes.append(
         "link_fk with loops: passive joints solved from the drawing (continuation in steps of "
-        "at most 0.25 rad), the stateless rule"
+        "at most 0.25 rad, by the closed forms where they apply), the stateless rule"
     )
     return [table], {"loops": records}

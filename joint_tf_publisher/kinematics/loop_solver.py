@@ -30,7 +30,7 @@ are held at their value.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +42,12 @@ from ..model.clamp_mode import ClampMode
 from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .layout import Layout, follower_levels
-from .loop_dyad import Dyad
+from .loop_dyad import CrankSlider, Dyad
+from .loop_rod import BallRod
+
+#: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
+#: and returns the position (m) and angle (rad) errors left, or None where it does not apply.
+ClosedForm = Dyad | CrankSlider | BallRod
 
 #: Loop types whose frames must share their axis line (origins and axis).
 _AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
@@ -118,7 +123,7 @@ class _Frames(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _PassivePlan:
+class PassivePlan:
     """The passive variables of one set of given slots: (P,) slots, their limits, (2K, P, C)
     the map from cycle-joint twists to each loop's link1 and link2 sides, and whether the loops
     are over-determined."""
@@ -130,8 +135,15 @@ class _PassivePlan:
     over_determined: bool
     #: (n,) the moving joints the passive values move (cycle joints, followers included).
     joints: IndexArray
-    #: The closed form of these passive joints where they are a planar dyad (``loop_dyad``).
-    dyad: Dyad | None = None
+    #: One closed form a loop (``ClosedForm``, loop joint order) where every loop's passive
+    #: joints have one and no passive joint moves two loops; else empty.
+    forms: tuple[ClosedForm, ...] = ()
+    #: The forms' links and (n, 4, 2) points and axes in them (``placing_links``,
+    #: ``placing_columns``), all forms' in one: one product places them all.
+    placing_links: IndexArray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    #: Whether a passive slot has a limit (a closed form's result is checked against it).
+    limited: bool = False
+    placing_columns: Array = field(default_factory=lambda: np.empty((0, 4, 2)))
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -228,6 +240,8 @@ class LoopSolver:
         link_index = {name: k for k, name in enumerate(layout.link_names)}
         joints = [layout.moving_joints[i] for i in cycle]
         self._cycle_child = np.array([link_index[j.child] for j in joints], dtype=np.intp)
+        #: Per cycle joint, how many tree joints are above its child (0: the root's).
+        self._depth = [len(_tree_path(layout, j.child)) for j in joints]
         self._cycle_inverse_offset = np.array(
             [np.linalg.inv(j.child_offset) for j in joints]
         ).reshape(len(joints), 4, 4)
@@ -287,57 +301,109 @@ class LoopSolver:
         sides: Array = np.concatenate((side1, side2)).transpose(0, 2, 1).copy()
         return sides
 
-    def _make_plan(self, passive: bytes) -> _PassivePlan:
-        """The ``_PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
+    def _make_plan(self, passive: bytes) -> PassivePlan:
+        """The ``PassivePlan`` of the passive slots ``passive`` (an IndexArray's bytes)."""
         slots = np.frombuffer(passive, dtype=np.intp).copy()
         lower, upper = self.layout.ranges[ClampMode.HARD]
         sides = self._map(slots)
-        return _PassivePlan(
+        forms = self._closed_forms(slots)
+        return PassivePlan(
             slots=slots,
             lower=lower[slots].copy(),
             upper=upper[slots].copy(),
             sides=sides,
             over_determined=self._over_determined(sides),
             joints=self._cycle_joints[np.isin(self._cycle_root, slots)],
-            dyad=self._dyad(slots, lower[slots], upper[slots]),
+            forms=forms,
+            limited=bool(np.isfinite(lower[slots]).any() or np.isfinite(upper[slots]).any()),
+            placing_links=np.concatenate(
+                [form.placing_links for form in forms] or [np.empty(0, dtype=np.intp)]
+            ),
+            placing_columns=np.concatenate(
+                [form.placing_columns for form in forms] or [np.empty((0, 4, 2))]
+            ),
         )
 
-    def _dyad(self, slots: IndexArray, lower: Array, upper: Array) -> Dyad | None:
-        """The closed form of ``slots`` (``loop_dyad``) where they are a planar dyad: one
-        revolute loop joint, two passive revolute joints without limits, one a side, moved by
-        no follower; None otherwise (whether the axes are parallel is checked per solve)."""
-        if (
-            len(self.loop_joints) != 1
-            or self.loop_joints[0].type not in _AXIS_TYPES
-            or slots.size != 2
-            or np.isfinite(lower).any()
-            or np.isfinite(upper).any()
-        ):
-            return None
-        columns = []
+    def _closed_forms(self, slots: IndexArray) -> tuple[ClosedForm, ...]:
+        """A closed form for each loop (``loop_dyad``, ``loop_rod``) where each passive slot
+        moves one cycle joint (no follower) of one loop only, and each loop's are a planar
+        dyad, a slider-crank's rod and slider or a ball rod; else none (whether the axes are
+        parallel or meet is checked per solve, and the limits on the result:
+        ``close_in_closed_form``)."""
+        by_loop: list[list[tuple[int, int]]] = [[] for _ in self.loop_joints]
         for slot in slots.tolist():
             moved = np.flatnonzero(self._cycle_root == slot)
             if moved.size != 1 or self._cycle_multiplier[moved[0]] != 1.0:
-                return None
-            columns.append(int(moved[0]))
-        if not self._cycle_revolute[columns].all():
+                return ()
+            column = int(moved[0])
+            loops = np.flatnonzero(self._sign[:, column])
+            if loops.size != 1:
+                return ()
+            by_loop[int(loops[0])].append((slot, column))
+        forms = []
+        for k, passive in enumerate(by_loop):
+            form = self._closed_form_of(k, passive)
+            if form is None:
+                return ()
+            forms.append(form)
+        return tuple(forms)
+
+    def _closed_form_of(self, k: int, passive: list[tuple[int, int]]) -> ClosedForm | None:
+        """The closed form of loop ``k`` whose passive (slot, cycle column) pairs are
+        ``passive``: a planar dyad (revolute loop joint, one passive joint a side) or a ball
+        rod (ball loop joint, two passive joints on one side, one on the other); else None."""
+        count = len(self.loop_joints)
+        link1_side = [pair for pair in passive if self._sign[k, pair[1]] > 0]
+        link2_side = [pair for pair in passive if self._sign[k, pair[1]] < 0]
+        sides = (
+            (self._links[k], self._T_link_joint[k]),
+            (self._links[count + k], self._T_link_joint[count + k]),
+        )
+        kind = self.loop_joints[k].type
+        revolute = [bool(self._cycle_revolute[column, 0]) for _, column in passive]
+        if kind in _AXIS_TYPES and len(link1_side) == 1 and len(link2_side) == 1:
+            first, second = link1_side[0], link2_side[0]
+            form = Dyad
+            if not all(revolute):  # a slider-crank: the rod's side first
+                if not any(revolute):
+                    return None
+                form = CrankSlider
+                if not self._cycle_revolute[first[1], 0]:
+                    first, second = second, first
+                    sides = (sides[1], sides[0])
+            return form(
+                slots=(first[0], second[0]),
+                children=(int(self._cycle_child[first[1]]), int(self._cycle_child[second[1]])),
+                inverse_offsets=(
+                    self._cycle_inverse_offset[first[1]],
+                    self._cycle_inverse_offset[second[1]],
+                ),
+                joint_axes=(self._cycle_axis[first[1], :, 0], self._cycle_axis[second[1], :, 0]),
+                links=(int(sides[0][0]), int(sides[1][0])),
+                T_link_joint=(sides[0][1], sides[1][1]),
+                axis=self._axes[k, :, 0],
+            )
+        if kind is not LoopJointType.BALL or len(passive) != 3 or not all(revolute):
             return None
-        signs = self._sign[0, columns].tolist()
-        if sorted(signs) != [-1.0, 1.0]:
+        if len(link1_side) == 2 and len(link2_side) == 1:
+            pair, single, rod, circle = link1_side, link2_side[0], sides[0], sides[1]
+        elif len(link2_side) == 2 and len(link1_side) == 1:
+            pair, single, rod, circle = link2_side, link1_side[0], sides[1], sides[0]
+        else:
             return None
-        order = [0, 1] if signs[0] > 0 else [1, 0]  # link1's side first
-        first, second = (columns[k] for k in order)
-        return Dyad(
-            slots=(int(slots[order[0]]), int(slots[order[1]])),
-            children=(int(self._cycle_child[first]), int(self._cycle_child[second])),
-            inverse_offsets=(
-                self._cycle_inverse_offset[first],
-                self._cycle_inverse_offset[second],
+        outer, inner = sorted(pair, key=lambda entry: self._depth[entry[1]])
+        if self._depth[outer[1]] == self._depth[inner[1]]:
+            return None
+        chosen = (outer, inner, single)
+        return BallRod(
+            slots=(outer[0], inner[0], single[0]),
+            links=(
+                *(int(self._cycle_child[entry[1]]) for entry in chosen),
+                int(rod[0]),
+                int(circle[0]),
             ),
-            joint_axes=(self._cycle_axis[first, :, 0], self._cycle_axis[second, :, 0]),
-            links=(int(self._links[0]), int(self._links[1])),
-            T_link_joint=(self._T_link_joint[0], self._T_link_joint[1]),
-            axis=self._axes[0, :, 0],
+            frames=(*(self._cycle_inverse_offset[entry[1]] for entry in chosen), rod[1], circle[1]),
+            axes=tuple(self._cycle_axis[entry[1], :, 0] for entry in chosen),
         )
 
     def _over_determined(self, sides: Array) -> bool:
@@ -450,7 +516,7 @@ class LoopSolver:
         angle: Array = np.arctan2(sines, cosines) * self._has_angle
         return position, angle
 
-    def plan_for(self, given: BoolArray) -> _PassivePlan:
+    def plan_for(self, given: BoolArray) -> PassivePlan:
         """The passive joints' plan (cached) when ``given`` (V,) marks the slots given."""
         return self.plan(self.passive_slots(given).tobytes())
 
@@ -459,7 +525,7 @@ class LoopSolver:
         values: Array,
         given: BoolArray,
         max_iterations: int = MAX_ITERATIONS,
-        plan: _PassivePlan | None = None,
+        plan: PassivePlan | None = None,
     ) -> LoopSolution:
         """The passive values that close the loops, starting from ``values`` (V,) (the warm
         start), the slots where ``given`` (V,) is True held, in at most ``max_iterations``
@@ -467,8 +533,8 @@ class LoopSolver:
         if plan is None:
             plan = self.plan_for(given)
         solved = values.copy()
-        if plan.dyad is not None:
-            errors = plan.dyad.solve(solved, self.single_fk.link_poses(solved))
+        if plan.forms:
+            errors = self.close_in_closed_form(solved, plan, self.single_fk.link_poses(solved))
             if errors is not None:
                 return self._closed_form(solved, plan, *errors)
         iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
@@ -497,6 +563,9 @@ class LoopSolver:
                 target[moving] if step == steps else drawing[moving] + step / steps * change
             )
             self._resolve(solved)
+            if plan.forms and self._closed_step(solved, plan):
+                last = None
+                continue
             # On the way, near is enough (the next step starts there); the last one is exact.
             goal = _ROUND_OFF_COST if step == steps else _ON_THE_WAY_COST
             done, last = self._minimise(solved, plan, goal)
@@ -506,15 +575,61 @@ class LoopSolver:
             raise self.not_closed_error(solution)
         return solution
 
-    def _closed_form(
-        self, values: Array, plan: _PassivePlan, position_m: float, angle_rad: float
-    ) -> LoopSolution:
-        """The solution a closed form gave (no iteration), with the errors it leaves."""
+    def close_in_closed_form(
+        self, values: Array, plan: PassivePlan, poses: Array
+    ) -> tuple[list[float], list[float]] | None:
+        """Each loop's passive values of ``values`` (V,) moved in place by its closed form
+        (``plan.forms``), from the link ``poses`` at ``values`` (one FK: a form moves no other
+        loop's points), mimic followers after them; per loop the position (m) and angle (rad)
+        errors left, or None, ``values`` untouched, where a form does not apply."""
+        before = values.copy()
+        positions_m: list[float] = []
+        angles_rad: list[float] = []
+        placing = np.matmul(poses.take(plan.placing_links, 0)[:, :3], plan.placing_columns)
+        placed = placing.transpose(0, 2, 1).tolist()
+        first = 0
+        for form in plan.forms:
+            last = first + len(form.placing_links)
+            errors = form.solve_placed(values, placed[first:last])
+            first = last
+            if errors is None:
+                values[:] = before
+                return None
+            positions_m.append(errors[0])
+            angles_rad.append(errors[1])
+        if plan.limited:
+            solved = values[plan.slots]
+            if ((solved < plan.lower) | (solved > plan.upper)).any():
+                values[:] = before  # outside a limit: the solver's projected search
+                return None
+        self._resolve(values)
+        return positions_m, angles_rad
+
+    def _closed_step(self, values: Array, plan: PassivePlan) -> bool:
+        """One continuation step of ``solve_from_drawing`` by the closed forms: True where
+        they close every loop within the tolerance, else False, ``values`` untouched."""
+        before = values.copy()
+        errors = self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
+        if errors is None:
+            return False
         tolerance = self.tolerance
-        closed = np.array([position_m <= tolerance.position_m and angle_rad <= tolerance.angle_rad])
-        return LoopSolution(
-            values, np.array([position_m]), np.array([angle_rad]), closed, plan.over_determined, 0
+        closed = all(e <= tolerance.position_m for e in errors[0]) and all(
+            e <= tolerance.angle_rad for e in errors[1]
         )
+        if not closed:  # (an error that is not a number is not closed)
+            values[:] = before
+            return False
+        return True
+
+    def _closed_form(
+        self, values: Array, plan: PassivePlan, position_m: list[float], angle_rad: list[float]
+    ) -> LoopSolution:
+        """The solution the closed forms gave (no iteration), with the errors they leave
+        (per loop joint)."""
+        tolerance = self.tolerance
+        position, angle = np.array(position_m), np.array(angle_rad)
+        closed = (position <= tolerance.position_m) & (angle <= tolerance.angle_rad)
+        return LoopSolution(values, position, angle, closed, plan.over_determined, 0)
 
     def not_closed_error(self, solution: LoopSolution) -> LoopNotClosedError:
         """The typed error naming the loop joint of ``solution`` that stays apart the most."""
@@ -535,7 +650,7 @@ class LoopSolver:
     def _solution(
         self,
         values: Array,
-        plan: _PassivePlan,
+        plan: PassivePlan,
         iterations: int,
         last: tuple[Array, _Frames] | None,
     ) -> LoopSolution:
@@ -551,7 +666,7 @@ class LoopSolver:
     def _minimise(
         self,
         values: Array,
-        plan: _PassivePlan,
+        plan: PassivePlan,
         goal: float = _ROUND_OFF_COST,
         max_iterations: int = MAX_ITERATIONS,
     ) -> tuple[int, tuple[Array, _Frames] | None]:

@@ -103,19 +103,28 @@ class MessagePlan:
         poses = self.resolve_fast(positions, values)
         if poses is not None:
             return Resolved(self.published, self.published_key, poses, (), ())
+        applied = self._apply_general(positions, values)
+        return applied._replace(poses=self.transforms.poses(positions.values, applied.joints))
+
+    def apply(self, positions: JointPositions, values: Array) -> Resolved:
+        """As ``resolve`` without computing the poses (``poses`` empty): for a robot with
+        closed loops, whose poses follow once its passive joints are solved."""
+        fast = self.name_plan.fast
+        if fast is not None and apply_fast(fast, self.fast_bounds, positions, values):
+            return Resolved(self.published, self.published_key, _NO_POSES, (), ())
+        return self._apply_general(positions, values)
+
+    def _apply_general(self, positions: JointPositions, values: Array) -> Resolved:
+        """``values`` applied by the general rules (clamping, rejection, conversion); the
+        poses left empty."""
         update = self.resolver.apply_general(self.name_plan, positions, values, self.clamp)
         joints = _published_after(
             update, self.moves, self.published, self.publish_mask, positions.received
         )
-        return Resolved(
-            joints,
-            joints.tobytes(),
-            self.transforms.poses(positions.values, joints),
-            update.clamped,
-            update.rejected,
-        )
+        return Resolved(joints, joints.tobytes(), _NO_POSES, update.clamped, update.rejected)
 
 
+_NO_POSES: Array = np.empty((0, 7))
 _NO_BOUNDS: tuple[Array, Array] = (np.empty(0), np.empty(0))
 
 

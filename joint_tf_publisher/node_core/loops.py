@@ -20,9 +20,14 @@ from collections.abc import Callable
 import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
+from ..bounded_cache import bounded_cache
 from ..health.model import LoopFacts
 from ..kinematics import JointPositions, Kinematics
-from ..kinematics.loop_solver import MAX_ITERATIONS, LoopSolver
+from ..kinematics.loop_solver import (
+    MAX_ITERATIONS,
+    LoopSolver,
+    PassivePlan,
+)
 
 #: Iterations of one JointState's solve at most while a loop is held open (from its last
 #: closed values, each message anew): a stream the loop cannot follow costs a bounded time.
@@ -50,12 +55,20 @@ class LoopClosing:
         self.tolerance = tolerance
         self._steady_ns = steady_ns
         self._slot_joint = kin.layout.slot_joint
+        #: The passive joints' plan by the bytes of the given mask (``given``): looked up
+        #: once a JointState, compiled once per set of given joints.
+        self._plan_of_given = bounded_cache(self._plan_for_given)
         #: The values before the last solve that closed the loops (the predictor's).
         self._previous: Array | None = None
         count = len(solver.loop_joints)
         self.facts = LoopFacts(
             tuple(joint.name for joint in solver.loop_joints), np.zeros(count), np.zeros(count)
         )
+
+    def _plan_for_given(self, given: bytes) -> PassivePlan:
+        """The passive joints' plan when the bytes of a (V,) bool mask ``given`` mark the
+        slots given."""
+        return self.solver.plan_for(np.frombuffer(given, dtype=bool))
 
     def given(self, positions: JointPositions) -> BoolArray:
         """(V,) the slots a source gives: those of the joints received."""
@@ -66,10 +79,12 @@ class LoopClosing:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
         given = self.given(positions)
-        plan = self.solver.plan_for(given)
+        plan = self._plan_of_given(given.tobytes())
+        if plan.forms and self._closed_form(positions, plan):
+            return plan.joints
         start = positions.values
         previous = self._previous
-        if plan.dyad is None and previous is not None and previous.shape == start.shape:
+        if not plan.forms and previous is not None and previous.shape == start.shape:
             # A smooth stream: the passive joints go on as they went (a first-order
             # predictor, at most PREDICTION_LIMIT a joint), which halves the iterations
             # (a closed form needs none).
@@ -107,3 +122,27 @@ class LoopClosing:
             self._previous = None
         joints: IndexArray = plan.joints
         return joints
+
+    def _closed_form(self, positions: JointPositions, plan: PassivePlan) -> bool:
+        """Close the loops in ``positions`` by their closed forms (``plan.forms``), in place,
+        and say so; False, ``positions`` untouched, where a form does not apply or leaves a
+        loop beyond the tolerance (``close`` then takes the general way)."""
+        values = positions.values
+        before = values.copy()
+        errors = self.solver.close_in_closed_form(
+            values, plan, self.solver.single_fk.link_poses(values)
+        )
+        if errors is None:
+            return False
+        positions_m, angles_rad = errors
+        # As the general way's test (``<=``): an error that is not a number is not closed.
+        if not all(error <= self.tolerance for error in positions_m + angles_rad):
+            values[:] = before
+            return False
+        facts = self.facts
+        facts.position_error_m[:] = positions_m
+        facts.angle_error_rad[:] = angles_rad
+        facts.over_determined = plan.over_determined
+        facts.not_closed_since_ns.clear()
+        self._previous = before
+        return True

@@ -41,6 +41,7 @@ from ..health.model import JointStateHealth, StreamSlot
 from ..health.reporting import Reporter
 from ..health.wording import NO_DESCRIPTION, dropped_message
 from ..kinematics import JointPositions, Kinematics, Resolved
+from ..kinematics.joint_transforms import PosePlan, poses_of
 from ..kinematics.message_plan import MessagePlan
 from ..model import Joint
 from ..robot import Robot
@@ -147,6 +148,7 @@ class Configured:
             else TFMessageLayout(_frame_pairs(static_joints, global_prefix))
         )
         self.static_poses = np.hstack((translations, quaternions))[fixed]
+        self._transforms = kin.transforms
         self._with_passive = bounded_cache(self._joints_with_passive)
         #: The passive joints (moving joint indices) of the last solve of the loops.
         self.solved_joints: IndexArray = np.empty(0, dtype=np.intp)
@@ -162,30 +164,28 @@ class Configured:
             )
         )
 
-    def with_loops_closed(self, positions: JointPositions, resolved: Resolved) -> Resolved:
-        """``resolved`` with the loops closed (``loops``): the passive joints solved in
-        ``positions`` and published with the joints the message moved (the same when the
-        robot has no loops)."""
+    def resolved(self, positions: JointPositions, plan: MessagePlan, values: Array) -> Resolved:
+        """``values`` applied to ``positions`` by ``plan`` and what to publish: for a robot
+        with loops, the loops closed (``loops``: the passive joints solved in ``positions``)
+        and the passive joints published with those the message moved, their poses computed
+        once, after the solve."""
         if self.loops is None:
-            return resolved
+            return plan.resolve(positions, values)
+        applied = plan.apply(positions, values)
         passive = self.loops.close(positions)
         self.solved_joints = passive
-        joints, key = self._with_passive((resolved.joints_key, passive.tobytes()))
-        return Resolved(
-            joints,
-            key,
-            self.loops.kin.joint_poses(positions, joints),
-            resolved.clamped,
-            resolved.rejected,
+        joints, key, pose_plan = self._with_passive((applied.joints_key, passive.tobytes()))
+        return applied._replace(
+            joints=joints, joints_key=key, poses=poses_of(pose_plan, positions.values)
         )
 
-    def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes]:
+    def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes, PosePlan]:
         """The moving joints of index bytes ``keys[0]`` and the published ones of
-        ``keys[1]`` (the passive joints), sorted, and their bytes."""
+        ``keys[1]`` (the passive joints), sorted, their bytes and their poses' plan."""
         given, passive = (np.frombuffer(key, np.intp) for key in keys)
         joints = np.union1d(given, passive[self.publish_mask[passive]]).astype(np.intp)
         joints.flags.writeable = False
-        return joints, joints.tobytes()
+        return joints, joints.tobytes(), self._transforms.plan(joints)
 
     def restart_from(self, kin: Kinematics, settings: Settings) -> None:
         """Take the start values of ``settings`` (its ``zeros``) for joints never received."""
@@ -419,9 +419,7 @@ class JointStatePipeline:
                 plan = configured.message_plan(names)
         if not self._due(model, plan, stamp_ns, source):
             return None
-        resolved = configured.with_loops_closed(
-            model.positions, plan.resolve(model.positions, positions)
-        )
+        resolved = configured.resolved(model.positions, plan, positions)
         return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
     def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:

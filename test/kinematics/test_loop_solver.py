@@ -214,7 +214,7 @@ def test_the_four_bar_closed_form_agrees_with_the_iterative_solver() -> None:
     assert solver is not None
     given = kinematics.cfg.given_slots(["crank_joint"])
     plan = solver.plan(solver.passive_slots(given).tobytes())
-    assert plan.dyad is not None
+    assert plan.forms
     values = kinematics.layout.zero_values.copy()
     for crank in (0.2, 0.4, 0.6):
         values[kinematics.layout.variable_lookup["crank_joint"][1]] = crank
