@@ -23,6 +23,10 @@ Fixtures for tests that talk ROS (rclpy is imported lazily, so the core tests ru
 * ``ros``: a :class:`RosHarness` with its own rclpy context, one node and an executor;
   ``ros.spin_until(predicate, timeout_s)`` spins until the predicate holds.
 * ``ros_subprocess_env``: the environment for a child process that should join the same domain.
+
+The child-process tests' fixtures (``markers``, ``hostile_on_the_path``: hostile modules in
+the working folder, on ``PYTHONPATH`` and first on this process's path) come from
+test/hostile_modules.py.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hostile_modules import hostile_on_the_path, markers  # noqa: F401  (fixtures)
 
 DOMAIN_ID_RANGE = range(1, 101)
 

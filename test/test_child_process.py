@@ -21,48 +21,10 @@ import tempfile  # noqa: F401
 from pathlib import Path
 
 import pytest
+from hostile_modules import ran
 
 from joint_tf_publisher import child_process
 from joint_tf_publisher.child_process import PACKAGE_ROOT, child_path, python_command
-
-#: Modules of the standard library the children import.
-HOSTILE_STANDARD = ("json", "queue", "pickle", "runpy", "tempfile", "resource")
-#: Packages the children import (a folder on the path before them would win).
-HOSTILE_PACKAGES = ("xacro", "yaml", "rosbags", "rclpy", "numpy", "lxml", "joint_tf_publisher")
-
-
-def hostile_folder(folder: Path, markers: Path, names: tuple[str, ...]) -> Path:
-    """``folder`` holding a module of each of ``names`` that touches ``markers/NAME``."""
-    folder.mkdir()
-    markers.mkdir(exist_ok=True)
-    for name in names:
-        (folder / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').close()\n")
-    return folder
-
-
-@pytest.fixture
-def markers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The folder of markers; the test runs in a hostile working folder, with a hostile
-    ``PYTHONPATH`` for its children."""
-    found = tmp_path / "markers"
-    every = HOSTILE_STANDARD + HOSTILE_PACKAGES
-    monkeypatch.chdir(hostile_folder(tmp_path / "cwd", found, every))
-    monkeypatch.setenv("PYTHONPATH", str(hostile_folder(tmp_path / "env_path", found, every)))
-    return found
-
-
-@pytest.fixture
-def hostile_on_the_path(tmp_path: Path, markers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder first on this process's path too, where PYTHONPATH puts it, holding modules
-    named as the standard library's (imported here already, so they do not run here): the
-    child takes this folder (an overlay's packages come so) but after the standard library."""
-    folder = hostile_folder(tmp_path / "parent_path", markers, HOSTILE_STANDARD)
-    monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
-
-
-def ran(markers: Path) -> list[str]:
-    return sorted(path.name for path in markers.iterdir())
-
 
 # -- the path ----------------------------------------------------------------------------------
 
@@ -127,42 +89,6 @@ def test_the_xacro_runner_imports_nothing_from_the_caller(
     assert ran(markers) == []
 
 
-def test_the_bag_writer_imports_nothing_from_the_caller(
-    tmp_path: Path, markers: Path, hostile_on_the_path: None
-) -> None:
-    pytest.importorskip("rosbags")
-    from joint_tf_publisher.cli.bag.storage import BagOutput
-
-    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
-    out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
-    out.finish()
-    assert out.process.returncode == 0
-    assert ran(markers) == []
-
-
-@pytest.mark.ros
-def test_the_node_run_starts_imports_nothing_from_the_caller(
-    tmp_path: Path, markers: Path, hostile_on_the_path: None
-) -> None:
-    """``run``'s node (exits 1 at once on a description that does not parse, after its
-    imports: rclpy, numpy, lxml, and the package from its own folder)."""
-    pytest.importorskip("rclpy")
-    from joint_tf_publisher.cli.demo import node_command, write_params_file
-
-    params = write_params_file("<robot name='r'><link name='a'></robot>", tmp_path)
-    result = subprocess.run(
-        node_command(params, ["publish_frequency:=10.0"]),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 1, result.stderr[-2000:]
-    assert "joint_tf_publisher: " in result.stderr and "malformed XML" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert ran(markers) == []
-
-
 def test_graphs_dot_is_never_the_working_folders(
     tmp_path: Path, markers: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,24 +108,3 @@ def test_graphs_dot_is_never_the_working_folders(
         else:
             assert (tmp_path / "r.svg").read_text().lstrip().startswith("<?xml")
     assert ran(markers) == []
-
-
-def test_a_child_starts_when_the_working_folder_is_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A caller whose working folder was deleted (a launch from a folder removed since):
-    ``os.getcwd`` fails there; the bag writer still starts, isolated, and writes its bag
-    (was a FileNotFoundError before the child started)."""
-    pytest.importorskip("rosbags")
-    from joint_tf_publisher.cli.bag.storage import BagOutput
-
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
-    assert "-I" in python_command("joint_tf_publisher.child_process")
-    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
-    out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
-    out.finish()
-    assert out.process.returncode == 0

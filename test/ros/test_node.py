@@ -113,7 +113,7 @@ def test_runtime_change_is_all_or_nothing(ros: Any) -> None:
         [Parameter("frame_prefix", value="x/"), Parameter("publish_frequency", value=0.0)]
     )
     assert not results.successful
-    assert "publish_frequency must be" in results.reason
+    assert "publish_frequency" in results.reason  # rclpy's range: [0.001, 1000] Hz
     assert node.settings.frame_prefix == ""
     assert node.get_parameter("frame_prefix").value == ""
     accepted = node.set_parameters([Parameter("exclude_joints", value=["j", "k"])])
