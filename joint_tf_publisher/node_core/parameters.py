@@ -440,8 +440,10 @@ def parse_remote_topic(value: Any) -> str:
     return value.strip()
 
 
-def _parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
-    """A duration parameter as seconds in [0, MAX_PERIOD_S] (or (0, ...] without 0)."""
+def parse_seconds(name: str, *, zero_allowed: bool) -> Callable[[Any], float]:
+    """A duration parameter as seconds in [0, MAX_PERIOD_S] (or (0, ...] without 0): the
+    node's periods and the fleet's ``retry_period``; an integer taken as ros2cli and launch
+    send a whole number."""
 
     def parse(value: Any) -> float:
         seconds = as_number(name, value, "a number of seconds")
@@ -471,18 +473,13 @@ def parse_loop_tolerance(value: Any) -> float:
 def parse_static_republish_period(value: Any) -> float:
     """``static_republish_period``: 0 (off), or seconds in [MIN_STATIC_REPUBLISH_PERIOD_S,
     MAX_PERIOD_S]."""
-    seconds = _parse_seconds("static_republish_period", zero_allowed=True)(value)
+    seconds = parse_seconds("static_republish_period", zero_allowed=True)(value)
     if 0.0 < seconds < MIN_STATIC_REPUBLISH_PERIOD_S:
         raise ParameterRejected(
             f"static_republish_period must be 0 (off) or >= {MIN_STATIC_REPUBLISH_PERIOD_S:g} s "
             f"(10 Hz at most), got {seconds:g}"
         )
     return seconds
-
-
-#: A duration parameter's parser by name (the fleet's ``retry_period`` too): an integer
-#: taken as ros2cli and launch send a whole number.
-parse_seconds = _parse_seconds
 
 
 def _offset_seconds(name: str, value: Any) -> float:
@@ -778,8 +775,8 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "description_args": parse_description_args,
     "description_from_topic": _parse_bool("description_from_topic"),
     ALLOWED_FOLDERS_PARAMETER: parse_folders,
-    "diagnostic_period": _parse_seconds("diagnostic_period", zero_allowed=True),
-    "joint_state_timeout": _parse_seconds("joint_state_timeout", zero_allowed=False),
+    "diagnostic_period": parse_seconds("diagnostic_period", zero_allowed=True),
+    "joint_state_timeout": parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": parse_static_republish_period,
     "loop_tolerance": parse_loop_tolerance,
     "publish_loop_joint_states": _parse_bool("publish_loop_joint_states"),
