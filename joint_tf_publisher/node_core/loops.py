@@ -129,9 +129,7 @@ class LoopClosing:
         loop beyond the tolerance (``close`` then takes the general way)."""
         values = positions.values
         before = values.copy()
-        errors = self.solver.close_in_closed_form(
-            values, plan, self.solver.single_fk.link_poses(values)
-        )
+        errors = self.solver.close_by_forms(values, plan)
         if errors is None:
             return False
         positions_m, angles_rad = errors
