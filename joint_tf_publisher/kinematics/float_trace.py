@@ -21,14 +21,16 @@ No numpy here: a message's values go in as a list of floats.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 #: What a compiled trace returns where a guard fails (its caller takes the general way).
 MISS = object()
 
-#: A compiled trace: the values (V,) as a list of floats in, its outputs (or ``MISS``) out.
-Compiled = Callable[[list[float]], Any]
+#: A compiled trace: the values (V,) as a list of floats and the array its writes go to in,
+#: its result (or ``MISS``, nothing written) out.
+Compiled = Callable[[list[float], Any], Any]
 
 
 class Traced:
@@ -191,14 +193,45 @@ class Tracer:
         """The traced result ``value`` of ``function(*arguments)`` (a name of ``_NAMESPACE``)."""
         return self.record(f"{function}({', '.join(map(_term, arguments))})", value)
 
-    def compile(self, result: object) -> Compiled:
-        """The recorded lines as a function of the values (a list of floats) that returns
-        ``result`` (nested tuples and lists of traced values and constants, as tuples)."""
-        body = "\n".join(f"    {line}" for line in self.lines)
-        source = f"def traced(values):\n{body}\n    return {_written(result)}\n"
+    def compile(self, result: object, writes: Mapping[int, object]) -> Compiled:
+        """The recorded lines as a function of the values (a list of floats) and an array
+        ``out`` that writes ``writes`` (traced values or constants by index) to ``out`` once
+        past every guard and returns ``result`` (nested tuples and lists of traced values
+        and constants, as tuples)."""
+        stores = [f"out[{index}] = {_term(value)}" for index, value in writes.items()]
+        lines = _inlined([*self.lines, *stores, f"return {_written(result)}"])
+        body = "\n".join(f"    {line}" for line in lines)
+        source = f"def traced(values, out):\n{body}\n"
         namespace: dict[str, Any] = dict(_NAMESPACE)
         exec(compile(source, "<float_trace>", "exec"), namespace)  # noqa: S102 (own lines)
         return cast(Compiled, namespace["traced"])
+
+
+_NAME = re.compile(r"\bt[0-9]+\b")
+
+
+def _inlined(lines: list[str]) -> list[str]:
+    """``lines`` with each value used once written into the line that uses it (no name
+    stored and loaded: a third fewer interpreter steps; the same operations in the same
+    order, so the same results). Evaluated later than recorded, behind a guard or two: the
+    caller treats an arithmetic error of a compiled run as a miss."""
+    uses: dict[str, int] = {}
+    for line in lines:
+        for name in _NAME.findall(line.partition(" = ")[2] if line[0] == "t" else line):
+            uses[name] = uses.get(name, 0) + 1
+    pending: dict[str, str] = {}
+    kept = []
+    for line in lines:
+        target, _, expression = line.partition(" = ") if line[0] == "t" else ("", "", line)
+        expression = _NAME.sub(
+            lambda found: f"({pending.pop(found[0])})" if found[0] in pending else found[0],
+            expression,
+        )
+        if target and uses.get(target) == 1:
+            pending[target] = expression
+        else:
+            kept.append(f"{target} = {expression}" if target else expression)
+    return kept
 
 
 def _written(result: object) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..arrays import Array, IndexArray
+from ..arrays import Array
 from ..model import Joint
 from .float_trace import MISS, Compiled, Tracer, cos, sin
 from .layout import Layout
@@ -46,7 +46,7 @@ _SLIDING = ("prismatic",)
 #: A pose (3 rows of 4: rotation and translation) of traced values and constants.
 _Pose = list[list[Any]]
 #: Errors the forms leave: per loop, position (m) and angle (rad).
-FormErrors = tuple[list[float], list[float]]
+FormErrors = tuple[Sequence[float], Sequence[float]]
 
 
 class _Step:
@@ -194,8 +194,8 @@ class FormProgram:
     def __init__(self, layout: Layout, forms: Sequence[ClosedForm]) -> None:
         self.forms = tuple(forms)
         self._placings = [_Placing(layout, form) for form in forms]
-        #: The recorded traces: each compiled function and the slots its outputs go to.
-        self._traces: list[tuple[Compiled, IndexArray]] = []
+        #: The recorded traces, compiled.
+        self._traces: list[Compiled] = []
         self._attempts = 0
 
     @classmethod
@@ -215,10 +215,13 @@ class FormProgram:
         untouched); ``MISS`` where no trace covers these values and no more may be recorded
         (``values`` untouched: the caller takes the general way)."""
         listed: list[float] = values.tolist()
-        for trace, written in self._traces:
-            result = trace(listed)
+        for trace in self._traces:
+            try:
+                result = trace(listed, values)
+            except (ArithmeticError, ValueError):
+                return MISS  # the general way raises, or answers, as it does
             if result is not MISS:
-                return _taken(values, written, result)
+                return cast("FormErrors | None", result)
         if self._attempts >= MAX_TRACES:
             return MISS
         self._attempts += 1
@@ -226,12 +229,11 @@ class FormProgram:
         if recorded is None:
             return MISS
         self._traces.append(recorded)
-        trace, written = recorded
-        return _taken(values, written, trace(listed))
+        return cast("FormErrors | None", recorded(listed, values))
 
-    def _record(self, listed: list[float]) -> tuple[Compiled, IndexArray] | None:
-        """A trace of the forms at ``listed``, compiled, and the slots it writes; None where
-        the run raised (the general way then raises or answers as it does)."""
+    def _record(self, listed: list[float]) -> Compiled | None:
+        """A trace of the forms at ``listed``, compiled; None where the run raised (the
+        general way then raises or answers as it does)."""
         tracer = Tracer()
         traced = _TracedValues(tracer, listed)
         try:
@@ -240,24 +242,9 @@ class FormProgram:
             for form, points in zip(self.forms, placed, strict=True):
                 error = form.solve_placed(cast(Array, traced), points)
                 if error is None:
-                    return tracer.compile(None), np.empty(0, dtype=np.intp)
+                    return tracer.compile(None, {})
                 errors.append(error)
         except (ArithmeticError, ValueError, TypeError):
             return None
-        result = (
-            tuple(traced.written.values()),
-            tuple(error[0] for error in errors),
-            tuple(error[1] for error in errors),
-        )
-        written = np.array(list(traced.written), dtype=np.intp)
-        return tracer.compile(result), written
-
-
-def _taken(values: Array, written: IndexArray, result: Any) -> FormErrors | None:
-    """A trace's ``result`` taken: the moved values written to their slots ``written`` of
-    ``values``, the errors returned (None: a form did not apply)."""
-    if result is None:
-        return None
-    moved, positions_m, angles_rad = result
-    values[written] = moved
-    return list(positions_m), list(angles_rad)
+        result = (tuple(error[0] for error in errors), tuple(error[1] for error in errors))
+        return tracer.compile(result, traced.written)

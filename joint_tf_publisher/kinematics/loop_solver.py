@@ -30,6 +30,7 @@ are held at their value.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
@@ -650,7 +651,11 @@ class LoopSolver:
         return True
 
     def _closed_form(
-        self, values: Array, plan: PassivePlan, position_m: list[float], angle_rad: list[float]
+        self,
+        values: Array,
+        plan: PassivePlan,
+        position_m: Sequence[float],
+        angle_rad: Sequence[float],
     ) -> LoopSolution:
         """The solution the closed forms gave (no iteration), with the errors they leave
         (per loop joint)."""

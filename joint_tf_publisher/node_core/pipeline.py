@@ -175,9 +175,8 @@ class Configured:
         passive = self.loops.close(positions)
         self.solved_joints = passive
         joints, key, pose_plan = self._with_passive((applied.joints_key, passive.tobytes()))
-        return applied._replace(
-            joints=joints, joints_key=key, poses=poses_of(pose_plan, positions.values)
-        )
+        poses = poses_of(pose_plan, positions.values)
+        return Resolved(joints, key, poses, applied.clamped, applied.rejected)
 
     def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes, PosePlan]:
         """The moving joints of index bytes ``keys[0]`` and the published ones of
