@@ -215,6 +215,7 @@ def _inlined(lines: list[str]) -> list[str]:
     stored and loaded: a third fewer interpreter steps; the same operations in the same
     order, so the same results). Evaluated later than recorded, behind a guard or two: the
     caller treats an arithmetic error of a compiled run as a miss."""
+    lines = _live(lines)
     uses: dict[str, int] = {}
     for line in lines:
         for name in _NAME.findall(line.partition(" = ")[2] if line[0] == "t" else line):
@@ -232,6 +233,23 @@ def _inlined(lines: list[str]) -> list[str]:
         else:
             kept.append(f"{target} = {expression}" if target else expression)
     return kept
+
+
+def _live(lines: list[str]) -> list[str]:
+    """``lines`` without the values that no guard, store or result needs (a pose's entries
+    a form does not read): the lines kept in their order."""
+    live: set[str] = set()
+    kept = []
+    for line in reversed(lines):
+        if line[0] == "t":
+            target, _, expression = line.partition(" = ")
+            if target not in live:
+                continue
+        else:
+            expression = line
+        live.update(_NAME.findall(expression))
+        kept.append(line)
+    return kept[::-1]
 
 
 def _written(result: object) -> str:

@@ -191,10 +191,20 @@ def _two_turns(a1: Vector, a2: Vector, p: Vector, q: Vector) -> tuple[float, flo
     if g_squared < -DEGENERATE * maximum(pp, 1.0):
         return None
     g = sqrt(maximum(g_squared, 0.0))
+    # The turns to z = x a1 + y a2 +- g m (m = a1 x a2) from the dot products alone, since
+    # a1 . m = a2 . m = 0, a1 x m = cos a1 - a2 and m x a2 = cos a2 - a1: the outer turn's
+    # sine a1 . (z x q) and cosine z . q - (a1 . z)(a1 . q), the inner's a2 . (p x z) and
+    # p . z - (a2 . p)(a2 . z) (``_turn_about``), each a part plus or minus g times another.
+    normal = cross(a1, a2)
+    a1p, a2q, mp, mq = dot(a1, p), dot(a2, q), dot(normal, p), dot(normal, q)
+    outer = (y * mq, g * (cosine * a1q - a2q), x * a1q + y * a2q - (x + y * cosine) * a1q, g * mq)
+    inner = (x * mp, g * (cosine * a2p - a1p), x * a1p + y * a2p - a2p * (x * cosine + y), g * mp)
     best: tuple[float, float] = (math.inf, math.inf)
-    for sign in (g, -g):
-        z = [x * a1[k] + y * a2[k] + sign * normal[k] for k in range(3)]
-        pair = (_turn_about(a1, z, q), _turn_about(a2, p, z))
+    for side in (1.0, -1.0):
+        pair = (
+            atan2(outer[0] + side * outer[1], outer[2] + side * outer[3]),
+            atan2(inner[0] + side * inner[1], inner[2] + side * inner[3]),
+        )
         best = cast(
             "tuple[float, float]",
             select(maximum(abs(pair[0]), abs(pair[1])), "<", maximum(*map(abs, best)), pair, best),
