@@ -46,24 +46,16 @@ class Traced:
     # -- arithmetic (a constant operand folded where the result is exact) -----------------
 
     def __add__(self, other: object) -> Any:
-        if _is_constant(other) and other == 0.0:
-            return self
-        return self.tracer.binary(self, "+", other)
+        return self.tracer.sum(self, "+", other)
 
     def __radd__(self, other: object) -> Any:
-        if _is_constant(other) and other == 0.0:
-            return self
-        return self.tracer.binary(other, "+", self)
+        return self.tracer.sum(other, "+", self)
 
     def __sub__(self, other: object) -> Any:
-        if _is_constant(other) and other == 0.0:
-            return self
-        return self.tracer.binary(self, "-", other)
+        return self.tracer.sum(self, "-", other)
 
     def __rsub__(self, other: object) -> Any:
-        if _is_constant(other) and other == 0.0:
-            return -self
-        return self.tracer.binary(other, "-", self)
+        return self.tracer.sum(other, "-", self)
 
     def __mul__(self, other: object) -> Any:
         return self.tracer.product(self, other)
@@ -170,6 +162,15 @@ class Tracer:
     def binary(self, left: object, operator: str, right: object) -> Traced:
         value = _OPERATORS[operator](_value(left), _value(right))
         return self.record(f"{_term(left)} {operator} {_term(right)}", value)
+
+    def sum(self, left: object, operator: str, right: object) -> Any:
+        """``left + right`` or ``left - right``, one of them traced: a constant 0.0 left out
+        (``0.0 - x`` is ``-x``)."""
+        if _is_constant(right) and right == 0.0:
+            return left
+        if _is_constant(left) and left == 0.0:
+            return right if operator == "+" else -cast(Traced, right)
+        return self.binary(left, operator, right)
 
     def product(self, traced: Traced, other: object) -> Any:
         """``traced * other``: 0.0 for a constant 0, ``traced`` for 1, its negative for -1."""
