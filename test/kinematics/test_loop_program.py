@@ -5,16 +5,21 @@ full circle (the node's warm starts), on both assemblies, and where a loop canno
 
 from __future__ import annotations
 
+import logging
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from bench.loop_models import FOUR_BAR, LEGS, four_bar, legged, rssr, slider_crank
 from joint_tf_publisher import Robot
+from joint_tf_publisher.health.reporting import Reporter
 from joint_tf_publisher.kinematics.float_trace import MISS
 from joint_tf_publisher.kinematics.loop_program import MAX_TRACES, FormProgram
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver, PassivePlan
+from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 
 #: The compiled and the general way agree to this (rad, m): round-off, not the tolerance.
 EXACT = 1e-12
@@ -153,3 +158,40 @@ def test_the_compiled_rod_form_agrees_where_the_rod_cannot_reach() -> None:
     alike."""
     plan, closed = _turn(rssr(), ["crank_joint"])
     assert 0 < closed < TURN
+
+
+@pytest.mark.parametrize(
+    ("robot", "given_names"),
+    [(four_bar(), ["crank_joint"]), (legged(), LEGGED_GIVEN)],
+    ids=["four-bar", "legged"],
+)
+def test_the_node_pipeline_takes_the_compiled_forms(
+    robot: Robot, given_names: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node's pipeline (``JointStatePipeline.joint_state``, as the node, the fleet and
+    bag repair run it) along a crank turn: the general way (the whole robot's FK) is never
+    taken (the first message records the trace and runs it), and every loop stays closed."""
+    pipeline = JointStatePipeline(
+        Settings(ignore_timestamp=True), Reporter(logging.getLogger("test")), lambda: 1
+    )
+    pipeline.install(LoadedModel(robot, ""))
+    general_calls = []
+    general = LoopSolver.close_in_closed_form
+
+    def counted(self: LoopSolver, values: np.ndarray, plan: PassivePlan, poses: np.ndarray) -> Any:
+        general_calls.append(1)
+        return general(self, values, plan, poses)
+
+    monkeypatch.setattr(LoopSolver, "close_in_closed_form", counted)
+    for step in range(TURN):
+        angle = math.radians(step)
+        values = [
+            (angle if robot.name == "four_bar" else 0.5 * math.sin(angle + k))
+            if name.endswith("crank_joint")
+            else 0.2 * math.sin(angle + k)
+            for k, name in enumerate(given_names)
+        ]
+        assert pipeline.joint_state(1 + step, tuple(given_names), np.array(values)) is not None
+        assert pipeline.health.loops is not None
+        assert not pipeline.health.loops.not_closed_since_ns
+    assert general_calls == []
