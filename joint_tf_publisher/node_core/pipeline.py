@@ -497,7 +497,9 @@ class JointStatePipeline:
     def _steady_of(self, stream: Stream, block: NameBlock, configured: Configured) -> Steady | None:
         """The short way of ``stream`` (read from ``block``), or None where its messages
         need what only ``joint_state`` does: names to report, a second tree (the global
-        one), no fast apply (values to convert), nothing to publish."""
+        one), no fast apply (values to convert), nothing to publish, the solved passive
+        joints to publish after it (``publish_loop_joint_states``). A robot's closed loops
+        are closed on the short way too (``Configured.closed_fast``)."""
         plan = stream.plan
         if (
             plan.name_plan.fast is None
