@@ -55,17 +55,17 @@ GLOBAL_TREE_NODE_SUFFIX = "_global_tf"
 
 def to_message(publication: Publication) -> TFMessage:
     """The publication as a ``tf2_msgs/TFMessage`` object."""
-    sec, nanosec = ns_to_stamp(publication.stamp_ns)
-    stamp = Time(sec=sec, nanosec=nanosec)
     transforms = []
-    for (parent, child), (tx, ty, tz), (qx, qy, qz, qw) in zip(
+    for (parent, child), stamp_ns, (tx, ty, tz), (qx, qy, qz, qw) in zip(
         publication.layout.frames,
+        publication.stamps().tolist(),
         publication.translations.tolist(),
         publication.quaternions.tolist(),
         strict=True,
     ):
+        sec, nanosec = ns_to_stamp(stamp_ns)
         msg = TransformStamped()
-        msg.header.stamp = stamp
+        msg.header.stamp = Time(sec=sec, nanosec=nanosec)
         msg.header.frame_id = parent
         msg.child_frame_id = child
         translation = msg.transform.translation
