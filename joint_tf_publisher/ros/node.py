@@ -13,7 +13,8 @@ queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
 ``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
-remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``).
+remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``), and with
+``static_union`` every publisher's statics in its one ``/tf_static`` message (``static_union``).
 docs/node.md describes them with their QoS.
 """
 
