@@ -206,8 +206,10 @@ def test_the_global_tree_keeps_the_own_frames_and_is_no_foreign_publisher(
     gid_b = writer_of(probe, "/union_b")
     gid_global = writer_of(probe, "/union_b", "joint_tf_publisher_global_tf")
     assert set(first_set(probe, gid_global)) == fixed_children(GLOBAL_PREFIX)
-    b_set = set(first_set(probe, gid_b))
-    assert b_set == everything() - fixed_children(GLOBAL_PREFIX)
+    wait_until(
+        lambda: set(first_set(probe, gid_b)) == everything() - fixed_children(GLOBAL_PREFIX),
+        what=lambda: f"/union_b's set, got {sorted(first_set(probe, gid_b))}",
+    )
 
 
 def test_a_single_sample_relay_carries_everything(probe: Probe, union: Union) -> None:
@@ -276,21 +278,27 @@ def test_a_recalibration_wins_and_no_union_echoes_the_stale_value(
         reader.close()
 
 
-def union_status(probe: Probe, namespace: str = "/union_a") -> dict[str, str]:
-    """The values of the latest status of the node in ``namespace`` (by its /diagnostics
-    writer) that has the union's keys; {} before one came."""
+def statuses_of(probe: Probe, namespace: str) -> list[dict[str, str]]:
+    """The values of every status of the node in ``namespace`` (by its /diagnostics writer)
+    that has the union's keys, oldest first."""
     endpoints = probe.node.get_publishers_info_by_topic("/diagnostics")
     writers = {
         bytes(e.endpoint_gid).rstrip(b"\0") for e in endpoints if e.node_namespace == namespace
     }
-    statuses = [
-        status
+    return [
+        {v.key: v.value for v in status.values}
         for gid, array in union_diagnostics(probe).messages
         if gid in writers
         for status in array.status
         if any(v.key == Key.UNION_FRAMES for v in status.values)
     ]
-    return {v.key: v.value for v in statuses[-1].values} if statuses else {}
+
+
+def union_status(probe: Probe, namespace: str = "/union_a") -> dict[str, str]:
+    """The values of the latest status of the node in ``namespace`` with the union's keys; {}
+    before one came."""
+    statuses = statuses_of(probe, namespace)
+    return statuses[-1] if statuses else {}
 
 
 _diagnostics: list[ByWriter] = []
@@ -328,6 +336,40 @@ def test_a_conflict_is_reported_naming_the_frame_and_both_nodes(probe: Probe, un
         lambda: union_status(probe).get(Key.UNION_CONFLICTS) == "",
         what="the conflict to end with the rival gone",
     )
+
+
+def test_junk_and_hostile_transforms_are_counted_and_the_union_serves_on(
+    probe: Probe, union: Union
+) -> None:
+    """Bytes that are no TFMessage, a NaN, a frame that is its own parent and a foreign value
+    of one of /union_a's own frames: counted on /diagnostics, the set unchanged."""
+    own_frame = sorted(fixed_children())[0]
+    hostile = StaticPublisher(probe, "hostile")
+    try:
+        for junk in (b"\x00\x01\x00\x00\xff\xff\xff\x7f", b"\x00\x01"):
+            hostile.publisher.publish(junk)
+        hostile.send(
+            transform("base_link", "nan_frame", float("nan")),
+            transform("loop", "loop", 0.0),
+            transform("elsewhere", own_frame, 5.0),
+        )
+        refused = ("value not finite", "frame is its own parent", "one of the node's own frames")
+        wait_until(
+            lambda: all(r in union_status(probe).get(Key.UNION_REFUSED, "") for r in refused),
+            what=lambda: f"the refusals on /diagnostics, got {union_status(probe)}",
+        )
+        wait_until(
+            lambda: any(
+                "tf2_msgs/TFMessage (" in values.get(Key.UNDECODABLE, "")
+                for values in statuses_of(probe, "/union_a")
+            ),
+            what="the undecodable TFMessages on /diagnostics",
+        )
+    finally:
+        hostile.leave()
+    latched = first_set(probe, writer_of(probe, "/union_a"))
+    assert set(latched) == everything()
+    assert latched[own_frame].header.frame_id != "elsewhere"
 
 
 def test_turned_off_the_node_latches_its_own_statics_alone(probe: Probe, union: Union) -> None:
