@@ -173,12 +173,30 @@ class Configured:
         if self.loops is None:
             return plan.resolve(positions, values)
         applied = plan.apply(positions, values)
-        passive = self.loops.close(positions)
+        joints, key, poses = self._closed(self.loops, positions, applied.joints_key)
+        return Resolved(joints, key, poses, applied.clamped, applied.rejected)
+
+    def closed_fast(
+        self, positions: JointPositions, plan: MessagePlan, values: Array
+    ) -> tuple[Array, TFMessageLayout] | None:
+        """For a robot with loops, the common message (``MessagePlan.apply_fast``) as
+        ``resolved`` takes it: the poses (n, 7) to publish and their TFMessage layout; None,
+        ``positions`` untouched, for any other message (``resolved`` takes it)."""
+        if self.loops is None or not plan.apply_fast(positions, values):
+            return None
+        _, key, poses = self._closed(self.loops, positions, plan.published_key)
+        return poses, self.layouts_of(key)[0]
+
+    def _closed(
+        self, loops: LoopClosing, positions: JointPositions, key: bytes
+    ) -> tuple[IndexArray, bytes, Array]:
+        """The loops of ``positions`` closed after a message applied to it that publishes
+        the joints of index bytes ``key``: those and the passive joints published, their
+        bytes and their poses (n, 7)."""
+        passive = loops.close(positions)
         self.solved_joints = passive
-        joints, key, pose_plan = self._with_passive((applied.joints_key, passive.tobytes()))
-        return applied._replace(
-            joints=joints, joints_key=key, poses=poses_of(pose_plan, positions.values)
-        )
+        joints, joints_key, pose_plan = self._with_passive((key, passive.tobytes()))
+        return joints, joints_key, poses_of(pose_plan, positions.values)
 
     def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes, PosePlan]:
         """The moving joints of index bytes ``keys[0]`` and the published ones of
@@ -479,12 +497,17 @@ class JointStatePipeline:
         if not self._due(model, plan, shifted_ns, source):
             stream.slot.received(stamp_ns, self._steady_ns())
             return b""
-        poses = plan.resolve_fast(model.positions, values)
+        configured, layout = self._configured, steady.layout
+        if configured is None or configured.loops is None:
+            poses = plan.resolve_fast(model.positions, values)
+        else:  # the loops closed, the passive joints published with the given ones
+            closed = configured.closed_fast(model.positions, plan, values)
+            poses, layout = (None, layout) if closed is None else closed
         if poses is None:
             return self._general_bytes(stamp_ns, plan.names, values, source)
         stream.slot.received(stamp_ns, self._steady_ns())
         self._record(model, plan, shifted_ns, source)
-        return steady.layout.write(shifted_ns, poses)
+        return layout.write(shifted_ns, poses)
 
     def _general_bytes(
         self, stamp_ns: int, names: tuple[str, ...], values: Array, source: int
@@ -497,7 +520,9 @@ class JointStatePipeline:
     def _steady_of(self, stream: Stream, block: NameBlock, configured: Configured) -> Steady | None:
         """The short way of ``stream`` (read from ``block``), or None where its messages
         need what only ``joint_state`` does: names to report, a second tree (the global
-        one), no fast apply (values to convert), nothing to publish."""
+        one), no fast apply (values to convert), nothing to publish, the solved passive
+        joints to publish after it (``publish_loop_joint_states``). A robot's closed loops
+        are closed on the short way too (``Configured.closed_fast``)."""
         plan = stream.plan
         if (
             plan.name_plan.fast is None
@@ -506,7 +531,8 @@ class JointStatePipeline:
             or plan.ambiguous
             or not plan.published.size
             or global_tree_on(self.settings)
-            or configured.loops is not None  # the passive joints are solved per message
+            # The node publishes the solved passive joints after ``joint_state`` only.
+            or (configured.loops is not None and self.settings.publish_loop_joint_states)
         ):
             return None
         layout, _ = configured.layouts_of(plan.published_key)

@@ -49,7 +49,7 @@ from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
 from ..description.files import reading_under
-from ..errors import LOGGER, ModelError, shown
+from ..errors import LOGGER, ModelError, valid_utf8
 from ..health.reporting import Logger, Reporter
 from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
@@ -722,7 +722,7 @@ class JointTfPublisher(Node):
             )
 
     def _say_watched(self, watch: DescriptionFileWatch) -> None:
-        files = shown(", ".join(str(path) for path in watch.files))
+        files = valid_utf8(", ".join(str(path) for path in watch.files))
         self.get_logger().info(f"description_file: watching {files} for saves")
 
     def _check_description_file(self) -> None:
