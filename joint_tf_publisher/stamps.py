@@ -8,6 +8,12 @@ the hot path. Plain integers, no rclpy: ``cdr`` uses it on the raw bytes too.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 #: Nanoseconds per second.
 NS_PER_S = 1_000_000_000
 
@@ -17,8 +23,15 @@ def stamp_to_ns(sec: int, nanosec: int) -> int:
     return sec * NS_PER_S + nanosec
 
 
-def ns_to_stamp(stamp_ns: int) -> tuple[int, int]:
+@overload
+def ns_to_stamp(stamp_ns: int) -> tuple[int, int]: ...
+@overload
+def ns_to_stamp(stamp_ns: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
+
+
+def ns_to_stamp(stamp_ns: Any) -> tuple[Any, Any]:
     """``(sec, nanosec)`` of ``stamp_ns`` nanoseconds, ``nanosec`` in [0, 1e9) (so ``sec`` is
-    floored, also for times before the epoch): ``stamp_to_ns``'s inverse."""
+    floored, also for times before the epoch): ``stamp_to_ns``'s inverse. An int64 array
+    (stamps of several transforms) gives two arrays."""
     sec, nanosec = divmod(stamp_ns, NS_PER_S)
     return sec, nanosec

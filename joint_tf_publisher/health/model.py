@@ -79,6 +79,10 @@ class Key:
     UNKNOWN_PARAMETERS = "unknown parameters"
     LOOPS = "loops (m, rad)"
     LOOPS_NOT_CLOSED = "loops not closed"
+    UNION_FRAMES = "static union frames"
+    UNION_PUBLISHERS = "static union publishers"
+    UNION_REFUSED = "static union refused"
+    UNION_CONFLICTS = "static union conflicts"
 
 
 def never_received_joints(message: str, values: Iterable[tuple[str, str]]) -> tuple[str, ...]:
@@ -157,6 +161,31 @@ class RemoteFacts:
     topic: str = ""
     sent: int = 0
     left_out: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnionConflictFact:
+    """A frame two publishers give differently (``node_core.static_union.Conflict``, named):
+    ``kept`` holds it, ``refused`` is refused, since ``since_ns`` (steady clock)."""
+
+    frame: str
+    kept: str
+    refused: str
+    since_ns: int
+
+
+@dataclass(frozen=True)
+class UnionFacts:
+    """The union of the graph's statics as the report shows it (``node_core.static_union``
+    keeps it): its foreign ``frames`` and cap ``max_frames``, the ``publishers`` holding them
+    (node names), the transforms ``refused`` since start by reason, the lasting
+    ``conflicts``."""
+
+    frames: int = 0
+    max_frames: int = 0
+    publishers: tuple[str, ...] = ()
+    refused: Mapping[str, int] = field(default_factory=dict)
+    conflicts: tuple[UnionConflictFact, ...] = ()
 
 
 class StreamSlot:
@@ -245,6 +274,9 @@ class JointStateHealth:
         self.unknown_parameters: tuple[int, tuple[str, ...]] = (0, ())
         #: The robot's closed loops (None: it has none).
         self.loops: LoopFacts | None = None
+        #: The union of the graph's statics (None: ``static_union`` off); the node sets it.
+        self.union: UnionFacts | None = None
+        self._union_refused_reported = 0
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -376,6 +408,7 @@ class JointStateHealth:
 
         conditions = _sim_clock(graph) + _remote(self.remote, values) + self._failures(values)
         conditions += _loops(self.loops, now_ns, values)
+        conditions += self._union(now_ns, values)
         if self.refused_description is not None:
             values[Key.REFUSED_DESCRIPTION] = self.refused_description
             conditions.append(Condition(Level.WARN, self.refused_description))
@@ -414,6 +447,35 @@ class JointStateHealth:
         if not new:
             return []
         return [Condition(Level.WARN, wording.callback_failures(new, sorted(failures)))]
+
+    def _union(self, now_ns: int, values: dict[str, str]) -> list[Condition]:
+        """The union's values; each lasting conflict (WARN); refusals new this period (WARN)."""
+        union = self.union
+        if union is None:
+            return []
+        values[Key.UNION_FRAMES] = f"{union.frames} of {union.max_frames}"
+        values[Key.UNION_PUBLISHERS] = ", ".join([str(len(union.publishers)), *union.publishers])
+        values[Key.UNION_REFUSED] = ", ".join(
+            f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
+        )
+        values[Key.UNION_CONFLICTS] = "; ".join(
+            wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts
+        )
+        conditions = [
+            Condition(
+                Level.WARN,
+                wording.union_conflict(
+                    c.frame, c.kept, c.refused, (now_ns - c.since_ns) / NS_PER_S
+                ),
+            )
+            for c in union.conflicts
+        ]
+        total = sum(union.refused.values())
+        new, self._union_refused_reported = total - self._union_refused_reported, total
+        if new > 0:
+            entries = [f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())]
+            conditions.append(Condition(Level.WARN, wording.union_refused(new, entries)))
+        return conditions
 
     def _stream(
         self, joints: _JointArrivals, publishers: int, values: dict[str, str]

@@ -199,3 +199,36 @@ def loop_over_determined(joint: str, position_m: float, angle_rad: float) -> str
         f"least-squares fit leaves its frames {position_m:.3g} m and {angle_rad:.3g} rad "
         "apart (the given values disagree with the model: calibrate them, or give fewer)"
     )
+
+
+#: What the union of the graph's statics does with a frame two publishers give differently.
+UNION_FIRST_KEEPS = (
+    "the union keeps the first publisher's value until it leaves the graph: stop one of them, "
+    "or give them one value"
+)
+
+
+def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
+    """A conflict in the report's values: ``frame``, the publisher ``kept`` and the one
+    ``refused``."""
+    return f"{frame} (kept {kept}, refused {refused})"
+
+
+def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:
+    """Publishers ``kept`` and ``refused`` (nodes) give static frame ``frame`` with other
+    parents or values, for ``for_s`` seconds."""
+    return (
+        f"static frame {frame!r} given differently by {kept} and {refused} for {for_s:.1f} s: "
+        f"{UNION_FIRST_KEEPS}"
+    )
+
+
+def union_conflict_log(frame: str, kept: str, refused: str) -> str:
+    """The one log line of a new conflict over static frame ``frame``."""
+    return f"static frame {frame!r} given differently by {kept} and {refused}: {UNION_FIRST_KEEPS}"
+
+
+def union_refused(count: int, entries: Sequence[str]) -> str:
+    """``count`` foreign static transforms refused since the last report (``entries``: every
+    reason since start with its count)."""
+    return f"{count} foreign static transform(s) refused by the static union: {name_list(entries)}"

@@ -224,10 +224,10 @@ class TFMessageLayout:
         values = np.array(value_offsets, dtype=np.intp) // 8
         self._pose_index = values[:, None] + np.arange(7)
 
-    def write(self, stamp_ns: int, poses: Array) -> bytes:
-        """The message: every transform stamped ``stamp_ns`` (ns since the epoch of its clock),
-        row i of ``poses`` (n, 7) for ``frames[i]``: translation x y z (metres), then
-        quaternion x y z w."""
+    def write(self, stamp_ns: int | NDArray[np.int64], poses: Array) -> bytes:
+        """The message: every transform stamped ``stamp_ns`` (ns since the epoch of its clock;
+        or an array: transform i stamped ``stamp_ns[i]``), row i of ``poses`` (n, 7) for
+        ``frames[i]``: translation x y z (metres), then quaternion x y z w."""
         sec, nanosec = ns_to_stamp(stamp_ns)
         words = self._words
         words[self._sec_index] = sec & 0xFFFFFFFF
@@ -241,19 +241,33 @@ class Publication(NamedTuple):
     (translation x y z in metres, quaternion x y z w), all stamped ``stamp_ns``.
 
     ``global_layout``: the same frames with the global tree's prefix (``tf_outputs``), where
-    the node publishes one; the same poses and stamp then go out with it too.
+    the node publishes one; the same poses and stamp then go out with it too (the first
+    ``len(global_layout.frames)`` of them: the static union's set has the node's own
+    transforms first, then foreign ones that stay out of the global tree).
+    ``stamps_ns``: per transform, its own stamp (ns) instead of ``stamp_ns`` (the static
+    union's foreign transforms keep theirs); None: all ``stamp_ns``.
     """
 
     layout: TFMessageLayout
     stamp_ns: int
     poses: Array
     global_layout: TFMessageLayout | None = None
+    stamps_ns: NDArray[np.int64] | None = None
 
     def in_global_tree(self) -> Publication | None:
-        """The same transforms with the global tree's frames; None without a global tree."""
+        """The node's own transforms with the global tree's frames; None without a global
+        tree."""
         if self.global_layout is None:
             return None
-        return Publication(self.global_layout, self.stamp_ns, self.poses)
+        return Publication(
+            self.global_layout, self.stamp_ns, self.poses[: len(self.global_layout.frames)]
+        )
+
+    def stamps(self) -> NDArray[np.int64]:
+        """Per transform, its stamp (ns)."""
+        if self.stamps_ns is not None:
+            return self.stamps_ns
+        return np.full(len(self.layout.frames), self.stamp_ns, dtype=np.int64)
 
     @property
     def translations(self) -> Array:
@@ -267,4 +281,5 @@ class Publication(NamedTuple):
 
     def to_bytes(self) -> bytes:
         """The serialized TFMessage (CDR)."""
-        return self.layout.write(self.stamp_ns, self.poses)
+        stamps = self.stamp_ns if self.stamps_ns is None else self.stamps_ns
+        return self.layout.write(stamps, self.poses)

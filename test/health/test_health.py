@@ -30,6 +30,8 @@ from joint_tf_publisher.health.model import (
     Level,
     LoopFacts,
     RemoteFacts,
+    UnionConflictFact,
+    UnionFacts,
     never_received_joints,
 )
 from joint_tf_publisher.health.reporting import Reporter
@@ -399,7 +401,8 @@ def test_every_key_holds_its_documented_value() -> None:
     silent after its first message, a clamp, a rejection, a message of mismatched lengths, an
     unknown name, two nodes giving joint_1 to joint_3, a time offset that takes one stamp out
     of range, a frame a description change took away, a refused description, two
-    undecodable messages, a callback that raised twice and two unknown parameter keys."""
+    undecodable messages, a callback that raised twice, two unknown parameter keys and a static
+    union with a conflict and refused transforms."""
     rig = Rig(ignore_timestamp=True, time_offset=-0.5)
     text = ARM_URDF.read_text()
     with_tool = text.replace(
@@ -428,6 +431,10 @@ def test_every_key_holds_its_documented_value() -> None:
     since_ns = rig.steady_ns - 2 * S
     rig.health.loops = LoopFacts(
         ("rod", "closing"), np.array([1e-16, 0.25]), np.array([0.0, 0.5]), {"closing": since_ns}
+    )
+    conflict = UnionConflictFact("camera", "/calibration", "/sensors", since_ns)
+    rig.health.union = UnionFacts(
+        3, 100, ("/calibration", "/robot2/joint_tf_publisher"), {"closes a cycle": 2}, (conflict,)
     )
     report = rig.report(publishers)
     robot = Robot.load(ARM_URDF)
@@ -469,6 +476,10 @@ def test_every_key_holds_its_documented_value() -> None:
             Key.UNKNOWN_PARAMETERS: "2, attachments, publish_frequncy",
             Key.LOOPS: "rod: 1e-16, 0, closing: 0.25, 0.5",
             Key.LOOPS_NOT_CLOSED: "closing",
+            Key.UNION_FRAMES: "3 of 100",
+            Key.UNION_PUBLISHERS: "2, /calibration, /robot2/joint_tf_publisher",
+            Key.UNION_REFUSED: "closes a cycle (2x)",
+            Key.UNION_CONFLICTS: "camera (kept /calibration, refused /sensors)",
         }
     )
     assert report.level == Level.ERROR
@@ -476,7 +487,7 @@ def test_every_key_holds_its_documented_value() -> None:
         "joint values rejected (NaN, infinite, beyond +-1e100 or a zero quaternion), the "
         "joints keep their last good value: joint_3 (1x)"
     )
-    assert sorted(levels(report)) == [Level.WARN] * 11 + [Level.ERROR]
+    assert sorted(levels(report)) == [Level.WARN] * 13 + [Level.ERROR]
     assert any(
         condition.message.startswith("loop joint 'closing' not closed for 2.0 s: its frames stay")
         for condition in report.conditions

@@ -1,0 +1,465 @@
+"""The union of the graph's statics without DDS (``node_core.static_union``): every rule of
+issue #46, hostile inputs included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from rclpy.serialization import deserialize_message
+from tf2_msgs.msg import TFMessage
+
+from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
+from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
+from joint_tf_publisher.node_core.static_union import (
+    MAX_CONTENDERS,
+    MAX_GRAPH_DEPTH,
+    MAX_WALK_STEPS,
+    Debouncer,
+    PublisherId,
+    Refusal,
+    StaticTransform,
+    StaticUnion,
+    UnionPublication,
+    checked,
+)
+
+P = PublisherId(b"p" * 16, "/calibration")
+Q = PublisherId(b"q" * 16, "/sensors")
+R = PublisherId(b"r" * 16, "/driver")
+U = PublisherId(b"u" * 16, "/robot2/joint_tf_publisher")
+V = PublisherId(b"v" * 16, "/robot3/joint_tf_publisher")
+OWN = PublisherId(b"o" * 16, "/joint_tf_publisher")
+IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+def tf(parent: str, child: str, x: float = 0.0, stamp_ns: int = 5) -> StaticTransform:
+    return StaticTransform(parent, child, stamp_ns, (x, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.ns = 1_000
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def children(union: StaticUnion) -> dict[str, tuple[str, float]]:
+    return {t.child: (t.parent, t.pose[0]) for t in union.transforms()}
+
+
+# -- per child frame, as tf2 keeps statics --
+
+
+def test_newer_message_adds_to_earlier_frames() -> None:
+    """rclpy's StaticTransformBroadcaster latching only its last sendTransform: the earlier
+    frame stays in the union."""
+    union = StaticUnion()
+    assert union.receive(P, [tf("base", "camera")])
+    assert union.receive(P, [tf("base", "lidar")])
+    assert children(union) == {"camera": ("base", 0.0), "lidar": ("base", 0.0)}
+
+
+def test_unchanged_resend_is_no_change() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera"), tf("base", "lidar")])
+    version = union.version
+    assert not union.receive(P, [tf("base", "camera"), tf("base", "lidar")])
+    assert not union.receive(P, [tf("base", "camera", stamp_ns=99)])  # only the stamp
+    assert union.version == version
+    assert union.transforms()[0].stamp_ns == 5  # the first stamp stays
+
+
+def test_foreign_transforms_keep_their_stamps() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", stamp_ns=123), tf("base", "lidar", stamp_ns=-7)])
+    assert [t.stamp_ns for t in union.transforms()] == [123, -7]
+
+
+def test_recalibration_by_the_holder_wins_at_once() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    assert union.receive(P, [tf("base", "camera", 0.2)])
+    assert children(union)["camera"] == ("base", 0.2)
+    assert union.receive(P, [tf("mount", "camera", 0.2)])  # a new parent too
+    assert children(union)["camera"] == ("mount", 0.2)
+    assert union.conflicts() == []
+
+
+def test_second_publisher_conflicts_first_keeps_never_flips() -> None:
+    clock = Clock()
+    union = StaticUnion(steady_ns=clock)
+    union.receive(P, [tf("base", "camera", 0.1)])
+    clock.ns = 2_000
+    assert not union.receive(Q, [tf("base", "camera", 0.2)])
+    for _ in range(3):  # both keep sending: no flip-flop
+        assert not union.receive(P, [tf("base", "camera", 0.1)])
+        assert not union.receive(Q, [tf("base", "camera", 0.2)])
+    assert children(union)["camera"] == ("base", 0.1)
+    (conflict,) = union.conflicts()
+    assert (conflict.frame, conflict.kept, conflict.refused) == ("camera", P, Q)
+    assert conflict.since_ns == 2_000
+    assert union.new_conflicts() == [conflict]
+    assert union.new_conflicts() == []  # warned once
+    assert union.refused[Refusal.CONFLICT] == 4
+
+
+def test_a_conflict_ends_when_they_agree_and_comes_back_new() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("mount", "camera", 0.1)])  # another parent
+    assert len(union.new_conflicts()) == 1
+    union.receive(Q, [tf("base", "camera", 0.1)])
+    assert union.conflicts() == []
+    union.receive(Q, [tf("base", "camera", 0.3)])
+    assert len(union.new_conflicts()) == 1
+
+
+def test_holder_leaving_hands_the_frame_to_the_next() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    union.receive(R, [tf("base", "camera", 0.3)])
+    union.receive(Q, [tf("base", "camera", 0.25)])  # its latest value goes over
+    assert union.publisher_left(P.gid)
+    assert children(union)["camera"] == ("base", 0.25)
+    assert union.holder("camera") == Q
+    (conflict,) = union.conflicts()  # R against Q now
+    assert (conflict.kept, conflict.refused) == (Q, R)
+
+
+def test_frames_of_a_publisher_that_left_stay() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera")])
+    assert not union.publisher_left(P.gid)
+    assert children(union) == {"camera": ("base", 0.0)}
+    assert not union.publisher_left(b"never seen")
+
+
+def test_a_direct_publisher_takes_a_left_publishers_frame_without_conflict() -> None:
+    """A restarted static_transform_publisher (a new writer) with a new calibration."""
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.publisher_left(P.gid)
+    assert union.receive(Q, [tf("base", "camera", 0.2)])
+    assert children(union)["camera"] == ("base", 0.2)
+    assert union.conflicts() == []
+
+
+def test_contender_leaving_ends_its_conflict() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    union.publisher_left(Q.gid)
+    assert union.conflicts() == []
+    union.publisher_left(P.gid)
+    assert children(union)["camera"] == ("base", 0.1)
+
+
+# -- own writers, own frames, other unions --
+
+
+def test_own_writer_is_ignored() -> None:
+    union = StaticUnion()
+    union.set_own_writers([OWN.gid])
+    assert not union.receive(OWN, [tf("base", "camera")])
+    assert len(union) == 0
+
+
+def test_a_foreign_frame_naming_an_own_frame_is_refused() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link", "link2": "link1"})
+    assert union.receive(P, [tf("base", "link1", 9.0), tf("world", "base_link")])
+    assert children(union) == {"base_link": ("world", 0.0)}  # the root link may be given
+    assert union.refused[Refusal.OWN_FRAME] == 1
+    union.receive(U, [tf("base_link", "link1")])  # another union's echo, not known as one yet
+    assert union.refused[Refusal.OWN_FRAME] == 2
+    union.set_union_writers([U.gid])
+    assert not union.receive(U, [tf("base_link", "link1")])
+    assert union.refused[Refusal.OWN_FRAME] == 1  # echoes are not counted, then or now
+
+
+def test_a_new_own_model_takes_its_frames_back() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("link1", "tool")])
+    assert union.set_own({"tool": "link1", "link1": "base_link"})
+    assert len(union) == 0
+    assert union.refused[Refusal.OWN_FRAME] == 1
+
+
+def test_a_union_copy_never_overrides_nor_conflicts_with_the_owner() -> None:
+    union = StaticUnion()
+    union.set_union_writers([U.gid])
+    union.receive(P, [tf("base", "camera", 0.2)])  # recalibrated
+    assert not union.receive(U, [tf("base", "camera", 0.1)])  # U's stale copy
+    assert children(union)["camera"] == ("base", 0.2)
+    assert union.conflicts() == []
+    union.publisher_left(P.gid)  # even once the owner left
+    assert not union.receive(U, [tf("base", "camera", 0.1)])
+    assert children(union)["camera"] == ("base", 0.2)
+
+
+def test_a_union_copy_fills_in_and_yields_to_the_direct_publisher() -> None:
+    union = StaticUnion()
+    union.set_union_writers([U.gid])
+    assert union.receive(U, [tf("base", "camera", 0.1), tf("b2", "c2")])  # over a bridge
+    assert union.receive(U, [tf("base", "camera", 0.15)])  # the union's newer copy
+    assert children(union)["camera"] == ("base", 0.15)
+    assert union.receive(P, [tf("base", "camera", 0.2)])
+    assert union.holder("camera") == P
+    assert union.conflicts() == []
+
+
+def test_a_writer_learned_late_to_be_a_union_hands_over() -> None:
+    union = StaticUnion()
+    union.receive(U, [tf("base", "camera", 0.1)])  # its announcement not heard yet
+    union.receive(P, [tf("base", "camera", 0.2)])
+    assert len(union.conflicts()) == 1
+    assert union.set_union_writers([U.gid])
+    assert union.holder("camera") == P
+    assert union.conflicts() == []
+
+
+def test_two_unions_echoing_neither_grow_nor_bring_stale_values_back() -> None:
+    """Two nodes with the union on, fed each other's copies: the set stays put."""
+    a, b = StaticUnion(), StaticUnion()
+    a.set_own_writers([U.gid])
+    a.set_union_writers([V.gid])
+    b.set_own_writers([V.gid])
+    b.set_union_writers([U.gid])
+    for union in (a, b):
+        union.receive(P, [tf("base", "camera", 0.1)])
+    for union in (a, b):  # the recalibration
+        union.receive(P, [tf("base", "camera", 0.2)])
+    stale_a = a.transforms()
+    a.receive(V, [tf("base", "camera", 0.1)])  # b's copy, sent before its update
+    b.receive(U, stale_a)
+    for _ in range(5):
+        a_copy, b_copy = a.transforms(), b.transforms()
+        assert not a.receive(V, b_copy)
+        assert not b.receive(U, a_copy)
+    assert children(a) == children(b) == {"camera": ("base", 0.2)}
+    assert a.conflicts() == b.conflicts() == []
+
+
+def test_between_unions_the_first_keeps_and_a_left_one_yields() -> None:
+    union = StaticUnion()
+    union.set_union_writers([U.gid, V.gid])
+    union.receive(U, [tf("base", "camera", 0.1)])
+    assert not union.receive(V, [tf("base", "camera", 0.2)])
+    assert union.conflicts() == []
+    union.publisher_left(U.gid)
+    assert union.receive(V, [tf("base", "camera", 0.2)])
+    assert union.holder("camera") == V
+
+
+# -- refused transforms --
+
+
+@pytest.mark.parametrize(
+    ("transform", "reason"),
+    [
+        (tf("", "camera"), Refusal.BAD_NAME),
+        (tf("base", ""), Refusal.BAD_NAME),
+        (tf("base", "c" * 257), Refusal.BAD_NAME),
+        (tf("base", "cam\nera"), Refusal.BAD_NAME),
+        (tf("camera", "camera"), Refusal.OWN_PARENT),
+        (tf("base", "camera", math.nan), Refusal.NOT_FINITE),
+        (tf("base", "camera", math.inf), Refusal.NOT_FINITE),
+        (StaticTransform("base", "camera", 0, (0, 0, 0, 0, 0, 0, 1.006)), Refusal.NOT_UNIT),
+        (StaticTransform("base", "camera", 0, (0, 0, 0, 0, 0, 0, 0.0)), Refusal.NOT_UNIT),
+        (StaticTransform("base", "camera", 0, (0, 0, 0, 0, 0, 0, math.nan)), Refusal.NOT_FINITE),
+    ],
+)
+def test_refused_on_its_own_values(transform: StaticTransform, reason: Refusal) -> None:
+    union = StaticUnion()
+    assert not union.receive(P, [transform])
+    assert union.refused == {reason: 1}
+    assert checked(transform) is reason
+
+
+def test_a_rotation_with_small_drift_is_normalised() -> None:
+    union = StaticUnion()
+    union.receive(P, [StaticTransform("base", "camera", 0, (0, 0, 0, 0, 0, 0, 1.004))])
+    (kept,) = union.transforms()
+    assert kept.pose[6] == pytest.approx(1.0, abs=1e-15)
+
+
+def test_a_frame_ids_longest_length_is_taken() -> None:
+    union = StaticUnion()
+    assert union.receive(P, [tf("b" * 256, "c" * 256)])
+
+
+def test_cycles_through_the_union_are_refused() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("a", "b"), tf("b", "c")])
+    assert not union.receive(Q, [tf("c", "a")])
+    assert union.refused == {Refusal.CYCLE: 1}
+    assert not union.receive(P, [tf("c", "b")])  # the holder moving b below c
+    assert union.refused == {Refusal.CYCLE: 2}
+    assert children(union) == {"b": ("a", 0.0), "c": ("b", 0.0)}
+
+
+def test_cycles_through_the_own_tree_are_refused() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link", "tool": "link1"})
+    union.receive(P, [tf("world", "base_link")])
+    assert not union.receive(P, [tf("tool", "world")])
+    assert union.refused == {Refusal.CYCLE: 1}
+
+
+def test_a_new_own_model_that_closes_a_cycle_drops_the_union_frame() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("tool", "world")])
+    assert union.set_own({"base_link": "world", "tool": "base_link"})
+    assert len(union) == 0
+    assert union.refused == {Refusal.CYCLE: 1}
+
+
+def test_a_chain_deeper_than_tf2_looks_up_is_refused() -> None:
+    union = StaticUnion()
+    chain = [tf(f"f{k}", f"f{k + 1}") for k in range(MAX_GRAPH_DEPTH + 5)]
+    assert union.receive(P, chain)  # leaves as they come: all taken
+    # a frame that has children, hung below the chain's end: walks up, too deep
+    union.receive(P, [tf("x", "y")])
+    assert not union.receive(P, [tf(f"f{MAX_GRAPH_DEPTH + 5}", "x")])
+    assert union.refused == {Refusal.TOO_DEEP: 1}
+
+
+def test_one_messages_cycle_checks_are_bounded() -> None:
+    """A hostile message whose frames each have a child and hang below a chain 1000 deep:
+    each check walks 1000 parents, so after ``MAX_WALK_STEPS`` the rest are refused, and a
+    leaf after them is still taken; the next message has a budget of its own."""
+    union = StaticUnion(max_frames=20_000)
+    depth = MAX_GRAPH_DEPTH - 10
+    message = [tf(f"L{i}", f"L{i + 1}") for i in range(depth)]
+    for j in range(1000):
+        message += [tf(f"c{j}", f"d{j}"), tf(f"L{depth}", f"c{j}")]
+    message.append(tf("base", "leaf"))
+    union.receive(P, message)
+    walks = union.refused[Refusal.WALKS]
+    assert walks == 1000 - -(-MAX_WALK_STEPS // (depth + 1))  # each check: depth + 1 steps
+    assert union.holder("leaf") == P
+    assert union.refused.keys() == {Refusal.WALKS}
+    union.receive(P, [tf(f"L{depth}", "c999")])
+    assert union.holder("c999") == P
+
+
+def test_ten_thousand_frames_in_one_message() -> None:
+    """A hostile message: 10,000 frames in a chain, given backwards (each new frame a parent
+    already: its new parent's ancestors walked, none yet), then again (unchanged), then in
+    order into a second union (each a leaf: no walk), then a cycle closed at the end."""
+    backwards, forwards = StaticUnion(), StaticUnion()
+    chain = [tf(f"f{k}", f"f{k + 1}") for k in range(10_000)]
+    assert backwards.receive(P, list(reversed(chain)))
+    assert not backwards.receive(P, chain)
+    assert forwards.receive(P, chain)
+    assert len(backwards) == len(forwards) == 10_000
+    assert not forwards.receive(Q, [tf("f10000", "f0")])
+    assert forwards.refused == {Refusal.TOO_DEEP: 1}  # beyond tf2's depth: no walk of 10,000
+
+
+# -- the cap --
+
+
+def test_frames_beyond_the_cap_are_refused_and_counted() -> None:
+    union = StaticUnion(max_frames=10)
+    union.receive(P, [tf("base", f"m{k}") for k in range(25)])
+    assert len(union) == 10
+    assert union.refused == {Refusal.OVER_CAP: 15}
+
+
+def test_one_publisher_cannot_take_it_all() -> None:
+    union = StaticUnion(max_frames=10)
+    union.receive(P, [tf("base", f"m{k}") for k in range(10)])  # fills an empty union
+    assert union.receive(Q, [tf("base", f"q{k}") for k in range(8)])
+    held = {t.child for t in union.transforms()}
+    assert sum(name.startswith("q") for name in held) == 5  # its fair share: 10 // 2
+    assert sum(name.startswith("m") for name in held) == 5  # P's newest went
+    assert union.refused == {Refusal.OVER_CAP: 8}  # 5 evicted of P, 3 beyond Q's share
+
+
+def test_a_lower_cap_evicts_the_largest_holders_newest_frames() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", f"m{k}") for k in range(6)])
+    union.receive(Q, [tf("base", "q0")])
+    assert union.set_max_frames(4)
+    assert [t.child for t in union.transforms()] == ["m0", "m1", "m2", "q0"]
+    assert union.refused == {Refusal.OVER_CAP: 3}
+
+
+def test_contenders_remembered_are_bounded() -> None:
+    union = StaticUnion(max_frames=MAX_CONTENDERS + 10)
+    frames = [tf("base", f"m{k}") for k in range(MAX_CONTENDERS + 5)]
+    union.receive(P, frames)
+    union.receive(Q, [t._replace(pose=(1.0, *t.pose[1:])) for t in frames])
+    assert len(union.conflicts()) == MAX_CONTENDERS
+    assert union.refused[Refusal.CONFLICT] == MAX_CONTENDERS + 5
+
+
+# -- the debouncer --
+
+
+def test_debouncer_sends_at_once_then_at_most_once_an_interval() -> None:
+    clock = Clock()
+    debouncer = Debouncer(100, clock)
+    assert debouncer.wait_ns() is None
+    debouncer.changed()
+    assert debouncer.due()
+    debouncer.sent()
+    clock.ns += 30
+    debouncer.changed()
+    assert debouncer.wait_ns() == 70
+    clock.ns += 70
+    assert debouncer.due()
+    debouncer.sent()
+    assert debouncer.wait_ns() is None
+
+
+# -- the message and the report --
+
+
+def test_union_publication_own_first_then_foreign_with_their_stamps() -> None:
+    own_layout = TFMessageLayout([("base_link", "link1")])
+    global_layout = TFMessageLayout([("g/base_link", "g/link1")])
+    own = Publication(own_layout, 42, np.array([IDENTITY]), global_layout)
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.5, stamp_ns=7_000_000_001)])
+    publication = UnionPublication().build(own, union.transforms())
+    assert publication is not None
+    message = deserialize_message(publication.to_bytes(), TFMessage)
+    assert [(t.header.frame_id, t.child_frame_id) for t in message.transforms] == [
+        ("base_link", "link1"),
+        ("base", "camera"),
+    ]
+    assert (message.transforms[1].header.stamp.sec, message.transforms[1].header.stamp.nanosec) == (
+        7,
+        1,
+    )
+    assert message.transforms[0].header.stamp.nanosec == 42
+    in_global = publication.in_global_tree()
+    assert in_global is not None and in_global.layout.frames == (("g/base_link", "g/link1"),)
+    assert UnionPublication().build(own, []) is own
+
+
+def test_health_report_shows_the_union_and_warns_of_conflicts() -> None:
+    clock = Clock()
+    union = StaticUnion(max_frames=100, steady_ns=clock)
+    union.receive(P, [tf("base", "camera", 0.1), tf("x", "x")])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    health = JointStateHealth(steady_ns=clock)
+    health.union = union.facts()
+    clock.ns += 3_000_000_000
+    report = health.report(GraphFacts({}, 0))
+    values = dict(report.values)
+    assert values[Key.UNION_FRAMES] == "1 of 100"
+    assert values[Key.UNION_PUBLISHERS] == "1, /calibration"
+    assert "frame is its own parent (1x)" in values[Key.UNION_REFUSED]
+    assert values[Key.UNION_CONFLICTS] == "camera (kept /calibration, refused /sensors)"
+    warnings = [c.message for c in report.conditions if c.level == Level.WARN]
+    assert any("'camera'" in m and "/calibration" in m and "/sensors" in m for m in warnings)
+    assert any("refused by the static union" in m for m in warnings)
+    second = health.report(GraphFacts({}, 0))  # no new refusals: not warned again
+    assert not any("refused by the static union" in c.message for c in second.conditions)
