@@ -8,6 +8,7 @@ phrases and sentences here, so an operator reads one wording wherever the fact s
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from ..kinematics import MAX_JOINT_VALUE
@@ -212,6 +213,21 @@ def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
     """A conflict in the report's values: ``frame``, the publisher ``kept`` and the one
     ``refused``."""
     return f"{frame} (kept {kept}, refused {refused})"
+
+
+#: One entry of ``union_conflict_entry``'s, as the report's value joins them (``; ``).
+_UNION_CONFLICT_ENTRY = re.compile(
+    r"(?P<frame>.+?) \(kept (?P<kept>.+?), refused (?P<refused>.+?)\)(?:; |$)"
+)
+
+
+def union_conflict_entries(text: str) -> list[tuple[str, str, str]]:
+    """(frame, kept, refused) of each entry of the report's ``static union conflicts``
+    value (``union_conflict_entry``'s, ``; ``-separated), for ``doctor``."""
+    return [
+        (match["frame"], match["kept"], match["refused"])
+        for match in _UNION_CONFLICT_ENTRY.finditer(text)
+    ]
 
 
 def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:
