@@ -19,6 +19,7 @@ from bag_maker import T0_NS, TF_MESSAGE, Topic, recording, tf_message, transform
 from repo_paths import REPO_ROOT
 from rosbags.interfaces import QosDurability
 from rosbags.rosbag2 import Reader
+from test_bag_repair import check_every_link
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag import messages
@@ -179,3 +180,45 @@ def test_a_slice_or_a_late_start_finds_every_frame_within_a_period(tmp_path: Pat
     for time_ms, frames in sets:
         if time_ms >= 400:  # after the last change: everything
             assert set(frames) == ROBOT_STATICS | {"camera", "loop_a", "lidar", "gps"}
+
+
+def test_the_params_file_turns_it_on_with_its_cap_and_the_robots_prefixed_frames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``static_union`` and ``static_union_max_frames`` from --params, as the node reads
+    them: the robot's own frames are its prefixed ones (a recorded static naming one never
+    overrides it; one hanging the robot's root from ``world`` is foreign and kept), and the
+    recorded frames beyond the cap are refused and counted."""
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "/**:\n  ros__parameters:\n    frame_prefix: arm/\n    static_union: true\n"
+        "    static_union_max_frames: 2\n"
+    )
+    recorded = [
+        transform(T0_NS, "world", "arm/base_link", (1.0, 2.0, 0.0)),
+        transform(T0_NS, "arm/wrist_3_link", "arm/tool_flange", (9.0, 9.0, 9.0)),
+        *(transform(T0_NS, "world", f"marker_{k}", (float(k), 0, 0)) for k in range(3)),
+    ]
+    bag, states = recording(
+        tmp_path / "in",
+        ARM,
+        "mcap",
+        count=20,
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [tf_static_qos()])],
+        extra=[("/tf_static", T0_NS, tf_message(recorded))],
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--params", str(params)) == 0
+    last = statics_of(out)[-1][1]
+    assert set(last) == {f"arm/{frame}" for frame in ROBOT_STATICS} | {
+        "arm/base_link",
+        "marker_0",
+    }
+    assert last["arm/tool_flange"].transform.translation.z == pytest.approx(0.02)
+    assert last["arm/base_link"].header.frame_id == "world"
+    summary = capsys.readouterr().out
+    assert "static union of 2 recorded foreign frame(s) (of 2)" in summary
+    assert "beyond static_union_max_frames (2x)" in summary
+    assert "1 recorded robot transform(s) replaced" in summary
+    robot = Robot.load(ARM)
+    assert check_every_link(out, robot, states, prefix="arm/") == len(states)

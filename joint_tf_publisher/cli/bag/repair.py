@@ -18,7 +18,10 @@ What the output holds:
 - ``/tf_static``: the complete static set, reliable and transient local, at the bag's first
   log time, at each description change and every ``static_republish_period``; each message
   is the robot's set with every other publisher's static frames recorded in the input
-  (their value at that time, or their first one), as one message;
+  (their value at that time, or their first one), as one message; with ``--static-union``
+  (or ``static_union`` in ``--params``) the other publishers' frames are the union of the
+  recorded statics as the node keeps it (``static_union``), and a set is written at each
+  change of it too;
 - every other topic byte for byte with its type, definition and QoS; with ``--description``
   the ``/robot_description`` topic carries that description (once, at the start, latched).
 
@@ -60,7 +63,6 @@ from ...node_core.parameter_changes import (
 from ...node_core.parameter_keys import offline_unknown, warnings
 from ...node_core.parameters import ParameterRejected, Settings
 from ...node_core.pipeline import JointStatePipeline, LoadedModel
-from ...node_core.static_union import DEFAULT_MAX_FRAMES
 from ...stamps import NS_PER_S
 from ..params_file import ParamsFileError, node_parameters
 from . import messages
@@ -101,7 +103,8 @@ class RepairOptions:
     """What ``bag repair`` was asked: input and output bags, the output's storage (None: the
     input's), the description file that wins over the bag's (with its xacro arguments), the
     node's parameters file, a ``static_republish_period`` over the file's, the namespace
-    the node ran in ("": the root; ``topics``)."""
+    the node ran in ("": the root; ``topics``), ``--static-union`` (None: the file's
+    ``static_union``)."""
 
     source: Path
     output: Path
@@ -410,9 +413,12 @@ class Repair:
         self.topics = robot_topics(options.namespace)
         #: ``--static-union``: the union of the recorded statics (made by ``_write_all``).
         self.union: RecordedUnion | None = None
-        #: Whether the repair writes the union (``--static-union``), and its cap.
-        self.union_on = bool(options.static_union)
-        self.max_frames = DEFAULT_MAX_FRAMES
+        #: Whether the repair writes the union (``--static-union``, over the parameters
+        #: file's ``static_union``), and its cap (the file's ``static_union_max_frames``).
+        self.union_on = (
+            self.settings.static_union if options.static_union is None else options.static_union
+        )
+        self.max_frames = self.settings.static_union_max_frames
 
     def _clock_ns(self) -> int:
         """The node clock offline: the log time of the message being handled."""

@@ -91,7 +91,7 @@ class RecordedUnion:
     set (the robot's own statics first) and ``sent`` says it was written.
 
     ``own``: the robot's frames (child -> parent, every description's); ``max_frames``: the
-    cap (``static_union.max_frames``); ``min_interval_ns``: the least log time between two
+    cap (``static_union_max_frames``); ``min_interval_ns``: the least log time between two
     sets written for changes (``MIN_INTERVAL_NS``, or longer to fit the byte budget).
     """
 

@@ -324,7 +324,7 @@ REFUSAL_CAUSES = {
     "static_transform_publisher repeating a fixed joint): the node's own values stay",
     Refusal.CYCLE: "a frame whose parents lead back to it through the union or the robot's tree",
     Refusal.TOO_DEEP: "a chain of parents deeper than tf2 looks up (1000)",
-    Refusal.OVER_CAP: "more foreign frames than static_union.max_frames (the publisher holding "
+    Refusal.OVER_CAP: "more foreign frames than static_union_max_frames (the publisher holding "
     "the most yields its newest)",
     Refusal.CONFLICT: "a frame another publisher holds, given with another parent or value "
     "(the conflicts)",
@@ -389,7 +389,7 @@ def union_findings(status: DiagnosticRecord) -> list[Finding]:
                 "find the publisher (`ros2 topic info -v /tf_static`, `ros2 topic echo "
                 "/tf_static`) and fix what it sends"
                 + (
-                    "; raise static_union.max_frames if the graph has that many frames"
+                    "; raise static_union_max_frames if the graph has that many frames"
                     if Refusal.OVER_CAP in counts
                     else ""
                 ),
