@@ -515,3 +515,24 @@ def test_a_union_nodes_copies_are_no_second_publisher() -> None:
     assert Kind.TWO_PUBLISHERS in kinds(  # on /tf too: a second source all the same
         healthy(transforms=graph + tf_too, union_nodes=[NODE])
     )
+
+
+def test_a_hostile_union_status_costs_linear_time_and_bounded_findings() -> None:
+    """Anyone may publish a status with the union's keys: 30 conflicts give 20 findings, the
+    last counting the rest; a megabyte of junk in both values gives none (read in one pass:
+    no backtracking pattern over a value anyone may send)."""
+    entries = "; ".join(wording.union_conflict_entry(f"frame_{k}", "/a", "/b") for k in range(30))
+    status = DiagnosticRecord("n: joint states", 1, "w", "", ((Key.UNION_CONFLICTS, entries),))
+    conflicts = [
+        f for f in diagnose(healthy(statuses=[status])) if f.kind is Kind.STATIC_UNION_CONFLICT
+    ]
+    assert len(conflicts) == 20 and conflicts[-1].summary.endswith(
+        "(and 10 more conflict(s) in its status)"
+    )
+    junk = "( (kept x, refused " * 50_000
+    status = DiagnosticRecord(
+        "n: joint states", 1, "w", "", ((Key.UNION_CONFLICTS, junk), (Key.UNION_REFUSED, junk))
+    )
+    kinds_found = kinds(healthy(statuses=[status]))
+    assert Kind.STATIC_UNION_CONFLICT not in kinds_found
+    assert Kind.STATIC_UNION_REFUSED not in kinds_found

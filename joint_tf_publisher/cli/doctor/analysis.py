@@ -314,6 +314,8 @@ def loop_finding(name: str, message: str, values: dict[str, str]) -> Finding:
     )
 
 
+#: Conflicts of one status given a finding each; the rest are counted in the last.
+CONFLICTS_SHOWN = 20
 #: Why the union refuses a foreign static transform, and what to do, by reason.
 REFUSAL_CAUSES = {
     Refusal.BAD_NAME: "a frame id empty, longer than 256 characters or not printable",
@@ -352,6 +354,7 @@ def union_findings(status: DiagnosticRecord) -> list[Finding]:
     transforms it refused, by reason (a warning while the node warns, else a note: refused
     since it started, none lately); none when it is off or has nothing to say."""
     name, values = status.name, dict(status.values)
+    conflicts = wording.union_conflict_entries(values.get(Key.UNION_CONFLICTS, ""))
     findings = [
         Finding(
             Severity.WARNING,
@@ -369,10 +372,14 @@ def union_findings(status: DiagnosticRecord) -> list[Finding]:
             "holder at once",
             {"status": name, "frame": frame, "kept": kept, "refused": refused},
         )
-        for frame, kept, refused in wording.union_conflict_entries(
-            values.get(Key.UNION_CONFLICTS, "")
-        )
+        for frame, kept, refused in conflicts[:CONFLICTS_SHOWN]
     ]
+    if len(conflicts) > CONFLICTS_SHOWN:
+        last = findings[-1]
+        more = len(conflicts) - CONFLICTS_SHOWN
+        findings[-1] = replace(
+            last, summary=f"{last.summary} (and {more} more conflict(s) in its status)"
+        )
     counts = refused_counts(values.get(Key.UNION_REFUSED, ""))
     if counts:
         total = sum(counts.values())
