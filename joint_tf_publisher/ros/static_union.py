@@ -40,8 +40,11 @@ policy, this module reads ``/tf_static``, knows its writers, and publishes the c
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from rclpy.clock import Clock
@@ -94,6 +97,22 @@ NO_PUBLISHER_GID = (
 
 #: The unions hosted in this process, by context and topic (see the module docstring).
 _HOSTS: dict[tuple[int, str], StaticUnionPart] = {}
+#: Held by every call into a part: a fleet makes a robot's node (which joins its union) in its
+#: start thread while the host's timer runs in the spin loop.
+_LOCK = threading.RLock()
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialized(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``method`` run holding ``_LOCK``."""
+
+    @functools.wraps(method)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _LOCK:
+            return method(*args, **kwargs)
+
+    return locked
 
 
 def union_supported() -> bool:
@@ -187,6 +206,7 @@ class StaticUnionPart:
 
     # -- the node's calls ---------------------------------------------------------------------
 
+    @_serialized
     def update(self) -> None:
         """The union as the settings ask: started, stopped (the node's own statics alone
         latched again), or its cap changed."""
@@ -194,7 +214,7 @@ class StaticUnionPart:
         running = self.union is not None or self._host is not None
         if settings.static_union and not running:
             host = _HOSTS.get(self._key)
-            if host is not None:
+            if host is not None and host._node.context is self._node.context:
                 self._join(host)
             else:
                 self._start(settings.static_union_max_frames)
@@ -205,6 +225,7 @@ class StaticUnionPart:
                 self._changed()
             self._report()
 
+    @_serialized
     def publish(self, own: Publication | None) -> None:
         """The node's own static set is ``own`` now: the complete set goes out at once (a
         guest's through its host; the union joined or started first where it is asked for,
@@ -220,6 +241,7 @@ class StaticUnionPart:
             self._report()
         self._send()
 
+    @_serialized
     def republish(self) -> None:
         """The complete set again (``static_republish_period``): as it was, or anew where a
         change waits."""
@@ -230,6 +252,7 @@ class StaticUnionPart:
         else:
             self._tf_static.republish()
 
+    @_serialized
     def writers_changed(self) -> None:
         """The node's own writers may have changed (its global tree came or went)."""
         if self._host is not None:
@@ -352,6 +375,7 @@ class StaticUnionPart:
         if publisher is not None and tree is not None:
             publisher.publish(tree.to_bytes() if self._tf_static.raw else to_message(tree))
 
+    @_serialized
     def destroy(self) -> None:
         """The union's node goes (the node is destroyed); a host hands the union on."""
         if self._host is not None or self.union is not None:
@@ -362,6 +386,7 @@ class StaticUnionPart:
 
     # -- a turn -----------------------------------------------------------------------------
 
+    @_serialized
     def _turn(self) -> None:
         """Messages taken in, the writers read (every ``GRAPH_PERIOD_S``), a change sent."""
         self._turn_ns = now_ns = time.monotonic_ns()
