@@ -43,8 +43,9 @@ Refused, each counted by reason (``Refusal``), never dropped silently: frame ids
 rotation whose squared length is off 1 by more than ``QUATERNION_TOLERANCE`` (tf2's
 ``QUATERNION_NORMALIZATION_TOLERANCE``; a rotation within it is normalised, as tf2 does); the
 node's own frames; a transform that would close a cycle through the union and the node's own
-tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``); frames beyond the
-cap; the second value of a conflict.
+tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``), or whose check would
+walk beyond what one message may (``MAX_WALK_STEPS``); frames beyond the cap; the second
+value of a conflict.
 
 Bounded: at most ``max_frames`` foreign frames (``static_union_max_frames``), shared. A
 publisher may add a frame while the union has room, or while it holds fewer than its fair share
@@ -56,7 +57,8 @@ frame the holder keeps (``_Record.contending``) are remembered for at most
 
 Cost: linear in a message's size. An unchanged frame costs a dict lookup and a tuple
 comparison. A new frame that is no frame's parent cannot close a cycle (one lookup); any other
-new or moved frame walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps.
+new or moved frame walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps, and
+at most ``MAX_WALK_STEPS`` in one message.
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ MAX_FRAME_ID_CHARS = 256
 QUATERNION_TOLERANCE = 10e-3
 #: tf2's ``MAX_GRAPH_DEPTH``: tf2 looks up no chain of more parents (it calls it a loop).
 MAX_GRAPH_DEPTH = 1000
+#: Most parent steps the cycle checks of one message walk in all (``MAX_GRAPH_DEPTH`` for each
+#: of 200 frames that are no leaf, or 20,000 frames 10 deep): a hostile message of frames
+#: hung below a deep chain cost 2 s for 10,000 frames; beyond, its frames that need a walk are
+#: refused (counted), leaves still taken.
+MAX_WALK_STEPS = 200_000
 #: Most (frame, contender) pairs remembered for a handover or a conflict, in all.
 MAX_CONTENDERS = 10_000
 #: Smallest interval between two publications of a changed union, seconds (at most 10 a
@@ -109,6 +116,7 @@ class Refusal(Enum):
     OWN_FRAME = "one of the node's own frames"
     CYCLE = "closes a cycle"
     TOO_DEEP = f"deeper than {MAX_GRAPH_DEPTH} frames"
+    WALKS = "its message's cycle checks over their budget"
     OVER_CAP = "beyond static_union_max_frames"
     CONFLICT = "frame held by another publisher"
 
@@ -225,6 +233,8 @@ class StaticUnion:
         #: (frame, refused GID) -> the conflict, while it lasts; those ``new_conflicts`` gave.
         self._conflicts: dict[tuple[str, bytes], Conflict] = {}
         self._told: set[tuple[str, bytes]] = set()
+        #: Parent steps the cycle checks of this message (or change) may still walk.
+        self._walk_budget = MAX_WALK_STEPS
         #: How many other writers hold frames, while one message is taken in (None: to count).
         self._holding: int | None = None
         #: Transforms refused since start, by reason.
@@ -285,6 +295,7 @@ class StaticUnion:
     def set_own_writers(self, gids: Iterable[bytes]) -> bool:
         """The node's own ``/tf_static`` writers (its own, its global tree's): their messages
         are ignored, and what the union holds of them goes. True if the set changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         self._own_writers = frozenset(gids)
         changed = False
         for gid in self._own_writers & self._records.keys():
@@ -301,6 +312,7 @@ class StaticUnion:
     def set_union_writers(self, gids: Iterable[bytes]) -> bool:
         """The writers that are other nodes' unions (their announcements): copies, which
         yield to direct publishers (see the module docstring). True if the set changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         new = frozenset(gids)
         became = new - self._union_writers
         self._union_writers = new
@@ -321,7 +333,9 @@ class StaticUnion:
     def set_own(self, own: Mapping[str, str]) -> bool:
         """The node's own transforms (child frame -> parent frame, as it publishes them): a
         union frame that is now one of them, or that now closes a cycle through them, goes
-        (counted). True if the set changed."""
+        (counted). True if the set changed. (Its checks walk without the message budget: a
+        new model is the node's own, rare.)"""
+        self._walk_budget = MAX_WALK_STEPS * max(1, len(self._frames))
         self._own = dict(own)
         self._own_parents = frozenset(self._own.values())
         changed = False
@@ -354,6 +368,7 @@ class StaticUnion:
         """Writer ``gid`` left the graph: each frame it holds goes to the earliest publisher
         that gave it too, else stays; what it contended for is forgotten. True if the set
         changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         record = self._records.get(gid)
         if record is None:
             return False
@@ -370,6 +385,7 @@ class StaticUnion:
         if gid in self._own_writers:
             return False
         self._holding = None
+        self._walk_budget = MAX_WALK_STEPS
         record = self._records.get(gid)
         if record is None:
             record = self._records[gid] = _Record(publisher, union=gid in self._union_writers)
@@ -491,12 +507,16 @@ class StaticUnion:
         is in the union already (its own parent is left out of the walk)."""
         if not replacing and child not in self._children and child not in self._own_parents:
             return None  # a leaf closes no cycle
+        if self._walk_budget <= 0:
+            return Refusal.WALKS
         frame, steps = parent, 0
         while True:
             if frame == child:
+                self._walk_budget -= steps
                 return Refusal.CYCLE
             steps += 1
             if steps > MAX_GRAPH_DEPTH:
+                self._walk_budget -= steps
                 return Refusal.TOO_DEEP
             held = self._frames.get(frame)
             if held is not None:
@@ -504,6 +524,7 @@ class StaticUnion:
             elif frame in self._own:
                 frame = self._own[frame]
             else:
+                self._walk_budget -= steps
                 return None
 
     def _room_for(self, record: _Record) -> bool:

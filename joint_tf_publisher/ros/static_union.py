@@ -12,7 +12,8 @@ policy, this module reads ``/tf_static``, knows its writers, and publishes the c
   routine``), so the union's subscriptions live on a node of their own that no executor
   spins (``<node name>_static_union``, in the node's namespace, without the user's
   remappings: it reads the topic as the node resolved it), and the node's steady timer takes
-  their messages every ``POLL_S`` (at most ``MAX_TAKEN`` a turn).
+  their messages every ``POLL_S`` (at most ``MAX_TAKEN`` a turn, and no further message once
+  ``MAX_TRANSFORMS_A_TURN`` transforms were taken in).
 - **Writers**: the node names of ``/tf_static``'s writers come from
   ``get_publishers_info_by_topic`` (the node's own writers among them: its own, its global
   tree's), read again every ``GRAPH_PERIOD_S``: a writer the union knows that the graph no
@@ -43,7 +44,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
@@ -82,8 +83,11 @@ MAX_ANNOUNCED = 1000
 #: Seconds between two turns of the union's timer (messages taken, a change sent): the
 #: debouncer's interval, so a change waits at most one turn.
 POLL_S = MIN_INTERVAL_S
-#: Most messages taken from each of the union's subscriptions in one turn.
+#: Most messages taken from each of the union's subscriptions in one turn, and most
+#: transforms taken in from ``/tf_static`` in one (then the turn ends: a flood of large
+#: messages costs a turn some 0.3 s of policy at most, ``node_core.static_union``).
 MAX_TAKEN = 100
+MAX_TRANSFORMS_A_TURN = 20_000
 #: Seconds between two reads of the topic's writers (node names, writers that left).
 GRAPH_PERIOD_S = 1.0
 #: The union's own node is named after the node: ``<node name>`` + this.
@@ -394,18 +398,22 @@ class StaticUnionPart:
             self._read_graph()
         for data, info in _taken(self._announcements):
             self._on_announcement(data, info)
+        transforms = 0
         for data, info in _taken(self._subscription):
-            self._on_message(data, info)
+            transforms += self._on_message(data, info)
+            if transforms >= MAX_TRANSFORMS_A_TURN:
+                break  # the rest wait for the next turn (or the reader's history drops them)
         if self._debouncer.due():
             self._send()
 
-    def _on_message(self, data: bytes, info: Any) -> None:
+    def _on_message(self, data: bytes, info: Any) -> int:
+        """One message of the topic taken in; how many transforms it had."""
         union = self.union
         if union is None:
-            return
+            return 0
         message = self._decoded(data, TFMessage)
         if message is None:
-            return
+            return 0
         gid = gid_bytes(info["publisher_gid"]["data"])
         if gid not in self._names and self._last_graph_ns != self._turn_ns:
             self._read_graph()  # a new writer: its node's name for the report (once a turn)
@@ -418,6 +426,7 @@ class StaticUnionPart:
                 )
             )
         self._report()
+        return len(message.transforms)
 
     def _on_announcement(self, data: bytes, info: Any) -> None:
         union = self.union
@@ -507,15 +516,13 @@ def _ignored(_message: Any) -> None:
     """The union's subscriptions' callback: no executor spins their node (``_taken``)."""
 
 
-def _taken(subscription: Subscription[Any] | None) -> list[tuple[bytes, Any]]:
-    """The messages waiting on ``subscription`` (serialized, with their info), at most
-    ``MAX_TAKEN``."""
+def _taken(subscription: Subscription[Any] | None) -> Iterator[tuple[bytes, Any]]:
+    """The messages waiting on ``subscription`` (serialized, with their info), each taken
+    when the caller asks for it, at most ``MAX_TAKEN``."""
     if subscription is None:
-        return []
-    taken = []
+        return
     for _ in range(MAX_TAKEN):
         message: Any = subscription.handle.take_message(subscription.msg_type, True)
         if message is None:
-            break
-        taken.append(message)
-    return taken
+            return
+        yield message

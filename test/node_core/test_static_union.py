@@ -15,6 +15,7 @@ from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
     MAX_GRAPH_DEPTH,
+    MAX_WALK_STEPS,
     Debouncer,
     PublisherId,
     Refusal,
@@ -325,6 +326,25 @@ def test_a_chain_deeper_than_tf2_looks_up_is_refused() -> None:
     union.receive(P, [tf("x", "y")])
     assert not union.receive(P, [tf(f"f{MAX_GRAPH_DEPTH + 5}", "x")])
     assert union.refused == {Refusal.TOO_DEEP: 1}
+
+
+def test_one_messages_cycle_checks_are_bounded() -> None:
+    """A hostile message whose frames each have a child and hang below a chain 1000 deep:
+    each check walks 1000 parents, so after ``MAX_WALK_STEPS`` the rest are refused, and a
+    leaf after them is still taken; the next message has a budget of its own."""
+    union = StaticUnion(max_frames=20_000)
+    depth = MAX_GRAPH_DEPTH - 10
+    message = [tf(f"L{i}", f"L{i + 1}") for i in range(depth)]
+    for j in range(1000):
+        message += [tf(f"c{j}", f"d{j}"), tf(f"L{depth}", f"c{j}")]
+    message.append(tf("base", "leaf"))
+    union.receive(P, message)
+    walks = union.refused[Refusal.WALKS]
+    assert walks == 1000 - -(-MAX_WALK_STEPS // (depth + 1))  # each check: depth + 1 steps
+    assert union.holder("leaf") == P
+    assert union.refused.keys() == {Refusal.WALKS}
+    union.receive(P, [tf(f"L{depth}", "c999")])
+    assert union.holder("c999") == P
 
 
 def test_ten_thousand_frames_in_one_message() -> None:
