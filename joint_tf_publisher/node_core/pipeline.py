@@ -195,6 +195,18 @@ class Configured:
         self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
         self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
+    def own_transforms(self) -> dict[str, str]:
+        """``JointStatePipeline.own_transforms`` under these settings."""
+        mask = self.publish_mask.tolist()
+        own: dict[str, str] = {}
+        trees = [(self.frames, self.static_layout)]
+        if self._global_frames is not None and self.static_global_layout is not None:
+            trees.append((self._global_frames, self.static_global_layout))
+        for moving, static in trees:
+            published = (pair for pair, on in zip(moving, mask, strict=True) if on)
+            own.update((child, parent) for parent, child in (*published, *static.frames))
+        return own
+
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
         layout = TFMessageLayout([self.frames[i] for i in joints])
@@ -347,15 +359,14 @@ class JointStatePipeline:
         )
 
     def own_transforms(self) -> dict[str, str]:
-        """The node's own transforms as it publishes them (``frame_prefix``), moving and
-        fixed, excluded joints left out: child frame -> parent frame (empty without a
-        model). The static union keeps foreign values of these out."""
+        """The node's own transforms as it publishes them (``frame_prefix``, and the global
+        tree's prefix too where it has one), moving and fixed, excluded joints left out:
+        child frame -> parent frame (empty without a model). The static union keeps foreign
+        values of these out."""
         configured = self._configured
         if configured is None:
             return {}
-        mask = configured.publish_mask.tolist()
-        moving = (pair for pair, on in zip(configured.frames, mask, strict=True) if on)
-        return {child: parent for parent, child in (*moving, *configured.static_layout.frames)}
+        return configured.own_transforms()
 
     def undecodable(self, message_type: str) -> None:
         """A ``message_type`` message dropped because the RMW could not decode its bytes:
