@@ -214,6 +214,19 @@ def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
     return f"{frame} (kept {kept}, refused {refused})"
 
 
+def union_conflict_entries(text: str) -> list[tuple[str, str, str]]:
+    """(frame, kept, refused) of each entry of the report's ``static union conflicts``
+    value (``union_conflict_entry``'s, ``; ``-separated), for ``doctor``; what is no entry
+    is left out. Linear in the text (a status is anyone's to publish)."""
+    entries = []
+    for entry in text.split("; "):
+        head, kept_at, rest = entry.rpartition(" (kept ")
+        kept, refused_at, refused = rest.rpartition(", refused ")
+        if kept_at and refused_at and refused.endswith(")"):
+            entries.append((head, kept, refused[:-1]))
+    return entries
+
+
 def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:
     """Publishers ``kept`` and ``refused`` (nodes) give static frame ``frame`` with other
     parents or values, for ``for_s`` seconds."""
