@@ -29,6 +29,7 @@ from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
     MAX_ARRAY_ITEMS,
     MAX_PERIOD_S,
+    MAX_PREFIX_CHARS,
     MAX_PUBLISH_FREQUENCY,
     MAX_TIME_OFFSET_S,
     PARAMETERS,
@@ -480,3 +481,12 @@ def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name
         assert setting(name, 1) == 1.0  # just inside, as an integer
     with pytest.raises(ParameterRejected, match=re.escape(name)):
         setting(name, low - 0.5)
+
+
+@pytest.mark.parametrize("name", ["frame_prefix", "global_frame_prefix"])
+def test_a_prefix_of_the_longest_length_is_taken_and_one_more_character_refused(name: str) -> None:
+    """node.md: at most 256 characters, for both prefixes."""
+    assert setting(name, "r" * MAX_PREFIX_CHARS) == "r" * MAX_PREFIX_CHARS
+    words = f"{name} holds {MAX_PREFIX_CHARS + 1} characters: at most {MAX_PREFIX_CHARS} are taken"
+    with pytest.raises(ParameterRejected, match=f"^{re.escape(words)}$"):
+        setting(name, "r" * (MAX_PREFIX_CHARS + 1))
