@@ -180,6 +180,24 @@ def test_ros2cli_s_empty_list_clears_every_settable_array_parameter(ros: Any) ->
         assert not result.successful and result.reason.startswith(spec.name), spec.name
 
 
+def test_default_positions_go_out_at_publish_frequency_and_follow_its_changes(ros: Any) -> None:
+    """node.md: ``publish_default_positions`` publishes at ``publish_frequency``; a change of
+    either at runtime replaces the timer (the node's timers, as rclpy lists them)."""
+    node = make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        publish_default_positions=True,
+        publish_frequency=50,
+    )
+    periods = lambda: sorted(timer.timer_period_ns for timer in node.timers)  # noqa: E731
+    base = [period for period in periods() if period != 20_000_000]
+    assert sorted([*base, 20_000_000]) == periods()
+    assert node.set_parameters([Parameter("publish_frequency", value=200.0)])[0].successful
+    assert sorted([*base, 5_000_000]) == periods()
+    (result,) = node.set_parameters([Parameter("publish_default_positions", value=False)])
+    assert result.successful and periods() == base
+
+
 # -- /tf_static: owned, replaced whole ------------------------------------------------------------
 
 
