@@ -48,7 +48,9 @@ from joint_tf_publisher.node_core.parameters import (
     parse_topic_names,
     parse_zero,
     shown,
+    shown_text,
     takes_any_empty_array,
+    xacro_mappings,
 )
 from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES
 
@@ -608,3 +610,26 @@ def test_values_taken_as_users_give_them() -> None:
     assert Settings.from_values(offsets).time_offsets_s() == {"arm": -0.5, "gripper": -0.5}
     offsets["source_time_offsets"] = [0.25, -0.25]
     assert Settings.from_values(offsets).time_offsets_s() == {"arm": -0.25, "gripper": -0.75}
+
+
+def test_offsets_of_another_length_than_source_list_are_refused_saying_how_to_set_both() -> None:
+    with pytest.raises(ParameterRejected) as refused:
+        Settings.from_values({"source_list": ["arm", "gripper"], "source_time_offsets": [0.1]})
+    assert str(refused.value) == (
+        "source_time_offsets has 1 value(s) but source_list 2 topic(s): give one offset per "
+        "topic, in source_list's order, or none (set both in one change: a parameters file, "
+        "or ros2 service call <node>/set_parameters_atomically)"
+    )
+
+
+def test_a_name_is_shown_in_place_printable_and_cut() -> None:
+    """A key of a params file or a parameter name in a refusal: as it is when printable,
+    escaped when not (a newline, an escape sequence), cut at ``MAX_SHOWN_CHARS``."""
+    assert shown_text("zeros.elbow") == "zeros.elbow"
+    assert shown_text("forged\n\x1b[31mred") == "forged\\n\\x1b[31mred"
+    assert shown_text("x" * MAX_SHOWN_CHARS) == "x" * MAX_SHOWN_CHARS
+    assert shown_text("x" * (MAX_SHOWN_CHARS + 1)) == "x" * MAX_SHOWN_CHARS + "..."
+
+
+def test_a_xacro_argument_s_value_may_hold_the_separator() -> None:
+    assert xacro_mappings(("mode:=a:=b", " arm :=ur5")) == {"mode": "a:=b", "arm": "ur5"}
