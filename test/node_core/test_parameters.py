@@ -633,3 +633,12 @@ def test_a_name_is_shown_in_place_printable_and_cut() -> None:
 
 def test_a_xacro_argument_s_value_may_hold_the_separator() -> None:
     assert xacro_mappings(("mode:=a:=b", " arm :=ur5")) == {"mode": "a:=b", "arm": "ur5"}
+
+
+def test_an_array_of_another_type_is_refused_in_node_md_s_words() -> None:
+    with pytest.raises(ParameterRejected) as refused:
+        check_array_type("source_list", [True])
+    assert (
+        str(refused.value) == "source_list must be a string array (or [] to clear it), got [True]"
+    )
+    assert f"(`{refused.value}`)" in (REPO_ROOT / "docs" / "node.md").read_text()
