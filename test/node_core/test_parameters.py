@@ -642,3 +642,12 @@ def test_an_array_of_another_type_is_refused_in_node_md_s_words() -> None:
         str(refused.value) == "source_list must be a string array (or [] to clear it), got [True]"
     )
     assert f"(`{refused.value}`)" in (REPO_ROOT / "docs" / "node.md").read_text()
+
+
+def test_the_topic_is_the_source_when_either_name_says_so_in_any_order() -> None:
+    """The node passes both names (each has a value): either true, whichever comes first,
+    makes the description come from the topic; both false, never."""
+    old_first = {"use_robot_description_topic": True, "description_from_topic": False}
+    assert Settings.from_values(old_first).description_from_topic
+    both_false = {"description_from_topic": False, "use_robot_description_topic": False}
+    assert Settings.from_values(both_false).description_from_topic is False
