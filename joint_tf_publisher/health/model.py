@@ -34,6 +34,9 @@ from .wording import name_list
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
 #: cannot grow memory).
 MAX_SLOTS = 256
+#: Most unknown names remembered and listed (``Key.UNKNOWN``): one JointState of 10,000 names
+#: the robot lacks was 10,000 names (69 kB) in every report.
+MAX_UNKNOWN_NAMES = 1000
 #: The source number of the slot that folds the others (no topic has it).
 FOLDED_SOURCE = -1
 
@@ -372,9 +375,13 @@ class JointStateHealth:
         return cause
 
     def unknown(self, names: Iterable[str]) -> None:
-        """Names that are no moving joint's variable (listed, not a problem)."""
-        if len(self._unknown) < 1000:
-            self._unknown.update(names)
+        """Names that are no moving joint's variable (listed, not a problem): the first
+        ``MAX_UNKNOWN_NAMES`` remembered, the others not."""
+        remembered = self._unknown
+        for name in names:
+            if len(remembered) >= MAX_UNKNOWN_NAMES:
+                return
+            remembered.add(name)
 
     # -- the report -----------------------------------------------------------------------------
 

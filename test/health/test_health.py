@@ -23,6 +23,7 @@ from joint_tf_publisher.cli.doctor.observation import HeardTransform, Observatio
 from joint_tf_publisher.health.model import (
     KEYS,
     MAX_SLOTS,
+    MAX_UNKNOWN_NAMES,
     GraphFacts,
     HealthReport,
     JointStateHealth,
@@ -243,6 +244,22 @@ def test_unknown_names_are_listed_and_not_a_problem(arm: Rig) -> None:
     report = arm.report()
     assert report.level == Level.OK
     assert values(report)[Key.UNKNOWN] == "caster, wheel"
+
+
+def test_at_most_a_thousand_unknown_names_are_remembered(arm: Rig) -> None:
+    """robustness.md: 1000 unknown names remembered, however they come: one JointState of
+    10,000 names the robot lacks (its names were all kept, 69 kB in every report), or
+    messages each with a new one (the one after the thousandth is not listed)."""
+    assert MAX_UNKNOWN_NAMES == 1000
+    arm.send([*LEADERS, *(f"stranger_{k:05d}" for k in range(10_000))])
+    listed = values(arm.report())[Key.UNKNOWN].split(", ")
+    assert listed == [f"stranger_{k:05d}" for k in range(MAX_UNKNOWN_NAMES)]
+    rig = Rig()
+    rig.send([*LEADERS, *(f"early_{k:03d}" for k in range(MAX_UNKNOWN_NAMES - 1))])
+    rig.send([*LEADERS, "late_a"])
+    rig.send([*LEADERS, "late_b"])
+    listed = values(rig.report())[Key.UNKNOWN].split(", ")
+    assert len(listed) == MAX_UNKNOWN_NAMES and "late_a" in listed and "late_b" not in listed
 
 
 def test_rates_count_messages_in_and_publications_out(arm: Rig) -> None:

@@ -88,3 +88,72 @@ def test_the_close_match_search_is_bounded_by_its_work() -> None:
     robot = [f"link_{index}" for index in range(500)]
     assert compared("link_29", robot) == robot
     assert close_matches("link_29", robot)[0] == "link_29"
+
+
+def test_the_warning_users_read_word_for_word() -> None:
+    """The WARN line as node.md quotes it: the close matches joined by ", ", best first; a
+    key with none says no "did you mean" at all; every line says why it is no problem."""
+    declared = {"link_3", "link_333", "publish_frequency"}
+    typo, stranger = unknown_parameters(["link_33", "robots"], declared)
+    assert typo.warning() == (
+        "parameter 'link_33' is given for this node but is none of its parameters: ignored; "
+        "did you mean link_333, link_3? (a /** section is read by every node: if the key is "
+        "another node's, this is no problem)"
+    )
+    assert stranger.warning() == (
+        "parameter 'robots' is given for this node but is none of its parameters: ignored "
+        "(a /** section is read by every node: if the key is another node's, this is no "
+        "problem)"
+    )
+    assert did_you_mean("link_33", ["link_3", "link_333", "base"]) == (
+        "; did you mean link_333, link_3?"
+    )
+
+
+def test_a_name_the_given_key_heads_is_offered_however_unlike_it_is() -> None:
+    """``zeros: [0.1, 0.2]`` (a list for the whole robot) is no parameter: the node's
+    ``zeros.<joint>`` are offered, though difflib finds them too unlike ``zeros``; several
+    are sorted, before difflib's matches."""
+    declared = {"zeros.shoulder_pan_joint", "zeros.elbow_joint", "publish_frequency"}
+    (zeros,) = unknown_parameters(["zeros"], declared)
+    assert zeros.close == ("zeros.elbow_joint", "zeros.shoulder_pan_joint")
+    assert close_matches("remote", sorted(offline_declared(()))) == (
+        "remote.frames",
+        "remote.rate",
+        "remote.topic",
+    )
+
+
+def test_exactly_as_many_unknown_keys_as_are_warned_need_no_count_line() -> None:
+    """20 unknown keys: 20 warnings, no "0 further" line; the 21st key, a typo, is neither
+    warned nor looked up for close matches (a file of thousands of keys stays fast)."""
+    given = [f"unknown_key_{index}" for index in range(MAX_WARNED)]
+    lines = warnings(unknown_parameters(given, offline_declared(())))
+    assert len(lines) == MAX_WARNED
+    assert not any("further parameter" in line for line in lines)
+    unknown = unknown_parameters([*given, "publish_frequncy"], offline_declared(()))
+    assert unknown[MAX_WARNED].name == "publish_frequncy" and unknown[MAX_WARNED].close == ()
+    assert warnings(unknown)[-1].startswith("1 further parameter(s)")
+
+
+def test_a_name_of_the_longest_length_looked_up_is_looked_up() -> None:
+    """Names of up to ``MAX_LOOKED_UP_CHARS`` characters get their close matches; one
+    character more, none."""
+    name = "publish_frequency".ljust(MAX_LOOKED_UP_CHARS, "y")
+    assert close_matches(name, [name[:-1]]) == (name[:-1],)
+    assert close_matches(name + "y", [name]) == ()
+
+
+def test_a_candidate_is_compared_while_the_work_reaches_the_budget_exactly() -> None:
+    """The budget bounds what a user can be offered: the candidate whose work brings the
+    total to ``MAX_LOOKUP_WORK`` exactly is still compared (and suggested), one past it
+    never is, however close."""
+    name = "camera_optical_frame_".ljust(50, "x")
+    match = name + "_link".ljust(50, "k")
+    per_candidate = len(name) * len(match) + COMPARISON_WORK
+    assert MAX_LOOKUP_WORK % per_candidate == 0, "pick lengths whose work meets the budget"
+    within = MAX_LOOKUP_WORK // per_candidate
+    others = [f"link_{index:05d}".ljust(len(match), "z") for index in range(within)]
+    assert compared(name, [*others[: within - 1], match])[-1] == match
+    assert close_matches(name, [*others[: within - 1], match]) == (match,)
+    assert close_matches(name, [*others, match]) == ()

@@ -29,7 +29,9 @@ from joint_tf_publisher.node_core.parameters import (
     ATTACHMENTS,
     MAX_ARRAY_ITEMS,
     MAX_PERIOD_S,
+    MAX_PREFIX_CHARS,
     MAX_PUBLISH_FREQUENCY,
+    MAX_SHOWN_CHARS,
     MAX_TIME_OFFSET_S,
     PARAMETERS,
     PARAMETERS_BY_NAME,
@@ -37,13 +39,18 @@ from joint_tf_publisher.node_core.parameters import (
     ZEROS_PREFIX,
     ParameterRejected,
     Settings,
+    as_number,
     check_array_type,
     parse_clamp,
     parse_frequency,
     parse_joint_names,
+    parse_time_offsets,
     parse_topic_names,
     parse_zero,
+    shown,
+    shown_text,
     takes_any_empty_array,
+    xacro_mappings,
 )
 from joint_tf_publisher.node_core.remote_output import MAX_NAMED_FRAMES
 
@@ -481,3 +488,167 @@ def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name
         assert setting(name, 1) == 1.0  # just inside, as an integer
     with pytest.raises(ParameterRejected, match=re.escape(name)):
         setting(name, low - 0.5)
+
+
+@pytest.mark.parametrize("name", ["frame_prefix", "global_frame_prefix"])
+def test_a_prefix_of_the_longest_length_is_taken_and_one_more_character_refused(name: str) -> None:
+    """node.md: at most 256 characters, for both prefixes."""
+    assert setting(name, "r" * MAX_PREFIX_CHARS) == "r" * MAX_PREFIX_CHARS
+    words = f"{name} holds {MAX_PREFIX_CHARS + 1} characters: at most {MAX_PREFIX_CHARS} are taken"
+    with pytest.raises(ParameterRejected, match=f"^{re.escape(words)}$"):
+        setting(name, "r" * (MAX_PREFIX_CHARS + 1))
+
+
+# -- issue #44: the words of every refusal, and what make mutate found unguarded ---------------
+
+#: (parameter, value, the whole reason): each names the parameter, says what it takes and
+#: shows the value refused (these are what ros2 param set, a start and bag repair print).
+REFUSALS: list[tuple[str, Any, str]] = [
+    ("clamp", "tight", "clamp must be one of hard, soft, none, got 'tight'"),
+    ("remote.topic", "  ", "remote.topic must be a topic name, got '  '"),
+    ("remote.topic", 3, "remote.topic must be a topic name, got 3"),
+    ("loop_tolerance", "x", "loop_tolerance must be a number (m and rad), got 'x'"),
+    ("loop_tolerance", 2.0, "loop_tolerance must be >= 1e-12 and <= 1 (round-off stays below "
+     "1e-13), got 2.0"),
+    ("static_republish_period", 0.05, "static_republish_period must be 0 (off) or >= 0.1 s "
+     "(10 Hz at most), got 0.05"),
+    ("static_republish_period", "x", "static_republish_period must be a number of seconds, "
+     "got 'x'"),
+    ("time_offset", "x", "time_offset must be a number of seconds, got 'x'"),
+    ("time_offset", 3e9, "time_offset must be finite and within +-2147483647 s (the seconds a "
+     "stamp holds), got 3000000000.0"),
+    ("time_offset", -(10**400), "time_offset must be finite and within +-2147483647 s (the "
+     "seconds a stamp holds), got an integer of 1329 bits"),
+    ("source_time_offsets", "0.5", "source_time_offsets must be a double array, got '0.5'"),
+    ("source_time_offsets", [0.5, "x"], "source_time_offsets[1] must be a number of seconds, "
+     "got 'x'"),
+    ("description_args", [3], "description_args must be a string array, got [3]"),
+    ("description_args", ["novalue"], "description_args: 'novalue' is not name:=value"),
+    ("description_args", [":=a:=b"], "description_args: ':=a:=b' is not name:=value"),
+    ("zeros.j1", [], "zeros.j1 must be a number or a list of numbers, got []"),
+    ("zeros.j1", ["x"], "zeros.j1 must be a number or a list of numbers, got 'x'"),
+    ("zeros.j1", [math.inf], "zeros.j1 must be finite (a number or a list of numbers), got inf"),
+    (ATTACHMENTS, ["names"], "attachments.names: 'names' cannot name an attachment (letters, "
+     "digits and underscores, not starting with a digit; not 'names')"),
+    (ATTACHMENTS, ["9tool"], "attachments.names: '9tool' cannot name an attachment (letters, "
+     "digits and underscores, not starting with a digit; not 'names')"),
+    ("attachments.tool.colour", "x", "attachments.tool.colour: an attachment parameter is "
+     "attachments.<name>.<field>, field one of description, file, parent, origin, prefix"),
+    ("attachments.file", "x", "attachments.file: an attachment parameter is "
+     "attachments.<name>.<field>, field one of description, file, parent, origin, prefix"),
+    ("attachments.tool.file", 3, "attachments.tool.file must be a string, got 3"),
+    ("attachments.tool.origin", [0.0] * 5, "attachments.tool.origin must be 6 numbers (x y z "
+     "roll pitch yaw), got [0.0, 0.0, 0.0, 0.0, 0.0]"),
+    ("attachments.tool.origin", [0.0] * 5 + [math.nan], "attachments.tool.origin must be "
+     "finite (6 numbers (x y z roll pitch yaw)), got nan"),
+    ("attachments.tool.origin", [0.0] * 5 + [True], "attachments.tool.origin must be 6 numbers "
+     "(x y z roll pitch yaw), got True"),
+    ("publish_frequency", "x", "publish_frequency must be a number, got 'x'"),
+    ("publish_frequency", True, "publish_frequency must be a number, got True"),
+    ("remote.rate", 0, "remote.rate must be >= 0.001 and <= 1000 Hz, got 0"),
+    ("diagnostic_period", -1, "diagnostic_period must be >= 0 and <= 3600 s, got -1"),
+    ("joint_state_timeout", 0, "joint_state_timeout must be > 0 and <= 3600 s, got 0"),
+    ("ignore_timestamp", 1, "ignore_timestamp must be a bool, got 1"),
+    ("publish_default_positions", "true", "publish_default_positions must be a bool, got 'true'"),
+    ("frame_prefix", 3, "frame_prefix must be a string, got 3"),
+    ("model_name", ["a"], "model_name must be a string, got ['a']"),
+    ("exclude_joints", [1], "exclude_joints must be a string array, got [1]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, value, reason", REFUSALS, ids=lambda x: str(x)[:30])
+def test_every_refusal_names_the_parameter_what_it_takes_and_the_value(
+    name: str, value: Any, reason: str
+) -> None:
+    given = {name: value}
+    if name == "source_time_offsets":
+        given["source_list"] = ["arm", "gripper"]
+    with pytest.raises(ParameterRejected) as refused:
+        Settings.from_values(given)
+    assert str(refused.value) == reason
+
+
+def test_a_refused_value_is_shown_whole_up_to_its_bound_and_by_its_size_beyond() -> None:
+    """An integer a double cannot hold by its bits (from 65 bits), an array of more than
+    ``MAX_ARRAY_ITEMS`` items by its count, text of ``MAX_SHOWN_CHARS`` characters whole."""
+    assert shown(2**64) == "an integer of 65 bits"
+    assert shown(2**64 - 1) == str(2**64 - 1)
+    assert shown(["a"] * (MAX_ARRAY_ITEMS + 1)) == f"{MAX_ARRAY_ITEMS + 1} items"
+    assert shown([1] * MAX_ARRAY_ITEMS).endswith(f"... ({3 * MAX_ARRAY_ITEMS} chars)")
+    text = "x" * (MAX_SHOWN_CHARS - 2)  # its repr: MAX_SHOWN_CHARS characters
+    assert shown(text) == repr(text)
+    assert shown(text + "x") == f"{repr(text + 'x')[:MAX_SHOWN_CHARS]}... (121 chars)"
+
+
+def test_an_integer_no_double_holds_is_an_infinity_of_its_sign() -> None:
+    assert as_number("time_offset", 10**400) == math.inf
+    assert as_number("time_offset", -(10**400)) == -math.inf
+    assert as_number("time_offset", -1) == -1.0
+
+
+def test_the_arrays_a_parser_takes_alone_are_bounded_too() -> None:
+    """``parse_time_offsets`` and ``parse_zero`` (the zeros check and the bag commands call
+    them without ``Settings``) refuse more than ``MAX_ARRAY_ITEMS`` items by their count."""
+    too_many = [0.0] * (MAX_ARRAY_ITEMS + 1)
+    with pytest.raises(ParameterRejected, match=r"^source_time_offsets holds 4097 items"):
+        parse_time_offsets(too_many)
+    with pytest.raises(ParameterRejected, match=r"^zeros.j1 holds 4097 items"):
+        parse_zero("zeros.j1", too_many)
+
+
+def test_values_taken_as_users_give_them() -> None:
+    """A remote.topic with spaces around it, attachment names in any case, one xacro
+    argument as a plain string (a launch file's substitution), unset attachment fields at
+    their defaults, the shortest republish period, a source_list topic's own offset."""
+    assert setting("remote.topic", " viewer/tf ") == "viewer/tf"
+    assert setting(ATTACHMENTS, ["Gripper_2", "cam"]) == ("Gripper_2", "cam")
+    assert setting("description_args", "mode:=sim") == ("mode:=sim",)
+    assert setting("static_republish_period", 0.1) == 0.1
+    unset = {ATTACHMENTS: ["tool"], "attachments.tool.file": None}
+    (tool,) = Settings.from_values({**unset, "attachments.tool.origin": None}).attachment_list
+    assert (tool.file, tool.origin) == ("", (0.0,) * 6)
+    offsets = {"source_list": ["arm", "gripper"], "time_offset": -0.5}
+    assert Settings.from_values(offsets).time_offsets_s() == {"arm": -0.5, "gripper": -0.5}
+    offsets["source_time_offsets"] = [0.25, -0.25]
+    assert Settings.from_values(offsets).time_offsets_s() == {"arm": -0.25, "gripper": -0.75}
+
+
+def test_offsets_of_another_length_than_source_list_are_refused_saying_how_to_set_both() -> None:
+    with pytest.raises(ParameterRejected) as refused:
+        Settings.from_values({"source_list": ["arm", "gripper"], "source_time_offsets": [0.1]})
+    assert str(refused.value) == (
+        "source_time_offsets has 1 value(s) but source_list 2 topic(s): give one offset per "
+        "topic, in source_list's order, or none (set both in one change: a parameters file, "
+        "or ros2 service call <node>/set_parameters_atomically)"
+    )
+
+
+def test_a_name_is_shown_in_place_printable_and_cut() -> None:
+    """A key of a params file or a parameter name in a refusal: as it is when printable,
+    escaped when not (a newline, an escape sequence), cut at ``MAX_SHOWN_CHARS``."""
+    assert shown_text("zeros.elbow") == "zeros.elbow"
+    assert shown_text("forged\n\x1b[31mred") == "forged\\n\\x1b[31mred"
+    assert shown_text("x" * MAX_SHOWN_CHARS) == "x" * MAX_SHOWN_CHARS
+    assert shown_text("x" * (MAX_SHOWN_CHARS + 1)) == "x" * MAX_SHOWN_CHARS + "..."
+
+
+def test_a_xacro_argument_s_value_may_hold_the_separator() -> None:
+    assert xacro_mappings(("mode:=a:=b", " arm :=ur5")) == {"mode": "a:=b", "arm": "ur5"}
+
+
+def test_an_array_of_another_type_is_refused_in_node_md_s_words() -> None:
+    with pytest.raises(ParameterRejected) as refused:
+        check_array_type("source_list", [True])
+    assert (
+        str(refused.value) == "source_list must be a string array (or [] to clear it), got [True]"
+    )
+    assert f"(`{refused.value}`)" in (REPO_ROOT / "docs" / "node.md").read_text()
+
+
+def test_the_topic_is_the_source_when_either_name_says_so_in_any_order() -> None:
+    """The node passes both names (each has a value): either true, whichever comes first,
+    makes the description come from the topic; both false, never."""
+    old_first = {"use_robot_description_topic": True, "description_from_topic": False}
+    assert Settings.from_values(old_first).description_from_topic
+    both_false = {"description_from_topic": False, "use_robot_description_topic": False}
+    assert Settings.from_values(both_false).description_from_topic is False

@@ -22,7 +22,12 @@ from repo_paths import TEST_DIR  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
-from joint_tf_publisher.node_core.parameters import PARAMETERS, ZEROS_DESCRIPTION  # noqa: E402
+from joint_tf_publisher.node_core.parameters import (  # noqa: E402
+    PARAMETERS,
+    SETTING_FIELDS,
+    ZEROS_DESCRIPTION,
+    takes_any_empty_array,
+)
 from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
 from joint_tf_publisher.ros.parameter_declarations import StartupError  # noqa: E402
 from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
@@ -132,6 +137,66 @@ def test_read_only_parameters_cannot_change(ros: Any) -> None:
     assert not result.successful
     assert result.reason.startswith("allowed_description_folders is read-only")
     assert node.get_parameter("allowed_description_folders").value == []
+    (result,) = node.set_parameters([Parameter("publish_loop_joint_states", value=True)])
+    assert not result.successful
+    assert not node.settings.publish_loop_joint_states
+
+
+def test_every_double_parameter_takes_a_whole_number_at_start_and_at_runtime(ros: Any) -> None:
+    """ros2cli (``ros2 param set ... remote.rate 5``), ``-p publish_frequency:=50`` and launch
+    send a whole number as an integer: rclpy refuses one for a double declared without
+    dynamic typing before the node sees it. Every double parameter takes its documented
+    maximum so, at start and at runtime, as the double it stands for."""
+    doubles = {spec.name: spec for spec in PARAMETERS if spec.type_name == "double"}
+    assert all(spec.float_range is not None for spec in doubles.values())
+    maxima = {name: int(spec.float_range[1]) for name, spec in doubles.items() if spec.float_range}
+    node = make_node(ros, robot_description=TWO_LINKS, **maxima)
+    fields = {name: SETTING_FIELDS.get(name, name) for name in doubles}
+    for name, maximum in maxima.items():
+        value = getattr(node.settings, fields[name])
+        assert value == maximum and isinstance(value, float), (name, value)
+    again = make_node(ros, robot_description=TWO_LINKS)
+    for name, maximum in maxima.items():
+        (result,) = again.set_parameters([Parameter(name, value=maximum)])
+        assert result.successful, (name, result.reason)
+        value = getattr(again.settings, fields[name])
+        assert value == maximum and isinstance(value, float), (name, value)
+
+
+def test_ros2cli_s_empty_list_clears_every_settable_array_parameter(ros: Any) -> None:
+    """``ros2 param set /node remote.frames "[]"`` sends an empty BOOL_ARRAY: every settable
+    array parameter takes it (an empty array of any type clears it) and reads back empty;
+    a non-empty array of another type is refused naming the parameter."""
+    node = make_node(ros, robot_description=TWO_LINKS)
+    settable = [spec for spec in PARAMETERS if takes_any_empty_array(spec)]
+    assert {"remote.frames", "attachments.names", "source_time_offsets"} <= {
+        spec.name for spec in settable
+    }
+    for spec in settable:
+        (result,) = node.set_parameters([Parameter(spec.name, Parameter.Type.BOOL_ARRAY, [])])
+        assert result.successful, (spec.name, result.reason)
+        assert list(node.get_parameter(spec.name).value) == [], spec.name
+        assert getattr(node.settings, SETTING_FIELDS.get(spec.name, spec.name)) == ()
+        (result,) = node.set_parameters([Parameter(spec.name, Parameter.Type.BOOL_ARRAY, [True])])
+        assert not result.successful and result.reason.startswith(spec.name), spec.name
+
+
+def test_default_positions_go_out_at_publish_frequency_and_follow_its_changes(ros: Any) -> None:
+    """node.md: ``publish_default_positions`` publishes at ``publish_frequency``; a change of
+    either at runtime replaces the timer (the node's timers, as rclpy lists them)."""
+    node = make_node(
+        ros,
+        robot_description=ARM_URDF.read_text(),
+        publish_default_positions=True,
+        publish_frequency=50,
+    )
+    periods = lambda: sorted(timer.timer_period_ns for timer in node.timers)  # noqa: E731
+    base = [period for period in periods() if period != 20_000_000]
+    assert sorted([*base, 20_000_000]) == periods()
+    assert node.set_parameters([Parameter("publish_frequency", value=200.0)])[0].successful
+    assert sorted([*base, 5_000_000]) == periods()
+    (result,) = node.set_parameters([Parameter("publish_default_positions", value=False)])
+    assert result.successful and periods() == base
 
 
 # -- /tf_static: owned, replaced whole ------------------------------------------------------------

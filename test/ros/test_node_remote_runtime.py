@@ -3,8 +3,10 @@ namespace ``/remote_runtime``) started without a remote output; the tests run in
 on it: turned on by ``remote.frames`` (the rate unchanged), ``remote.rate`` set as ros2cli and
 launch send a whole number and at both sides of its bounds, moved to another ``remote.topic``
 (no publisher left on the old topics, so no stale latched statics), turned off by
-``remote.frames: []``; last, every double parameter set to its maximum as an integer. The
-policy (what a change asks) is test/node_core/test_remote_output.py.
+``remote.frames: []``; every double parameter set to its maximum as an integer; last,
+``diagnostic_period: 0`` turning the health report off and a period turning it on again (it
+shares this node: one node for the runtime changes of #44). The policy (what a change asks)
+is test/node_core/test_remote_output.py.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import pytest
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
+pytest.importorskip("diagnostic_msgs.msg", reason="needs diagnostic_msgs (run in .venv)")
 
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from node_harness import (  # noqa: E402
     NodeUnderTest,
     Probe,
@@ -141,3 +145,31 @@ def test_every_double_parameter_takes_its_maximum_as_an_integer(node: NodeUnderT
         assert not result.successful and name in result.reason, (name, result.reason)
         (result,) = node.set_parameters(**{name: default})
         assert result.successful, (name, result.reason)
+
+
+def test_a_diagnostic_period_of_0_turns_the_report_off_and_a_period_on_again(
+    node: NodeUnderTest, probe: Probe
+) -> None:
+    """node.md: ``diagnostic_period: 0`` turns the report (and its warnings) off; a runtime
+    change to a period starts it again. Off is seen as no report over many of the old
+    periods (a report in flight when it changed is let through first)."""
+    reports: list[DiagnosticArray] = []
+
+    def on_array(array: DiagnosticArray) -> None:
+        if any(status.hardware_id == "arm_mimic_gripper" for status in array.status):
+            reports.append(array)
+
+    subscription = probe.node.create_subscription(DiagnosticArray, "/diagnostics", on_array, 10)
+    try:
+        assert node.set_parameters(diagnostic_period=0.2)[0].successful
+        wait_until(lambda: len(reports) >= 2, what="health reports every 0.2 s")
+        (result,) = node.set_parameters(diagnostic_period=0)
+        assert result.successful, result.reason
+        pause(0.5)
+        before = len(reports)
+        pause(2.0)  # ten of the old periods
+        assert len(reports) == before, "a health report with diagnostic_period 0"
+        assert node.set_parameters(diagnostic_period=1.0)[0].successful  # its default
+        wait_until(lambda: len(reports) > before, what="the health report back")
+    finally:
+        probe.node.destroy_subscription(subscription)
