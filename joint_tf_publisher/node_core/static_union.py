@@ -36,9 +36,13 @@ The rules, kept per child frame as tf2 keeps statics:
   child frames of the node's own transforms, not its root link, which a ``world`` ->
   ``base_link`` static may well give) is refused: those are always the node's own values.
 
+Frame ids are taken as tf2 takes them: one leading ``/`` stripped (``tf2_frame``), so
+``/link1`` is the node's own ``link1`` and ``/a`` and ``a`` one frame, to every rule below.
+
 Refused, each counted by reason (``Refusal``), never dropped silently: frame ids empty, over
-``MAX_FRAME_ID_CHARS`` or not printable; a frame that is its own parent; values not finite; a
-rotation whose squared length is off 1 by more than ``QUATERNION_TOLERANCE`` (tf2's
+``MAX_FRAME_ID_CHARS``, not printable or with a second leading ``/``; a frame that is its own
+parent; a stamp ``builtin_interfaces/Time`` cannot hold (its int32 seconds would wrap); values
+not finite; a rotation whose squared length is off 1 by more than ``QUATERNION_TOLERANCE`` (tf2's
 ``QUATERNION_NORMALIZATION_TOLERANCE``; a rotation within it is normalised, as tf2 does); the
 node's own frames; a transform that would close a cycle through the union and the node's own
 tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``); frames beyond the
@@ -69,7 +73,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..health.model import UnionConflictFact, UnionFacts
-from ..stamps import NS_PER_S
+from ..stamps import MAX_STAMP_NS, MIN_STAMP_NS, NS_PER_S
 from .cdr import Publication, TFMessageLayout
 
 #: Default of ``static_union.max_frames``: thousands of frames (a site's sensors, markers and
@@ -100,7 +104,8 @@ Pose = tuple[float, float, float, float, float, float, float]
 class Refusal(Enum):
     """Why a foreign transform is not in the union (the health report's words)."""
 
-    BAD_NAME = "frame id empty, too long or not printable"
+    BAD_NAME = "frame id empty, too long, not printable or starting with //"
+    BAD_STAMP = "stamp beyond builtin_interfaces/Time"
     OWN_PARENT = "frame is its own parent"
     NOT_FINITE = "value not finite"
     NOT_UNIT = "rotation far from unit length"
@@ -147,15 +152,32 @@ class Conflict:
     since_ns: int
 
 
+def tf2_frame(frame_id: str) -> str:
+    """``frame_id`` as tf2 keeps it: one leading ``/`` stripped (tf2's ``stripSlash``: to a
+    listener ``/camera`` and ``camera`` are one frame)."""
+    return frame_id[1:] if frame_id.startswith("/") else frame_id
+
+
 def checked(transform: StaticTransform) -> StaticTransform | Refusal:
-    """``transform`` with its rotation normalised, or why it is refused on its own values
-    (names, parent, numbers)."""
-    parent, child = transform.parent, transform.child
+    """``transform`` with its frame ids as tf2 keeps them (``tf2_frame``) and its rotation
+    normalised, or why it is refused on its own values (names, parent, stamp, numbers). A
+    frame id still starting with ``/`` (``//camera``) is refused: the union's copy, stripped
+    once more by a listener, would be another frame than the publisher's."""
+    parent, child = tf2_frame(transform.parent), tf2_frame(transform.child)
     for name in (parent, child):
-        if not name or len(name) > MAX_FRAME_ID_CHARS or not name.isprintable():
+        if (
+            not name
+            or len(name) > MAX_FRAME_ID_CHARS
+            or name.startswith("/")
+            or not name.isprintable()
+        ):
             return Refusal.BAD_NAME
     if parent == child:
         return Refusal.OWN_PARENT
+    if not MIN_STAMP_NS <= transform.stamp_ns <= MAX_STAMP_NS:
+        return Refusal.BAD_STAMP  # a nanosec over 1e9 past 2038: int32 sec would wrap
+    if parent != transform.parent or child != transform.child:
+        transform = transform._replace(parent=parent, child=child)
     pose = transform.pose
     if not all(math.isfinite(value) for value in pose):
         return Refusal.NOT_FINITE
@@ -305,7 +327,7 @@ class StaticUnion:
         """The node's own transforms (child frame -> parent frame, as it publishes them): a
         union frame that is now one of them, or that now closes a cycle through them, goes
         (counted). True if the set changed."""
-        self._own = dict(own)
+        self._own = {tf2_frame(child): tf2_frame(parent) for child, parent in own.items()}
         self._own_parents = frozenset(self._own.values())
         changed = False
         for frame in list(self._frames):

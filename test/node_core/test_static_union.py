@@ -23,6 +23,7 @@ from joint_tf_publisher.node_core.static_union import (
     UnionPublication,
     checked,
 )
+from joint_tf_publisher.stamps import MAX_STAMP_NS, MIN_STAMP_NS
 
 P = PublisherId(b"p" * 16, "/calibration")
 Q = PublisherId(b"q" * 16, "/sensors")
@@ -259,6 +260,12 @@ def test_between_unions_the_first_keeps_and_a_left_one_yields() -> None:
         (tf("base", ""), Refusal.BAD_NAME),
         (tf("base", "c" * 257), Refusal.BAD_NAME),
         (tf("base", "cam\nera"), Refusal.BAD_NAME),
+        (tf("base", "//camera"), Refusal.BAD_NAME),  # a listener would strip one more
+        (tf("/", "camera"), Refusal.BAD_NAME),
+        (tf("/camera", "camera"), Refusal.OWN_PARENT),  # one frame to tf2
+        (tf("base", "camera", stamp_ns=MAX_STAMP_NS + 1), Refusal.BAD_STAMP),
+        (tf("base", "camera", stamp_ns=MIN_STAMP_NS - 1), Refusal.BAD_STAMP),
+        (tf("base", "camera", stamp_ns=10**400), Refusal.BAD_STAMP),
         (tf("camera", "camera"), Refusal.OWN_PARENT),
         (tf("base", "camera", math.nan), Refusal.NOT_FINITE),
         (tf("base", "camera", math.inf), Refusal.NOT_FINITE),
@@ -272,6 +279,41 @@ def test_refused_on_its_own_values(transform: StaticTransform, reason: Refusal) 
     assert not union.receive(P, [transform])
     assert union.refused == {reason: 1}
     assert checked(transform) is reason
+
+
+def test_a_leading_slash_is_one_frame_as_tf2_strips_it() -> None:
+    """tf2 strips one leading '/' (``stripSlash``): "/link1" is the node's own link1, "/a"
+    and "a" are one frame, to the own-frame rule, the cycle check and the conflicts alike;
+    the union gives the name as a listener keeps it."""
+    union = StaticUnion()
+    union.set_own({"link1": "/base_link"})
+    assert not union.receive(P, [tf("world", "/link1")])
+    assert union.refused == {Refusal.OWN_FRAME: 1}
+    assert union.receive(P, [tf("b", "/a")])
+    assert not union.receive(Q, [tf("a", "/b")])  # b -> a -> b to tf2
+    assert union.refused == {Refusal.OWN_FRAME: 1, Refusal.CYCLE: 1}
+    assert not union.receive(Q, [tf("c", "a")])  # a second parent of one frame
+    assert [(c.frame, c.refused) for c in union.conflicts()] == [("a", Q)]
+    assert [(t.parent, t.child) for t in union.transforms()] == [("b", "a")]
+    assert not union.receive(P, [tf("/b", "a")])  # the same transform again: no change
+    # the node's own root's parent given with a slash closes the cycle too
+    assert not union.receive(R, [tf("/link1", "base_link")])
+    assert union.refused[Refusal.CYCLE] == 2
+
+
+def test_stamps_on_the_edges_of_builtin_interfaces_time_are_kept() -> None:
+    union = StaticUnion()
+    union.receive(
+        P, [tf("b", "early", stamp_ns=MIN_STAMP_NS), tf("b", "late", stamp_ns=MAX_STAMP_NS)]
+    )
+    assert [t.stamp_ns for t in union.transforms()] == [MIN_STAMP_NS, MAX_STAMP_NS]
+    message = deserialize_message(
+        UnionPublication().build(None, union.transforms()).to_bytes(), TFMessage
+    )
+    assert [(t.header.stamp.sec, t.header.stamp.nanosec) for t in message.transforms] == [
+        (-(2**31), 0),
+        (2**31 - 1, 999_999_999),
+    ]
 
 
 def test_a_rotation_with_small_drift_is_normalised() -> None:
