@@ -45,8 +45,9 @@ parent; a stamp ``builtin_interfaces/Time`` cannot hold (its int32 seconds would
 not finite; a rotation whose squared length is off 1 by more than ``QUATERNION_TOLERANCE`` (tf2's
 ``QUATERNION_NORMALIZATION_TOLERANCE``; a rotation within it is normalised, as tf2 does); the
 node's own frames; a transform that would close a cycle through the union and the node's own
-tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``); frames beyond the
-cap; the second value of a conflict.
+tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``), or whose check
+would walk beyond the message's steps (``WALK_STEPS_PER_CHECK``); frames beyond the cap; the
+second value of a conflict.
 
 Bounded: at most ``max_frames`` foreign frames (``static_union.max_frames``), shared. A
 publisher may add a frame while the union has room, or while it holds fewer than its fair share
@@ -57,8 +58,11 @@ frame the holder keeps (``_Record.contending``) are remembered for at most
 ``MAX_CONTENDERS`` frames in all; beyond, their frames are counted, not kept for handover.
 
 Cost: linear in a message's size. An unchanged frame costs a dict lookup and a tuple
-comparison. A new frame that is no frame's parent cannot close a cycle (one lookup); any other
-new or moved frame walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps.
+comparison. A new or moved frame that is no frame's parent cannot close a cycle (one lookup);
+any other walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps, and all the
+walks of one message (or of one publisher leaving) at most ``MAX_GRAPH_DEPTH`` +
+``WALK_STEPS_PER_CHECK`` steps per walk. A new model of the node (``set_own``) checks the
+whole union in one pass, each frame walked once; the same model again costs nothing.
 """
 
 from __future__ import annotations
@@ -90,6 +94,14 @@ MAX_FRAME_ID_CHARS = 256
 QUATERNION_TOLERANCE = 10e-3
 #: tf2's ``MAX_GRAPH_DEPTH``: tf2 looks up no chain of more parents (it calls it a loop).
 MAX_GRAPH_DEPTH = 1000
+#: Steps of the tree walks (``_tree_refusal``) granted per transform checked, on top of one
+#: walk of ``MAX_GRAPH_DEPTH`` per call (a message, a publisher leaving): the walks of a call
+#: cost at most ``MAX_GRAPH_DEPTH + WALK_STEPS_PER_CHECK`` x its checks, linear in a message
+#: (about what reading its transforms costs), where a publisher moving 4000 frames below a
+#: chain 1000 deep made 4 million steps (2.7 s) of one message. A real tree never comes near
+#: it (n frames moved at once, each below ``WALK_STEPS_PER_CHECK + MAX_GRAPH_DEPTH / n``
+#: ancestors on average); a check beyond it is refused (``Refusal.TOO_COSTLY``).
+WALK_STEPS_PER_CHECK = 64
 #: Most (frame, contender) pairs remembered for a handover or a conflict, in all.
 MAX_CONTENDERS = 10_000
 #: Smallest interval between two publications of a changed union, seconds (at most 10 a
@@ -111,6 +123,7 @@ class Refusal(Enum):
     NOT_UNIT = "rotation far from unit length"
     OWN_FRAME = "one of the node's own frames"
     CYCLE = "closes a cycle"
+    TOO_COSTLY = "too many ancestors to check in one message"
     TOO_DEEP = f"deeper than {MAX_GRAPH_DEPTH} frames"
     OVER_CAP = "beyond static_union.max_frames"
     CONFLICT = "frame held by another publisher"
@@ -249,6 +262,8 @@ class StaticUnion:
         self.refused: dict[Refusal, int] = {}
         #: Bumped by every change of the set (``transforms``).
         self.version = 0
+        #: Walk steps left to the current call (``WALK_STEPS_PER_CHECK``).
+        self._steps = MAX_GRAPH_DEPTH
 
     # -- what it holds ---------------------------------------------------------------------------
 
@@ -300,6 +315,7 @@ class StaticUnion:
         """The node's own ``/tf_static`` writers (its own, its global tree's): their messages
         are ignored, and what the union holds of them goes. True if the set changed."""
         self._own_writers = frozenset(gids)
+        self._steps = MAX_GRAPH_DEPTH
         changed = False
         for gid in self._own_writers & self._records.keys():
             changed |= self._forget(gid, keep=False)
@@ -311,6 +327,7 @@ class StaticUnion:
         new = frozenset(gids)
         became = new - self._union_writers
         self._union_writers = new
+        self._steps = MAX_GRAPH_DEPTH
         changed = False
         for gid in became & self._records.keys():
             record = self._records[gid]
@@ -327,23 +344,68 @@ class StaticUnion:
         """The node's own transforms (child frame -> parent frame, as it publishes them): a
         union frame that is now one of them, or that now closes a cycle through them, goes
         (counted). True if the set changed."""
-        self._own = {tf2_frame(child): tf2_frame(parent) for child, parent in own.items()}
-        self._own_parents = frozenset(self._own.values())
+        own = {tf2_frame(child): tf2_frame(parent) for child, parent in own.items()}
+        if own == self._own:
+            return False  # the same model again (each publication of the node's statics)
+        self._own = own
+        self._own_parents = frozenset(own.values())
         changed = False
-        for frame in list(self._frames):
-            held = self._frames.get(frame)
-            if held is None:
-                continue
-            reason = None
-            if frame in self._own:
-                reason = Refusal.OWN_FRAME
-            else:
-                reason = self._tree_refusal(held.transform.parent, frame, replacing=True)
-            if reason is not None:
-                self._count(reason)
-                self._remove(frame)
-                changed = True
+        for frame in [frame for frame in self._frames if frame in own]:
+            self._count(Refusal.OWN_FRAME)
+            self._remove(frame)
+            changed = True
+        for frame, reason in self._tree_refusals():
+            self._count(reason)
+            self._remove(frame)
+            changed = True
         return changed
+
+    def _tree_refusals(self) -> list[tuple[str, Refusal]]:
+        """The union frames that close a cycle through the union and the node's own tree
+        (one per cycle: of its union frames, the one that came first), then those that hang
+        deeper than tf2 looks up (``MAX_GRAPH_DEPTH``) once those are gone: the first frame
+        beyond it of each chain (the frames below it then hang from it). One pass: each
+        frame is walked once (``_tree_refusal`` per frame would walk each chain again, 10
+        million steps for 10,000 frames below a chain 1000 deep)."""
+        order = {frame: index for index, frame in enumerate(self._frames)}
+        cut: list[str] = []
+        #: Per frame met: how many frames a walk from it visits up to its root, inclusive
+        #: (``_tree_refusal``'s steps), with the cut frames as roots.
+        visits: dict[str, int] = {}
+
+        def parent_of(frame: str) -> str | None:
+            held = self._frames.get(frame)
+            return held.transform.parent if held is not None else self._own.get(frame)
+
+        for start in self._frames:
+            path: list[str] = []
+            on_path: dict[str, int] = {}
+            frame: str | None = start
+            while frame is not None and frame not in visits:
+                if frame in on_path:  # a cycle: path[on_path[frame]:]; its first union frame goes
+                    loop = [f for f in path[on_path[frame] :] if f in self._frames]
+                    first = min(loop, key=order.__getitem__)
+                    cut.append(first)
+                    visits[first] = 1
+                    path, on_path, frame = [], {}, start  # walked again, the cycle cut
+                    continue
+                on_path[frame] = len(path)
+                path.append(frame)
+                frame = parent_of(frame)
+            count = 1 if frame is None else visits[frame] + 1
+            for walked in reversed(path):
+                visits[walked] = count
+                count += 1
+        refusals = [(frame, Refusal.CYCLE) for frame in cut]
+        cut_set = set(cut)
+        for frame, held in self._frames.items():
+            if frame in cut_set:  # a root now: its parent never walked
+                continue
+            # the frame visits one more than its parent; cut one past each MAX_GRAPH_DEPTH
+            beyond = visits[held.transform.parent] - MAX_GRAPH_DEPTH
+            if beyond > 0 and beyond % (MAX_GRAPH_DEPTH + 1) == 1:
+                refusals.append((frame, Refusal.TOO_DEEP))
+        return refusals
 
     def set_max_frames(self, max_frames: int) -> bool:
         """A new cap; frames beyond it go, the newest of the largest holders first (counted).
@@ -363,6 +425,7 @@ class StaticUnion:
         if record is None:
             return False
         record.left = True
+        self._steps = MAX_GRAPH_DEPTH
         return self._forget(gid, keep=True)
 
     # -- a message -------------------------------------------------------------------------------
@@ -375,6 +438,7 @@ class StaticUnion:
         if gid in self._own_writers:
             return False
         self._holding = None
+        self._steps = MAX_GRAPH_DEPTH
         record = self._records.get(gid)
         if record is None:
             record = self._records[gid] = _Record(publisher, union=gid in self._union_writers)
@@ -406,7 +470,7 @@ class StaticUnion:
     def _add(self, record: _Record, transform: StaticTransform) -> bool:
         """A frame new to the union, given by ``record``: added if the tree and the cap
         allow."""
-        reason = self._tree_refusal(transform.parent, transform.child, replacing=False)
+        reason = self._tree_refusal(transform.parent, transform.child)
         if reason is None and not self._room_for(record):
             reason = Refusal.OVER_CAP
         if reason is not None:
@@ -424,7 +488,7 @@ class StaticUnion:
         if old.parent == transform.parent and old.pose == transform.pose:
             return False
         if old.parent != transform.parent:
-            reason = self._tree_refusal(transform.parent, transform.child, replacing=True)
+            reason = self._tree_refusal(transform.parent, transform.child)
             if reason is not None:
                 self._count(reason)
                 return False
@@ -470,7 +534,7 @@ class StaticUnion:
         """``record`` takes over ``held`` with ``transform`` (if the tree allows)."""
         frame = transform.child
         if held.transform.parent != transform.parent:
-            reason = self._tree_refusal(transform.parent, frame, replacing=True)
+            reason = self._tree_refusal(transform.parent, frame)
             if reason is not None:
                 self._count(reason)
                 return False
@@ -488,12 +552,13 @@ class StaticUnion:
 
     # -- bookkeeping -----------------------------------------------------------------------------
 
-    def _tree_refusal(self, parent: str, child: str, replacing: bool) -> Refusal | None:
+    def _tree_refusal(self, parent: str, child: str) -> Refusal | None:
         """Why ``child`` may not hang from ``parent`` in the union and the node's own tree: a
-        cycle, or a chain deeper than tf2 looks up; None if it may. ``replacing``: ``child``
-        is in the union already (its own parent is left out of the walk)."""
-        if not replacing and child not in self._children and child not in self._own_parents:
-            return None  # a leaf closes no cycle
+        cycle, a chain deeper than tf2 looks up, or a walk beyond the call's steps
+        (``WALK_STEPS_PER_CHECK``); None if it may."""
+        if child not in self._children and child not in self._own_parents:
+            return None  # a leaf closes no cycle (nor, as it comes, is its depth walked)
+        self._steps += WALK_STEPS_PER_CHECK
         frame, steps = parent, 0
         while True:
             if frame == child:
@@ -501,6 +566,10 @@ class StaticUnion:
             steps += 1
             if steps > MAX_GRAPH_DEPTH:
                 return Refusal.TOO_DEEP
+            self._steps -= 1
+            if self._steps < 0:
+                self._steps = 0
+                return Refusal.TOO_COSTLY
             held = self._frames.get(frame)
             if held is not None:
                 frame = held.transform.parent
