@@ -67,6 +67,7 @@ whole union in one pass, each frame walked once; the same model again costs noth
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -411,11 +412,24 @@ class StaticUnion:
         """A new cap; frames beyond it go, the newest of the largest holders first (counted).
         True if the set changed."""
         self.max_frames = max_frames
-        changed = False
-        while len(self._frames) > max_frames:
-            self._evict_from(self._largest_holder())
-            changed = True
-        return changed
+        excess = len(self._frames) - max_frames
+        if excess <= 0:
+            return False
+        # the largest holder first, of equal ones the first that came (as ``_largest_holder``):
+        # a heap, not a scan of every holder per frame (100,000 frames of 1000 publishers
+        # lowered to 1 took 115 s)
+        heap = [
+            (-len(record.holds), index, record)
+            for index, record in enumerate(self._records.values())
+            if record.holds
+        ]
+        heapq.heapify(heap)
+        for _ in range(excess):
+            negative_size, index, record = heapq.heappop(heap)
+            self._evict_from(record)
+            if record.holds:
+                heapq.heappush(heap, (negative_size + 1, index, record))
+        return True
 
     def publisher_left(self, gid: bytes) -> bool:
         """Writer ``gid`` left the graph: each frame it holds goes to the earliest publisher

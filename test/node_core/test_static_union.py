@@ -497,6 +497,36 @@ def test_a_lower_cap_evicts_the_largest_holders_newest_frames() -> None:
     assert union.refused == {Refusal.OVER_CAP: 3}
 
 
+class CountingRecords(dict[bytes, Any]):
+    """The union's writers, counting the scans over them (``values``)."""
+
+    scans = 0
+
+    def values(self) -> Any:
+        self.scans += 1
+        return super().values()
+
+
+def test_a_lower_cap_scans_the_holders_once() -> None:
+    """Any participant may set the cap: 100,000 frames of 1000 publishers lowered to 1 scanned
+    every holder for each frame evicted (115 s). The holders are scanned once now; the
+    largest still yields first, its newest frames first."""
+    union = StaticUnion(max_frames=3000)
+    for k in range(300):
+        union.receive(
+            PublisherId(k.to_bytes(16, "big")), [tf("b", f"p{k}_{i}") for i in range(k % 3 + 8)]
+        )
+    union._records = records = CountingRecords(union._records)
+    assert union.set_max_frames(300 * 8)
+    assert records.scans <= 2
+    assert len(union) == 300 * 8
+    assert sorted(
+        {len([t for t in union.transforms() if t.child.startswith(f"p{k}_")]) for k in range(300)}
+    ) == [8]
+    assert union.refused == {Refusal.OVER_CAP: 300}
+    assert all(union.holder(f"p{k}_7") is not None for k in range(300))
+
+
 def test_contenders_remembered_are_bounded() -> None:
     union = StaticUnion(max_frames=MAX_CONTENDERS + 10)
     frames = [tf("base", f"m{k}") for k in range(MAX_CONTENDERS + 5)]
