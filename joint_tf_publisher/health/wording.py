@@ -223,6 +223,11 @@ def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:
     )
 
 
+def union_conflict_log(frame: str, kept: str, refused: str) -> str:
+    """The one log line of a new conflict over static frame ``frame``."""
+    return f"static frame {frame!r} given differently by {kept} and {refused}: {UNION_FIRST_KEEPS}"
+
+
 def union_refused(count: int, entries: Sequence[str]) -> str:
     """``count`` foreign static transforms refused since the last report (``entries``: every
     reason since start with its count)."""

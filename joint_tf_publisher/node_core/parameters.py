@@ -20,6 +20,7 @@ from typing import Any
 from ..description.compose import ATTACHMENT_FIELDS, Attachment
 from ..description.files import ALLOWED_FOLDERS_PARAMETER
 from ..model import ClampMode
+from .static_union import DEFAULT_MAX_FRAMES, MAX_MAX_FRAMES, MIN_MAX_FRAMES
 
 #: Accepted values of ``clamp``: the values of ``ClampMode``.
 CLAMP_MODES = tuple(mode.value for mode in ClampMode)
@@ -61,7 +62,7 @@ MAX_PREFIX_CHARS = 256
 #: Most characters of a refused value a reason shows (a huge array or text is cut).
 MAX_SHOWN_CHARS = 120
 
-ParameterValue = bool | float | str | tuple[str, ...] | tuple[float, ...]
+ParameterValue = bool | int | float | str | tuple[str, ...] | tuple[float, ...]
 #: What an array parameter's value is: a list or tuple as given in Python, an ``array.array``
 #: as rclpy hands a double or integer array set through its services (``ros2 param set``).
 ARRAY_TYPES = (list, tuple, array)
@@ -129,7 +130,8 @@ def check_item_count(name: str, items: Any) -> None:
 class ParameterSpec:
     """One parameter: name, default (which fixes its type), what it does, its limits.
 
-    ``float_range`` is inclusive (as ROS's FloatingPointRange); ``dynamic_typing`` lets an
+    ``float_range`` is inclusive (as ROS's FloatingPointRange), ``int_range`` too (ROS's
+    IntegerRange, for an integer parameter); ``dynamic_typing`` lets an
     integer stand for a double (``-p publish_frequency:=50``); ``alias_of`` names the
     parameter this one is another name for; ``double_array`` types a tuple default (empty
     by default, so its type cannot be read from it) as a double array, not a string array.
@@ -142,6 +144,7 @@ class ParameterSpec:
     dynamic_typing: bool = False
     float_range: tuple[float, float] | None = None
     alias_of: str | None = None
+    int_range: tuple[int, int] | None = None
     double_array: bool = False
 
     @property
@@ -154,9 +157,11 @@ class ParameterSpec:
 
     @property
     def type_name(self) -> str:
-        """The ROS type: bool, double, string, string_array or double_array."""
+        """The ROS type: bool, integer, double, string, string_array or double_array."""
         if isinstance(self.default, bool):
             return "bool"
+        if isinstance(self.default, int):
+            return "integer"
         if isinstance(self.default, float):
             return "double"
         if isinstance(self.default, str):
@@ -250,6 +255,19 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
         "0 = publish once (latched)",
         dynamic_typing=True,
         float_range=(0.0, MAX_PERIOD_S),
+    ),
+    ParameterSpec(
+        "static_union",
+        False,
+        "also read every other /tf_static publisher and publish the whole graph's statics in "
+        "the one latched /tf_static message (docs/node.md, the union of the graph's statics)",
+    ),
+    ParameterSpec(
+        "static_union_max_frames",
+        DEFAULT_MAX_FRAMES,
+        f"most foreign frames the static union holds, shared among their publishers; "
+        f"[{MIN_MAX_FRAMES}, {MAX_MAX_FRAMES}]",
+        int_range=(MIN_MAX_FRAMES, MAX_MAX_FRAMES),
     ),
     ParameterSpec(
         "loop_tolerance",
@@ -470,6 +488,18 @@ def parse_loop_tolerance(value: Any) -> float:
     return tolerance
 
 
+def parse_max_frames(value: Any) -> int:
+    """``static_union_max_frames``: an integer in [``MIN_MAX_FRAMES``, ``MAX_MAX_FRAMES``]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParameterRejected(f"static_union_max_frames must be an integer, got {shown(value)}")
+    if not MIN_MAX_FRAMES <= value <= MAX_MAX_FRAMES:
+        raise ParameterRejected(
+            f"static_union_max_frames must be >= {MIN_MAX_FRAMES} and <= {MAX_MAX_FRAMES}, "
+            f"got {shown(value)}"
+        )
+    return value
+
+
 def parse_static_republish_period(value: Any) -> float:
     """``static_republish_period``: 0 (off), or seconds in [MIN_STATIC_REPUBLISH_PERIOD_S,
     MAX_PERIOD_S]."""
@@ -648,6 +678,10 @@ class Settings:
     joint_state_timeout: float = 1.0
     #: Seconds between two republications of the static set (0: latched once).
     static_republish_period: float = 0.0
+    #: ``static_union``: the graph's statics in the node's /tf_static (``static_union``), and
+    #: the most foreign frames it holds.
+    static_union: bool = False
+    static_union_max_frames: int = DEFAULT_MAX_FRAMES
     #: How far apart a loop joint's frames may stay and count as closed, m and rad.
     loop_tolerance: float = 1e-6
     #: Publish the solved passive joints on ``loop_joint_states`` (read-only).
@@ -778,6 +812,8 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "diagnostic_period": parse_seconds("diagnostic_period", zero_allowed=True),
     "joint_state_timeout": parse_seconds("joint_state_timeout", zero_allowed=False),
     "static_republish_period": parse_static_republish_period,
+    "static_union": _parse_bool("static_union"),
+    "static_union_max_frames": parse_max_frames,
     "loop_tolerance": parse_loop_tolerance,
     "publish_loop_joint_states": _parse_bool("publish_loop_joint_states"),
     "time_offset": parse_time_offset,

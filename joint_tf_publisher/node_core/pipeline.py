@@ -130,7 +130,8 @@ class Configured:
         #: Names in exclude_joints that are no joint of the robot.
         self.unknown_excluded = sorted(excluded - set(model.robot.joints))
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
-        self._frames = _frame_pairs(moving, prefix)
+        #: (parent, child) frame of each moving joint, with the prefix.
+        self.frames = _frame_pairs(moving, prefix)
         self._global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
         #: The ``MessagePlan`` of a JointState by its names, under these settings.
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
@@ -196,7 +197,7 @@ class Configured:
 
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
-        layout = TFMessageLayout([self._frames[i] for i in joints])
+        layout = TFMessageLayout([self.frames[i] for i in joints])
         if self._global_frames is None:
             return layout, None
         return layout, TFMessageLayout([self._global_frames[i] for i in joints])
@@ -344,6 +345,17 @@ class JointStatePipeline:
             configured.static_poses,
             configured.static_global_layout,
         )
+
+    def own_transforms(self) -> dict[str, str]:
+        """The node's own transforms as it publishes them (``frame_prefix``), moving and
+        fixed, excluded joints left out: child frame -> parent frame (empty without a
+        model). The static union keeps foreign values of these out."""
+        configured = self._configured
+        if configured is None:
+            return {}
+        mask = configured.publish_mask.tolist()
+        moving = (pair for pair, on in zip(configured.frames, mask, strict=True) if on)
+        return {child: parent for parent, child in (*moving, *configured.static_layout.frames)}
 
     def undecodable(self, message_type: str) -> None:
         """A ``message_type`` message dropped because the RMW could not decode its bytes:

@@ -34,7 +34,9 @@ The rules, kept per child frame as tf2 keeps statics:
 - **Own writers and own frames**: the node's own writers (``set_own_writers``) are ignored;
   a foreign transform whose child is one of the node's own robot frames (``set_own``: the
   child frames of the node's own transforms, not its root link, which a ``world`` ->
-  ``base_link`` static may well give) is refused: those are always the node's own values.
+  ``base_link`` static may well give) is refused: those are always the node's own values
+  (another union's copy of them is ignored without a count, also where the union learns
+  later that it was one: the echo of the node's own).
 
 Frame ids are taken as tf2 takes them: one leading ``/`` stripped (``tf2_frame``), so
 ``/link1`` is the node's own ``link1`` and ``/a`` and ``a`` one frame, to every rule below.
@@ -49,7 +51,7 @@ tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``), or whos
 would walk beyond the message's steps (``WALK_STEPS_PER_CHECK``); frames beyond the cap; the
 second value of a conflict.
 
-Bounded: at most ``max_frames`` foreign frames (``static_union.max_frames``), shared. A
+Bounded: at most ``max_frames`` foreign frames (``static_union_max_frames``), shared. A
 publisher may add a frame while the union has room, or while it holds fewer than its fair share
 (``max_frames`` // the publishers holding frames, a newcomer counted): then the newest frame of
 the largest holder above its share makes room (counted as refused over the cap for that one).
@@ -81,12 +83,12 @@ from ..health.model import UnionConflictFact, UnionFacts
 from ..stamps import MAX_STAMP_NS, MIN_STAMP_NS, NS_PER_S
 from .cdr import Publication, TFMessageLayout
 
-#: Default of ``static_union.max_frames``: thousands of frames (a site's sensors, markers and
+#: Default of ``static_union_max_frames``: thousands of frames (a site's sensors, markers and
 #: several robots), a few MB of memory at most.
 DEFAULT_MAX_FRAMES = 10_000
-#: Range of ``static_union.max_frames``.
+#: Range of ``static_union_max_frames``.
 MIN_MAX_FRAMES = 1
-MAX_MAX_FRAMES = 1_000_000
+MAX_MAX_FRAMES = 100_000
 #: Longest frame id taken, characters: ROS names are kept under 256 characters (the
 #: project's bound on ``frame_prefix`` too, ``parameters.MAX_PREFIX_CHARS``).
 MAX_FRAME_ID_CHARS = 256
@@ -126,7 +128,7 @@ class Refusal(Enum):
     CYCLE = "closes a cycle"
     TOO_COSTLY = "too many ancestors to check in one message"
     TOO_DEEP = f"deeper than {MAX_GRAPH_DEPTH} frames"
-    OVER_CAP = "beyond static_union.max_frames"
+    OVER_CAP = "beyond static_union_max_frames"
     CONFLICT = "frame held by another publisher"
 
 
@@ -227,12 +229,14 @@ class _Record:
     left: bool = False
     holds: dict[str, None] = field(default_factory=dict)
     contending: set[str] = field(default_factory=set)
+    #: Its transforms refused as the node's own frames (not counted once it is a union).
+    own_refused: int = 0
 
 
 class StaticUnion:
     """The foreign frames of the union, kept per child frame (see the module docstring).
 
-    ``max_frames``: the cap (``static_union.max_frames``); ``steady_ns``: the steady clock
+    ``max_frames``: the cap (``static_union_max_frames``); ``steady_ns``: the steady clock
     (conflicts' ``since``); tests pass their own.
     """
 
@@ -275,6 +279,10 @@ class StaticUnion:
     def __len__(self) -> int:
         return len(self._frames)
 
+    def writers(self) -> set[bytes]:
+        """The GIDs of the writers the union remembers (holding or contending for frames)."""
+        return set(self._records)
+
     def holder(self, frame: str) -> PublisherId | None:
         """The publisher whose value of ``frame`` the union holds (None: not in it)."""
         held = self._frames.get(frame)
@@ -293,7 +301,7 @@ class StaticUnion:
 
     def facts(self) -> UnionFacts:
         """What the health report shows of the union."""
-        holders = sorted({self._records[held.holder].id.shown for held in self._frames.values()})
+        holders = sorted(record.id.shown for record in self._records.values() if record.holds)
         return UnionFacts(
             frames=len(self._frames),
             max_frames=self.max_frames,
@@ -322,6 +330,13 @@ class StaticUnion:
             changed |= self._forget(gid, keep=False)
         return changed
 
+    def set_names(self, names: Mapping[bytes, str]) -> None:
+        """The node names of writers by GID (the graph's), for reports."""
+        for gid, record in self._records.items():
+            node = names.get(gid)
+            if node and node != record.id.node:
+                record.id = PublisherId(gid, node)
+
     def set_union_writers(self, gids: Iterable[bytes]) -> bool:
         """The writers that are other nodes' unions (their announcements): copies, which
         yield to direct publishers (see the module docstring). True if the set changed."""
@@ -333,6 +348,8 @@ class StaticUnion:
         for gid in became & self._records.keys():
             record = self._records[gid]
             record.union = True
+            self._count(Refusal.OWN_FRAME, -record.own_refused)  # echoes after all
+            record.own_refused = 0
             for frame in list(record.contending):  # a copy contends for nothing
                 self._drop_contender(frame, gid)
             for frame in list(record.holds):
@@ -466,7 +483,9 @@ class StaticUnion:
                 self._count(transform)
                 continue
             if transform.child in self._own:
-                self._count(Refusal.OWN_FRAME)
+                if not record.union:  # another union's copy of them: an echo, not counted
+                    self._count(Refusal.OWN_FRAME)
+                    record.own_refused += 1
                 continue
             held = self._frames.get(transform.child)
             if held is None:
@@ -475,7 +494,7 @@ class StaticUnion:
                 changed |= self._update(held, transform)
             else:
                 changed |= self._contend(record, held, transform)
-        if not record.holds and not record.contending:
+        if not record.holds and not record.contending and not record.own_refused:
             self._records.pop(gid, None)  # gave nothing kept
         if changed:
             self.version += 1
@@ -702,8 +721,12 @@ class StaticUnion:
         self._conflicts.pop(key, None)
         self._told.discard(key)
 
-    def _count(self, reason: Refusal) -> None:
-        self.refused[reason] = self.refused.get(reason, 0) + 1
+    def _count(self, reason: Refusal, count: int = 1) -> None:
+        total = self.refused.get(reason, 0) + count
+        if total:
+            self.refused[reason] = total
+        else:
+            self.refused.pop(reason, None)
 
 
 class Debouncer:

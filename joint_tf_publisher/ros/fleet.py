@@ -68,7 +68,8 @@ from ..node_core.parameters import ParameterRejected
 from ..node_core.stop_signals import StopSignals
 from ..stamps import ns_to_stamp
 from . import runtime
-from .node import JointTfPublisher, StartupError
+from .node import JointTfPublisher
+from .parameter_declarations import StartupError
 from .qos import diagnostics_qos
 
 FLEET_NODE_NAME = "joint_tf_fleet"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.clock import Clock, JumpThreshold, TimeJump
 from rclpy.clock_type import ClockType
@@ -37,7 +37,6 @@ from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
     InvalidParameterValueException,
-    ParameterUninitializedException,
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -80,8 +79,6 @@ from ..node_core.parameter_keys import counted, unknown_parameters, warnings
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
     ATTACHMENTS,
-    PARAMETERS,
-    PARAMETERS_BY_NAME,
     REMOTE_FIELDS,
     ZEROS_DESCRIPTION,
     ZEROS_PREFIX,
@@ -90,7 +87,6 @@ from ..node_core.parameters import (
     check_array_type,
     parameter_name,
     split_attachment_parameter,
-    takes_any_empty_array,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.tf_outputs import global_tree_on
@@ -98,67 +94,16 @@ from ..node_core.zeros import declared_zeros
 from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges
+from .parameter_declarations import (
+    StartupError,
+    declare_parameters,
+    rclpy_reason,
+    typed_parameter,
+)
 from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
 from .remote_tf import LOOP_JOINT_STATES, RemoteTf
+from .static_union import StaticUnionPart
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
-
-
-class StartupError(Exception):
-    """A reason the node cannot start (bad parameters or description); reported in one line."""
-
-
-def declare_parameters(node: Node) -> dict[str, Any]:
-    """Declare every parameter of ``PARAMETERS`` with its descriptor; return their values.
-
-    A parameter left without a value (``-p name:=`` or ``name: []`` in a parameters file,
-    which rcl reads as "not set") gets its default, so every parameter has a value. Settable
-    array parameters take any type (``takes_any_empty_array``: ``"[]"`` from ros2cli clears
-    them); the node checks their type itself (``check_array_type``).
-    """
-    values: dict[str, Any] = {}
-    for spec in PARAMETERS:
-        any_empty_array = takes_any_empty_array(spec)
-        descriptor = ParameterDescriptor(
-            description=spec.description,
-            read_only=spec.declared_read_only,
-            dynamic_typing=spec.dynamic_typing or any_empty_array,
-        )
-        if spec.float_range is not None:
-            low, high = spec.float_range
-            descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high)]
-        default: Any = spec.default
-        try:
-            if any_empty_array:  # unset for now: set to its typed default below unless given
-                node.declare_parameter(spec.name, None, descriptor)
-            elif isinstance(default, tuple):  # an empty list would be typed as a byte array
-                node.declare_parameter(spec.name, _array_type(spec.name), descriptor)
-            else:
-                node.declare_parameter(spec.name, default, descriptor)
-        except InvalidParameterValueException as err:
-            raise StartupError(_start_refusal(node, spec.name, err)) from None
-        try:
-            values[spec.name] = node.get_parameter(spec.name).value
-        except ParameterUninitializedException:
-            values[spec.name] = None
-        if values[spec.name] is None:
-            values[spec.name] = default
-            if not descriptor.read_only:
-                node.set_parameters([_parameter(spec.name, default)])
-    return values
-
-
-def _array_type(name: str) -> Parameter.Type:
-    """The ROS type of the array parameter ``name``."""
-    if PARAMETERS_BY_NAME[name].double_array:
-        return Parameter.Type.DOUBLE_ARRAY
-    return Parameter.Type.STRING_ARRAY
-
-
-def _parameter(name: str, value: Any) -> Parameter[Any]:
-    """``value`` as parameter ``name``, an array of the table's typed as the table says."""
-    if isinstance(value, (tuple, list)) and name in PARAMETERS_BY_NAME:
-        return Parameter(name, _array_type(name), list(value))
-    return Parameter(name, value=value)
 
 
 class RosLogHandler(logging.Handler):
@@ -269,6 +214,7 @@ class JointTfPublisher(Node):
         try:
             model = self._start_description(str(values["robot_description"] or ""), settings)
             self._remote.check(settings, model)
+            StaticUnionPart.check(settings)
         except (ParameterRejected, ModelError) as err:
             raise StartupError(str(err)) from None
 
@@ -279,6 +225,8 @@ class JointTfPublisher(Node):
         if global_tree_on(settings):
             self._global_tree = GlobalTree(self)
             self._tf_static.global_publisher = self._global_tree.tf_static
+        #: The union of the graph's statics (``static_union``): it sends the static set.
+        self._union = StaticUnionPart(self, self.pipeline, self._tf_static, self._edges)
         self._description_pub = None
         if settings.description_from_topic:
             self.create_subscription(
@@ -303,6 +251,7 @@ class JointTfPublisher(Node):
             else None
         )
         self._attach_global_tree()
+        self._union.update()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer: Timer | None = None
@@ -344,7 +293,7 @@ class JointTfPublisher(Node):
             try:
                 self._declare_zeros(model, at_start=True)
             except InvalidParameterValueException as err:
-                raise StartupError(_reason(err)) from None
+                raise StartupError(rclpy_reason(err)) from None
         self._update_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
         self._update_watch_timer()
@@ -592,6 +541,7 @@ class JointTfPublisher(Node):
                 )
             if REMOTE_FIELDS.keys() & values.keys():
                 self._remote.check(change.settings, None)
+            StaticUnionPart.check(change.settings)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
             self.get_logger().warning(f"parameter change rejected: {reason}")
@@ -631,6 +581,7 @@ class JointTfPublisher(Node):
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
         self._remote.update()
+        self._union.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 parameter = parameter_name(name, field)
@@ -665,7 +616,7 @@ class JointTfPublisher(Node):
             fields.setdefault(name, {})[field] = value
         self._declare_attachments(fields, at_start=False)
         response.result = self.set_parameters_atomically(
-            [_parameter(name, value) for name, value in request_plan.set_atomically.items()]
+            [typed_parameter(name, value) for name, value in request_plan.set_atomically.items()]
         )
         return response
 
@@ -743,7 +694,7 @@ class JointTfPublisher(Node):
             except InvalidParameterValueException as err:
                 if at_start:
                     raise
-                self.get_logger().error(f"{name} left at its default: {_reason(err)}")
+                self.get_logger().error(f"{name} left at its default: {rclpy_reason(err)}")
                 self.declare_parameter(name, defaults[name], descriptor, ignore_override=True)
             self._zeros_declared.add(name)
 
@@ -829,6 +780,7 @@ class JointTfPublisher(Node):
             self._global_tree.destroy()
             self._global_tree = None
         self._attach_global_tree()
+        self._union.writers_changed()
 
     def _attach_global_tree(self) -> None:
         """Hand the global tree's publishers (or None) to the node's tf publishers."""
@@ -837,11 +789,13 @@ class JointTfPublisher(Node):
         self._tf.global_publisher = None if tree is None else tree.tf
 
     def destroy_node(self) -> None:
-        """Destroy the node, and the global tree's publishers with it (and stop a xacro
-        expansion its file watch started)."""
+        """Destroy the node, and the global tree's publishers and the static union's node
+        with it (and stop a xacro expansion its file watch started)."""
         described = getattr(self, "_described", None)
         if described is not None and described.watch is not None:
             described.watch.close()
+        if getattr(self, "_union", None) is not None:
+            self._union.destroy()
         if self._global_tree is not None:
             self._global_tree.destroy()
             self._global_tree = None
@@ -849,13 +803,11 @@ class JointTfPublisher(Node):
 
     def _publish_statics(self) -> None:
         """Publish the complete static set of the current model under the current settings."""
-        publication = self.pipeline.static_publication(self._now_ns())
-        if publication is not None:
-            self._tf_static.replace(publication)
+        self._union.publish(self.pipeline.static_publication(self._now_ns()))
 
     def _republish_statics(self) -> None:
         """Every static set again, as it was: ``/tf_static`` and the remote output's."""
-        self._tf_static.republish()
+        self._union.republish()
         self._remote.republish_statics()
 
     def _on_description_message(self, msg: String) -> None:
@@ -873,21 +825,3 @@ class JointTfPublisher(Node):
 
 def _never() -> bool:
     return False
-
-
-def _start_refusal(node: Node, name: str, err: InvalidParameterValueException) -> str:
-    """Why the value given at start for ``name`` is refused, in the table's words (rclpy
-    refused it first, by the descriptor's range, in its own: ``Parameter publish_frequency
-    out of range Min: 0.0, Max: 1000.0, value: nan``); else rclpy's reason."""
-    given = getattr(node, "_parameter_overrides", {}).get(name)
-    if given is not None:
-        try:
-            Settings.from_values({name: given.value})
-        except ParameterRejected as rejected:
-            return str(rejected)
-    return f"{name}: {_reason(err)}"
-
-
-def _reason(err: InvalidParameterValueException) -> str:
-    """The reason our callback gave for refusing a parameter, from rclpy's exception."""
-    return str(err.args[0]).split("Reason: ", 1)[-1]

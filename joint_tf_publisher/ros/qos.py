@@ -10,7 +10,10 @@ Each function returns a fresh profile: rclpy writes QoS overrides into the one i
 - ``diagnostics_qos``: ``/diagnostics``, published as diagnostic_updater publishes it.
 - ``joint_states_publisher_qos``: ``joint_states`` published by the CLI's demo source.
 - ``tf_listener_static_qos``, ``clock_qos``, ``diagnostics_listener_qos``: what ``doctor``
-  reads ``/tf_static``, ``/clock`` and ``/diagnostics`` with.
+  reads ``/tf_static``, ``/clock`` and ``/diagnostics`` with; the static union
+  (``static_union``) reads ``/tf_static`` with the first too.
+- ``latched_qos`` and ``union_writers_listener_qos``: the static unions' announcements
+  (``/tf_static_union_writers``), published and read.
 """
 
 from __future__ import annotations
@@ -68,6 +71,12 @@ def tf_listener_static_qos() -> QoSProfile:
     return _keep_last(
         TF_LISTENER_STATIC_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL
     )
+
+
+def union_writers_listener_qos() -> QoSProfile:
+    """A reader of the static unions' announcements: keep last ``TF_LISTENER_STATIC_DEPTH``,
+    reliable, transient local (each union node latches one; a late joiner gets them all)."""
+    return tf_listener_static_qos()
 
 
 def clock_qos() -> QoSProfile:

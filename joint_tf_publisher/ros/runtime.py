@@ -38,7 +38,8 @@ from rclpy.task import Future
 from ..errors import ModelError
 from ..node_core.names import NODE_NAME
 from ..node_core.stop_signals import StopSignals
-from .node import JointTfPublisher, StartupError
+from .node import JointTfPublisher
+from .parameter_declarations import StartupError
 
 #: Environment variable naming the executor to spin with: one of ``EXECUTORS``.
 EXECUTOR_VARIABLE = "JOINT_TF_PUBLISHER_EXECUTOR"

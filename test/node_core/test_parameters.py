@@ -52,6 +52,7 @@ yaml = pytest.importorskip("yaml")
 DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "docs" / "node.md"]
 ROS_TYPE_WORDS = {
     "bool": "bool",
+    "integer": "integer",
     "double": "double",
     "string": "string",
     "string_array": "string array",

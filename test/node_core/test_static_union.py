@@ -176,6 +176,11 @@ def test_a_foreign_frame_naming_an_own_frame_is_refused() -> None:
     assert union.receive(P, [tf("base", "link1", 9.0), tf("world", "base_link")])
     assert children(union) == {"base_link": ("world", 0.0)}  # the root link may be given
     assert union.refused[Refusal.OWN_FRAME] == 1
+    union.receive(U, [tf("base_link", "link1")])  # another union's echo, not known as one yet
+    assert union.refused[Refusal.OWN_FRAME] == 2
+    union.set_union_writers([U.gid])
+    assert not union.receive(U, [tf("base_link", "link1")])
+    assert union.refused[Refusal.OWN_FRAME] == 1  # echoes are not counted, then or now
 
 
 def test_a_new_own_model_takes_its_frames_back() -> None:

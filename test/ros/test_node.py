@@ -23,7 +23,8 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.node_core.parameters import PARAMETERS, ZEROS_DESCRIPTION  # noqa: E402
-from joint_tf_publisher.ros.node import JointTfPublisher, StartupError  # noqa: E402
+from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
+from joint_tf_publisher.ros.parameter_declarations import StartupError  # noqa: E402
 from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
 from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw  # noqa: E402
 

@@ -1,0 +1,382 @@
+"""The static union's ROS side (``static_union``): around ``node_core.static_union``, the
+policy, this module reads ``/tf_static``, knows its writers, and publishes the complete set.
+
+- **Reading**: the node's own ``/tf_static`` topic (as remapped) with
+  ``qos.tf_listener_static_qos`` (reliable, transient local, keep last 100: every publisher's
+  latched sample at a late join), as serialized bytes (bytes the RMW cannot decode are
+  counted as undecodable), each message with its writer's GID from rclpy's message info
+  (``publisher_gid``: rclpy 9, Kilted, and later; ``union_supported``). Earlier rclpy (Jazzy,
+  Humble) gives no writer with a message: the union cannot tell publishers apart there, and
+  ``static_union`` is refused with that reason. rclpy's events executor (Kilted's default)
+  fails on a callback that takes the message info (``SystemError: null argument to internal
+  routine``), so the union's subscriptions live on a node of their own that no executor
+  spins (``<node name>_static_union``, in the node's namespace, without the user's
+  remappings: it reads the topic as the node resolved it), and the node's steady timer takes
+  their messages every ``POLL_S`` (at most ``MAX_TAKEN`` a turn).
+- **Writers**: the node names of ``/tf_static``'s writers come from
+  ``get_publishers_info_by_topic`` (the node's own writers among them: its own, its global
+  tree's), read again every ``GRAPH_PERIOD_S``: a writer the union knows that the graph no
+  longer lists has left. Other nodes' unions are told apart by their announcements: each
+  node with the union on latches one ``std_msgs/String`` on ``UNION_WRITERS_TOPIC``, the GIDs
+  of its ``/tf_static`` writers in hex, space-separated; the node reads everyone's
+  (``union_writers_listener_qos``), at most ``MAX_ANNOUNCED`` GIDs.
+- **Publishing**: one TFMessage on the node's ``/tf_static`` from its own static writer,
+  the node's own statics first, then the foreign ones with their stamps
+  (``UnionPublication``); the global tree's message keeps the node's own frames only. A
+  change goes out through ``Debouncer`` (at once, or at most ``MIN_INTERVAL_S`` later: the
+  timer's next turn), the set again every ``static_republish_period``.
+- **Reports**: each conflict is warned about once in the log; the union's facts go to the
+  health report (``/diagnostics``) after each message.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
+from rclpy.serialization import deserialize_message
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from ..health import wording
+from ..node_core.cdr import Publication
+from ..node_core.parameters import ParameterRejected, Settings
+from ..node_core.pipeline import JointStatePipeline
+from ..node_core.static_union import (
+    MIN_INTERVAL_S,
+    Debouncer,
+    PublisherId,
+    StaticTransform,
+    StaticUnion,
+    UnionPublication,
+)
+from ..stamps import NS_PER_S, stamp_to_ns
+from .edges import Edges
+from .qos import latched_qos, tf_listener_static_qos, union_writers_listener_qos
+from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher
+
+#: Where each node with the union on latches the GIDs of its ``/tf_static`` writers.
+UNION_WRITERS_TOPIC = "/tf_static_union_writers"
+#: Most writer GIDs of other unions kept (the newest announcements' first).
+MAX_ANNOUNCED = 1000
+#: Seconds between two turns of the union's timer (messages taken, a change sent): the
+#: debouncer's interval, so a change waits at most one turn.
+POLL_S = MIN_INTERVAL_S
+#: Most messages taken from each of the union's subscriptions in one turn.
+MAX_TAKEN = 100
+#: Seconds between two reads of the topic's writers (node names, writers that left).
+GRAPH_PERIOD_S = 1.0
+#: The union's own node is named after the node: ``<node name>`` + this.
+UNION_NODE_SUFFIX = "_static_union"
+#: Why ``static_union`` is refused on an rclpy without ``MessageInfo.publisher_gid``.
+NO_PUBLISHER_GID = (
+    "static_union: this rclpy gives no publisher with a message (MessageInfo.publisher_gid "
+    "arrived with Kilted's rclpy 9): the union could not tell publishers apart"
+)
+
+
+def union_supported() -> bool:
+    """Whether rclpy gives each message's writer GID (``MessageInfo.publisher_gid``)."""
+    try:
+        from rclpy.subscription import MessageInfo
+    except ImportError:  # Humble: no MessageInfo
+        return False
+    return "publisher_gid" in getattr(MessageInfo, "__annotations__", {})
+
+
+def gid_bytes(gid: Any) -> bytes:
+    """A writer GID as rclpy gives it (a list of ints, bytes; Humble's 24 bytes padded with
+    zeros, later 16) as bytes without the padding (a DDS GUID ends in its entity kind, never
+    0), so the graph's and a message's compare equal."""
+    return bytes(gid).rstrip(b"\0")
+
+
+def transforms_of(message: TFMessage) -> list[StaticTransform]:
+    """The transforms of ``message`` as the policy takes them."""
+    return [
+        StaticTransform(
+            t.header.frame_id,
+            t.child_frame_id,
+            stamp_to_ns(t.header.stamp.sec, t.header.stamp.nanosec),
+            (
+                t.transform.translation.x,
+                t.transform.translation.y,
+                t.transform.translation.z,
+                t.transform.rotation.x,
+                t.transform.rotation.y,
+                t.transform.rotation.z,
+                t.transform.rotation.w,
+            ),
+        )
+        for t in message.transforms
+    ]
+
+
+class StaticUnionPart:
+    """The static union of ``node``: its subscriptions (on a node of their own), announcement,
+    timer and the one ``/tf_static`` message (``tf_static``) it publishes; see the module
+    docstring.
+
+    The node calls ``publish`` with its own static set (each time it changes), ``republish``
+    with its static republication timer, ``update`` after every settings change (and at
+    start), and ``writers_changed`` when its global tree's publishers come or go.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        pipeline: JointStatePipeline,
+        tf_static: StaticTfPublisher,
+        edges: Edges,
+    ) -> None:
+        self._node = node
+        self._pipeline = pipeline
+        self._tf_static = tf_static
+        self._edges = edges
+        self._topic = tf_static.publisher.topic_name
+        self._own: Publication | None = None
+        self.union: StaticUnion | None = None
+        self._debouncer = Debouncer()
+        self._build = UnionPublication()
+        #: The union's node, its subscriptions and announcement, and the node's timer.
+        self._reader: Node | None = None
+        self._subscription: Subscription[Any] | None = None
+        self._announcements: Subscription[Any] | None = None
+        self._announcer: Publisher[String] | None = None
+        self._timer: Timer | None = None
+        #: When the current turn began, and when the graph was read last (steady ns).
+        self._turn_ns = self._last_graph_ns = 0
+        #: Other unions' writers: per announcing writer, the GIDs it announced.
+        self._announced: dict[bytes, frozenset[bytes]] = {}
+        #: The topic's writers by GID, their nodes' names (the graph's, last read), and
+        #: the node's own among them.
+        self._names: dict[bytes, str] = {}
+        self._own_writers: frozenset[bytes] = frozenset()
+
+    @staticmethod
+    def check(settings: Settings) -> None:
+        """ParameterRejected where ``settings`` ask for the union and rclpy cannot give it."""
+        if settings.static_union and not union_supported():
+            raise ParameterRejected(NO_PUBLISHER_GID)
+
+    # -- the node's calls ---------------------------------------------------------------------
+
+    def update(self) -> None:
+        """The union as the settings ask: started, stopped (the node's own statics alone
+        latched again), or its cap changed."""
+        settings = self._pipeline.settings
+        if settings.static_union and self.union is None:
+            self._start(settings.static_union_max_frames)
+        elif not settings.static_union and self.union is not None:
+            self._stop()
+        elif self.union is not None and self.union.max_frames != settings.static_union_max_frames:
+            if self.union.set_max_frames(settings.static_union_max_frames):
+                self._changed()
+            self._report()
+
+    def publish(self, own: Publication | None) -> None:
+        """The node's own static set is ``own`` now: the complete set goes out at once."""
+        self._own = own
+        if self.union is not None and self.union.set_own(self._pipeline.own_transforms()):
+            self._report()
+        self._send()
+
+    def republish(self) -> None:
+        """The complete set again (``static_republish_period``): as it was, or anew where a
+        change waits."""
+        if self._debouncer.pending:
+            self._send()
+        else:
+            self._tf_static.republish()
+
+    def writers_changed(self) -> None:
+        """The node's own writers may have changed (its global tree came or went)."""
+        if self.union is not None:
+            self._read_graph()
+
+    # -- on and off -------------------------------------------------------------------------
+
+    def _start(self, max_frames: int) -> None:
+        node = self._node
+        self.union = StaticUnion(max_frames)
+        self.union.set_own(self._pipeline.own_transforms())
+        self._reader = reader = Node(
+            node.get_name() + UNION_NODE_SUFFIX,
+            namespace=node.get_namespace(),
+            context=node.context,
+            use_global_arguments=False,
+            enable_rosout=False,
+            start_parameter_services=False,
+            parameter_overrides=[Parameter("start_type_description_service", value=False)],
+        )
+        self._announcer = reader.create_publisher(String, UNION_WRITERS_TOPIC, latched_qos())
+        self._read_graph()  # own writers known before their first message comes back
+        self._announcements = reader.create_subscription(
+            String, UNION_WRITERS_TOPIC, _ignored, union_writers_listener_qos(), raw=True
+        )
+        self._subscription = reader.create_subscription(
+            TFMessage, self._topic, _ignored, tf_listener_static_qos(), raw=True
+        )
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timer = node.create_timer(
+            POLL_S, self._edges.timer("static union", self._turn), clock=steady
+        )
+        self._report()
+
+    def _stop(self) -> None:
+        if self._timer is not None:
+            self._node.destroy_timer(self._timer)
+        if self._reader is not None:
+            self._reader.destroy_node()  # its subscriptions and announcement go with it
+        self._reader = self._subscription = self._announcements = self._announcer = None
+        self._timer = None
+        self._announced.clear()
+        self._names, self._own_writers = {}, frozenset()
+        self.union = None
+        self._pipeline.health.union = None
+        self._debouncer = Debouncer()
+        self._send()  # the own statics alone: nothing foreign stays latched
+
+    def destroy(self) -> None:
+        """The union's node goes (the node is destroyed)."""
+        if self._reader is not None:
+            self._reader.destroy_node()
+            self._reader = None
+
+    # -- a turn -----------------------------------------------------------------------------
+
+    def _turn(self) -> None:
+        """Messages taken in, the writers read (every ``GRAPH_PERIOD_S``), a change sent."""
+        self._turn_ns = now_ns = time.monotonic_ns()
+        if now_ns - self._last_graph_ns >= GRAPH_PERIOD_S * NS_PER_S:
+            self._read_graph()
+        for data, info in _taken(self._announcements):
+            self._on_announcement(data, info)
+        for data, info in _taken(self._subscription):
+            self._on_message(data, info)
+        if self._debouncer.due():
+            self._send()
+
+    def _on_message(self, data: bytes, info: Any) -> None:
+        union = self.union
+        if union is None:
+            return
+        message = self._decoded(data, TFMessage)
+        if message is None:
+            return
+        gid = gid_bytes(info["publisher_gid"]["data"])
+        if gid not in self._names and self._last_graph_ns != self._turn_ns:
+            self._read_graph()  # a new writer: its node's name for the report (once a turn)
+        if union.receive(PublisherId(gid, self._names.get(gid, "")), transforms_of(message)):
+            self._changed()
+        for conflict in union.new_conflicts():
+            self._node.get_logger().warning(
+                wording.union_conflict_log(
+                    conflict.frame, conflict.kept.shown, conflict.refused.shown
+                )
+            )
+        self._report()
+
+    def _on_announcement(self, data: bytes, info: Any) -> None:
+        union = self.union
+        message = self._decoded(data, String)
+        if union is None or message is None:
+            return
+        announcer = gid_bytes(info["publisher_gid"]["data"])
+        gids = set()
+        for word in message.data.split()[:8]:
+            try:
+                gids.add(bytes.fromhex(word))
+            except ValueError:
+                continue
+        self._announced.pop(announcer, None)  # the newest last
+        self._announced[announcer] = frozenset(gids - self._own_writers)
+        while sum(len(announced) for announced in self._announced.values()) > MAX_ANNOUNCED:
+            del self._announced[next(iter(self._announced))]
+        if union.set_union_writers(set().union(*self._announced.values())):
+            self._changed()
+        self._report()
+
+    def _decoded(self, data: bytes, message_type: Any) -> Any:
+        """``data`` as ``message_type``; None (counted as undecodable) where the RMW cannot."""
+        try:
+            return deserialize_message(data, message_type)
+        except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
+            package = message_type.__module__.split(".")[0]
+            self._pipeline.undecodable(f"{package}/{message_type.__name__}")
+            return None
+
+    def _read_graph(self) -> None:
+        """The writers of the topic now: their node names, the node's own, and those that
+        left; the announcement of the node's own."""
+        union = self.union
+        if union is None:
+            return
+        self._last_graph_ns = self._turn_ns
+        node = self._node
+        own_nodes = {node.get_fully_qualified_name()}
+        own_nodes.add(node.get_fully_qualified_name() + GLOBAL_TREE_NODE_SUFFIX)
+        names: dict[bytes, str] = {}
+        for endpoint in node.get_publishers_info_by_topic(self._topic):
+            namespace = endpoint.node_namespace.rstrip("/")
+            names[gid_bytes(endpoint.endpoint_gid)] = f"{namespace}/{endpoint.node_name}"
+        self._names = names
+        own = frozenset(gid for gid, name in names.items() if name in own_nodes)
+        changed = False
+        if own != self._own_writers:
+            self._own_writers = own
+            changed |= union.set_own_writers(own)
+            if self._announcer is not None:
+                self._announcer.publish(String(data=" ".join(sorted(g.hex() for g in own))))
+        union.set_names(names)
+        for gid in union.writers() - names.keys():
+            changed |= union.publisher_left(gid)
+        if changed:
+            self._changed()
+        self._report()
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        """The union changed: sent now, or at the turn the debouncer lets it."""
+        self._debouncer.changed()
+        if self._debouncer.due():
+            self._send()
+
+    def _send(self) -> None:
+        """The complete set on ``/tf_static`` now (the own set alone without the union)."""
+        union = self.union
+        foreign = union.transforms() if union is not None else []
+        publication = self._build.build(self._own, foreign)
+        if publication is not None:
+            self._tf_static.replace(publication)
+        self._debouncer.sent()
+
+    def _report(self) -> None:
+        if self.union is not None:
+            self._pipeline.health.union = self.union.facts()
+
+
+def _ignored(_message: Any) -> None:
+    """The union's subscriptions' callback: no executor spins their node (``_taken``)."""
+
+
+def _taken(subscription: Subscription[Any] | None) -> list[tuple[bytes, Any]]:
+    """The messages waiting on ``subscription`` (serialized, with their info), at most
+    ``MAX_TAKEN``."""
+    if subscription is None:
+        return []
+    taken = []
+    for _ in range(MAX_TAKEN):
+        message: Any = subscription.handle.take_message(subscription.msg_type, True)
+        if message is None:
+            break
+        taken.append(message)
+    return taken
