@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
@@ -46,7 +47,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from ..health import wording
-from ..node_core.cdr import Publication
+from ..node_core.cdr import Publication, TFMessageLayout
 from ..node_core.parameters import ParameterRejected, Settings
 from ..node_core.pipeline import JointStatePipeline
 from ..node_core.static_union import (
@@ -66,6 +67,9 @@ from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
 #: Most writer GIDs of other unions kept (the newest announcements' first).
 MAX_ANNOUNCED = 1000
+#: Bytes of a DDS writer's GID that name its participant (the GUID prefix: Fast DDS's and
+#: Cyclone DDS's GIDs are the writer's GUID).
+GUID_PREFIX_BYTES = 12
 #: Seconds between two turns of the union's timer (messages taken, a change sent): the
 #: debouncer's interval, so a change waits at most one turn.
 POLL_S = MIN_INTERVAL_S
@@ -153,8 +157,10 @@ class StaticUnionPart:
         self._timer: Timer | None = None
         #: When the current turn began, and when the graph was read last (steady ns).
         self._turn_ns = self._last_graph_ns = 0
-        #: Other unions' writers: per announcing writer, the GIDs it announced.
+        #: Other unions' writers: per announcing writer, the GIDs it announced, and its
+        #: node's name (the graph's, last read).
         self._announced: dict[bytes, frozenset[bytes]] = {}
+        self._announcers: dict[bytes, str] = {}
         #: The topic's writers by GID, their nodes' names (the graph's, last read), and
         #: the node's own among them.
         self._names: dict[bytes, str] = {}
@@ -238,7 +244,7 @@ class StaticUnionPart:
         self._reader = self._subscription = self._announcements = self._announcer = None
         self._timer = None
         self._announced.clear()
-        self._names, self._own_writers = {}, frozenset()
+        self._names, self._announcers, self._own_writers = {}, {}, frozenset()
         self.union = None
         self._pipeline.health.union = None
         self._debouncer = Debouncer()
@@ -300,9 +306,32 @@ class StaticUnionPart:
         self._announced[announcer] = frozenset(gids - self._own_writers)
         while sum(len(announced) for announced in self._announced.values()) > MAX_ANNOUNCED:
             del self._announced[next(iter(self._announced))]
-        if union.set_union_writers(set().union(*self._announced.values())):
+        if announcer not in self._announcers and self._last_graph_ns != self._turn_ns:
+            self._read_graph()  # a new announcer: its node (once a turn)
+        if union.set_union_writers(self._vouched()):
             self._changed()
         self._report()
+
+    def _vouched(self) -> set[bytes]:
+        """The announced writers an announcement may name: ``/tf_static`` writers (in the
+        graph) of the announcer's own DDS participant (their GIDs' GUID prefix), or of its
+        own nodes (``<name>`` and its global tree's for the announcer ``<name>_static_union``:
+        RMWs whose GIDs are no GUIDs). Anyone may publish an announcement: one naming another
+        node's writer made it a copy, and a second publisher took that writer's frames
+        without a conflict."""
+        vouched: set[bytes] = set()
+        for announcer, gids in self._announced.items():
+            node = self._announcers.get(announcer, "")
+            base = (
+                node.removesuffix(UNION_NODE_SUFFIX) if node.endswith(UNION_NODE_SUFFIX) else None
+            )
+            family = {base, base + GLOBAL_TREE_NODE_SUFFIX} if base else set()
+            prefix = announcer[:GUID_PREFIX_BYTES]
+            for gid in gids:
+                name = self._names.get(gid)
+                if name is not None and (gid[:GUID_PREFIX_BYTES] == prefix or name in family):
+                    vouched.add(gid)
+        return vouched
 
     def _decoded(self, data: bytes, message_type: Any) -> Any:
         """``data`` as ``message_type``; None (counted as undecodable) where the RMW cannot."""
@@ -328,6 +357,10 @@ class StaticUnionPart:
             namespace = endpoint.node_namespace.rstrip("/")
             names[gid_bytes(endpoint.endpoint_gid)] = f"{namespace}/{endpoint.node_name}"
         self._names = names
+        self._announcers = {
+            gid_bytes(e.endpoint_gid): f"{e.node_namespace.rstrip('/')}/{e.node_name}"
+            for e in node.get_publishers_info_by_topic(UNION_WRITERS_TOPIC)
+        }
         own = frozenset(gid for gid, name in names.items() if name in own_nodes)
         changed = False
         if own != self._own_writers:
@@ -338,6 +371,7 @@ class StaticUnionPart:
         union.set_names(names)
         for gid in union.writers() - names.keys():
             changed |= union.publisher_left(gid)
+        changed |= union.set_union_writers(self._vouched())  # the graph vouches anew
         if changed:
             self._changed()
         self._report()
@@ -355,6 +389,10 @@ class StaticUnionPart:
         union = self.union
         foreign = union.transforms() if union is not None else []
         publication = self._build.build(self._own, foreign)
+        if publication is None and self._tf_static.current is not None:
+            # no model yet (description_from_topic) and the union sent foreign frames: an
+            # empty set replaces them, else they stayed latched with the union off
+            publication = Publication(TFMessageLayout(()), 0, np.empty((0, 7)))
         if publication is not None:
             self._tf_static.replace(publication)
         self._debouncer.sent()
