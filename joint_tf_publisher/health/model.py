@@ -178,14 +178,16 @@ class UnionConflictFact:
 class UnionFacts:
     """The union of the graph's statics as the report shows it (``node_core.static_union``
     keeps it): its foreign ``frames`` and cap ``max_frames``, the ``publishers`` holding them
-    (node names), the transforms ``refused`` since start by reason, the lasting
-    ``conflicts``."""
+    (node names), the transforms ``refused`` since start by reason, the oldest lasting
+    ``conflicts`` and how many ``more_conflicts``."""
 
     frames: int = 0
     max_frames: int = 0
     publishers: tuple[str, ...] = ()
     refused: Mapping[str, int] = field(default_factory=dict)
     conflicts: tuple[UnionConflictFact, ...] = ()
+    #: Lasting conflicts beyond ``conflicts`` (which lists the oldest), counted.
+    more_conflicts: int = 0
 
 
 class StreamSlot:
@@ -458,8 +460,9 @@ class JointStateHealth:
         values[Key.UNION_REFUSED] = ", ".join(
             f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
         )
-        values[Key.UNION_CONFLICTS] = "; ".join(
-            wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts
+        values[Key.UNION_CONFLICTS] = wording.union_conflict_entries(
+            [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
+            union.more_conflicts,
         )
         conditions = [
             Condition(
@@ -470,6 +473,10 @@ class JointStateHealth:
             )
             for c in union.conflicts
         ]
+        if union.more_conflicts:
+            conditions.append(
+                Condition(Level.WARN, wording.union_more_conflicts(union.more_conflicts))
+            )
         total = sum(union.refused.values())
         new, self._union_refused_reported = total - self._union_refused_reported, total
         if new > 0:

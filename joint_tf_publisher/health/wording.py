@@ -214,6 +214,19 @@ def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
     return f"{frame} (kept {kept}, refused {refused})"
 
 
+def union_conflict_entries(entries: Sequence[str], more: int) -> str:
+    """The report's value of the conflicts: ``entries`` (``union_conflict_entry``, the
+    oldest), "; "-separated, and "and N more" for ``more`` beyond them."""
+    listed = "; ".join(entries)
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
+def union_more_conflicts(count: int) -> str:
+    """``count`` conflicts beyond those the report names (and the log: beyond the first of
+    a message)."""
+    return f"{count} more static frame(s) given differently by two publishers: {UNION_FIRST_KEEPS}"
+
+
 def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:
     """Publishers ``kept`` and ``refused`` (nodes) give static frame ``frame`` with other
     parents or values, for ``for_s`` seconds."""

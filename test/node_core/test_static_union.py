@@ -12,6 +12,7 @@ from rclpy.serialization import deserialize_message
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
+from joint_tf_publisher.health.wording import NAMES_SHOWN
 from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
@@ -605,3 +606,33 @@ def test_health_report_shows_the_union_and_warns_of_conflicts() -> None:
     assert any("refused by the static union" in m for m in warnings)
     second = health.report(GraphFacts({}, 0))  # no new refusals: not warned again
     assert not any("refused by the static union" in c.message for c in second.conditions)
+
+
+def test_a_publisher_contending_for_every_frame_is_named_ten_times_then_counted() -> None:
+    """A publisher giving 10,000 frames another holds with other values: 10,000 conflicts.
+    The report names the oldest ``NAMES_SHOWN`` and counts the rest (each report listed and
+    sorted them all, 77 ms after every message, a 600 KB value and 10,000 WARNs each period);
+    ``new_conflicts`` gives each once, and again once it ended and came back."""
+    clock = Clock()
+    union = StaticUnion(steady_ns=clock)
+    union.receive(P, [tf("base", f"f{k}") for k in range(10_000)])
+    for k in range(10_000):
+        clock.ns += 1
+        union.receive(Q, [tf("base", f"f{k}", 1.0)])
+    facts = union.facts()
+    assert [c.frame for c in facts.conflicts] == [f"f{k}" for k in range(NAMES_SHOWN)]
+    assert facts.more_conflicts == 10_000 - NAMES_SHOWN
+    assert len(union.new_conflicts()) == 10_000
+    assert union.new_conflicts() == []
+    union.receive(Q, [tf("base", "f5")])  # agrees: over
+    union.receive(Q, [tf("base", "f5", 1.0)])  # and again
+    assert [c.frame for c in union.new_conflicts()] == ["f5"]
+    health = JointStateHealth(steady_ns=clock)
+    health.union = facts
+    report = health.report(GraphFacts({}, 0))
+    value = dict(report.values)[Key.UNION_CONFLICTS]
+    assert value.startswith("f0 (kept /calibration, refused /sensors); f1 ")
+    assert value.endswith(f" and {10_000 - NAMES_SHOWN} more")
+    warnings = [c.message for c in report.conditions if "given differently" in c.message]
+    assert len(warnings) == NAMES_SHOWN + 1
+    assert warnings[-1].startswith(f"{10_000 - NAMES_SHOWN} more static frame(s)")

@@ -144,3 +144,32 @@ def test_turned_off_without_a_model_nothing_foreign_stays_latched(
     finally:
         foreigner.leave()
         assert waiting.stop() == 0, waiting.stderr()
+
+
+def test_a_publisher_contending_for_many_frames_is_logged_ten_times_then_counted(
+    probe: Probe, node: NodeUnderTest, hostile: rclpy.node.Node
+) -> None:
+    """30 frames given differently in one message: 10 WARN lines and one for the 20 more
+    (one line each before), the report names 10 and counts 20."""
+    sensors = StaticPublisher(probe, "sensors_h")
+    try:
+        sensors.send(*[transform("base_link", f"mark_{k}", 0.1) for k in range(30)])
+        gid = writer_of(probe, "/union_h")
+        wait_until(lambda: "mark_29" in first_set(probe, gid), what="the 30 marks in the union")
+        rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
+        rival.publish(
+            TFMessage(transforms=[transform("base_link", f"mark_{k}", 0.5) for k in range(30)])
+        )
+        wait_until(
+            lambda: union_status(probe).get(Key.UNION_CONFLICTS, "").endswith(" and 20 more"),
+            what=lambda: f"20 more conflicts on /diagnostics, got {union_status(probe)}",
+        )
+
+        def log() -> str:
+            return node.stderr() + node.stdout_path.read_text()
+
+        wait_until(lambda: "20 more static frame(s) given differently" in log(), what="the log")
+        lines = [line for line in log().splitlines() if "static frame 'mark_" in line]
+        assert len(lines) == 10, lines
+    finally:
+        sensors.leave()
