@@ -132,7 +132,8 @@ class Configured:
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
         #: (parent, child) frame of each moving joint, with the prefix.
         self.frames = _frame_pairs(moving, prefix)
-        self._global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
+        #: The same with the global tree's prefix (None without a global tree).
+        self.global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
         #: The ``MessagePlan`` of a JointState by its names, under these settings.
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
         #: The TFMessage layouts (own, and the global tree's or None) of moving joints by the
@@ -198,9 +199,9 @@ class Configured:
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
         layout = TFMessageLayout([self.frames[i] for i in joints])
-        if self._global_frames is None:
+        if self.global_frames is None:
             return layout, None
-        return layout, TFMessageLayout([self._global_frames[i] for i in joints])
+        return layout, TFMessageLayout([self.global_frames[i] for i in joints])
 
     def publication(self, key: bytes, stamp_ns: int, poses: Array) -> Publication:
         """The moving joints of index array ``key`` (its bytes, intp) at ``poses``, stamped
@@ -347,15 +348,24 @@ class JointStatePipeline:
         )
 
     def own_transforms(self) -> dict[str, str]:
-        """The node's own transforms as it publishes them (``frame_prefix``), moving and
-        fixed, excluded joints left out: child frame -> parent frame (empty without a
-        model). The static union keeps foreign values of these out."""
+        """The node's own transforms as it publishes them (``frame_prefix``, and
+        ``global_frame_prefix`` where there is a global tree), moving and fixed, excluded joints
+        left out: child frame -> parent frame (empty without a model). The static union keeps
+        foreign values of these out (the global tree's too: it shares ``/tf_static`` with the
+        node's own where that is not remapped, and a foreign ``<global prefix>link`` went out
+        in the union's message beside the global tree's own)."""
         configured = self._configured
         if configured is None:
             return {}
         mask = configured.publish_mask.tolist()
-        moving = (pair for pair, on in zip(configured.frames, mask, strict=True) if on)
-        return {child: parent for parent, child in (*moving, *configured.static_layout.frames)}
+        trees = [(configured.frames, configured.static_layout.frames)]
+        if configured.global_frames is not None and configured.static_global_layout is not None:
+            trees.append((configured.global_frames, configured.static_global_layout.frames))
+        own: dict[str, str] = {}
+        for moving_frames, static_frames in trees:
+            moving = (pair for pair, on in zip(moving_frames, mask, strict=True) if on)
+            own.update((child, parent) for parent, child in (*moving, *static_frames))
+        return own
 
     def undecodable(self, message_type: str) -> None:
         """A ``message_type`` message dropped because the RMW could not decode its bytes:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message
+from test_pipeline import Rig
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
@@ -636,3 +637,17 @@ def test_a_publisher_contending_for_every_frame_is_named_ten_times_then_counted(
     warnings = [c.message for c in report.conditions if "given differently" in c.message]
     assert len(warnings) == NAMES_SHOWN + 1
     assert warnings[-1].startswith(f"{10_000 - NAMES_SHOWN} more static frame(s)")
+
+
+def test_the_global_trees_frames_are_the_nodes_own_too() -> None:
+    """With ``global_frame_prefix`` the node publishes its frames twice; where its own
+    ``/tf_static`` is not remapped both go on ``/tf_static``: a foreign ``g/link_1`` went out in
+    the union's message beside the global tree's own. Its global root may still be hung."""
+    rig = Rig(global_frame_prefix="g/")
+    static_child = rig.pipeline.static_publication(0).layout.frames[0][1]  # type: ignore[union-attr]
+    union = StaticUnion()
+    union.set_own(rig.pipeline.own_transforms())
+    for child in ("link_1", "g/link_1", static_child, f"g/{static_child}"):
+        assert not union.receive(P, [tf("world", child)]), child
+    assert union.refused == {Refusal.OWN_FRAME: 4}
+    assert union.receive(P, [tf("world", "g/base_link"), tf("world", "base_link")])
