@@ -23,7 +23,8 @@ Arguments (``ros2 launch joint_tf_publisher joint_tf_publisher.launch.py -s`` li
   ``global_frame_prefix`` (the global tree's, for several robots: ``multi_robot.launch.py``),
   ``model_name`` (SDFormat: the ``<model>`` to publish), ``time_offset`` (seconds added to
   joint-state stamps, REP 138), ``static_republish_period`` (seconds between republications
-  of /tf_static, for bridges and recorders): the node parameters of these names.
+  of /tf_static, for bridges and recorders), ``static_union`` (``true``: every /tf_static
+  publisher's statics in the node's one latched message): the node parameters of these names.
   Left empty (the default) they keep the value of ``params_file``, else the node's default;
   given, they override ``params_file``.
 - ``remote_frames``: links for a viewer on another machine, ``"base_link tool0"`` (spaces or
@@ -75,7 +76,7 @@ TRUE_TEXTS = ("true", "1", "yes", "on")
 FALSE_TEXTS = ("false", "0", "no", "off")
 #: The arguments that set the node parameter of their name when given, as what they hold.
 NUMBER_ARGUMENTS = ("publish_frequency", "time_offset", "static_republish_period")
-BOOL_ARGUMENTS = ("ignore_timestamp", "use_sim_time")
+BOOL_ARGUMENTS = ("ignore_timestamp", "use_sim_time", "static_union")
 TEXT_ARGUMENTS = ("frame_prefix", "global_frame_prefix", "model_name")
 #: What an empty parameter argument means, ending its description.
 KEEP = "; empty: the value in params_file, else the node's default"
@@ -165,6 +166,7 @@ def declare_arguments() -> list[DeclareLaunchArgument]:
         ),
         table_argument("time_offset"),
         table_argument("static_republish_period"),
+        table_argument("static_union"),
         DeclareLaunchArgument(
             "remote_frames",
             default_value="",

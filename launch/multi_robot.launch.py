@@ -14,8 +14,8 @@ Arguments:
 
 - ``robots``: the robots' namespaces, comma-separated (default ``robot1,robot2``).
 - ``model``, ``xacro_args``, ``publish_frequency``, ``ignore_timestamp``, ``use_sim_time``,
-  ``time_offset``, ``static_republish_period``: as in ``joint_tf_publisher.launch.py``, the same
-  for every robot (default: the bundled demo arm).
+  ``time_offset``, ``static_republish_period``, ``static_union``: as in
+  ``joint_tf_publisher.launch.py``, the same for every robot (default: the bundled demo arm).
 - ``demo``: ``true`` (default) also starts a demo joint-state source per robot (its ``rate``
   in Hz, default 50.0); ``false`` leaves the robots' ``joint_states`` to their drivers.
 - ``one_process``: ``true`` runs every robot's node in one ``joint_tf_fleet`` process (one
@@ -66,6 +66,7 @@ PASSED_ON = (
     "use_sim_time",
     "time_offset",
     "static_republish_period",
+    "static_union",
 )
 _NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -224,6 +225,7 @@ def generate_launch_description() -> LaunchDescription:
             ),
             NODE_LAUNCH.table_argument("time_offset", "; empty: the node's default"),
             NODE_LAUNCH.table_argument("static_republish_period", "; empty: the node's default"),
+            NODE_LAUNCH.table_argument("static_union", "; empty: the node's default"),
             DeclareLaunchArgument(
                 "demo",
                 default_value="true",

@@ -47,9 +47,9 @@ parent; a stamp ``builtin_interfaces/Time`` cannot hold (its int32 seconds would
 not finite; a rotation whose squared length is off 1 by more than ``QUATERNION_TOLERANCE`` (tf2's
 ``QUATERNION_NORMALIZATION_TOLERANCE``; a rotation within it is normalised, as tf2 does); the
 node's own frames; a transform that would close a cycle through the union and the node's own
-tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``), or whose check
-would walk beyond the message's steps (``WALK_STEPS_PER_CHECK``); frames beyond the cap; the
-second value of a conflict.
+tree, or hang a frame deeper than tf2 can look up (``MAX_GRAPH_DEPTH``), or whose check would
+walk beyond what one message may (``MAX_WALK_STEPS``); frames beyond the cap; the second
+value of a conflict.
 
 Bounded: at most ``max_frames`` foreign frames (``static_union_max_frames``), shared. A
 publisher may add a frame while the union has room, or while it holds fewer than its fair share
@@ -61,10 +61,10 @@ frame the holder keeps (``_Record.contending``) are remembered for at most
 
 Cost: linear in a message's size. An unchanged frame costs a dict lookup and a tuple
 comparison. A new or moved frame that is no frame's parent cannot close a cycle (one lookup);
-any other walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps, and all the
-walks of one message (or of one publisher leaving) at most ``MAX_GRAPH_DEPTH`` +
-``WALK_STEPS_PER_CHECK`` steps per walk. A new model of the node (``set_own``) checks the
-whole union in one pass, each frame walked once; the same model again costs nothing.
+any other walks up its new parent's ancestors, at most ``MAX_GRAPH_DEPTH`` steps, and at most
+``MAX_WALK_STEPS`` in one message (or one publisher leaving). A new model of the node
+(``set_own``) checks the whole union in one pass, each frame walked once; the same model
+again costs nothing.
 """
 
 from __future__ import annotations
@@ -99,14 +99,11 @@ MAX_FRAME_ID_CHARS = 256
 QUATERNION_TOLERANCE = 10e-3
 #: tf2's ``MAX_GRAPH_DEPTH``: tf2 looks up no chain of more parents (it calls it a loop).
 MAX_GRAPH_DEPTH = 1000
-#: Steps of the tree walks (``_tree_refusal``) granted per transform checked, on top of one
-#: walk of ``MAX_GRAPH_DEPTH`` per call (a message, a publisher leaving): the walks of a call
-#: cost at most ``MAX_GRAPH_DEPTH + WALK_STEPS_PER_CHECK`` x its checks, linear in a message
-#: (about what reading its transforms costs), where a publisher moving 4000 frames below a
-#: chain 1000 deep made 4 million steps (2.7 s) of one message. A real tree never comes near
-#: it (n frames moved at once, each below ``WALK_STEPS_PER_CHECK + MAX_GRAPH_DEPTH / n``
-#: ancestors on average); a check beyond it is refused (``Refusal.TOO_COSTLY``).
-WALK_STEPS_PER_CHECK = 64
+#: Most parent steps the cycle checks of one message walk in all (``MAX_GRAPH_DEPTH`` for each
+#: of 200 frames that are no leaf, or 20,000 frames 10 deep): a hostile message of frames
+#: hung below a deep chain cost 2 s for 10,000 frames; beyond, its frames that need a walk are
+#: refused (counted), leaves still taken.
+MAX_WALK_STEPS = 200_000
 #: Most (frame, contender) pairs remembered for a handover or a conflict, in all.
 MAX_CONTENDERS = 10_000
 #: Smallest interval between two publications of a changed union, seconds (at most 10 a
@@ -128,8 +125,8 @@ class Refusal(Enum):
     NOT_UNIT = "rotation far from unit length"
     OWN_FRAME = "one of the node's own frames"
     CYCLE = "closes a cycle"
-    TOO_COSTLY = "too many ancestors to check in one message"
     TOO_DEEP = f"deeper than {MAX_GRAPH_DEPTH} frames"
+    WALKS = "its message's cycle checks over their budget"
     OVER_CAP = "beyond static_union_max_frames"
     CONFLICT = "frame held by another publisher"
 
@@ -264,14 +261,14 @@ class StaticUnion:
         #: those ``new_conflicts`` has not given yet.
         self._conflicts: dict[tuple[str, bytes], Conflict] = {}
         self._untold: dict[tuple[str, bytes], None] = {}
+        #: Parent steps the cycle checks of this message (or change) may still walk.
+        self._walk_budget = MAX_WALK_STEPS
         #: How many other writers hold frames, while one message is taken in (None: to count).
         self._holding: int | None = None
         #: Transforms refused since start, by reason.
         self.refused: dict[Refusal, int] = {}
         #: Bumped by every change of the set (``transforms``).
         self.version = 0
-        #: Walk steps left to the current call (``WALK_STEPS_PER_CHECK``).
-        self._steps = MAX_GRAPH_DEPTH
 
     # -- what it holds ---------------------------------------------------------------------------
 
@@ -333,8 +330,8 @@ class StaticUnion:
     def set_own_writers(self, gids: Iterable[bytes]) -> bool:
         """The node's own ``/tf_static`` writers (its own, its global tree's): their messages
         are ignored, and what the union holds of them goes. True if the set changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         self._own_writers = frozenset(gids)
-        self._steps = MAX_GRAPH_DEPTH
         changed = False
         for gid in self._own_writers & self._records.keys():
             changed |= self._forget(gid, keep=False)
@@ -350,10 +347,10 @@ class StaticUnion:
     def set_union_writers(self, gids: Iterable[bytes]) -> bool:
         """The writers that are other nodes' unions (their announcements): copies, which
         yield to direct publishers (see the module docstring). True if the set changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         new = frozenset(gids)
         became = new - self._union_writers
         self._union_writers = new
-        self._steps = MAX_GRAPH_DEPTH
         changed = False
         for gid in became & self._records.keys():
             record = self._records[gid]
@@ -462,11 +459,11 @@ class StaticUnion:
         """Writer ``gid`` left the graph: each frame it holds goes to the earliest publisher
         that gave it too, else stays; what it contended for is forgotten. True if the set
         changed."""
+        self._walk_budget = MAX_WALK_STEPS  # for the handovers
         record = self._records.get(gid)
         if record is None:
             return False
         record.left = True
-        self._steps = MAX_GRAPH_DEPTH
         return self._forget(gid, keep=True)
 
     # -- a message -------------------------------------------------------------------------------
@@ -479,7 +476,7 @@ class StaticUnion:
         if gid in self._own_writers:
             return False
         self._holding = None
-        self._steps = MAX_GRAPH_DEPTH
+        self._walk_budget = MAX_WALK_STEPS
         record = self._records.get(gid)
         if record is None:
             record = self._records[gid] = _Record(publisher, union=gid in self._union_writers)
@@ -598,28 +595,28 @@ class StaticUnion:
 
     def _tree_refusal(self, parent: str, child: str) -> Refusal | None:
         """Why ``child`` may not hang from ``parent`` in the union and the node's own tree: a
-        cycle, a chain deeper than tf2 looks up, or a walk beyond the call's steps
-        (``WALK_STEPS_PER_CHECK``); None if it may."""
+        cycle, a chain deeper than tf2 looks up, or a walk beyond what one message may
+        (``MAX_WALK_STEPS``); None if it may."""
         if child not in self._children and child not in self._own_parents:
             return None  # a leaf closes no cycle (nor, as it comes, is its depth walked)
-        self._steps += WALK_STEPS_PER_CHECK
+        if self._walk_budget <= 0:
+            return Refusal.WALKS
         frame, steps = parent, 0
         while True:
             if frame == child:
+                self._walk_budget -= steps
                 return Refusal.CYCLE
             steps += 1
             if steps > MAX_GRAPH_DEPTH:
+                self._walk_budget -= steps
                 return Refusal.TOO_DEEP
-            self._steps -= 1
-            if self._steps < 0:
-                self._steps = 0
-                return Refusal.TOO_COSTLY
             held = self._frames.get(frame)
             if held is not None:
                 frame = held.transform.parent
             elif frame in self._own:
                 frame = self._own[frame]
             else:
+                self._walk_budget -= steps
                 return None
 
     def _room_for(self, record: _Record) -> bool:

@@ -12,7 +12,8 @@ policy, this module reads ``/tf_static``, knows its writers, and publishes the c
   routine``), so the union's subscriptions live on a node of their own that no executor
   spins (``<node name>_static_union``, in the node's namespace, without the user's
   remappings: it reads the topic as the node resolved it), and the node's steady timer takes
-  their messages every ``POLL_S`` (at most ``MAX_TAKEN`` a turn).
+  their messages every ``POLL_S`` (at most ``MAX_TAKEN`` a turn, and no further message once
+  ``MAX_TRANSFORMS_A_TURN`` transforms were taken in).
 - **Writers**: the node names of ``/tf_static``'s writers come from
   ``get_publishers_info_by_topic`` (the node's own writers among them: its own, its global
   tree's), read again every ``GRAPH_PERIOD_S``: a writer the union knows that the graph no
@@ -32,6 +33,7 @@ policy, this module reads ``/tf_static``, knows its writers, and publishes the c
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -74,14 +76,11 @@ GUID_PREFIX_BYTES = 12
 #: Seconds between two turns of the union's timer (messages taken, a change sent): the
 #: debouncer's interval, so a change waits at most one turn.
 POLL_S = MIN_INTERVAL_S
-#: Most messages taken from each of the union's subscriptions in one turn.
+#: Most messages taken from each of the union's subscriptions in one turn, and most
+#: transforms taken in from ``/tf_static`` in one (then the turn ends: a flood of large
+#: messages costs a turn some 0.3 s of policy at most, ``node_core.static_union``).
 MAX_TAKEN = 100
-#: Most bytes of messages taken from each subscription in one turn (past the first message):
-#: a flood of large messages costs the node's executor a bounded share of each turn (about
-#: 40 ms of 100 for 1 MiB: 10,000 transforms decoded and taken in), the joint states served
-#: between turns; the rest waits in the reader's history (as any tf2 listener's, it keeps
-#: the last 100 messages).
-MAX_TAKEN_BYTES = 1 << 20
+MAX_TRANSFORMS_A_TURN = 20_000
 #: Seconds between two reads of the topic's writers (node names, writers that left).
 GRAPH_PERIOD_S = 1.0
 #: The union's own node is named after the node: ``<node name>`` + this.
@@ -272,9 +271,13 @@ class StaticUnionPart:
             self._read_graph()
         for data, info in _taken(self._announcements):
             self._on_announcement(data, info)
-        taken = _taken(self._subscription)
-        for data, info in taken:
-            self._on_message(data, info)
+        transforms = 0
+        taken = False
+        for data, info in _taken(self._subscription):
+            taken = True
+            transforms += self._on_message(data, info)
+            if transforms >= MAX_TRANSFORMS_A_TURN:
+                break  # the rest wait for the next turn (or the reader's history drops them)
         if taken and self.union is not None:
             self._warn_new_conflicts(self.union)
             self._report()  # once a turn, not after every message
@@ -296,18 +299,20 @@ class StaticUnionPart:
         if len(new) > NAMES_SHOWN:
             logger.warning(wording.union_more_conflicts(len(new) - NAMES_SHOWN))
 
-    def _on_message(self, data: bytes, info: Any) -> None:
+    def _on_message(self, data: bytes, info: Any) -> int:
+        """One message of the topic taken in; how many transforms it had."""
         union = self.union
         if union is None:
-            return
+            return 0
         message = self._decoded(data, TFMessage)
         if message is None:
-            return
+            return 0
         gid = gid_bytes(info["publisher_gid"]["data"])
         if gid not in self._names and self._last_graph_ns != self._turn_ns:
             self._read_graph()  # a new writer: its node's name for the report (once a turn)
         if union.receive(PublisherId(gid, self._names.get(gid, "")), transforms_of(message)):
             self._changed()
+        return len(message.transforms)
 
     def _on_announcement(self, data: bytes, info: Any) -> None:
         union = self.union
@@ -425,19 +430,13 @@ def _ignored(_message: Any) -> None:
     """The union's subscriptions' callback: no executor spins their node (``_taken``)."""
 
 
-def _taken(subscription: Subscription[Any] | None) -> list[tuple[bytes, Any]]:
-    """The messages waiting on ``subscription`` (serialized, with their info), at most
-    ``MAX_TAKEN`` and, past the first, ``MAX_TAKEN_BYTES`` in all."""
+def _taken(subscription: Subscription[Any] | None) -> Iterator[tuple[bytes, Any]]:
+    """The messages waiting on ``subscription`` (serialized, with their info), each taken
+    when the caller asks for it, at most ``MAX_TAKEN``."""
     if subscription is None:
-        return []
-    taken = []
-    size = 0
+        return
     for _ in range(MAX_TAKEN):
         message: Any = subscription.handle.take_message(subscription.msg_type, True)
         if message is None:
-            break
-        taken.append(message)
-        size += len(message[0])
-        if size >= MAX_TAKEN_BYTES:
-            break
-    return taken
+            return
+        yield message

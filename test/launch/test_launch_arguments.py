@@ -141,6 +141,7 @@ def test_only_given_arguments_override_the_params_file() -> None:
             model_name="arm",
             time_offset="-0.008",
             static_republish_period="2",
+            static_union="true",
         )
     )
     del given["robot_description"]
@@ -152,6 +153,7 @@ def test_only_given_arguments_override_the_params_file() -> None:
         "model_name": "arm",
         "time_offset": -0.008,
         "static_republish_period": 2.0,
+        "static_union": True,
     }
     with pytest.raises(ValueError, match="time_offset:='late' is not a number"):
         NODE_LAUNCH.node_parameters(context(time_offset="late"))
@@ -163,7 +165,7 @@ def test_remote_frames_become_the_remote_output_s_list() -> None:
     assert "remote.frames" not in overrides(context(model=str(URDF)))
 
 
-@pytest.mark.parametrize("name", ["time_offset", "static_republish_period"])
+@pytest.mark.parametrize("name", ["time_offset", "static_republish_period", "static_union"])
 def test_parameter_arguments_say_what_the_parameter_table_says(name: str) -> None:
     """``ros2 launch ... -s`` shows the node's own description and default of the parameter."""
     (argument,) = (a for a in NODE_LAUNCH.declare_arguments() if a.name == name)

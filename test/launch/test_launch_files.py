@@ -46,9 +46,10 @@ DROP_IN_ARGUMENTS = {
 #: Beyond robot_state_publisher's, the parameters of several robots (``multi_robot.launch.py``).
 MULTI_ROBOT_ARGUMENTS = {"global_frame_prefix"}
 #: Beyond robot_state_publisher's, parameters of this node: joint states that arrive late
-#: (``time_offset``) and statics through bridges and recorders (``static_republish_period``).
+#: (``time_offset``) and statics through bridges and recorders (``static_republish_period``,
+#: ``static_union``).
 #: Their description and default come from the node's parameter table (``table_argument``).
-TABLE_ARGUMENTS = {"time_offset", "static_republish_period"}
+TABLE_ARGUMENTS = {"time_offset", "static_republish_period", "static_union"}
 #: Beyond the drop-in arguments, the Python launch files start RViz on request (the XML one
 #: cannot tell the root link for RViz's fixed frame without Python) and hand the node a file
 #: to read and reload (the XML one always sets robot_description: it cannot leave it unset),

@@ -18,7 +18,7 @@ from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
     MAX_GRAPH_DEPTH,
-    WALK_STEPS_PER_CHECK,
+    MAX_WALK_STEPS,
     Debouncer,
     PublisherId,
     Refusal,
@@ -373,6 +373,25 @@ def test_a_chain_deeper_than_tf2_looks_up_is_refused() -> None:
     assert union.refused == {Refusal.TOO_DEEP: 1}
 
 
+def test_one_messages_cycle_checks_are_bounded() -> None:
+    """A hostile message whose frames each have a child and hang below a chain 1000 deep:
+    each check walks 1000 parents, so after ``MAX_WALK_STEPS`` the rest are refused, and a
+    leaf after them is still taken; the next message has a budget of its own."""
+    union = StaticUnion(max_frames=20_000)
+    depth = MAX_GRAPH_DEPTH - 10
+    message = [tf(f"L{i}", f"L{i + 1}") for i in range(depth)]
+    for j in range(1000):
+        message += [tf(f"c{j}", f"d{j}"), tf(f"L{depth}", f"c{j}")]
+    message.append(tf("base", "leaf"))
+    union.receive(P, message)
+    walks = union.refused[Refusal.WALKS]
+    assert walks == 1000 - -(-MAX_WALK_STEPS // (depth + 1))  # each check: depth + 1 steps
+    assert union.holder("leaf") == P
+    assert union.refused.keys() == {Refusal.WALKS}
+    union.receive(P, [tf(f"L{depth}", "c999")])
+    assert union.holder("c999") == P
+
+
 def test_ten_thousand_frames_in_one_message() -> None:
     """A hostile message: 10,000 frames in a chain, given backwards (each new frame a parent
     already: its new parent's ancestors walked, none yet), then again (unchanged), then in
@@ -418,18 +437,18 @@ def deep_union(below: int) -> StaticUnion:
     return union
 
 
-def test_moving_frames_below_a_deep_chain_costs_steps_linear_in_the_message() -> None:
+def test_moving_frames_below_a_deep_chain_is_bounded_too() -> None:
     """A hostile publisher moving 4000 parents below a chain 1000 deep: each move walked up
-    the chain was 4 million steps (2.7 s) for one message, and again for each resend. The
-    walks of one message get ``WALK_STEPS_PER_CHECK`` each on top of one full walk: the rest
-    is refused and counted, and the frames stay where they were."""
+    the chain, 4 million steps (2.7 s) for one message, and again for each resend. A move
+    walks within the message's ``MAX_WALK_STEPS`` as a new frame does: the rest is refused
+    and counted, and the frames stay where they were."""
     union = deep_union(4000)
     frames = counted(union)
     moved = [tf(f"c{END - 1}", f"m{k}") for k in range(4000)]
     union.receive(P, moved)
-    assert frames.lookups <= MAX_GRAPH_DEPTH + WALK_STEPS_PER_CHECK * 4000 + 2 * 4000
-    assert union.refused[Refusal.TOO_COSTLY] >= 3900
-    assert sum(t.parent == f"c{END}" for t in union.transforms()) >= 3900
+    assert frames.lookups <= MAX_WALK_STEPS + MAX_GRAPH_DEPTH + 2 * 4000
+    assert union.refused[Refusal.WALKS] >= 3700
+    assert sum(t.parent == f"c{END}" for t in union.transforms()) >= 3700
 
 
 def test_a_real_tree_moved_at_once_is_within_the_steps() -> None:

@@ -38,6 +38,7 @@ from test_user_errors import NODE  # noqa: E402
 from joint_tf_publisher import Robot  # noqa: E402
 from joint_tf_publisher.node_core.parameters import PARAMETERS  # noqa: E402
 from joint_tf_publisher.ros import runtime  # noqa: E402
+from joint_tf_publisher.ros.static_union import union_supported  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -159,6 +160,25 @@ def test_hostile_numbers_and_sizes_at_runtime_are_refused_by_name(
         assert not result.successful and words in result.reason, (name, result.reason)
     (result,) = defaults.set_parameters(publish_frequency=50.0)  # and it serves on
     assert result.successful
+
+
+def test_static_union_is_taken_where_rclpy_gives_each_messages_publisher(
+    defaults: NodeUnderTest,
+) -> None:
+    """Taken (and turned off again) on rclpy 9 and later; refused with the reason where rclpy
+    gives no publisher with a message (Jazzy, Humble); its cap refused beyond its range."""
+    (result,) = defaults.set_parameters(static_union=True)
+    if union_supported():
+        assert result.successful, result.reason
+        (result,) = defaults.set_parameters(static_union=False)
+        assert result.successful, result.reason
+    else:
+        assert not result.successful and "publisher_gid" in result.reason, result.reason
+    for frames in (0, 100_001):
+        (result,) = defaults.set_parameters(static_union_max_frames=frames)
+        assert not result.successful and "static_union_max_frames" in result.reason
+    (result,) = defaults.set_parameters(static_union_max_frames=100_000)
+    assert result.successful, result.reason
 
 
 def test_a_dump_starts_the_node_again_unchanged(

@@ -310,3 +310,18 @@ def test_turned_off_the_node_latches_its_own_statics_alone(probe: Probe, union: 
         lambda: set(first_set(probe, writer_of(probe, "/union_b"))) == fixed_children(B_PREFIX),
         what="/union_b's own statics alone",
     )
+
+
+def test_a_lower_cap_at_runtime_drops_the_frames_beyond_it_counted(
+    probe: Probe, union: Union
+) -> None:
+    assert all(r.successful for r in union.a.set_parameters(static_union_max_frames=2))
+    gid_a = writer_of(probe, "/union_a")
+    wait_until(
+        lambda: len(set(first_set(probe, gid_a)) - fixed_children()) == 2,
+        what="/union_a's latched set with 2 foreign frames",
+    )
+    wait_until(
+        lambda: "beyond static_union_max_frames" in union_status(probe).get(Key.UNION_REFUSED, ""),
+        what="the frames beyond the cap counted",
+    )
