@@ -43,8 +43,14 @@ def joint_state(stamp_ns: int, names: Sequence[str], positions: Sequence[float])
     return bytes(STORE.serialize_cdr(message, JOINT_STATE))
 
 
-def transform(stamp_ns: int, parent: str, child: str, xyz: Sequence[float]) -> Any:
-    """A TransformStamped, identity rotation."""
+def transform(
+    stamp_ns: int,
+    parent: str,
+    child: str,
+    xyz: Sequence[float],
+    xyzw: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
+) -> Any:
+    """A TransformStamped (identity rotation unless ``xyzw`` says another)."""
     types = STORE.types
     header = types["std_msgs/msg/Header"](stamp=stamp(stamp_ns), frame_id=parent)
     return types["geometry_msgs/msg/TransformStamped"](
@@ -52,7 +58,9 @@ def transform(stamp_ns: int, parent: str, child: str, xyz: Sequence[float]) -> A
         child_frame_id=child,
         transform=types["geometry_msgs/msg/Transform"](
             translation=types["geometry_msgs/msg/Vector3"](x=xyz[0], y=xyz[1], z=xyz[2]),
-            rotation=types["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+            rotation=types["geometry_msgs/msg/Quaternion"](
+                x=xyzw[0], y=xyzw[1], z=xyzw[2], w=xyzw[3]
+            ),
         ),
     )
 
@@ -69,11 +77,13 @@ def string(text: str) -> bytes:
 
 @dataclass
 class Topic:
-    """A topic of a recording: type and the QoS it was recorded with."""
+    """A topic of a recording: type and the QoS it was recorded with; ``key``: how messages
+    name its connection where a topic has two (a merged recording), else its name."""
 
     name: str
     msgtype: str
     qos: list[Qos] = field(default_factory=list)
+    key: str = ""
 
 
 def write_bag(
@@ -83,7 +93,7 @@ def write_bag(
     messages: Iterable[tuple[str, int, bytes]],
     compression: str = "",
 ) -> Path:
-    """A bag at ``path`` of ``messages`` (topic name, log time ns, bytes) on ``topics``;
+    """A bag at ``path`` of ``messages`` (topic name or key, log time ns, bytes) on ``topics``;
     ``compression``: rosbag2's ``file`` or ``message`` (zstd), "" for none."""
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
     writer = Writer(path, version=9, storage_plugin=plugin)
@@ -91,7 +101,7 @@ def write_bag(
         writer.set_compression(CompressionMode[compression.upper()], CompressionFormat.ZSTD)
     with writer:
         connections = {
-            topic.name: writer.add_connection(
+            topic.key or topic.name: writer.add_connection(
                 topic.name, topic.msgtype, typestore=STORE, offered_qos_profiles=topic.qos
             )
             for topic in topics

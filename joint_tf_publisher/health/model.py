@@ -460,7 +460,7 @@ class JointStateHealth:
         values[Key.UNION_REFUSED] = ", ".join(
             f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
         )
-        values[Key.UNION_CONFLICTS] = wording.union_conflict_entries(
+        values[Key.UNION_CONFLICTS] = wording.union_conflicts_value(
             [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
             union.more_conflicts,
         )

@@ -214,7 +214,7 @@ def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
     return f"{frame} (kept {kept}, refused {refused})"
 
 
-def union_conflict_entries(entries: Sequence[str], more: int) -> str:
+def union_conflicts_value(entries: Sequence[str], more: int) -> str:
     """The report's value of the conflicts: ``entries`` (``union_conflict_entry``, the
     oldest), "; "-separated, and "and N more" for ``more`` beyond them."""
     listed = "; ".join(entries)
@@ -225,6 +225,23 @@ def union_more_conflicts(count: int) -> str:
     """``count`` conflicts beyond those the report names (and the log: beyond the first of
     a message)."""
     return f"{count} more static frame(s) given differently by two publishers: {UNION_FIRST_KEEPS}"
+
+
+def union_conflict_entries(text: str) -> list[tuple[str, str, str]]:
+    """(frame, kept, refused) of each entry of the report's ``static union conflicts``
+    value (``union_conflicts_value``'s: ``union_conflict_entry``'s, ``; ``-separated, then
+    "and N more"), for ``doctor``; what is no entry is left out. Linear in the text (a status
+    is anyone's to publish)."""
+    head, more_at, more = text.rpartition(" and ")
+    if more_at and more.endswith(" more") and more[: -len(" more")].isdigit():
+        text = head  # the count beyond the entries named
+    entries = []
+    for entry in text.split("; "):
+        head, kept_at, rest = entry.rpartition(" (kept ")
+        kept, refused_at, refused = rest.rpartition(", refused ")
+        if kept_at and refused_at and refused.endswith(")"):
+            entries.append((head, kept, refused[:-1]))
+    return entries
 
 
 def union_conflict(frame: str, kept: str, refused: str, for_s: float) -> str:

@@ -28,13 +28,24 @@ policy, this module reads ``/tf_static``, knows its writers, and publishes the c
   timer's next turn), the set again every ``static_republish_period``.
 - **Reports**: each conflict is warned about once in the log; the union's facts go to the
   health report (``/diagnostics``) after each message.
+- **One union a process and topic** (a fleet's robots in one context): the first node's part
+  to turn the union on for its ``/tf_static`` topic hosts it (``_HOSTS``); each other node's
+  part with the union on for that topic joins it as a guest and runs nothing of its own. The
+  host's one message holds every member's own statics (the host's first, so its global tree
+  stays aligned), then the foreign frames; every member's frames are own frames, every
+  member's writers own writers; a guest's own writer publishes nothing (its global tree's
+  does), each member's health report shows the union, the host's log its conflicts, the
+  host's ``static_republish_period`` and cap apply. A host that leaves (its robot removed,
+  its union off) hands the union, as it stands, to its first guest, which hosts from then on.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from rclpy.clock import Clock
@@ -64,7 +75,7 @@ from ..node_core.static_union import (
 from ..stamps import NS_PER_S, stamp_to_ns
 from .edges import Edges
 from .qos import latched_qos, tf_listener_static_qos, union_writers_listener_qos
-from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher
+from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_message
 
 #: Where each node with the union on latches the GIDs of its ``/tf_static`` writers.
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
@@ -90,6 +101,26 @@ NO_PUBLISHER_GID = (
     "static_union: this rclpy gives no publisher with a message (MessageInfo.publisher_gid "
     "arrived with Kilted's rclpy 9): the union could not tell publishers apart"
 )
+
+
+#: The unions hosted in this process, by context and topic (see the module docstring).
+_HOSTS: dict[tuple[int, str], StaticUnionPart] = {}
+#: Held by every call into a part: a fleet makes a robot's node (which joins its union) in its
+#: start thread while the host's timer runs in the spin loop.
+_LOCK = threading.RLock()
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialized(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``method`` run holding ``_LOCK``."""
+
+    @functools.wraps(method)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _LOCK:
+            return method(*args, **kwargs)
+
+    return locked
 
 
 def union_supported() -> bool:
@@ -171,6 +202,11 @@ class StaticUnionPart:
         #: the node's own among them.
         self._names: dict[bytes, str] = {}
         self._own_writers: frozenset[bytes] = frozenset()
+        #: The union this part is a guest of (None: it hosts its own, or the union is off),
+        #: and, hosting, its guests; the key it is hosted under.
+        self._host: StaticUnionPart | None = None
+        self._guests: list[StaticUnionPart] = []
+        self._key = (id(node.context), self._topic)
 
     @staticmethod
     def check(settings: Settings) -> None:
@@ -180,45 +216,68 @@ class StaticUnionPart:
 
     # -- the node's calls ---------------------------------------------------------------------
 
+    @_serialized
     def update(self) -> None:
         """The union as the settings ask: started, stopped (the node's own statics alone
         latched again), or its cap changed."""
         settings = self._pipeline.settings
-        if settings.static_union and self.union is None:
-            self._start(settings.static_union_max_frames)
-        elif not settings.static_union and self.union is not None:
+        running = self.union is not None or self._host is not None
+        if settings.static_union and not running:
+            host = _HOSTS.get(self._key)
+            if host is not None and host._node.context is self._node.context:
+                self._join(host)
+            else:
+                self._start(settings.static_union_max_frames)
+        elif not settings.static_union and running:
             self._stop()
         elif self.union is not None and self.union.max_frames != settings.static_union_max_frames:
             if self.union.set_max_frames(settings.static_union_max_frames):
                 self._changed()
             self._report()
 
+    @_serialized
     def publish(self, own: Publication | None) -> None:
-        """The node's own static set is ``own`` now: the complete set goes out at once."""
+        """The node's own static set is ``own`` now: the complete set goes out at once (a
+        guest's through its host; the union joined or started first where it is asked for,
+        so a guest never latches its own set alone)."""
         self._own = own
-        if self.union is not None and self.union.set_own(self._pipeline.own_transforms()):
+        if self.union is None and self._host is None and self._pipeline.settings.static_union:
+            self.update()
+        if self._host is not None:
+            self._host._members_changed()
+            self._publish_global()
+            return
+        if self.union is not None and self.union.set_own(self._own_transforms()):
             self._report()
         self._send()
 
+    @_serialized
     def republish(self) -> None:
         """The complete set again (``static_republish_period``): as it was, or anew where a
         change waits."""
+        if self._host is not None:
+            return  # the host republishes the process's one set
         if self._debouncer.pending:
             self._send()
         else:
             self._tf_static.republish()
 
+    @_serialized
     def writers_changed(self) -> None:
         """The node's own writers may have changed (its global tree came or went)."""
-        if self.union is not None:
+        if self._host is not None:
+            self._host._read_graph()
+        elif self.union is not None:
             self._read_graph()
 
     # -- on and off -------------------------------------------------------------------------
 
-    def _start(self, max_frames: int) -> None:
+    def _start(self, max_frames: int, union: StaticUnion | None = None) -> None:
+        """Host the union (``union``: one handed over, as it stands; else a new one)."""
         node = self._node
-        self.union = StaticUnion(max_frames)
-        self.union.set_own(self._pipeline.own_transforms())
+        self.union = union if union is not None else StaticUnion(max_frames)
+        _HOSTS[self._key] = self
+        self.union.set_own(self._own_transforms())
         self._reader = reader = Node(
             node.get_name() + UNION_NODE_SUFFIX,
             namespace=node.get_namespace(),
@@ -243,6 +302,19 @@ class StaticUnionPart:
         self._report()
 
     def _stop(self) -> None:
+        self._leave()
+        self._send()  # the own statics alone: nothing foreign stays latched
+
+    def _leave(self) -> None:
+        """Out of the union: a guest leaves its host; a host stops hosting and hands the
+        union to its first guest."""
+        self._pipeline.health.union = None
+        host = self._host
+        if host is not None:
+            self._host = None
+            host._guests.remove(self)
+            host._members_changed()
+            return
         if self._timer is not None:
             self._node.destroy_timer(self._timer)
         if self._reader is not None:
@@ -251,19 +323,80 @@ class StaticUnionPart:
         self._timer = None
         self._announced.clear()
         self._names, self._announcers, self._own_writers = {}, {}, frozenset()
-        self.union = None
-        self._pipeline.health.union = None
+        union, self.union = self.union, None
         self._debouncer = Debouncer()
-        self._send()  # the own statics alone: nothing foreign stays latched
+        if _HOSTS.get(self._key) is self:
+            del _HOSTS[self._key]
+        guests, self._guests = self._guests, []
+        if union is not None and guests and self._node.context.ok():  # not at shutdown
+            heir = guests[0]
+            heir._host = None
+            heir._guests = guests[1:]
+            for guest in heir._guests:
+                guest._host = heir
+            heir._start(heir._pipeline.settings.static_union_max_frames, union)
+            heir._members_changed()
 
+    def _join(self, host: StaticUnionPart) -> None:
+        """A guest of ``host`` (see the module docstring)."""
+        self._host = host
+        host._guests.append(self)
+        host._members_changed()
+
+    def _members_changed(self) -> None:
+        """Hosting: a member joined or left, or a guest's own set changed: the own frames
+        and writers anew, the complete set out."""
+        if self.union is not None and self.union.set_own(self._own_transforms()):
+            self._report()
+        self._read_graph()
+        self._send()
+
+    def _members(self) -> list[StaticUnionPart]:
+        """The nodes' parts the union serves: this one first, then its guests."""
+        return [self, *self._guests]
+
+    def _own_transforms(self) -> dict[str, str]:
+        """Every member's own transforms (child -> parent)."""
+        own: dict[str, str] = {}
+        for member in self._members():
+            own.update(member._pipeline.own_transforms())
+        return own
+
+    def _own_set(self) -> Publication | None:
+        """Every member's own static set, as one (this node's first: its global tree's
+        layout is this node's own)."""
+        sets = [member._own for member in self._members() if member._own is not None]
+        if not self._guests or not sets:
+            return self._own
+        frames = tuple(frame for own in sets for frame in own.layout.frames)
+        return Publication(
+            TFMessageLayout(frames),
+            sets[0].stamp_ns,
+            np.vstack([own.poses for own in sets]),
+            self._own.global_layout if self._own is not None else None,
+            np.concatenate([own.stamps() for own in sets]),
+        )
+
+    def _publish_global(self) -> None:
+        """A guest's global tree's statics, on its global tree's writer (its own writer
+        stays silent: the host carries its set)."""
+        publisher = self._tf_static.global_publisher
+        tree = self._own.in_global_tree() if self._own is not None else None
+        if publisher is not None and tree is not None:
+            publisher.publish(tree.to_bytes() if self._tf_static.raw else to_message(tree))
+
+    @_serialized
     def destroy(self) -> None:
-        """The union's node goes (the node is destroyed)."""
+        """The union's node goes (the node is destroyed); a host hands the union on."""
+        if self._host is not None or self.union is not None:
+            self._leave()
         if self._reader is not None:
             self._reader.destroy_node()
             self._reader = None
 
     # -- a turn -----------------------------------------------------------------------------
 
+    @_serialized
     def _turn(self) -> None:
         """Messages taken in, the writers read (every ``GRAPH_PERIOD_S``), a change sent."""
         self._turn_ns = now_ns = time.monotonic_ns()
@@ -374,8 +507,10 @@ class StaticUnionPart:
             return
         self._last_graph_ns = self._turn_ns
         node = self._node
-        own_nodes = {node.get_fully_qualified_name()}
-        own_nodes.add(node.get_fully_qualified_name() + GLOBAL_TREE_NODE_SUFFIX)
+        own_nodes = set()
+        for member in self._members():
+            name = member._node.get_fully_qualified_name()
+            own_nodes |= {name, name + GLOBAL_TREE_NODE_SUFFIX}
         names: dict[bytes, str] = {}
         for endpoint in node.get_publishers_info_by_topic(self._topic):
             namespace = endpoint.node_namespace.rstrip("/")
@@ -412,7 +547,7 @@ class StaticUnionPart:
         """The complete set on ``/tf_static`` now (the own set alone without the union)."""
         union = self.union
         foreign = union.transforms() if union is not None else []
-        publication = self._build.build(self._own, foreign)
+        publication = self._build.build(self._own_set(), foreign)
         if publication is None and self._tf_static.current is not None:
             # no model yet (description_from_topic) and the union sent foreign frames: an
             # empty set replaces them, else they stayed latched with the union off
@@ -423,7 +558,9 @@ class StaticUnionPart:
 
     def _report(self) -> None:
         if self.union is not None:
-            self._pipeline.health.union = self.union.facts()
+            facts = self.union.facts()
+            for member in self._members():
+                member._pipeline.health.union = facts
 
 
 def _ignored(_message: Any) -> None:

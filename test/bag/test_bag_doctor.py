@@ -11,25 +11,29 @@ from typing import Any
 import pytest
 from bag_maker import (
     JOINT_STATE,
+    STORE,
     STRING,
     T0_NS,
     TF_MESSAGE,
     Topic,
     joint_state,
     recording,
+    stamp,
     string,
     tf_message,
     transform,
     write_bag,
 )
 from repo_paths import REPO_ROOT
+from union_status import union_report
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli.bag.storage import tf_static_qos
+from joint_tf_publisher.cli.bag.storage import DIAGNOSTIC_ARRAY, tf_static_qos
 from joint_tf_publisher.cli.doctor.analysis import diagnose
 from joint_tf_publisher.cli.doctor.observation import Observation
 from joint_tf_publisher.cli.doctor.report import json_report
 from joint_tf_publisher.cli.main import main
+from joint_tf_publisher.health.model import HealthReport
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
@@ -252,3 +256,48 @@ def test_the_text_report_says_each_fix(tmp_path: Path, capsys: pytest.CaptureFix
     text = capsys.readouterr().out
     assert "ERROR: the recording has no /tf_static" in text and "  fix:   " in text
     assert text.rstrip().endswith("1 error(s), 0 warning(s), 0 note(s)")
+
+
+def diagnostics(report: HealthReport, stamp_ns: int) -> bytes:
+    """A recorded /diagnostics message holding ``report`` as the node publishes it."""
+    types = STORE.types
+    status = types["diagnostic_msgs/msg/DiagnosticStatus"](
+        level=int(report.level),
+        name="joint_tf_publisher: joint states",
+        message=report.message,
+        hardware_id="demo_arm",
+        values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in report.values],
+    )
+    header = types["std_msgs/msg/Header"](stamp=stamp(stamp_ns), frame_id="")
+    array = types[DIAGNOSTIC_ARRAY](header=header, status=[status])
+    return bytes(STORE.serialize_cdr(array, DIAGNOSTIC_ARRAY))
+
+
+def test_a_recorded_static_union_conflict_and_refusals_are_explained(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node run with static_union while recording reported a conflict, which ended before
+    the recording did, and a refused NaN: the doctor explains both from its recorded
+    /diagnostics, as the live doctor does."""
+    times = every(20)
+    reports = [
+        ("/diagnostics", t, diagnostics(union_report(t, conflict=c), t))
+        for t, c in ((times[5], True), (times[15], False))
+    ]
+    bag = states_bag(
+        tmp_path / "in",
+        times,
+        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
+        extra=reports,
+    )
+    code, document = doctor(capsys, bag)
+    assert code == 1
+    conflict = finding(document, "static_union_conflict")
+    assert (conflict["details"]["kept"], conflict["details"]["refused"]) == (
+        "/calibration",
+        "/sensors",
+    )
+    assert "keeps the first that gave it, /calibration" in conflict["cause"]
+    refused = finding(document, "static_union_refused")
+    assert refused["details"]["refused"] == {"value not finite": 1}
+    assert "diagnostics" not in kinds(document)

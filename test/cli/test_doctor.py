@@ -7,6 +7,7 @@ import json
 
 import pytest
 from repo_paths import REPO_ROOT, TEST_DIR
+from union_status import union_report
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.doctor.analysis import diagnose
@@ -455,3 +456,83 @@ def test_frames_of_other_publishers_and_prefixed_copies_are_no_removed_frames() 
     copies = arm_transforms(prefix="global/")  # the same node's global copy of the robot
     observation = healthy(transforms=[*arm_transforms(), *copies, driver])
     assert Kind.REMOVED_FRAMES not in kinds(observation)
+
+
+def union_status() -> DiagnosticRecord:
+    """The /diagnostics status of a node whose static union holds ``camera`` from
+    /calibration against /sensors and refused a NaN from /sensors (``union_status``)."""
+    report = union_report(NOW_NS)
+    return DiagnosticRecord(
+        "joint_tf_publisher: joint states", int(report.level), report.message, "demo_arm",
+        report.values,
+    )  # fmt: skip
+
+
+def test_a_static_union_conflict_and_its_refusals_are_explained() -> None:
+    """The node's union status: the conflict as its own finding (the frame, both publishers,
+    which is kept and why, what to do) and the refusals by reason, not a bare /diagnostics
+    WARN."""
+    findings = diagnose(healthy(statuses=[union_status()]))
+    (conflict,) = [f for f in findings if f.kind is Kind.STATIC_UNION_CONFLICT]
+    assert conflict.severity is Severity.WARNING
+    assert conflict.details == {
+        "status": "joint_tf_publisher: joint states",
+        "frame": "camera",
+        "kept": "/calibration",
+        "refused": "/sensors",
+    }
+    assert "'camera' is given differently by /calibration and /sensors" in conflict.summary
+    assert "keeps the first that gave it, /calibration" in conflict.cause
+    assert "until /calibration leaves the graph" in conflict.cause
+    assert "stop one of them" in conflict.fix
+    (refused,) = [f for f in findings if f.kind is Kind.STATIC_UNION_REFUSED]
+    assert refused.severity is Severity.WARNING  # new refusals in the node's last period
+    assert refused.details["refused"] == {
+        "value not finite": 1,
+        "frame held by another publisher": 1,
+    }
+    assert "NaN or infinite values" in refused.cause
+    assert not [f for f in findings if f.kind is Kind.DIAGNOSTICS]
+
+
+def test_a_union_nodes_copies_are_no_second_publisher() -> None:
+    """A node with static_union on republishes another publisher's static frame: that is
+    no second owner of it (with the union off, the same graph is)."""
+    copies = [
+        HeardTransform("base_link", "lidar", True, STARTED_NS, "/lidar_mount"),
+        HeardTransform("base_link", "lidar", True, STARTED_NS, NODE),
+    ]
+    graph = arm_transforms() + copies
+    assert Kind.TWO_PUBLISHERS in kinds(healthy(transforms=graph))
+    assert Kind.TWO_PUBLISHERS not in kinds(healthy(transforms=graph, union_nodes=[NODE]))
+    robot2 = [  # two union nodes carrying each other's robots: one source
+        HeardTransform("r2/base", "r2/tool", True, STARTED_NS, "/r2/joint_tf_publisher"),
+        HeardTransform("r2/base", "r2/tool", True, STARTED_NS, NODE),
+    ]
+    unions = [NODE, "/r2/joint_tf_publisher"]
+    assert Kind.TWO_PUBLISHERS not in kinds(healthy(transforms=graph + robot2, union_nodes=unions))
+    tf_too = [HeardTransform("base_link", "lidar", False, NOW_NS, "/lidar_driver")]
+    assert Kind.TWO_PUBLISHERS in kinds(  # on /tf too: a second source all the same
+        healthy(transforms=graph + tf_too, union_nodes=[NODE])
+    )
+
+
+def test_a_hostile_union_status_costs_linear_time_and_bounded_findings() -> None:
+    """Anyone may publish a status with the union's keys: 30 conflicts give 20 findings, the
+    last counting the rest; a megabyte of junk in both values gives none (read in one pass:
+    no backtracking pattern over a value anyone may send)."""
+    entries = "; ".join(wording.union_conflict_entry(f"frame_{k}", "/a", "/b") for k in range(30))
+    status = DiagnosticRecord("n: joint states", 1, "w", "", ((Key.UNION_CONFLICTS, entries),))
+    conflicts = [
+        f for f in diagnose(healthy(statuses=[status])) if f.kind is Kind.STATIC_UNION_CONFLICT
+    ]
+    assert len(conflicts) == 20 and conflicts[-1].summary.endswith(
+        "(and 10 more conflict(s) in its status)"
+    )
+    junk = "( (kept x, refused " * 50_000
+    status = DiagnosticRecord(
+        "n: joint states", 1, "w", "", ((Key.UNION_CONFLICTS, junk), (Key.UNION_REFUSED, junk))
+    )
+    kinds_found = kinds(healthy(statuses=[status]))
+    assert Kind.STATIC_UNION_CONFLICT not in kinds_found
+    assert Kind.STATIC_UNION_REFUSED not in kinds_found

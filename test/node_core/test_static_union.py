@@ -13,7 +13,7 @@ from test_pipeline import Rig
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
-from joint_tf_publisher.health.wording import NAMES_SHOWN
+from joint_tf_publisher.health.wording import NAMES_SHOWN, union_conflict_entries
 from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
@@ -653,6 +653,8 @@ def test_a_publisher_contending_for_every_frame_is_named_ten_times_then_counted(
     value = dict(report.values)[Key.UNION_CONFLICTS]
     assert value.startswith("f0 (kept /calibration, refused /sensors); f1 ")
     assert value.endswith(f" and {10_000 - NAMES_SHOWN} more")
+    entries = union_conflict_entries(value)  # as doctor reads it: the last one too
+    assert [frame for frame, _, _ in entries] == [f"f{k}" for k in range(NAMES_SHOWN)]
     warnings = [c.message for c in report.conditions if "given differently" in c.message]
     assert len(warnings) == NAMES_SHOWN + 1
     assert warnings[-1].startswith(f"{10_000 - NAMES_SHOWN} more static frame(s)")

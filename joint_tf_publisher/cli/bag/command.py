@@ -46,6 +46,7 @@ def cmd_bag_repair(args: argparse.Namespace) -> int:
         description_args=description_args,
         params=None if args.params is None else Path(args.params),
         static_republish_period=args.static_republish_period,
+        static_union=args.static_union,
         namespace=checked_namespace(args.namespace),
     )
     try:
@@ -109,6 +110,16 @@ def add_bag_parser(commands: Any) -> None:
         metavar="S",
         help="write the static set again every S seconds of log time, so playback from the "
         "middle (--start-offset) and split files find it (over --params)",
+    )
+    repair.add_argument(
+        "--static-union",
+        action="store_true",
+        default=None,
+        help="write on /tf_static the union of every recorded publisher's statics, kept per "
+        "child frame as the node's static_union keeps them (newest per frame, a conflict's "
+        "first publisher kept and reported, a cap, hostile frames refused and counted): at "
+        "the start, at each change and every static_republish_period (over --params' "
+        "static_union)",
     )
     add_namespace_option(repair)
     repair.set_defaults(func=cmd_bag_repair)

@@ -1,6 +1,7 @@
 """The few messages the bag commands look into: TFMessage (recorded ``/tf`` and
-``/tf_static``: whose frames), std_msgs/String (``/robot_description``) and
-MultiDOFJointState (the node's ``multi_dof_joint_states``), through rosbags' CDR
+``/tf_static``: whose frames), std_msgs/String (``/robot_description``),
+MultiDOFJointState (the node's ``multi_dof_joint_states``) and DiagnosticArray (the
+node's recorded health report, for ``doctor --bag``), through rosbags' CDR
 (de)serializer. The TFMessages the repair writes for the robot are the node's own bytes
 (``node_core.cdr``); these only read recorded messages and merge other publishers' static
 frames into the robot's static set.
@@ -15,7 +16,7 @@ import numpy as np
 
 from ...arrays import Array
 from ...stamps import stamp_to_ns
-from .storage import MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
+from .storage import DIAGNOSTIC_ARRAY, MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
 from .types import typestore
 
 #: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
@@ -76,6 +77,27 @@ def multi_dof_joint_state(
         translations,
         quaternions,
     )
+
+
+def diagnostic_statuses(
+    data: bytes | memoryview,
+) -> list[tuple[str, int, str, str, tuple[tuple[str, str], ...]]]:
+    """Name, level, message, hardware id and (key, value) pairs of each status of a
+    serialized diagnostic_msgs/DiagnosticArray; ValueError if it does not decode."""
+    try:
+        message = typestore().deserialize_cdr(bytes(data), DIAGNOSTIC_ARRAY)
+    except Exception as exc:  # rosbags raises several types for broken CDR
+        raise ValueError(f"not a DiagnosticArray: {exc}") from None
+    return [
+        (
+            status.name,
+            int(status.level),
+            status.message,
+            status.hardware_id,
+            tuple((value.key, value.value) for value in status.values),
+        )
+        for status in message.status
+    ]
 
 
 def string_value(data: bytes | memoryview) -> str:

@@ -18,7 +18,10 @@ What the output holds:
 - ``/tf_static``: the complete static set, reliable and transient local, at the bag's first
   log time, at each description change and every ``static_republish_period``; each message
   is the robot's set with every other publisher's static frames recorded in the input
-  (their value at that time, or their first one), as one message;
+  (their value at that time, or their first one), as one message; with ``--static-union``
+  (or ``static_union`` in ``--params``) the other publishers' frames are the union of the
+  recorded statics as the node keeps it (``static_union``), and a set is written at each
+  change of it too;
 - every other topic byte for byte with its type, definition and QoS; with ``--description``
   the ``/robot_description`` topic carries that description (once, at the start, latched).
 
@@ -44,7 +47,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from ...errors import ModelError
-from ...health.model import JointStateHealth
+from ...health import wording
+from ...health.model import JointStateHealth, UnionFacts
 from ...health.reporting import Reporter
 from ...node_core.cdr import JointStateReader, Publication
 from ...node_core.description_source import DescriptionFileWatch, DescriptionSource, refusal
@@ -62,6 +66,7 @@ from ...node_core.pipeline import JointStatePipeline, LoadedModel
 from ...stamps import NS_PER_S
 from ..params_file import ParamsFileError, node_parameters
 from . import messages
+from .static_union import MIN_INTERVAL_NS, RecordedUnion
 from .storage import (
     STRING,
     TF_MESSAGE,
@@ -98,7 +103,8 @@ class RepairOptions:
     """What ``bag repair`` was asked: input and output bags, the output's storage (None: the
     input's), the description file that wins over the bag's (with its xacro arguments), the
     node's parameters file, a ``static_republish_period`` over the file's, the namespace
-    the node ran in ("": the root; ``topics``)."""
+    the node ran in ("": the root; ``topics``), ``--static-union`` (None: the file's
+    ``static_union``)."""
 
     source: Path
     output: Path
@@ -109,6 +115,8 @@ class RepairOptions:
     params: Path | None = None
     static_republish_period: float | None = None
     namespace: str = ""
+    #: ``--static-union`` (None: as the parameters file says, else off).
+    static_union: bool | None = None
 
 
 @dataclass
@@ -131,6 +139,10 @@ class RepairSummary:
     statics_written: int = 0
     #: The static republish period used where the given one was lengthened (seconds).
     static_period: float | None = None
+    #: ``--static-union``: the union of the recorded statics as written last (None: off),
+    #: and the log time between two sets written for its changes where it was lengthened (s).
+    union: UnionFacts | None = None
+    union_interval: float | None = None
     descriptions: int = 0
     copied: int = 0
     seconds: float = 0.0
@@ -154,10 +166,32 @@ class RepairSummary:
                 if self.static_period is not None
                 else ""
             )
+            + union_summary(self.union, self.union_interval)
             + "; "
             f"{self.descriptions} description(s); {self.copied} messages copied; "
             f"{self.seconds:.1f} s ({rate:.0f} joint states/s)"
         )
+
+
+def union_summary(union: UnionFacts | None, interval_s: float | None) -> str:
+    """The summary's words on the static union (``--static-union``): its frames, their
+    recorded publishers, the transforms refused by reason, the conflicts; "" when off."""
+    if union is None:
+        return ""
+    refused = sum(union.refused.values())
+    reasons = ", ".join(f"{reason} ({count}x)" for reason, count in sorted(union.refused.items()))
+    conflicts = "; ".join(
+        wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts
+    )
+    return (
+        f", with the static union of {union.frames} recorded foreign frame(s) (of "
+        f"{union.max_frames}) from {len(union.publishers)} recorded publisher(s)"
+        + (f", changes at most every {interval_s:.3f} s (lengthened to fit)" if interval_s else "")
+        + f"; {refused} recorded static transform(s) refused"
+        + (f" ({reasons})" if reasons else "")
+        + f", {len(union.conflicts)} conflict(s)"
+        + (f" ({conflicts})" if conflicts else "")
+    )
 
 
 def short_names(counts: dict[str, int], shown: int = 5) -> str:
@@ -263,22 +297,29 @@ def given_description(options: RepairOptions, values: dict[str, Any]) -> tuple[L
     return None
 
 
-def robot_frames(
+def robot_parents(
     model: LoadedModel, settings: Settings, joints: Iterable[Joint] | None = None
-) -> set[str]:
-    """Every frame the node publishes for ``joints`` of ``model`` (None: all of them): each
-    joint's child that is not excluded, prefixed (and with the global tree's prefix where
-    there is one)."""
+) -> dict[str, str]:
+    """Every frame the node publishes for ``joints`` of ``model`` (None: all of them), with
+    its parent: each joint's child that is not excluded, prefixed (and with the global tree's
+    prefix where there is one)."""
     prefixes = {settings.frame_prefix}
     if settings.global_frame_prefix:
         prefixes.add(settings.global_frame_prefix)
     excluded = set(settings.exclude_joints)
     return {
-        prefix + joint.child
+        prefix + joint.child: prefix + joint.parent
         for joint in (model.robot.joints.values() if joints is None else joints)
         if joint.name not in excluded
         for prefix in prefixes
     }
+
+
+def robot_frames(
+    model: LoadedModel, settings: Settings, joints: Iterable[Joint] | None = None
+) -> set[str]:
+    """The frames of ``robot_parents``."""
+    return set(robot_parents(model, settings, joints))
 
 
 def static_frames(model: LoadedModel, settings: Settings) -> set[str]:
@@ -355,7 +396,8 @@ class Repair:
         self.static: Publication | None = None
         #: Other publishers' static frames: child -> their values (log time, transform).
         self.other_statics: dict[str, list[tuple[int, Any]]] = {}
-        self.robot_frames: set[str] = set()
+        #: Every frame the robot ever had (every description's), with its parent.
+        self.robot_frames: dict[str, str] = {}
         #: Frames of the static sets the repair writes (every description's).
         self.static_frames: set[str] = set()
         #: The robot's frames the repair writes by now, and what they were computed from.
@@ -369,6 +411,14 @@ class Repair:
         self.tf_static: int | None = None
         #: The robot's topics in the bag (``run`` looks at the bag's topics first).
         self.topics = robot_topics(options.namespace)
+        #: ``--static-union``: the union of the recorded statics (made by ``_write_all``).
+        self.union: RecordedUnion | None = None
+        #: Whether the repair writes the union (``--static-union``, over the parameters
+        #: file's ``static_union``), and its cap (the file's ``static_union_max_frames``).
+        self.union_on = (
+            self.settings.static_union if options.static_union is None else options.static_union
+        )
+        self.max_frames = self.settings.static_union_max_frames
 
     def _clock_ns(self) -> int:
         """The node clock offline: the log time of the message being handled."""
@@ -397,7 +447,7 @@ class Repair:
     def _install(self, model: LoadedModel) -> None:
         self.pipeline.install(model, self.settings)
         self.base_text = model.base_text
-        self.robot_frames |= robot_frames(model, self.settings)
+        self.robot_frames.update(robot_parents(model, self.settings))
         self.static_frames |= static_frames(model, self.settings)
         self.summary.descriptions += 1
         stamp = self.now_ns
@@ -406,21 +456,37 @@ class Repair:
     # -- writing ------------------------------------------------------------------------------
 
     def _write_statics(self, time_ns: int) -> int:
-        """The current static set (and the other publishers' statics as of ``time_ns``) on
-        ``/tf_static`` at ``time_ns``, as one message: the global tree's set too where there
-        is one (live it is a second latched publisher; a bag's one ``/tf_static`` latches one
-        message on playback). Its size in bytes (0: none written)."""
+        """The current static set on ``/tf_static`` at ``time_ns`` (``_static_set``). Its
+        size in bytes (0: none written)."""
         assert self.out is not None and self.tf_static is not None
-        if self.static is None:
+        data = self._static_set(time_ns, self.union)
+        if data is None:
             return 0
-        extra = self._other_statics_at(time_ns)
-        global_tree = self.static.in_global_tree()
-        if global_tree is not None:
-            extra = messages.tf_transforms(global_tree.to_bytes()) + extra
-        data = messages.merged_tf(self.static.to_bytes(), extra)
         self.out.write(self.tf_static, time_ns, data)
         self.summary.statics_written += 1
+        if self.union is not None:
+            self.union.sent(time_ns)
         return len(data)
+
+    def _static_set(self, time_ns: int, union: RecordedUnion | None) -> bytes | None:
+        """The robot's static set with the other publishers' statics, as one message: the
+        union's frames (``--static-union``), else every other recorded static frame as of
+        ``time_ns``; the global tree's set too where there is one (live it is a second
+        latched publisher; a bag's one ``/tf_static`` latches one message on playback).
+        None before a model."""
+        if self.static is None:
+            return None
+        own = self.static
+        if union is not None:
+            publication = union.publication(own)
+            assert publication is not None  # the robot's own set at least
+            data, extra = publication.to_bytes(), []
+        else:
+            data, extra = own.to_bytes(), self._other_statics_at(time_ns)
+        global_tree = own.in_global_tree()
+        if global_tree is not None:
+            extra = messages.tf_transforms(global_tree.to_bytes()) + extra
+        return messages.merged_tf(data, extra)
 
     def _bounded_period(self, bag: InputBag, period_ns: int, set_bytes: int) -> int:
         """``period_ns``, or longer where static sets of ``set_bytes`` every ``period_ns``
@@ -429,9 +495,9 @@ class Repair:
         budget = max(input_bytes(bag.path), STATIC_REPUBLISH_FLOOR_BYTES)
         duration_ns = max(bag.reader.duration, 0)
         added = set_bytes * (duration_ns // period_ns)
-        if added <= budget:
+        longer_ns = fitted_interval(duration_ns, period_ns, set_bytes, budget)
+        if longer_ns == period_ns:
             return period_ns
-        longer_ns = -(-duration_ns * set_bytes // budget)  # rounded up
         self.summary.static_period = longer_ns / NS_PER_S
         self.logger.warning(
             f"static_republish_period {period_ns / NS_PER_S:g} s lengthened to "
@@ -442,6 +508,25 @@ class Repair:
             f"{STATIC_REPUBLISH_FLOOR_BYTES})"
         )
         return longer_ns
+
+    def _union_interval(self, bag: InputBag, set_bytes: int) -> int:
+        """The least log time between two sets written for the union's changes: the node's
+        (``MIN_INTERVAL_NS``), or longer where sets of ``set_bytes`` that often over the
+        recording would add more than the byte budget of ``_bounded_period`` (said in a
+        warning and the summary): a recorded static that changes at every message must not
+        make the output a copy of the whole set per message."""
+        budget = max(input_bytes(bag.path), STATIC_REPUBLISH_FLOOR_BYTES)
+        duration_ns = max(bag.reader.duration, 0)
+        interval_ns = fitted_interval(duration_ns, MIN_INTERVAL_NS, set_bytes, budget)
+        if interval_ns != MIN_INTERVAL_NS:
+            self.summary.union_interval = interval_ns / NS_PER_S
+            self.logger.warning(
+                f"static union: its changes are written at most every "
+                f"{interval_ns / NS_PER_S:.3f} s of log time (not {MIN_INTERVAL_NS / NS_PER_S:g}"
+                f" s): sets of up to {set_bytes} bytes that often over the recording's "
+                f"{duration_ns / NS_PER_S:.1f} s would add more than the {budget} allowed"
+            )
+        return interval_ns
 
     def _other_statics_at(self, time_ns: int) -> list[Any]:
         """Each other publisher's static frame: its last value at or before ``time_ns``,
@@ -537,6 +622,15 @@ class Repair:
         elif kept:
             self.out.write(self.tf, self.now_ns, messages.tf_bytes(kept))
 
+    def _recorded_static(
+        self, union: RecordedUnion, connection: Connection, time_ns: int, data: bytes
+    ) -> None:
+        """A recorded ``/tf_static`` message into the union; each conflict it starts said."""
+        union.receive(connection, time_ns, data)
+        for line in union.said:
+            self.logger.warning(line)
+        union.said.clear()
+
     def _description(self, data: bytes) -> None:
         """A recorded description: a changed one is installed at its log time (refused: said,
         the model stays, as the node does)."""
@@ -602,7 +696,7 @@ class Repair:
                 continue
             if index == 0:
                 first_loaded = model, settings
-            self.robot_frames |= robot_frames(model, settings)
+            self.robot_frames.update(robot_parents(model, settings))
             self.static_frames |= static_frames(model, settings)
         multi_dof = self.topics.multi_dof_joint_states
         has_states = any(c.topic in topics or c.topic == multi_dof for c in bag.connections)
@@ -681,7 +775,14 @@ class Repair:
                 names.robot_description, STRING, None, "", [tf_static_qos()]
             )
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
-        set_bytes = self._write_statics(self.now_ns)
+        start_ns = self.now_ns
+        # the largest set: every recorded static frame (the union holds at most those)
+        set_bytes = len(self._static_set(start_ns, None) or b"")
+        if self.union_on:
+            interval_ns = self._union_interval(bag, set_bytes)
+            self.union = RecordedUnion(self.robot_frames, self.max_frames, start_ns, interval_ns)
+        self._write_statics(start_ns)
+        union = self.union
         period_ns = round(self.settings.static_republish_period * NS_PER_S)
         if period_ns:
             period_ns = self._bounded_period(bag, period_ns, set_bytes)
@@ -699,6 +800,8 @@ class Repair:
             if period_ns and time_ns >= next_static_ns:
                 self._write_statics(time_ns)
                 next_static_ns = next_static_mark(next_static_ns, time_ns, period_ns)
+            elif union is not None and union.due(time_ns):
+                self._write_statics(time_ns)  # the union changed
             if self.settings.publish_default_positions and time_ns >= next_default_ns:
                 self._write_tf(self.pipeline.default_positions())
                 next_default_ns = time_ns + default_ns
@@ -707,6 +810,8 @@ class Repair:
             if topic == names.tf:
                 self._recorded_tf(connection, data)
             elif topic == names.tf_static:
+                if union is not None:
+                    self._recorded_static(union, connection, time_ns, data)
                 continue  # replaced: the complete set is written above
             elif topic == names.robot_description and description_given:
                 continue  # the description given replaces the recorded one
@@ -740,6 +845,10 @@ class Repair:
                         f"{self.summary.joint_states} joint states"
                     )
                     self.progress.flush()
+        if union is not None:
+            if union.pending:  # a change at the end: written at the last log time
+                self._write_statics(self.now_ns)
+            self.summary.union = union.facts()
         if self.progress is not None:
             self.progress.write("\r" + " " * 70 + "\r")
 
@@ -765,6 +874,14 @@ def next_static_mark(mark_ns: int, time_ns: int, period_ns: int) -> int:
     first log time) are not made up: one set at the first message after it, so at most one
     set per recorded message and per period of the recording's log time."""
     return mark_ns + period_ns * ((time_ns - mark_ns) // period_ns + 1)
+
+
+def fitted_interval(duration_ns: int, interval_ns: int, set_bytes: int, budget: int) -> int:
+    """``interval_ns``, or the least longer interval at which sets of ``set_bytes`` over
+    ``duration_ns`` add at most ``budget`` bytes."""
+    if set_bytes * (duration_ns // interval_ns) <= budget:
+        return interval_ns
+    return -(-duration_ns * set_bytes // budget)  # rounded up
 
 
 def input_bytes(path: Path) -> int:

@@ -50,6 +50,7 @@ TF_MESSAGE = "tf2_msgs/msg/TFMessage"
 STRING = "std_msgs/msg/String"
 JOINT_STATE = "sensor_msgs/msg/JointState"
 MULTI_DOF_JOINT_STATE = "sensor_msgs/msg/MultiDOFJointState"
+DIAGNOSTIC_ARRAY = "diagnostic_msgs/msg/DiagnosticArray"
 
 
 class BagError(RuntimeError):

@@ -9,14 +9,18 @@ missing frames it explains), most serious first; ``report`` prints them.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import replace
 
+from ...health import wording
 from ...health.model import Key, Level, never_received_joints
 from ...health.wording import CLOCK_DOMAIN_GAP_S
 from ...node_core.parameters import Settings
+from ...node_core.static_union import Refusal
 from ...stamps import NS_PER_S
 from .observation import (
+    DiagnosticRecord,
     Finding,
     HeardTransform,
     Kind,
@@ -247,16 +251,22 @@ def lag_findings(observation: Observation, lag_s: float) -> list[Finding]:
 
 
 def diagnostics_findings(observation: Observation) -> list[Finding]:
-    """Every /diagnostics status that is not OK, whatever its keys."""
+    """Every /diagnostics status that is not OK, whatever its keys; what a static union
+    reports, from any status (``union_findings``)."""
     findings = []
     for status in observation.statuses:
         if status.level == Level.OK:
+            findings += union_findings(status)
             continue
         severity = Severity.ERROR if status.level == Level.ERROR else Severity.WARNING
         values = {key: value for key, value in status.values}
         if values.get(Key.LOOPS_NOT_CLOSED):
             findings.append(loop_finding(status.name, status.message, values))
             continue
+        union = union_findings(status)
+        findings += union
+        if union and is_union_message(status.message):
+            continue  # the union's own words: its findings say it
         shown = "; ".join(f"{key}: {value}" for key, value in status.values)
         findings.append(
             Finding(
@@ -302,6 +312,98 @@ def loop_finding(name: str, message: str, values: dict[str, str]) -> Finding:
         "gap, raise the node's loop_tolerance (docs/loops.md, 'Solving')",
         {"name": name, "loop_joints": joints, "residuals": values.get(Key.LOOPS, "")},
     )
+
+
+#: Conflicts of one status given a finding each; the rest are counted in the last.
+CONFLICTS_SHOWN = 20
+#: Why the union refuses a foreign static transform, and what to do, by reason.
+REFUSAL_CAUSES = {
+    Refusal.BAD_NAME: "a frame id empty, longer than 256 characters or not printable",
+    Refusal.OWN_PARENT: "a frame given as its own parent",
+    Refusal.NOT_FINITE: "NaN or infinite values (a driver publishing before it is calibrated)",
+    Refusal.NOT_UNIT: "a rotation whose quaternion is far from unit length (tf2 ignores it too)",
+    Refusal.OWN_FRAME: "a frame of the robot's own description (a second state publisher, or a "
+    "static_transform_publisher repeating a fixed joint): the node's own values stay",
+    Refusal.CYCLE: "a frame whose parents lead back to it through the union or the robot's tree",
+    Refusal.TOO_DEEP: "a chain of parents deeper than tf2 looks up (1000)",
+    Refusal.OVER_CAP: "more foreign frames than static_union_max_frames (the publisher holding "
+    "the most yields its newest)",
+    Refusal.CONFLICT: "a frame another publisher holds, given with another parent or value "
+    "(the conflicts)",
+}
+
+
+def refused_counts(text: str) -> dict[Refusal, int]:
+    """The report's ``static union refused`` value (``reason (Nx), ...``) by reason."""
+    counts = {}
+    for reason in Refusal:
+        match = re.search(re.escape(reason.value) + r" \((\d+)x\)", text)
+        if match:
+            counts[reason] = int(match[1])
+    return counts
+
+
+def is_union_message(message: str) -> bool:
+    """Whether a status's message is one of the static union's (a conflict, refusals)."""
+    return wording.UNION_FIRST_KEEPS in message or "refused by the static union" in message
+
+
+def union_findings(status: DiagnosticRecord) -> list[Finding]:
+    """What the static union of the node of ``status`` reports: each conflict (which frame,
+    which publishers, which one is kept and why, what to do) and the foreign static
+    transforms it refused, by reason (a warning while the node warns, else a note: refused
+    since it started, none lately); none when it is off or has nothing to say."""
+    name, values = status.name, dict(status.values)
+    conflicts = wording.union_conflict_entries(values.get(Key.UNION_CONFLICTS, ""))
+    findings = [
+        Finding(
+            Severity.WARNING,
+            Kind.STATIC_UNION_CONFLICT,
+            f"static frame {frame!r} is given differently by {kept} and {refused}: the static "
+            f"union of {name!r} publishes {kept}'s",
+            f"two publishers give this frame another parent or value (two "
+            "static_transform_publishers for one sensor, a calibration node beside a launch "
+            "file's fixed mount, two robots' descriptions naming one frame); the union keeps "
+            f"the first that gave it, {kept}, and never flips between them (tf2 alone would "
+            f"take whichever came last, so the frame would jump), until {kept} leaves the "
+            f"graph: then {refused}'s value takes over",
+            "stop one of them, or give them one value (`ros2 topic echo /tf_static` shows "
+            f"both); to recalibrate, change the value {kept} publishes: the union follows its "
+            "holder at once",
+            {"status": name, "frame": frame, "kept": kept, "refused": refused},
+        )
+        for frame, kept, refused in conflicts[:CONFLICTS_SHOWN]
+    ]
+    if len(conflicts) > CONFLICTS_SHOWN:
+        last = findings[-1]
+        more = len(conflicts) - CONFLICTS_SHOWN
+        findings[-1] = replace(
+            last, summary=f"{last.summary} (and {more} more conflict(s) in its status)"
+        )
+    counts = refused_counts(values.get(Key.UNION_REFUSED, ""))
+    if counts:
+        total = sum(counts.values())
+        said = [f"{reason.value} ({count}x)" for reason, count in counts.items()]
+        findings.append(
+            Finding(
+                Severity.NOTE if status.level == Level.OK else Severity.WARNING,
+                Kind.STATIC_UNION_REFUSED,
+                f"the static union of {name!r} refused {total} foreign static transform(s) "
+                f"since it started: {', '.join(said)}",
+                "a publisher on /tf_static sends "
+                + "; ".join(REFUSAL_CAUSES[r] for r in counts)
+                + ": the union leaves those transforms out (and the rest of their messages in)",
+                "find the publisher (`ros2 topic info -v /tf_static`, `ros2 topic echo "
+                "/tf_static`) and fix what it sends"
+                + (
+                    "; raise static_union_max_frames if the graph has that many frames"
+                    if Refusal.OVER_CAP in counts
+                    else ""
+                ),
+                {"status": name, "refused": {r.value: n for r, n in counts.items()}},
+            )
+        )
+    return findings
 
 
 def fold_never_received(

@@ -69,6 +69,7 @@ def observation_of(
         joint_state_topic=heard.joint_state_topic,
         joint_state_publishers=heard.joint_state_publishers,
         sim_time_nodes=heard.sim_time_nodes,
+        union_nodes=heard.union_nodes,
         silent_node=heard.silent_node,
         unasked_nodes=heard.unasked_nodes,
     )

@@ -56,6 +56,9 @@ from ...stamps import stamp_to_ns
 PARAMETER_TIMEOUT_S = 3.0
 #: The type of the parameter service the doctor asks (``<node>/get_parameters``).
 PARAMETER_SERVICE_TYPE = "rcl_interfaces/srv/GetParameters"
+#: The parameters the doctor reads of every node that publishes what it heard (absent ones
+#: are skipped): its clock, and whether it runs the union of the graph's statics.
+EVERY_NODE_PARAMETERS = ("use_sim_time", "static_union")
 #: The state publisher's parameters the doctor reads (absent ones are skipped).
 STATE_PUBLISHER_PARAMETERS = ("robot_description", "frame_prefix", "exclude_joints")
 #: Longest the doctor waits for discovery, seconds: before listening, for its readers to match
@@ -79,7 +82,7 @@ class Heard:
     joint states heard on ``joint_state_topic``; ``setup``: the state publisher's parameters;
     ``silent_node``: the node named on the command line when it did not answer;
     ``unasked_nodes``: the nodes not asked, the graph showing them without a parameter
-    service."""
+    service; ``union_nodes``: the nodes whose ``static_union`` is true."""
 
     transforms: dict[TransformKey, tuple[int, int]] = field(default_factory=dict)
     statuses: dict[str, StatusRecord] = field(default_factory=dict)
@@ -95,6 +98,7 @@ class Heard:
     setup: NodeSetup | None = None
     silent_node: str | None = None
     unasked_nodes: list[str] = field(default_factory=list)
+    union_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -373,15 +377,16 @@ def listen(seconds: float, target: DoctorTarget, ros_args: Sequence[str] = ()) -
         heard.joint_state_publishers = sorted(heard_on_topic | set(publisher_nodes(node, topic)))
         heard.clock_publishers = publisher_nodes(node, "/clock")
         requests: dict[str, Sequence[str]] = {
-            name: ("use_sim_time",) for name in {*gids.values(), *heard.joint_state_publishers}
+            name: EVERY_NODE_PARAMETERS for name in {*gids.values(), *heard.joint_state_publishers}
         }
         if publisher is not None:
-            requests[publisher] = ("use_sim_time", *STATE_PUBLISHER_PARAMETERS)
+            requests[publisher] = (*EVERY_NODE_PARAMETERS, *STATE_PUBLISHER_PARAMETERS)
         heard.unasked_nodes = without_parameter_service(node, requests)
         for name in heard.unasked_nodes:
             del requests[name]
         answers = ask_parameters(session, requests)
     heard.sim_time_nodes = sorted(name for name, got in answers.items() if got.get("use_sim_time"))
+    heard.union_nodes = sorted(name for name, got in answers.items() if got.get("static_union"))
     if target.node is not None and target.node not in answers:
         heard.silent_node = target.node
     if publisher is not None and publisher in answers:

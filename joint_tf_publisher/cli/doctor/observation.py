@@ -51,6 +51,8 @@ class Kind(enum.Enum):
     LAGGING_FRAMES = "lagging_frames"
     DIAGNOSTICS = "diagnostics"
     LOOP_NOT_CLOSED = "loop_not_closed"
+    STATIC_UNION_CONFLICT = "static_union_conflict"
+    STATIC_UNION_REFUSED = "static_union_refused"
     NO_DESCRIPTION = "no_description"
     REMOVED_FRAMES = "removed_frames"
     # Recordings (``doctor --bag``: ``recording``).
@@ -111,6 +113,8 @@ class Observation:
     the state publisher named by the user when it did not answer. ``unasked_nodes``: nodes
     not asked for their parameters, the graph showing them without a parameter service (a
     publishers-only node, as joint_tf_publisher's global-tree node ``<name>_global_tf``).
+    ``union_nodes``: nodes whose ``static_union`` is true: their ``/tf_static`` carries
+    copies of other publishers' static frames, which is no second owner.
     """
 
     listened_s: float
@@ -128,6 +132,7 @@ class Observation:
     sim_time_nodes: list[str] = field(default_factory=list)
     silent_node: str | None = None
     unasked_nodes: list[str] = field(default_factory=list)
+    union_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ import json
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
 from ...health import wording
+from ...health.model import Key
 from ...model.elements import RobotModel
 from ...node_core.cdr import JointStateReader
 from ...node_core.parameters import Settings
@@ -33,8 +34,9 @@ from ..bag import messages
 from ..bag.repair import params_settings
 from ..bag.storage import InputBag, bag_location, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
-from .analysis import CLOCK_DOMAIN_GAP_NS
+from .analysis import CLOCK_DOMAIN_GAP_NS, union_findings
 from .observation import (
+    DiagnosticRecord,
     Finding,
     HeardTransform,
     Kind,
@@ -59,6 +61,8 @@ STATIC_STRETCH_S = 10.0
 GAP_S = Settings().joint_state_timeout
 #: The period the doctor's repair command asks for where statics are missing in stretches, s.
 SUGGESTED_PERIOD_S = 1.0
+#: The topic of the nodes' health reports (diagnostic_updater's).
+DIAGNOSTICS_TOPIC = "/diagnostics"
 #: What the findings call the recording where the live doctor names a node.
 RECORDING = "the recording"
 
@@ -98,6 +102,10 @@ class BagScan:
     #: The header stamp furthest from its log time: (stamp, log time) and its topic.
     foreign_stamp: tuple[int, int, str] | None = None
     descriptions: list[str] = field(default_factory=list)
+    #: The recorded health reports of nodes with the static union on: the newest status of
+    #: each name, its conflicts those of every report (one that ended is still said).
+    union_statuses: dict[str, DiagnosticRecord] = field(default_factory=dict)
+    union_conflicts: dict[str, dict[str, None]] = field(default_factory=dict)
 
     @property
     def duration_s(self) -> float:
@@ -163,6 +171,8 @@ def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()
                 continue
             if text not in scan.descriptions:
                 scan.descriptions.append(text)
+        elif topic == DIAGNOSTICS_TOPIC:
+            _union_statuses(scan, data)
     since = scan.start_ns if scan.last_static_ns is None else scan.last_static_ns
     scan.static_stretch_ns = max(scan.static_stretch_ns, scan.end_ns - since)
     return scan
@@ -191,6 +201,34 @@ def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: by
     scan.last_stamp_ns = stamp_ns
     if stamp_ns:
         _stamp_against_log_time(scan, stamp_ns, time_ns, scan.names.joint_states)
+
+
+def _union_statuses(scan: BagScan, data: bytes) -> None:
+    """The statuses of a recorded /diagnostics message that report a static union."""
+    try:
+        statuses = messages.diagnostic_statuses(data)
+    except ValueError:
+        return
+    for name, level, message, hardware_id, values in statuses:
+        by_key = dict(values)
+        if not by_key.get(Key.UNION_FRAMES):
+            continue
+        conflicts = scan.union_conflicts.setdefault(name, {})
+        for entry in by_key.get(Key.UNION_CONFLICTS, "").split("; "):
+            if entry:
+                conflicts[entry] = None
+        scan.union_statuses[name] = DiagnosticRecord(name, level, message, hardware_id, values)
+
+
+def union_status_findings(scan: BagScan) -> list[Finding]:
+    """The live doctor's findings of each recorded static union's last report, with every
+    conflict it reported during the recording."""
+    findings = []
+    for name, status in scan.union_statuses.items():
+        values = dict(status.values)
+        values[Key.UNION_CONFLICTS] = "; ".join(scan.union_conflicts.get(name, {}))
+        findings += union_findings(replace(status, values=tuple(values.items())))
+    return findings
 
 
 def _stamp_against_log_time(scan: BagScan, stamp_ns: int, time_ns: int, topic: str) -> None:
@@ -249,6 +287,7 @@ def diagnose_bag(scan: BagScan, context: BagContext) -> list[Finding]:
     findings += joint_state_findings(scan, context)
     findings += clock_finding(scan)
     findings += description_findings(scan, context)
+    findings += union_status_findings(scan)
     observation = observation_of(scan, context)
     fix = (
         f"; in this recording, `{context.repair_command}` writes the robot's frames from its "

@@ -279,10 +279,20 @@ def removed_frames_findings(observation: Observation) -> list[Finding]:
 
 
 def publisher_findings(observation: Observation) -> list[Finding]:
-    """Child frames published by two sources (two nodes, or /tf and /tf_static)."""
+    """Child frames published by two sources (two nodes, or /tf and /tf_static). Nodes
+    with the static union on (``union_nodes``) carry every publisher's static frames by
+    design: on /tf_static they are no second source of a frame another node gives there, and
+    several of them giving one frame (each other's robots) are one source."""
     sources: dict[str, set[tuple[str, bool]]] = defaultdict(set)
     for heard in observation.transforms:
         sources[heard.child].add((heard.publisher, heard.static))
+    unions = set(observation.union_nodes)
+    for child_sources in sources.values():
+        copies = sorted((name, True) for name, static in child_sources if static and name in unions)
+        if any(static and name not in unions for name, static in child_sources):
+            child_sources.difference_update(copies)
+        else:
+            child_sources.difference_update(copies[1:])
     by_sources: dict[tuple[tuple[str, bool], ...], list[str]] = defaultdict(list)
     for child, child_sources in sources.items():
         named = {publisher for publisher, _ in child_sources if publisher}
