@@ -526,7 +526,13 @@ class StaticUnionPart:
             self._own_writers = own
             changed |= union.set_own_writers(own)
             if self._announcer is not None:
-                self._announcer.publish(String(data=" ".join(sorted(g.hex() for g in own))))
+                # the writer of the union's message only: its global tree's (and a fleet's
+                # guests' own) carry the node's own frames, which other unions must take as
+                # their owner's, not as copies that yield silently to any publisher (and a
+                # reader takes 8 GIDs: a fleet's carrier got lost among its robots' writers)
+                carrier = node.get_fully_qualified_name()
+                carriers = sorted(gid.hex() for gid in own if names[gid] == carrier)
+                self._announcer.publish(String(data=" ".join(carriers)))
         union.set_names(names)
         for gid in union.writers() - names.keys():
             changed |= union.publisher_left(gid)

@@ -29,6 +29,7 @@ from test_node_static_union import (  # noqa: E402
     ARM_URDF,
     StaticPublisher,
     first_set,
+    fixed_children,
     late,
     transform,
     writer_of,
@@ -173,3 +174,35 @@ def test_a_publisher_contending_for_many_frames_is_logged_ten_times_then_counted
         assert len(lines) == 10, lines
     finally:
         sensors.leave()
+
+
+def test_a_global_trees_frames_are_their_owners_to_another_union(
+    probe: Probe,
+    node: NodeUnderTest,
+    hostile: rclpy.node.Node,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A node with the union on and a global tree announced its global tree's writer as a
+    union too: to another union its global frames were copies, and any publisher took one
+    over without a conflict. Only the writer of the union's message is announced now."""
+    params = {
+        "robot_description": ARM_URDF.read_text(),
+        "static_union": True,
+        "global_frame_prefix": "g/",
+        "diagnostic_period": 0.0,  # /union_h's reports alone on /diagnostics
+    }
+    owner = started(probe, tmp_path_factory, "/union_g", params, handshake=None)
+    try:
+        frame = "g/" + sorted(fixed_children())[0]
+        gid = writer_of(probe, "/union_h")
+        kept = wait_until(lambda: first_set(probe, gid).get(frame), what=f"{frame} in /union_h")
+        rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
+        rival.publish(TFMessage(transforms=[transform(kept.header.frame_id, frame, 5.0)]))
+        conflict = f"{frame} (kept /union_g/joint_tf_publisher_global_tf, refused /evil)"
+        wait_until(
+            lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
+            what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
+        )
+        assert first_set(probe, gid)[frame].transform.translation.x != 5.0
+    finally:
+        assert owner.stop() == 0, owner.stderr()
