@@ -456,7 +456,11 @@ class JointStateHealth:
         if union is None:
             return []
         values[Key.UNION_FRAMES] = f"{union.frames} of {union.max_frames}"
-        values[Key.UNION_PUBLISHERS] = ", ".join([str(len(union.publishers)), *union.publishers])
+        values[Key.UNION_PUBLISHERS] = (  # the first 10 named: every DDS writer is one
+            f"{len(union.publishers)}, {wording.name_list(union.publishers)}"
+            if union.publishers
+            else "0"
+        )
         values[Key.UNION_REFUSED] = ", ".join(
             f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
         )

@@ -653,6 +653,13 @@ def test_a_publisher_contending_for_every_frame_is_named_ten_times_then_counted(
     value = dict(report.values)[Key.UNION_CONFLICTS]
     assert value.startswith("f0 (kept /calibration, refused /sensors); f1 ")
     assert value.endswith(f" and {10_000 - NAMES_SHOWN} more")
+    # 1000 more publishers holding a frame each: the first 10 named, all counted
+    for k in range(1000):
+        union.receive(PublisherId(k.to_bytes(16, "big"), f"/w{k:04}"), [tf("base", f"w{k}")])
+    health.union = union.facts()
+    publishers = dict(health.report(GraphFacts({}, 0)).values)[Key.UNION_PUBLISHERS]
+    named = ", ".join(["/calibration", *(f"/w{k:04}" for k in range(9))])
+    assert publishers == f"1001, {named} and 991 more"
     entries = union_conflict_entries(value)  # as doctor reads it: the last one too
     assert [frame for frame, _, _ in entries] == [f"f{k}" for k in range(NAMES_SHOWN)]
     warnings = [c.message for c in report.conditions if "given differently" in c.message]
