@@ -200,9 +200,13 @@ def checked(transform: StaticTransform) -> StaticTransform | Refusal:
     squared = qx * qx + qy * qy + qz * qz + qw * qw
     if abs(squared - 1.0) > QUATERNION_TOLERANCE:
         return Refusal.NOT_UNIT
-    if squared != 1.0:
-        norm = math.sqrt(squared)
-        pose = (x, y, z, qx / norm, qy / norm, qz / norm, qw / norm)
+    # q and -q are one rotation: the sign with w >= 0 (the first non-zero of w z y x positive)
+    # kept, so two publishers giving one rotation with both signs are no conflict, and an
+    # owner's resend with the other sign no change
+    sign = -1.0 if (qw, qz, qy, qx) < (0.0, 0.0, 0.0, 0.0) else 1.0
+    if squared != 1.0 or sign < 0:
+        scale = sign / math.sqrt(squared)
+        pose = (x, y, z, qx * scale, qy * scale, qz * scale, qw * scale)
         return transform._replace(pose=pose)
     return transform
 

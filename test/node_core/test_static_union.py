@@ -679,3 +679,22 @@ def test_the_global_trees_frames_are_the_nodes_own_too() -> None:
         assert not union.receive(P, [tf("world", child)]), child
     assert union.refused == {Refusal.OWN_FRAME: 4}
     assert union.receive(P, [tf("world", "g/base_link"), tf("world", "base_link")])
+
+
+def test_one_rotation_given_with_either_sign_is_one_value() -> None:
+    """q and -q are one rotation (tf2 takes either): a second publisher giving the other sign
+    was a conflict, and the owner's resend with it a change."""
+    union = StaticUnion()
+    q = (0.0, 0.0, 0.6, 0.8)
+    negative = tuple(-v for v in q)
+    union.receive(P, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *q))])
+    assert not union.receive(P, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *negative))])
+    assert not union.receive(Q, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *negative))])
+    assert union.conflicts() == []
+    half_turn = (0.0, 0.0, -1.0, 0.0)  # w = 0: z's sign decides
+    union.receive(R, [StaticTransform("base", "lidar", 5, (0.0, 0.0, 0.0, *half_turn))])
+    assert not union.receive(
+        Q, [StaticTransform("base", "lidar", 5, (0.0, 0.0, 0.0, 0, 0, 1.0, 0))]
+    )
+    assert union.conflicts() == []
+    assert [t.pose[3:] for t in union.transforms()] == [q, (-0.0, -0.0, 1.0, -0.0)]
