@@ -353,8 +353,13 @@ class StaticUnion:
         yield to direct publishers (see the module docstring). True if the set changed."""
         self._walk_budget = MAX_WALK_STEPS  # for the handovers
         new = frozenset(gids)
-        became = new - self._union_writers
+        became, ceased = new - self._union_writers, self._union_writers - new
         self._union_writers = new
+        for gid in ceased & self._records.keys():
+            # no union now (its node turned the union off, its announcement gone): a direct
+            # publisher again, holding what it holds as one (its own frames no copies that any
+            # publisher takes silently); another publisher giving one is a conflict
+            self._records[gid].union = False
         changed = False
         for gid in became & self._records.keys():
             record = self._records[gid]

@@ -516,10 +516,13 @@ class StaticUnionPart:
             namespace = endpoint.node_namespace.rstrip("/")
             names[gid_bytes(endpoint.endpoint_gid)] = f"{namespace}/{endpoint.node_name}"
         self._names = names
-        self._announcers = {
+        announcers = {
             gid_bytes(e.endpoint_gid): f"{e.node_namespace.rstrip('/')}/{e.node_name}"
             for e in node.get_publishers_info_by_topic(UNION_WRITERS_TOPIC)
         }
+        for gone in [a for a in self._announced if a in self._announcers and a not in announcers]:
+            del self._announced[gone]  # its node turned the union off (or left): no union now
+        self._announcers = announcers
         own = frozenset(gid for gid, name in names.items() if name in own_nodes)
         changed = False
         if own != self._own_writers:

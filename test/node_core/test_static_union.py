@@ -698,3 +698,15 @@ def test_one_rotation_given_with_either_sign_is_one_value() -> None:
     )
     assert union.conflicts() == []
     assert [t.pose[3:] for t in union.transforms()] == [q, (-0.0, -0.0, 1.0, -0.0)]
+
+
+def test_a_writer_no_longer_a_union_holds_its_frames_as_a_direct_publisher() -> None:
+    """A node that turns its union off is no union any more: its own frames, taken while it
+    was one, were copies that any publisher took over silently."""
+    union = StaticUnion()
+    union.set_union_writers([U.gid])
+    union.receive(U, [tf("world", "robot2/base_link")])
+    union.set_union_writers([])
+    assert not union.receive(Q, [tf("world", "robot2/base_link", 5.0)])
+    assert union.holder("robot2/base_link") == U
+    assert [(c.kept, c.refused) for c in union.conflicts()] == [(U, Q)]

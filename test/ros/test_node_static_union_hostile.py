@@ -206,3 +206,46 @@ def test_a_global_trees_frames_are_their_owners_to_another_union(
         assert first_set(probe, gid)[frame].transform.translation.x != 5.0
     finally:
         assert owner.stop() == 0, owner.stderr()
+
+
+def test_a_node_that_turned_its_union_off_owns_its_frames_again(
+    probe: Probe,
+    node: NodeUnderTest,
+    hostile: rclpy.node.Node,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Its announcement gone with its union, its writer is no copy any more to another union:
+    its frames were still taken over by any publisher without a conflict."""
+    params = {
+        "robot_description": ARM_URDF.read_text(),
+        "static_union": True,
+        "frame_prefix": "t/",
+        "diagnostic_period": 0.0,  # /union_h's reports alone on /diagnostics
+    }
+    owner = started(probe, tmp_path_factory, "/union_t", params, handshake=None)
+    try:
+        frame = "t/" + sorted(fixed_children())[0]
+        gid = writer_of(probe, "/union_h")
+        kept = wait_until(lambda: first_set(probe, gid).get(frame), what=f"{frame} in /union_h")
+        assert all(r.successful for r in owner.set_parameters(static_union=False))
+        wait_until(
+            lambda: (
+                not [
+                    e
+                    for e in probe.node.get_publishers_info_by_topic(UNION_WRITERS_TOPIC)
+                    if e.node_namespace == "/union_t"
+                ]
+            ),
+            what="/union_t's announcement gone",
+        )
+        statuses = len(union_diagnostics(probe))  # /union_h reads the graph every second
+        wait_until(lambda: len(union_diagnostics(probe)) > statuses + 10, what="10 statuses")
+        rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
+        rival.publish(TFMessage(transforms=[transform(kept.header.frame_id, frame, 5.0)]))
+        conflict = f"{frame} (kept /union_t/joint_tf_publisher, refused /evil)"
+        wait_until(
+            lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
+            what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
+        )
+    finally:
+        assert owner.stop() == 0, owner.stderr()
