@@ -8,7 +8,7 @@ import logging
 LOGGER = logging.getLogger("joint_tf_publisher")
 
 
-def shown(text: str) -> str:
+def valid_utf8(text: str) -> str:
     """``text`` as valid UTF-8: a byte of a file name that is not UTF-8 (Python holds it as a
     lone surrogate, ``\\udcff``) written ``\\xff``. rclpy's logger and a parameter
     refusal's ``reason`` take only valid UTF-8 (a surrogate is a TypeError there)."""
@@ -32,7 +32,7 @@ class ModelError(ValueError):
     The message always names where the problem is: ``source:line: element: what``,
     e.g. ``pr2.urdf:120: joint 'r_gripper_joint': <limit> requires 'effort'``.
     ``source`` is the file path, or ``<string>`` for text given directly. The message is
-    valid UTF-8 (``shown``), whatever bytes a file name holds.
+    valid UTF-8 (``valid_utf8``), whatever bytes a file name holds.
     """
 
     def __init__(
@@ -46,8 +46,8 @@ class ModelError(ValueError):
         self.source = source
         self.line = line
         self.element = element
-        self.reason = shown(message)
-        super().__init__(shown(locate(message, source=source, line=line, element=element)))
+        self.reason = valid_utf8(message)
+        super().__init__(valid_utf8(locate(message, source=source, line=line, element=element)))
 
 
 class Diagnostics:

@@ -12,9 +12,10 @@ from ..description.compose import COMPOSED_SOURCE, Attachment, compose
 from ..description.loader import expand_xacro
 from ..description.xmlio import read_description
 from ..errors import ModelError
+from ..node_core.names import NODE_NAME
 from ..node_core.parameters import ATTACHMENT_PREFIX, ParameterRejected, Settings
 from ..robot import Robot
-from .params_file import ParamsFileError, flattened, read_document
+from .params_file import ParamsFileError, node_parameters
 
 #: How ``--attach`` is written (its help and its errors).
 ATTACH_FORM = "NAME:FILE@PARENT[:X,Y,Z,ROLL,PITCH,YAW][:PREFIX]"
@@ -40,7 +41,15 @@ def add_attachment_options(parser: argparse.ArgumentParser) -> None:
         "--params",
         metavar="YAML",
         help="take the attachments of a node parameters file (attachments.names and "
-        "attachments.<name>.*), before those of --attach",
+        "attachments.<name>.*), before those of --attach: the sections rcl gives the node "
+        f"{NODE_NAME} in the namespace --params-namespace names",
+    )
+    parser.add_argument(
+        "--params-namespace",
+        default="",
+        metavar="NS",
+        help="the namespace of the node whose --params sections apply (/**, the node's own "
+        "/NS/joint_tf_publisher, ...; default: the root)",
     )
 
 
@@ -73,7 +82,8 @@ def load_model(args: argparse.Namespace) -> Robot:
 def attachments_of(args: argparse.Namespace) -> tuple[Attachment, ...]:
     """The attachments of ``--params`` then ``--attach`` (none for a subcommand without)."""
     params: str | None = getattr(args, "params", None)
-    found = attachments_in_params(Path(params)) if params else ()
+    namespace: str = getattr(args, "params_namespace", "")
+    found = attachments_in_params(Path(params), namespace) if params else ()
     return found + tuple(parse_attach(spec) for spec in getattr(args, "attach", []))
 
 
@@ -98,26 +108,18 @@ def parse_attach(spec: str) -> Attachment:
     return Attachment(name, parent, file=file, origin=origin, prefix=prefix)
 
 
-def attachments_in_params(path: Path) -> tuple[Attachment, ...]:
-    """The attachments a node parameters file gives (the first node section that has
-    ``attachments``, nested or with dotted names); UsageError if it is not such a file."""
+def attachments_in_params(path: Path, namespace: str = "") -> tuple[Attachment, ...]:
+    """The attachments a node parameters file gives the node in ``namespace``: its sections
+    as rcl applies them (``params_file.node_parameters``, as ``bag repair --params`` reads
+    them), nested or with dotted names; UsageError if it is not such a file."""
     try:
-        document = read_document(path)  # as every file is read: no FIFO or device waited on
-    except ParamsFileError as exc:
+        parameters = node_parameters(path, namespace=namespace)
+    except ParamsFileError as exc:  # read as every file is read: no FIFO or device waited on
         raise UsageError(f"--params {exc}") from None
-    sections = document.values() if isinstance(document, dict) else []
-    for section in sections:
-        parameters = section.get("ros__parameters") if isinstance(section, dict) else None
-        if not isinstance(parameters, dict):
-            continue
-        values = {
-            name: value
-            for name, value in flattened(parameters).items()
-            if name.startswith(ATTACHMENT_PREFIX)
-        }
-        if values:
-            try:
-                return Settings.from_values(values).attachment_list
-            except ParameterRejected as exc:
-                raise UsageError(f"--params {path}: {exc}") from None
-    return ()
+    values = {
+        name: value for name, value in parameters.items() if name.startswith(ATTACHMENT_PREFIX)
+    }
+    try:
+        return Settings.from_values(values).attachment_list
+    except ParameterRejected as exc:
+        raise UsageError(f"--params {path}: {exc}") from None

@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ModelError, shown
+from ..errors import ModelError, valid_utf8
 
 #: The read-only node parameter listing the folders allowed at runtime besides the default ones.
 ALLOWED_FOLDERS_PARAMETER = "allowed_description_folders"
@@ -50,7 +50,7 @@ class FileRefused(ModelError):
 
     def __init__(self, why: str, source: str) -> None:
         super().__init__(f"cannot read file: {why}", source=source)
-        self.why = shown(why)
+        self.why = valid_utf8(why)
 
 
 def _never() -> bool:

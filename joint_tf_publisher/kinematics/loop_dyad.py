@@ -17,13 +17,13 @@ radians.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..arrays import Array, IndexArray
+from .float_trace import asin, atan2, dist, maximum, minimum, select, sqrt
 
 #: A 3-vector in plain floats (numpy's per-call cost would be most of a closed form's).
 Vector = Sequence[float]
@@ -76,7 +76,7 @@ class Dyad:
         (rad) errors the form leaves (the loop points' offset along the axes, the loop axes'
         angle), or None where it does not apply (``values`` untouched)."""
         (a, n1), (b, n2), (p1, l1), (p2, l2) = placed
-        if max(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
+        if maximum(_sine(n1, n2), _sine(n1, l1), _sine(n1, l2)) > PARALLEL:
             return None
         # A right-handed basis (u, w, n) of the plane the loop points turn in.
         nx, ny, nz = n1
@@ -84,32 +84,32 @@ class Dyad:
             ux, uy, uz = 0.0, nz, -ny
         else:  # along n x (0, 1, 0)
             ux, uy, uz = -nz, 0.0, nx
-        norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+        norm = sqrt(ux * ux + uy * uy + uz * uz)
         ux, uy, uz = ux / norm, uy / norm, uz / norm
         wx, wy, wz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
         a2 = (a[0] * ux + a[1] * uy + a[2] * uz, a[0] * wx + a[1] * wy + a[2] * wz)
         b2 = (b[0] * ux + b[1] * uy + b[2] * uz, b[0] * wx + b[1] * wy + b[2] * wz)
         q1 = (p1[0] * ux + p1[1] * uy + p1[2] * uz, p1[0] * wx + p1[1] * wy + p1[2] * wz)
         q2 = (p2[0] * ux + p2[1] * uy + p2[2] * uz, p2[0] * wx + p2[1] * wy + p2[2] * wz)
-        r1 = math.dist(q1, a2)
-        r2 = math.dist(q2, b2)
-        d = math.dist(a2, b2)
+        r1 = dist(q1, a2)
+        r2 = dist(q2, b2)
+        d = dist(a2, b2)
         if d < 1e-12 or d > r1 + r2 or d < abs(r1 - r2):
             return None
         along = (r1 * r1 - r2 * r2 + d * d) / (2.0 * d)
-        height = math.sqrt(max(r1 * r1 - along * along, 0.0))
+        height = sqrt(maximum(r1 * r1 - along * along, 0.0))
         ex, ey = (b2[0] - a2[0]) / d, (b2[1] - a2[1]) / d
         foot_x, foot_y = a2[0] + along * ex, a2[1] + along * ey
         first = (foot_x - height * ey, foot_y + height * ex)
         second = (foot_x + height * ey, foot_y - height * ex)
         middle = ((q1[0] + q2[0]) / 2.0, (q1[1] + q2[1]) / 2.0)
-        point = first if math.dist(first, middle) <= math.dist(second, middle) else second
+        point = select(dist(first, middle), "<=", dist(second, middle), first, second)
         turn1 = _turn(a2, q1, point)
         turn2 = _turn(b2, q2, point) * (1.0 if dot(n1, n2) > 0.0 else -1.0)
         values[self.slots[0]] += turn1
         values[self.slots[1]] += turn2
         offset = abs(dot(p1, n1) - dot(p2, n1))
-        angle = math.asin(min(_sine(l1, l2), 1.0))
+        angle = asin(minimum(_sine(l1, l2), 1.0))
         return offset, angle
 
 
@@ -126,17 +126,15 @@ def cross(a: Vector, b: Vector) -> list[float]:
 def _sine(a: Vector, b: Vector) -> float:
     """The sine of the angle between unit vectors ``a`` and ``b``."""
     c = cross(a, b)
-    return math.sqrt(dot(c, c))
+    return sqrt(dot(c, c))
 
 
-def _turn(
-    centre: tuple[float, float], start: tuple[float, float], end: tuple[float, float]
-) -> float:
+def _turn(centre: Sequence[float], start: Sequence[float], end: Sequence[float]) -> float:
     """The angle (rad, counter-clockwise in the plane) from ``start`` to ``end`` about
     ``centre``."""
     x1, y1 = start[0] - centre[0], start[1] - centre[1]
     x2, y2 = end[0] - centre[0], end[1] - centre[1]
-    return math.atan2(x1 * y2 - y1 * x2, x1 * x2 + y1 * y2)
+    return atan2(x1 * y2 - y1 * x2, x1 * x2 + y1 * y2)
 
 
 @dataclass(frozen=True)
@@ -153,9 +151,9 @@ class CrankSlider(Dyad):
         """As ``Dyad.solve_placed``: the rod's turn (rad) and the slider's travel (m, along
         its axis) moved in place."""
         (centre, n), (_, slide), (p1, l1), (p2, l2) = placed
-        if max(_sine(n, l1), _sine(n, l2)) > PARALLEL:
+        if maximum(_sine(n, l1), _sine(n, l2)) > PARALLEL:
             return None
-        length = math.sqrt(dot(slide, slide))
+        length = sqrt(dot(slide, slide))
         s = [slide[0] / length, slide[1] / length, slide[2] / length]
         if abs(dot(n, s)) > PARALLEL:
             return None
@@ -170,12 +168,13 @@ class CrankSlider(Dyad):
         discriminant = half * half - gap_squared + radius_squared
         if discriminant < 0.0:
             return None
-        root = math.sqrt(discriminant)
-        travel = min(-half + root, -half - root, key=abs)
+        root = sqrt(discriminant)
+        plus, minus = -half + root, -half - root  # the shorter travel: min(key=abs)
+        (travel,) = select(abs(minus), "<", abs(plus), (minus,), (plus,))
         end = [gap[k] + travel * s[k] for k in range(3)]
-        turn = math.atan2(dot(n, cross(rod, end)), dot(rod, end) - rod_along * dot(n, end))
+        turn = atan2(dot(n, cross(rod, end)), dot(rod, end) - rod_along * dot(n, end))
         values[self.slots[0]] += turn
         values[self.slots[1]] += travel / length
         offset = abs(rod_along - gap_along)
-        angle = math.asin(min(_sine(l1, l2), 1.0))
+        angle = asin(minimum(_sine(l1, l2), 1.0))
         return offset, angle

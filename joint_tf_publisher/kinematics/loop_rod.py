@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from ..arrays import Array, IndexArray
+from .float_trace import atan2, cos, dist, maximum, select, sin, sqrt
 from .loop_dyad import Vector, cross, dot
 
 #: Axes of the universal joint whose lines pass farther apart than this (m) do not meet.
@@ -93,7 +95,7 @@ def _minus(a: Vector, b: Vector) -> list[float]:
 
 
 def _distance(a: Vector, b: Vector) -> float:
-    return math.dist(a, b)
+    return dist(a, b)
 
 
 def _meeting_point(o1: Vector, a1: Vector, o2: Vector, a2: Vector) -> list[float] | None:
@@ -111,7 +113,7 @@ def _meeting_point(o1: Vector, a1: Vector, o2: Vector, a2: Vector) -> list[float
     s = (cosine * e - d) / sine_squared
     t = (e - cosine * d) / sine_squared
     c1 = [o1[0] + s * ax, o1[1] + s * ay, o1[2] + s * az]
-    gap = math.dist(c1, (o2[0] + t * bx, o2[1] + t * by, o2[2] + t * bz))
+    gap = dist(c1, (o2[0] + t * bx, o2[1] + t * by, o2[2] + t * bz))
     return None if gap > MEETING else c1
 
 
@@ -123,28 +125,28 @@ def _circle_meets_sphere(
     nx, ny, nz = axis
     along = nx * (point[0] - origin[0]) + ny * (point[1] - origin[1]) + nz * (point[2] - origin[2])
     hx, hy, hz = origin[0] + along * nx, origin[1] + along * ny, origin[2] + along * nz
-    rho = math.dist(point, (hx, hy, hz))
+    rho = dist(point, (hx, hy, hz))
     height = nx * (centre[0] - hx) + ny * (centre[1] - hy) + nz * (centre[2] - hz)
     in_plane_squared = radius * radius - height * height
     if rho < DEGENERATE or in_plane_squared < 0.0:
         return None
-    in_plane = math.sqrt(in_plane_squared)
+    in_plane = sqrt(in_plane_squared)
     # The sphere's circle in the plane: about the centre's foot, radius in_plane.
     gx = centre[0] - height * nx - hx
     gy = centre[1] - height * ny - hy
     gz = centre[2] - height * nz - hz
-    d = math.sqrt(gx * gx + gy * gy + gz * gz)
+    d = sqrt(gx * gx + gy * gy + gz * gz)
     if d < DEGENERATE or d > rho + in_plane or d < abs(rho - in_plane):
         return None
     across = (rho * rho - in_plane * in_plane + d * d) / (2.0 * d)
-    side = math.sqrt(max(rho * rho - across * across, 0.0))
+    side = sqrt(maximum(rho * rho - across * across, 0.0))
     ex, ey, ez = gx / d, gy / d, gz / d
     # Along e to the chord, then across it along n x e, on either side.
     cx, cy, cz = hx + across * ex, hy + across * ey, hz + across * ez
     fx, fy, fz = side * (ny * ez - nz * ey), side * (nz * ex - nx * ez), side * (nx * ey - ny * ex)
     first = [cx + fx, cy + fy, cz + fz]
     second = [cx - fx, cy - fy, cz - fz]
-    return first if math.dist(first, point) <= math.dist(second, point) else second
+    return list(select(dist(first, point), "<=", dist(second, point), first, second))
 
 
 def _turn_about(axis: Vector, start: Vector, end: Vector) -> float:
@@ -157,12 +159,12 @@ def _turn_about(axis: Vector, start: Vector, end: Vector) -> float:
     cosine = (sx * ex + sy * ey + sz * ez) - (nx * sx + ny * sy + nz * sz) * (
         nx * ex + ny * ey + nz * ez
     )
-    return math.atan2(sine, cosine)
+    return atan2(sine, cosine)
 
 
 def _rotate(axis: Vector, angle: float, v: Vector) -> list[float]:
     """``v`` turned by ``angle`` (rad) about unit ``axis`` (Rodrigues)."""
-    c, s = math.cos(angle), math.sin(angle)
+    c, s = cos(angle), sin(angle)
     nx, ny, nz = axis
     vx, vy, vz = v
     along = (nx * vx + ny * vy + nz * vz) * (1.0 - c)
@@ -186,13 +188,25 @@ def _two_turns(a1: Vector, a2: Vector, p: Vector, q: Vector) -> tuple[float, flo
     y = (cosine * a1q - a2p) / denominator
     normal = cross(a1, a2)
     g_squared = (pp - x * x - y * y - 2.0 * x * y * cosine) / -denominator
-    if g_squared < -DEGENERATE * max(pp, 1.0):
+    if g_squared < -DEGENERATE * maximum(pp, 1.0):
         return None
-    g = math.sqrt(max(g_squared, 0.0))
+    g = sqrt(maximum(g_squared, 0.0))
+    # The turns to z = x a1 + y a2 +- g m (m = a1 x a2) from the dot products alone, since
+    # a1 . m = a2 . m = 0, a1 x m = cos a1 - a2 and m x a2 = cos a2 - a1: the outer turn's
+    # sine a1 . (z x q) and cosine z . q - (a1 . z)(a1 . q), the inner's a2 . (p x z) and
+    # p . z - (a2 . p)(a2 . z) (``_turn_about``), each a part plus or minus g times another.
+    normal = cross(a1, a2)
+    a1p, a2q, mp, mq = dot(a1, p), dot(a2, q), dot(normal, p), dot(normal, q)
+    outer = (y * mq, g * (cosine * a1q - a2q), x * a1q + y * a2q - (x + y * cosine) * a1q, g * mq)
+    inner = (x * mp, g * (cosine * a2p - a1p), x * a1p + y * a2p - a2p * (x * cosine + y), g * mp)
     best: tuple[float, float] = (math.inf, math.inf)
-    for sign in (g, -g):
-        z = [x * a1[k] + y * a2[k] + sign * normal[k] for k in range(3)]
-        pair = (_turn_about(a1, z, q), _turn_about(a2, p, z))
-        if max(abs(pair[0]), abs(pair[1])) < max(abs(best[0]), abs(best[1])):
-            best = pair
+    for side in (1.0, -1.0):
+        pair = (
+            atan2(outer[0] + side * outer[1], outer[2] + side * outer[3]),
+            atan2(inner[0] + side * inner[1], inner[2] + side * inner[3]),
+        )
+        best = cast(
+            "tuple[float, float]",
+            select(maximum(abs(pair[0]), abs(pair[1])), "<", maximum(*map(abs, best)), pair, best),
+        )
     return best

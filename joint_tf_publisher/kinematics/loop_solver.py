@@ -30,8 +30,9 @@ are held at their value.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -41,8 +42,10 @@ from ..errors import LoopNotClosedError
 from ..model.clamp_mode import ClampMode
 from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
+from .float_trace import MISS
 from .layout import Layout, follower_levels
 from .loop_dyad import CrankSlider, Dyad
+from .loop_program import FormErrors, FormProgram
 from .loop_rod import BallRod
 
 #: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
@@ -144,6 +147,9 @@ class PassivePlan:
     #: Whether a passive slot has a limit (a closed form's result is checked against it).
     limited: bool = False
     placing_columns: Array = field(default_factory=lambda: np.empty((0, 4, 2)))
+    #: The forms compiled to straight-line float code (``loop_program``), None without
+    #: forms or where a joint on their way is not one it moves.
+    program: FormProgram | None = None
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -322,6 +328,7 @@ class LoopSolver:
             placing_columns=np.concatenate(
                 [form.placing_columns for form in forms] or [np.empty((0, 4, 2))]
             ),
+            program=FormProgram.of(self.layout, forms),
         )
 
     def _closed_forms(self, slots: IndexArray) -> tuple[ClosedForm, ...]:
@@ -534,7 +541,7 @@ class LoopSolver:
             plan = self.plan_for(given)
         solved = values.copy()
         if plan.forms:
-            errors = self.close_in_closed_form(solved, plan, self.single_fk.link_poses(solved))
+            errors = self.close_by_forms(solved, plan)
             if errors is not None:
                 return self._closed_form(solved, plan, *errors)
         iterations, last = self._minimise(solved, plan, max_iterations=max_iterations)
@@ -575,9 +582,21 @@ class LoopSolver:
             raise self.not_closed_error(solution)
         return solution
 
+    def close_by_forms(self, values: Array, plan: PassivePlan) -> FormErrors | None:
+        """``close_in_closed_form`` at ``values``: by the plan's compiled forms
+        (``loop_program``) where a trace of theirs covers these values, else from one FK of
+        the robot (the same forms, the same rules: limits, mimic followers)."""
+        program = plan.program
+        if program is not None:
+            before = values.copy() if plan.limited else values
+            outcome = program.run(values)
+            if outcome is not MISS:
+                return self._within_limits(values, before, plan, cast("FormErrors | None", outcome))
+        return self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
+
     def close_in_closed_form(
         self, values: Array, plan: PassivePlan, poses: Array
-    ) -> tuple[list[float], list[float]] | None:
+    ) -> FormErrors | None:
         """Each loop's passive values of ``values`` (V,) moved in place by its closed form
         (``plan.forms``), from the link ``poses`` at ``values`` (one FK: a form moves no other
         loop's points), mimic followers after them; per loop the position (m) and angle (rad)
@@ -597,19 +616,29 @@ class LoopSolver:
                 return None
             positions_m.append(errors[0])
             angles_rad.append(errors[1])
+        return self._within_limits(values, before, plan, (positions_m, angles_rad))
+
+    def _within_limits(
+        self, values: Array, before: Array, plan: PassivePlan, errors: FormErrors | None
+    ) -> FormErrors | None:
+        """``errors`` of the forms that moved ``values`` from ``before``, mimic followers set
+        after them; None, ``values`` back at ``before``, where a passive value lies outside
+        its limits (the solver's projected search then) or a form did not apply."""
+        if errors is None:
+            return None
         if plan.limited:
             solved = values[plan.slots]
             if ((solved < plan.lower) | (solved > plan.upper)).any():
                 values[:] = before  # outside a limit: the solver's projected search
                 return None
         self._resolve(values)
-        return positions_m, angles_rad
+        return errors
 
     def _closed_step(self, values: Array, plan: PassivePlan) -> bool:
         """One continuation step of ``solve_from_drawing`` by the closed forms: True where
         they close every loop within the tolerance, else False, ``values`` untouched."""
         before = values.copy()
-        errors = self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
+        errors = self.close_by_forms(values, plan)
         if errors is None:
             return False
         tolerance = self.tolerance
@@ -622,7 +651,11 @@ class LoopSolver:
         return True
 
     def _closed_form(
-        self, values: Array, plan: PassivePlan, position_m: list[float], angle_rad: list[float]
+        self,
+        values: Array,
+        plan: PassivePlan,
+        position_m: Sequence[float],
+        angle_rad: Sequence[float],
     ) -> LoopSolution:
         """The solution the closed forms gave (no iteration), with the errors they leave
         (per loop joint)."""

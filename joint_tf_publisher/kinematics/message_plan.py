@@ -109,10 +109,15 @@ class MessagePlan:
     def apply(self, positions: JointPositions, values: Array) -> Resolved:
         """As ``resolve`` without computing the poses (``poses`` empty): for a robot with
         closed loops, whose poses follow once its passive joints are solved."""
-        fast = self.name_plan.fast
-        if fast is not None and apply_fast(fast, self.fast_bounds, positions, values):
+        if self.apply_fast(positions, values):
             return Resolved(self.published, self.published_key, _NO_POSES, (), ())
         return self._apply_general(positions, values)
+
+    def apply_fast(self, positions: JointPositions, values: Array) -> bool:
+        """The common message (``FastApply``) applied to ``positions``, True; False, with
+        ``positions`` untouched, for any other."""
+        fast = self.name_plan.fast
+        return fast is not None and apply_fast(fast, self.fast_bounds, positions, values)
 
     def _apply_general(self, positions: JointPositions, values: Array) -> Resolved:
         """``values`` applied by the general rules (clamping, rejection, conversion); the

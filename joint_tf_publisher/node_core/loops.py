@@ -55,9 +55,9 @@ class LoopClosing:
         self.tolerance = tolerance
         self._steady_ns = steady_ns
         self._slot_joint = kin.layout.slot_joint
-        #: The passive joints' plan by the bytes of the given mask (``given``): looked up
-        #: once a JointState, compiled once per set of given joints.
-        self._plan_of_given = bounded_cache(self._plan_for_given)
+        #: The passive joints' plan by the bytes of ``JointPositions.received``: looked up
+        #: once a JointState, compiled once per set of joints received.
+        self._plan_of_received = bounded_cache(self._plan_for_received)
         #: The values before the last solve that closed the loops (the predictor's).
         self._previous: Array | None = None
         count = len(solver.loop_joints)
@@ -65,10 +65,11 @@ class LoopClosing:
             tuple(joint.name for joint in solver.loop_joints), np.zeros(count), np.zeros(count)
         )
 
-    def _plan_for_given(self, given: bytes) -> PassivePlan:
-        """The passive joints' plan when the bytes of a (V,) bool mask ``given`` mark the
-        slots given."""
-        return self.solver.plan_for(np.frombuffer(given, dtype=bool))
+    def _plan_for_received(self, received: bytes) -> PassivePlan:
+        """The passive joints' plan when the bytes of a (M,) bool mask ``received`` mark the
+        moving joints received."""
+        given: BoolArray = np.frombuffer(received, dtype=bool)[self._slot_joint]
+        return self.solver.plan_for(given)
 
     def given(self, positions: JointPositions) -> BoolArray:
         """(V,) the slots a source gives: those of the joints received."""
@@ -78,10 +79,10 @@ class LoopClosing:
     def close(self, positions: JointPositions) -> IndexArray:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
-        given = self.given(positions)
-        plan = self._plan_of_given(given.tobytes())
+        plan = self._plan_of_received(positions.received.tobytes())
         if plan.forms and self._closed_form(positions, plan):
             return plan.joints
+        given = self.given(positions)
         start = positions.values
         previous = self._previous
         if not plan.forms and previous is not None and previous.shape == start.shape:
@@ -129,20 +130,21 @@ class LoopClosing:
         loop beyond the tolerance (``close`` then takes the general way)."""
         values = positions.values
         before = values.copy()
-        errors = self.solver.close_in_closed_form(
-            values, plan, self.solver.single_fk.link_poses(values)
-        )
+        errors = self.solver.close_by_forms(values, plan)
         if errors is None:
             return False
         positions_m, angles_rad = errors
-        # As the general way's test (``<=``): an error that is not a number is not closed.
-        if not all(error <= self.tolerance for error in positions_m + angles_rad):
-            values[:] = before
-            return False
+        tolerance = self.tolerance
+        for error in (*positions_m, *angles_rad):
+            # As the general way's test (``<=``): an error that is not a number is not closed.
+            if not error <= tolerance:
+                values[:] = before
+                return False
         facts = self.facts
         facts.position_error_m[:] = positions_m
         facts.angle_error_rad[:] = angles_rad
         facts.over_determined = plan.over_determined
-        facts.not_closed_since_ns.clear()
+        if facts.not_closed_since_ns:
+            facts.not_closed_since_ns.clear()
         self._previous = before
         return True

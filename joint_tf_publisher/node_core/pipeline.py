@@ -132,8 +132,7 @@ class Configured:
         self.publish_mask = np.array([joint.name not in excluded for joint in moving], dtype=bool)
         #: (parent, child) frame of each moving joint, with the prefix.
         self.frames = _frame_pairs(moving, prefix)
-        #: The same with the global tree's prefix (None without a global tree).
-        self.global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
+        self._global_frames = None if global_prefix is None else _frame_pairs(moving, global_prefix)
         #: The ``MessagePlan`` of a JointState by its names, under these settings.
         self.message_plan = kin.message_plans(settings.clamp_mode, self.publish_mask)
         #: The TFMessage layouts (own, and the global tree's or None) of moving joints by the
@@ -174,12 +173,30 @@ class Configured:
         if self.loops is None:
             return plan.resolve(positions, values)
         applied = plan.apply(positions, values)
-        passive = self.loops.close(positions)
+        joints, key, poses = self._closed(self.loops, positions, applied.joints_key)
+        return Resolved(joints, key, poses, applied.clamped, applied.rejected)
+
+    def closed_fast(
+        self, positions: JointPositions, plan: MessagePlan, values: Array
+    ) -> tuple[Array, TFMessageLayout] | None:
+        """For a robot with loops, the common message (``MessagePlan.apply_fast``) as
+        ``resolved`` takes it: the poses (n, 7) to publish and their TFMessage layout; None,
+        ``positions`` untouched, for any other message (``resolved`` takes it)."""
+        if self.loops is None or not plan.apply_fast(positions, values):
+            return None
+        _, key, poses = self._closed(self.loops, positions, plan.published_key)
+        return poses, self.layouts_of(key)[0]
+
+    def _closed(
+        self, loops: LoopClosing, positions: JointPositions, key: bytes
+    ) -> tuple[IndexArray, bytes, Array]:
+        """The loops of ``positions`` closed after a message applied to it that publishes
+        the joints of index bytes ``key``: those and the passive joints published, their
+        bytes and their poses (n, 7)."""
+        passive = loops.close(positions)
         self.solved_joints = passive
-        joints, key, pose_plan = self._with_passive((applied.joints_key, passive.tobytes()))
-        return applied._replace(
-            joints=joints, joints_key=key, poses=poses_of(pose_plan, positions.values)
-        )
+        joints, joints_key, pose_plan = self._with_passive((key, passive.tobytes()))
+        return joints, joints_key, poses_of(pose_plan, positions.values)
 
     def _joints_with_passive(self, keys: tuple[bytes, bytes]) -> tuple[IndexArray, bytes, PosePlan]:
         """The moving joints of index bytes ``keys[0]`` and the published ones of
@@ -196,12 +213,24 @@ class Configured:
         self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
         self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
+    def own_transforms(self) -> dict[str, str]:
+        """``JointStatePipeline.own_transforms`` under these settings."""
+        mask = self.publish_mask.tolist()
+        own: dict[str, str] = {}
+        trees = [(self.frames, self.static_layout)]
+        if self._global_frames is not None and self.static_global_layout is not None:
+            trees.append((self._global_frames, self.static_global_layout))
+        for moving, static in trees:
+            published = (pair for pair, on in zip(moving, mask, strict=True) if on)
+            own.update((child, parent) for parent, child in (*published, *static.frames))
+        return own
+
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
         layout = TFMessageLayout([self.frames[i] for i in joints])
-        if self.global_frames is None:
+        if self._global_frames is None:
             return layout, None
-        return layout, TFMessageLayout([self.global_frames[i] for i in joints])
+        return layout, TFMessageLayout([self._global_frames[i] for i in joints])
 
     def publication(self, key: bytes, stamp_ns: int, poses: Array) -> Publication:
         """The moving joints of index array ``key`` (its bytes, intp) at ``poses``, stamped
@@ -348,24 +377,14 @@ class JointStatePipeline:
         )
 
     def own_transforms(self) -> dict[str, str]:
-        """The node's own transforms as it publishes them (``frame_prefix``, and
-        ``global_frame_prefix`` where there is a global tree), moving and fixed, excluded joints
-        left out: child frame -> parent frame (empty without a model). The static union keeps
-        foreign values of these out (the global tree's too: it shares ``/tf_static`` with the
-        node's own where that is not remapped, and a foreign ``<global prefix>link`` went out
-        in the union's message beside the global tree's own)."""
+        """The node's own transforms as it publishes them (``frame_prefix``, and the global
+        tree's prefix too where it has one), moving and fixed, excluded joints left out:
+        child frame -> parent frame (empty without a model). The static union keeps foreign
+        values of these out."""
         configured = self._configured
         if configured is None:
             return {}
-        mask = configured.publish_mask.tolist()
-        trees = [(configured.frames, configured.static_layout.frames)]
-        if configured.global_frames is not None and configured.static_global_layout is not None:
-            trees.append((configured.global_frames, configured.static_global_layout.frames))
-        own: dict[str, str] = {}
-        for moving_frames, static_frames in trees:
-            moving = (pair for pair, on in zip(moving_frames, mask, strict=True) if on)
-            own.update((child, parent) for parent, child in (*moving, *static_frames))
-        return own
+        return configured.own_transforms()
 
     def undecodable(self, message_type: str) -> None:
         """A ``message_type`` message dropped because the RMW could not decode its bytes:
@@ -478,12 +497,17 @@ class JointStatePipeline:
         if not self._due(model, plan, shifted_ns, source):
             stream.slot.received(stamp_ns, self._steady_ns())
             return b""
-        poses = plan.resolve_fast(model.positions, values)
+        configured, layout = self._configured, steady.layout
+        if configured is None or configured.loops is None:
+            poses = plan.resolve_fast(model.positions, values)
+        else:  # the loops closed, the passive joints published with the given ones
+            closed = configured.closed_fast(model.positions, plan, values)
+            poses, layout = (None, layout) if closed is None else closed
         if poses is None:
             return self._general_bytes(stamp_ns, plan.names, values, source)
         stream.slot.received(stamp_ns, self._steady_ns())
         self._record(model, plan, shifted_ns, source)
-        return steady.layout.write(shifted_ns, poses)
+        return layout.write(shifted_ns, poses)
 
     def _general_bytes(
         self, stamp_ns: int, names: tuple[str, ...], values: Array, source: int
@@ -496,7 +520,9 @@ class JointStatePipeline:
     def _steady_of(self, stream: Stream, block: NameBlock, configured: Configured) -> Steady | None:
         """The short way of ``stream`` (read from ``block``), or None where its messages
         need what only ``joint_state`` does: names to report, a second tree (the global
-        one), no fast apply (values to convert), nothing to publish."""
+        one), no fast apply (values to convert), nothing to publish, the solved passive
+        joints to publish after it (``publish_loop_joint_states``). A robot's closed loops
+        are closed on the short way too (``Configured.closed_fast``)."""
         plan = stream.plan
         if (
             plan.name_plan.fast is None
@@ -505,7 +531,8 @@ class JointStatePipeline:
             or plan.ambiguous
             or not plan.published.size
             or global_tree_on(self.settings)
-            or configured.loops is not None  # the passive joints are solved per message
+            # The node publishes the solved passive joints after ``joint_state`` only.
+            or (configured.loops is not None and self.settings.publish_loop_joint_states)
         ):
             return None
         layout, _ = configured.layouts_of(plan.published_key)

@@ -8,7 +8,8 @@ services rclpy makes for the node (its parameter services) are guarded too
 (``rclpy_services``): a request rclpy cannot read, such as a parameter of an unknown type,
 raised out of them. While the node's
 context shuts down, what a callback raises (rclpy's handles destroyed under it) goes on to
-the spin loop as before (``runtime.spin`` ends quietly).
+the spin loop as before (``runtime.spin`` ends quietly). ``decoded`` is the edge of bytes
+a callback takes itself: what the RMW cannot decode is counted, never raised.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
 from rclpy.context import Context
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 
 from ..node_core.callback_edge import CallbackEdge
+from ..node_core.pipeline import JointStatePipeline
 
 Request = TypeVar("Request")
 Response = TypeVar("Response")
@@ -97,6 +100,17 @@ class Edges:
         node makes its own)."""
         for service in node.services:
             service.callback = self.service(service.srv_name, service.callback)
+
+
+def decoded(pipeline: JointStatePipeline, data: bytes, message_type: Any) -> Any:
+    """``data`` deserialized as ``message_type`` by the RMW; None (counted in ``pipeline``'s
+    health as undecodable, a throttled warning) for bytes it cannot decode."""
+    try:
+        return deserialize_message(data, message_type)
+    except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
+        package = message_type.__module__.split(".")[0]
+        pipeline.undecodable(f"{package}/{message_type.__name__}")
+        return None
 
 
 def refused(request: Any, response: Any, reason: str) -> Any:

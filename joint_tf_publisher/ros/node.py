@@ -13,7 +13,8 @@ queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
 ``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
-remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``).
+remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``), and with
+``static_union`` every publisher's statics in its one ``/tf_static`` message (``static_union``).
 docs/node.md describes them with their QoS.
 """
 
@@ -41,7 +42,6 @@ from rclpy.exceptions import (
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
-from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
@@ -49,7 +49,7 @@ from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
 from ..description.files import reading_under
-from ..errors import LOGGER, ModelError, shown
+from ..errors import LOGGER, ModelError, valid_utf8
 from ..health.reporting import Logger, Reporter
 from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
@@ -93,7 +93,7 @@ from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
-from .edges import Edges
+from .edges import Edges, decoded
 from .parameter_declarations import (
     StartupError,
     declare_parameters,
@@ -440,7 +440,7 @@ class JointTfPublisher(Node):
         state = reader.read(data)
         block = reader.block if self._tf.raw else None  # its next messages: the short way
         if state is None:  # not CDR little endian: let the RMW deserialize it
-            msg = self._decoded(data, JointState)
+            msg = decoded(self.pipeline, data, JointState)
             if msg is None:
                 return
             stamp = msg.header.stamp
@@ -467,18 +467,8 @@ class JointTfPublisher(Node):
         message.name, message.position = solved
         self._loop_states.publish(message)
 
-    def _decoded(self, data: bytes, message_type: Any) -> Any:
-        """``data`` deserialized as ``message_type`` by the RMW; None (counted as
-        undecodable, a throttled warning) for bytes it cannot decode."""
-        try:
-            return deserialize_message(data, message_type)
-        except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
-            package = message_type.__module__.split(".")[0]
-            self.pipeline.undecodable(f"{package}/{message_type.__name__}")
-            return None
-
     def _on_multi_dof_bytes(self, data: bytes) -> None:
-        msg = self._decoded(data, MultiDOFJointState)
+        msg = decoded(self.pipeline, data, MultiDOFJointState)
         if msg is not None:
             self._on_multi_dof_joint_state(msg)
 
@@ -732,7 +722,7 @@ class JointTfPublisher(Node):
             )
 
     def _say_watched(self, watch: DescriptionFileWatch) -> None:
-        files = shown(", ".join(str(path) for path in watch.files))
+        files = valid_utf8(", ".join(str(path) for path in watch.files))
         self.get_logger().info(f"description_file: watching {files} for saves")
 
     def _check_description_file(self) -> None:

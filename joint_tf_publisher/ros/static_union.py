@@ -51,9 +51,7 @@ import numpy as np
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
-from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from std_msgs.msg import String
@@ -73,9 +71,9 @@ from ..node_core.static_union import (
     UnionPublication,
 )
 from ..stamps import NS_PER_S, stamp_to_ns
-from .edges import Edges
+from .edges import Edges, decoded
 from .qos import latched_qos, tf_listener_static_qos, union_writers_listener_qos
-from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_message
+from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_message, unspun_node
 
 #: Where each node with the union on latches the GIDs of its ``/tf_static`` writers.
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
@@ -278,15 +276,7 @@ class StaticUnionPart:
         self.union = union if union is not None else StaticUnion(max_frames)
         _HOSTS[self._key] = self
         self.union.set_own(self._own_transforms())
-        self._reader = reader = Node(
-            node.get_name() + UNION_NODE_SUFFIX,
-            namespace=node.get_namespace(),
-            context=node.context,
-            use_global_arguments=False,
-            enable_rosout=False,
-            start_parameter_services=False,
-            parameter_overrides=[Parameter("start_type_description_service", value=False)],
-        )
+        self._reader = reader = unspun_node(node, UNION_NODE_SUFFIX)
         self._announcer = reader.create_publisher(String, UNION_WRITERS_TOPIC, latched_qos())
         self._read_graph()  # own writers known before their first message comes back
         self._announcements = reader.create_subscription(
@@ -437,7 +427,7 @@ class StaticUnionPart:
         union = self.union
         if union is None:
             return 0
-        message = self._decoded(data, TFMessage)
+        message = decoded(self._pipeline, data, TFMessage)
         if message is None:
             return 0
         gid = gid_bytes(info["publisher_gid"]["data"])
@@ -449,7 +439,7 @@ class StaticUnionPart:
 
     def _on_announcement(self, data: bytes, info: Any) -> None:
         union = self.union
-        message = self._decoded(data, String)
+        message = decoded(self._pipeline, data, String)
         if union is None or message is None:
             return
         announcer = gid_bytes(info["publisher_gid"]["data"])
@@ -489,15 +479,6 @@ class StaticUnionPart:
                 if name is not None and (gid[:GUID_PREFIX_BYTES] == prefix or name in family):
                     vouched.add(gid)
         return vouched
-
-    def _decoded(self, data: bytes, message_type: Any) -> Any:
-        """``data`` as ``message_type``; None (counted as undecodable) where the RMW cannot."""
-        try:
-            return deserialize_message(data, message_type)
-        except Exception:  # rclpy raises its RMWError (a RuntimeError), or others
-            package = message_type.__module__.split(".")[0]
-            self._pipeline.undecodable(f"{package}/{message_type.__name__}")
-            return None
 
     def _read_graph(self) -> None:
         """The writers of the topic now: their node names, the node's own, and those that

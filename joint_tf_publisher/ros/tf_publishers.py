@@ -97,21 +97,29 @@ def own_topics(node: Node) -> TfTopics:
     return TfTopics(node.resolve_topic_name(TF_TOPIC), node.resolve_topic_name(TF_STATIC_TOPIC))
 
 
+def unspun_node(node: Node, suffix: str) -> Node:
+    """A node beside ``node`` (named ``<its name><suffix>``, in its namespace and context)
+    that no executor spins: without the user's remapping rules (``use_global_arguments=False``:
+    its topics are taken as given), /rosout, parameter and type-description services. The
+    global tree's publishers and the static union's readers live on such nodes."""
+    return Node(
+        node.get_name() + suffix,
+        namespace=node.get_namespace(),
+        context=node.context,
+        use_global_arguments=False,
+        enable_rosout=False,
+        start_parameter_services=False,
+        # Jazzy and later: no ~/get_type_description service (nobody spins this node).
+        parameter_overrides=[Parameter("start_type_description_service", value=False)],
+    )
+
+
 class GlobalTree:
     """The global tree's /tf and /tf_static publishers, on a node of their own that the
     user's remapping rules do not reach (see the module docstring)."""
 
     def __init__(self, node: Node) -> None:
-        self.node = Node(
-            node.get_name() + GLOBAL_TREE_NODE_SUFFIX,
-            namespace=node.get_namespace(),
-            context=node.context,
-            use_global_arguments=False,
-            enable_rosout=False,
-            start_parameter_services=False,
-            # Jazzy and later: no ~/get_type_description service (nobody spins this node).
-            parameter_overrides=[Parameter("start_type_description_service", value=False)],
-        )
+        self.node = unspun_node(node, GLOBAL_TREE_NODE_SUFFIX)
         self.tf = self.node.create_publisher(TFMessage, GLOBAL_TF_TOPIC, tf_qos())
         self.tf_static = self.node.create_publisher(
             TFMessage, GLOBAL_TF_STATIC_TOPIC, tf_static_qos()

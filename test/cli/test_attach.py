@@ -83,6 +83,36 @@ def test_the_attachments_of_a_node_parameters_file(
         assert f"--params {path}: cannot read file: not a regular file" in capsys.readouterr().err
 
 
+def test_params_take_the_sections_rcl_gives_the_node_in_its_namespace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--params reads the file as the node's rcl would (was: the first section with any
+    attachments, whatever node it named): another node's section is not the node's, each robot's
+    namespace has its own, and ``/**`` applies to every node."""
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "other_node:\n  ros__parameters:\n    attachments.names: [cup]\n"
+        f"    attachments.cup.file: {SUCTION}\n    attachments.cup.parent: tool_flange\n"
+        "/robot2/joint_tf_publisher:\n  ros__parameters:\n    attachments.names: [gripper]\n"
+        f"    attachments.gripper.file: {GRIPPER}\n    attachments.gripper.parent: tool_flange\n"
+        "    attachments.gripper.prefix: g_\n"
+    )
+    assert main(["check", str(ARM), "--params", str(params), "--ascii"]) == 0
+    out = capsys.readouterr().out
+    assert "cup_mount" not in out and "<- g_gripper_mount (fixed)" not in out, out
+    command = ["check", str(ARM), "--params", str(params), "--params-namespace", "/robot2"]
+    assert main([*command, "--ascii"]) == 0
+    out = capsys.readouterr().out
+    assert "<- g_gripper_mount (fixed)" in out and "cup_mount" not in out, out
+    params.write_text(
+        params.read_text() + f"/**:\n  ros__parameters:\n    attachments.names: [cup]\n"
+        f"    attachments.cup.file: {SUCTION}\n    attachments.cup.parent: tool_flange\n"
+        "    attachments.cup.prefix: c_\n"
+    )
+    assert main(["check", str(ARM), "--params", str(params), "--ascii"]) == 0
+    assert "<- c_cup_mount (fixed)" in capsys.readouterr().out
+
+
 def test_an_attachment_that_does_not_compose_exits_1_naming_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -38,7 +38,15 @@ from joint_tf_publisher.stamps import ns_to_stamp  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-ROBOTS = ("arm_mimic_gripper.urdf", "humanoid.urdf", "all_joint_types.urdf")
+#: Files in test/urdf; the closed loops' (issue #45) in test/data/loops: their passive
+#: joints are solved on the short way too.
+ROBOTS = (
+    "arm_mimic_gripper.urdf",
+    "humanoid.urdf",
+    "all_joint_types.urdf",
+    "../data/loops/four_bar_loop_joint.urdf",
+    "../data/loops/slider_crank.urdf",
+)
 ONE_VALUE = ("revolute", "continuous", "prismatic")
 SECOND_TOPIC = 2  # a source_list topic's number (joint_sources)
 
@@ -94,7 +102,7 @@ def values_of(rng: random.Random, limits: list[tuple[float, float]]) -> list[flo
 
 def shapes(robot: Robot, rng: random.Random) -> list[list[str]]:
     """Name lists a publisher sends: every one-value joint in order, shuffled, a subset, one
-    with a name the robot lacks."""
+    with a name the robot lacks (a loop robot's subset: its first joint, the crank, alone)."""
     names = [j.name for j in robot.kinematics.moving_joints if j.joint_type in ONE_VALUE]
     shuffled = names[:]
     rng.shuffle(shuffled)
@@ -168,7 +176,10 @@ def test_short_way_answers_as_joint_state(urdf: str, seed: int) -> None:
     assert short.pipeline.health.report(graph) == general.pipeline.health.report(graph)
     assert short.log.lines == general.log.lines
     assert general.served == 0
-    assert short.served > 150, f"the short way served only {short.served} of 600 messages"
+    # A loop robot's three joints: its shapes decline the short way more often (one of four
+    # names a joint it lacks, each value of three out of range one message in ten).
+    least = 50 if robot.loop_joints else 150
+    assert short.served > least, f"the short way served only {short.served} of 600 messages"
 
 
 def test_padding_that_differs_keeps_the_short_way() -> None:

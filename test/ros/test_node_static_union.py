@@ -48,6 +48,8 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ARM_URDF = TEST_DIR / "urdf" / "arm_mimic_gripper.urdf"
 PERIOD_S = 0.5
 B_PREFIX = "b/"
+#: /union_b's global tree: its own frames again on /tf_static, from a writer of its own.
+GLOBAL_PREFIX = "g/"
 RELAY_TOPIC = "/relayed/tf_static"
 
 
@@ -111,7 +113,8 @@ def union(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Un
         handshake=None,
     )
     try:
-        b = started(probe, tmp_path_factory, "/union_b", {**common, "frame_prefix": B_PREFIX}, None)
+        b_params = {**common, "frame_prefix": B_PREFIX, "global_frame_prefix": GLOBAL_PREFIX}
+        b = started(probe, tmp_path_factory, "/union_b", b_params, None)
     except BaseException:
         a.stop()
         raise
@@ -120,13 +123,14 @@ def union(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Un
         assert node.stop() == 0, node.stderr()
 
 
-def writer_of(probe: Probe, namespace: str) -> bytes:
-    """The GID of the node's /tf_static writer (the node in ``namespace``)."""
+def writer_of(probe: Probe, namespace: str, node: str = "joint_tf_publisher") -> bytes:
+    """The GID of the /tf_static writer of ``node`` in ``namespace`` (the node's own; its
+    global tree's is ``joint_tf_publisher_global_tf``)."""
     endpoints = wait_until(
         lambda: [
             e
             for e in probe.node.get_publishers_info_by_topic("/tf_static")
-            if e.node_namespace == namespace
+            if e.node_namespace == namespace and e.node_name == node
         ],
         what=f"{namespace}'s /tf_static writer",
     )
@@ -134,14 +138,16 @@ def writer_of(probe: Probe, namespace: str) -> bytes:
 
 
 class ByWriter:
-    """/tf_static messages of one subscription, each with its writer's GID."""
+    """Messages of one subscription, each with its writer's GID."""
 
-    def __init__(self, probe: Probe, topic: str, qos: QoSProfile) -> None:
-        self.messages: list[tuple[bytes, TFMessage]] = []
+    def __init__(
+        self, probe: Probe, topic: str, qos: QoSProfile, message_type: Any = TFMessage
+    ) -> None:
+        self.messages: list[tuple[bytes, Any]] = []
         self.probe = probe
-        self.subscription = probe.node.create_subscription(TFMessage, topic, self, qos)
+        self.subscription = probe.node.create_subscription(message_type, topic, self, qos)
 
-    def __call__(self, message: TFMessage, info: Any) -> None:
+    def __call__(self, message: Any, info: Any) -> None:
         gid = bytes(info["publisher_gid"]["data"]).rstrip(b"\0")
         self.messages.append((gid, message))
 
@@ -157,15 +163,12 @@ def late(durability: DurabilityPolicy, depth: int = 100) -> QoSProfile:
 
 
 def everything() -> set[str]:
+    """The complete set as /union_a has it (/union_b's global tree among the others)."""
     return (
         fixed_children()
         | fixed_children(B_PREFIX)
-        | {
-            "first_mark",
-            "second_mark",
-            "camera",
-            "leaver_frame",
-        }
+        | fixed_children(GLOBAL_PREFIX)
+        | {"first_mark", "second_mark", "camera", "leaver_frame"}
     )
 
 
@@ -193,6 +196,20 @@ def first_set(
     finally:
         reader.close()
     return sets[0]
+
+
+def test_the_global_tree_keeps_the_own_frames_and_is_no_foreign_publisher(
+    probe: Probe, union: Union
+) -> None:
+    """/union_b's global tree, on /tf_static too: its message has /union_b's own frames with
+    the global prefix, nothing foreign; /union_b's union ignores it (its own writer)."""
+    gid_b = writer_of(probe, "/union_b")
+    gid_global = writer_of(probe, "/union_b", "joint_tf_publisher_global_tf")
+    assert set(first_set(probe, gid_global)) == fixed_children(GLOBAL_PREFIX)
+    wait_until(
+        lambda: set(first_set(probe, gid_b)) == everything() - fixed_children(GLOBAL_PREFIX),
+        what=lambda: f"/union_b's set, got {sorted(first_set(probe, gid_b))}",
+    )
 
 
 def test_a_single_sample_relay_carries_everything(probe: Probe, union: Union) -> None:
@@ -248,33 +265,50 @@ def test_a_recalibration_wins_and_no_union_echoes_the_stale_value(
         later = reader.of(gid_a)[seen:]
         assert all(m["camera"].transform.translation.x == 0.2 for m in later)
         assert {len(m) for m in later} == {len(everything())}
-        statuses = len(union_diagnostics(probe))
-        wait_until(lambda: len(union_diagnostics(probe)) > statuses + 2, what="new statuses")
-        status = union_status(probe)
-        assert status[Key.UNION_CONFLICTS] == ""  # the other union's copies start none
-        assert "own frames" not in status[Key.UNION_REFUSED]  # its own message comes back
+        statuses = len(union_diagnostics(probe).messages)
+        wait_until(
+            lambda: len(union_diagnostics(probe).messages) > statuses + 8, what="new statuses"
+        )
+        for namespace in ("/union_a", "/union_b"):
+            status = union_status(probe, namespace)
+            assert status[Key.UNION_CONFLICTS] == "", namespace  # other unions' copies: none
+            # its own messages (its global tree's too) come back: not counted
+            assert "own frames" not in status[Key.UNION_REFUSED], namespace
     finally:
         reader.close()
 
 
-def union_status(probe: Probe) -> dict[str, str]:
-    """The values of /union_a's latest status that has the union's keys."""
-    statuses = [
-        status
-        for array in union_diagnostics(probe).messages()
+def statuses_of(probe: Probe, namespace: str) -> list[dict[str, str]]:
+    """The values of every status of the node in ``namespace`` (by its /diagnostics writer)
+    that has the union's keys, oldest first."""
+    endpoints = probe.node.get_publishers_info_by_topic("/diagnostics")
+    writers = {
+        bytes(e.endpoint_gid).rstrip(b"\0") for e in endpoints if e.node_namespace == namespace
+    }
+    return [
+        {v.key: v.value for v in status.values}
+        for gid, array in union_diagnostics(probe).messages
+        if gid in writers
         for status in array.status
         if any(v.key == Key.UNION_FRAMES for v in status.values)
     ]
-    return {v.key: v.value for v in statuses[-1].values} if statuses else {}
 
 
-_diagnostics: list[Recorder] = []
+def union_status(probe: Probe, namespace: str = "/union_a") -> dict[str, str]:
+    """The values of the latest status of the node in ``namespace`` with the union's keys; {}
+    before one came."""
+    statuses = statuses_of(probe, namespace)
+    return statuses[-1] if statuses else {}
 
 
-def union_diagnostics(probe: Probe) -> Recorder:
+_diagnostics: list[ByWriter] = []
+
+
+def union_diagnostics(probe: Probe) -> ByWriter:
+    """/diagnostics with each array's writer (one subscription for the module)."""
     if not _diagnostics:
         _diagnostics.append(
-            probe.subscribe(DiagnosticArray, "/diagnostics", late(DurabilityPolicy.VOLATILE))
+            ByWriter(probe, "/diagnostics", late(DurabilityPolicy.VOLATILE), DiagnosticArray)
         )
     return _diagnostics[0]
 
@@ -302,6 +336,40 @@ def test_a_conflict_is_reported_naming_the_frame_and_both_nodes(probe: Probe, un
         lambda: union_status(probe).get(Key.UNION_CONFLICTS) == "",
         what="the conflict to end with the rival gone",
     )
+
+
+def test_junk_and_hostile_transforms_are_counted_and_the_union_serves_on(
+    probe: Probe, union: Union
+) -> None:
+    """Bytes that are no TFMessage, a NaN, a frame that is its own parent and a foreign value
+    of one of /union_a's own frames: counted on /diagnostics, the set unchanged."""
+    own_frame = sorted(fixed_children())[0]
+    hostile = StaticPublisher(probe, "hostile")
+    try:
+        for junk in (b"\x00\x01\x00\x00\xff\xff\xff\x7f", b"\x00\x01"):
+            hostile.publisher.publish(junk)
+        hostile.send(
+            transform("base_link", "nan_frame", float("nan")),
+            transform("loop", "loop", 0.0),
+            transform("elsewhere", own_frame, 5.0),
+        )
+        refused = ("value not finite", "frame is its own parent", "one of the node's own frames")
+        wait_until(
+            lambda: all(r in union_status(probe).get(Key.UNION_REFUSED, "") for r in refused),
+            what=lambda: f"the refusals on /diagnostics, got {union_status(probe)}",
+        )
+        wait_until(
+            lambda: any(
+                "tf2_msgs/TFMessage (" in values.get(Key.UNDECODABLE, "")
+                for values in statuses_of(probe, "/union_a")
+            ),
+            what="the undecodable TFMessages on /diagnostics",
+        )
+    finally:
+        hostile.leave()
+    latched = first_set(probe, writer_of(probe, "/union_a"))
+    assert set(latched) == everything()
+    assert latched[own_frame].header.frame_id != "elsewhere"
 
 
 def test_turned_off_the_node_latches_its_own_statics_alone(probe: Probe, union: Union) -> None:
