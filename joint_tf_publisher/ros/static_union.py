@@ -253,8 +253,9 @@ class StaticUnionPart:
     def republish(self) -> None:
         """The complete set again (``static_republish_period``): as it was, or anew where a
         change waits."""
-        if self._host is not None:
-            return  # the host republishes the process's one set
+        if self._host is not None:  # the host republishes the process's one set
+            self._publish_global()
+            return
         if self._debouncer.pending:
             self._send()
         else:

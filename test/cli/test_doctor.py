@@ -536,3 +536,10 @@ def test_a_hostile_union_status_costs_linear_time_and_bounded_findings() -> None
     kinds_found = kinds(healthy(statuses=[status]))
     assert Kind.STATIC_UNION_CONFLICT not in kinds_found
     assert Kind.STATIC_UNION_REFUSED not in kinds_found
+
+
+def test_every_reason_the_union_refuses_has_its_cause_in_words() -> None:
+    from joint_tf_publisher.cli.doctor.analysis import REFUSAL_CAUSES
+    from joint_tf_publisher.node_core.static_union import Refusal
+
+    assert set(REFUSAL_CAUSES) == set(Refusal)

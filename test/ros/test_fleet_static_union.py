@@ -1,8 +1,9 @@
 """The fleet with ``static_union`` on (issue #46): ONE union for the whole process, not one per
 robot. Two robots of one fleet in this process (``fleet.serve`` on a thread, in a context of
-its own) and one foreign ``/tf_static`` publisher of the test's: a late subscriber gets every
-robot's statics and the foreign frame in one message from the fleet, never a robot's set
-alone; the first robot removed hands the union to the other, which keeps the foreign frame.
+its own), each with a global tree, and one foreign ``/tf_static`` publisher of the test's: a
+late subscriber gets every robot's statics and the foreign frame in one message from one
+writer of the fleet, and each robot's global tree; the first robot removed hands the union to
+the other, which keeps the foreign frame.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
             "  ros__parameters:",
             f"    description_file: {ARM_URDF}",
             f"    frame_prefix: {name}/",
+            f"    global_frame_prefix: site/{name}/",
         ]
     params.write_text("\n".join(lines) + "\n")
     lidar = TransformStamped()
@@ -95,6 +97,8 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
         fleet_writers = {writer for writer, frames in late.received if frames & robot_frames}
         assert len(fleet_writers) == 1
         assert all(frames >= robot_frames for frames in late.frames if frames & robot_frames)
+        global_frames = robot_statics("site/r1/") | robot_statics("site/r2/")
+        assert set().union(*late.frames) >= global_frames  # each global tree's writer sends
         # the first robot leaves: the other hosts the union, the foreign frame kept
         host = next(
             name for name, node in the_fleet.robots.items() if node._union.union is not None
@@ -108,11 +112,11 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
         late = LateSubscriber(ros)
         assert ros.spin_until(lambda: survivors in late.frames, WAIT_S)
         assert the_fleet.robots[other]._union.union is not None
-        os.kill(os.getpid(), signal.SIGINT)
-        thread.join(timeout=WAIT_S)
     finally:
+        if thread.is_alive():  # the fleet's loop ends before its context does
+            os.kill(os.getpid(), signal.SIGINT)
+            thread.join(timeout=WAIT_S)
         context.try_shutdown()
-        thread.join(timeout=WAIT_S)
         the_fleet.destroy_robots()
         the_fleet.destroy_node()
         stop.restore()

@@ -187,7 +187,7 @@ def union_summary(union: UnionFacts | None, interval_s: float | None) -> str:
     return (
         f", with the static union of {union.frames} recorded foreign frame(s) (of "
         f"{union.max_frames}) from {len(union.publishers)} recorded publisher(s)"
-        + (f", changes at most every {interval_s:.3f} s (lengthened to fit)" if interval_s else "")
+        + (f", changes at most every {interval_s:.4g} s (lengthened to fit)" if interval_s else "")
         + f"; {refused} recorded static transform(s) refused"
         + (f" ({reasons})" if reasons else "")
         + f", {len(union.conflicts) + union.more_conflicts} conflict(s)"
@@ -523,7 +523,7 @@ class Repair:
             self.summary.union_interval = interval_ns / NS_PER_S
             self.logger.warning(
                 f"static union: its changes are written at most every "
-                f"{interval_ns / NS_PER_S:.3f} s of log time (not {MIN_INTERVAL_NS / NS_PER_S:g}"
+                f"{interval_ns / NS_PER_S:.4g} s of log time (not {MIN_INTERVAL_NS / NS_PER_S:g}"
                 f" s): sets of up to {set_bytes} bytes that often over the recording's "
                 f"{duration_ns / NS_PER_S:.1f} s would add more than the {budget} allowed"
             )

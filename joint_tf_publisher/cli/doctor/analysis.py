@@ -326,6 +326,8 @@ REFUSAL_CAUSES = {
     "static_transform_publisher repeating a fixed joint): the node's own values stay",
     Refusal.CYCLE: "a frame whose parents lead back to it through the union or the robot's tree",
     Refusal.TOO_DEEP: "a chain of parents deeper than tf2 looks up (1000)",
+    Refusal.WALKS: "one message of so many frames hung below deep chains that checking them "
+    "for cycles went over the union's budget (its leaves are still taken)",
     Refusal.OVER_CAP: "more foreign frames than static_union_max_frames (the publisher holding "
     "the most yields its newest)",
     Refusal.CONFLICT: "a frame another publisher holds, given with another parent or value "
@@ -391,7 +393,7 @@ def union_findings(status: DiagnosticRecord) -> list[Finding]:
                 f"the static union of {name!r} refused {total} foreign static transform(s) "
                 f"since it started: {', '.join(said)}",
                 "a publisher on /tf_static sends "
-                + "; ".join(REFUSAL_CAUSES[r] for r in counts)
+                + "; ".join(REFUSAL_CAUSES.get(r, r.value) for r in counts)
                 + ": the union leaves those transforms out (and the rest of their messages in)",
                 "find the publisher (`ros2 topic info -v /tf_static`, `ros2 topic echo "
                 "/tf_static`) and fix what it sends"
