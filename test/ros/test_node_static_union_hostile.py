@@ -15,6 +15,7 @@ timeout.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -78,6 +79,29 @@ def node(probe: Probe, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nod
     assert under_test.stop() == 0, under_test.stderr()
 
 
+def wait_for_conflict(probe: Probe, conflict: str) -> None:
+    """Until ``conflict`` (an entry of ``static union conflicts``) is on /diagnostics."""
+    wait_until(
+        lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
+        what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
+    )
+
+
+def second_union(
+    probe: Probe, tmp_path_factory: pytest.TempPathFactory, namespace: str, **params: Any
+) -> NodeUnderTest:
+    """Another node with the union on, reporting nothing (/union_h's reports alone on
+    /diagnostics)."""
+    common = {"robot_description": ARM_URDF.read_text(), "static_union": True}
+    return started(
+        probe,
+        tmp_path_factory,
+        namespace,
+        {**common, "diagnostic_period": 0.0, **params},
+        handshake=None,
+    )
+
+
 @pytest.fixture
 def hostile() -> Iterator[rclpy.node.Node]:
     """A node in a DDS participant of its own."""
@@ -109,10 +133,7 @@ def test_an_announcement_naming_another_nodes_writer_makes_it_no_copy(
         rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         rival.publish(TFMessage(transforms=[transform("base_link", "camera_h", 0.9)]))
         conflict = "camera_h (kept /calibration_h, refused /evil)"
-        wait_until(
-            lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
-            what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
-        )
+        wait_for_conflict(probe, conflict)
         # the announcement has been read for a while (graph reads every second): still kept
         statuses = len(union_diagnostics(probe))
         wait_until(lambda: len(union_diagnostics(probe)) > statuses + 8, what="8 more statuses")
@@ -185,13 +206,7 @@ def test_a_global_trees_frames_are_their_owners_to_another_union(
     """A node with the union on and a global tree announced its global tree's writer as a
     union too: to another union its global frames were copies, and any publisher took one
     over without a conflict. Only the writer of the union's message is announced now."""
-    params = {
-        "robot_description": ARM_URDF.read_text(),
-        "static_union": True,
-        "global_frame_prefix": "g/",
-        "diagnostic_period": 0.0,  # /union_h's reports alone on /diagnostics
-    }
-    owner = started(probe, tmp_path_factory, "/union_g", params, handshake=None)
+    owner = second_union(probe, tmp_path_factory, "/union_g", global_frame_prefix="g/")
     try:
         frame = "g/" + sorted(fixed_children())[0]
         gid = writer_of(probe, "/union_h")
@@ -199,10 +214,7 @@ def test_a_global_trees_frames_are_their_owners_to_another_union(
         rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         rival.publish(TFMessage(transforms=[transform(kept.header.frame_id, frame, 5.0)]))
         conflict = f"{frame} (kept /union_g/joint_tf_publisher_global_tf, refused /evil)"
-        wait_until(
-            lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
-            what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
-        )
+        wait_for_conflict(probe, conflict)
         assert first_set(probe, gid)[frame].transform.translation.x != 5.0
     finally:
         assert owner.stop() == 0, owner.stderr()
@@ -216,13 +228,7 @@ def test_a_node_that_turned_its_union_off_owns_its_frames_again(
 ) -> None:
     """Its announcement gone with its union, its writer is no copy any more to another union:
     its frames were still taken over by any publisher without a conflict."""
-    params = {
-        "robot_description": ARM_URDF.read_text(),
-        "static_union": True,
-        "frame_prefix": "t/",
-        "diagnostic_period": 0.0,  # /union_h's reports alone on /diagnostics
-    }
-    owner = started(probe, tmp_path_factory, "/union_t", params, handshake=None)
+    owner = second_union(probe, tmp_path_factory, "/union_t", frame_prefix="t/")
     try:
         frame = "t/" + sorted(fixed_children())[0]
         gid = writer_of(probe, "/union_h")
@@ -243,9 +249,6 @@ def test_a_node_that_turned_its_union_off_owns_its_frames_again(
         rival = hostile.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         rival.publish(TFMessage(transforms=[transform(kept.header.frame_id, frame, 5.0)]))
         conflict = f"{frame} (kept /union_t/joint_tf_publisher, refused /evil)"
-        wait_until(
-            lambda: conflict in union_status(probe).get(Key.UNION_CONFLICTS, ""),
-            what=lambda: f"the conflict on /diagnostics, got {union_status(probe)}",
-        )
+        wait_for_conflict(probe, conflict)
     finally:
         assert owner.stop() == 0, owner.stderr()
