@@ -79,8 +79,8 @@ from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_messag
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
 #: Most writer GIDs of other unions kept (the newest announcements' first).
 MAX_ANNOUNCED = 1000
-#: Bytes of a DDS writer's GID that name its participant (the GUID prefix: Fast DDS's and
-#: Cyclone DDS's GIDs are the writer's GUID).
+#: Bytes of a DDS writer's GID that name its participant (the GUID prefix, where the GID is
+#: the writer's GUID: rmw_fastrtps copies it; elsewhere the node-name rule of ``_vouched``).
 GUID_PREFIX_BYTES = 12
 #: Seconds between two turns of the union's timer (messages taken, a change sent): the
 #: debouncer's interval, so a change waits at most one turn.
