@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 #: Nanoseconds per second.
 NS_PER_S = 1_000_000_000
+#: The earliest and the latest stamp a ``builtin_interfaces/Time`` holds (int32 ``sec``), ns.
+MIN_STAMP_NS = -(2**31) * NS_PER_S
+MAX_STAMP_NS = (2**31 - 1) * NS_PER_S + NS_PER_S - 1
 
 
 def stamp_to_ns(sec: int, nanosec: int) -> int:

@@ -86,7 +86,11 @@ def union_supported() -> bool:
 #: The static union's DDS tests need it (Kilted and later); elsewhere (Jazzy) the node refuses
 #: ``static_union``, which test/ros/test_node_parameters.py checks in every world.
 if not union_supported():
-    collect_ignore += ["ros/test_node_static_union.py", "ros/test_fleet_static_union.py"]
+    collect_ignore += [
+        "ros/test_node_static_union.py",
+        "ros/test_node_static_union_hostile.py",
+        "ros/test_fleet_static_union.py",
+    ]
 
 #: Test folders whose expectations other folders reuse (the over-DDS SDF tests compare with
 #: test/description's hand-composed poses): importable from any test, even one run alone.

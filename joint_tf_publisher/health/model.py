@@ -181,14 +181,16 @@ class UnionConflictFact:
 class UnionFacts:
     """The union of the graph's statics as the report shows it (``node_core.static_union``
     keeps it): its foreign ``frames`` and cap ``max_frames``, the ``publishers`` holding them
-    (node names), the transforms ``refused`` since start by reason, the lasting
-    ``conflicts``."""
+    (node names), the transforms ``refused`` since start by reason, the oldest lasting
+    ``conflicts`` and how many ``more_conflicts``."""
 
     frames: int = 0
     max_frames: int = 0
     publishers: tuple[str, ...] = ()
     refused: Mapping[str, int] = field(default_factory=dict)
     conflicts: tuple[UnionConflictFact, ...] = ()
+    #: Lasting conflicts beyond ``conflicts`` (which lists the oldest), counted.
+    more_conflicts: int = 0
 
 
 class StreamSlot:
@@ -461,12 +463,17 @@ class JointStateHealth:
         if union is None:
             return []
         values[Key.UNION_FRAMES] = f"{union.frames} of {union.max_frames}"
-        values[Key.UNION_PUBLISHERS] = ", ".join([str(len(union.publishers)), *union.publishers])
+        values[Key.UNION_PUBLISHERS] = (  # the first 10 named: every DDS writer is one
+            f"{len(union.publishers)}, {wording.name_list(union.publishers)}"
+            if union.publishers
+            else "0"
+        )
         values[Key.UNION_REFUSED] = ", ".join(
             f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
         )
-        values[Key.UNION_CONFLICTS] = "; ".join(
-            wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts
+        values[Key.UNION_CONFLICTS] = wording.union_conflicts_value(
+            [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
+            union.more_conflicts,
         )
         conditions = [
             Condition(
@@ -477,6 +484,10 @@ class JointStateHealth:
             )
             for c in union.conflicts
         ]
+        if union.more_conflicts:
+            conditions.append(
+                Condition(Level.WARN, wording.union_more_conflicts(union.more_conflicts))
+            )
         total = sum(union.refused.values())
         new, self._union_refused_reported = total - self._union_refused_reported, total
         if new > 0:

@@ -214,10 +214,27 @@ def union_conflict_entry(frame: str, kept: str, refused: str) -> str:
     return f"{frame} (kept {kept}, refused {refused})"
 
 
+def union_conflicts_value(entries: Sequence[str], more: int) -> str:
+    """The report's value of the conflicts: ``entries`` (``union_conflict_entry``, the
+    oldest), "; "-separated, and "and N more" for ``more`` beyond them."""
+    listed = "; ".join(entries)
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
+def union_more_conflicts(count: int) -> str:
+    """``count`` conflicts beyond those the report names (and the log: beyond the first of
+    a message)."""
+    return f"{count} more static frame(s) given differently by two publishers: {UNION_FIRST_KEEPS}"
+
+
 def union_conflict_entries(text: str) -> list[tuple[str, str, str]]:
     """(frame, kept, refused) of each entry of the report's ``static union conflicts``
-    value (``union_conflict_entry``'s, ``; ``-separated), for ``doctor``; what is no entry
-    is left out. Linear in the text (a status is anyone's to publish)."""
+    value (``union_conflicts_value``'s: ``union_conflict_entry``'s, ``; ``-separated, then
+    "and N more"), for ``doctor``; what is no entry is left out. Linear in the text (a status
+    is anyone's to publish)."""
+    head, more_at, more = text.rpartition(" and ")
+    if more_at and more.endswith(" more") and more[: -len(" more")].isdigit():
+        text = head  # the count beyond the entries named
     entries = []
     for entry in text.split("; "):
         head, kept_at, rest = entry.rpartition(" (kept ")

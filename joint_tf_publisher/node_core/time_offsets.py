@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..stamps import NS_PER_S
+from ..stamps import MAX_STAMP_NS, NS_PER_S
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
 from .parameters import Settings
 
-#: The latest stamp a ``builtin_interfaces/Time`` holds (int32 seconds), ns.
-MAX_STAMP_NS = (2**31 - 1) * NS_PER_S + NS_PER_S - 1
 #: The node's own joint-state topics, which take ``time_offset`` alone.
 OWN_TOPICS = {JOINT_STATES_SOURCE: "joint_states", MULTI_DOF_SOURCE: "multi_dof_joint_states"}
 

@@ -58,6 +58,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from ..health import wording
+from ..health.wording import NAMES_SHOWN
 from ..node_core.cdr import Publication, TFMessageLayout
 from ..node_core.parameters import ParameterRejected, Settings
 from ..node_core.pipeline import JointStatePipeline
@@ -78,6 +79,9 @@ from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_messag
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
 #: Most writer GIDs of other unions kept (the newest announcements' first).
 MAX_ANNOUNCED = 1000
+#: Bytes of a DDS writer's GID that name its participant (the GUID prefix, where the GID is
+#: the writer's GUID: rmw_fastrtps copies it; elsewhere the node-name rule of ``_vouched``).
+GUID_PREFIX_BYTES = 12
 #: Seconds between two turns of the union's timer (messages taken, a change sent): the
 #: debouncer's interval, so a change waits at most one turn.
 POLL_S = MIN_INTERVAL_S
@@ -188,8 +192,10 @@ class StaticUnionPart:
         self._timer: Timer | None = None
         #: When the current turn began, and when the graph was read last (steady ns).
         self._turn_ns = self._last_graph_ns = 0
-        #: Other unions' writers: per announcing writer, the GIDs it announced.
+        #: Other unions' writers: per announcing writer, the GIDs it announced, and its
+        #: node's name (the graph's, last read).
         self._announced: dict[bytes, frozenset[bytes]] = {}
+        self._announcers: dict[bytes, str] = {}
         #: The topic's writers by GID, their nodes' names (the graph's, last read), and
         #: the node's own among them.
         self._names: dict[bytes, str] = {}
@@ -307,7 +313,7 @@ class StaticUnionPart:
         self._reader = self._subscription = self._announcements = self._announcer = None
         self._timer = None
         self._announced.clear()
-        self._names, self._own_writers = {}, frozenset()
+        self._names, self._announcers, self._own_writers = {}, {}, frozenset()
         union, self.union = self.union, None
         self._debouncer = Debouncer()
         if _HOSTS.get(self._key) is self:
@@ -390,12 +396,32 @@ class StaticUnionPart:
         for data, info in _taken(self._announcements):
             self._on_announcement(data, info)
         transforms = 0
+        taken = False
         for data, info in _taken(self._subscription):
+            taken = True
             transforms += self._on_message(data, info)
             if transforms >= MAX_TRANSFORMS_A_TURN:
                 break  # the rest wait for the next turn (or the reader's history drops them)
+        if taken and self.union is not None:
+            self._warn_new_conflicts(self.union)
+            self._report()  # once a turn, not after every message
         if self._debouncer.due():
             self._send()
+
+    def _warn_new_conflicts(self, union: StaticUnion) -> None:
+        """One WARN line for each new conflict, the first ``NAMES_SHOWN`` of a turn, then one
+        for the rest (a publisher contending for 10,000 frames logged 10,000 lines, again
+        each time it agreed and disagreed)."""
+        new = union.new_conflicts()
+        logger = self._node.get_logger()
+        for conflict in new[:NAMES_SHOWN]:
+            logger.warning(
+                wording.union_conflict_log(
+                    conflict.frame, conflict.kept.shown, conflict.refused.shown
+                )
+            )
+        if len(new) > NAMES_SHOWN:
+            logger.warning(wording.union_more_conflicts(len(new) - NAMES_SHOWN))
 
     def _on_message(self, data: bytes, info: Any) -> int:
         """One message of the topic taken in; how many transforms it had."""
@@ -410,13 +436,6 @@ class StaticUnionPart:
             self._read_graph()  # a new writer: its node's name for the report (once a turn)
         if union.receive(PublisherId(gid, self._names.get(gid, "")), transforms_of(message)):
             self._changed()
-        for conflict in union.new_conflicts():
-            self._node.get_logger().warning(
-                wording.union_conflict_log(
-                    conflict.frame, conflict.kept.shown, conflict.refused.shown
-                )
-            )
-        self._report()
         return len(message.transforms)
 
     def _on_announcement(self, data: bytes, info: Any) -> None:
@@ -426,7 +445,7 @@ class StaticUnionPart:
             return
         announcer = gid_bytes(info["publisher_gid"]["data"])
         gids = set()
-        for word in message.data.split()[:8]:
+        for word in message.data.split(maxsplit=8)[:8]:  # not a list of every word sent
             try:
                 gids.add(bytes.fromhex(word))
             except ValueError:
@@ -435,9 +454,32 @@ class StaticUnionPart:
         self._announced[announcer] = frozenset(gids - self._own_writers)
         while sum(len(announced) for announced in self._announced.values()) > MAX_ANNOUNCED:
             del self._announced[next(iter(self._announced))]
-        if union.set_union_writers(set().union(*self._announced.values())):
+        if announcer not in self._announcers and self._last_graph_ns != self._turn_ns:
+            self._read_graph()  # a new announcer: its node (once a turn)
+        if union.set_union_writers(self._vouched()):
             self._changed()
         self._report()
+
+    def _vouched(self) -> set[bytes]:
+        """The announced writers an announcement may name: ``/tf_static`` writers (in the
+        graph) of the announcer's own DDS participant (their GIDs' GUID prefix), or of its
+        own nodes (``<name>`` and its global tree's for the announcer ``<name>_static_union``:
+        RMWs whose GIDs are no GUIDs). Anyone may publish an announcement: one naming another
+        node's writer made it a copy, and a second publisher took that writer's frames
+        without a conflict."""
+        vouched: set[bytes] = set()
+        for announcer, gids in self._announced.items():
+            node = self._announcers.get(announcer, "")
+            base = (
+                node.removesuffix(UNION_NODE_SUFFIX) if node.endswith(UNION_NODE_SUFFIX) else None
+            )
+            family = {base, base + GLOBAL_TREE_NODE_SUFFIX} if base else set()
+            prefix = announcer[:GUID_PREFIX_BYTES]
+            for gid in gids:
+                name = self._names.get(gid)
+                if name is not None and (gid[:GUID_PREFIX_BYTES] == prefix or name in family):
+                    vouched.add(gid)
+        return vouched
 
     def _read_graph(self) -> None:
         """The writers of the topic now: their node names, the node's own, and those that
@@ -456,16 +498,30 @@ class StaticUnionPart:
             namespace = endpoint.node_namespace.rstrip("/")
             names[gid_bytes(endpoint.endpoint_gid)] = f"{namespace}/{endpoint.node_name}"
         self._names = names
+        announcers = {
+            gid_bytes(e.endpoint_gid): f"{e.node_namespace.rstrip('/')}/{e.node_name}"
+            for e in node.get_publishers_info_by_topic(UNION_WRITERS_TOPIC)
+        }
+        for gone in [a for a in self._announced if a in self._announcers and a not in announcers]:
+            del self._announced[gone]  # its node turned the union off (or left): no union now
+        self._announcers = announcers
         own = frozenset(gid for gid, name in names.items() if name in own_nodes)
         changed = False
         if own != self._own_writers:
             self._own_writers = own
             changed |= union.set_own_writers(own)
             if self._announcer is not None:
-                self._announcer.publish(String(data=" ".join(sorted(g.hex() for g in own))))
+                # the writer of the union's message only: its global tree's (and a fleet's
+                # guests' own) carry the node's own frames, which other unions must take as
+                # their owner's, not as copies that yield silently to any publisher (and a
+                # reader takes 8 GIDs: a fleet's carrier got lost among its robots' writers)
+                carrier = node.get_fully_qualified_name()
+                carriers = sorted(gid.hex() for gid in own if names[gid] == carrier)
+                self._announcer.publish(String(data=" ".join(carriers)))
         union.set_names(names)
         for gid in union.writers() - names.keys():
             changed |= union.publisher_left(gid)
+        changed |= union.set_union_writers(self._vouched())  # the graph vouches anew
         if changed:
             self._changed()
         self._report()
@@ -483,6 +539,10 @@ class StaticUnionPart:
         union = self.union
         foreign = union.transforms() if union is not None else []
         publication = self._build.build(self._own_set(), foreign)
+        if publication is None and self._tf_static.current is not None:
+            # no model yet (description_from_topic) and the union sent foreign frames: an
+            # empty set replaces them, else they stayed latched with the union off
+            publication = Publication(TFMessageLayout(()), 0, np.empty((0, 7)))
         if publication is not None:
             self._tf_static.replace(publication)
         self._debouncer.sent()

@@ -224,6 +224,40 @@ def test_the_params_file_turns_it_on_with_its_cap_and_the_robots_prefixed_frames
     assert check_every_link(out, robot, states, prefix="arm/") == len(states)
 
 
+def test_many_conflicts_are_warned_ten_times_then_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two recorded publishers disagreeing on 300 frames, agreeing, then disagreeing again:
+    600 conflicts started, one stderr line each before, and the summary listed all 300. Now
+    10 lines, one for the 590 more, and the summary names 10 and counts 300."""
+    frames = range(300)
+    a = [(0, [transform(T0_NS, "base_link", f"m{k}", (0.1, 0, 0)) for k in frames])]
+    b = [
+        (ms, [transform(T0_NS, "base_link", f"m{k}", (x, 0, 0)) for k in frames])
+        for ms, x in ((100, 0.5), (150, 0.1), (200, 0.5))
+    ]
+    extra = [("A", T0_NS + ms * MS, tf_message(ts)) for ms, ts in a]
+    extra += [("B", T0_NS + ms * MS, tf_message(ts)) for ms, ts in b]
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=30,
+        extra_topics=[
+            Topic("/tf_static", TF_MESSAGE, [tf_static_qos()], key="A"),
+            Topic("/tf_static", TF_MESSAGE, [tf_qos()], key="B"),
+        ],
+        extra=extra,
+    )
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--static-union") == 0
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "given differently at" in line]
+    assert len(lines) == 10
+    assert "590 more static frame(s) given differently" in captured.err
+    assert "300 conflict(s) (m0 (kept /tf_static#" in captured.out
+    assert " and 290 more)" in captured.out
+
+
 def test_change_sets_that_would_outgrow_the_budget_are_written_less_often(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,13 +4,16 @@ issue #46, hostile inputs included."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message
+from test_pipeline import Rig
 from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
+from joint_tf_publisher.health.wording import NAMES_SHOWN, union_conflict_entries
 from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
@@ -24,6 +27,7 @@ from joint_tf_publisher.node_core.static_union import (
     UnionPublication,
     checked,
 )
+from joint_tf_publisher.stamps import MAX_STAMP_NS, MIN_STAMP_NS
 
 P = PublisherId(b"p" * 16, "/calibration")
 Q = PublisherId(b"q" * 16, "/sensors")
@@ -265,6 +269,12 @@ def test_between_unions_the_first_keeps_and_a_left_one_yields() -> None:
         (tf("base", ""), Refusal.BAD_NAME),
         (tf("base", "c" * 257), Refusal.BAD_NAME),
         (tf("base", "cam\nera"), Refusal.BAD_NAME),
+        (tf("base", "//camera"), Refusal.BAD_NAME),  # a listener would strip one more
+        (tf("/", "camera"), Refusal.BAD_NAME),
+        (tf("/camera", "camera"), Refusal.OWN_PARENT),  # one frame to tf2
+        (tf("base", "camera", stamp_ns=MAX_STAMP_NS + 1), Refusal.BAD_STAMP),
+        (tf("base", "camera", stamp_ns=MIN_STAMP_NS - 1), Refusal.BAD_STAMP),
+        (tf("base", "camera", stamp_ns=10**400), Refusal.BAD_STAMP),
         (tf("camera", "camera"), Refusal.OWN_PARENT),
         (tf("base", "camera", math.nan), Refusal.NOT_FINITE),
         (tf("base", "camera", math.inf), Refusal.NOT_FINITE),
@@ -278,6 +288,41 @@ def test_refused_on_its_own_values(transform: StaticTransform, reason: Refusal) 
     assert not union.receive(P, [transform])
     assert union.refused == {reason: 1}
     assert checked(transform) is reason
+
+
+def test_a_leading_slash_is_one_frame_as_tf2_strips_it() -> None:
+    """tf2 strips one leading '/' (``stripSlash``): "/link1" is the node's own link1, "/a"
+    and "a" are one frame, to the own-frame rule, the cycle check and the conflicts alike;
+    the union gives the name as a listener keeps it."""
+    union = StaticUnion()
+    union.set_own({"link1": "/base_link"})
+    assert not union.receive(P, [tf("world", "/link1")])
+    assert union.refused == {Refusal.OWN_FRAME: 1}
+    assert union.receive(P, [tf("b", "/a")])
+    assert not union.receive(Q, [tf("a", "/b")])  # b -> a -> b to tf2
+    assert union.refused == {Refusal.OWN_FRAME: 1, Refusal.CYCLE: 1}
+    assert not union.receive(Q, [tf("c", "a")])  # a second parent of one frame
+    assert [(c.frame, c.refused) for c in union.conflicts()] == [("a", Q)]
+    assert [(t.parent, t.child) for t in union.transforms()] == [("b", "a")]
+    assert not union.receive(P, [tf("/b", "a")])  # the same transform again: no change
+    # the node's own root's parent given with a slash closes the cycle too
+    assert not union.receive(R, [tf("/link1", "base_link")])
+    assert union.refused[Refusal.CYCLE] == 2
+
+
+def test_stamps_on_the_edges_of_builtin_interfaces_time_are_kept() -> None:
+    union = StaticUnion()
+    union.receive(
+        P, [tf("b", "early", stamp_ns=MIN_STAMP_NS), tf("b", "late", stamp_ns=MAX_STAMP_NS)]
+    )
+    assert [t.stamp_ns for t in union.transforms()] == [MIN_STAMP_NS, MAX_STAMP_NS]
+    message = deserialize_message(
+        UnionPublication().build(None, union.transforms()).to_bytes(), TFMessage
+    )
+    assert [(t.header.stamp.sec, t.header.stamp.nanosec) for t in message.transforms] == [
+        (-(2**31), 0),
+        (2**31 - 1, 999_999_999),
+    ]
 
 
 def test_a_rotation_with_small_drift_is_normalised() -> None:
@@ -361,6 +406,94 @@ def test_ten_thousand_frames_in_one_message() -> None:
     assert forwards.refused == {Refusal.TOO_DEEP: 1}  # beyond tf2's depth: no walk of 10,000
 
 
+class CountingFrames(dict[str, Any]):
+    """The union's frames, counting the lookups of its tree walks (``get``): the walks'
+    cost, counted, not timed."""
+
+    lookups = 0
+
+    def get(self, *args: Any) -> Any:
+        self.lookups += 1
+        return super().get(*args)
+
+
+def counted(union: StaticUnion) -> CountingFrames:
+    union._frames = frames = CountingFrames(union._frames)
+    return frames
+
+
+END = MAX_GRAPH_DEPTH - 2
+
+
+def deep_union(below: int) -> StaticUnion:
+    """A chain c0..c998, then ``below`` frames m<k> hung from its end, each with a leaf l<k>
+    (so each m<k> is a parent: moving it walks up its new parent's ancestors): the leaves as
+    deep as tf2 looks up."""
+    union = StaticUnion()
+    chain = [tf(f"c{k}", f"c{k + 1}") for k in range(END)]
+    hung = [tf(f"c{END}", f"m{k}") for k in range(below)]
+    leaves = [tf(f"m{k}", f"l{k}") for k in range(below)]
+    assert union.receive(P, chain + hung + leaves)
+    return union
+
+
+def test_moving_frames_below_a_deep_chain_is_bounded_too() -> None:
+    """A hostile publisher moving 4000 parents below a chain 1000 deep: each move walked up
+    the chain, 4 million steps (2.7 s) for one message, and again for each resend. A move
+    walks within the message's ``MAX_WALK_STEPS`` as a new frame does: the rest is refused
+    and counted, and the frames stay where they were."""
+    union = deep_union(4000)
+    frames = counted(union)
+    moved = [tf(f"c{END - 1}", f"m{k}") for k in range(4000)]
+    union.receive(P, moved)
+    assert frames.lookups <= MAX_WALK_STEPS + MAX_GRAPH_DEPTH + 2 * 4000
+    assert union.refused[Refusal.WALKS] >= 3700
+    assert sum(t.parent == f"c{END}" for t in union.transforms()) >= 3700
+
+
+def test_a_real_tree_moved_at_once_is_within_the_steps() -> None:
+    """100 parents moved at once, each below 50 ancestors: all taken."""
+    union = StaticUnion()
+    union.receive(P, [tf(f"c{k}", f"c{k + 1}") for k in range(50)])
+    union.receive(
+        P, [tf("c50", f"m{k}") for k in range(100)] + [tf(f"m{k}", f"l{k}") for k in range(100)]
+    )
+    assert union.receive(P, [tf("c49", f"m{k}") for k in range(100)])
+    assert union.refused == {}
+    assert sum(t.parent == "c49" for t in union.transforms()) == 101
+
+
+def test_a_new_own_model_walks_each_frame_once() -> None:
+    """``set_own`` checked each union frame with a walk of its own: 10 million steps (5.4 s)
+    for 9000 frames below a chain 1000 deep, at each change of the node's model. One pass
+    now; the same model again costs nothing."""
+    union = deep_union(4500)
+    frames = counted(union)
+    assert not union.set_own({"link1": "base_link"})
+    assert frames.lookups <= 3 * len(union)
+    assert len(union) == END + 2 * 4500
+    lookups = frames.lookups
+    assert not union.set_own({"link1": "base_link"})
+    assert frames.lookups == lookups
+
+
+def test_a_new_own_model_cuts_each_cycle_once_and_drops_what_hangs_too_deep() -> None:
+    union = StaticUnion()
+    # two cycles to come through the own tree: x -> tool -> base_link -> x, y -> z -> tool2 ...
+    union.receive(P, [tf("tool", "x"), tf("x", "base_link"), tf("tool2", "y"), tf("y", "z")])
+    union.receive(P, [tf("z", "w")])  # hangs from a cycle: stays once the cycle is cut
+    assert union.set_own({"tool": "base_link", "tool2": "z"})
+    assert union.refused == {Refusal.CYCLE: 2}
+    assert sorted(children(union)) == ["base_link", "w", "z"]
+    deep = StaticUnion()
+    deep.receive(P, [tf(f"c{k}", f"c{k + 1}") for k in range(MAX_GRAPH_DEPTH + 2)])
+    # taken as leaves as they came; a new model cuts the first beyond tf2's depth
+    assert deep.set_own({"link1": "base_link"})
+    assert deep.refused == {Refusal.TOO_DEEP: 1}
+    assert "c1001" not in children(deep)
+    assert len(deep) == MAX_GRAPH_DEPTH + 1
+
+
 # -- the cap --
 
 
@@ -388,6 +521,36 @@ def test_a_lower_cap_evicts_the_largest_holders_newest_frames() -> None:
     assert union.set_max_frames(4)
     assert [t.child for t in union.transforms()] == ["m0", "m1", "m2", "q0"]
     assert union.refused == {Refusal.OVER_CAP: 3}
+
+
+class CountingRecords(dict[bytes, Any]):
+    """The union's writers, counting the scans over them (``values``)."""
+
+    scans = 0
+
+    def values(self) -> Any:
+        self.scans += 1
+        return super().values()
+
+
+def test_a_lower_cap_scans_the_holders_once() -> None:
+    """Any participant may set the cap: 100,000 frames of 1000 publishers lowered to 1 scanned
+    every holder for each frame evicted (115 s). The holders are scanned once now; the
+    largest still yields first, its newest frames first."""
+    union = StaticUnion(max_frames=3000)
+    for k in range(300):
+        union.receive(
+            PublisherId(k.to_bytes(16, "big")), [tf("b", f"p{k}_{i}") for i in range(k % 3 + 8)]
+        )
+    union._records = records = CountingRecords(union._records)
+    assert union.set_max_frames(300 * 8)
+    assert records.scans <= 2
+    assert len(union) == 300 * 8
+    assert sorted(
+        {len([t for t in union.transforms() if t.child.startswith(f"p{k}_")]) for k in range(300)}
+    ) == [8]
+    assert union.refused == {Refusal.OVER_CAP: 300}
+    assert all(union.holder(f"p{k}_7") is not None for k in range(300))
 
 
 def test_contenders_remembered_are_bounded() -> None:
@@ -463,3 +626,87 @@ def test_health_report_shows_the_union_and_warns_of_conflicts() -> None:
     assert any("refused by the static union" in m for m in warnings)
     second = health.report(GraphFacts({}, 0))  # no new refusals: not warned again
     assert not any("refused by the static union" in c.message for c in second.conditions)
+
+
+def test_a_publisher_contending_for_every_frame_is_named_ten_times_then_counted() -> None:
+    """A publisher giving 10,000 frames another holds with other values: 10,000 conflicts.
+    The report names the oldest ``NAMES_SHOWN`` and counts the rest (each report listed and
+    sorted them all, 77 ms after every message, a 600 KB value and 10,000 WARNs each period);
+    ``new_conflicts`` gives each once, and again once it ended and came back."""
+    clock = Clock()
+    union = StaticUnion(steady_ns=clock)
+    union.receive(P, [tf("base", f"f{k}") for k in range(10_000)])
+    for k in range(10_000):
+        clock.ns += 1
+        union.receive(Q, [tf("base", f"f{k}", 1.0)])
+    facts = union.facts()
+    assert [c.frame for c in facts.conflicts] == [f"f{k}" for k in range(NAMES_SHOWN)]
+    assert facts.more_conflicts == 10_000 - NAMES_SHOWN
+    assert len(union.new_conflicts()) == 10_000
+    assert union.new_conflicts() == []
+    union.receive(Q, [tf("base", "f5")])  # agrees: over
+    union.receive(Q, [tf("base", "f5", 1.0)])  # and again
+    assert [c.frame for c in union.new_conflicts()] == ["f5"]
+    health = JointStateHealth(steady_ns=clock)
+    health.union = facts
+    report = health.report(GraphFacts({}, 0))
+    value = dict(report.values)[Key.UNION_CONFLICTS]
+    assert value.startswith("f0 (kept /calibration, refused /sensors); f1 ")
+    assert value.endswith(f" and {10_000 - NAMES_SHOWN} more")
+    # 1000 more publishers holding a frame each: the first 10 named, all counted
+    for k in range(1000):
+        union.receive(PublisherId(k.to_bytes(16, "big"), f"/w{k:04}"), [tf("base", f"w{k}")])
+    health.union = union.facts()
+    publishers = dict(health.report(GraphFacts({}, 0)).values)[Key.UNION_PUBLISHERS]
+    named = ", ".join(["/calibration", *(f"/w{k:04}" for k in range(9))])
+    assert publishers == f"1001, {named} and 991 more"
+    entries = union_conflict_entries(value)  # as doctor reads it: the last one too
+    assert [frame for frame, _, _ in entries] == [f"f{k}" for k in range(NAMES_SHOWN)]
+    warnings = [c.message for c in report.conditions if "given differently" in c.message]
+    assert len(warnings) == NAMES_SHOWN + 1
+    assert warnings[-1].startswith(f"{10_000 - NAMES_SHOWN} more static frame(s)")
+
+
+def test_the_global_trees_frames_are_the_nodes_own_too() -> None:
+    """With ``global_frame_prefix`` the node publishes its frames twice; where its own
+    ``/tf_static`` is not remapped both go on ``/tf_static``: a foreign ``g/link_1`` went out in
+    the union's message beside the global tree's own. Its global root may still be hung."""
+    rig = Rig(global_frame_prefix="g/")
+    static_child = rig.pipeline.static_publication(0).layout.frames[0][1]  # type: ignore[union-attr]
+    union = StaticUnion()
+    union.set_own(rig.pipeline.own_transforms())
+    for child in ("link_1", "g/link_1", static_child, f"g/{static_child}"):
+        assert not union.receive(P, [tf("world", child)]), child
+    assert union.refused == {Refusal.OWN_FRAME: 4}
+    assert union.receive(P, [tf("world", "g/base_link"), tf("world", "base_link")])
+
+
+def test_one_rotation_given_with_either_sign_is_one_value() -> None:
+    """q and -q are one rotation (tf2 takes either): a second publisher giving the other sign
+    was a conflict, and the owner's resend with it a change."""
+    union = StaticUnion()
+    q = (0.0, 0.0, 0.6, 0.8)
+    negative = tuple(-v for v in q)
+    union.receive(P, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *q))])
+    assert not union.receive(P, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *negative))])
+    assert not union.receive(Q, [StaticTransform("base", "camera", 5, (1.0, 0.0, 0.0, *negative))])
+    assert union.conflicts() == []
+    half_turn = (0.0, 0.0, -1.0, 0.0)  # w = 0: z's sign decides
+    union.receive(R, [StaticTransform("base", "lidar", 5, (0.0, 0.0, 0.0, *half_turn))])
+    assert not union.receive(
+        Q, [StaticTransform("base", "lidar", 5, (0.0, 0.0, 0.0, 0, 0, 1.0, 0))]
+    )
+    assert union.conflicts() == []
+    assert [t.pose[3:] for t in union.transforms()] == [q, (-0.0, -0.0, 1.0, -0.0)]
+
+
+def test_a_writer_no_longer_a_union_holds_its_frames_as_a_direct_publisher() -> None:
+    """A node that turns its union off is no union any more: its own frames, taken while it
+    was one, were copies that any publisher took over silently."""
+    union = StaticUnion()
+    union.set_union_writers([U.gid])
+    union.receive(U, [tf("world", "robot2/base_link")])
+    union.set_union_writers([])
+    assert not union.receive(Q, [tf("world", "robot2/base_link", 5.0)])
+    assert union.holder("robot2/base_link") == U
+    assert [(c.kept, c.refused) for c in union.conflicts()] == [(U, Q)]

@@ -25,7 +25,7 @@ from joint_tf_publisher.node_core.parameters import (
     parse_time_offsets,
 )
 from joint_tf_publisher.node_core.pipeline import Publication
-from joint_tf_publisher.node_core.time_offsets import MAX_STAMP_NS
+from joint_tf_publisher.stamps import MAX_STAMP_NS
 
 S = 1_000_000_000
 GRIPPER = FIRST_LISTED_SOURCE

@@ -180,8 +180,9 @@ def union_summary(union: UnionFacts | None, interval_s: float | None) -> str:
         return ""
     refused = sum(union.refused.values())
     reasons = ", ".join(f"{reason} ({count}x)" for reason, count in sorted(union.refused.items()))
-    conflicts = "; ".join(
-        wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts
+    conflicts = wording.union_conflicts_value(
+        [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
+        union.more_conflicts,
     )
     return (
         f", with the static union of {union.frames} recorded foreign frame(s) (of "
@@ -189,7 +190,7 @@ def union_summary(union: UnionFacts | None, interval_s: float | None) -> str:
         + (f", changes at most every {interval_s:.4g} s (lengthened to fit)" if interval_s else "")
         + f"; {refused} recorded static transform(s) refused"
         + (f" ({reasons})" if reasons else "")
-        + f", {len(union.conflicts)} conflict(s)"
+        + f", {len(union.conflicts) + union.more_conflicts} conflict(s)"
         + (f" ({conflicts})" if conflicts else "")
     )
 
@@ -849,6 +850,8 @@ class Repair:
             if union.pending:  # a change at the end: written at the last log time
                 self._write_statics(self.now_ns)
             self.summary.union = union.facts()
+            if union.unsaid:
+                self.logger.warning(f"static union: {wording.union_more_conflicts(union.unsaid)}")
         if self.progress is not None:
             self.progress.write("\r" + " " * 70 + "\r")
 

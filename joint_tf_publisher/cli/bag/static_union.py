@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ...health import wording
 from ...health.model import UnionFacts
+from ...health.wording import NAMES_SHOWN
 from ...node_core.cdr import Publication
 from ...node_core.static_union import (
     MIN_INTERVAL_S,
@@ -111,8 +112,13 @@ class RecordedUnion:
         self.union.set_own(self.own_frames)
         self.debouncer = Debouncer(min_interval_ns, now_ns=self._now)
         self._publication = UnionPublication()
-        #: The warnings of the conflicts that started, in order (the repair prints them).
+        #: The warnings of the conflicts that started, in order (the repair prints them): the
+        #: first ``NAMES_SHOWN`` of the recording, the others counted in ``unsaid`` (a
+        #: recording can start thousands, and again each time one ends and comes back: one
+        #: line each flooded stderr).
         self.said: list[str] = []
+        self.unsaid = 0
+        self._conflicts_started = 0
 
     def _now(self) -> int:
         return self.now_ns
@@ -131,7 +137,11 @@ class RecordedUnion:
         if self.union.receive(publisher_of(connection), transforms):
             self.debouncer.changed()
         for conflict in self.union.new_conflicts():
-            self.said.append(conflict_line(conflict, time_ns, self.start_ns))
+            if self._conflicts_started < NAMES_SHOWN:
+                self.said.append(conflict_line(conflict, time_ns, self.start_ns))
+            else:
+                self.unsaid += 1
+            self._conflicts_started += 1
 
     def due(self, time_ns: int) -> bool:
         """Whether a changed set is to be written at log time ``time_ns``."""

@@ -318,7 +318,10 @@ def loop_finding(name: str, message: str, values: dict[str, str]) -> Finding:
 CONFLICTS_SHOWN = 20
 #: Why the union refuses a foreign static transform, and what to do, by reason.
 REFUSAL_CAUSES = {
-    Refusal.BAD_NAME: "a frame id empty, longer than 256 characters or not printable",
+    Refusal.BAD_NAME: "a frame id empty, longer than 256 characters, not printable or starting "
+    "with // (tf2 strips one leading /, so /camera is camera)",
+    Refusal.BAD_STAMP: "a stamp builtin_interfaces/Time cannot hold (nanosec over 1e9 at the "
+    "end of 2038: a publisher's bug)",
     Refusal.OWN_PARENT: "a frame given as its own parent",
     Refusal.NOT_FINITE: "NaN or infinite values (a driver publishing before it is calibrated)",
     Refusal.NOT_UNIT: "a rotation whose quaternion is far from unit length (tf2 ignores it too)",
