@@ -93,28 +93,20 @@ XACRO = """<robot name="edited" xmlns:xacro="http://www.ros.org/wiki/xacro">
 </robot>
 """
 
-#: A xacro file whose tool and mount come from the file it includes.
-INCLUDING_XACRO = """<robot name="edited" xmlns:xacro="http://www.ros.org/wiki/xacro">
-  <link name="base"/>
-  <link name="arm"/>
-  <joint name="shoulder" type="revolute">
-    <parent link="base"/>
-    <child link="arm"/>
-    <axis xyz="0 0 1"/>
-    <limit lower="-1" upper="1" effort="1" velocity="1"/>
-  </joint>
-  <xacro:include filename="{include}"/>
-</robot>
-"""
-MOUNT_XACRO = """<robot xmlns:xacro="http://www.ros.org/wiki/xacro">
-  <link name="tool"/>
-  <joint name="mount" type="fixed">
-    <parent link="arm"/>
-    <child link="tool"/>
-    <origin xyz="{x} 0 0"/>
-  </joint>
-</robot>
-"""
+#: ROBOT's parts: the arm (its shoulder) and the tool on its mount.
+_SHOULDER = ROBOT[ROBOT.index('  <joint name="shoulder"') : ROBOT.index('  <joint name="mount"')]
+_MOUNT = ROBOT[ROBOT.index('  <joint name="mount"') : ROBOT.index("</robot>")]
+_XMLNS = 'xmlns:xacro="http://www.ros.org/wiki/xacro"'
+#: A xacro file of ROBOT whose tool and mount come from the file it includes.
+INCLUDING_XACRO = (
+    f'<robot name="edited" {_XMLNS}>\n  <link name="base"/>\n  <link name="arm"/>\n'
+    + _SHOULDER.replace("{", "{{").replace("}", "}}")
+    + '  <xacro:include filename="{include}"/>\n</robot>\n'
+)
+#: The included file: ROBOT's tool and mount (``{x}``).
+MOUNT_XACRO = (
+    f'<robot {_XMLNS}>\n  <link name="tool"/>\n' + _MOUNT.replace("{tool}", "tool") + "</robot>\n"
+)
 
 
 def save(path: Path, text: str, mode: int = 0o644) -> None:
