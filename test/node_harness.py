@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -192,9 +193,11 @@ class NodeUnderTest:
         namespace: str,
         params: dict[str, Any],
         arguments: Sequence[str] = (),
+        launcher: Sequence[str] = (),
     ):
         """``params``: the node's parameters file (a ``/**`` section); ``arguments``: ROS
-        arguments after it (``-p name:=value``)."""
+        arguments after it (``-p name:=value``); ``launcher``: a command that runs the node's
+        (``READS_AS_A_USER``)."""
         self.probe = probe
         self.namespace = namespace
         self.prefix = str(params.get("frame_prefix", ""))
@@ -202,7 +205,7 @@ class NodeUnderTest:
         params_path = params_file(workdir / "params.yaml", **params)
         self.stdout_path = workdir / "stdout.txt"
         self.stderr_path = workdir / "stderr.txt"
-        command = [*NODE, "--ros-args", "-r", f"__ns:={namespace}"]
+        command = [*launcher, *NODE, "--ros-args", "-r", f"__ns:={namespace}"]
         command += ["--params-file", str(params_path), *arguments]
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, env=os.environ.copy())
@@ -432,6 +435,27 @@ def fresh_stamp(span: float = 100.0) -> float:
     return _stamp_base[0]
 
 
+#: Runs the command after it (``sys.argv[1:]``) with ``CAP_DAC_OVERRIDE`` (1) and
+#: ``CAP_DAC_READ_SEARCH`` (2) dropped from the capability bounding set, which its children
+#: inherit: root then reads a file as its owner does, so a ``chmod 000`` stops the process and
+#: its xacro runner as it stops a user (root reads any file; tests run as root in CI
+#: containers). Docker's default capabilities include ``CAP_SETPCAP``, which the drop needs.
+_DROP_ROOTS_READS = """
+import ctypes, os, sys
+prctl = ctypes.CDLL(None, use_errno=True).prctl
+for capability in (1, 2):
+    if prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+        sys.exit(f"cannot drop capability {capability}: {os.strerror(ctypes.get_errno())}")
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+#: The ``launcher`` of a node that reads files as a user does, root or not (``chmod`` binds
+#: it): root's capabilities to read any file dropped (``_DROP_ROOTS_READS``); none for a user.
+READS_AS_A_USER: tuple[str, ...] = (
+    (sys.executable, "-c", _DROP_ROOTS_READS) if os.geteuid() == 0 else ()
+)
+
+
 def started(
     probe: Probe,
     tmp_path_factory: pytest.TempPathFactory,
@@ -439,6 +463,7 @@ def started(
     params: dict[str, Any],
     handshake: tuple[str, str] | None,
     arguments: Sequence[str] = (),
+    launcher: Sequence[str] = (),
 ) -> NodeUnderTest:
     """Start a node; with ``handshake`` (joint, child link), wait until it publishes.
 
@@ -449,7 +474,7 @@ def started(
     the same stamp sent again.
     """
     workdir = tmp_path_factory.mktemp(namespace.strip("/"))
-    node = NodeUnderTest(probe, workdir, namespace, params, arguments)
+    node = NodeUnderTest(probe, workdir, namespace, params, arguments, launcher)
     try:
         node.wait_connected()
         if handshake is not None:

@@ -15,6 +15,7 @@ import pickle  # noqa: F401  (imported here before the hostile folder is on this
 import queue  # noqa: F401
 import resource  # noqa: F401
 import runpy  # noqa: F401
+import shutil
 import subprocess
 import sys
 import tempfile  # noqa: F401
@@ -69,6 +70,65 @@ def test_the_command_is_isolated_and_runs_the_module_as_minus_m(
     )
     assert shown.stdout.strip() == "['a b', '--x'] False 1"
     assert ran(markers) == []
+
+
+def test_the_interpreters_site_packages_keep_their_place_after_the_overlays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A site-packages or dist-packages folder under the interpreter's prefix (Debian's
+    ``/usr/lib/python3/dist-packages``, where its python3-xacro lives) is not the standard
+    library: it stays after the sourced overlays before it, which would otherwise lose to it;
+    the standard library comes first also for an interpreter installed at ``/``."""
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    monkeypatch.setattr(sys, "base_exec_prefix", "/usr")
+    dist = "/usr/lib/python3/dist-packages"
+    site = "/usr/local/lib/python3.11/site-packages"
+    standard = "/usr/lib/python3.11"
+    path = ["/env/overlay", dist, site, standard]
+    assert child_path(path, None) == [standard, "/env/overlay", dist, site, PACKAGE_ROOT]
+    monkeypatch.setattr(sys, "base_prefix", "/")
+    monkeypatch.setattr(sys, "base_exec_prefix", "/")
+    dist, standard = "/lib/python3/dist-packages", "/lib/python3.11"
+    assert child_path([dist, standard], None) == [standard, dist, PACKAGE_ROOT]
+
+
+def test_the_command_leaves_the_working_folder_off_and_is_buffered_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command as built: ``-I`` alone by default (the xacro runner and the bag writer),
+    ``-I -u`` for ``run``'s node (its log read as it comes); the working folder is left off
+    the path it gives, whatever the parent's path holds."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    path = [str(here), "/env/overlay"]
+    command = python_command("some.module", "arg", path=path)
+    assert command[:3] == [sys.executable, "-I", "-c"] and command[4:] == ["arg"]
+    assert str(here) not in command[3] and "'/env/overlay'" in command[3]
+    unbuffered = python_command("some.module", "arg", path=path, unbuffered=True)
+    assert unbuffered[:4] == [sys.executable, "-I", "-u", "-c"]
+    assert unbuffered[4:] == command[3:]
+
+
+def test_a_program_is_found_on_paths_absolute_folders_or_os_defpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``program`` reads ``PATH`` (split at ``os.pathsep``, its absolute folders only: the
+    working folder's copy never), and where ``PATH`` is unset, ``os.defpath``, as
+    ``shutil.which`` does."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    monkeypatch.chdir(tmp_path)
+    for folder in (tools, tmp_path):
+        tool = folder / "a_tool"
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([".", "", str(tools)]))
+    assert child_process.program("a_tool") == str(tools / "a_tool")
+    monkeypatch.setenv("PATH", os.pathsep.join([".", ""]))
+    assert child_process.program("a_tool") is None
+    monkeypatch.delenv("PATH")
+    assert child_process.program("sh") == shutil.which("sh", path=os.defpath) is not None
 
 
 # -- each child ----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``bag repair`` bounded by the recording: the static republish period's lower bound from
+"""``bag repair`` bounded by the recording: the static republish period's bounds from
 every source of the command (its option, ``--params``), the count of republished static sets
 bounded by the recorded messages (an outlier first log time makes no flood)."""
 
@@ -97,6 +97,29 @@ def test_the_bound_itself_and_0_are_taken_from_every_source(
     )
     assert repair(str(bag), "-o", str(tmp_path / "out"), *given) == 0
     assert static_times(tmp_path / "out") == [T0_NS + k * S // 10 for k in range(expected)]
+
+
+@pytest.mark.parametrize("source", ["option", "params"])
+def test_the_period_s_upper_bound_is_taken_and_above_it_refused_from_every_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str
+) -> None:
+    """cli.md: ``--static-republish-period`` other than 0 or [0.1, 3600] is exit 1, as the
+    node's parameter (``MAX_PERIOD_S``); the bound itself writes (one set in a short bag)."""
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    for period, code in (("3600", 0), ("3600.5", 1)):
+        given = (
+            ["--static-republish-period", period]
+            if source == "option"
+            else ["--params", str(params_file(tmp_path, period))]
+        )
+        out = tmp_path / f"out_{period}"
+        assert repair(str(bag), "-o", str(out), *given) == code
+        err = capsys.readouterr().err.strip()
+        if code == 0:
+            assert static_times(out) == [T0_NS]
+        else:
+            assert "static_republish_period must be >= 0 and <= 3600 s, got 3600.5" in err, err
+            assert "\n" not in err and not out.exists()
 
 
 @pytest.mark.parametrize("period", ["0.1", "1"])  # the smallest; the doctor's suggestion

@@ -5,6 +5,7 @@ and exit status."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,25 @@ def test_joints_of_the_description_never_recorded(
     assert "publish_default_positions" in found["fix"]
 
 
+def test_the_frames_named_carry_the_prefix_given_the_option_over_the_params_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: ``--params``'s ``frame_prefix`` is the robot's, under
+    ``--frame-prefix``: the frames of the joints never recorded are named with it."""
+    bag = states_bag(tmp_path / "in", every(10), names=ARM_JOINTS[:5])
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    frame_prefix: right/\n")
+    for extra, prefix in (
+        ((), ""),
+        (("--params", str(params)), "right/"),
+        (("--params", str(params), "--frame-prefix", "left/"), "left/"),
+    ):
+        code, document = doctor(capsys, bag, *extra)
+        assert code == 1
+        summary = finding(document, "joints_not_recorded")["summary"]
+        assert f"frames missing from /tf: {prefix}wrist_3_link" in summary, summary
+
+
 def test_no_joint_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bag = write_bag(
         tmp_path / "in", "sqlite3", [Topic("/robot_description", STRING, [tf_static_qos()])],
@@ -242,6 +262,68 @@ def test_the_bags_description_differs_from_the_one_given(
     assert f"--description {new}" in found["fix"]
     code, document = doctor(capsys, bag, "--description", str(ARM))
     assert code == 0
+
+
+def test_every_difference_is_listed_and_an_axis_turned_by_a_tenth_is_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """description_differs names each link and joint added or gone and each joint changed
+    (an axis tilted 0.1 rad, which whole numbers would round away), and no other."""
+    text = ARM.read_text().replace('<axis xyz="0 0 1"/>', '<axis xyz="0.0998 0 0.995"/>', 1)
+    text = re.sub(r'  <link name="right_finger_link">.*?</link>\n', "", text, flags=re.S)
+    text = re.sub(r'  <joint name="right_finger_joint".*?</joint>\n', "", text, flags=re.S)
+    text = text.replace(
+        "</robot>",
+        '<link name="camera_link"/><joint name="camera_joint" type="fixed">'
+        '<parent link="base_link"/><child link="camera_link"/></joint></robot>',
+    )
+    new = tmp_path / "arm_v2.urdf"
+    new.write_text(text)
+    code, document = doctor(
+        capsys, states_bag(tmp_path / "in", every(10)), "--description", str(new)
+    )
+    assert code == 1
+    assert finding(document, "description_differs")["details"]["differences"] == [
+        "link 'camera_link' added",
+        "link 'right_finger_link' gone",
+        "joint 'camera_joint' added",
+        "joint 'right_finger_joint' gone",
+        "joint 'shoulder_pan_joint' changed",
+    ]
+
+
+def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """heard counts every joint state; a stop of exactly 1 s is no gap (more than 1 s is),
+    two gaps count two, the longest (the first of equals) is named; the clock finding names
+    the stamp farthest from its log time (the first of equals)."""
+    hour = 3600 * S
+    times = every(5) + [T0_NS + 4 * 10**7 + S] + [T0_NS + 3 * S, T0_NS + 4_960_000_000]
+    stamps = [t + 2 * hour for t in times[:2]] + [t + 3 * hour for t in times[2:6]]
+    stamps += [t + 2 * hour for t in times[6:]]
+    code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
+    assert code == 1 and document["heard"]["joint_states"] == 8
+    gaps = finding(document, "joint_state_gaps")["details"]
+    assert gaps == {"gaps": 2, "longest_s": pytest.approx(1.96), "at_s": pytest.approx(1.04)}
+    clock = finding(document, "clock_domain")["details"]
+    assert (clock["stamp_ns"], clock["log_time_ns"]) == (times[2] + 3 * hour, times[2])
+
+
+def test_joint_states_that_do_not_decode_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bag = write_bag(
+        tmp_path / "in", "sqlite3",
+        [Topic("/joint_states", JOINT_STATE),
+         Topic("/robot_description", STRING, [tf_static_qos()])],
+        [("/robot_description", T0_NS, string(ARM.read_text()))]
+        + [("/joint_states", T0_NS + k, b"\x00\x01\x00\x00junk") for k in range(1, 4)],
+    )  # fmt: skip
+    code, document = doctor(capsys, bag)
+    assert code == 1
+    summary = finding(document, "no_joint_states")["summary"]
+    assert summary == "the recording has no /joint_states that decode (3 that do not)"
 
 
 def test_an_unreadable_bag_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -313,6 +313,42 @@ def test_console_script_has_no_traceback(broken: Path) -> None:
     assert result.stderr.count("\n") == 1 and f"{broken}:5:" in result.stderr
 
 
+def test_fk_into_a_reader_that_stopped_is_quiet() -> None:
+    """``fk MODEL | head`` stops quietly (cli.md), as Unix tools do: the reader gone before
+    the first line, no error and no traceback on stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "joint_tf_publisher.cli.main", "fk", str(DEMO_ARM)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO_ROOT,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # every write of the command meets a closed pipe
+    _, err = process.communicate(timeout=60)
+    assert err.decode() == "" and process.returncode == 1
+
+
+def test_model_name_picks_a_model_of_a_world_for_check_and_fk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--model-name`` picks one ``<model>`` of a multi-model SDF file (cli.md); without
+    it the one with joints; a name that is none is exit 1 naming the models."""
+    world = tmp_path / "world.sdf"
+    world.write_text(
+        '<sdf version="1.8"><world name="w"><model name="first"><link name="x"/></model>'
+        '<model name="second"><link name="y"/><link name="z"/><joint name="j" '
+        'type="revolute"><parent>y</parent><child>z</child></joint></model></world></sdf>'
+    )
+    assert main(["check", str(world)]) == 0
+    assert f"robot 'second' from {world}: valid" in capsys.readouterr().out
+    assert main(["check", str(world), "--model-name", "first"]) == 0
+    assert f"robot 'first' from {world}: valid" in capsys.readouterr().out
+    assert main(["fk", str(world), "--model-name", "first", "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["links"]) == ["x"]
+    assert main(["check", str(world), "--model-name", "third"]) == 1
+    assert "no <model> named 'third' (models: 'first', 'second')" in capsys.readouterr().err
+
+
 def test_ros_commands_without_rclpy(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

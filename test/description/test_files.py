@@ -228,9 +228,12 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(
 
     swapped_after_the_check(monkeypatch, swap)
     with reading_under(FileRules(allowed_folders([allowed]))):
-        with pytest.raises(FileRefused, match="is a symbolic link, not followed") as refused:
+        with pytest.raises(FileRefused) as refused:
             read_regular_file(allowed / "urdf" / "robot.urdf", 1000)
-    assert "secret" not in str(refused.value)
+    assert str(refused.value) == (
+        f"{allowed / 'urdf' / 'robot.urdf'}: cannot read file: a part of its path is a symbolic "
+        "link, not followed (a loop, or a link put there after the path was checked)"
+    )
     assert (allowed / "urdf" / "robot.urdf").read_text() == '<robot name="secret"/>'
 
 
@@ -489,3 +492,119 @@ def test_read_regular_file_reads_at_most_its_limit(tmp_path: Path) -> None:
     assert read_regular_file(path, len(ROBOT)) == ROBOT.encode()
     with pytest.raises(FileRefused, match="more than the 3 allowed"):
         read_regular_file(path, 3)
+
+
+# -- what each refusal names (the mutation run's survivors, #44) -----------------------------
+
+
+def test_a_missing_file_is_refused_with_the_systems_words(tmp_path: Path) -> None:
+    """The reason is the error's text as the system words it, not its symbol (``ENOENT``)."""
+    missing = tmp_path / "absent.urdf"
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(missing, 100)
+    assert str(refused.value) == f"{missing}: cannot read file: No such file or directory"
+
+
+def test_a_refusal_names_the_source_given_and_checks_the_path(tmp_path: Path) -> None:
+    """``read_regular_file(path, limit, source)`` (the fleet's ``--params-file PATH``): the
+    path is what is checked and read; the refusal names the source."""
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    (allowed / "r.urdf").write_text(ROBOT)
+    (other / "r.urdf").write_text(ROBOT)
+    source = f"--params-file {allowed / 'r.urdf'}"
+    assert read_regular_file(allowed / "r.urdf", 100, source) == ROBOT.encode()
+    with reading_under(FileRules(allowed_folders([allowed]))):
+        assert read_regular_file(allowed / "r.urdf", 100, source) == ROBOT.encode()
+        with pytest.raises(FileRefused) as refused:
+            read_regular_file(other / "r.urdf", 100, "attachments.tool.file")
+    assert str(refused.value).startswith(
+        f"attachments.tool.file: cannot read file: refused at runtime: {other / 'r.urdf'} is "
+        f"outside the folders allowed ({allowed}); "
+    )
+
+
+def test_check_names_the_path_as_given_where_no_source_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FileRules.check``'s refusals without a ``source``: the path (its repr for a NUL
+    byte), the folders allowed joined by ", " (``none`` for an empty list), and a relative
+    path once the working folder is gone said so."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    rules = FileRules((a, b))
+    outside = tmp_path / "c.urdf"
+    with pytest.raises(FileRefused) as refused:
+        rules.check(outside)
+    assert str(refused.value).startswith(
+        f"{outside}: cannot read file: refused at runtime: {outside} is outside the folders "
+        f"allowed ({a}, {b}); list its folder"
+    )
+    with pytest.raises(FileRefused, match=rf"^{outside}: .*outside the folders allowed \(none\)"):
+        FileRules(()).check(outside)
+    with pytest.raises(FileRefused) as refused:
+        rules.check(Path("a\x00b.urdf"))
+    assert str(refused.value) == "'a\\x00b.urdf': cannot read file: its name holds a NUL byte"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(FileRefused) as refused:
+        rules.check(Path("r.urdf"))
+    assert str(refused.value) == (
+        "r.urdf: cannot read file: a relative path, and the working folder is gone: "
+        "No such file or directory"
+    )
+
+
+def test_an_empty_allowed_folder_entry_allows_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty entry of ``allowed_description_folders`` (``['']``, a launch argument left
+    empty) is no folder: not the working folder, which ``realpath('')`` would give."""
+    monkeypatch.chdir(tmp_path)
+    assert allowed_folders(["", str(tmp_path / "x")]) == (tmp_path / "x",)
+    assert allowed_folders([""]) == ()
+
+
+def test_a_file_that_grows_after_its_size_was_checked_is_read_to_its_limit_and_one_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size ``fstat`` gave is no bound on what a read gets (a log being written, a
+    ``/proc`` file): 4 MiB appended right after the check, the limit 2 MiB (two reads of
+    1 MiB land on it exactly): refused after the limit and one byte, never returned."""
+    path = tmp_path / "growing.urdf"
+    path.write_bytes(b"<")
+    fstat = os.fstat
+
+    def fstat_then_grow(fd: int) -> os.stat_result:
+        info = fstat(fd)
+        with path.open("ab") as stream:
+            stream.write(b" " * (4 << 20))
+        return info
+
+    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(path, 2 << 20)
+    assert str(refused.value) == f"{path}: cannot read file: more than the {2 << 20} bytes allowed"
+
+
+def test_a_file_of_several_reads_is_read_whole_and_a_read_error_is_named(
+    tmp_path: Path,
+) -> None:
+    """A file over one read's 1 MiB comes back whole; a regular file whose read fails
+    (``/proc/self/mem`` at offset 0: EIO) is refused naming it and the error; one larger
+    than the limit names its size."""
+    big = tmp_path / "big.urdf"
+    data = bytes(range(256)) * (6 << 10)  # 1.5 MiB
+    big.write_bytes(data)
+    assert read_regular_file(big, 2 << 20) == data
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(big, 1000)
+    assert (
+        str(refused.value)
+        == f"{big}: cannot read file: {len(data)} bytes, more than the 1000 allowed"
+    )
+    with pytest.raises(FileRefused) as refused:
+        read_regular_file(Path("/proc/self/mem"), 100)
+    assert str(refused.value) == "/proc/self/mem: cannot read file: Input/output error"

@@ -28,7 +28,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.errors import LOGGER  # noqa: E402
 from joint_tf_publisher.node_core.stop_signals import StopSignals  # noqa: E402
-from joint_tf_publisher.ros import fleet  # noqa: E402
+from joint_tf_publisher.ros import fleet, runtime  # noqa: E402
 from joint_tf_publisher.ros.node import package_logs_to  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -44,10 +44,12 @@ def stop() -> Iterator[StopSignals]:
     signals.restore()
 
 
-@pytest.mark.parametrize("executor", fleet.executors())
+@pytest.mark.parametrize("executor", [*fleet.executors(), runtime.WAITSET])
 def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
-    ros: Any, stop: StopSignals, executor: str, tmp_path: Path
+    ros: Any, stop: StopSignals, executor: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    """``waitset`` serves one node only: asked for it, the fleet spins with the default and
+    says so (fleet.md)."""
     params = tmp_path / "fleet.yaml"
     lines = ["/joint_tf_fleet:", "  ros__parameters:", "    robots: [good, bad]"]
     for name in ("good", "bad"):
@@ -101,6 +103,12 @@ def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
         thread.join(timeout=WAIT_S)
         assert not thread.is_alive(), "a stop signal did not end the fleet's loop"
         assert raised == []
+        said = capfd.readouterr().err
+        default = fleet.executors()[0]
+        if executor == runtime.WAITSET:
+            warning = f"the wait-set loop serves one node only: the fleet spins with {default}"
+            assert warning in said, said
+            assert f"spinning with {runtime.SPINNING_WITH[default]}" in said, said
     finally:
         context.try_shutdown()
         thread.join(timeout=WAIT_S)

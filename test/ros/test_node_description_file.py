@@ -3,7 +3,9 @@
 (file:line) in one log line and the health report on /diagnostics; the next good save loads.
 The parameters that give the description are exclusive (``ros2 param set`` refused naming
 them; at start: test_node_e2e.py's startup errors). Runtime changes of ``description_file``
-and ``description_args`` load the new file, or are refused with the reason.
+and ``description_args`` load the new file, or are refused with the reason. A xacro include
+saved unreadable is refused, and loads once a ``chmod`` makes it readable, without a new save
+(the node reads files as a user does, also where the tests run as root: ``READS_AS_A_USER``).
 
 One node serves the module (its tests run in order, each saving the file it needs first).
 Which saves load, and what the reasons say, is test/node_core/test_description_source.py.
@@ -24,6 +26,7 @@ pytest.importorskip("diagnostic_msgs.msg", reason="needs diagnostic_msgs (run in
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from node_harness import (  # noqa: E402
+    READS_AS_A_USER,
     WAIT_S,
     NodeUnderTest,
     Probe,
@@ -90,11 +93,28 @@ XACRO = """<robot name="edited" xmlns:xacro="http://www.ros.org/wiki/xacro">
 </robot>
 """
 
+#: ROBOT's parts: the arm (its shoulder) and the tool on its mount.
+_SHOULDER = ROBOT[ROBOT.index('  <joint name="shoulder"') : ROBOT.index('  <joint name="mount"')]
+_MOUNT = ROBOT[ROBOT.index('  <joint name="mount"') : ROBOT.index("</robot>")]
+_XMLNS = 'xmlns:xacro="http://www.ros.org/wiki/xacro"'
+#: A xacro file of ROBOT whose tool and mount come from the file it includes.
+INCLUDING_XACRO = (
+    f'<robot name="edited" {_XMLNS}>\n  <link name="base"/>\n  <link name="arm"/>\n'
+    + _SHOULDER.replace("{", "{{").replace("}", "}}")
+    + '  <xacro:include filename="{include}"/>\n</robot>\n'
+)
+#: The included file: ROBOT's tool and mount (``{x}``).
+MOUNT_XACRO = (
+    f'<robot {_XMLNS}>\n  <link name="tool"/>\n' + _MOUNT.replace("{tool}", "tool") + "</robot>\n"
+)
 
-def save(path: Path, text: str) -> None:
-    """Save as an editor does: a new file renamed over the old one."""
+
+def save(path: Path, text: str, mode: int = 0o644) -> None:
+    """Save as an editor does: a new file renamed over the old one (with permissions ``mode``,
+    given before it arrives: a save of mode 0 is never readable)."""
     temporary = path.with_name(path.name + ".swp")
     temporary.write_text(text)
+    temporary.chmod(mode)
     os.replace(temporary, path)
 
 
@@ -168,7 +188,14 @@ def node(
     probe: Probe, tmp_path_factory: pytest.TempPathFactory, robot_file: Path, watcher: Watcher
 ) -> Iterator[NodeUnderTest]:
     params = {"description_file": str(robot_file), "diagnostic_period": 0.25}
-    node = started(probe, tmp_path_factory, NAMESPACE, params, handshake=("shoulder", "arm"))
+    node = started(
+        probe,
+        tmp_path_factory,
+        NAMESPACE,
+        params,
+        handshake=("shoulder", "arm"),
+        launcher=READS_AS_A_USER,
+    )
     yield node
     node.stop()
 
@@ -304,6 +331,39 @@ def test_one_atomic_change_switches_between_text_and_file(
     )
     assert result.successful, result.reason
     watcher.wait_mount(start, "tool", 0.6)
+
+
+def test_an_include_saved_unreadable_loads_once_a_chmod_makes_it_readable(
+    node: NodeUnderTest, robot_file: Path, watcher: Watcher
+) -> None:
+    """The file watch reads again a file it could not read (robustness.md: a chmod's change
+    time is part of the stamp): an include saved unreadable with the main file unchanged, and
+    a new include named by a save of the main file, each refused naming it and loaded by the
+    chmod alone."""
+    pytest.importorskip("xacro")
+    main = robot_file.with_name("including.urdf.xacro")
+    mount = robot_file.with_name("mount.xacro")
+    save(mount, MOUNT_XACRO.format(x=0.11))
+    save(main, INCLUDING_XACRO.format(include=mount.name))
+    start = len(watcher.statics)
+    result = set_atomically(node, description_file=str(main), description_args=[])
+    assert result.successful, result.reason
+    watcher.wait_mount(start, "tool", 0.11)
+    refused = f"description_file not reloaded, the running model stays: {main}: xacro failed: "
+    cases = ((mount, False, 0.12), (mount.with_name("new.xacro"), True, 0.13))
+    for include, saved_main, x in cases:
+        statics, reports = len(watcher.statics), len(watcher.statuses)
+        save(include, MOUNT_XACRO.format(x=x), mode=0)
+        if saved_main:
+            save(main, INCLUDING_XACRO.format(include=include.name))
+        reason = watcher.report(reports, lambda v: v[Key.REFUSED_DESCRIPTION].startswith(refused))[
+            Key.REFUSED_DESCRIPTION
+        ]
+        assert f"Permission denied: {include}" in reason, reason
+        assert len(watcher.statics) == statics  # the running model stays
+        include.chmod(0o644)  # no save: only the change time moves
+        watcher.wait_mount(statics, "tool", x)
+        watcher.report(len(watcher.statuses), lambda v: v[Key.REFUSED_DESCRIPTION] == "")
 
 
 def test_a_topic_description_that_does_not_load_is_in_the_health_report(
