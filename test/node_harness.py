@@ -442,10 +442,24 @@ def fresh_stamp(span: float = 100.0) -> float:
 #: containers). Docker's default capabilities include ``CAP_SETPCAP``, which the drop needs.
 _DROP_ROOTS_READS = """
 import ctypes, os, sys
-prctl = ctypes.CDLL(None, use_errno=True).prctl
+libc = ctypes.CDLL(None, use_errno=True)
+def fail(what):
+    sys.exit(f"cannot drop {what}: {os.strerror(ctypes.get_errno())}")
 for capability in (1, 2):
-    if prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-        sys.exit(f"cannot drop capability {capability}: {os.strerror(ctypes.get_errno())}")
+    if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+        fail(f"capability {capability} from the bounding set")
+# Root's exec gives it inheritable | bounding: a container whose inheritable set holds the two
+# (older Docker did) would give them back, so they leave the inheritable set too (capset,
+# _LINUX_CAPABILITY_VERSION_3), and the ambient set is cleared (PR_CAP_AMBIENT_CLEAR_ALL).
+header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()  # (effective, permitted, inheritable) x 2
+if libc.capget(header, data) != 0:
+    fail("the capabilities (capget)")
+data[2] &= ~0b110
+if libc.capset(header, data) != 0:
+    fail("the inheritable capabilities (capset)")
+if libc.prctl(47, 4, 0, 0, 0) != 0:  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    fail("the ambient capabilities")
 os.execvp(sys.argv[1], sys.argv[1:])
 """
 
