@@ -166,8 +166,13 @@ def test_joints_of_the_description_never_recorded(
     code, document = doctor(capsys, bag)
     assert code == 1 and kinds(document) == ["joints_not_recorded"]
     found = finding(document, "joints_not_recorded")
-    assert found["details"]["joints"] == ["wrist_3_joint", "left_finger_joint"]
-    assert "2 joint(s) never received: wrist_3_joint, left_finger_joint" in found["summary"]
+    # the node's health rule: the mimic follower of a joint never received is never received,
+    # and every frame below each joint is missing (#48)
+    assert found["details"]["joints"] == ["wrist_3_joint", "left_finger_joint", "right_finger_joint"]
+    assert found["details"]["frames"] == [
+        "gripper_base_link", "left_finger_link", "right_finger_link", "tool_flange", "wrist_3_link"
+    ]  # fmt: skip
+    assert "3 joint(s) never received: wrist_3_joint, left_finger_joint" in found["summary"]
     assert "publish_default_positions" in found["fix"]
 
 

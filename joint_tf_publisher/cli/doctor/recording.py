@@ -24,15 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
 from ...health import wording
+from ...health.facts import RobotFacts, never_given
 from ...health.model import Key
 from ...model.elements import RobotModel
 from ...node_core.cdr import JointStateReader
-from ...node_core.parameters import Settings
+from ...node_core.description_source import DescriptionSource
+from ...node_core.parameter_changes import load_description, prepared_model
+from ...node_core.parameters import ParameterRejected, Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
-from ..bag.repair import params_settings
-from ..bag.storage import InputBag, bag_location, is_latched, open_bag
+from ..bag.repair import description_choice, given_description, params_settings
+from ..bag.storage import BagError, InputBag, bag_location, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
 from .analysis import CLOCK_DOMAIN_GAP_NS, union_findings
 from .observation import (
@@ -88,6 +91,8 @@ class BagScan:
     #: (parent, child, static) -> [count, newest stamp].
     transforms: dict[tuple[str, str, bool], list[int]] = field(default_factory=dict)
     joint_names: set[str] = field(default_factory=set)
+    #: The joint names of the recorded MultiDOFJointStates (``Kinematics.multi_dof_plan``).
+    multi_dof_names: set[str] = field(default_factory=set)
     joint_states: int = 0
     undecodable: int = 0
     gaps: int = 0
@@ -141,7 +146,7 @@ def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()
                 scan.joint_names.update(state.names)
         elif topic == names.multi_dof_joint_states:
             try:
-                scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
+                scan.multi_dof_names.update(messages.multi_dof_joint_state(data)[1])
             except ValueError:
                 continue
         elif topic in (names.tf, names.tf_static):
@@ -245,13 +250,15 @@ class BagContext:
     """What the findings are judged against: the description (given, else the bag's),
     where it came from, the frame prefix, and the repair command to suggest."""
 
-    robot: RobotModel | None
+    robot: Robot | None
     description_source: str
     frame_prefix: str
     repair_command: str
     given: RobotModel | None = None
     #: The node's parameters file given (``--params``), which the repair command carries.
     params: Path | None = None
+    #: The node's ``exclude_joints`` (``--params``): counted as received, as the node does.
+    exclude_joints: tuple[str, ...] = ()
 
 
 def repair_command(
@@ -397,17 +404,8 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
         ]
     robot = context.robot
     if robot is not None:
-        missing = [
-            joint
-            for joint in robot.joints.values()
-            if joint.joint_type != "fixed"
-            and joint.mimic is None
-            and joint.name not in scan.joint_names
-            and not any(name.startswith(joint.name + "/") for name in scan.joint_names)
-        ]
-        if missing:
-            names = [joint.name for joint in missing]
-            frames = [context.frame_prefix + joint.child for joint in missing]
+        names, frames = never_recorded(scan, robot, context)
+        if names:
             findings.append(
                 Finding(
                     Severity.ERROR,
@@ -464,6 +462,19 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     return findings
 
 
+def never_recorded(scan: BagScan, robot: Robot, context: BagContext) -> tuple[list[str], list[str]]:
+    """The moving joints no recorded joint state gives and the frames missing with them, by
+    the node's rules: the engine's name plan (``Kinematics.moved_joints``: variable, bare
+    and nested names; a MultiDOFJointState's joints by ``multi_dof_plan``) and the health
+    model's missing frames (``facts.never_given``: every frame below each joint, excluded
+    joints and mimic followers of given leaders received)."""
+    kin = robot.kinematics
+    names = tuple(sorted(scan.joint_names))
+    names += kin.multi_dof_plan(tuple(sorted(scan.multi_dof_names))).variable_names
+    facts = RobotFacts(kin, context.exclude_joints, context.frame_prefix)
+    return never_given(facts, kin.moved_joints(names))
+
+
 def clock_finding(scan: BagScan) -> list[Finding]:
     """Header stamps in another clock domain than the log times (sim time against wall)."""
     if scan.foreign_stamp is None:
@@ -505,7 +516,7 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     given = context.given
     if given is None or not scan.descriptions:
         return []
-    recorded = _loaded(scan.descriptions[-1], scan.names.robot_description)
+    recorded = _loaded(scan.descriptions[-1], scan.names.robot_description, Settings())
     if recorded is not None and _same(recorded, given):
         return []
     changed = _differences(recorded, given) if recorded is not None else ["it does not load"]
@@ -523,10 +534,13 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     ]
 
 
-def _loaded(text: str, source: str) -> RobotModel | None:
+def _loaded(text: str, source: str, settings: Settings) -> Robot | None:
+    """The recording's description ``text`` as the node installs it from its topic under
+    ``settings`` (``prepared_model``: ``model_name``, the attachments of ``--params``);
+    None where it does not load."""
     try:
-        return Robot.from_xml_string(text, source=source)
-    except ModelError:
+        return prepared_model(load_description, text, source, settings)[0].robot
+    except (ModelError, ParameterRejected):
         return None
 
 
@@ -614,7 +628,15 @@ def run_bag_doctor(
     parameters file (its ``source_list`` and ``frame_prefix`` used, ``frame_prefix`` under
     the one given). BagError for a bag that cannot be read or a parameters file that does
     not load; ValueError for a namespace that is not one."""
-    settings, _ = params_settings(params, namespace)
+    settings, values = params_settings(params, namespace)
+    choice = description_choice(settings, values, given is not None, params)
+    loaded = given_description(settings, values, params=params) if given is None else None
+    if loaded is not None:  # the parameters file's description_file or robot_description
+        loader, given_source = loaded
+        try:
+            given = loader(settings)[0].robot
+        except (ModelError, ParameterRejected, OSError) as exc:
+            raise BagError(f"the description ({given_source}) does not load: {exc}") from None
     if frame_prefix is None:
         frame_prefix = settings.frame_prefix
     bag = open_bag(path)
@@ -622,16 +644,16 @@ def run_bag_doctor(
         scan = scan_bag(bag, namespace, settings.source_list)
     finally:
         bag.close()
-    robot: RobotModel | None = given
+    robot: Robot | None = given
     source = given_source
-    if robot is None and scan.descriptions:
-        robot = _loaded(scan.descriptions[-1], scan.names.robot_description)
+    if robot is None and scan.descriptions and choice in (None, DescriptionSource.TOPIC):
+        robot = _loaded(scan.descriptions[-1], scan.names.robot_description, settings)
         source = f"the recording's {scan.names.robot_description}"
     long_bag = scan.static_stretch_ns / NS_PER_S > STATIC_STRETCH_S or (
         scan.duration_s > STATIC_STRETCH_S
     )
-    description = given_source if given is not None else None
-    if description is None and not scan.descriptions:
+    description = given_source if given is not None and loaded is None else None
+    if description is None and loaded is None and not scan.descriptions:
         description = "robot.urdf"
     context = BagContext(
         robot,
@@ -640,6 +662,7 @@ def run_bag_doctor(
         repair_command(path, description, long_bag, scan.names.namespace, params),
         given,
         params,
+        settings.exclude_joints,
     )
     findings = diagnose_bag(scan, context)
     report = bag_report(scan, context, findings, as_json)
