@@ -168,7 +168,11 @@ def test_joints_of_the_description_never_recorded(
     found = finding(document, "joints_not_recorded")
     # the node's health rule: the mimic follower of a joint never received is never received,
     # and every frame below each joint is missing (#48)
-    assert found["details"]["joints"] == ["wrist_3_joint", "left_finger_joint", "right_finger_joint"]
+    assert found["details"]["joints"] == [
+        "wrist_3_joint",
+        "left_finger_joint",
+        "right_finger_joint",
+    ]
     assert found["details"]["frames"] == [
         "gripper_base_link", "left_finger_link", "right_finger_link", "tool_flange", "wrist_3_link"
     ]  # fmt: skip
