@@ -8,7 +8,10 @@ pipeline returns is written on ``/tf`` at that JointState's log time; the static
 pipeline's ``static_publication``. The node's clock is the bag's log time (zero stamps,
 static stamps, default positions). Settings are the node's (``--params``, read by
 ``params_file``), with one difference: without ``publish_frequency`` or ``ignore_timestamp``
-in them every JointState is kept (``ignore_timestamp``), as a recording keeps them.
+in them every JointState is kept (``ignore_timestamp``), as a recording keeps them. The
+description comes by the node's rule (``given_description``: ``description_source``, two
+sources refused), with one difference: none given is the recording's own topic. The robot's
+frames are the pipeline's rule (``pipeline.own_parents``).
 
 What the output holds:
 

@@ -4,12 +4,15 @@
 the names and frames seen): its ``/tf_static`` (when, how recorded), every transform of
 ``/tf`` and ``/tf_static`` (parent, child, newest stamp), its joint states (names, gaps
 between log times, header stamps that go back or lie in another clock domain than the log
-times) and its descriptions. ``diagnose_bag`` turns the scan into the live doctor's
-``Finding``s (``observation``; frames with two parents or two sources are the live
-checks themselves, ``tree``), each naming its fix; where the fix is a repair, the exact
-``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report`` prints them as the
-live doctor does (``report``: the same text layout, JSON shape and exit status). The bag is
-read through ``bag.storage`` (rosbags, imported when the command runs).
+times) and its descriptions. Its rules are the node's: the description as the repair takes
+it (``bag.repair.given_description``, else the recording's, installed by ``prepared_model``),
+the joints a recording gives by the engine's name plan (``Kinematics.moved_joints``) and the
+frames missing by the health model's (``facts.never_given``). ``diagnose_bag`` turns the
+scan into the live doctor's ``Finding``s (``observation``; frames with two parents or two
+sources are the live checks themselves, ``tree``), each naming its fix; where the fix is a
+repair, the exact ``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report``
+prints them as the live doctor does (``report``: the same text layout, JSON shape and exit
+status). The bag is read through ``bag.storage`` (rosbags, imported when the command runs).
 """
 
 from __future__ import annotations
