@@ -219,6 +219,11 @@ def test_joint_state_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, document = doctor(capsys, states_bag(tmp_path / "in", times))
     assert code == 1 and kinds(document) == ["joint_state_gaps"]
     assert finding(document, "joint_state_gaps")["details"]["gaps"] == 1
+    # the node's joint_state_timeout from --params is the gap, as the node reports it (#48)
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    joint_state_timeout: 5.0\n")
+    code, document = doctor(capsys, tmp_path / "in", "--params", str(params))
+    assert code == 0 and kinds(document) == []
 
 
 def test_stamps_that_jump_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,8 +62,8 @@ if TYPE_CHECKING:
 #: A recording whose /tf_static is absent for longer than this (log time) loses its statics
 #: to playback started in that stretch (``ros2 bag play --start-offset``), s.
 STATIC_STRETCH_S = 10.0
-#: A gap between two JointStates (log time) longer than this is a gap: the node's
-#: ``joint_state_timeout`` default, after which it reports a silent stream, s.
+#: A gap between two JointStates (log time) longer than this is a gap without ``--params``:
+#: the node's ``joint_state_timeout`` default, after which it reports a silent stream, s.
 GAP_S = Settings().joint_state_timeout
 #: The period the doctor's repair command asks for where statics are missing in stretches, s.
 SUGGESTED_PERIOD_S = 1.0
@@ -81,6 +81,8 @@ class BagScan:
     storage: str
     #: The robot's topics in the bag (``bag.topics``: its namespace's).
     names: RobotTopics = field(default_factory=lambda: robot_topics(""))
+    #: The node's ``joint_state_timeout``: a longer stretch between two JointStates is a gap, s.
+    gap_s: float = GAP_S
     start_ns: int = 0
     end_ns: int = 0
     messages: int = 0
@@ -120,14 +122,17 @@ class BagScan:
         return (self.end_ns - self.start_ns) / NS_PER_S
 
 
-def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()) -> BagScan:
+def scan_bag(
+    bag: InputBag, namespace: str = "", source_list: Sequence[str] = (), gap_s: float = GAP_S
+) -> BagScan:
     """One streaming pass over ``bag``, for the robot whose node ran in ``namespace`` and
     read its joint states from the ``source_list`` topics too (their joint names count; gaps
-    and stamps are judged on ``joint_states``)."""
+    and stamps are judged on ``joint_states``; a gap is longer than ``gap_s``, the node's
+    ``joint_state_timeout``)."""
     names = robot_topics(namespace, {c.topic for c in bag.connections})
     listed = {names.resolved(topic) for topic in source_list} - {names.joint_states}
     listed_readers = {topic: JointStateReader() for topic in listed}
-    scan = BagScan(bag.path, bag.storage, names)
+    scan = BagScan(bag.path, bag.storage, names, gap_s)
     for connection in bag.connections:
         scan.topics[connection.topic] = connection.msgtype
         if connection.topic == names.tf_static:
@@ -195,7 +200,7 @@ def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: by
     scan.joint_names.update(state.names)
     if scan.last_state_ns is not None:
         gap = time_ns - scan.last_state_ns
-        if gap > GAP_S * NS_PER_S:
+        if gap > scan.gap_s * NS_PER_S:
             scan.gaps += 1
             if gap > scan.longest_gap_ns:
                 scan.longest_gap_ns, scan.longest_gap_at_ns = gap, scan.last_state_ns
@@ -436,7 +441,8 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.WARNING,
                 Kind.JOINT_STATE_GAPS,
-                f"{scan.names.joint_states} stops {scan.gaps} time(s) for more than {GAP_S:g} s, "
+                f"{scan.names.joint_states} stops {scan.gaps} time(s) for more than "
+                f"{scan.gap_s:g} s, "
                 f"the longest {scan.longest_gap_ns / NS_PER_S:.2f} s at {at_s:.2f} s into the "
                 "recording: the robot's moving frames are stale there",
                 "the joint-state publisher stalled or the recorder dropped messages (a full "
@@ -644,7 +650,7 @@ def run_bag_doctor(
         frame_prefix = settings.frame_prefix
     bag = open_bag(path)
     try:
-        scan = scan_bag(bag, namespace, settings.source_list)
+        scan = scan_bag(bag, namespace, settings.source_list, settings.joint_state_timeout)
     finally:
         bag.close()
     robot: Robot | None = given
