@@ -90,6 +90,27 @@ class RobotFacts:
                     changed = True
 
 
+def never_received(facts: RobotFacts, received: BoolArray) -> tuple[list[str], list[str]]:
+    """The moving joints not ``received`` (per moving joint, excluded joints and mimic
+    followers already counted) and the frames missing with them (every frame below each,
+    prefixed, sorted): what the health report names (``Key.NEVER_RECEIVED``,
+    ``Key.MISSING_FRAMES``)."""
+    never = np.flatnonzero(~received).tolist()
+    names = [facts.joint_names[i] for i in never]
+    missing = sorted({frame for i in never for frame in facts.frames_below[i]})
+    return names, missing
+
+
+def never_given(facts: RobotFacts, moved: IndexArray) -> tuple[list[str], list[str]]:
+    """``never_received`` where only the moving joints ``moved`` (``Kinematics.moved_joints``
+    of every message) were given: excluded joints count as received, and mimic followers
+    with their leader, as in the node's report (doctor --bag asks it of a recording)."""
+    received = facts.excluded.copy()
+    received[moved] = True
+    facts.follow_leaders(received, np.zeros(len(received), dtype=np.int64))
+    return never_received(facts, received)
+
+
 def frames_left(before: RobotFacts | None, after: RobotFacts) -> list[str]:
     """The frames of ``before`` (the model, or prefix, the node had) that ``after`` does not
     have, sorted: a description or ``frame_prefix`` change took them away, and every tf2

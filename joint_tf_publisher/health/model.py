@@ -28,7 +28,7 @@ from ..arrays import Array, IndexArray, distinct
 from ..model.clamp_mode import ClampMode
 from ..stamps import NS_PER_S
 from . import wording
-from .facts import RobotFacts, frames_left
+from .facts import RobotFacts, frames_left, never_received
 from .wording import name_list
 
 #: Message shapes kept apart; beyond, they are folded into one (a flood of new name tuples
@@ -531,9 +531,7 @@ class _JointArrivals:
 
     def never_received(self, values: dict[str, str]) -> str | None:
         """The sentence naming joints never received and their frames, None if none."""
-        never = np.flatnonzero(~self.received).tolist()
-        names = [self.facts.joint_names[i] for i in never]
-        missing = sorted({frame for i in never for frame in self.facts.frames_below[i]})
+        names, missing = never_received(self.facts, self.received)
         values[Key.NEVER_RECEIVED] = ", ".join(names)
         values[Key.MISSING_FRAMES] = ", ".join(missing)
         return wording.never_received(names, missing) if names else None

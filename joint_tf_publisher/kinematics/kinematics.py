@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import Array, BoolArray
+from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampLike, ClampMode
 from ..model.elements import Joint, RobotModel
@@ -137,6 +137,14 @@ class Kinematics:
             return message_plan(self.state, self.transforms, names, mode, mask)
 
         return bounded_cache(build)
+
+    def moved_joints(self, names: tuple[str, ...]) -> IndexArray:
+        """The moving joints (indices into ``moving_joints``) a JointState with ``names``
+        moves, by the name plan (``joint_state_names``: variable names, the bare names of
+        multi-value joints, nested joints by their bare name) and their mimic followers: the
+        joints the node's health counts as received from such a message. Not cached: for
+        the offline doors (doctor --bag), which ask once."""
+        return self.state.plans.once(names).moves
 
     def multi_dof_plan(self, joint_names: tuple[str, ...]) -> MultiDofPlan:
         """How MultiDOFJointStates with ``joint_names`` become JointState values

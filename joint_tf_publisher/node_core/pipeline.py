@@ -27,7 +27,7 @@ class; tests drive it directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -213,18 +213,6 @@ class Configured:
         self.start = start_positions(kin, settings.zeros, settings.clamp_mode)
         self.default_poses = kin.joint_poses(self.start, np.arange(len(kin.moving_joints)))
 
-    def own_transforms(self) -> dict[str, str]:
-        """``JointStatePipeline.own_transforms`` under these settings."""
-        mask = self.publish_mask.tolist()
-        own: dict[str, str] = {}
-        trees = [(self.frames, self.static_layout)]
-        if self._global_frames is not None and self.static_global_layout is not None:
-            trees.append((self._global_frames, self.static_global_layout))
-        for moving, static in trees:
-            published = (pair for pair, on in zip(moving, mask, strict=True) if on)
-            own.update((child, parent) for parent, child in (*published, *static.frames))
-        return own
-
     def _layouts(self, key: bytes) -> tuple[TFMessageLayout, TFMessageLayout | None]:
         joints = np.frombuffer(key, np.intp).tolist()
         layout = TFMessageLayout([self.frames[i] for i in joints])
@@ -237,6 +225,23 @@ class Configured:
         ``stamp_ns``, in every tree the node publishes."""
         layout, global_layout = self.layouts_of(key)
         return Publication(layout, stamp_ns, poses, global_layout)
+
+
+def own_parents(joints: Iterable[Joint], settings: Settings) -> dict[str, str]:
+    """The frames the node publishes for ``joints`` under ``settings``: each joint's child
+    frame -> its parent frame, joints in ``exclude_joints`` left out, in every tree the node
+    publishes (``frame_prefix``, and the global tree's prefix too where there is one,
+    ``tf_outputs``). The one frame rule of the node, its static union and bag repair."""
+    prefixes = [settings.frame_prefix]
+    if global_tree_on(settings):
+        prefixes.append(settings.global_frame_prefix)
+    excluded = set(settings.exclude_joints)
+    return {
+        prefix + joint.child: prefix + joint.parent
+        for prefix in prefixes
+        for joint in joints
+        if joint.name not in excluded
+    }
 
 
 def _frame_pairs(joints: Sequence[Joint], prefix: str) -> list[tuple[str, str]]:
@@ -381,10 +386,10 @@ class JointStatePipeline:
         tree's prefix too where it has one), moving and fixed, excluded joints left out:
         child frame -> parent frame (empty without a model). The static union keeps foreign
         values of these out."""
-        configured = self._configured
-        if configured is None:
+        model = self.model
+        if model is None or self._configured is None:
             return {}
-        return configured.own_transforms()
+        return own_parents((*model.kin.moving_joints, *model.kin.fixed_joints), self.settings)
 
     def undecodable(self, message_type: str) -> None:
         """A ``message_type`` message dropped because the RMW could not decode its bytes:

@@ -167,8 +167,17 @@ def test_joints_of_the_description_never_recorded(
     code, document = doctor(capsys, bag)
     assert code == 1 and kinds(document) == ["joints_not_recorded"]
     found = finding(document, "joints_not_recorded")
-    assert found["details"]["joints"] == ["wrist_3_joint", "left_finger_joint"]
-    assert "2 joint(s) never received: wrist_3_joint, left_finger_joint" in found["summary"]
+    # the node's health rule: the mimic follower of a joint never received is never received,
+    # and every frame below each joint is missing (#48)
+    assert found["details"]["joints"] == [
+        "wrist_3_joint",
+        "left_finger_joint",
+        "right_finger_joint",
+    ]
+    assert found["details"]["frames"] == [
+        "gripper_base_link", "left_finger_link", "right_finger_link", "tool_flange", "wrist_3_link"
+    ]  # fmt: skip
+    assert "3 joint(s) never received: wrist_3_joint, left_finger_joint" in found["summary"]
     assert "publish_default_positions" in found["fix"]
 
 
@@ -230,6 +239,11 @@ def test_joint_state_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, document = doctor(capsys, states_bag(tmp_path / "in", times))
     assert code == 1 and kinds(document) == ["joint_state_gaps"]
     assert finding(document, "joint_state_gaps")["details"]["gaps"] == 1
+    # the node's joint_state_timeout from --params is the gap, as the node reports it (#48)
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    joint_state_timeout: 5.0\n")
+    code, document = doctor(capsys, tmp_path / "in", "--params", str(params))
+    assert code == 0 and kinds(document) == []
 
 
 def test_stamps_that_jump_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,10 @@ pipeline returns is written on ``/tf`` at that JointState's log time; the static
 pipeline's ``static_publication``. The node's clock is the bag's log time (zero stamps,
 static stamps, default positions). Settings are the node's (``--params``, read by
 ``params_file``), with one difference: without ``publish_frequency`` or ``ignore_timestamp``
-in them every JointState is kept (``ignore_timestamp``), as a recording keeps them.
+in them every JointState is kept (``ignore_timestamp``), as a recording keeps them. The
+description comes by the node's rule (``given_description``: ``description_source``, two
+sources refused), with one difference: none given is the recording's own topic. The robot's
+frames are the pipeline's rule (``pipeline.own_parents``).
 
 What the output holds:
 
@@ -51,7 +54,12 @@ from ...health import wording
 from ...health.model import JointStateHealth, UnionFacts
 from ...health.reporting import Reporter
 from ...node_core.cdr import JointStateReader, Publication
-from ...node_core.description_source import DescriptionFileWatch, DescriptionSource, refusal
+from ...node_core.description_source import (
+    DescriptionFileWatch,
+    DescriptionSource,
+    description_source,
+    refusal,
+)
 from ...node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ...node_core.parameter_changes import (
     PARAMETER_SOURCE,
@@ -62,7 +70,7 @@ from ...node_core.parameter_changes import (
 )
 from ...node_core.parameter_keys import offline_unknown, warnings
 from ...node_core.parameters import ParameterRejected, Settings
-from ...node_core.pipeline import JointStatePipeline, LoadedModel
+from ...node_core.pipeline import JointStatePipeline, LoadedModel, own_parents
 from ...stamps import NS_PER_S
 from ..params_file import ParamsFileError, node_parameters
 from . import messages
@@ -275,45 +283,61 @@ def repair_settings(options: RepairOptions) -> tuple[Settings, dict[str, Any]]:
 Loader = Callable[[Settings], tuple[LoadedModel, Settings]]
 
 
-def given_description(options: RepairOptions, values: dict[str, Any]) -> tuple[Loader, str] | None:
-    """How to load the description given on the command line (``--description``) or in the
-    parameters file (``description_file`` or ``robot_description``), as the node loads it,
-    and its name; None when neither gives one (the bag's topic does)."""
-    if options.description is not None:
-        watch = DescriptionFileWatch(str(options.description), options.description_args)
-        return (lambda settings: watch.load(partial(file_model, load_description, settings))), str(
-            options.description
-        )
-    settings = Settings.from_values(values)
-    if settings.description_file:
-        watch = DescriptionFileWatch(settings.description_file, settings.description_args)
-        return (
-            lambda settings: watch.load(partial(file_model, load_description, settings))
-        ), settings.description_file
+def description_choice(
+    settings: Settings, values: dict[str, Any], description_given: bool, params: Path | None
+) -> DescriptionSource | None:
+    """Where the bag commands' description comes from (``given_description``): the node's
+    ``description_source`` over the parameters file ``params`` (``settings``, ``values``)
+    with ``--description`` (``description_given``) as its ``description_file``; None where
+    none gives one. BagError naming them where two give one."""
+    file = "--description" if description_given else settings.description_file
     text = str(values.get("robot_description") or "")
-    if text.strip():
-        return (
-            lambda settings: prepared_model(load_description, text, PARAMETER_SOURCE, settings)
-        ), "robot_description parameter"
-    return None
+    if not (text.strip() or file.strip() or settings.description_from_topic):
+        return None
+    try:
+        return description_source(text, file, settings.description_from_topic)
+    except ParameterRejected as exc:
+        given = ["--description"] if description_given else []
+        given += [f"--params {params}"] if params is not None else []
+        raise BagError(f"{' and '.join(given)}: {exc}") from None
+
+
+def given_description(
+    settings: Settings,
+    values: dict[str, Any],
+    description: Path | None = None,
+    description_args: tuple[str, ...] = (),
+    params: Path | None = None,
+) -> tuple[Loader, str] | None:
+    """How to load the description the bag commands are given, as the node loads it
+    (``prepared_model``), and its name; None where it is the recording's topic. The node's
+    rule (``description_source``): exactly one of ``robot_description``,
+    ``description_file`` and ``description_from_topic`` in the parameters file
+    ``params`` (read into ``settings`` and ``values``); ``--description`` (with its xacro
+    arguments) is ``description_file`` given on the command line, over the file's, as
+    ``-p`` overrides a parameters file. None of them: the recording's topic (a recording's
+    own description, where the node would refuse to start). BagError naming them where
+    two give one."""
+    source = description_choice(settings, values, description is not None, params)
+    if source is None or source is DescriptionSource.TOPIC:
+        return None
+    file = str(description) if description is not None else settings.description_file
+    args = description_args if description is not None else settings.description_args
+    text = str(values.get("robot_description") or "")
+    if source is DescriptionSource.FILE:
+        watch = DescriptionFileWatch(file, args)
+        return (lambda settings: watch.load(partial(file_model, load_description, settings))), file
+    return (
+        lambda settings: prepared_model(load_description, text, PARAMETER_SOURCE, settings)
+    ), "robot_description parameter"
 
 
 def robot_parents(
     model: LoadedModel, settings: Settings, joints: Iterable[Joint] | None = None
 ) -> dict[str, str]:
     """Every frame the node publishes for ``joints`` of ``model`` (None: all of them), with
-    its parent: each joint's child that is not excluded, prefixed (and with the global tree's
-    prefix where there is one)."""
-    prefixes = {settings.frame_prefix}
-    if settings.global_frame_prefix:
-        prefixes.add(settings.global_frame_prefix)
-    excluded = set(settings.exclude_joints)
-    return {
-        prefix + joint.child: prefix + joint.parent
-        for joint in (model.robot.joints.values() if joints is None else joints)
-        if joint.name not in excluded
-        for prefix in prefixes
-    }
+    its parent: the node's own rule (``pipeline.own_parents``)."""
+    return own_parents(model.robot.joints.values() if joints is None else joints, settings)
 
 
 def robot_frames(
@@ -325,8 +349,7 @@ def robot_frames(
 
 def static_frames(model: LoadedModel, settings: Settings) -> set[str]:
     """The frames of ``model``'s static set: its fixed joints' children (``robot_frames``)."""
-    fixed = [joint for joint in model.robot.joints.values() if joint.joint_type == "fixed"]
-    return robot_frames(model, settings, fixed)
+    return robot_frames(model, settings, model.kin.fixed_joints)
 
 
 @dataclass
@@ -686,7 +709,13 @@ class Repair:
                 f"{broken} recorded /robot_description or /tf_static message(s) do not decode: "
                 "ignored"
             )
-        given = given_description(options, self.values)
+        given = given_description(
+            self.settings,
+            self.values,
+            options.description,
+            options.description_args,
+            options.params,
+        )
         first_loaded: tuple[LoadedModel, Settings] | None = None  # the bag's first, if loaded
         for index, (_, text) in enumerate(descriptions):  # every frame the robot ever had
             try:  # is its own

@@ -4,12 +4,15 @@
 the names and frames seen): its ``/tf_static`` (when, how recorded), every transform of
 ``/tf`` and ``/tf_static`` (parent, child, newest stamp), its joint states (names, gaps
 between log times, header stamps that go back or lie in another clock domain than the log
-times) and its descriptions. ``diagnose_bag`` turns the scan into the live doctor's
-``Finding``s (``observation``; frames with two parents or two sources are the live
-checks themselves, ``tree``), each naming its fix; where the fix is a repair, the exact
-``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report`` prints them as the
-live doctor does (``report``: the same text layout, JSON shape and exit status). The bag is
-read through ``bag.storage`` (rosbags, imported when the command runs).
+times) and its descriptions. Its rules are the node's: the description as the repair takes
+it (``bag.repair.given_description``, else the recording's, installed by ``prepared_model``),
+the joints a recording gives by the engine's name plan (``Kinematics.moved_joints``) and the
+frames missing by the health model's (``facts.never_given``). ``diagnose_bag`` turns the
+scan into the live doctor's ``Finding``s (``observation``; frames with two parents or two
+sources are the live checks themselves, ``tree``), each naming its fix; where the fix is a
+repair, the exact ``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report``
+prints them as the live doctor does (``report``: the same text layout, JSON shape and exit
+status). The bag is read through ``bag.storage`` (rosbags, imported when the command runs).
 """
 
 from __future__ import annotations
@@ -24,15 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
 from ...health import wording
+from ...health.facts import RobotFacts, never_given
 from ...health.model import Key
 from ...model.elements import RobotModel
 from ...node_core.cdr import JointStateReader
-from ...node_core.parameters import Settings
+from ...node_core.description_source import DescriptionSource
+from ...node_core.parameter_changes import load_description, prepared_model
+from ...node_core.parameters import ParameterRejected, Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
-from ..bag.repair import params_settings
-from ..bag.storage import InputBag, bag_location, is_latched, open_bag
+from ..bag.repair import description_choice, given_description, params_settings
+from ..bag.storage import BagError, InputBag, bag_location, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
 from .analysis import CLOCK_DOMAIN_GAP_NS, union_findings
 from .observation import (
@@ -56,8 +62,8 @@ if TYPE_CHECKING:
 #: A recording whose /tf_static is absent for longer than this (log time) loses its statics
 #: to playback started in that stretch (``ros2 bag play --start-offset``), s.
 STATIC_STRETCH_S = 10.0
-#: A gap between two JointStates (log time) longer than this is a gap: the node's
-#: ``joint_state_timeout`` default, after which it reports a silent stream, s.
+#: A gap between two JointStates (log time) longer than this is a gap without ``--params``:
+#: the node's ``joint_state_timeout`` default, after which it reports a silent stream, s.
 GAP_S = Settings().joint_state_timeout
 #: The period the doctor's repair command asks for where statics are missing in stretches, s.
 SUGGESTED_PERIOD_S = 1.0
@@ -75,6 +81,8 @@ class BagScan:
     storage: str
     #: The robot's topics in the bag (``bag.topics``: its namespace's).
     names: RobotTopics = field(default_factory=lambda: robot_topics(""))
+    #: The node's ``joint_state_timeout``: a longer stretch between two JointStates is a gap, s.
+    gap_s: float = GAP_S
     start_ns: int = 0
     end_ns: int = 0
     messages: int = 0
@@ -88,6 +96,8 @@ class BagScan:
     #: (parent, child, static) -> [count, newest stamp].
     transforms: dict[tuple[str, str, bool], list[int]] = field(default_factory=dict)
     joint_names: set[str] = field(default_factory=set)
+    #: The joint names of the recorded MultiDOFJointStates (``Kinematics.multi_dof_plan``).
+    multi_dof_names: set[str] = field(default_factory=set)
     joint_states: int = 0
     undecodable: int = 0
     gaps: int = 0
@@ -112,14 +122,17 @@ class BagScan:
         return (self.end_ns - self.start_ns) / NS_PER_S
 
 
-def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()) -> BagScan:
+def scan_bag(
+    bag: InputBag, namespace: str = "", source_list: Sequence[str] = (), gap_s: float = GAP_S
+) -> BagScan:
     """One streaming pass over ``bag``, for the robot whose node ran in ``namespace`` and
     read its joint states from the ``source_list`` topics too (their joint names count; gaps
-    and stamps are judged on ``joint_states``)."""
+    and stamps are judged on ``joint_states``; a gap is longer than ``gap_s``, the node's
+    ``joint_state_timeout``)."""
     names = robot_topics(namespace, {c.topic for c in bag.connections})
     listed = {names.resolved(topic) for topic in source_list} - {names.joint_states}
     listed_readers = {topic: JointStateReader() for topic in listed}
-    scan = BagScan(bag.path, bag.storage, names)
+    scan = BagScan(bag.path, bag.storage, names, gap_s)
     for connection in bag.connections:
         scan.topics[connection.topic] = connection.msgtype
         if connection.topic == names.tf_static:
@@ -141,7 +154,7 @@ def scan_bag(bag: InputBag, namespace: str = "", source_list: Sequence[str] = ()
                 scan.joint_names.update(state.names)
         elif topic == names.multi_dof_joint_states:
             try:
-                scan.joint_names.update(messages.multi_dof_joint_state(data)[1])
+                scan.multi_dof_names.update(messages.multi_dof_joint_state(data)[1])
             except ValueError:
                 continue
         elif topic in (names.tf, names.tf_static):
@@ -187,7 +200,7 @@ def _joint_state(scan: BagScan, reader: JointStateReader, time_ns: int, data: by
     scan.joint_names.update(state.names)
     if scan.last_state_ns is not None:
         gap = time_ns - scan.last_state_ns
-        if gap > GAP_S * NS_PER_S:
+        if gap > scan.gap_s * NS_PER_S:
             scan.gaps += 1
             if gap > scan.longest_gap_ns:
                 scan.longest_gap_ns, scan.longest_gap_at_ns = gap, scan.last_state_ns
@@ -245,13 +258,15 @@ class BagContext:
     """What the findings are judged against: the description (given, else the bag's),
     where it came from, the frame prefix, and the repair command to suggest."""
 
-    robot: RobotModel | None
+    robot: Robot | None
     description_source: str
     frame_prefix: str
     repair_command: str
     given: RobotModel | None = None
     #: The node's parameters file given (``--params``), which the repair command carries.
     params: Path | None = None
+    #: The node's ``exclude_joints`` (``--params``): counted as received, as the node does.
+    exclude_joints: tuple[str, ...] = ()
 
 
 def repair_command(
@@ -397,17 +412,8 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
         ]
     robot = context.robot
     if robot is not None:
-        missing = [
-            joint
-            for joint in robot.joints.values()
-            if joint.joint_type != "fixed"
-            and joint.mimic is None
-            and joint.name not in scan.joint_names
-            and not any(name.startswith(joint.name + "/") for name in scan.joint_names)
-        ]
-        if missing:
-            names = [joint.name for joint in missing]
-            frames = [context.frame_prefix + joint.child for joint in missing]
+        names, frames = never_recorded(scan, robot, context)
+        if names:
             findings.append(
                 Finding(
                     Severity.ERROR,
@@ -435,7 +441,8 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             Finding(
                 Severity.WARNING,
                 Kind.JOINT_STATE_GAPS,
-                f"{scan.names.joint_states} stops {scan.gaps} time(s) for more than {GAP_S:g} s, "
+                f"{scan.names.joint_states} stops {scan.gaps} time(s) for more than "
+                f"{scan.gap_s:g} s, "
                 f"the longest {scan.longest_gap_ns / NS_PER_S:.2f} s at {at_s:.2f} s into the "
                 "recording: the robot's moving frames are stale there",
                 "the joint-state publisher stalled or the recorder dropped messages (a full "
@@ -462,6 +469,19 @@ def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
             )
         )
     return findings
+
+
+def never_recorded(scan: BagScan, robot: Robot, context: BagContext) -> tuple[list[str], list[str]]:
+    """The moving joints no recorded joint state gives and the frames missing with them, by
+    the node's rules: the engine's name plan (``Kinematics.moved_joints``: variable, bare
+    and nested names; a MultiDOFJointState's joints by ``multi_dof_plan``) and the health
+    model's missing frames (``facts.never_given``: every frame below each joint, excluded
+    joints and mimic followers of given leaders received)."""
+    kin = robot.kinematics
+    names = tuple(sorted(scan.joint_names))
+    names += kin.multi_dof_plan(tuple(sorted(scan.multi_dof_names))).variable_names
+    facts = RobotFacts(kin, context.exclude_joints, context.frame_prefix)
+    return never_given(facts, kin.moved_joints(names))
 
 
 def clock_finding(scan: BagScan) -> list[Finding]:
@@ -505,7 +525,7 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     given = context.given
     if given is None or not scan.descriptions:
         return []
-    recorded = _loaded(scan.descriptions[-1], scan.names.robot_description)
+    recorded = _loaded(scan.descriptions[-1], scan.names.robot_description, Settings())
     if recorded is not None and _same(recorded, given):
         return []
     changed = _differences(recorded, given) if recorded is not None else ["it does not load"]
@@ -523,10 +543,13 @@ def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     ]
 
 
-def _loaded(text: str, source: str) -> RobotModel | None:
+def _loaded(text: str, source: str, settings: Settings) -> Robot | None:
+    """The recording's description ``text`` as the node installs it from its topic under
+    ``settings`` (``prepared_model``: ``model_name``, the attachments of ``--params``);
+    None where it does not load."""
     try:
-        return Robot.from_xml_string(text, source=source)
-    except ModelError:
+        return prepared_model(load_description, text, source, settings)[0].robot
+    except (ModelError, ParameterRejected):
         return None
 
 
@@ -614,24 +637,32 @@ def run_bag_doctor(
     parameters file (its ``source_list`` and ``frame_prefix`` used, ``frame_prefix`` under
     the one given). BagError for a bag that cannot be read or a parameters file that does
     not load; ValueError for a namespace that is not one."""
-    settings, _ = params_settings(params, namespace)
+    settings, values = params_settings(params, namespace)
+    choice = description_choice(settings, values, given is not None, params)
+    loaded = given_description(settings, values, params=params) if given is None else None
+    if loaded is not None:  # the parameters file's description_file or robot_description
+        loader, given_source = loaded
+        try:
+            given = loader(settings)[0].robot
+        except (ModelError, ParameterRejected, OSError) as exc:
+            raise BagError(f"the description ({given_source}) does not load: {exc}") from None
     if frame_prefix is None:
         frame_prefix = settings.frame_prefix
     bag = open_bag(path)
     try:
-        scan = scan_bag(bag, namespace, settings.source_list)
+        scan = scan_bag(bag, namespace, settings.source_list, settings.joint_state_timeout)
     finally:
         bag.close()
-    robot: RobotModel | None = given
+    robot: Robot | None = given
     source = given_source
-    if robot is None and scan.descriptions:
-        robot = _loaded(scan.descriptions[-1], scan.names.robot_description)
+    if robot is None and scan.descriptions and choice in (None, DescriptionSource.TOPIC):
+        robot = _loaded(scan.descriptions[-1], scan.names.robot_description, settings)
         source = f"the recording's {scan.names.robot_description}"
     long_bag = scan.static_stretch_ns / NS_PER_S > STATIC_STRETCH_S or (
         scan.duration_s > STATIC_STRETCH_S
     )
-    description = given_source if given is not None else None
-    if description is None and not scan.descriptions:
+    description = given_source if given is not None and loaded is None else None
+    if description is None and loaded is None and not scan.descriptions:
         description = "robot.urdf"
     context = BagContext(
         robot,
@@ -640,6 +671,7 @@ def run_bag_doctor(
         repair_command(path, description, long_bag, scan.names.namespace, params),
         given,
         params,
+        settings.exclude_joints,
     )
     findings = diagnose_bag(scan, context)
     report = bag_report(scan, context, findings, as_json)
