@@ -465,7 +465,7 @@ class JointTfPublisher(Node):
         try:
             publication = self.pipeline.take_multi_dof_joint_state(data)
         except UndecodableMessage:
-            self.pipeline.undecodable("MultiDOFJointState")
+            self.pipeline.undecodable("sensor_msgs/MultiDOFJointState")
             return
         self._publish(publication)
 
