@@ -5,8 +5,9 @@ Through public entry points only: the pipeline the node runs (``JointStatePipeli
 (``Publication.to_bytes``), for synthetic JointStates; microseconds per call of each, of both
 with a global tree too (``global_frame_prefix``: the global tree's bytes as well), of the
 intake every door calls (``take_joint_state``: the JointState's bytes to the TFMessage's, its
-short way after the first message), and of ``Robot.link_fk`` for comparison; then the top functions under cProfile. No rclpy context is
-created: nothing of DDS runs, nothing is left to stop at exit.
+short way after the first message), and of ``Robot.link_fk`` for comparison; then the top
+functions under cProfile. No rclpy context is created: nothing of DDS runs, nothing is left to
+stop at exit.
 """
 
 from __future__ import annotations
