@@ -117,7 +117,6 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
     from joint_tf_publisher.cli.bag.repair import StderrLogger
     from joint_tf_publisher.cli.bag.storage import BagOutput, open_bag, tf_qos
     from joint_tf_publisher.health.reporting import Reporter
-    from joint_tf_publisher.node_core.cdr import JointStateReader
     from joint_tf_publisher.node_core.parameter_changes import (
         TOPIC_SOURCE,
         load_description,
@@ -138,16 +137,12 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
         load_description, MODELS["humanoid"].to_urdf(), TOPIC_SOURCE, settings
     )
     pipeline.install(model, settings)
-    reader = JointStateReader()
     started = time.perf_counter()
     out: list[bytes] = []
     for data in states:
-        message = pipeline.joint_state_bytes(data, 0)
-        if message is None:
-            state = reader.read(data)
-            assert state is not None
-            publication = pipeline.joint_state(*state, 0, reader.block)
-            message = b"" if publication is None else publication.to_bytes()
+        message = pipeline.take_joint_state(data, 0)  # the intake, as the repair calls it
+        if not isinstance(message, bytes):
+            message = b"" if message is None else message.to_bytes()
         out.append(message)
     pipeline_s = time.perf_counter() - started
 

@@ -3,9 +3,11 @@
 Through public entry points only: the pipeline the node runs (``JointStatePipeline.joint_state``,
 ``ignore_timestamp`` true) on the humanoid, then the CDR bytes of its answer
 (``Publication.to_bytes``), for synthetic JointStates; microseconds per call of each, of both
-with a global tree too (``global_frame_prefix``: the global tree's bytes as well), and of
-``Robot.link_fk`` for comparison; then the top functions under cProfile. No rclpy context is
-created: nothing of DDS runs, nothing is left to stop at exit.
+with a global tree too (``global_frame_prefix``: the global tree's bytes as well), of the
+intake every door calls (``take_joint_state``: the JointState's bytes to the TFMessage's, its
+short way after the first message), and of ``Robot.link_fk`` for comparison; then the top
+functions under cProfile. No rclpy context is created: nothing of DDS runs, nothing is left to
+stop at exit.
 """
 
 from __future__ import annotations
@@ -78,6 +80,24 @@ def profile_callback(count: int) -> int:
         assert global_publication is not None
         global_publication.to_bytes()
 
+    from rclpy.serialization import serialize_message  # no context: nothing of DDS runs
+    from sensor_msgs.msg import JointState
+
+    def serialized(k: int) -> bytes:
+        msg = JointState(name=list(names), position=rows[k].tolist())
+        stamp_ns = start_ns + k * 1_000_000
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        return bytes(serialize_message(msg))
+
+    joint_states = [serialized(k) for k in range(count)]
+    intake = pipeline_of(Settings(ignore_timestamp=True))
+
+    def take(k: int) -> None:
+        message = intake.take_joint_state(joint_states[k])
+        if not isinstance(message, bytes):  # the first message of the stream: a Publication
+            assert message is not None
+            message.to_bytes()
+
     publications = [pipeline.joint_state(start_ns, names, row) for row in rows[:200]]  # warm up
     for row in rows[:200]:
         with_global_tree.joint_state(start_ns, names, row)
@@ -91,10 +111,11 @@ def profile_callback(count: int) -> int:
         "Publication.to_bytes": lambda k: publications[k % len(publications)].to_bytes(),
         "both (the node's work per JointState)": message,
         "both + the global tree (global_frame_prefix)": message_with_global_tree,
+        "take_joint_state (the intake: bytes in, bytes out)": take,
         "Robot.link_fk (every link, for comparison)": lambda k: robot.link_fk(configurations[k]),
     }
     for stage, call in stages.items():
-        print(f"  {stage:45s} {_summary(_micros(call, count))}")
+        print(f"  {stage:52s} {_summary(_micros(call, count))}")
     profiler = cProfile.Profile()
     profiler.runcall(lambda: list(map(message, range(count))))
     for order in ("tottime", "cumulative"):

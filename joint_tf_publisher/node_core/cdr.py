@@ -18,6 +18,10 @@ serializer may leave them uninitialised).
   a layout, a stamp and the poses (and, for the global tree, a second layout of the same
   transforms: one more ``write``).
 
+- ``read_multi_dof_joint_state`` reads ``sensor_msgs/MultiDOFJointState``: stamp, joint names
+  and transforms (the node's ``multi_dof_joint_states``, a recording's for bag repair), in
+  either byte order; the twists and wrenches after them are not read.
+
 ``JointStateReader`` returns None for anything it does not read (another encapsulation, a
 truncated message); the caller then deserializes the message the ordinary way.
 """
@@ -37,6 +41,8 @@ from ..stamps import ns_to_stamp, stamp_to_ns
 
 #: CDR little endian, the only encapsulation ``JointStateReader`` reads (options ignored).
 CDR_LE = b"\x00\x01"
+#: CDR big endian, which ``read_multi_dof_joint_state`` reads too.
+CDR_BE = b"\x00\x00"
 #: Encapsulation header written by ``TFMessageLayout``: CDR little endian, no options.
 ENCAPSULATION = b"\x00\x01\x00\x00"
 #: Size of the encapsulation header; alignment counts from its end.
@@ -144,6 +150,56 @@ class JointStateReader:
         except (struct.error, ValueError, UnicodeDecodeError):
             return None
         return JointStateData(stamp_to_ns(sec, nanosec), block.names, positions)
+
+
+class UndecodableMessage(ValueError):
+    """Bytes that are not the message they were taken for (the pipeline's intake)."""
+
+
+class MultiDofJointStateData(NamedTuple):
+    """What ``read_multi_dof_joint_state`` takes from a MultiDOFJointState: its header stamp
+    (ns), joint names, and per name its transform: ``translations`` (K, 3) in metres,
+    ``quaternions`` (K, 4) x y z w."""
+
+    stamp_ns: int
+    names: tuple[str, ...]
+    translations: Array
+    quaternions: Array
+
+
+def read_multi_dof_joint_state(data: bytes) -> MultiDofJointStateData | None:
+    """Stamp, joint names and transforms of a serialized ``sensor_msgs/MultiDOFJointState``
+    (CDR, either byte order); None where it is another encapsulation or truncated."""
+    order = {CDR_LE: "<", CDR_BE: ">"}.get(bytes(data[:2]))
+    if order is None:
+        return None
+    uint32 = struct.Struct(order + "I")
+    try:
+        sec, nanosec, frame_id_size = struct.unpack_from(order + "iII", data, HEADER_SIZE)
+        offset = _align(HEADER_SIZE + 12 + frame_id_size, 4)
+        (count,) = uint32.unpack_from(data, offset)
+        if count > len(data):
+            return None
+        offset += 4
+        names: list[str] = []
+        for _ in range(count):
+            offset = _align(offset, 4)
+            (size,) = uint32.unpack_from(data, offset)
+            end = offset + 4 + size
+            if size == 0 or end > len(data):
+                return None
+            names.append(bytes(data[offset + 4 : end - 1]).decode("utf-8", "replace"))
+            offset = end
+        offset = _align(offset, 4)
+        (transforms,) = uint32.unpack_from(data, offset)
+        offset = _align(offset + 4, 8) if transforms else 0
+        values = np.frombuffer(data, np.dtype(order + "f8"), 7 * transforms, offset)
+    except (struct.error, ValueError):
+        return None
+    poses = values.astype(np.float64).reshape(-1, 7)
+    return MultiDofJointStateData(
+        stamp_to_ns(sec, nanosec), tuple(names), poses[:, :3], poses[:, 3:]
+    )
 
 
 def _read_names(data: bytes, start: int) -> NameBlock:

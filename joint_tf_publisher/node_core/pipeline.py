@@ -19,10 +19,13 @@ write per message, and the rare events (clamped or rejected values, mismatched l
 out of range) as they happen.
 
 What it returns is a ``cdr.Publication``: a TFMessage layout with a stamp and the transforms,
-which the node's /tf publisher serializes and sends. Its short way, ``joint_state_bytes``,
-takes a topic's common message from its serialized bytes to the TFMessage's in one pass (the
-same steps; anything else goes on through ``joint_state``). The node is wiring around this
-class; tests drive it directly.
+which the node's /tf publisher serializes and sends. The intake, ``take_joint_state``, is the
+one call every door feeds a serialized JointState through (the node's subscriptions, bag
+repair, the bench): the short way first, which takes a topic's common message from its bytes
+to the TFMessage's in one pass (the same steps), else the topic's ``cdr.JointStateReader``
+(else ``decode_joint_state``) and ``joint_state``. A MultiDOFJointState's bytes take
+``take_multi_dof_joint_state`` (read by ``cdr.read_multi_dof_joint_state``). The node is
+wiring around this class; tests drive it directly.
 """
 
 from __future__ import annotations
@@ -46,7 +49,15 @@ from ..kinematics.message_plan import MessagePlan
 from ..model import Joint
 from ..robot import Robot
 from ..stamps import NS_PER_S
-from .cdr import NameBlock, Publication, TFMessageLayout
+from .cdr import (
+    JointStateData,
+    JointStateReader,
+    NameBlock,
+    Publication,
+    TFMessageLayout,
+    UndecodableMessage,
+    read_multi_dof_joint_state,
+)
 from .joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE, JointSources
 from .loops import LoopClosing
 from .parameters import Settings
@@ -81,10 +92,22 @@ class Stream(NamedTuple):
     slot: StreamSlot
 
 
+#: Decodes the JointState bytes ``cdr.JointStateReader`` does not read (another
+#: encapsulation): stamp, names, positions, or None for bytes it cannot decode either (it
+#: counts them).
+DecodeJointState = Callable[[bytes], JointStateData | None]
+
+
+def not_read(data: bytes) -> JointStateData | None:
+    """The pipeline's ``decode_joint_state`` unless its caller has another: raises
+    ``cdr.UndecodableMessage``."""
+    raise UndecodableMessage("not a JointState (CDR little endian, complete)")
+
+
 class Steady(NamedTuple):
-    """A stream whose next messages ``joint_state_bytes`` serves in one pass: their name
-    block (``cdr``, the bytes they share), their number of positions, and the TFMessage
-    layout of the joints they publish. Made after a message of the stream took the general
+    """A stream whose next messages the short way (``take_joint_state``) serves in one pass:
+    their name block (``cdr``, the bytes they share), their number of positions, and the
+    TFMessage layout of the joints they publish. Made after a message of the stream took the general
     way, when that stream can take the short one (``JointStatePipeline._steady_of``)."""
 
     stream: Stream
@@ -273,8 +296,20 @@ class JointStatePipeline:
         self._configured: Configured | None = None
         #: The shape of the last JointState: its plan and health slot.
         self._stream: Stream | None = None
-        #: Per topic, the short way of its last stream (``joint_state_bytes``).
+        #: Per topic, the short way of its last stream (``take_joint_state``).
         self._steady: dict[int, Steady] = {}
+        #: Per topic, the reader of its JointState bytes (it keeps the topic's name block).
+        self._readers: dict[int, JointStateReader] = {}
+        #: Whether the caller sends the TFMessage bytes as they are: the short way is open.
+        #: The node sets it once, before any message: False where the RMW does not read the
+        #: pipeline's bytes (``tf_publishers.layout_matches_rmw``).
+        self.short_way = True
+        #: What decodes the bytes the readers do not read (the node: the RMW's deserializer);
+        #: by default ``not_read``, which raises ``cdr.UndecodableMessage``.
+        self.decode_joint_state: DecodeJointState = not_read
+        #: The stamp (ns) of the last JointState the general way read, for the solved passive
+        #: joints published after it (``loop_joint_state``); None when it did not decode.
+        self.read_stamp_ns: int | None = None
         #: The offset added to each topic's stamps (``time_offset``, ``source_time_offsets``).
         self.time_offsets = TimeOffsets()
         self.time_offsets.configure(settings)
@@ -351,6 +386,8 @@ class JointStatePipeline:
         self.time_offsets.configure(self.settings, numbers)
         self.health.time_offsets_s = self.time_offsets.by_topic_s
         self._forget_steady()
+        kept = {JOINT_STATES_SOURCE, *numbers.values()}
+        self._readers = {n: reader for n, reader in self._readers.items() if n in kept}
 
     def _forget_steady(self) -> None:
         """The short way decided anew at the next message (settings, model or topics
@@ -423,7 +460,7 @@ class JointStatePipeline:
         ``source`` tells the topic it came from (``joint_sources``: between topics, the newer
         stamp wins). ``block``: the name block ``names`` were read from (``cdr``), given when
         the caller publishes bytes: the stream's next messages may then take the short way
-        (``joint_state_bytes``).
+        (``take_joint_state``).
         """
         model, configured = self.model, self._configured
         if model is None or configured is None:
@@ -468,23 +505,28 @@ class JointStatePipeline:
         resolved = configured.resolved(model.positions, plan, positions)
         return self._published(model, configured, plan, resolved, stamp_ns, source, positions)
 
-    def joint_state_bytes(self, data: bytes, source: int) -> bytes | None:
-        """The serialized TFMessage to publish for the serialized JointState ``data`` from
-        topic ``source`` (``b""``: nothing to publish), when ``data`` continues that topic's
-        stream on its short way (``Steady``: the same name block, padding aside); None
-        otherwise, with nothing done: the caller reads ``data`` and calls ``joint_state``.
+    def take_joint_state(
+        self, data: bytes, source: int = JOINT_STATES_SOURCE
+    ) -> bytes | Publication | None:
+        """The intake: what to publish for the serialized JointState ``data`` from topic
+        ``source`` (``joint_sources``), the one call of every door (the node, bag repair, the
+        bench). ``bytes``: the serialized TFMessage, from the short way (``b""``: nothing to
+        publish); a ``Publication`` (the caller serializes it, and its global tree's) or None
+        (nothing to publish), from ``joint_state`` on what the topic's reader read. Bytes the
+        reader does not read go to ``decode_joint_state`` (by default: ``UndecodableMessage``).
 
-        The short way is ``joint_state`` for the common message in one pass: no names decoded,
-        no objects made but the bytes. Any message it does not cover (a zero stamp, a stamp out
-        of range or older than another topic's values, a value to clamp or reject) takes
-        ``joint_state`` from where it is, with the values read.
+        The short way, where ``data`` continues the topic's stream (``Steady``: the same name
+        block, padding aside), is ``joint_state`` for the common message in one pass: no names
+        decoded, no objects made but the bytes. Any message it does not cover (a zero stamp, a
+        stamp out of range or older than another topic's values, a value to clamp or reject)
+        takes ``joint_state`` from where it is, with the values read.
         """
         steady = self._steady.get(source)
         if steady is None:
-            return None
+            return self._read_joint_state(data, source)
         read = steady.block.read_same(data, steady.value_count)
         if read is None:
-            return None
+            return self._read_joint_state(data, source)
         stamp_ns, values = read
         model, stream = self.model, steady.stream
         plan = stream.plan
@@ -513,6 +555,22 @@ class JointStatePipeline:
         stream.slot.received(stamp_ns, self._steady_ns())
         self._record(model, plan, shifted_ns, source)
         return layout.write(shifted_ns, poses)
+
+    def _read_joint_state(self, data: bytes, source: int) -> Publication | None:
+        """``data`` read by the topic's reader (else ``decode_joint_state``), then
+        ``joint_state``; the name block goes with it where the short way is open."""
+        reader = self._readers.get(source)
+        if reader is None:
+            reader = self._readers[source] = JointStateReader()
+        state = reader.read(data)
+        block = reader.block if self.short_way else None
+        if state is None:
+            state, block = self.decode_joint_state(data), None
+            if state is None:
+                self.read_stamp_ns = None
+                return None
+        self.read_stamp_ns = state.stamp_ns
+        return self.joint_state(*state, source, block)
 
     def _general_bytes(
         self, stamp_ns: int, names: tuple[str, ...], values: Array, source: int
@@ -572,6 +630,15 @@ class JointStatePipeline:
             self._report_names(multi_dof.unknown, (), ())
         values = multi_dof.values(translations, quaternions)
         return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
+
+    def take_multi_dof_joint_state(self, data: bytes) -> Publication | None:
+        """The intake of a serialized MultiDOFJointState (``cdr.read_multi_dof_joint_state``)
+        for every door: its transforms to publish, or None; ``cdr.UndecodableMessage`` for
+        bytes it does not read (the caller counts them: the node in ``undecodable``)."""
+        state = read_multi_dof_joint_state(data)
+        if state is None:
+            raise UndecodableMessage("not a MultiDOFJointState (CDR, complete)")
+        return self.multi_dof_joint_state(*state)
 
     def loop_joint_state(self) -> tuple[list[str], list[float]] | None:
         """The passive joints of the robot's loops as the last JointState solved them: their

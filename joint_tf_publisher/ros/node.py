@@ -7,9 +7,9 @@ rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs
 spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
 loads descriptions, and connects topics to the pipeline.
 
-Topics: subscribes ``joint_states`` and the ``source_list`` topics (read as serialized bytes,
-``cdr.JointStateReader``) and ``multi_dof_joint_states`` with sensor-data QoS and a deeper
-queue (``qos``);
+Topics: subscribes ``joint_states``, the ``source_list`` topics and ``multi_dof_joint_states``
+as serialized bytes, handed to the pipeline's intake (``take_joint_state``,
+``take_multi_dof_joint_state``), with sensor-data QoS and a deeper queue (``qos``);
 publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
 ``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
 ``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
@@ -54,7 +54,7 @@ from ..health.reporting import Logger, Reporter
 from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
-from ..node_core.cdr import JointStateData, JointStateReader, Publication
+from ..node_core.cdr import JointStateData, Publication, UndecodableMessage
 from ..node_core.description_source import (
     WATCH_PERIOD_S,
     DescriptionFileWatch,
@@ -210,7 +210,8 @@ class JointTfPublisher(Node):
         self._remote = RemoteTf(
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
         )
-        self._reader = JointStateReader()
+        #: The few JointStates the pipeline's reader does not read: the RMW deserializes them.
+        self.pipeline.decode_joint_state = self._decode_joint_state
         try:
             model = self._start_description(str(values["robot_description"] or ""), settings)
             self._remote.check(settings, model)
@@ -244,6 +245,7 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._tf = TfPublisher(self)
+        self.pipeline.short_way = self._tf.raw  # the short way gives bytes sent as they are
         #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
         self._loop_states = (
             self.create_publisher(JointState, LOOP_JOINT_STATES, joint_states_publisher_qos())
@@ -262,9 +264,7 @@ class JointTfPublisher(Node):
             self._edges.service("set_attachments", self._on_set_attachments),
         )
         overrides = QoSOverridingOptions.with_default_policies()
-        self._joint_state_sub = self._subscribe_joint_states(
-            "joint_states", self._reader, JOINT_STATES_SOURCE
-        )
+        self._joint_state_sub = self._subscribe_joint_states("joint_states", JOINT_STATES_SOURCE)
         self._diagnostics = DiagnosticsPublisher(
             self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
         )
@@ -355,24 +355,23 @@ class JointTfPublisher(Node):
 
     # -- joint states ---------------------------------------------------------------------------
 
-    def _subscribe_joint_states(
-        self, topic: str, reader: JointStateReader, source: int
-    ) -> Subscription[Any]:
-        """A JointState subscription to ``topic`` (relative to the namespace), read from its
-        bytes by ``reader`` (one per topic: it caches the topic's name blocks), its messages
-        handed on as from topic number ``source`` (``joint_sources``). Where the RMW reads the
-        node's TFMessage bytes, a message that continues its stream takes the pipeline's short
-        way (``joint_state_bytes``), the others ``_on_joint_state``."""
-        pipeline, health, tf, edges = self.pipeline, self.pipeline.health, self._tf, self._edges
+    def _subscribe_joint_states(self, topic: str, source: int) -> Subscription[Any]:
+        """A JointState subscription to ``topic`` (relative to the namespace), its bytes
+        handed to the pipeline's intake (``take_joint_state``) as from topic number
+        ``source`` (``joint_sources``): serialized TFMessage bytes (the short way) are sent
+        as they are, a ``Publication`` by ``_published``."""
+        take, health = self.pipeline.take_joint_state, self.pipeline.health
+        tf, edges = self._tf, self._edges
 
         def on_message(data: bytes) -> None:
             try:  # the edge (``edges``), inline: a try costs nothing until it catches
-                message = pipeline.joint_state_bytes(data, source) if tf.raw else None
-                if message is None:
-                    self._on_joint_state(data, reader, source)
-                elif message:
-                    tf.publisher.publish(message)
-                    health.published += 1
+                message = take(data, source)
+                if isinstance(message, bytes):
+                    if message:
+                        tf.publisher.publish(message)
+                        health.published += 1
+                else:
+                    self._published(message)
             except Exception as error:
                 edges.failed(topic, error)
 
@@ -419,9 +418,7 @@ class JointTfPublisher(Node):
             self._diagnostics.forget(topic)
         for topic in topics:
             if topic not in self._sources:
-                self._sources[topic] = self._subscribe_joint_states(
-                    topic, JointStateReader(), self._next_source
-                )
+                self._sources[topic] = self._subscribe_joint_states(topic, self._next_source)
                 self._source_numbers[topic] = self._next_source
                 self._diagnostics.topics[self._next_source] = topic
                 self._next_source += 1
@@ -430,29 +427,26 @@ class JointTfPublisher(Node):
                 )
         self.pipeline.number_sources(self._source_numbers)
 
-    def _on_joint_state(
-        self,
-        data: bytes,
-        reader: JointStateReader | None = None,
-        source: int = JOINT_STATES_SOURCE,
-    ) -> None:
-        reader = reader or self._reader
-        state = reader.read(data)
-        block = reader.block if self._tf.raw else None  # its next messages: the short way
-        if state is None:  # not CDR little endian: let the RMW deserialize it
-            msg = decoded(self.pipeline, data, JointState)
-            if msg is None:
-                return
-            stamp = msg.header.stamp
-            state = JointStateData(
-                stamp_to_ns(stamp.sec, stamp.nanosec),
-                tuple(msg.name),
-                np.asarray(msg.position, dtype=np.float64),
-            )
-            block = None
-        self._publish(self.pipeline.joint_state(*state, source, block))
-        if self._loop_states is not None:
-            self._publish_loop_states(state.stamp_ns)
+    def _decode_joint_state(self, data: bytes) -> JointStateData | None:
+        """A JointState the pipeline's reader does not read (not CDR little endian), as the
+        RMW deserializes it; None (counted) for bytes it cannot decode."""
+        msg = decoded(self.pipeline, data, JointState)
+        if msg is None:
+            return None
+        stamp = msg.header.stamp
+        return JointStateData(
+            stamp_to_ns(stamp.sec, stamp.nanosec),
+            tuple(msg.name),
+            np.asarray(msg.position, dtype=np.float64),
+        )
+
+    def _published(self, publication: Publication | None) -> None:
+        """A JointState's answer from the pipeline's general way: published, then the solved
+        passive joints (``publish_loop_joint_states``) for the JointState read."""
+        self._publish(publication)
+        stamp_ns = self.pipeline.read_stamp_ns
+        if self._loop_states is not None and stamp_ns is not None:
+            self._publish_loop_states(stamp_ns)
 
     def _publish_loop_states(self, stamp_ns: int) -> None:
         """The solved passive joints on ``loop_joint_states``, stamped as the JointState
@@ -468,24 +462,12 @@ class JointTfPublisher(Node):
         self._loop_states.publish(message)
 
     def _on_multi_dof_bytes(self, data: bytes) -> None:
-        msg = decoded(self.pipeline, data, MultiDOFJointState)
-        if msg is not None:
-            self._on_multi_dof_joint_state(msg)
-
-    def _on_multi_dof_joint_state(self, msg: MultiDOFJointState) -> None:
-        translations = np.array(
-            [(t.translation.x, t.translation.y, t.translation.z) for t in msg.transforms]
-        ).reshape(-1, 3)
-        quaternions = np.array(
-            [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in msg.transforms]
-        ).reshape(-1, 4)
-        stamp = msg.header.stamp
-        stamp_ns = stamp_to_ns(stamp.sec, stamp.nanosec)
-        self._publish(
-            self.pipeline.multi_dof_joint_state(
-                stamp_ns, tuple(msg.joint_names), translations, quaternions
-            )
-        )
+        try:
+            publication = self.pipeline.take_multi_dof_joint_state(data)
+        except UndecodableMessage:
+            self.pipeline.undecodable("sensor_msgs/MultiDOFJointState")
+            return
+        self._publish(publication)
 
     def _publish(self, publication: Publication | None) -> None:
         if publication is not None:

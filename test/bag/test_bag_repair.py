@@ -37,7 +37,6 @@ from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.cli.params_file import ParamsFileError, node_parameters
 from joint_tf_publisher.health.reporting import Reporter
-from joint_tf_publisher.node_core.cdr import JointStateReader
 from joint_tf_publisher.node_core.parameter_changes import (
     TOPIC_SOURCE,
     load_description,
@@ -220,17 +219,13 @@ def test_the_repair_writes_the_node_pipelines_own_bytes(tmp_path: Path) -> None:
     pipeline = JointStatePipeline(settings, Reporter(Quiet()), lambda: T0_NS)
     model, settings = prepared_model(load_description, ARM.read_text(), TOPIC_SOURCE, settings)
     pipeline.install(model, settings)
-    reader = JointStateReader()
     expected = []
     for topic, _, data in recorded_in:
         if topic != "/joint_states":
             continue
-        message = pipeline.joint_state_bytes(data, 0)
-        if message is None:
-            state = reader.read(data)
-            assert state is not None
-            publication = pipeline.joint_state(*state, 0, reader.block)
-            message = b"" if publication is None else publication.to_bytes()
+        message = pipeline.take_joint_state(data, 0)
+        if not isinstance(message, bytes):
+            message = b"" if message is None else message.to_bytes()
         expected.append(message)
     static = pipeline.static_publication(T0_NS)
     assert static is not None

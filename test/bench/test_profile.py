@@ -23,7 +23,13 @@ def test_the_profiler_prints_its_figures_and_exits_with_zero() -> None:
         )
         assert result.returncode == 0, result.stderr[-3000:]
         assert "terminate called" not in result.stderr
-        figures = ("pipeline.joint_state", "Publication.to_bytes", "global tree", "Robot.link_fk")
+        figures = (
+            "pipeline.joint_state",
+            "Publication.to_bytes",
+            "global tree",
+            "take_joint_state",
+            "Robot.link_fk",
+        )
         for figure in figures:
             assert figure in result.stdout
         assert "top 25 by tottime" in result.stdout and "joint_tf_publisher" in result.stdout

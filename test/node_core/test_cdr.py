@@ -17,12 +17,16 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from builtin_interfaces.msg import Time  # noqa: E402
-from geometry_msgs.msg import TransformStamped  # noqa: E402
+from geometry_msgs.msg import Transform, TransformStamped, Twist  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+from sensor_msgs.msg import JointState, MultiDOFJointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from joint_tf_publisher.node_core.cdr import JointStateReader, TFMessageLayout  # noqa: E402
+from joint_tf_publisher.node_core.cdr import (  # noqa: E402
+    JointStateReader,
+    TFMessageLayout,
+    read_multi_dof_joint_state,
+)
 from joint_tf_publisher.stamps import ns_to_stamp, stamp_to_ns  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -171,3 +175,65 @@ def test_each_write_stands_alone() -> None:
     second = layout.write(6, np.hstack(second_values))
     assert first != second
     assert deserialize_message(second, TFMessage) == expected_message(frames, 6, *second_values)
+
+
+def multi_dof_joint_state(
+    names: list[str], poses: np.ndarray, stamp_ns: int, frame_id: str
+) -> MultiDOFJointState:
+    """A MultiDOFJointState of ``names`` at ``poses`` (rows x y z qx qy qz qw), with twists
+    after them (which the reader leaves)."""
+    msg = MultiDOFJointState()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp(stamp_ns)
+    msg.header.frame_id = frame_id
+    msg.joint_names = names
+    for row in poses.tolist():
+        transform = Transform()
+        t, r = transform.translation, transform.rotation
+        t.x, t.y, t.z, r.x, r.y, r.z, r.w = row
+        msg.transforms.append(transform)
+        msg.twist.append(Twist())
+    return msg
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_multi_dof_joint_state_is_read_as_the_rmw_wrote_it_in_either_byte_order(
+    seed: int,
+) -> None:
+    """``read_multi_dof_joint_state`` (the node's and bag repair's one reader) gives what
+    rclpy serialized (little endian), and the same from rosbags' big endian bytes."""
+    from rosbags.typesys import Stores, get_typestore
+
+    rng = random.Random(seed)
+    count = rng.randint(0, 6)
+    names = random_names(rng, count)
+    poses = np.random.default_rng(seed).normal(size=(count, 7))
+    stamp_ns, frame_id = rng.randrange(1 << 40), "odom"[: rng.randint(0, 4)]
+    little = bytes(serialize_message(multi_dof_joint_state(names, poses, stamp_ns, frame_id)))
+    store = get_typestore(Stores.ROS2_JAZZY)
+    message = store.deserialize_cdr(little, "sensor_msgs/msg/MultiDOFJointState")
+    big = bytes(
+        store.serialize_cdr(message, "sensor_msgs/msg/MultiDOFJointState", little_endian=False)
+    )
+    assert big[:2] == b"\x00\x00" and big != little
+    for data in (little, big):
+        state = read_multi_dof_joint_state(data)
+        assert state is not None
+        assert state.stamp_ns == stamp_ns and state.names == tuple(names)
+        assert state.translations.tolist() == poses[:, :3].tolist()
+        assert state.quaternions.tolist() == poses[:, 3:].tolist()
+
+
+def test_a_multi_dof_joint_state_it_cannot_read_is_none() -> None:
+    poses = np.array([[1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]])
+    data = bytes(serialize_message(multi_dof_joint_state(["base"], poses, 5, "odom")))
+    assert read_multi_dof_joint_state(b"\x00\x03" + data[2:]) is None  # another encapsulation
+    assert read_multi_dof_joint_state(data[: -48 - 56 + 8]) is None  # truncated transforms
+    assert read_multi_dof_joint_state(data[:20]) is None  # truncated names
+    assert read_multi_dof_joint_state(data[:4]) is None
+    assert read_multi_dof_joint_state(b"") is None
+    count_at = data.index(b"base") - 8
+    assert (
+        read_multi_dof_joint_state(data[:count_at] + b"\xf0\xff\xff\xff" + data[count_at + 4 :])
+        is None
+    )
+    assert read_multi_dof_joint_state(data) is not None

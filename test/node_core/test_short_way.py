@@ -1,4 +1,4 @@
-"""pipeline: the short way (``joint_state_bytes``) answers as ``joint_state`` does.
+"""pipeline: the short way of the intake (``take_joint_state``) answers as ``joint_state`` does.
 
 Two pipelines take the same random run of serialized JointStates (the RMW's own bytes, from
 rclpy's ``serialize_message``): one as the node takes them (the short way first, ``joint_state``
@@ -63,20 +63,15 @@ class Side:
         health = JointStateHealth(1.0, lambda: now[0])
         self.pipeline = JointStatePipeline(Settings(), reporter, lambda: now[0], health)
         self.pipeline.install(LoadedModel(robot, text))
-        self.readers = {1: JointStateReader(), SECOND_TOPIC: JointStateReader()}
+        self.pipeline.short_way = short_way
 
     def take(self, data: bytes, source: int) -> tuple[bytes, bytes]:
-        """The bytes to publish (own tree, global tree; b"" for none)."""
-        if self.short_way:
-            message = self.pipeline.joint_state_bytes(data, source)
-            if message is not None:
-                self.served += 1
-                return message, b""
-        reader = self.readers[source]
-        state = reader.read(data)
-        assert state is not None
-        block = reader.block if self.short_way else None
-        publication = self.pipeline.joint_state(*state, source, block)
+        """The bytes to publish (own tree, global tree; b"" for none), through the intake."""
+        publication = self.pipeline.take_joint_state(data, source)
+        if isinstance(publication, bytes):
+            assert self.short_way
+            self.served += 1
+            return publication, b""
         if publication is None:
             return b"", b""
         in_global = publication.in_global_tree()
@@ -192,7 +187,9 @@ def test_padding_that_differs_keeps_the_short_way() -> None:
     names = shapes(robot, random.Random(0))[0]
     first = serialized(names, [0.1] * len(names), T0)
     assert short.take(first, 1) == general.take(first, 1)
-    block = short.readers[1].block
+    reader = JointStateReader()  # the block the pipeline's reader of topic 1 read
+    assert reader.read(first) is not None
+    block = reader.block
     assert block is not None
     padding = [block.start + i for i in np.flatnonzero(block.meaning == 0).tolist()]
     assert padding, "these names leave no padding: choose others"

@@ -1,10 +1,10 @@
 """The few messages the bag commands look into: TFMessage (recorded ``/tf`` and
 ``/tf_static``: whose frames), std_msgs/String (``/robot_description``),
-MultiDOFJointState (the node's ``multi_dof_joint_states``) and DiagnosticArray (the
-node's recorded health report, for ``doctor --bag``), through rosbags' CDR
-(de)serializer. The TFMessages the repair writes for the robot are the node's own bytes
-(``node_core.cdr``); these only read recorded messages and merge other publishers' static
-frames into the robot's static set.
+MultiDOFJointState (the node's ``multi_dof_joint_states``, by the node's own reader
+``cdr.read_multi_dof_joint_state``) and DiagnosticArray (the node's recorded health report,
+for ``doctor --bag``), the others through rosbags' CDR (de)serializer. The TFMessages the
+repair writes for the robot are the node's own bytes (``node_core.cdr``); these only read
+recorded messages and merge other publishers' static frames into the robot's static set.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-import numpy as np
-
 from ...arrays import Array
-from ...stamps import stamp_to_ns
-from .storage import DIAGNOSTIC_ARRAY, MULTI_DOF_JOINT_STATE, STRING, TF_MESSAGE
+from ...node_core.cdr import read_multi_dof_joint_state
+from .storage import DIAGNOSTIC_ARRAY, STRING, TF_MESSAGE
 from .types import typestore
 
 #: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
@@ -57,26 +55,12 @@ def multi_dof_joint_state(
     data: bytes | memoryview,
 ) -> tuple[int, tuple[str, ...], Array, Array]:
     """Stamp (ns), joint names, translations (K, 3, metres) and quaternions (K, 4, x y z w)
-    of a serialized sensor_msgs/MultiDOFJointState, as the node reads one
-    (``ros.node``); ValueError if it does not decode."""
-    try:
-        message = typestore().deserialize_cdr(bytes(data), MULTI_DOF_JOINT_STATE)
-    except Exception as exc:  # rosbags raises several types for broken CDR
-        raise ValueError(f"not a MultiDOFJointState: {exc}") from None
-    transforms = message.transforms
-    translations = np.array(
-        [(t.translation.x, t.translation.y, t.translation.z) for t in transforms]
-    ).reshape(-1, 3)
-    quaternions = np.array(
-        [(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w) for t in transforms]
-    ).reshape(-1, 4)
-    stamp = message.header.stamp
-    return (
-        stamp_to_ns(stamp.sec, stamp.nanosec),
-        tuple(message.joint_names),
-        translations,
-        quaternions,
-    )
+    of a serialized sensor_msgs/MultiDOFJointState, read by the node's own reader
+    (``cdr.read_multi_dof_joint_state``); ValueError if it does not decode."""
+    state = read_multi_dof_joint_state(bytes(data))
+    if state is None:
+        raise ValueError("not a MultiDOFJointState")
+    return state
 
 
 def diagnostic_statuses(

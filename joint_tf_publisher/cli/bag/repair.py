@@ -2,8 +2,8 @@
 node's own engine.
 
 A reader and a writer around ``node_core.pipeline.JointStatePipeline``: each JointState of
-the bag goes through the pipeline exactly as the node takes it from DDS (the short way
-``joint_state_bytes`` first, else ``JointStateReader`` and ``joint_state``) and what the
+the bag goes through the pipeline's intake exactly as the node takes it from DDS
+(``take_joint_state``, ``take_multi_dof_joint_state``: the same call) and what the
 pipeline returns is written on ``/tf`` at that JointState's log time; the static set is the
 pipeline's ``static_publication``. The node's clock is the bag's log time (zero stamps,
 static stamps, default positions). Settings are the node's (``--params``, read by
@@ -53,7 +53,7 @@ from ...errors import ModelError
 from ...health import wording
 from ...health.model import JointStateHealth, UnionFacts
 from ...health.reporting import Reporter
-from ...node_core.cdr import JointStateReader, Publication
+from ...node_core.cdr import Publication, UndecodableMessage
 from ...node_core.description_source import (
     DescriptionFileWatch,
     DescriptionSource,
@@ -414,7 +414,6 @@ class Repair:
         self.pipeline = JointStatePipeline(
             self.settings, Reporter(self.logger), self._clock_ns, self.health
         )
-        self.readers: dict[int, JointStateReader] = {}
         self.sources: dict[str, int] = {}
         self.base_text: str | None = None
         self.static: Publication | None = None
@@ -582,30 +581,28 @@ class Repair:
     # -- messages -----------------------------------------------------------------------------
 
     def _joint_state(self, data: bytes, source: int) -> None:
-        """One JointState as the node's subscription takes it (``ros.node``)."""
-        self.summary.joint_states += 1
-        pipeline = self.pipeline
-        message = pipeline.joint_state_bytes(data, source)
-        if message is not None:
-            if message:
-                self._write_tf_bytes(message, message_count(message))
-            return
-        reader = self.readers.setdefault(source, JointStateReader())
-        state = reader.read(data)
-        if state is None:
-            self.summary.undecodable += 1
-            return
-        self._write_tf(pipeline.joint_state(*state, source, reader.block))
-
-    def _multi_dof_joint_state(self, data: bytes) -> None:
-        """One MultiDOFJointState as the node's subscription takes it (``ros.node``)."""
+        """One JointState through the pipeline's intake, as the node's subscription feeds
+        it (``take_joint_state``)."""
         self.summary.joint_states += 1
         try:
-            state = messages.multi_dof_joint_state(data)
-        except ValueError:
+            message = self.pipeline.take_joint_state(data, source)
+        except UndecodableMessage:
             self.summary.undecodable += 1
             return
-        self._write_tf(self.pipeline.multi_dof_joint_state(*state))
+        if isinstance(message, bytes):
+            if message:
+                self._write_tf_bytes(message, message_count(message))
+        else:
+            self._write_tf(message)
+
+    def _multi_dof_joint_state(self, data: bytes) -> None:
+        """One MultiDOFJointState through the pipeline's intake, as the node's subscription
+        feeds it (``take_multi_dof_joint_state``)."""
+        self.summary.joint_states += 1
+        try:
+            self._write_tf(self.pipeline.take_multi_dof_joint_state(data))
+        except UndecodableMessage:
+            self.summary.undecodable += 1
 
     def _written_frames(self) -> set[str]:
         """The robot's frames the repair writes by now: its static sets', and each moving
