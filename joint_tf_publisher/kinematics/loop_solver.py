@@ -30,6 +30,7 @@ are held at their value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -42,6 +43,7 @@ from ..model.clamp_mode import ClampMode
 from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .layout import Layout, follower_levels
+from .loop_batch import closed_form_batch
 from .loop_dyad import CrankSlider, Dyad
 from .loop_rod import BallRod
 
@@ -574,6 +576,86 @@ class LoopSolver:
         if not solution.all_closed and not solution.over_determined:
             raise self.not_closed_error(solution)
         return solution
+
+    def solve_from_drawing_batch(
+        self, rows: Array, given: BoolArray, link_poses: Callable[[Array], Array]
+    ) -> None:
+        """``solve_from_drawing`` for each of ``rows`` (N, V), in place, with the same
+        walk (each row's own steps) and the closed forms taken for all rows of a step at once
+        (``loop_batch``), the link poses by ``link_poses`` ((n, V) -> (L, n, 4, 4)). A row
+        where a form does not apply at a step, leaves a loop beyond the tolerance or a passive
+        joint beyond its limits, and every row of a robot without closed forms, is solved by
+        ``solve_from_drawing`` (the iterative way). Raises ``LoopNotClosedError`` for the
+        first row whose loops cannot close, its ``row`` set."""
+        plan = self.plan(self.passive_slots(given).tobytes())
+        general = np.ones(rows.shape[0], dtype=bool)
+        if plan.forms and rows.shape[0]:
+            general = self._walk_in_closed_form(rows, given, plan, link_poses)
+        for row in np.flatnonzero(general).tolist():
+            try:
+                rows[row] = self.solve_from_drawing(rows[row], given).values
+            except LoopNotClosedError as error:
+                error.row = row
+                raise
+        return None
+
+    def _walk_in_closed_form(
+        self,
+        rows: Array,
+        given: BoolArray,
+        plan: PassivePlan,
+        link_poses: Callable[[Array], Array],
+    ) -> BoolArray:
+        """``solve_from_drawing_batch``'s walk by the closed forms, in place; (N,) True at
+        the rows it could not solve (left for the iterative way)."""
+        drawing = self.layout.zero_values
+        target = rows.copy()
+        moving = self.candidate_slots[given[self.candidate_slots]]
+        change = _without_whole_turns(
+            target[:, moving] - drawing[moving], self._angle_slots[moving]
+        )
+        distance = np.max(np.abs(change), axis=1, initial=0.0)
+        steps = np.maximum(
+            1, np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
+        ).astype(np.intp)
+        rows[:, plan.slots] = drawing[plan.slots]
+        failed = np.zeros(rows.shape[0], dtype=bool)
+        tolerance = self.tolerance
+        for step in range(1, int(steps.max()) + 1):
+            active = np.flatnonzero((steps >= step) & ~failed)
+            if not active.size:
+                break
+            done = steps[active] == step
+            walked = drawing[moving] + (step / steps[active])[:, None] * change[active]
+            solved = rows[active]
+            solved[:, moving] = np.where(done[:, None], target[active][:, moving], walked)
+            self._resolve_rows(solved)
+            poses = link_poses(solved)
+            placed = np.matmul(
+                poses.take(plan.placing_links, 0)[:, :, :3], plan.placing_columns[:, None]
+            )
+            ok = np.ones(active.size, dtype=bool)
+            first = 0
+            with np.errstate(all="ignore"):  # rows a form does not apply to: not taken
+                for form in plan.forms:
+                    last = first + len(form.placing_links)
+                    errors = closed_form_batch(form, solved, placed[first:last])
+                    first = last
+                    # As ``_closed_step``: an error that is not a number is not closed.
+                    ok &= errors.ok & (errors.position_m <= tolerance.position_m)
+                    ok &= errors.angle_rad <= tolerance.angle_rad
+            if plan.limited:
+                passive = solved[:, plan.slots]
+                ok &= ~((passive < plan.lower) | (passive > plan.upper)).any(axis=1)
+            self._resolve_rows(solved)
+            rows[active] = solved
+            failed[active[~ok]] = True
+        return failed
+
+    def _resolve_rows(self, rows: Array) -> None:
+        """``_resolve`` for each of ``rows`` (N, V), in place."""
+        for level in self._levels:
+            rows[:, level.slots] = level.multipliers * rows[:, level.leader_slots] + level.offsets
 
     def close_in_closed_form(
         self, values: Array, plan: PassivePlan, poses: Array
