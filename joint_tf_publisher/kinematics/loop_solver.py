@@ -25,13 +25,18 @@ solver finds it.
 Supported passive joints: revolute, continuous, prismatic (and their mimic followers, whose
 leader then is the passive value). Other tree joints on a cycle (ball, planar, floating ...)
 are held at their value.
+
+A loop joint whose own value is given (``LoopJoint.motion``) is held at it: ``holding`` gives
+the solver in which those loop joints are fixed ones, their link1 frame moved by the motion at
+their value (``hold_values``), so the loop closes with them there (pinned, or over-determined
+where the given tree joints already determine it: the least-squares fit).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -184,6 +189,8 @@ class LoopSolver:
         self.layout = layout
         self.single_fk = single_fk
         self.loop_joints = loop_joints
+        #: The loop joints as read (a held one's own type; ``holding``).
+        self._sources = loop_joints
         self.tolerance = tolerance or LoopTolerance()
         link_index = {name: k for k, name in enumerate(layout.link_names)}
         links1 = [link_index[j.link1] for j in loop_joints]
@@ -213,6 +220,37 @@ class LoopSolver:
         self._compile_cycles()
         self.plan = bounded_cache(self._make_plan)
         self._levels = follower_levels(layout.followers)
+        #: The solver with the loop joints of a (K,) bool mask's bytes held (``holding``).
+        self._holding = bounded_cache(self._make_holding)
+        #: Loop joints held at a value (``holding``'s solvers), and their frames in link1
+        #: before the motion (the file's).
+        self._held = np.zeros(count, dtype=bool)
+        self._link1_to_joint = self._T_link_joint[:count].copy()
+
+    def holding(self, held: BoolArray) -> LoopSolver:
+        """This solver where no loop joint is ``held`` (K,); else the solver (made once per
+        mask) in which those loop joints are held at a value (``hold_values``): each one a
+        fixed loop joint whose frame in link1 is moved by its motion at that value."""
+        if not held.any():
+            return self
+        return self._holding(held.tobytes())
+
+    def _make_holding(self, held: bytes) -> LoopSolver:
+        mask = np.frombuffer(held, dtype=bool).copy()
+        joints = tuple(
+            replace(joint, type=LoopJointType.FIXED) if hold else joint
+            for joint, hold in zip(self.loop_joints, mask.tolist(), strict=True)
+        )
+        solver = LoopSolver(self.layout, self.single_fk, joints, self.tolerance)
+        solver._held = mask
+        solver._sources = self.loop_joints
+        return solver
+
+    def hold_values(self, values: Array) -> None:
+        """The held loop joints' values (K,) (rad or m; ``holding``): each one's frame in
+        link1 is the file's moved by ``LoopJoint.motion`` at its value."""
+        for k in np.flatnonzero(self._held).tolist():
+            self._T_link_joint[k] = self._link1_to_joint[k] @ self._sources[k].motion(values[k])
 
     # -- structure -------------------------------------------------------------------------
 

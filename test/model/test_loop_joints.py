@@ -4,7 +4,7 @@ check_model, as the kinematics run it on a hand-built model) and the tree path a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -89,3 +89,24 @@ def test_tree_path_goes_up_to_the_common_ancestor_and_down() -> None:
     assert tree_path(joints, "c", "c") == []
     with pytest.raises(ValueError, match="no common ancestor"):
         tree_path(joints + [Edge("xy", "x", "y")], "y", "c")
+
+
+def test_a_loop_joints_motion_is_its_types() -> None:
+    """``LoopJoint.motion``: a turn about the axis (revolute, continuous), a travel along it
+    (prismatic), in the joint frame; only those types take a value."""
+    axis = np.array([0.0, 0.6, 0.8])
+    turning = replace(loop(), axis=axis)
+    motion = turning.motion(0.5)
+    assert np.allclose(motion[:3, :3] @ axis, axis) and np.allclose(motion[:3, 3], 0.0)
+    normal = np.array([1.0, 0.0, 0.0])
+    assert np.isclose(float(normal @ motion[:3, :3] @ normal), np.cos(0.5))
+    sliding = replace(loop(), type=LoopJointType.PRISMATIC, axis=axis).motion(0.5)
+    assert np.allclose(sliding[:3, :3], np.eye(3)) and np.allclose(sliding[:3, 3], 0.5 * axis)
+    takes = {kind: kind.takes_value for kind in LoopJointType}
+    assert takes == {
+        LoopJointType.REVOLUTE: True,
+        LoopJointType.CONTINUOUS: True,
+        LoopJointType.PRISMATIC: True,
+        LoopJointType.BALL: False,
+        LoopJointType.FIXED: False,
+    }

@@ -121,6 +121,33 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
     published = math.atan2(tree["rocker"][1, 0], tree["rocker"][0, 0])
     assert math.isclose(math.remainder(drawn + rocker - published, math.tau), 0.0, abs_tol=1e-9)
 
+    # An encoder on the closing pin: its value given with the crank's (#45), consistent with
+    # them, is held: the loop closes there, the rocker where the closed form puts it, and
+    # loop_joint_states carries the pin's value after the solved joints (not on /tf).
+    crank = 0.5
+    robot = four_bar()
+    poses = robot.link_fk({"crank_joint": crank})
+    (closing,) = robot.loop_joints
+    pin = np.linalg.inv(poses["coupler"] @ closing.link1_to_joint) @ (
+        poses["rocker"] @ closing.link2_to_joint
+    )
+    pin_value = math.atan2(pin[1, 0], pin[0, 0])
+    count = len(solved)
+    message = JointState(name=["crank_joint", "closing"], position=[crank, pin_value])
+    publisher.publish(message)
+    assert ros.spin_until(
+        lambda: len(solved) > count and "closing" in solved[-1].name, timeout_s=WAIT_S
+    )
+    held = dict(zip(solved[-1].name, solved[-1].position, strict=True))
+    assert held["closing"] == pin_value
+    assert ros.spin_until(
+        lambda: np.allclose(
+            _end(tree["rocker"], FOUR_BAR["c"]), four_bar_end(CRANK_DRAWN + crank), atol=1e-9
+        ),
+        timeout_s=WAIT_S,
+    )
+    assert "closing" not in tree
+
     # A fresh model (nothing given yet), its rocker given beyond its swing: the crank and
     # coupler are passive and cannot close the loop; the report says so.
     (result,) = node.set_parameters([Parameter("robot_description", value=CRANK_ROCKER)])
