@@ -106,13 +106,14 @@ class LoopJoint:
 
     def same_as(self, other: LoopJoint, tolerance: float = 1e-9) -> bool:
         """True if ``other`` is the same joint read, perhaps from another spelling: the same
-        name, type, links and limits, and frames and axis within ``tolerance`` (m, rad)."""
+        name, type, links and limits, and frames and axis within ``tolerance`` (m, rad; an
+        absolute bound, not one relative to the values)."""
         return (
             self.name == other.name
             and self.type is other.type
             and (self.link1, self.link2) == (other.link1, other.link2)
             and (self.lower, self.upper) == (other.lower, other.upper)
-            and np.allclose(self.link1_to_joint, other.link1_to_joint, atol=tolerance)
-            and np.allclose(self.link2_to_joint, other.link2_to_joint, atol=tolerance)
-            and np.allclose(self.axis, other.axis, atol=tolerance)
+            and np.allclose(self.link1_to_joint, other.link1_to_joint, rtol=0.0, atol=tolerance)
+            and np.allclose(self.link2_to_joint, other.link2_to_joint, rtol=0.0, atol=tolerance)
+            and np.allclose(self.axis, other.axis, rtol=0.0, atol=tolerance)
         )
