@@ -99,7 +99,7 @@ class LoopJoint:
         that ``takes_value``."""
         motion = np.eye(4)
         if self.type is LoopJointType.PRISMATIC:
-            motion[:3, 3] = np.asarray(self.axis, dtype=np.float64) * value
+            motion[:3, 3] = np.multiply(self.axis, value)
         else:
             motion[:3, :3] = axis_angle_to_matrix(self.axis, value)
         return motion

@@ -112,9 +112,12 @@ def test_same_as_compares_every_field_within_the_tolerance_in_metres_and_radians
         replace(base, upper=2.0),
     ]
     for field, pose in (("link1_to_joint", base.link1_to_joint), ("link2_to_joint", np.eye(4))):
-        # 5e-9 off a zero entry, and 1e-6 off the 3 m one (a relative tolerance would pass it).
+        # 5e-9 off a zero entry, and 1e-6 off the 3 m and the 1 ones (a tolerance relative
+        # to the values would pass those).
         different.append(replace(base, **{field: _moved(pose, 0, 1, 5e-9)}))
         different.append(replace(base, **{field: _moved(pose, 0, 3, 1e-6)}))
+        different.append(replace(base, **{field: _moved(pose, 0, 0, 1e-6)}))
+    different.append(replace(base, axis=np.array([0.0, 0.0, 1.0 + 1e-6])))
     different.append(replace(base, axis=np.array([0.0, 5e-9, 1.0])))
     for other in different:
         assert not base.same_as(other), other
