@@ -4,13 +4,16 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
+from repo_paths import REPO_ROOT
 
-from bench.loop_models import LEGS, four_bar, legged, rssr, slider_crank
+from bench.loop_models import FOUR_BAR, LEGS, four_bar, legged, rssr, slider_crank
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
-from joint_tf_publisher.kinematics import loop_solver
+from joint_tf_publisher.kinematics import kinematics, loop_solver
 
 EXACT = 1e-12
 
@@ -102,3 +105,58 @@ def test_an_unclosable_row_raises_naming_the_row_and_the_loop_joint() -> None:
     assert batch.value.position_error_m == single.value.position_error_m
     assert "configuration 2 of the batch" in str(batch.value)
     assert single.value.row is None and "configuration" not in str(single.value)
+
+
+def test_a_large_batch_is_solved_in_blocks_of_bounded_memory() -> None:
+    """#45 review: N rows were walked all at once, each step's link poses of every row held
+    (about five times the result: 15 GB for a million configurations of the legged robot).
+    Solved ``LOOP_BATCH_ROWS`` at a time, what the call allocates beyond its result stays
+    a fraction of it; the rows as one call solves them."""
+    robot = four_bar()
+    count = 5 * kinematics.LOOP_BATCH_ROWS
+    cfgs = _cfgs(["crank_joint"], count, 7.0, 45)
+    robot.link_fk_batch({name: values[:2] for name, values in cfgs.items()})  # plans made
+    tracemalloc.start()
+    try:
+        batch = robot.link_fk_batch(cfgs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    result = sum(poses.nbytes for poses in batch.values())
+    assert peak < 2 * result, (peak, result)
+    for row in (0, kinematics.LOOP_BATCH_ROWS, count - 1):  # a block's first and last rows
+        single = robot.link_fk({"crank_joint": float(cfgs["crank_joint"][row])})
+        for link, pose in single.items():
+            assert np.max(np.abs(batch[link][row] - pose)) < EXACT, (row, link)
+
+
+def test_an_unclosable_row_in_a_later_block_is_named_by_its_row_in_the_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The row a ``LoopNotClosedError`` names counts from the batch's start, not from its
+    block's (a crank that cannot turn round: crank 2.5, coupler 3, rocker 1, ground 3)."""
+    monkeypatch.setitem(FOUR_BAR, "a", 2.5)
+    monkeypatch.setitem(FOUR_BAR, "c", 1.0)
+    robot = four_bar()
+    crank = np.full(kinematics.LOOP_BATCH_ROWS + 5, -0.3)  # within reach
+    crank[kinematics.LOOP_BATCH_ROWS + 3 :] = 1.0  # beyond it
+    with pytest.raises(LoopNotClosedError) as single:
+        robot.link_fk({"crank_joint": 1.0})
+    with pytest.raises(LoopNotClosedError) as batch:
+        robot.link_fk_batch({"crank_joint": crank})
+    assert batch.value.row == kinematics.LOOP_BATCH_ROWS + 3
+    assert batch.value.joint == single.value.joint
+    assert f"configuration {kinematics.LOOP_BATCH_ROWS + 3} of the batch" in str(batch.value)
+
+
+@pytest.mark.parametrize(
+    "robot", [four_bar(), Robot.load(REPO_ROOT / "urdf" / "demo_arm.urdf")], ids=["four-bar", "arm"]
+)
+def test_a_batch_of_no_configuration_is_no_pose(robot: Robot) -> None:
+    """#45 review: N = 0 rows raised numpy's "cannot reshape array of size 0 into shape (0)"
+    (any robot, loops or not); each link's poses are (0, 4, 4), as for any other N."""
+    name = next(iter(robot.kinematics.layout.variable_lookup))
+    for empty in (np.zeros(0), [], np.zeros(0, dtype=np.int64)):
+        batch = robot.link_fk_batch({name: empty})
+        assert set(batch) == set(robot.links)
+        assert all(poses.shape == (0, 4, 4) for poses in batch.values())
