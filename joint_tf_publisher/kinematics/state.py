@@ -204,18 +204,25 @@ class StateResolver:
         """The values ``plan`` gives loop joints, stored (module docstring); the names of
         those clamped or rejected added to ``update``'s."""
         loops = self.layout.robot.loop_joints
-        pairs = zip(plan.loop_message_index.tolist(), plan.loop_joints.tolist(), strict=True)
+        pairs = list(zip(plan.loop_message_index.tolist(), plan.loop_joints.tolist(), strict=True))
+        # As a tree joint's: a loop joint named twice with one unusable value is rejected
+        # whole (its last good value kept); else its last value in the message is taken.
+        unusable = {
+            k for position, k in pairs if not abs(given_values[position]) <= MAX_JOINT_VALUE
+        }
+        for k in sorted(unusable):
+            update.rejected.append(loops[k].name)
         for position, k in pairs:
             loop, value = loops[k], float(given_values[position])
-            if not abs(value) <= MAX_JOINT_VALUE:  # also NaN
-                update.rejected.append(loop.name)
+            if k in unusable:  # beyond +-MAX_JOINT_VALUE, NaN or inf
                 continue
             if clamp is not ClampMode.NONE:
                 lower = -np.inf if loop.lower is None else loop.lower
                 upper = np.inf if loop.upper is None else loop.upper
                 if not lower <= value <= upper:
                     value = min(max(value, lower), upper)
-                    update.clamped.append(loop.name)
+                    if loop.name not in update.clamped:  # named once, as a tree joint
+                        update.clamped.append(loop.name)
             positions.loop_values[k] = value
             positions.loop_received[k] = True
 

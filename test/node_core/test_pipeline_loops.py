@@ -262,3 +262,30 @@ def test_the_loop_joint_alone_pins_the_loop_and_counts_as_received() -> None:
     assert np.allclose(rig.tree["crank"], before, atol=1e-12)
     report = rig.pipeline.health.report(GraphFacts({}, T0))
     assert "closing" in dict(report.values)[Key.REJECTED]
+
+
+@pytest.mark.parametrize("order", ["good first", "bad first"])
+def test_a_loop_joint_named_twice_with_one_unusable_value_keeps_its_last_good_value(
+    order: str,
+) -> None:
+    """#45 review: a JointState naming the closing pin twice, one value NaN, reported the
+    pin rejected yet held it at the message's other value (a tree joint named so is
+    rejected whole). Now as a tree joint: rejected, its last good value kept; named twice
+    with two usable values, the last one is taken."""
+    rig = _Rig()
+    robot = rig.robot
+    kept = _closing_value(robot, 0.3)
+    assert rig.send(["crank_joint", "closing"], [0.3, kept]) is not None
+    other = _closing_value(robot, 0.6)
+    values = [other, math.nan] if order == "good first" else [math.nan, other]
+    assert rig.send(["crank_joint", "closing", "closing"], [0.3, *values]) is not None
+    solved = rig.pipeline.loop_joint_state()
+    assert solved is not None
+    assert dict(zip(*solved, strict=True))["closing"] == kept
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert "closing" in dict(report.values)[Key.REJECTED]
+    facts = rig.pipeline.health.loops
+    assert facts is not None and float(facts.position_error_m[0]) < 1e-12
+    rig.send(["crank_joint", "closing", "closing"], [0.6, kept, other])
+    solved = rig.pipeline.loop_joint_state()
+    assert solved is not None and dict(zip(*solved, strict=True))["closing"] == other
