@@ -214,3 +214,74 @@ def test_loop_joint_states_is_no_source_nor_remote_topic_and_stays_in_the_namesp
         [Parameter("source_list", value=["/r45/leg/loop_joint_states"])]
     )
     assert result.successful, result.reason
+
+
+def test_hostile_values_for_the_loop_joint_itself_over_dds(ros: Any) -> None:
+    """Review of #45, over DDS: the closing pin given NaN, 1e308 and inf, and named twice
+    with one value NaN, is rejected and keeps its last good value (the second spelling's
+    value was taken before: rejected yet moved); /tf stays finite and the rocker where the
+    good value put it, and /diagnostics names the pin among the rejected values."""
+    parameters = [
+        Parameter("robot_description", value=CRANK_ROCKER),
+        Parameter("ignore_timestamp", value=True),
+        Parameter("diagnostic_period", value=0.2),
+        Parameter("publish_loop_joint_states", value=True),
+    ]
+    node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
+    ros.executor.add_node(node)
+    ros._owned.append(node)
+    tree: dict[str, np.ndarray] = {}
+    seen: list[int] = []
+
+    def on_tf(message: TFMessage) -> None:
+        for transform in message.transforms:
+            tree[transform.child_frame_id] = _pose(transform.transform)
+        seen.append(1)
+
+    solved: list[JointState] = []
+    statuses: list[Any] = []
+    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
+    ros.node.create_subscription(
+        DiagnosticArray, "/diagnostics", lambda array: statuses.extend(array.status), reliable
+    )
+    ros.node.create_subscription(JointState, "loop_joint_states", solved.append, reliable)
+    publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
+    assert ros.spin_until(lambda: publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
+    robot = four_bar()
+    (closing,) = robot.loop_joints
+
+    def pin_at(crank: float) -> float:
+        poses = robot.link_fk({"crank_joint": crank})
+        pin = np.linalg.inv(poses["coupler"] @ closing.link1_to_joint) @ (
+            poses["rocker"] @ closing.link2_to_joint
+        )
+        return math.atan2(pin[1, 0], pin[0, 0])
+
+    def send(names: list[str], values: list[float]) -> dict[str, float]:
+        count = len(solved)
+        publisher.publish(JointState(name=names, position=values))
+        assert ros.spin_until(lambda: len(solved) > count, timeout_s=WAIT_S)
+        return dict(zip(solved[-1].name, solved[-1].position, strict=True))
+
+    good = pin_at(0.5)
+    assert send(["crank_joint", "closing"], [0.5, good])["closing"] == good
+    expected = four_bar_end(CRANK_DRAWN + 0.5)
+    for names, values in (
+        (["crank_joint", "closing", "closing"], [0.5, math.nan, pin_at(0.9)]),
+        (["crank_joint", "closing"], [0.5, 1e308]),
+        (["crank_joint", "closing"], [0.5, math.inf]),
+    ):
+        held = send(names, values)
+        assert held["closing"] == good, (names, values)
+        assert all(math.isfinite(value) for value in held.values())
+        assert all(np.all(np.isfinite(pose)) for pose in tree.values())
+        assert np.allclose(_end(tree["rocker"], FOUR_BAR["c"]), expected, atol=1e-9)
+
+    def rejected() -> bool:
+        return any(
+            "closing" in dict((v.key, v.value) for v in status.values).get("rejected values", "")
+            for status in statuses
+        )
+
+    assert ros.spin_until(rejected, timeout_s=WAIT_S), [s.values for s in statuses[-1:]]
