@@ -93,7 +93,12 @@ class LoopClosing:
         given = self.given(positions)
         start = positions.values
         previous = self._previous
-        if not plan.forms and previous is not None and previous.shape == start.shape:
+        if (
+            not plan.forms
+            and not plan.over_determined  # a fit's own corrections are no motion to go on with
+            and previous is not None
+            and previous.shape == start.shape
+        ):
             # A smooth stream: the passive joints go on as they went (a first-order
             # predictor, at most PREDICTION_LIMIT a joint), which halves the iterations
             # (a closed form needs none).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -289,3 +290,49 @@ def test_a_loop_joint_named_twice_with_one_unusable_value_keeps_its_last_good_va
     rig.send(["crank_joint", "closing", "closing"], [0.6, kept, other])
     solved = rig.pipeline.loop_joint_state()
     assert solved is not None and dict(zip(*solved, strict=True))["closing"] == other
+
+
+#: A slider-crank whose slider is the loop joint itself (prismatic, along the ground's x):
+#: the crank gc, the rod cr and the block rb turn; given the crank and the slider's travel,
+#: the loop is over-determined (the least-squares fit).
+PRISMATIC_LOOP = """<robot name="prismatic_loop">
+  <link name="g"/><link name="crank"/><link name="rod"/><link name="block"/>
+  <joint name="gc" type="continuous">
+    <parent link="g"/><child link="crank"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="cr" type="continuous">
+    <parent link="crank"/><child link="rod"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="rb" type="continuous">
+    <parent link="rod"/><child link="block"/><origin xyz="0.3 0 -0.1"/><axis xyz="0 1 0"/>
+  </joint>
+  <loop_joint name="slide" type="prismatic">
+    <link1 link="g" xyz="0.3 0 0"/><link2 link="block"/><axis xyz="1 0 0"/>
+  </loop_joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("travel", [0.5, 5.0, 1000.0])
+def test_an_over_determined_fit_only_improves_on_identical_messages(travel: float) -> None:
+    """#45 review: the same JointState again and again (the crank and a slider's travel the
+    0.3 m rod cannot reach): the passive joints' start was extrapolated from the last
+    message's least-squares correction, so the fit went back and forth (its cost rose) and,
+    1000 m away, turned the rod by 12.5 rad between two identical messages. Over-determined,
+    each message starts where the last fit ended: its cost never rises."""
+    rig = _Rig()
+    robot = Robot.from_xml_string(PRISMATIC_LOOP)
+    rig.pipeline.install(LoadedModel(robot, ""))
+    solver = robot.kinematics.loops
+    assert solver is not None
+    held = solver.holding(np.array([True]))
+    costs = []
+    for _ in range(30):
+        assert rig.send(["gc", "slide"], [0.1, travel]) is not None
+        facts = rig.pipeline.health.loops
+        assert facts is not None and facts.over_determined
+        model = rig.pipeline.model
+        assert model is not None
+        held.hold_values(model.positions.loop_values)
+        residual, _ = held._residual(held.single_fk.link_poses(model.positions.values))
+        costs.append(float(np.sum(residual**2)))
+    assert all(later <= earlier * (1 + 1e-12) for earlier, later in itertools.pairwise(costs))
