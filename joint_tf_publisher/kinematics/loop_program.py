@@ -244,14 +244,16 @@ class FormProgram:
         recorded = self._record(listed)
         if recorded is None:
             return MISS
+        # The counts first: a run on another thread (``link_fk``) indexes them by trace.
         if len(self._traces) < MAX_TRACES:
-            self._traces.append(recorded)
             self._covered.append(1)
+            self._traces.append(recorded)
         else:  # in place of the least used since the last replacement
             least = self._covered.index(min(self._covered))
+            covered = [0] * len(self._traces)
+            covered[least] = 1
+            self._covered = covered
             self._traces[least] = recorded
-            self._covered = [0] * len(self._traces)
-            self._covered[least] = 1
         return cast("FormErrors | None", recorded(listed, values))
 
     def _record(self, listed: list[float]) -> Compiled | None:
