@@ -25,7 +25,7 @@ general way). Metres and radians.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,9 +33,13 @@ from ..arrays import Array
 from ..model import Joint
 from .float_trace import MISS, Compiled, Tracer, cos, sin
 from .layout import Layout
+from .loop_dyad import CrankSlider, Dyad
+from .loop_rod import BallRod
 
-if TYPE_CHECKING:
-    from .loop_solver import ClosedForm
+#: A closed form of one loop's passive joints (``LoopSolver``'s plans): ``solve(values,
+#: poses)`` moves them in place and returns the position (m) and angle (rad) errors left, or
+#: None where it does not apply. Here, not in ``loop_solver``, which imports this module.
+ClosedForm = Dyad | CrankSlider | BallRod
 
 #: Traces (branches of the forms) a plan records at most; beyond, a message none of them
 #: covers takes the general way.

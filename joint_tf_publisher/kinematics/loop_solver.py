@@ -51,12 +51,8 @@ from .float_trace import MISS
 from .layout import Layout, follower_levels
 from .loop_batch import closed_form_batch
 from .loop_dyad import CrankSlider, Dyad
-from .loop_program import FormErrors, FormProgram
+from .loop_program import ClosedForm, FormErrors, FormProgram
 from .loop_rod import BallRod
-
-#: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
-#: and returns the position (m) and angle (rad) errors left, or None where it does not apply.
-ClosedForm = Dyad | CrankSlider | BallRod
 
 #: Loop types whose frames must share their axis line (origins and axis).
 _AXIS_TYPES = (LoopJointType.REVOLUTE, LoopJointType.CONTINUOUS)
