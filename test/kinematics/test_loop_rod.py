@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from test_loop_dyad import form_of
 
 from bench.loop_models import rssr
 from joint_tf_publisher.kinematics import loop_rod
@@ -118,13 +119,7 @@ def test_turn_about_and_rotate_are_right_handed() -> None:
 
 
 def _rod() -> BallRod:
-    robot = rssr()
-    solver = robot.kinematics.loops
-    assert solver is not None
-    given = robot.kinematics.cfg.given_slots(["crank_joint"])
-    (form,) = solver.plan(solver.passive_slots(given).tobytes()).forms
-    assert type(form) is BallRod
-    return form
+    return form_of(rssr(), BallRod)
 
 
 def test_the_rod_form_closes_placed_points_and_moves_only_its_slots() -> None:
@@ -164,3 +159,26 @@ def test_where_the_rod_form_does_not_apply_it_says_so_and_moves_nothing(
     as_floats = [[list(map(float, v)) for v in pair] for pair in placed]
     assert form.solve_placed(values, as_floats) is None
     assert values.tolist() == [0.25] * 4
+
+
+def test_a_tilted_circle_meets_the_sphere_as_the_upright_one() -> None:
+    """The upright case turned so that the circle's axis has x, y and z components, its
+    origin 1 down the axis (the point's foot is found along the axis from the origin)."""
+    turn = Rotation.from_rotvec([0.3, -0.5, 0.2]).as_matrix()
+    axis = turn @ Z
+    point = loop_rod._circle_meets_sphere(
+        (-axis).tolist(),
+        axis.tolist(),
+        (turn @ [0.8, 0.6, 0.0]).tolist(),
+        (turn @ [1.0, 1.0, 0.5]).tolist(),
+        math.sqrt(1.25),
+    )
+    assert point is not None and np.allclose(point, turn @ X, atol=1e-12)
+
+
+def test_the_universal_joints_reach_has_a_round_off_margin_of_its_size() -> None:
+    """A point just beyond the rod end's reach (g^2 a hair below 0: round-off) still turns:
+    the margin is 1e-12 of |p|^2 (|p| = 2: g^2 = -1e-12 taken), at least 1e-12 (|p| = 1:
+    -1.5e-12 refused)."""
+    assert loop_rod._two_turns(Z, X, [2.0, 0.0, 0.0], [0.0, 2.0, 1e-6]) is not None
+    assert loop_rod._two_turns(Z, X, [1.0, 0.0, 0.0], [0.0, 1.0, math.sqrt(1.5e-12)]) is None
