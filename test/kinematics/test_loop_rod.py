@@ -74,8 +74,11 @@ def test_a_circle_and_a_sphere_that_do_not_meet_have_no_point(
 
 
 def test_a_circle_that_touches_the_sphere_meets_it() -> None:
-    """The sphere's circle in the plane touching the unit circle from outside."""
+    """The sphere's circle in the plane touching the unit circle from outside, and from
+    inside (tangent circles meet: the bounds are inside)."""
     point = loop_rod._circle_meets_sphere([0.0, 0.0, 0.0], Z, [0.0, 1.0, 0.0], [2.0, 0.0, 0.0], 1.0)
+    assert point is not None and np.allclose(point, [1.0, 0.0, 0.0], atol=1e-7)
+    point = loop_rod._circle_meets_sphere([0.0, 0.0, 0.0], Z, [0.0, 1.0, 0.0], [0.5, 0.0, 0.0], 0.5)
     assert point is not None and np.allclose(point, [1.0, 0.0, 0.0], atol=1e-7)
 
 
