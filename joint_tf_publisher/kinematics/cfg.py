@@ -15,6 +15,7 @@ matrix product with a matrix cached per tuple of names (``CfgPlan``).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,20 @@ class CfgPlan:
     bound: float  # given values must stay below this magnitude (no overflow, finite)
     columns: IndexArray  # cfg entries that set a variable (not mimic or fixed joints) ...
     slots: IndexArray  # ... and the variable slot each of them sets
+
+
+#: The largest double as an integer: a larger Python integer converts to no float.
+_LARGEST_DOUBLE = int(sys.float_info.max)
+
+
+def _floats(name: Any, value: Any) -> Array:
+    """``value`` as a float64 array; ValueError naming joint ``name`` for an integer no
+    double holds (a 400-digit one: numpy's OverflowError named nothing)."""
+    try:
+        array: Array = np.asarray(value, dtype=np.float64)
+    except OverflowError:
+        raise ValueError(f"joint {name!r}: an integer beyond any double in cfg") from None
+    return array
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
@@ -147,10 +162,15 @@ class CfgReader:
         deferred: list[tuple[Any, Any]] = []
         for key, value in cfg.items():
             slot = slot_of.get(key)
-            if slot is None or not isinstance(value, (float, int)):
+            # An integer no double holds (a 400-digit one) goes to ``_fill``, which names it.
+            if (
+                slot is None
+                or not isinstance(value, (float, int))
+                or (isinstance(value, int) and not abs(value) <= _LARGEST_DOUBLE)
+            ):
                 deferred.append((key, value))
             elif slot >= 0:
-                values[slot] = value
+                values[slot] = float(value)  # an int beyond int64 made an object array
             # slot -1: a mimic or fixed joint, whose given value is ignored
         if deferred:
             rows = np.array(values)[None]
@@ -209,7 +229,7 @@ class CfgReader:
             return None
         try:
             given = np.array(list(cfgs.values()), dtype=np.float64)  # (K, N)
-        except (TypeError, ValueError):  # ragged batches, values that are not numbers
+        except (TypeError, ValueError, OverflowError):  # ragged, not numbers, no double's
             return None
         if given.ndim != 2 or given.shape[1] == 0:
             return None
@@ -244,7 +264,10 @@ class CfgReader:
                 slots.append(slot)
                 columns.append(value)
         if slots:
-            values[:, slots] = np.array(columns, dtype=np.float64).T
+            try:
+                values[:, slots] = np.array(columns, dtype=np.float64).T
+            except OverflowError:  # an integer no double holds: ``_fill`` names its joint
+                others = list(cfgs.items())
         self._fill(values, others, batched=True)
         self._check(values)
         return values
@@ -263,7 +286,7 @@ class CfgReader:
                 found = layout.variable_lookup.get(name)
                 if found is not None:
                     if not layout.is_mimic[found[0]]:
-                        column = np.asarray(value, dtype=np.float64)
+                        column = _floats(name, value)
                         if column.size != rows:
                             raise ValueError(
                                 f"variable {name!r} takes one value per "
@@ -276,7 +299,7 @@ class CfgReader:
                 raise ValueError(f"cfg names {name!r}, which is not a joint of this robot")
             if layout.is_mimic[index]:
                 continue
-            array = np.asarray(value, dtype=np.float64)
+            array = _floats(name, value)
             if not batched:
                 array = array[None]
             elif array.shape[:1] != (rows,):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
+from ..errors import LoopNotClosedError
 from ..model.clamp_mode import ClampLike, ClampMode
 from ..model.elements import Joint, RobotModel
 from .cfg import CfgReader
@@ -38,6 +39,11 @@ from .state import JointPositions, StateResolver, Update
 #: Up to this many configurations, batched FK composes all links at once by pointer jumping
 #: (``SingleFk.link_poses_few``); beyond, joint by joint (``BatchFk``: less memory traffic).
 FEW_CONFIGURATIONS = 16
+#: ``link_fk_batch`` on a robot with loops solves its rows this many at a time: the walk's
+#: work arrays (each step's link poses of every row it moves) stay bounded whatever N is
+#: (#45 review: all rows at once held about four times the result, 15 GB for a million
+#: configurations of the legged bench robot).
+LOOP_BATCH_ROWS = 4096
 
 
 class Kinematics:
@@ -194,17 +200,34 @@ class Kinematics:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
 
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
-        joints, (N, ...) of ``Joint.motion``'s shapes for the others).
+        joints, (N, ...) of ``Joint.motion``'s shapes for the others). With closed loops, as
+        ``link_fk`` row by row, ``LOOP_BATCH_ROWS`` rows solved at once
+        (``LoopSolver.solve_from_drawing_batch``: bounded work arrays for any N);
+        ``LoopNotClosedError`` names the first row that cannot close (``row``).
         """
         values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if self.loops is not None:
             given = self.cfg.given_slots(cfgs)
-            for row in values:
-                row[:] = self.loops.solve_from_drawing(row, given).values
-        if values.shape[0] == 1:
+            # The walk's poses by SingleFk's products (as link_fk's): BatchFk's order of
+            # products differs in the last bits, which an ill-conditioned loop (the legged
+            # robot's 5 cm levers) turns into 1e-12 rad.
+            for first in range(0, values.shape[0], LOOP_BATCH_ROWS):
+                rows = values[first : first + LOOP_BATCH_ROWS]  # a view: solved in place
+                try:
+                    self.loops.solve_from_drawing_batch(rows, given, self.single_fk.link_poses_few)
+                except LoopNotClosedError as error:
+                    error.row = first + (error.row or 0)
+                    raise
+        return dict(zip(self.layout.link_names, self._batch_poses(values), strict=True))
+
+    def _batch_poses(self, values: Array) -> Array:
+        """(L, N, 4, 4) link poses of variable rows (N, V), by the way that suits N."""
+        if values.shape[0] == 0:  # no configuration: no pose (numpy cannot reshape (0,) to -1)
+            poses: Array = np.empty((len(self.layout.link_names), 0, 4, 4))
+        elif values.shape[0] == 1:
             poses = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:
             poses = self.single_fk.link_poses_few(values)
         else:
             poses = self.batch_fk.link_poses(values)
-        return dict(zip(self.layout.link_names, poses, strict=True))
+        return poses

@@ -13,7 +13,8 @@ function of the values, compiled once and called for every later message:
   axis's zeros and ones leave no work);
 - the same forms' code, run on traced values: the branches it took are guards, so a message
   that would branch otherwise gets ``MISS`` (its caller takes the general way), and a new
-  trace of that branch is recorded, up to ``MAX_TRACES`` a plan.
+  trace of that branch is recorded, up to ``MAX_TRACES`` a plan (then, rarely, in place
+  of the least used one: ``REPLACE_AFTER``).
 
 A form that does not apply (circles that do not meet) is a trace too: it returns None as the
 general way does. Tree joints other than revolute, continuous, prismatic and fixed between a
@@ -35,13 +36,21 @@ from .layout import Layout
 from .loop_dyad import CrankSlider, Dyad
 from .loop_rod import BallRod
 
-#: A closed form of one loop's passive joints: ``solve(values, poses)`` moves them in place
-#: and returns the position (m) and angle (rad) errors left, or None where it does not apply.
+#: A closed form of one loop's passive joints (``LoopSolver``'s plans): ``solve(values,
+#: poses)`` moves them in place and returns the position (m) and angle (rad) errors left, or
+#: None where it does not apply. Here, not in ``loop_solver``, which imports this module.
 ClosedForm = Dyad | CrankSlider | BallRod
 
 #: Traces (branches of the forms) a plan records at most; beyond, a message none of them
 #: covers takes the general way.
 MAX_TRACES = 8
+#: Once ``MAX_TRACES`` are recorded, every this many messages none covers, the next one is
+#: recorded in place of the trace that covered the fewest messages since the last such
+#: change: a plan whose first traces were of passing branches (a stand-up, a glitch, a
+#: hostile publisher's eight messages) comes back to the compiled forms, and a stream that
+#: no trace covers compiles at most once per this many messages (a trace costs about a
+#: hundred general-way messages).
+REPLACE_AFTER = 1000
 #: Tree joint types a program moves (rotation about or travel along the joint's axis).
 _ROTATING = ("revolute", "continuous")
 _SLIDING = ("prismatic",)
@@ -197,9 +206,13 @@ class FormProgram:
     def __init__(self, layout: Layout, forms: Sequence[ClosedForm]) -> None:
         self.forms = tuple(forms)
         self._placings = [_Placing(layout, form) for form in forms]
-        #: The recorded traces, compiled.
+        #: The recorded traces, compiled, and how many messages each covered since the
+        #: last replacement (``REPLACE_AFTER``).
         self._traces: list[Compiled] = []
+        self._covered: list[int] = []
         self._attempts = 0
+        #: Messages no trace covered since the last recording, once the traces are full.
+        self._misses = 0
 
     @classmethod
     def of(cls, layout: Layout, forms: Sequence[ClosedForm]) -> FormProgram | None:
@@ -218,20 +231,33 @@ class FormProgram:
         untouched); ``MISS`` where no trace covers these values and no more may be recorded
         (``values`` untouched: the caller takes the general way)."""
         listed: list[float] = values.tolist()
-        for trace in self._traces:
+        for index, trace in enumerate(self._traces):
             try:
                 result = trace(listed, values)
             except (ArithmeticError, ValueError):
                 return MISS  # the general way raises, or answers, as it does
             if result is not MISS:
+                self._covered[index] += 1
                 return cast("FormErrors | None", result)
         if self._attempts >= MAX_TRACES:
-            return MISS
+            self._misses += 1
+            if self._misses < REPLACE_AFTER:
+                return MISS
         self._attempts += 1
+        self._misses = 0
         recorded = self._record(listed)
         if recorded is None:
             return MISS
-        self._traces.append(recorded)
+        # The counts first: a run on another thread (``link_fk``) indexes them by trace.
+        if len(self._traces) < MAX_TRACES:
+            self._covered.append(1)
+            self._traces.append(recorded)
+        else:  # in place of the least used since the last replacement
+            least = self._covered.index(min(self._covered))
+            covered = [0] * len(self._traces)
+            covered[least] = 1
+            self._covered = covered
+            self._traces[least] = recorded
         return cast("FormErrors | None", recorded(listed, values))
 
     def _record(self, listed: list[float]) -> Compiled | None:

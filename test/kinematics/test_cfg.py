@@ -42,6 +42,28 @@ def test_link_fk_rejects_bad_cfg_by_message() -> None:
         robot.link_fk({"joint_0": 1.0}, clamp="firm")
 
 
+def test_integers_beyond_a_double_are_refused_naming_the_joint() -> None:
+    """#45 review: a 400-digit integer was numpy's or Python's "int too large to convert to
+    float" naming no joint (``link_fk`` and ``link_fk_batch``), and 10**300 (a double holds
+    it, beyond int64) made an object array the FK could not take (a UFuncTypeError)."""
+    robot = random_robot(4, types=("revolute", "floating", "ball"), count=3)
+    huge = 10**400
+    with pytest.raises(ValueError, match="joint 'joint_0': an integer beyond any double"):
+        robot.link_fk({"joint_0": huge})
+    with pytest.raises(ValueError, match="joint 'joint_0': an integer beyond any double"):
+        robot.link_fk({"joint_0": -huge, "joint_1": np.zeros(7) + [0, 0, 0, 0, 0, 0, 1]})
+    for batch in ([huge, 0], np.array([0, huge], dtype=object)):
+        with pytest.raises(ValueError, match="joint 'joint_0': an integer beyond any double"):
+            robot.link_fk_batch({"joint_0": batch})
+    single = robot.link_fk({"joint_0": 10**300})
+    assert single.keys() == robot.link_fk({"joint_0": 1e300}).keys()
+    for name, pose in robot.link_fk({"joint_0": 10**300}).items():
+        np.testing.assert_array_equal(pose, robot.link_fk({"joint_0": 1e300})[name])
+    rows = robot.link_fk_batch({"joint_0": [10**300, 2**70]})
+    for name, poses in rows.items():
+        np.testing.assert_array_equal(poses[1], robot.link_fk({"joint_0": 2.0**70})[name])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_float_cfg_fast_path_equals_reference_for_any_value_form(seed: int) -> None:
     """1-DOF robots with fixed joints and mimic chains: a cfg of numbers takes the cached

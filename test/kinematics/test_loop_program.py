@@ -15,6 +15,7 @@ import pytest
 from bench.loop_models import FOUR_BAR, LEGS, four_bar, legged, rssr, slider_crank
 from joint_tf_publisher import Robot
 from joint_tf_publisher.health.reporting import Reporter
+from joint_tf_publisher.kinematics import loop_program
 from joint_tf_publisher.kinematics.float_trace import MISS
 from joint_tf_publisher.kinematics.loop_program import MAX_TRACES, FormProgram
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver, PassivePlan
@@ -195,3 +196,46 @@ def test_the_node_pipeline_takes_the_compiled_forms(
         assert pipeline.health.loops is not None
         assert not pipeline.health.loops.not_closed_since_ns
     assert general_calls == []
+
+
+def test_traces_of_passing_branches_give_way_to_the_branch_the_stream_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#45 review: the first ``MAX_TRACES`` traces were kept for good, so a plan whose first
+    messages took passing branches (a stand-up, an encoder glitch, a hostile publisher's
+    eight messages) left every later message to the general way for the node's life (the
+    legged robot: 3-4x the CPU). The four-bar that cannot turn round, its traces made full
+    by a message out of reach: once ``REPLACE_AFTER`` messages no trace covers have passed,
+    the branch they take is recorded in place of the least used one and covers them, with
+    the general way's results; compiling stays bounded (one per ``REPLACE_AFTER``)."""
+    monkeypatch.setitem(FOUR_BAR, "a", 2.5)
+    monkeypatch.setitem(FOUR_BAR, "c", 1.0)
+    monkeypatch.setattr(loop_program, "MAX_TRACES", 1)
+    robot = four_bar()
+    solver, given, plan = _setup(robot, ["crank_joint"])
+    program = _program(plan)
+    crank = int(robot.kinematics.layout.variable_lookup["crank_joint"][1])
+    start = robot.kinematics.layout.zero_values.copy()  # the plan's program yet unrun
+    recorded = []
+    record = program._record
+    monkeypatch.setattr(program, "_record", lambda listed: recorded.append(1) or record(listed))
+    out_of_reach = start.copy()
+    out_of_reach[crank] = 1.0
+    assert program.run(out_of_reach.copy()) is None  # the one trace: "does not apply"
+    within = start.copy()
+    within[crank] = -0.3
+    misses = 0
+    while program.run(within.copy()) is MISS:
+        misses += 1
+        assert misses <= loop_program.REPLACE_AFTER, "the branch taken was never recorded"
+    assert misses == loop_program.REPLACE_AFTER - 1
+    for angle in np.linspace(-0.6, -0.2, 50):  # now the compiled way, as the general way
+        message = start.copy()
+        message[crank] = angle
+        _both_ways(solver, plan, message)
+    assert len(program._traces) == 1 and len(recorded) == 2
+    # A stream alternating between the two branches compiles once per REPLACE_AFTER misses.
+    for _ in range(2 * loop_program.REPLACE_AFTER):
+        program.run(out_of_reach.copy())
+        program.run(within.copy())
+    assert len(recorded) <= 2 + 4
