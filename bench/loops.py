@@ -8,7 +8,8 @@ joints given and the passive ones solved each message, against the same robot as
 every joint given directly (the values of the solved run). The messages walk the actuators
 along a smooth path at 1 kHz (a crank at 1 turn per second: 0.36 degrees a message, warm starts
 as the node has them). Target: at most 1.3x. Also the stateless ``Robot.link_fk`` (loops
-solved from the drawing, by continuation) in microseconds per call, against the tree's.
+solved from the drawing, by continuation) in microseconds per call, against the tree's, and
+``Robot.link_fk_batch`` of ``BATCH`` configurations (all solved at once) per configuration.
 Results: docs/benchmarks.md, "Closed loops".
 """
 
@@ -28,6 +29,8 @@ from .timing import seconds_per_call_interleaved
 
 #: Messages of the path (one crank turn at 1 kHz and 1 turn/s).
 PATH_LENGTH = 1000
+#: Configurations of the ``link_fk_batch`` call timed (the path's, cycled).
+BATCH = 1000
 
 
 def _four_bar_path() -> tuple[Any, list[str], np.ndarray]:
@@ -108,12 +111,17 @@ def measure(name: str, quick: bool) -> dict[str, Any]:
     fk = seconds_per_call_interleaved(
         {"tree": lambda: tree.link_fk(cfg), "loops": lambda: robot.link_fk(cfg)}, quick
     )
+    # link_fk_batch of BATCH configurations of the path (cycled), all solved at once.
+    cycled = given[np.arange(BATCH) % len(given)]
+    cfgs = {joint: cycled[:, k] for k, joint in enumerate(names)}
+    batch = seconds_per_call_interleaved({"batch": lambda: robot.link_fk_batch(cfgs)}, quick)
     return {
         "robot": name,
         "given_s": seconds["given"],
         "solved_s": seconds["solved"],
         "link_fk_tree_s": fk["tree"],
         "link_fk_loops_s": fk["loops"],
+        "link_fk_batch_per_configuration_s": batch["batch"] / BATCH,
         "loops": len(robot.loop_joints),
     }
 
@@ -131,6 +139,7 @@ def run_loops(quick: bool) -> tuple[list[Table], dict[str, Any]]:
             "ratio",
             "link_fk tree",
             "link_fk loops solved",
+            f"link_fk_batch N={BATCH}, per configuration",
         ],
     )
     for record in records:
@@ -143,6 +152,7 @@ def run_loops(quick: bool) -> tuple[list[Table], dict[str, Any]]:
                 ratio(record["solved_s"], record["given_s"]),
                 micros(record["link_fk_tree_s"]),
                 micros(record["link_fk_loops_s"]),
+                micros(record["link_fk_batch_per_configuration_s"]),
             ]
         )
     table.notes.append(

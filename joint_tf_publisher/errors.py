@@ -79,7 +79,8 @@ class LoopNotClosedError(ValueError):
 
     ``joint`` is the loop-closing joint whose frames stay apart the most, ``where`` where it is
     written (``file:line: <element>``), ``position_error_m`` and ``angle_error_rad`` how far
-    apart its two frames stay at the closest the solver found.
+    apart its two frames stay at the closest the solver found. ``row``: in a batch
+    (``link_fk_batch``), the index of the configuration (else None).
     """
 
     def __init__(
@@ -89,7 +90,12 @@ class LoopNotClosedError(ValueError):
         self.where = where
         self.position_error_m = position_error_m
         self.angle_error_rad = angle_error_rad
+        self.row: int | None = None
         super().__init__(
             f"{where}: loop joint {joint!r} cannot close at these joint values: its frames "
             f"stay {position_error_m:.3g} m and {angle_error_rad:.3g} rad apart"
         )
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return text if self.row is None else f"{text} (configuration {self.row} of the batch)"

@@ -210,6 +210,11 @@ def loop_lines(robot: RobotModel) -> list[str]:
             f"    tree joints on the loop: {', '.join(cycle.tree_joints)}",
             f"    mobility {cycle.mobility} ({kind}): {_given(cycle, values)}",
         ]
+        if loop.type.takes_value:
+            lines.append(
+                "    its own value may be given too (a joint state naming it): held as one of "
+                "the values given, not on /tf"
+            )
     return lines
 
 

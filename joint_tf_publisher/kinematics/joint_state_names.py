@@ -12,6 +12,10 @@ A name is, in this order:
   Gazebo's JointStatePublisher sends them (``Layout.nested_by_bare_name``): read as the
   scoped name, when exactly one nested joint has it; several: listed in ``ambiguous`` with
   the candidates, and ignored;
+- the name of a loop joint that takes a value (``model.loops``: revolute, continuous,
+  prismatic): its value is held and its loop closed with it (``loop_joints``; the message
+  moves the tree joints on the loop's cycle, which are solved anew). Such a plan has no fast
+  path;
 - anything else (other names, fixed joints, bare names of planar and floating joints): listed
   in ``unknown``.
 
@@ -34,7 +38,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -43,6 +47,7 @@ from ..bounded_cache import bounded_cache
 from ..model.clamp_mode import ClampMode
 from ..model.elements import Joint
 from ..model.joint_types import JointType
+from ..model.tree import tree_path
 from .layout import CLAMPING, MAX_JOINT_VALUE, Follower, FollowerLevel, Layout, follower_levels
 
 
@@ -110,6 +115,9 @@ class FastApply:
     moves_mask: BoolArray
 
 
+_NO_INDEX: IndexArray = np.empty(0, dtype=np.intp)
+
+
 @dataclass(frozen=True)
 class NamePlan:
     """How the names of one JointState message map onto the variable vector."""
@@ -137,6 +145,10 @@ class NamePlan:
     ambiguous: dict[str, tuple[str, ...]]
     #: The fast path of this plan; None when it converts bare names or writes quaternions.
     fast: FastApply | None = None
+    #: Position in the message of each loop joint's value, and that loop joint (its index in
+    #: ``RobotModel.loop_joints``).
+    loop_message_index: IndexArray = field(default_factory=lambda: _NO_INDEX)
+    loop_joints: IndexArray = field(default_factory=lambda: _NO_INDEX)
 
 
 @dataclass(frozen=True)
@@ -200,9 +212,11 @@ def _ranges(layout: Layout, given_followers: set[int]) -> dict[ClampMode, tuple[
     return ranges
 
 
-def _moves(layout: Layout, given: BoolArray) -> IndexArray:
-    """The joints given and, transitively, the followers of those."""
+def _moves(layout: Layout, given: BoolArray, cycles: Iterable[int] = ()) -> IndexArray:
+    """The joints given and, transitively, the followers of those; and the moving joints
+    ``cycles`` (those on the cycles of the loop joints given)."""
     moved = given.copy()
+    moved[list(cycles)] = True
     for follower in layout.followers:  # leaders come first
         if moved[follower.leader]:
             moved[follower.joint] = True
@@ -213,7 +227,7 @@ def _fast_apply(plan: NamePlan, layout: Layout) -> FastApply | None:
     """The fast path of ``plan`` (built without one), or None where it cannot have one:
     bare names to convert, quaternions written, or a slot named twice (every value given
     must be checked, not only the one written last)."""
-    if plan.converted or plan.quaternion_joints.size:
+    if plan.converted or plan.quaternion_joints.size or plan.loop_joints.size:
         return None
     if distinct(plan.slots).size != plan.slots.size:
         return None
@@ -275,6 +289,22 @@ class NamePlans:
         )
         #: Plans of messages that give no follower share these ranges.
         self._independent_ranges = _ranges(layout, set())
+        robot = layout.robot
+        tree = list(robot.joints.values())
+        #: Loop joints that take a value, by name: their index and the moving joints on
+        #: their loop's cycle (those a value given for them moves).
+        self._loop_joints = {
+            loop.name: (
+                k,
+                [
+                    layout.moving_index[name]
+                    for name in tree_path(tree, loop.link1, loop.link2)
+                    if name in layout.moving_index
+                ],
+            )
+            for k, loop in enumerate(robot.loop_joints)
+            if loop.type.takes_value
+        }
 
     def once(self, names: tuple[str, ...]) -> NamePlan:
         """The plan of ``names`` made afresh and not cached: for a one-off shape (a check of
@@ -292,6 +322,9 @@ class NamePlans:
         unknown: list[str] = []
         first_value_only: list[str] = []
         ambiguous: dict[str, tuple[str, ...]] = {}
+        loop_positions: list[int] = []
+        loop_joints: list[int] = []
+        cycles: list[int] = []
         for position, name in enumerate(names):
             found = layout.variable_lookup.get(name)
             if found is None:
@@ -307,6 +340,12 @@ class NamePlans:
                     found = layout.variable_lookup.get(layout.moving_joints[index].name)
             if found is None:
                 bare = layout.joint_types[index].bare_name if index is not None else None
+                if index is None and name in self._loop_joints:
+                    loop, cycle = self._loop_joints[name]
+                    loop_positions.append(position)
+                    loop_joints.append(loop)
+                    cycles += cycle
+                    continue
                 if index is None or bare is None:
                     unknown.append(name)
                     continue
@@ -349,10 +388,12 @@ class NamePlans:
             if given_followers
             else self._independent_ranges,
             given_follower_slots=[f.slot for f in layout.followers if f.joint in given_followers],
-            moves=_moves(layout, joint_mask),
+            moves=_moves(layout, joint_mask, cycles),
             unknown=unknown,
             first_value_only=first_value_only,
             ambiguous=ambiguous,
+            loop_message_index=np.array(loop_positions, dtype=np.intp),
+            loop_joints=np.array(loop_joints, dtype=np.intp),
         )
         plan.moves.flags.writeable = False  # shared by every message of the shape: read-only
         return replace(plan, fast=_fast_apply(plan, layout))

@@ -186,17 +186,25 @@ class Kinematics:
         """Every link's poses (N, 4, 4) in the root frame for N configurations.
 
         ``cfgs`` maps joint names to arrays with a leading batch axis N (N values for one-value
-        joints, (N, ...) of ``Joint.motion``'s shapes for the others).
+        joints, (N, ...) of ``Joint.motion``'s shapes for the others). With closed loops, as
+        ``link_fk`` row by row, all rows solved at once (``LoopSolver.solve_from_drawing_batch``);
+        ``LoopNotClosedError`` names the first row that cannot close (``row``).
         """
         values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if self.loops is not None:
             given = self.cfg.given_slots(cfgs)
-            for row in values:
-                row[:] = self.loops.solve_from_drawing(row, given).values
+            # The walk's poses by SingleFk's products (as link_fk's): BatchFk's order of
+            # products differs in the last bits, which an ill-conditioned loop (the legged
+            # robot's 5 cm levers) turns into 1e-12 rad.
+            self.loops.solve_from_drawing_batch(values, given, self.single_fk.link_poses_few)
+        return dict(zip(self.layout.link_names, self._batch_poses(values), strict=True))
+
+    def _batch_poses(self, values: Array) -> Array:
+        """(L, N, 4, 4) link poses of variable rows (N, V), by the way that suits N."""
         if values.shape[0] == 1:
-            poses = self.single_fk.link_poses(values[0])[:, None]
+            poses: Array = self.single_fk.link_poses(values[0])[:, None]
         elif values.shape[0] <= FEW_CONFIGURATIONS:
             poses = self.single_fk.link_poses_few(values)
         else:
             poses = self.batch_fk.link_poses(values)
-        return dict(zip(self.layout.link_names, poses, strict=True))
+        return poses

@@ -25,13 +25,18 @@ solver finds it.
 Supported passive joints: revolute, continuous, prismatic (and their mimic followers, whose
 leader then is the passive value). Other tree joints on a cycle (ball, planar, floating ...)
 are held at their value.
+
+A loop joint whose own value is given (``LoopJoint.motion``) is held at it: ``holding`` gives
+the solver in which those loop joints are fixed ones, their link1 frame moved by the motion at
+their value (``hold_values``), so the loop closes with them there (pinned, or over-determined
+where the given tree joints already determine it: the least-squares fit).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -44,6 +49,7 @@ from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .float_trace import MISS
 from .layout import Layout, follower_levels
+from .loop_batch import closed_form_batch
 from .loop_dyad import CrankSlider, Dyad
 from .loop_program import FormErrors, FormProgram
 from .loop_rod import BallRod
@@ -188,6 +194,8 @@ class LoopSolver:
         self.layout = layout
         self.single_fk = single_fk
         self.loop_joints = loop_joints
+        #: The loop joints as read (a held one's own type; ``holding``).
+        self._sources = loop_joints
         self.tolerance = tolerance or LoopTolerance()
         link_index = {name: k for k, name in enumerate(layout.link_names)}
         links1 = [link_index[j.link1] for j in loop_joints]
@@ -217,6 +225,37 @@ class LoopSolver:
         self._compile_cycles()
         self.plan = bounded_cache(self._make_plan)
         self._levels = follower_levels(layout.followers)
+        #: The solver with the loop joints of a (K,) bool mask's bytes held (``holding``).
+        self._holding = bounded_cache(self._make_holding)
+        #: Loop joints held at a value (``holding``'s solvers), and their frames in link1
+        #: before the motion (the file's).
+        self._held = np.zeros(count, dtype=bool)
+        self._link1_to_joint = self._T_link_joint[:count].copy()
+
+    def holding(self, held: BoolArray) -> LoopSolver:
+        """This solver where no loop joint is ``held`` (K,); else the solver (made once per
+        mask) in which those loop joints are held at a value (``hold_values``): each one a
+        fixed loop joint whose frame in link1 is moved by its motion at that value."""
+        if not held.any():
+            return self
+        return self._holding(held.tobytes())
+
+    def _make_holding(self, held: bytes) -> LoopSolver:
+        mask = np.frombuffer(held, dtype=bool).copy()
+        joints = tuple(
+            replace(joint, type=LoopJointType.FIXED) if hold else joint
+            for joint, hold in zip(self.loop_joints, mask.tolist(), strict=True)
+        )
+        solver = LoopSolver(self.layout, self.single_fk, joints, self.tolerance)
+        solver._held = mask
+        solver._sources = self.loop_joints
+        return solver
+
+    def hold_values(self, values: Array) -> None:
+        """The held loop joints' values (K,) (rad or m; ``holding``): each one's frame in
+        link1 is the file's moved by ``LoopJoint.motion`` at its value."""
+        for k in np.flatnonzero(self._held).tolist():
+            self._T_link_joint[k] = self._link1_to_joint[k] @ self._sources[k].motion(values[k])
 
     # -- structure -------------------------------------------------------------------------
 
@@ -593,6 +632,86 @@ class LoopSolver:
             if outcome is not MISS:
                 return self._within_limits(values, before, plan, cast("FormErrors | None", outcome))
         return self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
+
+    def solve_from_drawing_batch(
+        self, rows: Array, given: BoolArray, link_poses: Callable[[Array], Array]
+    ) -> None:
+        """``solve_from_drawing`` for each of ``rows`` (N, V), in place, with the same
+        walk (each row's own steps) and the closed forms taken for all rows of a step at once
+        (``loop_batch``), the link poses by ``link_poses`` ((n, V) -> (L, n, 4, 4)). A row
+        where a form does not apply at a step, leaves a loop beyond the tolerance or a passive
+        joint beyond its limits, and every row of a robot without closed forms, is solved by
+        ``solve_from_drawing`` (the iterative way). Raises ``LoopNotClosedError`` for the
+        first row whose loops cannot close, its ``row`` set."""
+        plan = self.plan(self.passive_slots(given).tobytes())
+        general = np.ones(rows.shape[0], dtype=bool)
+        if plan.forms and rows.shape[0]:
+            general = self._walk_in_closed_form(rows, given, plan, link_poses)
+        for row in np.flatnonzero(general).tolist():
+            try:
+                rows[row] = self.solve_from_drawing(rows[row], given).values
+            except LoopNotClosedError as error:
+                error.row = row
+                raise
+        return None
+
+    def _walk_in_closed_form(
+        self,
+        rows: Array,
+        given: BoolArray,
+        plan: PassivePlan,
+        link_poses: Callable[[Array], Array],
+    ) -> BoolArray:
+        """``solve_from_drawing_batch``'s walk by the closed forms, in place; (N,) True at
+        the rows it could not solve (left for the iterative way)."""
+        drawing = self.layout.zero_values
+        target = rows.copy()
+        moving = self.candidate_slots[given[self.candidate_slots]]
+        change = _without_whole_turns(
+            target[:, moving] - drawing[moving], self._angle_slots[moving]
+        )
+        distance = np.max(np.abs(change), axis=1, initial=0.0)
+        steps = np.maximum(
+            1, np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
+        ).astype(np.intp)
+        rows[:, plan.slots] = drawing[plan.slots]
+        failed = np.zeros(rows.shape[0], dtype=bool)
+        tolerance = self.tolerance
+        for step in range(1, int(steps.max()) + 1):
+            active = np.flatnonzero((steps >= step) & ~failed)
+            if not active.size:
+                break
+            done = steps[active] == step
+            walked = drawing[moving] + (step / steps[active])[:, None] * change[active]
+            solved = rows[active]
+            solved[:, moving] = np.where(done[:, None], target[active][:, moving], walked)
+            self._resolve_rows(solved)
+            poses = link_poses(solved)
+            placed = np.matmul(
+                poses.take(plan.placing_links, 0)[:, :, :3], plan.placing_columns[:, None]
+            )
+            ok = np.ones(active.size, dtype=bool)
+            first = 0
+            with np.errstate(all="ignore"):  # rows a form does not apply to: not taken
+                for form in plan.forms:
+                    last = first + len(form.placing_links)
+                    errors = closed_form_batch(form, solved, placed[first:last])
+                    first = last
+                    # As ``_closed_step``: an error that is not a number is not closed.
+                    ok &= errors.ok & (errors.position_m <= tolerance.position_m)
+                    ok &= errors.angle_rad <= tolerance.angle_rad
+            if plan.limited:
+                passive = solved[:, plan.slots]
+                ok &= ~((passive < plan.lower) | (passive > plan.upper)).any(axis=1)
+            self._resolve_rows(solved)
+            rows[active] = solved
+            failed[active[~ok]] = True
+        return failed
+
+    def _resolve_rows(self, rows: Array) -> None:
+        """``_resolve`` for each of ``rows`` (N, V), in place."""
+        for level in self._levels:
+            rows[:, level.slots] = level.multipliers * rows[:, level.leader_slots] + level.offsets
 
     def close_in_closed_form(
         self, values: Array, plan: PassivePlan, poses: Array

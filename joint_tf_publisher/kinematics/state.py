@@ -16,6 +16,12 @@ given in the message from their leaders. The rules, in order:
    [0, 0.548] must reach -0.548).
 
 Names map onto slots through ``joint_state_names`` (bare names of multi-value joints too).
+
+A value given for a loop joint that takes one (``model.loops``: revolute, continuous,
+prismatic) is stored apart, in ``JointPositions.loop_values``, by the same rules: an unusable
+one is rejected (the last good value kept), and one beyond the loop joint's ``<limit>`` is
+clamped into it (any clamp mode but ``NONE``; a loop joint has no safety controller). Its loop
+is then closed with the joint at that value (``node_core.loops``).
 """
 
 from __future__ import annotations
@@ -47,6 +53,10 @@ class JointPositions:
 
     values: Array
     received: BoolArray
+    #: Per loop joint (``RobotModel.loop_joints`` order): its last good value given (rad or
+    #: m), and whether one was given (the loop is then closed with the joint at that value).
+    loop_values: Array = field(default_factory=lambda: np.zeros(0))
+    loop_received: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 @dataclass
@@ -82,8 +92,12 @@ class StateResolver:
     def new_positions(self) -> JointPositions:
         """A fresh state: every joint at zero (identity quaternions), nothing received."""
         layout = self.layout
+        loops = len(layout.robot.loop_joints)
         return JointPositions(
-            layout.zero_values.copy(), np.zeros(len(layout.moving_joints), dtype=bool)
+            layout.zero_values.copy(),
+            np.zeros(len(layout.moving_joints), dtype=bool),
+            np.zeros(loops),
+            np.zeros(loops, dtype=bool),
         )
 
     def variable_values(self, positions: JointPositions) -> dict[str, float]:
@@ -168,13 +182,42 @@ class StateResolver:
             # the value given.
             rejected += _update_followers(state, followers, moved, received)
         names_of = self._names
-        return Update(
+        update = Update(
             moved=moved.nonzero()[0],
             clamped=[names_of[i] for i in sorted(clamped)] if clamped else [],
             rejected=[names_of[i] for i in sorted(set(rejected))] if rejected else [],
             unknown=list(plan.unknown),
             first_value_only=list(plan.first_value_only),
         )
+        if plan.loop_joints.size:
+            self._write_loop_values(plan, positions, given_values, clamp, update)
+        return update
+
+    def _write_loop_values(
+        self,
+        plan: NamePlan,
+        positions: JointPositions,
+        given_values: Array,
+        clamp: ClampMode,
+        update: Update,
+    ) -> None:
+        """The values ``plan`` gives loop joints, stored (module docstring); the names of
+        those clamped or rejected added to ``update``'s."""
+        loops = self.layout.robot.loop_joints
+        pairs = zip(plan.loop_message_index.tolist(), plan.loop_joints.tolist(), strict=True)
+        for position, k in pairs:
+            loop, value = loops[k], float(given_values[position])
+            if not abs(value) <= MAX_JOINT_VALUE:  # also NaN
+                update.rejected.append(loop.name)
+                continue
+            if clamp is not ClampMode.NONE:
+                lower = -np.inf if loop.lower is None else loop.lower
+                upper = np.inf if loop.upper is None else loop.upper
+                if not lower <= value <= upper:
+                    value = min(max(value, lower), upper)
+                    update.clamped.append(loop.name)
+            positions.loop_values[k] = value
+            positions.loop_received[k] = True
 
     def _write_with_quaternions(
         self,

@@ -14,6 +14,12 @@ coincide up to the joint's own motion:
 The three spellings read into it (docs/loops.md, "Reading loops"): SDFormat's joint whose
 child already has a parent, URDF's ``<loop_joint>`` (Drake's extension) and URDF's
 ``<gazebo><joint>`` extension. Units: metres and radians.
+
+A revolute, continuous or prismatic loop joint has a value, as a tree joint of its type does:
+the angle about (or travel along) its axis from its frame in ``link1`` to its frame in
+``link2`` (``LoopJoint.motion``). A joint state may give it (an encoder on a four-bar's closing
+pin): the loop then closes with the joint at that value, its frames coinciding up to
+``motion(value)`` (docs/loops.md, "Passive and given").
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from enum import Enum
 import numpy as np
 
 from ..arrays import Array
+from ..transforms import axis_angle_to_matrix
 
 
 class LoopJointType(Enum):
@@ -47,6 +54,11 @@ class LoopJointType(Enum):
     def dofs(self) -> int:
         """Degrees of freedom the joint allows between its two links (Gruebler's f_i)."""
         return _LOOP_JOINT_DOFS[self]
+
+    @property
+    def takes_value(self) -> bool:
+        """True where a joint state may give the joint's value: one about or along its axis."""
+        return self.has_axis
 
 
 _LOOP_JOINT_DOFS = {
@@ -80,15 +92,28 @@ class LoopJoint:
     upper: float | None
     where: str
 
+    def motion(self, value: float) -> Array:
+        """The pose (4, 4) of the joint frame in ``link2`` relative to the one in ``link1``
+        at ``value`` (rad about ``axis``; prismatic: m along it): where the loop closes with
+        the joint at that value, ``link1``'s frame times this is ``link2``'s. Only for a type
+        that ``takes_value``."""
+        motion = np.eye(4)
+        if self.type is LoopJointType.PRISMATIC:
+            motion[:3, 3] = np.multiply(self.axis, value)
+        else:
+            motion[:3, :3] = axis_angle_to_matrix(self.axis, value)
+        return motion
+
     def same_as(self, other: LoopJoint, tolerance: float = 1e-9) -> bool:
         """True if ``other`` is the same joint read, perhaps from another spelling: the same
-        name, type, links and limits, and frames and axis within ``tolerance`` (m, rad)."""
+        name, type, links and limits, and frames and axis within ``tolerance`` (m, rad; an
+        absolute bound, not one relative to the values)."""
         return (
             self.name == other.name
             and self.type is other.type
             and (self.link1, self.link2) == (other.link1, other.link2)
             and (self.lower, self.upper) == (other.lower, other.upper)
-            and np.allclose(self.link1_to_joint, other.link1_to_joint, atol=tolerance)
-            and np.allclose(self.link2_to_joint, other.link2_to_joint, atol=tolerance)
-            and np.allclose(self.axis, other.axis, atol=tolerance)
+            and np.allclose(self.link1_to_joint, other.link1_to_joint, rtol=0.0, atol=tolerance)
+            and np.allclose(self.link2_to_joint, other.link2_to_joint, rtol=0.0, atol=tolerance)
+            and np.allclose(self.axis, other.axis, rtol=0.0, atol=tolerance)
         )

@@ -1,9 +1,11 @@
 """The node's closed loops: each JointState's passive joints solved (``kinematics.loop_solver``).
 
 Given joints are those a source gave (``JointPositions.received``: a joint-state topic, or a
-mimic leader's value); every other joint of a loop's cycle is passive. A ``zeros.<joint>``
-value of a passive joint is where its solve starts, not a value held: the node declares a
-``zeros`` parameter for every joint, so a set one cannot be told from a default one.
+mimic leader's value); every other joint of a loop's cycle is passive. A loop joint a source
+gave a value (``JointPositions.loop_received``) is held at it (``LoopSolver.holding``). A
+``zeros.<joint>`` value of a passive joint is where its solve starts, not a value held: the
+node declares a ``zeros`` parameter for every joint, so a set one cannot be told from a
+default one.
 
 Each solve starts from the values stored (the previous solution): the branch nearest it, so a
 crank turns full circles. Where the loops close (within ``loop_tolerance``), or the given
@@ -79,8 +81,14 @@ class LoopClosing:
     def close(self, positions: JointPositions) -> IndexArray:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
-        plan = self._plan_of_received(positions.received.tobytes())
-        if plan.forms and self._closed_form(positions, plan):
+        solver = self.solver
+        if positions.loop_received.any():  # a loop joint's own value given: held there
+            solver = solver.holding(positions.loop_received)
+            solver.hold_values(positions.loop_values)
+            plan = solver.plan_for(self.given(positions))
+        else:
+            plan = self._plan_of_received(positions.received.tobytes())
+        if plan.forms and self._closed_form(positions, plan, solver):
             return plan.joints
         given = self.given(positions)
         start = positions.values
@@ -96,9 +104,7 @@ class LoopClosing:
         held = bool(self.facts.not_closed_since_ns) and not self.facts.over_determined
         # While a loop is held open, each message's search is bounded (it starts again from
         # the held values at the next one): an unclosable stream costs a bounded time.
-        solution = self.solver.solve(
-            start, given, HELD_ITERATIONS if held else MAX_ITERATIONS, plan
-        )
+        solution = solver.solve(start, given, HELD_ITERATIONS if held else MAX_ITERATIONS, plan)
         facts = self.facts
         facts.position_error_m = solution.position_error_m
         facts.angle_error_rad = solution.angle_error_rad
@@ -124,13 +130,15 @@ class LoopClosing:
         joints: IndexArray = plan.joints
         return joints
 
-    def _closed_form(self, positions: JointPositions, plan: PassivePlan) -> bool:
+    def _closed_form(
+        self, positions: JointPositions, plan: PassivePlan, solver: LoopSolver
+    ) -> bool:
         """Close the loops in ``positions`` by their closed forms (``plan.forms``), in place,
         and say so; False, ``positions`` untouched, where a form does not apply or leaves a
         loop beyond the tolerance (``close`` then takes the general way)."""
         values = positions.values
         before = values.copy()
-        errors = self.solver.close_by_forms(values, plan)
+        errors = solver.close_by_forms(values, plan)
         if errors is None:
             return False
         positions_m, angles_rad = errors

@@ -262,8 +262,9 @@ PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "publish_loop_joint_states",
         False,
-        "closed loops: publish the solved passive joints' values on loop_joint_states "
-        "(sensor_msgs/JointState) with each joint state that moves them",
+        "closed loops: publish the solved passive joints' values (and the values given for "
+        "loop joints themselves) on loop_joint_states (sensor_msgs/JointState) with each "
+        "joint state that moves them",
         read_only=True,
     ),
     ParameterSpec(

@@ -546,15 +546,22 @@ class JointStatePipeline:
         return self.joint_state(stamp_ns, multi_dof.variable_names, values, source)
 
     def loop_joint_state(self) -> tuple[list[str], list[float]] | None:
-        """The passive joints of the robot's loops as the last JointState solved them: their
-        names and values (rad or m), for ``loop_joint_states``; None without loops."""
+        """The passive joints of the robot's loops as the last JointState solved them, then
+        the loop joints held at a value given: their names and values (rad or m), for
+        ``loop_joint_states``; None without loops (or nothing to say yet)."""
         model, configured = self.model, self._configured
-        if model is None or configured is None or not configured.solved_joints.size:
+        if model is None or configured is None:
+            return None
+        positions = model.positions
+        held = np.flatnonzero(positions.loop_received).tolist()
+        if not configured.solved_joints.size and not held:
             return None
         layout = model.kin.layout
         joints = configured.solved_joints
         names = [layout.moving_joints[j].name for j in joints.tolist()]
-        return names, model.positions.values[layout.slot[joints]].tolist()
+        names += [model.robot.loop_joints[k].name for k in held]
+        values = positions.values[layout.slot[joints]].tolist()
+        return names, values + positions.loop_values[held].tolist()
 
     def default_positions(self) -> Publication | None:
         """Joints never received (and not excluded) at their start position (``zeros.*``, else

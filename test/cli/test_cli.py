@@ -219,6 +219,8 @@ def test_check_sdf_with_closed_chain(capsys: pytest.CaptureFixture[str]) -> None
         "    tree joints on the loop: ground_crank, ground_rocker, rocker_coupler\n"
         "    mobility 1 (planar): 1 of its tree joints' 3 values to be given (joint states), "
         "2 passive (solved)\n"
+        "    its own value may be given too (a joint state naming it): held as one of "
+        "the values given, not on /tf\n"
         "  rod_coupler (ball): coupler -> rod\n"
         "    tree joints on the loop: rocker_coupler, ground_rocker, rod_ground\n"
         "    mobility 2 (spatial): 2 of its tree joints' 5 values to be given (joint states), "
@@ -244,6 +246,8 @@ def test_check_lists_the_four_bar_alike_in_each_spelling(
         "    tree joints on the loop: crank_coupler, ground_crank, ground_rocker\n"
         "    mobility 1 (planar): 1 of its tree joints' 3 values to be given (joint states), "
         "2 passive (solved)\n"
+        "    its own value may be given too (a joint state naming it): held as one of "
+        "the values given, not on /tf\n"
     ) in out
 
 

@@ -198,3 +198,37 @@ def test_the_legged_robot_form_agrees_along_a_gait() -> None:
         start = values.copy()
         start[plan.slots] += generator.uniform(-0.02, 0.02, plan.slots.size)
         values = _agree(solver, plan, start, given)
+
+
+def test_the_slider_form_takes_any_slide_direction_and_axis_length() -> None:
+    """The slider-crank turned in its plane under a world link (its slide no longer along an
+    axis of the root frame: every component of it counts), its slider's axis written 2 long
+    (a unit of its value moves it 2 m) and its pin above the plane: the form agrees with
+    Levenberg-Marquardt, and the slider's value is its travel over the axis' length."""
+    from joint_tf_publisher import Joint, Link
+    from joint_tf_publisher.transforms import xyz_rpy_to_matrix
+
+    base = slider_crank()
+    joints = dict(base.joints)
+    slider = joints["slider_joint"]
+    joints["slider_joint"] = replace(slider, axis=np.array([2.0, 0.0, 0.0]))
+    joints["mount"] = Joint(
+        "mount", "fixed", "world", "ground", origin=xyz_rpy_to_matrix([0.1, 0.2, 0.3], [0, 0, 0.6])
+    )
+    links = {**base.links, "world": Link("world")}
+    # The pin 0.1 m above the plane of the crank's and rod's axes on both sides: the loop
+    # points' offsets along the axis are left out of the circle's and the line's radii.
+    (pin,) = base.loop_joints
+    raised = [frame.copy() for frame in (pin.link1_to_joint, pin.link2_to_joint)]
+    for frame in raised:
+        frame[2, 3] += 0.1
+    pin = replace(pin, link1_to_joint=raised[0], link2_to_joint=raised[1])
+    robot = Robot.from_model(RobotModel("turned", links, joints, "world", loop_joints=(pin,)))
+    solver, given, plan = _setup(robot, ["crank_joint"])
+    assert [type(form) for form in plan.forms] == [CrankSlider]
+    for crank in (0.2, -0.3, 0.35):  # from the drawing: LM stays on its branch
+        values = robot.kinematics.layout.zero_values.copy()
+        values[_slot(robot, "crank_joint")] = crank
+        solved = _agree(solver, plan, values, given)
+        travel = slider_position(CRANK_DRAWN + crank) - slider_position(CRANK_DRAWN)
+        assert math.isclose(solved[_slot(robot, "slider_joint")], travel / 2.0, abs_tol=EXACT)

@@ -29,6 +29,7 @@ from kinematics_reference import (
 
 from joint_tf_publisher import Joint, Robot
 from joint_tf_publisher.kinematics import MAX_JOINT_VALUE, Update
+from joint_tf_publisher.model.loops import LoopJointType
 
 
 def test_new_positions_start_at_zero_with_identity_quaternions_and_mimic_offsets() -> None:
@@ -441,3 +442,47 @@ def test_a_follower_computed_beyond_the_largest_joint_value_keeps_its_value(
     assert update.rejected == []
     values = dict(zip(joints, positions.values, strict=True))
     assert values["twin_joint"] == 2e10
+
+
+def test_a_loop_joints_value_is_stored_apart_clamped_into_its_limit_or_rejected() -> None:
+    """A JointState naming a loop joint (#45): its value is stored in ``loop_values`` (no
+    unknown name, no fast path), clamped into the loop joint's limit (hard and soft), kept
+    as given without clamping, and rejected (the last good value kept) when unusable."""
+    from dataclasses import replace
+
+    from bench.loop_models import four_bar
+    from joint_tf_publisher.model import RobotModel
+
+    base = four_bar()
+    (closing,) = base.loop_joints
+    limited = replace(closing, lower=-0.5, upper=0.5)
+    robot = Robot.from_model(
+        RobotModel(base.name, base.links, base.joints, base.root, loop_joints=(limited,))
+    )
+    kinematics = robot.kinematics
+    positions = kinematics.new_positions()
+    assert positions.loop_values.tolist() == [0.0] and not positions.loop_received.any()
+    update = kinematics.apply(positions, ["crank_joint", "closing"], [0.1, 0.25])
+    assert update.unknown == [] and update.clamped == [] and update.rejected == []
+    assert positions.loop_values.tolist() == [0.25] and positions.loop_received.all()
+    assert kinematics.state.plans.plan(("crank_joint", "closing")).fast is None
+    for clamp in ("hard", "soft"):
+        update = kinematics.apply(positions, ["closing"], [2.0], clamp=clamp)
+        assert update.clamped == ["closing"] and positions.loop_values.tolist() == [0.5]
+    update = kinematics.apply(positions, ["closing"], [-2.0], clamp=None)
+    assert update.clamped == [] and positions.loop_values.tolist() == [-2.0]
+    for bad in (math.nan, math.inf, 1e101):
+        update = kinematics.apply(positions, ["closing"], [bad])
+        assert update.rejected == ["closing"] and positions.loop_values.tolist() == [-2.0]
+    # A ball loop joint has no value: its name stays unknown.
+    ball = Robot.from_model(
+        RobotModel(
+            base.name,
+            base.links,
+            base.joints,
+            base.root,
+            loop_joints=(replace(closing, type=LoopJointType.BALL),),
+        )
+    )
+    update = ball.kinematics.apply(ball.kinematics.new_positions(), ["closing"], [0.1])
+    assert update.unknown == ["closing"]

@@ -4,7 +4,7 @@ check_model, as the kinematics run it on a hand-built model) and the tree path a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -89,3 +89,61 @@ def test_tree_path_goes_up_to_the_common_ancestor_and_down() -> None:
     assert tree_path(joints, "c", "c") == []
     with pytest.raises(ValueError, match="no common ancestor"):
         tree_path(joints + [Edge("xy", "x", "y")], "y", "c")
+
+
+def _moved(pose: np.ndarray, row: int, column: int, by: float) -> np.ndarray:
+    moved = pose.copy()
+    moved[row, column] += by
+    return moved
+
+
+def test_same_as_compares_every_field_within_the_tolerance_in_metres_and_radians() -> None:
+    """``same_as`` (the three spellings read alike): each field that differs makes two loop
+    joints differ; frames and axis within the tolerance (absolute: m and rad, 1e-9 by
+    default, not relative to the values) are the same."""
+    base = replace(loop(), link1_to_joint=_moved(np.eye(4), 0, 3, 3.0), lower=-1.0, upper=1.0)
+    assert base.same_as(replace(base, where="elsewhere:1: <joint>"))
+    different = [
+        replace(base, name="other"),
+        replace(base, type=LoopJointType.CONTINUOUS),
+        replace(base, link1="a"),
+        replace(base, link2="a"),
+        replace(base, lower=-2.0),
+        replace(base, upper=2.0),
+    ]
+    for field, pose in (("link1_to_joint", base.link1_to_joint), ("link2_to_joint", np.eye(4))):
+        # 5e-9 off a zero entry, and 1e-6 off the 3 m and the 1 ones (a tolerance relative
+        # to the values would pass those).
+        different.append(replace(base, **{field: _moved(pose, 0, 1, 5e-9)}))
+        different.append(replace(base, **{field: _moved(pose, 0, 3, 1e-6)}))
+        different.append(replace(base, **{field: _moved(pose, 0, 0, 1e-6)}))
+    different.append(replace(base, axis=np.array([0.0, 0.0, 1.0 + 1e-6])))
+    different.append(replace(base, axis=np.array([0.0, 5e-9, 1.0])))
+    for other in different:
+        assert not base.same_as(other), other
+        assert not other.same_as(base), other
+    close = replace(base, link2_to_joint=_moved(np.eye(4), 0, 1, 5e-10))
+    assert base.same_as(close)
+    assert not base.same_as(close, tolerance=1e-10)
+    assert base.same_as(different[-1], tolerance=1e-8)
+
+
+def test_a_loop_joints_motion_is_its_types() -> None:
+    """``LoopJoint.motion``: a turn about the axis (revolute, continuous), a travel along it
+    (prismatic), in the joint frame; only those types take a value."""
+    axis = np.array([0.0, 0.6, 0.8])
+    turning = replace(loop(), axis=axis)
+    motion = turning.motion(0.5)
+    assert np.allclose(motion[:3, :3] @ axis, axis) and np.allclose(motion[:3, 3], 0.0)
+    normal = np.array([1.0, 0.0, 0.0])
+    assert np.isclose(float(normal @ motion[:3, :3] @ normal), np.cos(0.5))
+    sliding = replace(loop(), type=LoopJointType.PRISMATIC, axis=axis).motion(0.5)
+    assert np.allclose(sliding[:3, :3], np.eye(3)) and np.allclose(sliding[:3, 3], 0.5 * axis)
+    takes = {kind: kind.takes_value for kind in LoopJointType}
+    assert takes == {
+        LoopJointType.REVOLUTE: True,
+        LoopJointType.CONTINUOUS: True,
+        LoopJointType.PRISMATIC: True,
+        LoopJointType.BALL: False,
+        LoopJointType.FIXED: False,
+    }

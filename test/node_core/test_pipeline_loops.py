@@ -13,6 +13,7 @@ from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, rss
 from joint_tf_publisher import Robot
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
 from joint_tf_publisher.health.reporting import Reporter, Throttle
+from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameters import (
     MIN_LOOP_TOLERANCE,
@@ -164,3 +165,100 @@ def test_at_the_smallest_loop_tolerance_a_closing_loop_counts_as_closed(
         assert facts is not None
         assert not facts.not_closed_since_ns, (crank, facts.position_error_m)
     assert parse_loop_tolerance(MIN_LOOP_TOLERANCE) == MIN_LOOP_TOLERANCE
+
+
+def _closing_value(robot: Robot, crank: float) -> float:
+    """The four-bar's loop joint value (rad) where the crank is at ``crank``: the angle about
+    z from its frame on the coupler to its frame on the rocker, the loop solved in closed form
+    (link_fk)."""
+    poses = robot.link_fk({"crank_joint": crank})
+    (closing,) = robot.loop_joints
+    frame1 = poses[closing.link1] @ closing.link1_to_joint
+    frame2 = poses[closing.link2] @ closing.link2_to_joint
+    relative = np.linalg.inv(frame1) @ frame2
+    return math.atan2(relative[1, 0], relative[0, 0])
+
+
+def _passive_of(robot: Robot, crank: float) -> dict[str, float]:
+    """The coupler's and rocker's values the closed form gives for ``crank`` (stateless)."""
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    values = kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
+    solved = solver.solve_from_drawing(values, kinematics.cfg.given_slots(["crank_joint"]))
+    lookup = kinematics.layout.variable_lookup
+    return {
+        name: float(solved.values[lookup[name][1]]) for name in ("coupler_joint", "rocker_joint")
+    }
+
+
+def test_a_value_given_for_the_loop_joint_itself_is_held() -> None:
+    """An encoder on the four-bar's closing pin (#45: "a value given for a loop joint itself
+    is held"): given with the crank and consistent with it, the loop closes to round-off and
+    the coupler and rocker take the closed form's values; the name is no unknown one, and
+    ``loop_joint_states`` keeps its value beside the solved joints. Inconsistent, the given
+    joints over-determine the loop: the least-squares fit, reported."""
+    rig = _Rig()
+    robot = rig.robot
+    for crank in (0.0, 0.3, 0.6, 1.2):
+        closing = _closing_value(robot, crank)
+        assert rig.send(["crank_joint", "closing"], [crank, closing]) is not None
+        facts = rig.pipeline.health.loops
+        assert facts is not None
+        assert float(facts.position_error_m[0]) < 1e-12
+        assert float(facts.angle_error_rad[0]) < 1e-12
+        solved = rig.pipeline.loop_joint_state()
+        assert solved is not None
+        values = dict(zip(*solved, strict=True))
+        assert values["closing"] == closing
+        for name, expected in _passive_of(robot, crank).items():
+            assert math.isclose(values[name], expected, abs_tol=1e-12), name
+        expected_end = four_bar_end(CRANK_DRAWN + crank)
+        assert np.allclose(_end(rig.in_ground("rocker"), FOUR_BAR["c"]), expected_end, atol=1e-12)
+        assert "closing" not in rig.tree  # no tree edge: not on /tf
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert dict(report.values)[Key.UNKNOWN] == ""
+    assert not [c for c in report.conditions if "loop joint" in c.message]
+    # The encoder 0.1 rad off the model: over-determined, the least-squares fit, reported.
+    crank = 1.2
+    rig.send(["crank_joint", "closing"], [crank, _closing_value(robot, crank) + 0.1])
+    facts = rig.pipeline.health.loops
+    assert facts is not None and facts.over_determined
+    assert float(facts.position_error_m[0]) > 1e-6 or float(facts.angle_error_rad[0]) > 1e-6
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    (condition,) = [c for c in report.conditions if "loop joint" in c.message]
+    assert condition.level == Level.WARN
+    assert "'closing' over-determined by the given joints" in condition.message
+    solved = rig.pipeline.loop_joint_state()
+    assert solved is not None and np.all(np.isfinite(solved[1]))
+
+
+def test_the_loop_joint_alone_pins_the_loop_and_counts_as_received() -> None:
+    """Only the closing pin's value given: the crank is passive too and the loop, one
+    freedom, is pinned by it: the crank solved to where that value puts it. The message moves
+    (publishes) the loop's tree joints, and no joint is reported never received."""
+    rig = _Rig(joint_state_timeout=1.0)
+    robot = rig.robot
+    crank = 0.4
+    publication = rig.send(["closing"], [_closing_value(robot, crank)])
+    assert publication is not None
+    assert {child for _, child in publication.layout.frames} == {"crank", "coupler", "rocker"}
+    assert math.isclose(
+        math.atan2(rig.tree["crank"][1, 0], rig.tree["crank"][0, 0]),
+        CRANK_DRAWN + crank,
+        abs_tol=1e-12,
+    )
+    facts = rig.pipeline.health.loops
+    assert facts is not None and not facts.over_determined
+    assert float(facts.position_error_m[0]) < 1e-12
+    rig.steady_ns += 2_000 * MS
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    values = dict(report.values)
+    assert values[Key.NEVER_RECEIVED] == "" and values[Key.UNKNOWN] == ""
+    # A value that is not a number is rejected, named in the report: the loop joint keeps
+    # its last good value, the loop stays where it was (solved again: to round-off).
+    before = rig.tree["crank"].copy()
+    rig.send(["closing"], [math.nan])
+    assert np.allclose(rig.tree["crank"], before, atol=1e-12)
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert "closing" in dict(report.values)[Key.REJECTED]

@@ -1,14 +1,16 @@
 """The node closes a robot's loops over DDS (issue #45): a four-bar's crank turned through
 full circles, /tf read back; the health report on /diagnostics when the loop cannot close.
 
-The node runs in-process (``test_node.py``'s way) with the hand-built four-bar
-(``bench.loop_models``) installed through its own model path; every wait is on a condition with
-a generous timeout.
+The node runs in-process (``test_node.py``'s way), started from a URDF whose ``<loop_joint>``
+closes the four-bar (test/data/loops/crank_rocker.urdf: ``bench.loop_models.four_bar`` as a
+file) given as its ``robot_description`` parameter; every wait is on a condition with a
+generous timeout.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,12 +27,12 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end  # noqa: E402
-from joint_tf_publisher.node_core.pipeline import LoadedModel  # noqa: E402
 from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-GROUND = '<robot name="four_bar"><link name="ground"/></robot>'
+#: The four-bar of ``bench.loop_models.four_bar``, written as a URDF with a ``<loop_joint>``.
+CRANK_ROCKER = (Path(__file__).parents[1] / "data" / "loops" / "crank_rocker.urdf").read_text()
 WAIT_S = 20.0
 
 
@@ -48,7 +50,7 @@ def _end(pose: np.ndarray, length: float) -> np.ndarray:
 
 def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any) -> None:
     parameters = [
-        Parameter("robot_description", value=GROUND),
+        Parameter("robot_description", value=CRANK_ROCKER),
         Parameter("ignore_timestamp", value=True),
         Parameter("diagnostic_period", value=0.2),
         Parameter("joint_state_timeout", value=60.0),
@@ -57,7 +59,12 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
     node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
     ros.executor.add_node(node)
     ros._owned.append(node)
-    node._replace_model(LoadedModel(four_bar(), GROUND), node.settings)
+    model = node.pipeline.model
+    assert model is not None
+    # The file is the hand-built model the expected poses come from, read from its URDF.
+    (closing,) = model.robot.loop_joints
+    assert closing.same_as(four_bar().loop_joints[0])
+    assert closing.where.startswith("robot_description:")
 
     tree: dict[str, np.ndarray] = {}
     crank_seen: list[float] = []
@@ -114,9 +121,37 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
     published = math.atan2(tree["rocker"][1, 0], tree["rocker"][0, 0])
     assert math.isclose(math.remainder(drawn + rocker - published, math.tau), 0.0, abs_tol=1e-9)
 
+    # An encoder on the closing pin: its value given with the crank's (#45), consistent with
+    # them, is held: the loop closes there, the rocker where the closed form puts it, and
+    # loop_joint_states carries the pin's value after the solved joints (not on /tf).
+    crank = 0.5
+    robot = four_bar()
+    poses = robot.link_fk({"crank_joint": crank})
+    (closing,) = robot.loop_joints
+    pin = np.linalg.inv(poses["coupler"] @ closing.link1_to_joint) @ (
+        poses["rocker"] @ closing.link2_to_joint
+    )
+    pin_value = math.atan2(pin[1, 0], pin[0, 0])
+    count = len(solved)
+    message = JointState(name=["crank_joint", "closing"], position=[crank, pin_value])
+    publisher.publish(message)
+    assert ros.spin_until(
+        lambda: len(solved) > count and "closing" in solved[-1].name, timeout_s=WAIT_S
+    )
+    held = dict(zip(solved[-1].name, solved[-1].position, strict=True))
+    assert held["closing"] == pin_value
+    assert ros.spin_until(
+        lambda: np.allclose(
+            _end(tree["rocker"], FOUR_BAR["c"]), four_bar_end(CRANK_DRAWN + crank), atol=1e-9
+        ),
+        timeout_s=WAIT_S,
+    )
+    assert "closing" not in tree
+
     # A fresh model (nothing given yet), its rocker given beyond its swing: the crank and
     # coupler are passive and cannot close the loop; the report says so.
-    node._replace_model(LoadedModel(four_bar(), GROUND), node.settings)
+    (result,) = node.set_parameters([Parameter("robot_description", value=CRANK_ROCKER)])
+    assert result.successful, result.reason
     published = len(crank_seen)
     message = JointState(name=["rocker_joint"], position=[-2.0])
     publisher.publish(message)
@@ -146,7 +181,7 @@ def test_loop_joint_states_is_no_source_nor_remote_topic_and_stays_in_the_namesp
     (the middleware refuses the TFMessage publisher; the graph names the JointState). The
     topic is the namespace's."""
     parameters = [
-        Parameter("robot_description", value=GROUND),
+        Parameter("robot_description", value=CRANK_ROCKER),
         Parameter("publish_loop_joint_states", value=True),
     ]
     node = JointTfPublisher(

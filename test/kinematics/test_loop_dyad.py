@@ -1,0 +1,143 @@
+"""``loop_dyad``'s planar dyad on points placed by hand: where the two circles meet, which of
+the two meeting points is taken, and each case where the form does not apply (the iterative
+solver's then). ``test_loop_closed_forms`` checks the forms on whole linkages."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bench.loop_models import four_bar
+from joint_tf_publisher.kinematics.loop_dyad import Dyad
+
+Z = [0.0, 0.0, 1.0]
+
+
+def _dyad() -> Dyad:
+    """The four-bar's dyad (its slots: the coupler's and the rocker's values)."""
+    robot = four_bar()
+    solver = robot.kinematics.loops
+    assert solver is not None
+    given = robot.kinematics.cfg.given_slots(["crank_joint"])
+    (form,) = solver.plan(solver.passive_slots(given).tobytes()).forms
+    assert type(form) is Dyad
+    return form
+
+
+def _turned(point: list[float], centre: list[float], axis: list[float], angle: float) -> np.ndarray:
+    """``point`` turned by ``angle`` (rad) about the line through ``centre`` along unit
+    ``axis`` (Rodrigues)."""
+    k = np.array(axis)
+    v = np.array(point) - np.array(centre)
+    turned = (
+        v * math.cos(angle) + np.cross(k, v) * math.sin(angle) + k * (k @ v) * (1 - math.cos(angle))
+    )
+    return np.asarray(turned + np.array(centre))
+
+
+def _solve(
+    placed: list[list[list[float]]],
+) -> tuple[Dyad, np.ndarray, tuple[float, float] | None]:
+    form = _dyad()
+    values = np.full(3, 0.25)
+    return form, values, form.solve_placed(values, placed)
+
+
+def _placed(
+    a: list[float],
+    n1: list[float],
+    b: list[float],
+    n2: list[float],
+    p1: list[float],
+    p2: list[float],
+    l1: list[float] | None = None,
+    l2: list[float] | None = None,
+) -> list[list[list[float]]]:
+    return [[a, n1], [b, n2], [p1, n1 if l1 is None else l1], [p2, n1 if l2 is None else l2]]
+
+
+@pytest.mark.parametrize(
+    "axis",
+    [Z, [1.0, 0.0, 0.0], [0.6, 0.0, 0.8], [0.0, -0.6, 0.8]],
+    ids=["z", "x", "xz", "yz"],
+)
+def test_both_points_turn_onto_the_meeting_point_nearest_their_middle(axis: list[float]) -> None:
+    """Circles of radius 2 about centres 3 apart, in the plane normal to ``axis`` (each basis
+    the form picks): the coupler's and the rocker's turns take their points to the one
+    meeting point, the one on the side of the points' middle; nothing left open."""
+    k = np.array(axis)
+    u = np.cross(k, [0.0, 1.0, 0.0] if abs(k[1]) < 0.9 else [1.0, 0.0, 0.0])
+    u /= np.linalg.norm(u)
+    w = np.cross(k, u)
+
+    def at(x: float, y: float) -> list[float]:
+        return (x * u + y * w + 0.3 * k).tolist()
+
+    a, b = at(0.0, 0.0), at(3.0, 0.0)
+    for side in (1.0, -1.0):
+        p1, p2 = at(0.0, 2.0 * side), at(3.0, 2.0 * side)
+        form, values, errors = _solve(_placed(a, axis, b, axis, p1, p2))
+        assert errors is not None
+        assert errors[0] < 1e-12 and errors[1] < 1e-12
+        turn1 = values[form.slots[0]] - 0.25
+        turn2 = values[form.slots[1]] - 0.25
+        meeting = np.array(at(1.5, side * math.sqrt(4.0 - 2.25)))
+        assert np.allclose(_turned(p1, a, axis, turn1), meeting, atol=1e-12)
+        assert np.allclose(_turned(p2, b, axis, turn2), meeting, atol=1e-12)
+        (other,) = set(range(3)) - set(form.slots)
+        assert values[other] == 0.25  # no other slot moved
+
+
+def test_an_axis_the_other_way_turns_its_joint_the_other_way() -> None:
+    """The rocker's axis antiparallel to the coupler's: its turn is about its own axis."""
+    down = [0.0, 0.0, -1.0]
+    a, b, p1, p2 = [0.0, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [3.0, 2.0, 0.0]
+    form, values, errors = _solve(_placed(a, Z, b, down, p1, p2))
+    assert errors is not None
+    meeting = np.array([1.5, math.sqrt(1.75), 0.0])
+    assert np.allclose(_turned(p2, b, down, values[form.slots[1]] - 0.25), meeting, atol=1e-12)
+    assert np.allclose(_turned(p1, a, Z, values[form.slots[0]] - 0.25), meeting, atol=1e-12)
+
+
+def test_what_the_form_leaves_is_reported() -> None:
+    """The loop points apart along the axis (the form cannot move them there) and the loop
+    joint's axes a hair apart (within ``PARALLEL``): those are the errors returned."""
+    a, b = [0.0, 0.0, 0.0], [3.0, 0.0, 0.0]
+    tilted = [0.0, 2e-10, 1.0]
+    tilted = (np.array(tilted) / np.linalg.norm(tilted)).tolist()
+    _, _, errors = _solve(_placed(a, Z, b, Z, [0.0, 2.0, 0.25], [3.0, 2.0, 0.0], l2=tilted))
+    assert errors is not None
+    assert math.isclose(errors[0], 0.25, rel_tol=1e-12)
+    assert math.isclose(errors[1], 2e-10, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "placed",
+    [
+        # Axes no longer parallel: the coupler's and the rocker's, and each side of the pin.
+        _placed([0, 0, 0], Z, [3, 0, 0], [0, 0.01, 1], [0, 2, 0], [3, 2, 0]),
+        _placed([0, 0, 0], Z, [3, 0, 0], Z, [0, 2, 0], [3, 2, 0], l1=[0, 0.01, 1]),
+        _placed([0, 0, 0], Z, [3, 0, 0], Z, [0, 2, 0], [3, 2, 0], l2=[0, 0.01, 1]),
+        # Circles apart, one inside the other, and about one centre.
+        _placed([0, 0, 0], Z, [5, 0, 0], Z, [0, 2, 0], [5, 2, 0]),
+        _placed([0, 0, 0], Z, [0.5, 0, 0], Z, [0, 2, 0], [0.5, 0.5, 0]),
+        _placed([0, 0, 0], Z, [0, 0, 0], Z, [0, 2, 0], [2, 0, 0]),
+    ],
+    ids=["coupler-rocker", "pin-link1", "pin-link2", "apart", "inside", "concentric"],
+)
+def test_where_the_form_does_not_apply_it_says_so_and_moves_nothing(
+    placed: list[list[list[float]]],
+) -> None:
+    _, values, errors = _solve([[list(map(float, v)) for v in pair] for pair in placed])
+    assert errors is None
+    assert values.tolist() == [0.25, 0.25, 0.25]
+
+
+def test_circles_that_touch_meet_in_one_point() -> None:
+    """Centres exactly r1 + r2 apart: the form applies (the boundary is inside)."""
+    a, b = [0.0, 0.0, 0.0], [4.0, 0.0, 0.0]
+    form, values, errors = _solve(_placed(a, Z, b, Z, [0.0, 2.0, 0.0], [4.0, 2.0, 0.0]))
+    assert errors is not None
+    assert np.allclose(_turned([0.0, 2.0, 0.0], a, Z, values[form.slots[0]] - 0.25), [2, 0, 0])
