@@ -193,10 +193,7 @@ class Kinematics:
         values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if self.loops is not None:
             given = self.cfg.given_slots(cfgs)
-            # The walk's poses by SingleFk's products (as link_fk's): BatchFk's order of
-            # products differs in the last bits, which an ill-conditioned loop (the legged
-            # robot's 5 cm levers) turns into 1e-12 rad.
-            self.loops.solve_from_drawing_batch(values, given, self.single_fk.link_poses_few)
+            self.loops.solve_from_drawing_batch(values, given)
         return dict(zip(self.layout.link_names, self._batch_poses(values), strict=True))
 
     def _batch_poses(self, values: Array) -> Array:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..arrays import Array
 from ..model import Joint
-from .float_trace import MISS, Compiled, Tracer, cos, sin
+from .float_trace import MISS, Trace, Tracer, cos, sin
 from .layout import Layout
 
 if TYPE_CHECKING:
@@ -194,8 +194,8 @@ class FormProgram:
     def __init__(self, layout: Layout, forms: Sequence[ClosedForm]) -> None:
         self.forms = tuple(forms)
         self._placings = [_Placing(layout, form) for form in forms]
-        #: The recorded traces, compiled.
-        self._traces: list[Compiled] = []
+        #: The recorded traces, compiled (``record``).
+        self.traces: list[Trace] = []
         self._attempts = 0
 
     @classmethod
@@ -215,25 +215,32 @@ class FormProgram:
         untouched); ``MISS`` where no trace covers these values and no more may be recorded
         (``values`` untouched: the caller takes the general way)."""
         listed: list[float] = values.tolist()
-        for trace in self._traces:
+        for trace in self.traces:
             try:
-                result = trace(listed, values)
+                result = trace.floats(listed, values)
             except (ArithmeticError, ValueError):
                 return MISS  # the general way raises, or answers, as it does
             if result is not MISS:
                 return cast("FormErrors | None", result)
-        if self._attempts >= MAX_TRACES:
-            return MISS
-        self._attempts += 1
-        recorded = self._record(listed)
+        recorded = self.record(listed)
         if recorded is None:
             return MISS
-        self._traces.append(recorded)
-        return cast("FormErrors | None", recorded(listed, values))
+        return cast("FormErrors | None", recorded.floats(listed, values))
 
-    def _record(self, listed: list[float]) -> Compiled | None:
-        """A trace of the forms at ``listed``, compiled; None where the run raised (the
-        general way then raises or answers as it does)."""
+    def record(self, listed: list[float]) -> Trace | None:
+        """A new trace of the forms at the values ``listed`` (V floats), appended to
+        ``traces``; None where ``MAX_TRACES`` were recorded or the run raised (the general
+        way then raises or answers as it does)."""
+        if self._attempts >= MAX_TRACES:
+            return None
+        self._attempts += 1
+        recorded = self._record(listed)
+        if recorded is not None:
+            self.traces.append(recorded)
+        return recorded
+
+    def _record(self, listed: list[float]) -> Trace | None:
+        """A trace of the forms at ``listed``, compiled; None where the run raised."""
         tracer = Tracer()
         traced = _TracedValues(tracer, listed)
         try:
