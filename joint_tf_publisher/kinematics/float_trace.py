@@ -269,6 +269,7 @@ def _over_rows(lines: list[str], faults: Mapping[str, str]) -> list[str]:
     a choice is ``where``, a value whose float operation raises ORs its rows into ``miss``
     (its operands' test, ``Tracer._faults``); the rest is numpy's arithmetic as written."""
     over_rows = []
+    tested: set[str] = set()  # (cos and sin of one value: one test)
     for line in lines:
         guard = _GUARD.fullmatch(line)
         if guard is not None:
@@ -281,7 +282,8 @@ def _over_rows(lines: list[str], faults: Mapping[str, str]) -> list[str]:
             line = f"{target} = where({choice[2]}, {choice[1]}, {choice[3]})"
         over_rows.append(line)
         fault = faults.get(target)
-        if fault is not None:
+        if fault is not None and fault not in tested:
+            tested.add(fault)
             over_rows.append(f"miss |= {fault}")
     return over_rows
 

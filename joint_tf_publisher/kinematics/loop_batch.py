@@ -55,15 +55,13 @@ def close_rows(program: FormProgram, values: Array) -> FormRows:
             hit = ~miss
             if result is not None:  # (None: a form does not apply: the general way)
                 taken = pending[hit]
-                solved[:, taken] = written[:, hit]
+                if taken.size == count:  # every row (the common case): no indexing
+                    solved = written
+                else:
+                    solved[:, taken] = written[:, hit]
                 covered[taken] = True
-                position_m[:, taken] = _per_row(result[0], hit)
-                angle_rad[:, taken] = _per_row(result[1], hit)
+                for k, (position, angle) in enumerate(zip(*result, strict=True)):
+                    position_m[k, taken] = position[hit] if np.ndim(position) else position
+                    angle_rad[k, taken] = angle[hit] if np.ndim(angle) else angle
             pending = pending[miss]
     return FormRows(solved, covered, position_m, angle_rad)
-
-
-def _per_row(errors: tuple[Array | float, ...], hit: BoolArray) -> Array:
-    """(K, n) the errors (each a row or a constant) of the rows ``hit`` (N,) marks."""
-    rows: Array = np.array([np.broadcast_to(error, hit.shape)[hit] for error in errors])
-    return rows.reshape(len(errors), -1)

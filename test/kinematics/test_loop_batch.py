@@ -28,16 +28,14 @@ def _cfgs(names: list[str], count: int, spread: float, seed: int) -> dict[str, n
     return {name: generator.uniform(-spread, spread, count) for name in names}
 
 
-def _agree_with_link_fk(
-    robot: Robot, cfgs: dict[str, np.ndarray], apart: float = EXACT
-) -> dict[str, np.ndarray]:
-    """The batch's poses, each row's within ``apart`` of link_fk's."""
+def _agree_with_link_fk(robot: Robot, cfgs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The batch's poses, each row's within 1e-12 of link_fk's."""
     batch = robot.link_fk_batch(cfgs)
     count = len(next(iter(cfgs.values())))
     for row in range(count):
         single = robot.link_fk({name: float(values[row]) for name, values in cfgs.items()})
         for link, pose in single.items():
-            assert np.max(np.abs(batch[link][row] - pose)) < apart, (row, link)
+            assert np.max(np.abs(batch[link][row] - pose)) < EXACT, (row, link)
     return batch
 
 
@@ -69,16 +67,15 @@ LEGGED_GIVEN = [f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh
 
 
 @pytest.mark.parametrize(
-    ("robot", "names", "spread", "apart"),
+    ("robot", "names", "spread"),
     [
-        (four_bar(), ["crank_joint"], 7.0, EXACT),  # beyond a turn: whole turns left out
-        (slider_crank(), ["crank_joint"], 3.2, EXACT),
-        (rssr(), ["crank_joint"], 0.6, EXACT),  # a spatial rod loop (ball joint)
-        # The legged robot's rods hang on 5 cm levers: the universal joint's angles are
-        # ill-conditioned (smallest singular value 1e-4), so two solves that each close the
-        # loops to round-off, one in floats and one in numpy, differ by up to 1e-10 there
-        # (test_loop_closed_forms's bound); each closes every loop to 1e-12 (below).
-        (legged(), LEGGED_GIVEN, 0.3, 1e-9),
+        (four_bar(), ["crank_joint"], 7.0),  # beyond a turn: whole turns left out
+        (slider_crank(), ["crank_joint"], 3.2),
+        (rssr(), ["crank_joint"], 0.6),  # a spatial rod loop (ball joint)
+        # The legged robot's rods hang on 5 cm levers (the universal joint's angles
+        # ill-conditioned): the batch and link_fk run the same traces, so they agree to
+        # round-off of numpy's functions against math's there too.
+        (legged(), LEGGED_GIVEN, 0.3),
     ],
     ids=["four-bar", "slider-crank", "rssr", "legged"],
 )
@@ -87,25 +84,15 @@ def test_a_batch_solves_each_row_as_link_fk(
     robot: Robot,
     names: list[str],
     spread: float,
-    apart: float,
     count: int,
-    monkeypatch: pytest.MonkeyPatch,
+    one_by_one: list[float],
 ) -> None:
-    """Every row as ``link_fk`` solves it, by the closed forms for the whole batch: the
-    stateless solve (one row at a time) is not called once."""
+    """Every row as ``link_fk`` solves it, to 1e-12, by the compiled forms for the whole
+    batch: the stateless solve (one row at a time) is not called once."""
     cfgs = _cfgs(names, count, spread, seed=count)
-    calls: list[int] = []
-    original = loop_solver.LoopSolver.solve_from_drawing
-
-    def counted(self: loop_solver.LoopSolver, values: np.ndarray, given: np.ndarray) -> object:
-        calls.append(1)
-        return original(self, values, given)
-
-    monkeypatch.setattr(loop_solver.LoopSolver, "solve_from_drawing", counted)
     robot.link_fk_batch(cfgs)
-    assert not calls, "a row was solved one by one"
-    monkeypatch.undo()
-    batch = _agree_with_link_fk(robot, cfgs, apart)
+    assert not one_by_one, "a row was solved one by one"
+    batch = _agree_with_link_fk(robot, cfgs)
     solver = robot.kinematics.loops
     assert solver is not None
     names_in_order = robot.kinematics.link_names
