@@ -596,9 +596,8 @@ class LoopSolver:
         drawing = self.layout.zero_values
         target = values.copy()
         moving = self.candidate_slots[given[self.candidate_slots]]
-        change = _without_whole_turns(target[moving] - drawing[moving], self._angle_slots[moving])
-        distance = float(np.max(np.abs(change), initial=0.0))
-        steps = max(1, math.ceil(min(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS)))
+        change, walk = self._walk(target, moving)
+        steps = int(walk)
         solved = target.copy()
         solved[plan.slots] = drawing[plan.slots]
         iterations = 0
@@ -633,6 +632,20 @@ class LoopSolver:
                 return self._within_limits(values, before, plan, cast("FormErrors | None", outcome))
         return self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
 
+    def _walk(self, target: Array, moving: IndexArray) -> tuple[Array, IndexArray]:
+        """The walk of the stateless solve to the values ``target`` (..., V): the change of
+        the given slots ``moving`` from the drawing (whole turns left out) and the
+        continuation steps it takes (...), each at most ``CONTINUATION_STEP``, at most
+        ``MAX_CONTINUATION_STEPS``."""
+        change = _without_whole_turns(
+            target[..., moving] - self.layout.zero_values[moving], self._angle_slots[moving]
+        )
+        distance = np.max(np.abs(change), axis=-1, initial=0.0)
+        with np.errstate(over="ignore"):  # a prismatic joint's 1e308 m: infinite, then 64
+            walk = np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
+        steps: IndexArray = np.maximum(1, walk).astype(np.intp)
+        return change, steps
+
     def solve_from_drawing_batch(self, rows: Array, given: BoolArray) -> None:
         """``solve_from_drawing`` for each of ``rows`` (N, V), in place, with the same walk
         (each row's own steps), each step's closed forms run for all its rows at once: the
@@ -662,13 +675,7 @@ class LoopSolver:
         drawing = self.layout.zero_values
         target = rows.copy()
         moving = self.candidate_slots[given[self.candidate_slots]]
-        change = _without_whole_turns(
-            target[:, moving] - drawing[moving], self._angle_slots[moving]
-        )
-        distance = np.max(np.abs(change), axis=1, initial=0.0)
-        steps = np.maximum(
-            1, np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
-        ).astype(np.intp)
+        change, steps = self._walk(target, moving)
         rows[:, plan.slots] = drawing[plan.slots]
         failed = np.zeros(rows.shape[0], dtype=bool)
         tolerance = self.tolerance

@@ -16,7 +16,7 @@ from bench import loop_models
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, LEGS, four_bar, legged, rssr, slider_crank
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
-from joint_tf_publisher.kinematics import loop_solver
+from joint_tf_publisher.kinematics import loop_program, loop_solver
 from joint_tf_publisher.kinematics.float_trace import MISS
 from joint_tf_publisher.kinematics.loop_batch import close_rows
 
@@ -215,3 +215,19 @@ def test_close_rows_is_the_program_run_column_by_column(robot: Robot, reaches_al
         np.testing.assert_allclose(rows.position_m[:, k], outcome[0], rtol=0.0, atol=EXACT)
         np.testing.assert_allclose(rows.angle_rad[:, k], outcome[1], rtol=0.0, atol=EXACT)
     assert covered == len(columns) if reaches_all else 0 < covered < len(columns)
+
+
+def test_rows_no_trace_may_serve_are_solved_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, one_by_one: list[float]
+) -> None:
+    """No trace may be recorded (the plan's budget spent, here 0): every row of the batch
+    goes the general way, one at a time, with link_fk's answer."""
+    monkeypatch.setattr(loop_program, "MAX_TRACES", 0)
+    robot = four_bar()
+    cranks = np.array([0.3, -1.0, 2.0])
+    batch = robot.link_fk_batch({"crank_joint": cranks})
+    assert one_by_one == cranks.tolist()
+    for row, crank in enumerate(cranks.tolist()):
+        single = robot.link_fk({"crank_joint": crank})
+        for link, pose in single.items():
+            np.testing.assert_allclose(batch[link][row], pose, rtol=0.0, atol=EXACT)
