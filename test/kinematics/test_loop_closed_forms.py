@@ -201,8 +201,8 @@ def test_the_legged_robot_form_agrees_along_a_gait() -> None:
 
 
 def test_the_slider_form_takes_any_slide_direction_and_axis_length() -> None:
-    """The slider-crank turned in its plane under a world link (its slide no longer along an
-    axis of the root frame: every component of it counts), its slider's axis written 2 long
+    """The slider-crank turned under a world link (its slide no longer along an axis of the
+    root frame: every component of it counts), its slider's axis written 2 long
     (a unit of its value moves it 2 m) and its pin above the plane: the form agrees with
     Levenberg-Marquardt, and the slider's value is its travel over the axis' length."""
     from joint_tf_publisher import Joint, Link
@@ -213,7 +213,11 @@ def test_the_slider_form_takes_any_slide_direction_and_axis_length() -> None:
     slider = joints["slider_joint"]
     joints["slider_joint"] = replace(slider, axis=np.array([2.0, 0.0, 0.0]))
     joints["mount"] = Joint(
-        "mount", "fixed", "world", "ground", origin=xyz_rpy_to_matrix([0.1, 0.2, 0.3], [0, 0, 0.6])
+        "mount",
+        "fixed",
+        "world",
+        "ground",
+        origin=xyz_rpy_to_matrix([0.1, 0.2, 0.3], [0.4, 0.3, 0.6]),
     )
     links = {**base.links, "world": Link("world")}
     # The pin 0.1 m above the plane of the crank's and rod's axes on both sides: the loop

@@ -5,25 +5,34 @@ solver's then). ``test_loop_closed_forms`` checks the forms on whole linkages.""
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import numpy as np
 import pytest
 
-from bench.loop_models import four_bar
-from joint_tf_publisher.kinematics.loop_dyad import Dyad
+from bench.loop_models import four_bar, slider_crank
+from joint_tf_publisher import Robot
+from joint_tf_publisher.kinematics.loop_dyad import PARALLEL, CrankSlider, Dyad
+from joint_tf_publisher.kinematics.loop_solver import ClosedForm
+
+FormT = TypeVar("FormT", bound=ClosedForm)
 
 Z = [0.0, 0.0, 1.0]
 
 
-def _dyad() -> Dyad:
-    """The four-bar's dyad (its slots: the coupler's and the rocker's values)."""
-    robot = four_bar()
+def form_of(robot: Robot, kind: type[FormT]) -> FormT:
+    """The one closed form of ``robot``'s loop with its crank given, a ``kind``."""
     solver = robot.kinematics.loops
     assert solver is not None
     given = robot.kinematics.cfg.given_slots(["crank_joint"])
     (form,) = solver.plan(solver.passive_slots(given).tobytes()).forms
-    assert type(form) is Dyad
+    assert type(form) is kind
     return form
+
+
+def _dyad() -> Dyad:
+    """The four-bar's dyad (its slots: the coupler's and the rocker's values)."""
+    return form_of(four_bar(), Dyad)
 
 
 def _turned(point: list[float], centre: list[float], axis: list[float], angle: float) -> np.ndarray:
@@ -141,3 +150,26 @@ def test_circles_that_touch_meet_in_one_point() -> None:
     form, values, errors = _solve(_placed(a, Z, b, Z, [0.0, 2.0, 0.0], [4.0, 2.0, 0.0]))
     assert errors is not None
     assert np.allclose(_turned([0.0, 2.0, 0.0], a, Z, values[form.slots[0]] - 0.25), [2, 0, 0])
+
+
+def test_axes_exactly_parallel_apart_still_count_as_parallel() -> None:
+    """``PARALLEL`` is the largest sine that counts as parallel (the bound is inside): the
+    pin's axis 1e-9 off the coupler's (its sine exactly ``PARALLEL``) takes the dyad; the
+    slider's axis 1e-9 off the plane, and the pin's 1e-9 off the rod's, take the slider's
+    form. Beyond, neither applies."""
+    assert PARALLEL == 1e-9
+    off = [1e-9, 0.0, 1.0]  # sine to z: exactly 1e-9
+    a, b, p1, p2 = [0.0, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [3.0, 2.0, 0.0]
+    assert _solve(_placed(a, Z, b, Z, p1, p2, l2=off))[2] is not None
+    assert _solve(_placed(a, Z, b, Z, p1, p2, l2=[2e-9, 0.0, 1.0]))[2] is None
+    form = form_of(slider_crank(), CrankSlider)
+    rod_end, slider_pin = [0.0, 1.0, 0.0], [2.0, 0.0, 0.0]
+    for slide, pin in (([1.0, 0.0, 1e-9], Z), ([1.0, 0.0, 0.0], off)):
+        placed = [[a, Z], [slider_pin, slide], [rod_end, pin], [slider_pin, Z]]
+        values = np.zeros(3)
+        assert form.solve_placed(values, placed) is not None
+    for slide, pin in (([1.0, 0.0, 2e-9], Z), ([1.0, 0.0, 0.0], [2e-9, 0.0, 1.0])):
+        placed = [[a, Z], [slider_pin, slide], [rod_end, pin], [slider_pin, Z]]
+        values = np.zeros(3)
+        assert form.solve_placed(values, placed) is None
+        assert values.tolist() == [0.0, 0.0, 0.0]

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from test_loop_dyad import form_of
 
 from bench.loop_models import rssr
 from joint_tf_publisher.kinematics import loop_rod
@@ -118,13 +119,7 @@ def test_turn_about_and_rotate_are_right_handed() -> None:
 
 
 def _rod() -> BallRod:
-    robot = rssr()
-    solver = robot.kinematics.loops
-    assert solver is not None
-    given = robot.kinematics.cfg.given_slots(["crank_joint"])
-    (form,) = solver.plan(solver.passive_slots(given).tobytes()).forms
-    assert type(form) is BallRod
-    return form
+    return form_of(rssr(), BallRod)
 
 
 def test_the_rod_form_closes_placed_points_and_moves_only_its_slots() -> None:
