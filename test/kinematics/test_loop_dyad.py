@@ -173,3 +173,46 @@ def test_axes_exactly_parallel_apart_still_count_as_parallel() -> None:
         values = np.zeros(3)
         assert form.solve_placed(values, placed) is None
         assert values.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "axis",
+    [[0.0, -0.6, 0.8], [0.92, 0.3, 0.25], [-0.95, 0.2, -0.24]],
+    ids=["first-basis", "second-basis", "second-basis-negative"],
+)
+def test_the_pivots_may_lie_anywhere_along_their_axes(axis: list[float]) -> None:
+    """The coupler's pivot 0.3 above the loop points' plane and the rocker's 0.5 below it
+    (a joint's origin anywhere on its axis): only the plane's orthonormal basis places them
+    alike, whichever basis the axis picks."""
+    k = np.array(axis) / np.linalg.norm(axis)
+    u = np.cross(k, [0.0, 1.0, 0.0] if abs(k[1]) < 0.9 else [1.0, 0.0, 0.0])
+    u /= np.linalg.norm(u)
+    w = np.cross(k, u)
+
+    def at(x: float, y: float, height: float) -> list[float]:
+        return (x * u + y * w + height * k).tolist()
+
+    a, b = at(0.0, 0.0, 0.3), at(3.0, 0.0, -0.5)
+    p1, p2 = at(0.0, 2.0, 0.1), at(3.0, 2.0, 0.1)
+    normal = k.tolist()
+    form, values, errors = _solve(_placed(a, normal, b, normal, p1, p2))
+    assert errors is not None and errors[0] < 1e-12
+    meeting = np.array(at(1.5, math.sqrt(1.75), 0.1))
+    assert np.allclose(_turned(p1, a, normal, values[form.slots[0]] - 0.25), meeting, atol=1e-12)
+    assert np.allclose(_turned(p2, b, normal, values[form.slots[1]] - 0.25), meeting, atol=1e-12)
+
+
+def test_a_slide_nearly_tangent_to_the_rods_circle_meets_it() -> None:
+    """The slider's line 0.9 from the rod's pivot, the rod 1 long: they meet (the
+    discriminant, 0.19, is small but not negative) at x = +-0.436, the nearer taken."""
+    form = form_of(slider_crank(), CrankSlider)
+    values = np.zeros(3)
+    centre, pin = [0.0, 0.0, 0.0], [0.0, 0.9, 0.0]
+    placed = [[centre, Z], [pin, [1.0, 0.0, 0.0]], [[1.0, 0.0, 0.0], Z], [pin, Z]]
+    errors = form.solve_placed(values, placed)
+    assert errors is not None and errors[0] == 0.0
+    travel = values[form.slots[1]]
+    assert math.isclose(abs(travel), math.sqrt(0.19), rel_tol=1e-12)
+    turn = values[form.slots[0]]
+    end = _turned([1.0, 0.0, 0.0], centre, Z, turn)
+    assert np.allclose(end, [travel, 0.9, 0.0], atol=1e-12)

@@ -35,6 +35,17 @@ def test_two_axes_meet_where_they_cross(o2: list[float], a2: list[float]) -> Non
     assert swapped is not None and np.allclose(swapped, [1.0, 0.0, 2.0], atol=1e-15)
 
 
+def test_two_oblique_axes_meet_where_they_cross() -> None:
+    """Two lines through (1, 2, 3), each axis with x, y and z components, their origins
+    2 m and 1.5 m from it along them."""
+    crossing = np.array([1.0, 2.0, 3.0])
+    a1 = np.array([0.3, 0.5, 0.8]) / np.linalg.norm([0.3, 0.5, 0.8])
+    a2 = np.array([-0.4, 0.7, 0.2]) / np.linalg.norm([-0.4, 0.7, 0.2])
+    o1, o2 = crossing - 2.0 * a1, crossing + 1.5 * a2
+    centre = loop_rod._meeting_point(o1.tolist(), a1.tolist(), o2.tolist(), a2.tolist())
+    assert centre is not None and np.allclose(centre, crossing, atol=1e-14)
+
+
 def test_axes_that_do_not_meet_have_no_point() -> None:
     """Parallel axes, and axes that pass 1e-9 m apart (beyond ``MEETING``)."""
     assert loop_rod._meeting_point([0.0, 0.0, 0.0], Z, [1.0, 0.0, 0.0], Z) is None
@@ -74,8 +85,11 @@ def test_a_circle_and_a_sphere_that_do_not_meet_have_no_point(
 
 
 def test_a_circle_that_touches_the_sphere_meets_it() -> None:
-    """The sphere's circle in the plane touching the unit circle from outside."""
+    """The sphere's circle in the plane touching the unit circle from outside, and from
+    inside (tangent circles meet: the bounds are inside)."""
     point = loop_rod._circle_meets_sphere([0.0, 0.0, 0.0], Z, [0.0, 1.0, 0.0], [2.0, 0.0, 0.0], 1.0)
+    assert point is not None and np.allclose(point, [1.0, 0.0, 0.0], atol=1e-7)
+    point = loop_rod._circle_meets_sphere([0.0, 0.0, 0.0], Z, [0.0, 1.0, 0.0], [0.5, 0.0, 0.0], 0.5)
     assert point is not None and np.allclose(point, [1.0, 0.0, 0.0], atol=1e-7)
 
 
@@ -159,3 +173,26 @@ def test_where_the_rod_form_does_not_apply_it_says_so_and_moves_nothing(
     as_floats = [[list(map(float, v)) for v in pair] for pair in placed]
     assert form.solve_placed(values, as_floats) is None
     assert values.tolist() == [0.25] * 4
+
+
+def test_a_tilted_circle_meets_the_sphere_as_the_upright_one() -> None:
+    """The upright case turned so that the circle's axis has x, y and z components, its
+    origin 1 down the axis (the point's foot is found along the axis from the origin)."""
+    turn = Rotation.from_rotvec([0.3, -0.5, 0.2]).as_matrix()
+    axis = turn @ Z
+    point = loop_rod._circle_meets_sphere(
+        (-axis).tolist(),
+        axis.tolist(),
+        (turn @ [0.8, 0.6, 0.0]).tolist(),
+        (turn @ [1.0, 1.0, 0.5]).tolist(),
+        math.sqrt(1.25),
+    )
+    assert point is not None and np.allclose(point, turn @ X, atol=1e-12)
+
+
+def test_the_universal_joints_reach_has_a_round_off_margin_of_its_size() -> None:
+    """A point just beyond the rod end's reach (g^2 a hair below 0: round-off) still turns:
+    the margin is 1e-12 of |p|^2 (|p| = 2: g^2 = -1e-12 taken), at least 1e-12 (|p| = 1:
+    -1.5e-12 refused)."""
+    assert loop_rod._two_turns(Z, X, [2.0, 0.0, 0.0], [0.0, 2.0, 1e-6]) is not None
+    assert loop_rod._two_turns(Z, X, [1.0, 0.0, 0.0], [0.0, 1.0, math.sqrt(1.5e-12)]) is None
