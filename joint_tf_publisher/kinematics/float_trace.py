@@ -15,7 +15,12 @@ function returns ``MISS`` and its caller takes the general way (the same form on
 floats). The math functions the forms call (``sqrt``, ``atan2``, ``asin``, ``cos``,
 ``sin``, ``dist``) are the ``math`` module's for floats and traced for a ``Traced``.
 
-No numpy here: a message's values go in as a list of floats.
+The same recorded lines compile a second time for N configurations at once
+(``Trace.rows``): each ``values[slot]`` a row of N, numpy's functions in place of ``math``'s,
+a guard a mask of the rows that miss, a choice ``numpy.where``, and a row where the float code
+would raise (a division by zero, a square root of a negative ...) a row that misses too. So
+``Robot.link_fk_batch`` runs the forms' one code, not a copy of their geometry. The float
+compile has no numpy: a message's values go in as a list of floats.
 """
 
 from __future__ import annotations
@@ -23,7 +28,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
 from typing import Any, cast
+
+import numpy as np
+
+from ..arrays import Array, BoolArray
 
 #: What a compiled trace returns where a guard fails (its caller takes the general way).
 MISS = object()
@@ -31,6 +41,9 @@ MISS = object()
 #: A compiled trace: the values (V,) as a list of floats and the array its writes go to in,
 #: its result (or ``MISS``, nothing written) out.
 Compiled = Callable[[list[float], Any], Any]
+#: A trace compiled for rows (``Trace.rows``): the values (V, N), the (V, N) array its writes
+#: go to and the (N,) mask of rows that miss (set in place), its result (arrays of N) out.
+CompiledRows = Callable[[Array, Array, BoolArray], Any]
 
 
 class Traced:
@@ -138,6 +151,9 @@ class Tracer:
         self._inputs: dict[int, Traced] = {}
         #: Each expression recorded, by its text: one written twice is computed once.
         self._recorded: dict[str, Traced] = {}
+        #: Per recorded name, the test of its operands under which the float code raises
+        #: (``Trace.rows`` counts such a row as a miss).
+        self._faults: dict[str, str] = {}
         self._count = 0
 
     def input(self, values: Sequence[float], slot: int) -> Traced:
@@ -161,7 +177,10 @@ class Tracer:
 
     def binary(self, left: object, operator: str, right: object) -> Traced:
         value = _OPERATORS[operator](_value(left), _value(right))
-        return self.record(f"{_term(left)} {operator} {_term(right)}", value)
+        traced = self.record(f"{_term(left)} {operator} {_term(right)}", value)
+        if operator == "/" and isinstance(right, Traced):
+            self._faults[traced.name] = f"{right.name} == 0.0"  # ZeroDivisionError
+        return traced
 
     def sum(self, left: object, operator: str, right: object) -> Any:
         """``left + right`` or ``left - right``, one of them traced: a constant 0.0 left out
@@ -192,20 +211,81 @@ class Tracer:
 
     def call(self, function: str, arguments: Sequence[object], value: float) -> Traced:
         """The traced result ``value`` of ``function(*arguments)`` (a name of ``_NAMESPACE``)."""
-        return self.record(f"{function}({', '.join(map(_term, arguments))})", value)
+        traced = self.record(f"{function}({', '.join(map(_term, arguments))})", value)
+        fault = _MATH_FAULTS.get(function)
+        if fault is not None:
+            self._faults[traced.name] = fault.format(_term(arguments[0]))
+        return traced
 
-    def compile(self, result: object, writes: Mapping[int, object]) -> Compiled:
-        """The recorded lines as a function of the values (a list of floats) and an array
-        ``out`` that writes ``writes`` (traced values or constants by index) to ``out`` once
-        past every guard and returns ``result`` (nested tuples and lists of traced values
-        and constants, as tuples)."""
+    def compile(self, result: object, writes: Mapping[int, object]) -> Trace:
+        """The recorded lines as a ``Trace``: a function of the values (a list of floats) and
+        an array ``out`` that writes ``writes`` (traced values or constants by index) to
+        ``out`` once past every guard and returns ``result`` (nested tuples and lists of
+        traced values and constants, as tuples); for rows on first use."""
         stores = [f"out[{index}] = {_term(value)}" for index, value in writes.items()]
-        lines = _inlined([*self.lines, *stores, f"return {_written(result)}"])
-        body = "\n".join(f"    {line}" for line in lines)
-        source = f"def traced(values, out):\n{body}\n"
-        namespace: dict[str, Any] = dict(_NAMESPACE)
-        exec(compile(source, "<float_trace>", "exec"), namespace)  # noqa: S102 (own lines)
-        return cast(Compiled, namespace["traced"])
+        lines = _live([*self.lines, *stores, f"return {_written(result)}"])
+        return Trace(_exec(_inlined(lines), _NAMESPACE), lines, self._faults)
+
+
+class Trace:
+    """One recorded run of float code, compiled: ``floats`` (a message's values as a list of
+    floats), and ``rows`` for N configurations at once (module docstring)."""
+
+    __slots__ = ("_faults", "_lines", "_rows", "floats")
+
+    def __init__(self, floats: Compiled, lines: list[str], faults: Mapping[str, str]) -> None:
+        self.floats = floats
+        self._lines = lines
+        self._faults = faults
+        self._rows: CompiledRows | None = None
+
+    @property
+    def rows(self) -> CompiledRows:
+        """The same lines over arrays (compiled on first use): ``rows(values, out, miss)``
+        with ``values`` and ``out`` (V, N), each ``values[slot]`` a row of N configurations;
+        writes every row of ``out`` and sets ``miss`` (N,) where the float code would return
+        ``MISS`` or raise (those rows' writes and results are not the forms')."""
+        if self._rows is None:
+            self._rows = cast(CompiledRows, _exec(_over_rows(self._lines, self._faults), _ROWS))
+        return self._rows
+
+
+def _exec(lines: list[str], namespace: Mapping[str, Any]) -> Callable[..., Any]:
+    """The function ``traced(values, out[, miss])`` whose body is ``lines``."""
+    rows = namespace is _ROWS
+    body = "\n".join(f"    {line}" for line in lines)
+    source = f"def traced(values, out{', miss' if rows else ''}):\n{body}\n"
+    scope: dict[str, Any] = dict(namespace)
+    exec(compile(source, "<float_trace>", "exec"), scope)  # noqa: S102 (own lines)
+    return cast("Callable[..., Any]", scope["traced"])
+
+
+_GUARD = re.compile(r"if (not )?\((.*)\): return MISS")
+_CHOICE = re.compile(r"(\S+) if (t[0-9]+) else (\S+)")
+
+
+def _over_rows(lines: list[str], faults: Mapping[str, str]) -> list[str]:
+    """``lines`` (live, not inlined) over rows: a guard ORs the rows it fails into ``miss``,
+    a choice is ``where``, a value whose float operation raises ORs its rows into ``miss``
+    (its operands' test, ``Tracer._faults``); the rest is numpy's arithmetic as written."""
+    over_rows = []
+    tested: set[str] = set()  # (cos and sin of one value: one test)
+    for line in lines:
+        guard = _GUARD.fullmatch(line)
+        if guard is not None:
+            failing = f"~({guard[2]})" if guard[1] else f"({guard[2]})"
+            over_rows.append(f"miss |= {failing}")
+            continue
+        target, _, expression = line.partition(" = ")
+        choice = _CHOICE.fullmatch(expression) if target[0] == "t" else None
+        if choice is not None:
+            line = f"{target} = where({choice[2]}, {choice[1]}, {choice[3]})"
+        over_rows.append(line)
+        fault = faults.get(target)
+        if fault is not None and fault not in tested:
+            tested.add(fault)
+            over_rows.append(f"miss |= {fault}")
+    return over_rows
 
 
 _NAME = re.compile(r"\bt[0-9]+\b")
@@ -273,6 +353,51 @@ _NAMESPACE: dict[str, Any] = {
     "sin": math.sin,
     "dist": math.dist,
     "abs": abs,
+}
+#: Per math function of ``_NAMESPACE``, the test of its argument ``{}`` under which it raises
+#: ValueError (a NaN argument returns NaN).
+_MATH_FAULTS = {
+    "sqrt": "{} < 0.0",
+    "asin": "abs({}) > 1.0",
+    "cos": "abs({}) == inf",
+    "sin": "abs({}) == inf",
+}
+
+
+def _dist_rows(p: Sequence[Any], q: Sequence[Any]) -> Array:
+    """``math.dist`` of points whose coordinates are rows (or constants)."""
+    total: Any = 0.0
+    for a, b in zip(p, q, strict=True):
+        total = total + (a - b) * (a - b)
+    result: Array = np.sqrt(total)
+    return result
+
+
+def _max_rows(*numbers: Any) -> Any:
+    """The builtin ``max`` row by row: a later number taken only where it is greater (so a
+    NaN is kept or passed over as ``max`` does)."""
+    return reduce(lambda kept, other: np.where(other > kept, other, kept), numbers)
+
+
+def _min_rows(*numbers: Any) -> Any:
+    """The builtin ``min`` row by row (as ``_max_rows``)."""
+    return reduce(lambda kept, other: np.where(other < kept, other, kept), numbers)
+
+
+#: ``_NAMESPACE`` for rows (``Trace.rows``): numpy's functions of the same names.
+_ROWS: dict[str, Any] = {
+    "inf": math.inf,
+    "nan": math.nan,
+    "sqrt": np.sqrt,
+    "atan2": np.arctan2,
+    "asin": np.arcsin,
+    "cos": np.cos,
+    "sin": np.sin,
+    "dist": _dist_rows,
+    "abs": np.abs,
+    "max": _max_rows,
+    "min": _min_rows,
+    "where": np.where,
 }
 
 

@@ -208,13 +208,10 @@ class Kinematics:
         values = self.cfg.batch(cfgs, ClampMode.of(clamp))
         if self.loops is not None:
             given = self.cfg.given_slots(cfgs)
-            # The walk's poses by SingleFk's products (as link_fk's): BatchFk's order of
-            # products differs in the last bits, which an ill-conditioned loop (the legged
-            # robot's 5 cm levers) turns into 1e-12 rad.
             for first in range(0, values.shape[0], LOOP_BATCH_ROWS):
                 rows = values[first : first + LOOP_BATCH_ROWS]  # a view: solved in place
                 try:
-                    self.loops.solve_from_drawing_batch(rows, given, self.single_fk.link_poses_few)
+                    self.loops.solve_from_drawing_batch(rows, given)
                 except LoopNotClosedError as error:
                     error.row = first + (error.row or 0)
                     raise

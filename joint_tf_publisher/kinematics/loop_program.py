@@ -31,7 +31,7 @@ import numpy as np
 
 from ..arrays import Array
 from ..model import Joint
-from .float_trace import MISS, Compiled, Tracer, cos, sin
+from .float_trace import MISS, Trace, Tracer, cos, sin
 from .layout import Layout
 from .loop_dyad import CrankSlider, Dyad
 from .loop_rod import BallRod
@@ -206,9 +206,9 @@ class FormProgram:
     def __init__(self, layout: Layout, forms: Sequence[ClosedForm]) -> None:
         self.forms = tuple(forms)
         self._placings = [_Placing(layout, form) for form in forms]
-        #: The recorded traces, compiled, and how many messages each covered since the
-        #: last replacement (``REPLACE_AFTER``).
-        self._traces: list[Compiled] = []
+        #: The recorded traces, compiled (``record``), and how many messages each covered
+        #: since the last replacement (``REPLACE_AFTER``).
+        self.traces: list[Trace] = []
         self._covered: list[int] = []
         self._attempts = 0
         #: Messages no trace covered since the last recording, once the traces are full.
@@ -231,9 +231,9 @@ class FormProgram:
         untouched); ``MISS`` where no trace covers these values and no more may be recorded
         (``values`` untouched: the caller takes the general way)."""
         listed: list[float] = values.tolist()
-        for index, trace in enumerate(self._traces):
+        for index, trace in enumerate(self.traces):
             try:
-                result = trace(listed, values)
+                result = trace.floats(listed, values)
             except (ArithmeticError, ValueError):
                 return MISS  # the general way raises, or answers, as it does
             if result is not MISS:
@@ -243,26 +243,48 @@ class FormProgram:
             self._misses += 1
             if self._misses < REPLACE_AFTER:
                 return MISS
-        self._attempts += 1
-        self._misses = 0
-        recorded = self._record(listed)
+            self._misses = 0
+            recorded = self._replacing(listed)
+        else:
+            recorded = self.record(listed)
         if recorded is None:
             return MISS
-        # The counts first: a run on another thread (``link_fk``) indexes them by trace.
-        if len(self._traces) < MAX_TRACES:
-            self._covered.append(1)
-            self._traces.append(recorded)
-        else:  # in place of the least used since the last replacement
-            least = self._covered.index(min(self._covered))
-            covered = [0] * len(self._traces)
-            covered[least] = 1
-            self._covered = covered
-            self._traces[least] = recorded
-        return cast("FormErrors | None", recorded(listed, values))
+        return cast("FormErrors | None", recorded.floats(listed, values))
 
-    def _record(self, listed: list[float]) -> Compiled | None:
-        """A trace of the forms at ``listed``, compiled; None where the run raised (the
-        general way then raises or answers as it does)."""
+    def record(self, listed: list[float]) -> Trace | None:
+        """A new trace of the forms at the values ``listed`` (V floats), appended to
+        ``traces``; None where ``MAX_TRACES`` were recorded or the run raised (the general
+        way then raises or answers as it does)."""
+        if self._attempts >= MAX_TRACES:
+            return None
+        self._attempts += 1
+        recorded = self._record(listed)
+        if recorded is not None:
+            # The counts first: a run on another thread (``link_fk``) indexes them by trace.
+            self._covered.append(1)
+            self.traces.append(recorded)
+        return recorded
+
+    def _replacing(self, listed: list[float]) -> Trace | None:
+        """A new trace of the forms at ``listed`` once ``MAX_TRACES`` were recorded, in place
+        of the one that covered the fewest messages since the last replacement (appended
+        where some recordings raised); None where the run raised."""
+        recorded = self._record(listed)
+        if recorded is None:
+            return None
+        if len(self.traces) < MAX_TRACES:
+            self._covered.append(1)
+            self.traces.append(recorded)
+            return recorded
+        least = self._covered.index(min(self._covered))
+        covered = [0] * len(self.traces)
+        covered[least] = 1
+        self._covered = covered
+        self.traces[least] = recorded
+        return recorded
+
+    def _record(self, listed: list[float]) -> Trace | None:
+        """A trace of the forms at ``listed``, compiled; None where the run raised."""
         tracer = Tracer()
         traced = _TracedValues(tracer, listed)
         try:

@@ -35,7 +35,7 @@ where the given tree joints already determine it: the least-squares fit).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
@@ -49,7 +49,7 @@ from ..model.loops import LoopJoint, LoopJointType
 from .fk import SingleFk
 from .float_trace import MISS
 from .layout import Layout, follower_levels
-from .loop_batch import closed_form_batch
+from .loop_batch import close_rows
 from .loop_dyad import CrankSlider, Dyad
 from .loop_program import ClosedForm, FormErrors, FormProgram
 from .loop_rod import BallRod
@@ -592,9 +592,8 @@ class LoopSolver:
         drawing = self.layout.zero_values
         target = values.copy()
         moving = self.candidate_slots[given[self.candidate_slots]]
-        change = _without_whole_turns(target[moving] - drawing[moving], self._angle_slots[moving])
-        distance = float(np.max(np.abs(change), initial=0.0))
-        steps = max(1, math.ceil(min(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS)))
+        change, walk = self._walk(target, moving)
+        steps = int(walk)
         solved = target.copy()
         solved[plan.slots] = drawing[plan.slots]
         iterations = 0
@@ -629,47 +628,50 @@ class LoopSolver:
                 return self._within_limits(values, before, plan, cast("FormErrors | None", outcome))
         return self.close_in_closed_form(values, plan, self.single_fk.link_poses(values))
 
-    def solve_from_drawing_batch(
-        self, rows: Array, given: BoolArray, link_poses: Callable[[Array], Array]
-    ) -> None:
-        """``solve_from_drawing`` for each of ``rows`` (N, V), in place, with the same
-        walk (each row's own steps) and the closed forms taken for all rows of a step at once
-        (``loop_batch``), the link poses by ``link_poses`` ((n, V) -> (L, n, 4, 4)). A row
-        where a form does not apply at a step, leaves a loop beyond the tolerance or a passive
-        joint beyond its limits, and every row of a robot without closed forms, is solved by
-        ``solve_from_drawing`` (the iterative way). Raises ``LoopNotClosedError`` for the
-        first row whose loops cannot close, its ``row`` set."""
+    def _walk(self, target: Array, moving: IndexArray) -> tuple[Array, IndexArray]:
+        """The walk of the stateless solve to the values ``target`` (..., V): the change of
+        the given slots ``moving`` from the drawing (whole turns left out) and the
+        continuation steps it takes (...), each at most ``CONTINUATION_STEP``, at most
+        ``MAX_CONTINUATION_STEPS``."""
+        change = _without_whole_turns(
+            target[..., moving] - self.layout.zero_values[moving], self._angle_slots[moving]
+        )
+        distance = np.max(np.abs(change), axis=-1, initial=0.0)
+        with np.errstate(over="ignore"):  # a prismatic joint's 1e308 m: infinite, then 64
+            walk = np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
+        steps: IndexArray = np.maximum(1, walk).astype(np.intp)
+        return change, steps
+
+    def solve_from_drawing_batch(self, rows: Array, given: BoolArray) -> None:
+        """``solve_from_drawing`` for each of ``rows`` (N, V), in place, with the same walk
+        (each row's own steps), each step's closed forms run for all its rows at once: the
+        plan's compiled traces over arrays (``loop_batch.close_rows``). A row no trace covers
+        at a step, where a form does not apply, that leaves a loop beyond the tolerance or a
+        passive joint beyond its limits, and every row of a robot without compiled forms, is
+        solved by ``solve_from_drawing`` from its own values (as ``link_fk``). Raises
+        ``LoopNotClosedError`` for the first row whose loops cannot close, its ``row`` set."""
         plan = self.plan(self.passive_slots(given).tobytes())
+        target = rows.copy()
         general = np.ones(rows.shape[0], dtype=bool)
-        if plan.forms and rows.shape[0]:
-            general = self._walk_in_closed_form(rows, given, plan, link_poses)
+        if plan.program is not None and rows.shape[0]:
+            general = self._walk_in_closed_form(rows, given, plan, plan.program)
         for row in np.flatnonzero(general).tolist():
             try:
-                rows[row] = self.solve_from_drawing(rows[row], given).values
+                rows[row] = self.solve_from_drawing(target[row], given).values
             except LoopNotClosedError as error:
                 error.row = row
                 raise
         return None
 
     def _walk_in_closed_form(
-        self,
-        rows: Array,
-        given: BoolArray,
-        plan: PassivePlan,
-        link_poses: Callable[[Array], Array],
+        self, rows: Array, given: BoolArray, plan: PassivePlan, program: FormProgram
     ) -> BoolArray:
-        """``solve_from_drawing_batch``'s walk by the closed forms, in place; (N,) True at
-        the rows it could not solve (left for the iterative way)."""
+        """``solve_from_drawing_batch``'s walk by the compiled forms, in place; (N,) True
+        at the rows it could not solve (left for the general way)."""
         drawing = self.layout.zero_values
         target = rows.copy()
         moving = self.candidate_slots[given[self.candidate_slots]]
-        change = _without_whole_turns(
-            target[:, moving] - drawing[moving], self._angle_slots[moving]
-        )
-        distance = np.max(np.abs(change), axis=1, initial=0.0)
-        steps = np.maximum(
-            1, np.ceil(np.minimum(distance / CONTINUATION_STEP, MAX_CONTINUATION_STEPS))
-        ).astype(np.intp)
+        change, steps = self._walk(target, moving)
         rows[:, plan.slots] = drawing[plan.slots]
         failed = np.zeros(rows.shape[0], dtype=bool)
         tolerance = self.tolerance
@@ -680,22 +682,14 @@ class LoopSolver:
             done = steps[active] == step
             walked = drawing[moving] + (step / steps[active])[:, None] * change[active]
             solved = rows[active]
+            # The last step is the given values themselves (as ``solve_from_drawing``).
             solved[:, moving] = np.where(done[:, None], target[active][:, moving], walked)
             self._resolve_rows(solved)
-            poses = link_poses(solved)
-            placed = np.matmul(
-                poses.take(plan.placing_links, 0)[:, :, :3], plan.placing_columns[:, None]
-            )
-            ok = np.ones(active.size, dtype=bool)
-            first = 0
-            with np.errstate(all="ignore"):  # rows a form does not apply to: not taken
-                for form in plan.forms:
-                    last = first + len(form.placing_links)
-                    errors = closed_form_batch(form, solved, placed[first:last])
-                    first = last
-                    # As ``_closed_step``: an error that is not a number is not closed.
-                    ok &= errors.ok & (errors.position_m <= tolerance.position_m)
-                    ok &= errors.angle_rad <= tolerance.angle_rad
+            closed = close_rows(program, np.ascontiguousarray(solved.T))
+            solved = closed.values.T
+            # As ``_closed_step``: an error that is not a number is not closed.
+            ok = closed.covered & (closed.position_m <= tolerance.position_m).all(axis=0)
+            ok &= (closed.angle_rad <= tolerance.angle_rad).all(axis=0)
             if plan.limited:
                 passive = solved[:, plan.slots]
                 ok &= ~((passive < plan.lower) | (passive > plan.upper)).any(axis=1)

@@ -115,7 +115,7 @@ def test_the_compiled_forms_agree_along_full_turns(
     inside one trace, not new traces."""
     plan, closed = _turn(robot, given_names, 2.0, crank_swing)
     assert closed == 2 * TURN
-    assert len(_program(plan)._traces) <= 2
+    assert len(_program(plan).traces) <= 2
 
 
 def test_the_compiled_forms_agree_on_the_other_assembly() -> None:
@@ -150,7 +150,7 @@ def test_the_compiled_forms_agree_where_a_loop_cannot_close(
     monkeypatch.setitem(FOUR_BAR, "c", 1.0)
     plan, closed = _turn(four_bar(), ["crank_joint"])
     assert 0 < closed < TURN  # some messages held open, some closed
-    assert len(_program(plan)._traces) <= MAX_TRACES
+    assert len(_program(plan).traces) <= MAX_TRACES
 
 
 def test_the_compiled_rod_form_agrees_where_the_rod_cannot_reach() -> None:
