@@ -233,7 +233,7 @@ def test_traces_of_passing_branches_give_way_to_the_branch_the_stream_takes(
         message = start.copy()
         message[crank] = angle
         _both_ways(solver, plan, message)
-    assert len(program._traces) == 1 and len(recorded) == 2
+    assert len(program.traces) == 1 and len(recorded) == 2
     # A stream alternating between the two branches compiles once per REPLACE_AFTER misses.
     for _ in range(2 * loop_program.REPLACE_AFTER):
         program.run(out_of_reach.copy())
