@@ -1,0 +1,178 @@
+"""``storage``'s guards of what a bag output replaces, without the command around them:
+``is_rosbag2_bag`` (what ``--force`` may replace), ``BagOutput``'s start (the refusal, the
+writing process it was given, a stale partial folder of this process) and the check at
+``finish`` of what took the output's name since (the input bag, or a folder that holds it,
+by a rename or a hard link, is never removed; a symlink to it inside a bag is no reason to
+keep that bag)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from bag_maker import recording
+from repo_paths import REPO_ROOT
+
+from joint_tf_publisher.cli.bag.storage import (
+    MAX_METADATA_BYTES,
+    METADATA,
+    METADATA_KEY,
+    WRITE_BATCH_BYTES,
+    BagError,
+    BagOutput,
+    bag_location,
+    is_rosbag2_bag,
+    start_writer,
+)
+
+ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
+#: The refusal ``finish`` gives when the output's name took the input since it was checked.
+HOLDS_INPUT = "the output is now the input bag or holds it (it changed after it was checked)"
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def a_bag(path: Path, storage: str = "sqlite3") -> Path:
+    bag, _ = recording(path, ARM, storage, count=3)
+    return bag
+
+
+def metadata_folder(tmp_path: Path, name: str, text: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / METADATA).write_text(text)
+    return folder
+
+
+def test_only_a_folder_with_rosbag2_s_metadata_is_a_bag(tmp_path: Path) -> None:
+    """A bag folder is one; a symlink to it, a file, a folder without metadata.yaml, or
+    whose metadata.yaml is no YAML, no mapping, lacks rosbag2's key or holds something else
+    under it, is too large, or is a FIFO, is not (``--force`` replaces none of them)."""
+    bag = a_bag(tmp_path / "bag")
+    assert is_rosbag2_bag(bag)
+    link = tmp_path / "link"
+    link.symlink_to(bag, target_is_directory=True)
+    lone_file = tmp_path / "file.db3"
+    lone_file.write_bytes(b"")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    too_large = metadata_folder(tmp_path, "too_large", f"{METADATA_KEY}: {{}}\n")
+    with (too_large / METADATA).open("r+b") as metadata:
+        metadata.truncate(MAX_METADATA_BYTES + 1)  # sparse: refused by its size, not read
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / METADATA)
+    not_bags = [
+        link,
+        lone_file,
+        empty,
+        too_large,
+        fifo,
+        metadata_folder(tmp_path, "not_yaml", "{unclosed: [\n"),
+        metadata_folder(tmp_path, "a_list", f"- {METADATA_KEY}\n"),
+        metadata_folder(tmp_path, "another_key", "other_information: {version: 5}\n"),
+        metadata_folder(tmp_path, "not_a_mapping", f"{METADATA_KEY}: 5\n"),
+    ]
+    assert [folder.name for folder in not_bags if is_rosbag2_bag(folder)] == []
+    assert is_rosbag2_bag(metadata_folder(tmp_path, "minimal", f"{METADATA_KEY}: {{}}\n"))
+
+
+def test_force_replaces_a_bag_holding_a_symlink_to_the_input(tmp_path: Path) -> None:
+    """``--force`` over a bag that holds a symlink to the input (a user's shortcut): the bag
+    is replaced, the link with it (not followed), the input intact."""
+    source = a_bag(tmp_path / "in")
+    output = a_bag(tmp_path / "out")
+    (output / "to_input").symlink_to(source, target_is_directory=True)
+    input_listing = listing(source)
+    out = BagOutput(output, "sqlite3", force=True, source=bag_location(source))
+    out.finish()
+    assert not (output / "to_input").exists() and not (output / "to_input").is_symlink()
+    assert is_rosbag2_bag(output) and listing(source) == input_listing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+@pytest.mark.parametrize("where", ["the input renamed", "the input inside", "a hard link"])
+def test_the_input_taking_the_outputs_name_after_the_check_is_kept(
+    tmp_path: Path, where: str
+) -> None:
+    """Between ``BagOutput``'s check and ``finish``, the output's name takes the input bag
+    (renamed to it), a bag holding the input folder deep inside, or a bag holding a hard
+    link to the bare input file: refused at ``finish`` naming the output, put back as it
+    was, the input's bytes intact, no partial folder left."""
+    if where == "a hard link":
+        source = a_bag(tmp_path / "in.mcap", "mcap")  # a bare file: rosbags names it so
+        bare = next(source.glob("*.mcap"))
+        source = bare.rename(tmp_path / "bare.mcap")
+        shutil.rmtree(tmp_path / "in.mcap")
+    else:
+        source = a_bag(tmp_path / "in")
+    output = a_bag(tmp_path / "out")
+    out = BagOutput(output, "sqlite3", force=True, source=bag_location(source))
+    shutil.rmtree(output)
+    if where == "the input renamed":
+        source.rename(output)
+        kept = output
+    elif where == "the input inside":
+        a_bag(output)
+        (output / "deep").mkdir()
+        kept = source.rename(output / "deep" / "in")
+    else:
+        a_bag(output)
+        kept = output / "deep.mcap"
+        os.link(source, kept)
+    kept_listing = listing(kept) if kept.is_dir() else [kept.read_bytes().hex()]
+    with pytest.raises(BagError) as refusal:
+        out.finish()
+    assert str(refusal.value) == f"{output}: {HOLDS_INPUT}: left as it is"
+    out.abort()
+    assert (listing(kept) if kept.is_dir() else [kept.read_bytes().hex()]) == kept_listing
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_refused_output_stops_the_writing_process_it_was_given(tmp_path: Path) -> None:
+    """An existing output without ``force``: BagError naming it, and the writing process
+    started early for it has ended (no process left behind); without a process given, the
+    same BagError."""
+    output = a_bag(tmp_path / "out")
+    process = start_writer()
+    with pytest.raises(BagError, match="exists: give another output or --force"):
+        BagOutput(output, "sqlite3", force=False, process=process)
+    assert process.poll() is not None
+    with pytest.raises(BagError, match="exists: give another output or --force"):
+        BagOutput(output, "sqlite3", force=False)
+
+
+def test_the_bag_is_written_in_a_hidden_folder_and_a_stale_one_is_replaced(
+    tmp_path: Path,
+) -> None:
+    """A partial folder this process left (same name: a crash before ``abort``) is replaced,
+    not a reason to fail; the bag is written in a hidden folder beside the output until
+    ``finish`` gives it the output's name."""
+    output = tmp_path / "out"
+    stale = tmp_path / f".out.partial-{os.getpid()}"
+    stale.mkdir()
+    (stale / "junk").write_text("left by a crash")
+    out = BagOutput(output, "sqlite3", force=False)
+    assert [p.name.startswith(".") for p in tmp_path.iterdir()] == [True]
+    assert not (stale / "junk").exists()
+    out.finish()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and is_rosbag2_bag(output)
+
+
+def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_bytes(
+    tmp_path: Path,
+) -> None:
+    """``source`` no longer there (nothing to protect): the bag is written. A message of
+    ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch, sent."""
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False, source=tmp_path / "gone")
+    topic = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    out.write(topic, 1, bytes(WRITE_BATCH_BYTES - 1))
+    assert out.batches_sent == 0
+    out.write(topic, 2, b"x")
+    assert out.batches_sent == 1
+    out.finish()
+    assert is_rosbag2_bag(tmp_path / "out")
