@@ -158,3 +158,15 @@ def test_detach_sends_the_list_without_the_name() -> None:
     assert detach_values("cup", ("gripper", "cup")) == {"attachments.names": ["gripper"]}
     with pytest.raises(UsageError, match=r"no attachment 'camera' \(it has: gripper, cup\)"):
         detach_values("camera", ("gripper", "cup"))
+
+
+@pytest.mark.parametrize("command", [["attach", f"cup:{SUCTION}@tool_tcp"], ["detach", "cup"]])
+def test_attach_and_detach_default_to_the_node_s_name_and_ten_seconds(command: list[str]) -> None:
+    """cli.md: ``--node`` defaults to ``/joint_tf_publisher``, ``--timeout`` to 10 s; both
+    taken as given (a float, as ``--timeout 2.5``)."""
+    from joint_tf_publisher.cli.main import build_parser
+
+    defaults = build_parser().parse_args(command)
+    assert (defaults.node, defaults.timeout) == ("/joint_tf_publisher", 10.0)
+    given = build_parser().parse_args([*command, "--node", "/arm/jtp", "--timeout", "2.5"])
+    assert (given.node, given.timeout) == ("/arm/jtp", 2.5)

@@ -327,3 +327,15 @@ def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:
                 if name.split(".")[0] in ros_packages:
                     found.setdefault(module.name, []).append(name)
     assert found == {}
+
+
+@pytest.mark.parametrize("command", ["demo", "run"])
+def test_the_overshoot_defaults_to_a_tenth_of_the_range(command: str) -> None:
+    """cli.md: ``--overshoot`` defaults to 0.1 of a joint's range (the sweep's figure of
+    ``test_sweep_covers_the_limits_and_overshoots_some``), for ``demo`` and ``run`` alike;
+    ``--overshoot 0`` stays inside."""
+    from joint_tf_publisher.cli.main import build_parser
+
+    arm = str(REPO_ROOT / "urdf" / "demo_arm.urdf")
+    assert build_parser().parse_args([command, arm]).overshoot == 0.1
+    assert build_parser().parse_args([command, arm, "--overshoot", "0"]).overshoot == 0.0

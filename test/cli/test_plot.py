@@ -98,3 +98,22 @@ def test_plot_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["plot", str(bad), "-o", str(tmp_path / "x.png")]) == 1
     assert capsys.readouterr().err.startswith(f"{bad}:3: ")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_elev_and_azim_set_the_view_from_25_and_minus_60_by_default(tmp_path: Path) -> None:
+    """cli.md: ``--elev`` and ``--azim`` set the view (degrees): each changes the picture;
+    the defaults (elevation 25, azimuth -60) draw the same picture as given explicitly."""
+    pictures = {}
+    for name, view in (
+        ("default", []),
+        ("explicit", ["--elev", "25", "--azim", "-60"]),
+        ("elev", ["--elev", "80"]),
+        ("azim", ["--azim", "30"]),
+    ):
+        out = tmp_path / f"{name}.png"
+        assert main(["plot", DEMO_ARM, "-o", str(out), "--dpi", "40", *view]) == 0
+        pictures[name] = imread(str(out))
+    assert np.array_equal(pictures["default"], pictures["explicit"])
+    assert not np.array_equal(pictures["default"], pictures["elev"])
+    assert not np.array_equal(pictures["default"], pictures["azim"])
+    assert not np.array_equal(pictures["elev"], pictures["azim"])
