@@ -66,6 +66,9 @@ def test_a_healthy_setup_exits_0(tmp_path: Path) -> None:
             assert report["healthy"] is True
             assert report["heard"]["robot"] == "demo_arm"
             assert report["heard"]["tf_publishers"] == [NODE]
+            # --frame-prefix overrides the node's (none here): its robot is then absent
+            status, report = doctor("--node", NODE, "--frame-prefix", "r9/")
+            assert status == 1 and findings_of(report, "robot_absent"), report
 
 
 def test_a_joint_never_published_is_named_with_its_frames(tmp_path: Path) -> None:
