@@ -557,7 +557,7 @@ def test_contenders_remembered_are_bounded() -> None:
     union = StaticUnion(max_frames=MAX_CONTENDERS + 10)
     frames = [tf("base", f"m{k}") for k in range(MAX_CONTENDERS + 5)]
     union.receive(P, frames)
-    union.receive(Q, [t._replace(pose=(1.0, *t.pose[1:])) for t in frames])
+    assert not union.receive(Q, [t._replace(pose=(1.0, *t.pose[1:])) for t in frames])
     assert len(union.conflicts()) == MAX_CONTENDERS
     assert union.refused[Refusal.CONFLICT] == MAX_CONTENDERS + 5
 
@@ -907,3 +907,17 @@ def test_a_new_cap_evicts_exactly_the_excess_and_says_so() -> None:
     assert union.set_max_frames(3) is True  # one beyond: the newest goes
     assert [t.child for t in union.transforms()] == ["m0", "m1", "m2"]
     assert union.refused == {Refusal.OVER_CAP: 2}
+
+
+def test_a_frame_moved_by_its_holder_keeps_the_tree_checked_and_settles_its_conflicts() -> None:
+    """The holder moving a frame below a new parent: that parent has it as a child (a frame
+    hung above it later closes a cycle, refused); a contender giving the new value agrees."""
+    union = StaticUnion()
+    union.receive(P, [tf("a", "b", 0.1), tf("c", "x1"), tf("c", "x2")])  # c: two children
+    union.receive(Q, [tf("c", "b", 0.2)])  # a conflict
+    assert len(union.conflicts()) == 1
+    assert union.receive(P, [tf("c", "b", 0.2)])  # P moves b below c: Q agrees now
+    assert union.conflicts() == []
+    assert union.receive(P, [tf("a", "x1")])  # c keeps x2 and b
+    assert not union.receive(R, [tf("b", "c")])  # c below its own child b
+    assert union.refused == {Refusal.CONFLICT: 1, Refusal.CYCLE: 1}
