@@ -557,7 +557,7 @@ def test_contenders_remembered_are_bounded() -> None:
     union = StaticUnion(max_frames=MAX_CONTENDERS + 10)
     frames = [tf("base", f"m{k}") for k in range(MAX_CONTENDERS + 5)]
     union.receive(P, frames)
-    union.receive(Q, [t._replace(pose=(1.0, *t.pose[1:])) for t in frames])
+    assert not union.receive(Q, [t._replace(pose=(1.0, *t.pose[1:])) for t in frames])
     assert len(union.conflicts()) == MAX_CONTENDERS
     assert union.refused[Refusal.CONFLICT] == MAX_CONTENDERS + 5
 
@@ -710,3 +710,214 @@ def test_a_writer_no_longer_a_union_holds_its_frames_as_a_direct_publisher() -> 
     assert not union.receive(Q, [tf("world", "robot2/base_link", 5.0)])
     assert union.holder("robot2/base_link") == U
     assert [(c.kept, c.refused) for c in union.conflicts()] == [(U, Q)]
+
+
+# -- what make mutate found unguarded (issue #44) --
+
+
+def test_graph_names_name_the_writers_in_reports() -> None:
+    """A writer first heard without its node's name (a GID only) is named in the union's
+    reports once the graph gives the name; an empty name from the graph keeps the one known."""
+    unnamed, named = PublisherId(b"w" * 16), PublisherId(b"x" * 16, "/x")
+    union = StaticUnion()
+    union.receive(unnamed, [tf("base", "camera")])
+    union.receive(named, [tf("base", "lidar")])
+    union.receive(PublisherId(Q.gid), [tf("base", "camera", 1.0)])  # a conflict, unnamed
+    assert union.writers() == {unnamed.gid, named.gid, Q.gid}
+    first = union.holder("camera")
+    assert first is not None and first.shown == f"writer {'77' * 16}"  # b"w": 0x77
+    union.set_names({unnamed.gid: "/calibration", named.gid: "", Q.gid: "/sensors"})
+    camera, lidar = union.holder("camera"), union.holder("lidar")
+    assert camera is not None and (camera.gid, camera.shown) == (unnamed.gid, "/calibration")
+    assert lidar is not None and (lidar.gid, lidar.shown) == (named.gid, "/x")
+    facts = union.facts()
+    assert facts.publishers == ("/calibration", "/x")
+    assert [(c.frame, c.kept, c.refused) for c in facts.conflicts] == [
+        ("camera", "/calibration", "/sensors")
+    ]
+
+
+def test_a_handover_the_tree_refuses_leaves_the_frame_where_it_was() -> None:
+    """The holder's only contender would close a cycle: when the holder leaves its frame stays
+    with it (no change), and when it turns out to be the node's own writer its frames go."""
+    for own in (False, True):
+        union = StaticUnion()
+        union.receive(P, [tf("a", "b"), tf("b", "c")])
+        union.receive(Q, [tf("c", "b")])  # b below c: a conflict, remembered for a handover
+        assert len(union.conflicts()) == 1
+        if own:
+            assert union.set_own_writers([P.gid]) is True
+            assert children(union) == {}
+        else:
+            assert union.publisher_left(P.gid) is False
+            assert children(union) == {"b": ("a", 0.0), "c": ("b", 0.0)}
+            assert union.holder("b") == P
+        assert union.refused[Refusal.CYCLE] == 1
+
+
+def test_own_writers_learned_late_lose_their_frames_and_say_so() -> None:
+    """``set_own_writers`` says whether the set changed, as a bool (the node's adapter ors it
+    with others): False where the union held nothing of them; True where one of them held a
+    frame (which goes), however many others only contended (their order is a set's)."""
+    union = StaticUnion()
+    union.receive(R, [tf("base", "lidar")])
+    contenders = [PublisherId(bytes([k]) * 16) for k in range(30)]
+    for contender in contenders:  # each remembered, in conflict with R
+        union.receive(contender, [tf("base", "lidar", 1.0)])
+    union.receive(P, [tf("base", "camera")])
+    assert union.set_own_writers([OWN.gid]) is False
+    assert union.set_own_writers([P.gid, *(c.gid for c in contenders)]) is True
+    assert children(union) == {"lidar": ("base", 0.0)}
+    assert union.conflicts() == []
+    assert union.writers() == {R.gid}  # the own writers forgotten
+    assert union.set_own_writers([P.gid]) is False  # nothing of them left
+
+
+def test_a_frame_taken_from_a_union_is_no_longer_its_own() -> None:
+    """A direct publisher took a union's copy; when the union leaves, the frame it no longer
+    holds is not handed on (to the new holder's contender) and it is no holder in reports."""
+    union = StaticUnion()
+    union.set_union_writers([U.gid])
+    union.receive(U, [tf("base", "camera", 0.1)])
+    assert union.receive(P, [tf("base", "camera", 0.2)])
+    union.receive(Q, [tf("base", "camera", 0.3)])  # in conflict with P
+    assert union.facts().publishers == ("/calibration",)
+    assert union.publisher_left(U.gid) is False
+    assert union.holder("camera") == P
+    assert [(c.kept, c.refused) for c in union.conflicts()] == [(P, Q)]
+
+
+def test_a_left_publisher_is_forgotten_once_its_last_frame_is_taken() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera"), tf("base", "lidar")])
+    union.publisher_left(P.gid)
+    assert union.receive(Q, [tf("base", "camera", 0.5)])
+    assert union.holder("lidar") == P  # still its frame, and it is still remembered
+    assert union.writers() == {P.gid, Q.gid}
+    assert union.receive(Q, [tf("base", "lidar", 0.5)])
+    assert union.writers() == {Q.gid}
+    assert union.facts().publishers == ("/sensors",)
+
+
+def test_a_frame_handed_over_below_a_new_parent_keeps_the_tree_checked() -> None:
+    """A handover moves the frame to its new holder's parent: that parent then has it as a
+    child (a frame hung above it later closes a cycle, refused), and the new holder contends
+    with itself no more (its own recalibration is no conflict)."""
+    union = StaticUnion()
+    union.receive(P, [tf("a", "b", 0.1), tf("c", "x1"), tf("c", "x2")])  # c: two children
+    union.receive(Q, [tf("c", "b", 0.2)])  # another parent: a conflict, remembered
+    version = union.version
+    assert union.publisher_left(P.gid)  # b to Q, below c
+    assert union.version > version
+    assert children(union)["b"] == ("c", 0.2)
+    assert union.receive(Q, [tf("a", "x1")])  # x1 from the left P: c keeps x2 and b
+    assert not union.receive(R, [tf("b", "c")])  # c below its own child b
+    assert union.refused == {Refusal.CONFLICT: 1, Refusal.CYCLE: 1}
+    assert union.receive(Q, [tf("c", "b", 0.3)])  # Q recalibrates its frame
+    assert union.conflicts() == []
+
+
+def test_a_union_learned_late_hands_a_parent_frame_over_below_its_new_parent() -> None:
+    """The handover walks the tree (the frame has a child) within a budget of its own; the
+    earliest direct publisher takes it below its parent."""
+    union = StaticUnion()
+    union.receive(U, [tf("a", "b", 0.1), tf("b", "c")])  # its announcement not heard yet
+    union.receive(P, [tf("d", "b", 0.2)])
+    assert union.set_union_writers([U.gid]) is True
+    assert children(union) == {"b": ("d", 0.2), "c": ("b", 0.0)}
+    assert union.holder("b") == P and union.conflicts() == []
+
+
+def test_union_writers_announced_or_ceasing_change_only_their_own_records() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link"})
+    union.receive(U, [tf("base_link", "link1")])  # an echo, not known as one yet: counted
+    union.receive(V, [tf("base", "camera", 0.1)])
+    assert union.set_union_writers([U.gid, V.gid]) is False  # no frame changed hands
+    assert union.refused == {}  # the echo uncounted
+    assert union.set_union_writers([V.gid, Q.gid]) is False  # U ceased, Q never seen
+    assert union.receive(P, [tf("base", "camera", 0.2)])  # V still a union: a copy, taken
+    assert union.holder("camera") == P and union.conflicts() == []
+    union.receive(U, [tf("base_link", "link1")])  # U direct again: counted again
+    assert union.refused == {Refusal.OWN_FRAME: 1}
+    union.set_union_writers([U.gid, V.gid])  # and a union once more: uncounted again
+    assert union.refused == {}
+
+
+def test_a_writer_learned_to_be_a_union_contends_no_more() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(U, [tf("base", "camera", 0.2)])  # a conflict, while U seems direct
+    assert len(union.conflicts()) == 1
+    union.set_union_writers([U.gid])
+    assert union.conflicts() == []
+    assert not union.publisher_left(P.gid)  # the frame stays with P: no copy takes it
+    assert children(union) == {"camera": ("base", 0.1)}
+
+
+def test_a_union_learned_late_says_a_change_when_any_of_its_frames_changed_hands() -> None:
+    """Its frames handed over in the order they came: the first taken, the last refused."""
+    union = StaticUnion()
+    union.receive(U, [tf("a", "b1", 0.1), tf("a", "b2"), tf("b2", "c")])
+    union.receive(P, [tf("a", "b1", 0.2)])
+    union.receive(Q, [tf("c", "b2")])  # would close a cycle
+    assert union.set_union_writers([U.gid]) is True
+    assert union.holder("b1") == P and union.holder("b2") == U
+    assert union.refused[Refusal.CYCLE] == 1
+
+
+def test_union_publication_keeps_its_layout_while_the_frames_stay() -> None:
+    """A recalibration costs no new layout; a new frame gets one, and the message holds it.
+    Integer values (a ``Pose`` typed as floats may hold ints) go out as the doubles they are."""
+    builder, union = UnionPublication(), StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    first = builder.build(None, union.transforms())
+    union.receive(P, [tf("base", "camera", 0.2)])
+    second = builder.build(None, union.transforms())
+    assert first is not None and second is not None and second.layout is first.layout
+    union.receive(Q, [StaticTransform("base", "lidar", 0, (1, 2, 3, 0, 0, 0, 1))])
+    third = builder.build(None, union.transforms())
+    assert third is not None
+    message = deserialize_message(third.to_bytes(), TFMessage)
+    assert [(t.child_frame_id, t.transform.translation.x) for t in message.transforms] == [
+        ("camera", 0.2),
+        ("lidar", 1.0),
+    ]
+    assert message.transforms[1].transform.translation.z == 3.0
+
+
+def test_union_publication_with_a_global_tree_keeps_the_own_stamp_there() -> None:
+    own_layout = TFMessageLayout([("base_link", "link1")])
+    global_layout = TFMessageLayout([("g/base_link", "g/link1")])
+    own = Publication(own_layout, 7_000_000_042, np.array([IDENTITY]), global_layout)
+    publication = UnionPublication().build(own, [tf("base", "camera", stamp_ns=5)])
+    in_global = publication.in_global_tree() if publication is not None else None
+    assert in_global is not None
+    message = deserialize_message(in_global.to_bytes(), TFMessage)
+    assert [(t.header.stamp.sec, t.header.stamp.nanosec) for t in message.transforms] == [(7, 42)]
+
+
+def test_a_new_cap_evicts_exactly_the_excess_and_says_so() -> None:
+    union = StaticUnion(max_frames=10)
+    union.receive(P, [tf("base", f"m{k}") for k in range(4)])
+    assert union.set_max_frames(5) is False  # room still
+    assert union.set_max_frames(4) is False  # full, nothing beyond
+    assert (union.max_frames, union.facts().max_frames) == (4, 4)
+    assert not union.receive(P, [tf("base", "m4")])
+    assert union.set_max_frames(3) is True  # one beyond: the newest goes
+    assert [t.child for t in union.transforms()] == ["m0", "m1", "m2"]
+    assert union.refused == {Refusal.OVER_CAP: 2}
+
+
+def test_a_frame_moved_by_its_holder_keeps_the_tree_checked_and_settles_its_conflicts() -> None:
+    """The holder moving a frame below a new parent: that parent has it as a child (a frame
+    hung above it later closes a cycle, refused); a contender giving the new value agrees."""
+    union = StaticUnion()
+    union.receive(P, [tf("a", "b", 0.1), tf("c", "x1"), tf("c", "x2")])  # c: two children
+    union.receive(Q, [tf("c", "b", 0.2)])  # a conflict
+    assert len(union.conflicts()) == 1
+    assert union.receive(P, [tf("c", "b", 0.2)])  # P moves b below c: Q agrees now
+    assert union.conflicts() == []
+    assert union.receive(P, [tf("a", "x1")])  # c keeps x2 and b
+    assert not union.receive(R, [tf("b", "c")])  # c below its own child b
+    assert union.refused == {Refusal.CONFLICT: 1, Refusal.CYCLE: 1}
