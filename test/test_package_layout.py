@@ -38,6 +38,7 @@ NOT_SOURCE = {
     ".ros2kit",
     ".colcon",
     ".rsp",  # make bench's robot_state_publisher build (its sources hold interfaces)
+    ".mutate",  # make mutate's copies of the tree (mutmut's mutants/ holds the interfaces too)
     ".git",
     "build",
     "install",
