@@ -10,6 +10,7 @@ generous timeout.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,40 @@ def _end(pose: np.ndarray, length: float) -> np.ndarray:
     return (pose @ np.array([length, 0.0, 0.0, 1.0]))[:2]
 
 
+@dataclass
+class Heard:
+    """What the probe hears of the node: the last pose of each child frame on /tf, one entry
+    per /tf message holding the crank, loop_joint_states, /diagnostics statuses; and its
+    joint_states publisher, matched with the node."""
+
+    tree: dict[str, np.ndarray] = field(default_factory=dict)
+    crank_seen: list[int] = field(default_factory=list)
+    solved: list[JointState] = field(default_factory=list)
+    statuses: list[Any] = field(default_factory=list)
+    publisher: Any = None
+
+
+def _listen(ros: Any) -> Heard:
+    """The probe's subscriptions (reliable, deep) and joint_states publisher, once matched."""
+    heard = Heard()
+
+    def on_tf(message: TFMessage) -> None:
+        for transform in message.transforms:
+            heard.tree[transform.child_frame_id] = _pose(transform.transform)
+        if "crank" in {t.child_frame_id for t in message.transforms}:
+            heard.crank_seen.append(len(heard.crank_seen))
+
+    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
+    ros.node.create_subscription(
+        DiagnosticArray, "/diagnostics", lambda array: heard.statuses.extend(array.status), reliable
+    )
+    ros.node.create_subscription(JointState, "loop_joint_states", heard.solved.append, reliable)
+    heard.publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
+    assert ros.spin_until(lambda: heard.publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
+    return heard
+
+
 def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any) -> None:
     parameters = [
         Parameter("robot_description", value=CRANK_ROCKER),
@@ -66,25 +101,9 @@ def test_a_crank_turns_full_circles_and_an_unclosable_loop_is_reported(ros: Any)
     assert closing.same_as(four_bar().loop_joints[0])
     assert closing.where.startswith("robot_description:")
 
-    tree: dict[str, np.ndarray] = {}
-    crank_seen: list[float] = []
-
-    def on_tf(message: TFMessage) -> None:
-        for transform in message.transforms:
-            tree[transform.child_frame_id] = _pose(transform.transform)
-        if "crank" in {t.child_frame_id for t in message.transforms}:
-            crank_seen.append(len(crank_seen))
-
-    solved: list[JointState] = []
-    statuses: list[Any] = []
-    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-    ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
-    ros.node.create_subscription(
-        DiagnosticArray, "/diagnostics", lambda array: statuses.extend(array.status), reliable
-    )
-    ros.node.create_subscription(JointState, "loop_joint_states", solved.append, reliable)
-    publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
-    assert ros.spin_until(lambda: publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
+    heard = _listen(ros)
+    tree, crank_seen, solved, statuses = heard.tree, heard.crank_seen, heard.solved, heard.statuses
+    publisher = heard.publisher
 
     def send(name: str, value: float) -> None:
         before = len(crank_seen) if name == "crank_joint" else len(tree)
@@ -230,24 +249,8 @@ def test_hostile_values_for_the_loop_joint_itself_over_dds(ros: Any) -> None:
     node = JointTfPublisher(context=ros.context, parameter_overrides=parameters)
     ros.executor.add_node(node)
     ros._owned.append(node)
-    tree: dict[str, np.ndarray] = {}
-    seen: list[int] = []
-
-    def on_tf(message: TFMessage) -> None:
-        for transform in message.transforms:
-            tree[transform.child_frame_id] = _pose(transform.transform)
-        seen.append(1)
-
-    solved: list[JointState] = []
-    statuses: list[Any] = []
-    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-    ros.node.create_subscription(TFMessage, "/tf", on_tf, reliable)
-    ros.node.create_subscription(
-        DiagnosticArray, "/diagnostics", lambda array: statuses.extend(array.status), reliable
-    )
-    ros.node.create_subscription(JointState, "loop_joint_states", solved.append, reliable)
-    publisher = ros.node.create_publisher(JointState, "joint_states", reliable)
-    assert ros.spin_until(lambda: publisher.get_subscription_count() > 0, timeout_s=WAIT_S)
+    heard = _listen(ros)
+    tree, solved, statuses, publisher = heard.tree, heard.solved, heard.statuses, heard.publisher
     robot = four_bar()
     (closing,) = robot.loop_joints
 
