@@ -1,8 +1,8 @@
 """The few messages the bag commands look into: TFMessage (recorded ``/tf`` and
-``/tf_static``: whose frames), std_msgs/String (``/robot_description``),
-MultiDOFJointState (the node's ``multi_dof_joint_states``, by the node's own reader
-``cdr.read_multi_dof_joint_state``) and DiagnosticArray (the node's recorded health report,
-for ``doctor --bag``), the others through rosbags' CDR (de)serializer. The TFMessages the
+``/tf_static``: whose frames), std_msgs/String (``/robot_description``)
+and DiagnosticArray (the node's recorded health report, for ``doctor --bag``), through rosbags'
+CDR (de)serializer (a MultiDOFJointState is read by the node's own reader,
+``cdr.read_multi_dof_joint_state``). The TFMessages the
 repair writes for the robot are the node's own bytes (``node_core.cdr``); these only read
 recorded messages and merge other publishers' static frames into the robot's static set.
 """
@@ -12,8 +12,6 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ...arrays import Array
-from ...node_core.cdr import read_multi_dof_joint_state
 from .storage import DIAGNOSTIC_ARRAY, STRING, TF_MESSAGE
 from .types import typestore
 
@@ -49,18 +47,6 @@ def merged_tf(data: bytes, extra: list[Transform]) -> bytes:
     if not extra:
         return data
     return tf_bytes(tf_transforms(data) + extra)
-
-
-def multi_dof_joint_state(
-    data: bytes | memoryview,
-) -> tuple[int, tuple[str, ...], Array, Array]:
-    """Stamp (ns), joint names, translations (K, 3, metres) and quaternions (K, 4, x y z w)
-    of a serialized sensor_msgs/MultiDOFJointState, read by the node's own reader
-    (``cdr.read_multi_dof_joint_state``); ValueError if it does not decode."""
-    state = read_multi_dof_joint_state(bytes(data))
-    if state is None:
-        raise ValueError("not a MultiDOFJointState")
-    return state
 
 
 def diagnostic_statuses(

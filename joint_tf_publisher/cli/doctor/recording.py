@@ -30,7 +30,7 @@ from ...health import wording
 from ...health.facts import RobotFacts, never_given
 from ...health.model import Key
 from ...model.elements import RobotModel
-from ...node_core.cdr import JointStateReader
+from ...node_core.cdr import JointStateReader, read_multi_dof_joint_state
 from ...node_core.description_source import DescriptionSource
 from ...node_core.parameter_changes import load_description, prepared_model
 from ...node_core.parameters import ParameterRejected, Settings
@@ -153,10 +153,9 @@ def scan_bag(
             else:
                 scan.joint_names.update(state.names)
         elif topic == names.multi_dof_joint_states:
-            try:
-                scan.multi_dof_names.update(messages.multi_dof_joint_state(data)[1])
-            except ValueError:
-                continue
+            multi_dof = read_multi_dof_joint_state(bytes(data))
+            if multi_dof is not None:
+                scan.multi_dof_names.update(multi_dof[1])
         elif topic in (names.tf, names.tf_static):
             static = topic == names.tf_static
             if static:
