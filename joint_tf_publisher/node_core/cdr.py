@@ -176,21 +176,8 @@ def read_multi_dof_joint_state(data: bytes) -> MultiDofJointStateData | None:
     uint32 = struct.Struct(order + "I")
     try:
         sec, nanosec, frame_id_size = struct.unpack_from(order + "iII", data, HEADER_SIZE)
-        offset = _align(HEADER_SIZE + 12 + frame_id_size, 4)
-        (count,) = uint32.unpack_from(data, offset)
-        if count > len(data):
-            return None
-        offset += 4
-        names: list[str] = []
-        for _ in range(count):
-            offset = _align(offset, 4)
-            (size,) = uint32.unpack_from(data, offset)
-            end = offset + 4 + size
-            if size == 0 or end > len(data):
-                return None
-            names.append(bytes(data[offset + 4 : end - 1]).decode("utf-8", "replace"))
-            offset = end
-        offset = _align(offset, 4)
+        names, _, end = _strings(data, _align(HEADER_SIZE + 12 + frame_id_size, 4), uint32)
+        offset = _align(end, 4)
         (transforms,) = uint32.unpack_from(data, offset)
         offset = _align(offset + 4, 8) if transforms else 0
         values = np.frombuffer(data, np.dtype(order + "f8"), 7 * transforms, offset)
@@ -202,24 +189,34 @@ def read_multi_dof_joint_state(data: bytes) -> MultiDofJointStateData | None:
     )
 
 
-def _read_names(data: bytes, start: int) -> NameBlock:
-    """Decode the name sequence at ``start``; struct.error or ValueError if truncated."""
-    (count,) = _UINT32.unpack_from(data, start)
+def _strings(
+    data: bytes, start: int, uint32: struct.Struct = _UINT32
+) -> tuple[list[str], list[int], int]:
+    """The CDR string sequence at ``start`` (a ``uint32`` count, then per string its size, its
+    bytes and a NUL, each size aligned to 4): the strings, the offsets (from ``start``) of the
+    padding bytes between them, and the offset just after the last; struct.error or
+    ValueError if truncated."""
+    (count,) = uint32.unpack_from(data, start)
     if count > len(data):
         raise ValueError("name count beyond the message")
     names: list[str] = []
-    padding: list[int] = []  # offsets (from start) of padding bytes
-    offset = start + 4
-    end = offset
+    padding: list[int] = []
+    offset = end = start + 4
     for _ in range(count):
         aligned = _align(offset, 4)
         padding.extend(range(offset - start, aligned - start))
-        (size,) = _UINT32.unpack_from(data, aligned)
+        (size,) = uint32.unpack_from(data, aligned)
         end = aligned + 4 + size
         if size == 0 or end > len(data):
             raise ValueError("string beyond the message")
-        names.append(data[aligned + 4 : end - 1].decode("utf-8", "replace"))
+        names.append(bytes(data[aligned + 4 : end - 1]).decode("utf-8", "replace"))
         offset = end
+    return names, padding, end
+
+
+def _read_names(data: bytes, start: int) -> NameBlock:
+    """Decode the name sequence at ``start``; struct.error or ValueError if truncated."""
+    names, padding, end = _strings(data, start)
     block = data[start:end]
     meaning = np.full(len(block), 0xFF, dtype=np.uint8)
     meaning[padding] = 0
