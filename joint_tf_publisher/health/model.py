@@ -192,6 +192,17 @@ class UnionFacts:
     #: Lasting conflicts beyond ``conflicts`` (which lists the oldest), counted.
     more_conflicts: int = 0
 
+    def refused_entries(self) -> list[str]:
+        """Each reason transforms were refused for, with its count (``reason (Nx)``), sorted."""
+        return [f"{reason} ({count}x)" for reason, count in sorted(self.refused.items())]
+
+    def conflicts_value(self) -> str:
+        """The lasting conflicts as the report's ``static union conflicts`` says them."""
+        return wording.union_conflicts_value(
+            [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in self.conflicts],
+            self.more_conflicts,
+        )
+
 
 class StreamSlot:
     """The messages of one shape (source topic number and tuple of names) since the model
@@ -468,13 +479,8 @@ class JointStateHealth:
             if union.publishers
             else "0"
         )
-        values[Key.UNION_REFUSED] = ", ".join(
-            f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())
-        )
-        values[Key.UNION_CONFLICTS] = wording.union_conflicts_value(
-            [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
-            union.more_conflicts,
-        )
+        values[Key.UNION_REFUSED] = ", ".join(union.refused_entries())
+        values[Key.UNION_CONFLICTS] = union.conflicts_value()
         conditions = [
             Condition(
                 Level.WARN,
@@ -491,8 +497,9 @@ class JointStateHealth:
         total = sum(union.refused.values())
         new, self._union_refused_reported = total - self._union_refused_reported, total
         if new > 0:
-            entries = [f"{reason} ({count}x)" for reason, count in sorted(union.refused.items())]
-            conditions.append(Condition(Level.WARN, wording.union_refused(new, entries)))
+            conditions.append(
+                Condition(Level.WARN, wording.union_refused(new, union.refused_entries()))
+            )
         return conditions
 
     def _stream(

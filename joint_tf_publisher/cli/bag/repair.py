@@ -187,11 +187,8 @@ def union_summary(union: UnionFacts | None, interval_s: float | None) -> str:
     if union is None:
         return ""
     refused = sum(union.refused.values())
-    reasons = ", ".join(f"{reason} ({count}x)" for reason, count in sorted(union.refused.items()))
-    conflicts = wording.union_conflicts_value(
-        [wording.union_conflict_entry(c.frame, c.kept, c.refused) for c in union.conflicts],
-        union.more_conflicts,
-    )
+    reasons = ", ".join(union.refused_entries())
+    conflicts = union.conflicts_value()
     return (
         f", with the static union of {union.frames} recorded foreign frame(s) (of "
         f"{union.max_frames}) from {len(union.publishers)} recorded publisher(s)"
