@@ -76,13 +76,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..health.model import UnionConflictFact, UnionFacts
 from ..health.wording import NAMES_SHOWN
-from ..stamps import MAX_STAMP_NS, MIN_STAMP_NS, NS_PER_S
+from ..stamps import MAX_STAMP_NS, MIN_STAMP_NS, NS_PER_S, stamp_to_ns
 from .cdr import Publication, TFMessageLayout
 
 #: Default of ``static_union_max_frames``: thousands of frames (a site's sensors, markers and
@@ -154,6 +154,19 @@ class StaticTransform(NamedTuple):
     child: str
     stamp_ns: int
     pose: Pose
+
+    @classmethod
+    def of(cls, stamped: Any) -> StaticTransform:
+        """A ``geometry_msgs/TransformStamped`` as plain values: rclpy's message or a
+        recording's (rosbags'), which have the same fields."""
+        t, q = stamped.transform.translation, stamped.transform.rotation
+        stamp = stamped.header.stamp
+        return cls(
+            stamped.header.frame_id,
+            stamped.child_frame_id,
+            stamp_to_ns(stamp.sec, stamp.nanosec),
+            (t.x, t.y, t.z, q.x, q.y, q.z, q.w),
+        )
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ from ..node_core.static_union import (
     StaticUnion,
     UnionPublication,
 )
-from ..stamps import NS_PER_S, stamp_to_ns
+from ..stamps import NS_PER_S
 from .edges import Edges, decoded
 from .qos import latched_qos, tf_listener_static_qos, union_writers_listener_qos
 from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_message, unspun_node
@@ -135,27 +135,6 @@ def gid_bytes(gid: Any) -> bytes:
     zeros, later 16) as bytes without the padding (a DDS GUID ends in its entity kind, never
     0), so the graph's and a message's compare equal."""
     return bytes(gid).rstrip(b"\0")
-
-
-def transforms_of(message: TFMessage) -> list[StaticTransform]:
-    """The transforms of ``message`` as the policy takes them."""
-    return [
-        StaticTransform(
-            t.header.frame_id,
-            t.child_frame_id,
-            stamp_to_ns(t.header.stamp.sec, t.header.stamp.nanosec),
-            (
-                t.transform.translation.x,
-                t.transform.translation.y,
-                t.transform.translation.z,
-                t.transform.rotation.x,
-                t.transform.rotation.y,
-                t.transform.rotation.z,
-                t.transform.rotation.w,
-            ),
-        )
-        for t in message.transforms
-    ]
 
 
 class StaticUnionPart:
@@ -434,7 +413,10 @@ class StaticUnionPart:
         gid = gid_bytes(info["publisher_gid"]["data"])
         if gid not in self._names and self._last_graph_ns != self._turn_ns:
             self._read_graph()  # a new writer: its node's name for the report (once a turn)
-        if union.receive(PublisherId(gid, self._names.get(gid, "")), transforms_of(message)):
+        if union.receive(
+            PublisherId(gid, self._names.get(gid, "")),
+            [StaticTransform.of(t) for t in message.transforms],
+        ):
             self._changed()
         return len(message.transforms)
 

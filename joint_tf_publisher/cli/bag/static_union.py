@@ -45,7 +45,7 @@ from ...node_core.static_union import (
     StaticUnion,
     UnionPublication,
 )
-from ...stamps import NS_PER_S, stamp_to_ns
+from ...stamps import NS_PER_S
 from . import messages
 
 if TYPE_CHECKING:
@@ -60,18 +60,6 @@ def publisher_of(connection: Connection) -> PublisherId:
     docstring): its identity the connection's number, named ``<topic>#<number>``."""
     name = f"{connection.topic}#{connection.id}"
     return PublisherId(name.encode(), name)
-
-
-def static_transform(recorded: messages.Transform) -> StaticTransform:
-    """A recorded TransformStamped as the union takes it."""
-    t, q = recorded.transform.translation, recorded.transform.rotation
-    stamp = recorded.header.stamp
-    return StaticTransform(
-        recorded.header.frame_id,
-        recorded.child_frame_id,
-        stamp_to_ns(stamp.sec, stamp.nanosec),
-        (t.x, t.y, t.z, q.x, q.y, q.z, q.w),
-    )
 
 
 def conflict_line(conflict: Conflict, time_ns: int, start_ns: int) -> str:
@@ -133,7 +121,7 @@ class RecordedUnion:
         except ValueError:
             return
         own = self.own_frames
-        transforms = [static_transform(t) for t in recorded if t.child_frame_id not in own]
+        transforms = [StaticTransform.of(t) for t in recorded if t.child_frame_id not in own]
         if self.union.receive(publisher_of(connection), transforms):
             self.debouncer.changed()
         for conflict in self.union.new_conflicts():
