@@ -18,6 +18,7 @@ from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
 
 STORE = get_typestore(Stores.ROS2_JAZZY)
 JOINT_STATE = "sensor_msgs/msg/JointState"
+MULTI_DOF_JOINT_STATE = "sensor_msgs/msg/MultiDOFJointState"
 TF_MESSAGE = "tf2_msgs/msg/TFMessage"
 STRING = "std_msgs/msg/String"
 #: 2026-01-01 in ns: log times and stamps of the recordings (wall time).
@@ -41,6 +42,33 @@ def joint_state(stamp_ns: int, names: Sequence[str], positions: Sequence[float])
         effort=np.zeros(0),
     )
     return bytes(STORE.serialize_cdr(message, JOINT_STATE))
+
+
+def multi_dof_joint_state(
+    stamp_ns: int,
+    names: Sequence[str],
+    poses: Sequence[Sequence[float]],
+    little_endian: bool = True,
+) -> bytes:
+    """A serialized sensor_msgs/MultiDOFJointState: one (x, y, z, qx, qy, qz, qw) row of
+    ``poses`` a name, zero twists; big endian bytes when ``little_endian`` is False."""
+    types = STORE.types
+    transforms = [
+        types["geometry_msgs/msg/Transform"](
+            translation=types["geometry_msgs/msg/Vector3"](x=row[0], y=row[1], z=row[2]),
+            rotation=types["geometry_msgs/msg/Quaternion"](x=row[3], y=row[4], z=row[5], w=row[6]),
+        )
+        for row in poses
+    ]
+    zero = types["geometry_msgs/msg/Vector3"](x=0.0, y=0.0, z=0.0)
+    message = types[MULTI_DOF_JOINT_STATE](
+        header=types["std_msgs/msg/Header"](stamp=stamp(stamp_ns), frame_id="odom"),
+        joint_names=list(names),
+        transforms=transforms,
+        twist=[types["geometry_msgs/msg/Twist"](linear=zero, angular=zero) for _ in poses],
+        wrench=[],
+    )
+    return bytes(STORE.serialize_cdr(message, MULTI_DOF_JOINT_STATE, little_endian=little_endian))
 
 
 def transform(

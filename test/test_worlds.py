@@ -219,3 +219,22 @@ def test_humble_colcon_build(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PATH", ENV_TOOL.unsourced_env()["PATH"])
     assert "installs all" in COMPAT_TOOL.colcon_build(world.python)
+
+
+def test_a_test_reaching_ros_through_the_package_is_no_core_test(tmp_path: Path) -> None:
+    """The core worlds have no ROS: a test importing a package module whose own top-level
+    imports reach a ROS package (the doctor's listener imports diagnostic_msgs) is left out,
+    as one importing rclpy is; a module that imports the listener only in a function (the
+    doctor's command) does not reach it by being imported."""
+    assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.listener", set())
+    assert not COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.command", set())
+    through_listener = tmp_path / "test_a.py"
+    through_listener.write_text(
+        "def test_x():\n    from joint_tf_publisher.cli.doctor.listener import Heard\n"
+    )
+    through_command = tmp_path / "test_b.py"
+    through_command.write_text("from joint_tf_publisher.cli.doctor.command import main\n")
+    assert COMPAT_TOOL.imports_ros(through_listener)
+    assert not COMPAT_TOOL.imports_ros(through_command)
+    assert "cli/test_doctor.py" in COMPAT_TOOL.CORE_TESTS
+    assert "cli/test_doctor_listener.py" not in COMPAT_TOOL.CORE_TESTS

@@ -78,9 +78,51 @@ TEST_DIR = ROOT / "test"
 ROS_IMPORT = re.compile(r"(rclpy|launch\w*|tf2_ros|pinocchio|\w+_msgs|\w+_interfaces)$")
 
 
+def package_module(dotted: str) -> Path | None:
+    """The file of the package's module ``dotted`` (a package's ``__init__.py``), or None."""
+    path = ROOT.joinpath(*dotted.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def module_level_imports(module: Path) -> list[str]:
+    """The dotted names the module's own top-level statements import (what importing it
+    imports; those inside functions wait for a call), relative ones made absolute."""
+    package = module.relative_to(ROOT).with_suffix("").parts[:-1]
+    names: list[str] = []
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = ".".join(package[: len(package) - node.level + 1])
+                base = f"{parent}.{base}".rstrip(".")
+                names.extend(f"{base}.{alias.name}" for alias in node.names)
+            names.append(base)
+    return names
+
+
+def package_imports_ros(dotted: str, seen: set[str]) -> bool:
+    """True when importing the package's module ``dotted`` imports a ROS 2 package."""
+    module = package_module(dotted)
+    if module is None or dotted in seen:
+        return False
+    seen.add(dotted)
+    for name in module_level_imports(module):
+        if ROS_IMPORT.match(name.split(".")[0]):
+            return True
+        if name.startswith(f"{PACKAGE}.") and package_imports_ros(name, seen):
+            return True
+    return False
+
+
 def imports_ros(module: Path) -> bool:
-    """True when ``module`` imports a ROS 2 package or the package's ``ros`` adapter, itself or
-    through a test helper it imports (a module of test/, e.g. node_harness)."""
+    """True when ``module`` imports a ROS 2 package or the package's ``ros`` adapter, itself,
+    through a test helper it imports (a module of test/, e.g. node_harness) or through a
+    module of the package whose top-level imports do (e.g. the doctor's listener)."""
     for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -91,6 +133,8 @@ def imports_ros(module: Path) -> bool:
         for name in names:
             top = name.split(".")[0]
             if ROS_IMPORT.match(top) or name.startswith(f"{PACKAGE}.ros"):
+                return True
+            if name.startswith(f"{PACKAGE}.") and package_imports_ros(name, set()):
                 return True
             helper = next(TEST_DIR.rglob(f"{top}.py"), None)
             if helper is not None and helper != module and imports_ros(helper):

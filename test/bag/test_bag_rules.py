@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from bag_maker import (
     JOINT_STATE,
@@ -23,6 +24,7 @@ from bag_maker import (
     T0_NS,
     Topic,
     joint_state,
+    multi_dof_joint_state,
     string,
     write_bag,
 )
@@ -35,7 +37,7 @@ from joint_tf_publisher.cli.bag.storage import tf_static_qos
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key
 from joint_tf_publisher.health.reporting import Reporter
-from joint_tf_publisher.node_core.cdr import JointStateReader
+from joint_tf_publisher.node_core.cdr import JointStateReader, read_multi_dof_joint_state
 from joint_tf_publisher.node_core.description_source import description_source
 from joint_tf_publisher.node_core.parameter_changes import (
     TOPIC_SOURCE,
@@ -233,3 +235,24 @@ def test_a_description_in_the_parameters_file_is_the_doctors_as_the_repairs(
     (found,) = [f for f in document["findings"] if f["kind"] == "joints_not_recorded"]
     assert "shoulder_pan_joint" not in found["details"]["joints"]
     assert "elbow_joint" in found["details"]["joints"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_recorded_multi_dof_joint_state_reads_alike_in_either_byte_order(seed: int) -> None:
+    """A recording may hold big endian CDR (rosbags writes it; no RMW here does): the node's
+    one MultiDOFJointState reader, which doctor --bag and bag repair use, reads it as the
+    little endian bytes of the same message."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(0, 6))
+    names = [f"joint_{k}" + "é" * (k % 2) + "x" * k for k in range(count)]
+    poses = rng.normal(size=(count, 7))
+    stamp_ns = T0_NS + int(rng.integers(0, S))
+    little = multi_dof_joint_state(stamp_ns, names, poses.tolist())
+    big = multi_dof_joint_state(stamp_ns, names, poses.tolist(), little_endian=False)
+    assert big[:2] == b"\x00\x00" and little[:2] == b"\x00\x01"
+    for data in (little, big):
+        state = read_multi_dof_joint_state(data)
+        assert state is not None
+        assert state.stamp_ns == stamp_ns and state.names == tuple(names)
+        assert state.translations.tolist() == poses[:, :3].tolist()
+        assert state.quaternions.tolist() == poses[:, 3:].tolist()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from repo_paths import REPO_ROOT
 
 pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 
@@ -119,3 +120,21 @@ def test_a_message_info_without_publisher_gid_gives_an_unknown_publisher() -> No
     jazzy_info = {"source_timestamp": 1, "received_timestamp": 2}
     assert publisher_of(jazzy_info) == UNKNOWN_PUBLISHER
     assert publisher_of({**jazzy_info, "publisher_gid": {"data": GID}}) == gid_text(GID)
+
+
+def test_the_live_doctor_s_frame_prefix_overrides_the_node_s() -> None:
+    """cli.md: the live doctor checks the frames under the ``frame_prefix`` of the node it
+    asked; ``--frame-prefix`` overrides it, and without either there is none (what the
+    analysis does with the prefix: test_a_robot_under_another_prefix_...)."""
+    from joint_tf_publisher.cli.doctor.command import observation_of
+    from joint_tf_publisher.cli.doctor.listener import Heard, NodeSetup
+    from joint_tf_publisher.cli.main import build_parser
+
+    arm_text = (REPO_ROOT / "urdf" / "demo_arm.urdf").read_text()
+    setup = NodeSetup("/joint_tf_publisher", arm_text, "r1/", ())
+    assert build_parser().parse_args(["doctor"]).frame_prefix is None
+    given = build_parser().parse_args(["doctor", "--frame-prefix", "r2/"]).frame_prefix
+    assert given == "r2/"
+    assert observation_of(Heard(setup=setup), None, "", None).frame_prefix == "r1/"
+    assert observation_of(Heard(setup=setup), None, "", given).frame_prefix == "r2/"
+    assert observation_of(Heard(), None, "", None).frame_prefix == ""
