@@ -35,7 +35,7 @@ from functools import partial
 from typing import Any
 
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -66,14 +66,14 @@ from ..node_core.fleet import (
 )
 from ..node_core.parameters import ParameterRejected
 from ..node_core.stop_signals import StopSignals
-from ..stamps import ns_to_stamp
 from . import runtime
+from .diagnostics import TOPIC as DIAGNOSTICS_TOPIC
+from .diagnostics import diagnostic_array
 from .node import JointTfPublisher
 from .parameter_declarations import StartupError
 from .qos import diagnostics_qos
 
 FLEET_NODE_NAME = "joint_tf_fleet"
-DIAGNOSTICS_TOPIC = "/diagnostics"
 
 
 class Fleet(Node):
@@ -167,20 +167,10 @@ class Fleet(Node):
 
     def publish_report(self) -> None:
         """The fleet's status on /diagnostics: ``joint_tf_fleet: robots``."""
-        report = self.state.report()
-        message = DiagnosticArray()
         now_ns: int = self.get_clock().now().nanoseconds
-        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(now_ns)
-        message.status = [
-            DiagnosticStatus(
-                level=bytes([int(report.level)]),
-                name=f"{self.get_name()}: {FLEET_TASK}",
-                message=report.message,
-                hardware_id=self.get_fully_qualified_name(),
-                values=[KeyValue(key=key, value=value) for key, value in report.values],
-            )
-        ]
-        self._diagnostics.publish(message)
+        name = f"{self.get_name()}: {FLEET_TASK}"
+        hardware_id = self.get_fully_qualified_name()
+        self._diagnostics.publish(diagnostic_array(self.state.report(), name, hardware_id, now_ns))
 
     def reconcile(self, executor: Executor, stopped: Callable[[], bool] = lambda: False) -> None:
         """Serve the robots whose node was made (``_serve_started``), stop those no longer
