@@ -51,7 +51,7 @@ from ..node_core.fleet import (
     MAX_RETRY_PERIOD_S,
     RETRY_PERIOD,
     ROBOTS,
-    FileStamp,
+    FileStamps,
     FleetState,
     file_stamps,
     merging_rule,
@@ -120,7 +120,7 @@ class Fleet(Node):
         #: The process's stop flag (``reconcile``'s).
         self._stop_requested: Callable[[], bool] = lambda: False
         #: The starts under way: their node (or why none), and the inputs they read.
-        self._starts: dict[str, tuple[Future[JointTfPublisher | str], tuple[FileStamp, ...]]] = {}
+        self._starts: dict[str, tuple[Future[JointTfPublisher | str], FileStamps]] = {}
         #: True while the loop has robots to start or stop (``reconcile``).
         self.pending = True
         #: Wakes the spin loop (set by ``serve``); thread-safe.
@@ -153,7 +153,7 @@ class Fleet(Node):
         self.wake()
         return SetParametersResult(successful=True)
 
-    def _inputs(self) -> tuple[FileStamp, ...]:
+    def _inputs(self) -> FileStamps:
         """What a robot's start reads besides the description: the parameters files."""
         return file_stamps(self._params_files)
 
@@ -255,7 +255,7 @@ class Fleet(Node):
                 self.get_logger().info(f"robot {namespace} serving")
         return bool(ended)
 
-    def _refused(self, namespace: str, reason: str, inputs: tuple[FileStamp, ...]) -> None:
+    def _refused(self, namespace: str, reason: str, inputs: FileStamps) -> None:
         if self.state.refuse(namespace, reason, time.monotonic(), inputs):
             self.get_logger().error(refused_log(namespace, reason, self.state.retry_period_s))
 
