@@ -35,7 +35,7 @@ from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
 from .description_source import FileStamp, stamp_of
-from .names import NODE_NAME, absolute_namespace
+from .names import NODE_NAME, absolute_namespace, namespace_refusal
 from .parameters import MAX_PERIOD_S, ParameterRejected, parse_seconds
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
@@ -70,11 +70,7 @@ def robot_namespace(text: str) -> str:
     root."""
     namespace = absolute_namespace(text)
     if namespace is None:
-        msg = (
-            f"{ROBOTS}: {text!r} is no robot namespace (tokens of letters, digits and _, "
-            "not starting with a digit, separated by /; not the root namespace)"
-        )
-        raise ParameterRejected(msg)
+        raise ParameterRejected(f"{ROBOTS}: {namespace_refusal(text, 'robot namespace')}")
     return namespace
 
 
