@@ -23,7 +23,6 @@ decides is here, driven by tests without DDS:
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -35,7 +34,8 @@ from pathlib import Path
 from ..description.files import read_regular_file
 from ..description.xmlio import MAX_DESCRIPTION_BYTES
 from ..health.model import Level
-from .names import NODE_NAME, absolute_namespace
+from .description_source import FileStamp, stamp_of
+from .names import NODE_NAME, absolute_namespace, namespace_refusal
 from .parameters import MAX_PERIOD_S, ParameterRejected, parse_seconds
 
 #: The fleet's parameters: the robots' namespaces, and seconds between two retries of a
@@ -70,11 +70,7 @@ def robot_namespace(text: str) -> str:
     root."""
     namespace = absolute_namespace(text)
     if namespace is None:
-        msg = (
-            f"{ROBOTS}: {text!r} is no robot namespace (tokens of letters, digits and _, "
-            "not starting with a digit, separated by /; not the root namespace)"
-        )
-        raise ParameterRejected(msg)
+        raise ParameterRejected(f"{ROBOTS}: {namespace_refusal(text, 'robot namespace')}")
     return namespace
 
 
@@ -227,21 +223,15 @@ def named_as_given(reason: str, copied: Sequence[str], argv: Sequence[str]) -> s
     return _C_SOURCE.sub("", reason)
 
 
-#: What a file looked like: its path, modification time (ns) and size (bytes); -1 if absent.
-FileStamp = tuple[str, int, int]
+#: What the parameters files looked like: each path with its stamp (None: unreadable).
+FileStamps = tuple[tuple[Path, FileStamp | None], ...]
 
 
-def file_stamps(paths: Iterable[Path]) -> tuple[FileStamp, ...]:
-    """Each path's ``FileStamp`` (a changed, created or removed file changes it)."""
-    stamps: list[FileStamp] = []
-    for path in paths:
-        try:
-            status = os.stat(path)
-        except OSError:
-            stamps.append((str(path), -1, -1))
-        else:
-            stamps.append((str(path), status.st_mtime_ns, status.st_size))
-    return tuple(stamps)
+def file_stamps(paths: Iterable[Path]) -> FileStamps:
+    """Each path with its stamp, the one the node's description file watch takes
+    (``description_source.stamp_of``): a saved, created, removed or replaced file, or one
+    whose permissions changed, changes it."""
+    return tuple((path, stamp_of(path)) for path in paths)
 
 
 class RobotStatus(str, Enum):

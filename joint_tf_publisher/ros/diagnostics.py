@@ -4,13 +4,13 @@ One ``diagnostic_msgs/DiagnosticArray`` per report on ``/diagnostics`` (absolute
 keep last 1, as diagnostic_updater's publisher) with one status named
 ``<node name>: joint states``, ``hardware_id`` the robot's name, the report's level, message
 and values. What the report says is ``health.JointStateHealth``'s; this module only writes
-it as a message.
+it as a message (``diagnostic_array``: the fleet's status too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock
@@ -18,7 +18,7 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.timer import Timer
 
-from ..health.model import GraphFacts, HealthReport, JointStateHealth
+from ..health.model import GraphFacts, JointStateHealth, Level
 from ..health.reporting import Reporter
 from ..node_core.joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
 from ..stamps import ns_to_stamp
@@ -35,17 +35,31 @@ def status_name(node_name: str) -> str:
     return f"{node_name}: {TASK}"
 
 
-def diagnostic_array(report: HealthReport, node_name: str, stamp_ns: int) -> DiagnosticArray:
-    """``report`` as a DiagnosticArray stamped ``stamp_ns`` (node clock)."""
+class Status(Protocol):
+    """What one status of a DiagnosticArray says: the health report's, the fleet's."""
+
+    @property
+    def level(self) -> Level: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def values(self) -> tuple[tuple[str, str], ...]: ...
+
+
+def diagnostic_array(status: Status, name: str, hardware_id: str, stamp_ns: int) -> DiagnosticArray:
+    """``status`` as a DiagnosticArray of one status named ``name`` (diagnostic_updater's
+    ``<node name>: <task>``) for ``hardware_id``, stamped ``stamp_ns`` (node clock)."""
     message = DiagnosticArray()
     message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(stamp_ns)
     message.status = [
         DiagnosticStatus(
-            level=bytes([int(report.level)]),
-            name=status_name(node_name),
-            message=report.message,
-            hardware_id=report.robot,
-            values=[KeyValue(key=key, value=value) for key, value in report.values],
+            level=bytes([int(status.level)]),
+            name=name,
+            message=status.message,
+            hardware_id=hardware_id,
+            values=[KeyValue(key=key, value=value) for key, value in status.values],
         )
     ]
     return message
@@ -97,7 +111,8 @@ class DiagnosticsPublisher:
         use_sim_time = bool(node.get_parameter("use_sim_time").value)
         now_ns: int = node.get_clock().now().nanoseconds
         report = self._health.report(GraphFacts(publishers, now_ns, use_sim_time, topics))
-        self._publisher.publish(diagnostic_array(report, node.get_name(), now_ns))
+        name = status_name(node.get_name())
+        self._publisher.publish(diagnostic_array(report, name, report.robot, now_ns))
         if report.missing_log is not None:
             self._reporter.warn_throttled("never received", report.missing_log)
 

@@ -17,7 +17,9 @@ wires them. A robot's node is made out of the spin loop, in the fleet's one star
 description expanded and loaded there: a slow xacro holds no other robot up), then served by
 the loop, which adds it to the executor between two turns; nodes are destroyed between two
 turns, never inside a callback: a change of ``robots``, a start that ended, or a check that
-finds work (every ``CHECK_PERIOD_S``) wakes the loop, which reconciles and spins on. A robot
+finds work (every ``CHECK_PERIOD_S``) wakes the loop, which reconciles and spins on. The loop,
+the executor's choice and the stop signals are ``runtime``'s (``spin``, ``serve_until_stopped``):
+the fleet is its ``Container``, as rclcpp_components' container reuses its executor. A robot
 whose node does not start (``StartupError``: its description or parameters) is named in one
 log line with the reason and in the fleet's /diagnostics status (``joint_tf_fleet:
 robots``); the others serve on. SIGINT and SIGTERM stop every robot and exit 0, as the node
@@ -26,7 +28,6 @@ does (``StopSignals``).
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from functools import partial
 from typing import Any
 
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -51,7 +52,7 @@ from ..node_core.fleet import (
     MAX_RETRY_PERIOD_S,
     RETRY_PERIOD,
     ROBOTS,
-    FileStamp,
+    FileStamps,
     FleetState,
     file_stamps,
     merging_rule,
@@ -66,18 +67,19 @@ from ..node_core.fleet import (
 )
 from ..node_core.parameters import ParameterRejected
 from ..node_core.stop_signals import StopSignals
-from ..stamps import ns_to_stamp
 from . import runtime
+from .diagnostics import TOPIC as DIAGNOSTICS_TOPIC
+from .diagnostics import diagnostic_array
 from .node import JointTfPublisher
 from .parameter_declarations import StartupError
 from .qos import diagnostics_qos
 
 FLEET_NODE_NAME = "joint_tf_fleet"
-DIAGNOSTICS_TOPIC = "/diagnostics"
 
 
 class Fleet(Node):
-    """The node ``joint_tf_fleet`` and the robots' nodes it runs (``robots``, by namespace).
+    """The node ``joint_tf_fleet`` and the robots' nodes it runs (``robots``, by namespace): a
+    ``runtime.Container``.
 
     ``argv``: the process's command line (its ``--params-file`` paths are read again for
     robots started after those files changed).
@@ -120,10 +122,10 @@ class Fleet(Node):
         #: The process's stop flag (``reconcile``'s).
         self._stop_requested: Callable[[], bool] = lambda: False
         #: The starts under way: their node (or why none), and the inputs they read.
-        self._starts: dict[str, tuple[Future[JointTfPublisher | str], tuple[FileStamp, ...]]] = {}
+        self._starts: dict[str, tuple[Future[JointTfPublisher | str], FileStamps]] = {}
         #: True while the loop has robots to start or stop (``reconcile``).
         self.pending = True
-        #: Wakes the spin loop (set by ``serve``); thread-safe.
+        #: Wakes the spin loop (set by ``runtime.spin``: ``wake_with``); thread-safe.
         self.wake: Callable[[], None] = _nothing
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._diagnostics = self.create_publisher(
@@ -153,7 +155,7 @@ class Fleet(Node):
         self.wake()
         return SetParametersResult(successful=True)
 
-    def _inputs(self) -> tuple[FileStamp, ...]:
+    def _inputs(self) -> FileStamps:
         """What a robot's start reads besides the description: the parameters files."""
         return file_stamps(self._params_files)
 
@@ -167,20 +169,19 @@ class Fleet(Node):
 
     def publish_report(self) -> None:
         """The fleet's status on /diagnostics: ``joint_tf_fleet: robots``."""
-        report = self.state.report()
-        message = DiagnosticArray()
         now_ns: int = self.get_clock().now().nanoseconds
-        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(now_ns)
-        message.status = [
-            DiagnosticStatus(
-                level=bytes([int(report.level)]),
-                name=f"{self.get_name()}: {FLEET_TASK}",
-                message=report.message,
-                hardware_id=self.get_fully_qualified_name(),
-                values=[KeyValue(key=key, value=value) for key, value in report.values],
-            )
-        ]
-        self._diagnostics.publish(message)
+        name = f"{self.get_name()}: {FLEET_TASK}"
+        hardware_id = self.get_fully_qualified_name()
+        self._diagnostics.publish(diagnostic_array(self.state.report(), name, hardware_id, now_ns))
+
+    def wake_with(self, wake: Callable[[], None] | None) -> None:
+        """``runtime.spin``'s wake function while its loop runs (None: it ended)."""
+        self.wake = wake or _nothing
+
+    def callback_raised(self, err: Exception) -> None:
+        """A callback raised ``err`` (a robot's: each guards its own, so rare): said, and
+        the fleet serves on."""
+        self.get_logger().error(f"a callback raised {type(err).__name__}: {err}; serving on")
 
     def reconcile(self, executor: Executor, stopped: Callable[[], bool] = lambda: False) -> None:
         """Serve the robots whose node was made (``_serve_started``), stop those no longer
@@ -265,11 +266,11 @@ class Fleet(Node):
                 self.get_logger().info(f"robot {namespace} serving")
         return bool(ended)
 
-    def _refused(self, namespace: str, reason: str, inputs: tuple[FileStamp, ...]) -> None:
+    def _refused(self, namespace: str, reason: str, inputs: FileStamps) -> None:
         if self.state.refuse(namespace, reason, time.monotonic(), inputs):
             self.get_logger().error(refused_log(namespace, reason, self.state.retry_period_s))
 
-    def destroy_robots(self) -> None:
+    def destroy_contained(self) -> None:
         """Destroy every robot's node (their publishers leave the graph), those of starts
         under way once they end (a wait for xacro gives up when the process stops)."""
         self._starter.shutdown(wait=True, cancel_futures=True)
@@ -284,104 +285,54 @@ class Fleet(Node):
             self.state.stopped(namespace)
 
 
-def executors() -> tuple[str, ...]:
-    """The executors the fleet can spin with, the default first (``runtime``'s but
-    ``waitset``, which serves one node)."""
-    return tuple(kind for kind in runtime.available_executors() if kind != runtime.WAITSET)
-
-
 def _nothing() -> None:
-    """The wake function before the loop runs."""
+    """The wake function while no loop runs."""
 
 
 def serve(fleet: Fleet, stop: StopSignals, executor: str | None = None) -> None:
-    """Serve the fleet and its robots with ``executor`` (``runtime.EVENTS`` or
-    ``runtime.RCLPY``; None: as ``runtime.EXECUTOR_VARIABLE`` says; ``waitset`` serves one
-    node only, so the fleet uses the default then) until ``stop`` or a ROS shutdown.
+    """Serve the fleet and its robots with ``executor`` until ``stop`` or a ROS shutdown:
+    ``runtime.spin`` with the fleet as its ``Container`` (``runtime.container_executors``; the
+    wait-set loop serves one node only, so the fleet uses the default then and says so).
 
     Between two turns of the loop the fleet reconciles its robots. An exception a callback
     raises ends that turn only: it is logged and the fleet serves on.
     """
-    logger = fleet.get_logger()
-    if executor is None:
-        executor, warning = runtime.choose_executor(os.environ.get(runtime.EXECUTOR_VARIABLE))
-        if warning is not None:
-            logger.warning(warning)
-    if executor not in executors():
-        executor = executors()[0]
-        logger.warning(f"the wait-set loop serves one node only: the fleet spins with {executor}")
-    logger.info(f"spinning with {runtime.SPINNING_WITH[executor]}")
-    spinner = runtime.new_executor(executor, fleet.context)
-    loop: runtime.SpinLoop | runtime.OnceLoop = (
-        runtime.SpinLoop(spinner, fleet.context)
-        if executor == runtime.EVENTS
-        else runtime.OnceLoop(spinner, fleet)
-    )
-    stopped = stop.requested.is_set
-    try:
-        spinner.add_node(fleet)
-        fleet.wake = loop.wake
-        stop.wake_with(loop.wake)
-        try:
-            while not stopped() and fleet.context.ok():
-                if fleet.pending:
-                    fleet.reconcile(spinner, stopped)
-                try:
-                    loop.run(lambda: stopped() or fleet.pending)
-                except Exception as err:
-                    if not fleet.context.ok():
-                        return
-                    logger.error(f"a callback raised {type(err).__name__}: {err}; serving on")
-        finally:
-            stop.wake_with(None)
-            fleet.wake = _nothing
-    finally:
-        loop.close()
-        spinner.shutdown(timeout_sec=runtime.EXECUTOR_SHUTDOWN_S)
+    runtime.spin(fleet, stop, executor, container=fleet)
 
 
 def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
-    """Console script ``joint_tf_fleet``: serve the robots until SIGINT or SIGTERM.
+    """Console script ``joint_tf_fleet``: serve the robots until SIGINT or SIGTERM
+    (``runtime.serve_until_stopped``).
 
     Returns 0 on a clean shutdown (also when stopped while starting); 1 with one line
     ``joint_tf_fleet: <reason>`` on stderr for arguments ROS refuses, a remapping rule that
     would send a name of every robot to one (``merging_rule``), a parameters file the
     safe reader refuses (not a regular file, too large) or an invalid ``robots`` list.
     """
-    stop = stop or StopSignals()
     argv = list(sys.argv if args is None else args)
+    return runtime.serve_until_stopped(
+        FLEET_NODE_NAME, partial(_init_ros, argv), partial(_start, argv), stop
+    )
+
+
+def _init_ros(argv: list[str]) -> str | None:
+    """``runtime.init_ros`` with ``argv``'s parameters files read through the safe reader (a
+    FIFO refused, not waited on: rcl reads copies); why not (naming the files as given), or
+    a remapping rule every robot's node would merge on (``merging_rule``)."""
+    merging = merging_rule(argv)  # every robot's node is made with these rules
+    if merging is not None:
+        return merging
     try:
-        merging = merging_rule(argv)  # every robot's node is made with these rules
-        if merging is not None:
-            return _startup_failure(merging)
-        try:  # rcl reads copies, made through the safe reader (a FIFO refused, not waited on)
-            with params_copies(argv) as init_argv:
-                refused = runtime.init_ros(init_argv)
-                if refused is not None:  # the files as given, not their copies
-                    refused = named_as_given(refused, init_argv, argv)
-        except ModelError as err:
-            return _startup_failure(str(err))
-        if refused is not None:
-            return _startup_failure(refused)
-        if stop.requested.is_set():
-            return 0
-        try:
-            fleet = Fleet(argv)
-        except (ParameterRejected, rclpy.exceptions.ParameterException) as err:
-            return _startup_failure(str(err))
-        try:
-            serve(fleet, stop)
-        finally:
-            stop.close()  # from here on nothing wakes the loop
-            fleet.destroy_robots()
-            fleet.destroy_node()
-        return 0
-    finally:
-        stop.close()
-        rclpy.get_default_context().try_shutdown()  # not rclpy.try_shutdown: see runtime.main
-        stop.ignore_from_now_on()
+        with params_copies(argv) as init_argv:
+            refused = runtime.init_ros(init_argv)
+            return None if refused is None else named_as_given(refused, init_argv, argv)
+    except ModelError as err:
+        return str(err)
 
 
-def _startup_failure(reason: str) -> int:
-    print(f"{FLEET_NODE_NAME}: {' '.join(reason.split())}", file=sys.stderr)
-    return 1
+def _start(argv: list[str], _stopped: Callable[[], bool]) -> Fleet | str:
+    """The fleet's node, or why not (its ``robots`` or ``retry_period``)."""
+    try:
+        return Fleet(argv)
+    except (ParameterRejected, rclpy.exceptions.ParameterException) as err:
+        return str(err)

@@ -17,6 +17,11 @@ signal, any other signal with a Python handler, and a ROS shutdown complete it
 (``SpinLoop.wake``); the spin returns, and the loop ends or spins on a new turn. rclpy's
 executor runs one callback at a time in ``OnceLoop``, whose ``wake`` triggers a guard
 condition of the node's (a Future would grow there: see ``OnceLoop``).
+
+Containers. A node that serves other nodes in its executor (the fleet, ``ros.fleet``) is a
+``Container``: ``main`` and ``spin`` serve it as they serve the node, and between two turns of
+the loop (outside any callback) it adds nodes to the executor and removes them, as
+rclcpp_components' component container loads components into the executor that spins it.
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.guard_condition import GuardCondition
+from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
@@ -72,6 +79,11 @@ def init_ros(args: list[str] | None) -> str | None:
     return None
 
 
+#: What making a console script's node gave: the node, why it did not start (one line), or
+#: None when a stop signal gave its start up.
+Started = Node | str | None
+
+
 def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     """Console script ``joint_tf_publisher``: run the node until SIGINT or SIGTERM.
 
@@ -80,25 +92,54 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
     starting; 1 with one line ``joint_tf_publisher: <reason>`` on stderr when the node cannot
     start.
     """
+    return serve_until_stopped(NODE_NAME, lambda: init_ros(args), _start_node, stop)
+
+
+def _start_node(stopped: Callable[[], bool]) -> Started:
+    """The node, why it did not start, or None when ``stopped()`` while it started (a xacro
+    expansion given up)."""
+    try:
+        return JointTfPublisher(stopped=stopped)
+    except StartupError as err:
+        return None if stopped() else str(err)
+    except (ModelError, ValueError, TypeError, rclpy.exceptions.ParameterException) as err:
+        return f"{type(err).__name__}: {err}"
+
+
+def serve_until_stopped(
+    name: str,
+    init: Callable[[], str | None],
+    start: Callable[[Callable[[], bool]], Started],
+    stop: StopSignals | None = None,
+) -> int:
+    """Run a console script's node until SIGINT, SIGTERM or a ROS shutdown: ``init`` ROS
+    (None, or the one-line reason it refused), ``start`` the node (given whether a stop was
+    requested), ``spin`` it (a ``Container``: with the nodes it serves), then destroy it (a
+    container's nodes first) and shut ROS down.
+
+    ``name``: the console script's, which begins its one-line refusal on stderr. ``stop``: the
+    stop signals, if installed already. Returns 0 on a clean shutdown, also when stopped while
+    starting; 1 when ROS or the node did not start.
+    """
     stop = stop or StopSignals()
     try:
-        refused = init_ros(args)
+        refused = init()
         if refused is not None:
-            return _startup_failure(refused)
+            return _startup_failure(name, refused)
         if stop.requested.is_set():
             return 0
+        node = start(stop.requested.is_set)
+        if node is None:
+            return 0
+        if isinstance(node, str):
+            return _startup_failure(name, node)
+        container = node if isinstance(node, Container) else None
         try:
-            node = JointTfPublisher(stopped=stop.requested.is_set)
-        except StartupError as err:
-            if stop.requested.is_set():  # stopped while it started (a xacro expansion given up)
-                return 0
-            return _startup_failure(str(err))
-        except (ModelError, ValueError, TypeError, rclpy.exceptions.ParameterException) as err:
-            return _startup_failure(f"{type(err).__name__}: {err}")
-        try:
-            spin(node, stop)
+            spin(node, stop, container=container)
         finally:
             stop.close()  # from here on nothing wakes the loop
+            if container is not None:
+                container.destroy_contained()
             node.destroy_node()
         return 0
     finally:
@@ -111,9 +152,45 @@ def main(args: list[str] | None = None, stop: StopSignals | None = None) -> int:
         stop.ignore_from_now_on()
 
 
+@runtime_checkable
+class Container(Protocol):
+    """A node that serves other nodes in the executor that spins it, adding and removing them
+    between two turns of the spin loop, never inside a callback (the fleet: its robots'
+    nodes). The loop calls ``reconcile`` before its first turn and whenever ``pending``."""
+
+    @property
+    def pending(self) -> bool:
+        """Whether there are nodes to add or remove (read by the loop after each wake-up)."""
+        ...
+
+    def wake_with(self, wake: Callable[[], None] | None) -> None:
+        """While the loop runs, ``wake`` (thread-safe) ends its current turn: called once
+        ``pending`` became true. None once the loop ended."""
+        ...
+
+    def reconcile(self, executor: Executor, stopped: Callable[[], bool]) -> None:
+        """Between two turns: add nodes to ``executor`` and remove (and destroy) nodes from
+        it, until ``stopped()``."""
+        ...
+
+    def callback_raised(self, err: Exception) -> None:
+        """A callback (one of the served nodes') raised ``err``: say it; the loop serves on."""
+        ...
+
+    def destroy_contained(self) -> None:
+        """Destroy every node it serves (the loop has ended; before the container's own)."""
+        ...
+
+
 def available_executors() -> tuple[str, ...]:
     """The ``EXECUTORS`` this rclpy can spin with, the default first."""
     return EXECUTORS if _events_executor_type() is not None else (RCLPY, WAITSET)
+
+
+def container_executors() -> tuple[str, ...]:
+    """The executors a ``Container`` can spin with, the default first: ``available_executors``
+    but ``waitset``, which serves one node."""
+    return tuple(kind for kind in available_executors() if kind != WAITSET)
 
 
 def choose_executor(requested: str | None) -> tuple[str, str | None]:
@@ -136,24 +213,26 @@ def choose_executor(requested: str | None) -> tuple[str, str | None]:
     return value, None
 
 
-def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None) -> None:
+def spin(
+    node: Node,
+    stop: StopSignals,
+    executor: str | None = None,
+    container: Container | None = None,
+) -> None:
     """Serve ``node`` until ``stop`` is requested or ROS shuts down, with ``executor`` (one of
-    ``available_executors()``; None: as ``EXECUTOR_VARIABLE`` says).
+    ``available_executors()``; None: as ``EXECUTOR_VARIABLE`` says); ``container``: ``node``
+    as a ``Container``, served with the nodes it adds (``container_executors()``: asked for
+    the wait-set loop, which serves one node, it spins with the default and says so).
 
     The executor is made here and shut down (the node removed from it) before this returns,
     also when a callback raises (rare: every callback of the node is guarded, ``edges``; what one
-    raises while the context shuts down propagates). A ROS shutdown from another thread
-    may destroy an entity or the context under a callback or a wait (rclpy then raises a
-    RuntimeError: InvalidHandle, RCLError): that ends the spin quietly, as a shutdown between
-    callbacks does.
+    raises while the context shuts down propagates; a container's ``callback_raised`` says it
+    and the loop serves on). A ROS shutdown from another thread may destroy an entity or the
+    context under a callback or a wait (rclpy then raises a RuntimeError: InvalidHandle,
+    RCLError): that ends the spin quietly, as a shutdown between callbacks does.
     """
     logger = node.get_logger()
-    if executor is None:
-        executor, warning = choose_executor(os.environ.get(EXECUTOR_VARIABLE))
-        if warning is not None:
-            logger.warning(warning)
-    if executor not in available_executors():
-        raise ValueError(f"executor {executor!r} is not one of {available_executors()}")
+    executor = _executor_to_spin(logger, executor, container is not None)
     logger.info(f"spinning with {SPINNING_WITH[executor]}")
     try:
         if executor == WAITSET:
@@ -161,28 +240,73 @@ def spin(node: JointTfPublisher, stop: StopSignals, executor: str | None = None)
 
             waitset_loop.spin(node, stop)
         else:
-            _spin_public(node, stop, executor)
+            _spin_public(node, stop, executor, container)
     except RuntimeError:
         if node.context.ok():
             raise  # a callback's own error
 
 
-def _spin_public(node: JointTfPublisher, stop: StopSignals, executor: str) -> None:
-    """Spin with ``executor``: ``EVENTS`` in a ``SpinLoop``, ``RCLPY`` in a ``OnceLoop``."""
+def _executor_to_spin(logger: RcutilsLogger, requested: str | None, container: bool) -> str:
+    """The executor ``spin`` spins with for ``requested`` (None: ``EXECUTOR_VARIABLE``'s, a
+    warning logged for one it cannot use); ``container``: for a ``Container``."""
+    if requested is None:
+        requested, warning = choose_executor(os.environ.get(EXECUTOR_VARIABLE))
+        if warning is not None:
+            logger.warning(warning)
+    if requested not in available_executors():
+        raise ValueError(f"executor {requested!r} is not one of {available_executors()}")
+    if container and requested not in container_executors():
+        requested = container_executors()[0]
+        logger.warning(f"the wait-set loop serves one node only: the fleet spins with {requested}")
+    return requested
+
+
+def _spin_public(node: Node, stop: StopSignals, executor: str, container: Container | None) -> None:
+    """Spin with ``executor``: ``EVENTS`` in a ``SpinLoop``, ``RCLPY`` in a ``OnceLoop``;
+    ``container``'s ``reconcile`` between two turns."""
     spinner = new_executor(executor, node.context)
     loop: SpinLoop | OnceLoop = (
         SpinLoop(spinner, node.context) if executor == EVENTS else OnceLoop(spinner, node)
     )
+    stopped = stop.requested.is_set
     try:
         spinner.add_node(node)
         stop.wake_with(loop.wake)
+        if container is not None:
+            container.wake_with(loop.wake)
         try:
-            loop.run(stop.requested.is_set)
+            if container is None:
+                loop.run(stopped)
+            else:
+                _serve_container(loop, spinner, container, node.context, stopped)
         finally:
             stop.wake_with(None)
+            if container is not None:
+                container.wake_with(None)
     finally:
         loop.close()  # nothing wakes the executor from here on
         spinner.shutdown(timeout_sec=EXECUTOR_SHUTDOWN_S)
+
+
+def _serve_container(
+    loop: SpinLoop | OnceLoop,
+    executor: Executor,
+    container: Container,
+    context: Context,
+    stopped: Callable[[], bool],
+) -> None:
+    """Run ``loop`` turn after turn until ``stopped()`` or a ROS shutdown of ``context``,
+    ``container`` reconciling between two (first, and each time it is ``pending``). An
+    exception a callback raises ends that turn only: ``container`` says it."""
+    while not stopped() and context.ok():
+        if container.pending:
+            container.reconcile(executor, stopped)
+        try:
+            loop.run(lambda: stopped() or container.pending)
+        except Exception as err:
+            if not context.ok():
+                return
+            container.callback_raised(err)
 
 
 def new_executor(executor: str, context: Context) -> Executor:
@@ -288,6 +412,7 @@ def _events_executor_type() -> Callable[..., Executor] | None:
     return found
 
 
-def _startup_failure(reason: str) -> int:
-    print(f"{NODE_NAME}: {' '.join(reason.split())}", file=sys.stderr)
+def _startup_failure(name: str, reason: str) -> int:
+    """Say on stderr, in one line begun by ``name``, why the console script did not start."""
+    print(f"{name}: {' '.join(reason.split())}", file=sys.stderr)
     return 1

@@ -13,6 +13,7 @@ from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.errors import ModelError
 from joint_tf_publisher.health.model import Level
+from joint_tf_publisher.node_core.description_source import stamp_of
 from joint_tf_publisher.node_core.fleet import (
     DEFAULT_RETRY_PERIOD_S,
     RETRY_PERIOD,
@@ -244,12 +245,30 @@ def test_a_robot_starting_is_not_started_again() -> None:
 def test_file_stamps_change_with_an_edit_and_a_removal(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     absent = file_stamps([path])
-    assert absent == ((str(path), -1, -1),)
+    assert absent == ((path, None),)
     path.write_text("a")
     first = file_stamps([path])
     path.write_text("ab")
-    os.utime(path, ns=(first[0][1] + 10**9, first[0][1] + 10**9))
+    mtime_ns = os.stat(path).st_mtime_ns + 10**9
+    os.utime(path, ns=(mtime_ns, mtime_ns))
     assert file_stamps([path]) != first != absent
+
+
+def test_file_stamps_change_when_a_file_is_replaced_by_one_of_the_same_time_and_size(
+    tmp_path: Path,
+) -> None:
+    """An editor's save by renaming a new file over the old one, within the clock's
+    granularity: the node's description file stamp (``stamp_of``: the inode too), one type
+    for both (issue #48), sees it, where the fleet's own (path, mtime, size) did not."""
+    path, new = tmp_path / "params.yaml", tmp_path / "params.yaml.new"
+    path.write_text("a")
+    new.write_text("b")
+    status = os.stat(path)
+    os.utime(new, ns=(status.st_atime_ns, status.st_mtime_ns))
+    before = file_stamps([path])
+    os.replace(new, path)
+    assert path.read_text() == "b" and os.stat(path).st_mtime_ns == status.st_mtime_ns
+    assert file_stamps([path]) != before
 
 
 def test_docs_give_the_fleet_s_parameters_their_type_and_default() -> None:
@@ -365,8 +384,7 @@ def test_a_ros_args_block_ends_at_double_dash() -> None:
 def test_a_file_stamp_names_its_path(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     path.write_text("x")
-    status = os.stat(path)
-    assert file_stamps([path]) == ((str(path), status.st_mtime_ns, status.st_size),)
+    assert file_stamps([path]) == ((path, stamp_of(path)),)
 
 
 def test_a_period_under_a_second_retries_and_is_said() -> None:

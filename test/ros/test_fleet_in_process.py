@@ -57,7 +57,7 @@ def test_a_robot_listed_again_while_its_start_gives_up_is_started_afresh() -> No
         assert the_fleet.state.refused["/a"].reason == "refused for its own reason"
     finally:
         release.set()
-        the_fleet.destroy_robots()
+        the_fleet.destroy_contained()
         the_fleet.destroy_node()
         executor.shutdown()
         context.try_shutdown()

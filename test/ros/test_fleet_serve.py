@@ -44,7 +44,7 @@ def stop() -> Iterator[StopSignals]:
     signals.restore()
 
 
-@pytest.mark.parametrize("executor", [*fleet.executors(), runtime.WAITSET])
+@pytest.mark.parametrize("executor", [*runtime.container_executors(), runtime.WAITSET])
 def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
     ros: Any, stop: StopSignals, executor: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,7 +104,7 @@ def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
         assert not thread.is_alive(), "a stop signal did not end the fleet's loop"
         assert raised == []
         said = capfd.readouterr().err
-        default = fleet.executors()[0]
+        default = runtime.container_executors()[0]
         if executor == runtime.WAITSET:
             warning = f"the wait-set loop serves one node only: the fleet spins with {default}"
             assert warning in said, said
@@ -112,7 +112,7 @@ def test_a_robot_whose_callback_raises_does_not_take_the_fleet_down(
     finally:
         context.try_shutdown()
         thread.join(timeout=WAIT_S)
-        the_fleet.destroy_robots()
+        the_fleet.destroy_contained()
         the_fleet.destroy_node()
 
 

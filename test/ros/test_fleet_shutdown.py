@@ -26,12 +26,12 @@ from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from test_node_shutdown import handlers_installed, send_a_few_signals  # noqa: E402
 from test_user_errors import console_script  # noqa: E402
 
-from joint_tf_publisher.ros import fleet, runtime  # noqa: E402
+from joint_tf_publisher.ros import runtime  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 #: The executors the fleet spins with (test ids).
-EXECUTORS = fleet.executors()
+EXECUTORS = runtime.container_executors()
 FLEET = console_script("joint_tf_fleet", "joint_tf_publisher.ros.fleet")
 WAIT_S = 60.0
 

@@ -117,6 +117,6 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
             os.kill(os.getpid(), signal.SIGINT)
             thread.join(timeout=WAIT_S)
         context.try_shutdown()
-        the_fleet.destroy_robots()
+        the_fleet.destroy_contained()
         the_fleet.destroy_node()
         stop.restore()
