@@ -13,7 +13,8 @@ Branches: a comparison of a traced value happens in the run (so the form takes i
 and is recorded as a guard: where a later message's values compare otherwise, the compiled
 function returns ``MISS`` and its caller takes the general way (the same form on plain
 floats). The math functions the forms call (``sqrt``, ``atan2``, ``asin``, ``cos``,
-``sin``, ``dist``) are the ``math`` module's for floats and traced for a ``Traced``.
+``sin``, ``dist``) are the ``math`` module's for floats and traced for a ``Traced``; ``max``
+and ``min`` (``maximum``, ``minimum``) are traced as choices, not calls.
 
 The same recorded lines compile a second time for N configurations at once
 (``Trace.rows``): each ``values[slot]`` a row of N, numpy's functions in place of ``math``'s,
@@ -28,7 +29,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import reduce
 from typing import Any, cast
 
 import numpy as np
@@ -351,7 +351,7 @@ _NAMESPACE: dict[str, Any] = {
     "asin": math.asin,
     "cos": math.cos,
     "sin": math.sin,
-    "dist": math.dist,
+    "hypot": math.hypot,
     "abs": abs,
 }
 #: Per math function of ``_NAMESPACE``, the test of its argument ``{}`` under which it raises
@@ -364,24 +364,13 @@ _MATH_FAULTS = {
 }
 
 
-def _dist_rows(p: Sequence[Any], q: Sequence[Any]) -> Array:
-    """``math.dist`` of points whose coordinates are rows (or constants)."""
+def _hypot_rows(*coordinates: Any) -> Array:
+    """``math.hypot`` of coordinates that are rows (or constants)."""
     total: Any = 0.0
-    for a, b in zip(p, q, strict=True):
-        total = total + (a - b) * (a - b)
+    for x in coordinates:
+        total = total + x * x
     result: Array = np.sqrt(total)
     return result
-
-
-def _max_rows(*numbers: Any) -> Any:
-    """The builtin ``max`` row by row: a later number taken only where it is greater (so a
-    NaN is kept or passed over as ``max`` does)."""
-    return reduce(lambda kept, other: np.where(other > kept, other, kept), numbers)
-
-
-def _min_rows(*numbers: Any) -> Any:
-    """The builtin ``min`` row by row (as ``_max_rows``)."""
-    return reduce(lambda kept, other: np.where(other < kept, other, kept), numbers)
 
 
 #: ``_NAMESPACE`` for rows (``Trace.rows``): numpy's functions of the same names.
@@ -393,10 +382,8 @@ _ROWS: dict[str, Any] = {
     "asin": np.arcsin,
     "cos": np.cos,
     "sin": np.sin,
-    "dist": _dist_rows,
+    "hypot": _hypot_rows,
     "abs": np.abs,
-    "max": _max_rows,
-    "min": _min_rows,
     "where": np.where,
 }
 
@@ -443,25 +430,50 @@ def sin(x: float) -> float:
 
 
 def dist(p: Sequence[float], q: Sequence[float]) -> float:
-    """``math.dist`` of two points, traced where a coordinate is."""
+    """``math.dist`` of two points, traced where a coordinate is: recorded as ``math.hypot``
+    of the coordinates' differences (the same function of the same differences, so the same
+    result, without the two tuples a call; a difference with a constant 0.0 left out)."""
     tracer = _tracer_of((*p, *q))
     if tracer is None:
         return math.dist(p, q)
     value = math.dist([_value(x) for x in p], [_value(x) for x in q])
-    point_p = "(" + "".join(f"{_term(x)}, " for x in p) + ")"
-    point_q = "(" + "".join(f"{_term(x)}, " for x in q) + ")"
-    return cast(float, tracer.record(f"dist({point_p}, {point_q})", value))
+    differences = [
+        float(x) - float(y) if _is_constant(x) and _is_constant(y) else x - y
+        for x, y in zip(p, q, strict=True)
+    ]
+    return cast(float, tracer.call("hypot", differences, value))
 
 
 def maximum(*numbers: float) -> float:
-    """The builtin ``max`` of ``numbers``, traced as one value (not as the comparisons that
-    pick it) where one is traced."""
-    return _scalar("max", max, *numbers)
+    """The builtin ``max`` of ``numbers``, traced where one is as its choices (a later number
+    taken only where it is greater, as ``max`` does, a NaN kept or passed over alike): an
+    inline choice costs a fraction of a call of ``max``."""
+    return _extreme(">", max, numbers)
 
 
 def minimum(*numbers: float) -> float:
-    """The builtin ``min`` of ``numbers``, traced as one value where one is traced."""
-    return _scalar("min", min, *numbers)
+    """The builtin ``min`` of ``numbers``, traced where one is as its choices (``maximum``)."""
+    return _extreme("<", min, numbers)
+
+
+def _extreme(operator: str, builtin: Callable[..., float], numbers: Sequence[float]) -> float:
+    """``builtin(*numbers)`` (``max`` for ``>``, ``min`` for ``<``); where a number is
+    traced, each later one chosen where it compares ``operator`` the one kept so far."""
+    tracer = _tracer_of(numbers)
+    if tracer is None:
+        return builtin(*numbers)
+    kept: object = numbers[0]
+    for other in numbers[1:]:
+        if _is_constant(kept) and _is_constant(other):
+            kept = builtin(kept, other)
+            continue
+        outcome = _COMPARISONS[operator](_value(other), _value(kept))
+        condition = tracer.record(f"{_term(other)} {operator} {_term(kept)}", float(outcome))
+        kept = tracer.record(
+            f"{_term(other)} if {condition.name} else {_term(kept)}",
+            _value(other if outcome else kept),
+        )
+    return cast(float, kept)
 
 
 def select(

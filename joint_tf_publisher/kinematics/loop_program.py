@@ -24,6 +24,7 @@ general way). Metres and radians.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -68,7 +69,7 @@ class _Step:
     def __init__(self, joint: Joint, slot: int | None) -> None:
         self.slot = slot
         self.kind = joint.joint_type
-        self.axis = [float(x) for x in joint.axis]
+        self.axis = _snapped([float(x) for x in joint.axis])
         self.origin = _rows(joint.origin)
         self.offset = _rows(joint.child_offset)
         self.constant = _rows(joint.child_pose()) if slot is None else None
@@ -100,9 +101,27 @@ class _Step:
 
 
 def _rows(pose: Array) -> _Pose:
-    """The top three rows of a (4, 4) pose as floats."""
-    rows: _Pose = np.asarray(pose, dtype=np.float64)[:3].tolist()
-    return rows
+    """The top three rows of a (4, 4) pose as floats (``_snapped``)."""
+    return [_snapped(row) for row in np.asarray(pose, dtype=np.float64)[:3].tolist()]
+
+
+#: A description's constant within this of 0, 1 or -1 is that number: the round-off of a
+#: rotation's trigonometry (cos(pi / 2) is 6.1e-17, not 0), which would leave a product and
+#: a sum a term in every message where the exact number leaves none. The results move by
+#: the same round-off (1e-16 of the lengths), far inside the forms' exactness (1e-12).
+ROUND_OFF = 1e-15
+
+
+def _snapped(numbers: list[float]) -> list[float]:
+    """``numbers`` with each within ``ROUND_OFF`` of 0, 1 or -1 made that number."""
+    snapped = []
+    for x in numbers:
+        if abs(x) < ROUND_OFF:
+            x = 0.0
+        elif abs(abs(x) - 1.0) < ROUND_OFF:
+            x = math.copysign(1.0, x)
+        snapped.append(x)
+    return snapped
 
 
 def _compose(first: _Pose, second: _Pose) -> _Pose:
@@ -152,7 +171,8 @@ class _Placing:
                     raise _NotCompilable(joint.name)
             self.chains.append(steps)
         self.columns: list[tuple[list[float], list[float]]] = [
-            (columns[:, 0].tolist(), columns[:, 1].tolist()) for columns in form.placing_columns
+            (_snapped(columns[:, 0].tolist()), _snapped(columns[:, 1].tolist()))
+            for columns in form.placing_columns
         ]
 
     def placed(self, tracer: Tracer, values: Sequence[float]) -> list[list[list[Any]]]:

@@ -25,6 +25,7 @@ from ..arrays import Array, BoolArray, IndexArray
 from ..bounded_cache import bounded_cache
 from ..health.model import LoopFacts
 from ..kinematics import JointPositions, Kinematics
+from ..kinematics.loop_program import FormErrors
 from ..kinematics.loop_solver import (
     MAX_ITERATIONS,
     LoopSolver,
@@ -62,6 +63,9 @@ class LoopClosing:
         self._plan_of_received = bounded_cache(self._plan_for_received)
         #: The values before the last solve that closed the loops (the predictor's).
         self._previous: Array | None = None
+        #: The forms' errors (per loop, m and rad) last tested within the tolerance and
+        #: stored in ``facts`` by ``_closed_form``; None once ``facts`` were written otherwise.
+        self._stored_errors: FormErrors | None = None
         count = len(solver.loop_joints)
         self.facts = LoopFacts(
             tuple(joint.name for joint in solver.loop_joints), np.zeros(count), np.zeros(count)
@@ -82,7 +86,9 @@ class LoopClosing:
         """Solve the passive joints of ``positions`` in place (module docstring); the moving
         joints they are (to publish)."""
         solver = self.solver
-        if positions.loop_received.any():  # a loop joint's own value given: held there
+        # A loop joint's own value given (held there): a byte of the (K,) bool mask set (a
+        # fraction of numpy's ``any`` per message).
+        if b"\x01" in positions.loop_received.tobytes():
             solver = solver.holding(positions.loop_received)
             solver.hold_values(positions.loop_values)
             plan = solver.plan_for(self.given(positions))
@@ -111,6 +117,7 @@ class LoopClosing:
         # the held values at the next one): an unclosable stream costs a bounded time.
         solution = solver.solve(start, given, HELD_ITERATIONS if held else MAX_ITERATIONS, plan)
         facts = self.facts
+        self._stored_errors = None
         facts.position_error_m = solution.position_error_m
         facts.angle_error_rad = solution.angle_error_rad
         facts.over_determined = solution.over_determined
@@ -146,18 +153,23 @@ class LoopClosing:
         errors = solver.close_by_forms(values, plan)
         if errors is None:
             return False
-        positions_m, angles_rad = errors
-        tolerance = self.tolerance
-        for error in (*positions_m, *angles_rad):
-            # As the general way's test (``<=``): an error that is not a number is not closed.
-            if not error <= tolerance:
-                values[:] = before
-                return False
         facts = self.facts
-        facts.position_error_m[:] = positions_m
-        facts.angle_error_rad[:] = angles_rad
-        facts.over_determined = plan.over_determined
-        if facts.not_closed_since_ns:
+        if errors is not self._stored_errors or facts.not_closed_since_ns:
+            # (A compiled trace whose errors are constants returns the one same tuple: those
+            # errors were tested and stored by the message before.)
+            positions_m, angles_rad = errors
+            tolerance = self.tolerance
+            for error in (*positions_m, *angles_rad):
+                # As the general way's test (``<=``): an error that is not a number is not
+                # closed.
+                if not error <= tolerance:
+                    values[:] = before
+                    self._stored_errors = None
+                    return False
+            facts.position_error_m[:] = positions_m
+            facts.angle_error_rad[:] = angles_rad
             facts.not_closed_since_ns.clear()
+            self._stored_errors = errors
+        facts.over_determined = plan.over_determined
         self._previous = before
         return True

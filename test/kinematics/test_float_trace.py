@@ -119,3 +119,19 @@ def test_a_row_whose_float_code_raises_misses(function: str) -> None:
     assert miss.tolist() == [False, True]
     with pytest.raises(ValueError):
         trace.floats([float(values[0, 1])], [0.0])
+
+
+def test_max_min_and_dist_compile_to_no_call_of_them() -> None:
+    """``maximum`` and ``minimum`` are traced as inline choices and ``dist`` as ``hypot`` of
+    the differences (a call of the builtin ``max`` costs some ten times a choice, ``dist``
+    two tuples more than ``hypot``), with the float code's results (``COLUMNS``)."""
+    trace = _recorded()
+    called = set(trace.floats.__code__.co_names)
+    assert not called & {"max", "min", "dist"}
+    assert "hypot" in called
+    for column in COLUMNS:
+        want = _floats(trace, column)
+        if want is None:
+            continue
+        x, y = column[0], column[1]
+        assert want[1][2] == math.dist((x, y), (0.0, 1.0)) + max(x, y, 1.0) or math.isnan(y)

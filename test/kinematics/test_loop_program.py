@@ -239,3 +239,24 @@ def test_traces_of_passing_branches_give_way_to_the_branch_the_stream_takes(
         program.run(out_of_reach.copy())
         program.run(within.copy())
     assert len(recorded) <= 2 + 4
+
+
+@pytest.mark.parametrize(
+    ("robot", "given_names"),
+    [(four_bar(), ["crank_joint"]), (legged(), LEGGED_GIVEN)],
+    ids=["four-bar", "legged"],
+)
+def test_a_program_folds_the_round_off_of_the_description(
+    robot: Robot, given_names: list[str]
+) -> None:
+    """A rotation's round-off in the description (cos(pi / 2) is 6.1e-17, sin(pi) 1.2e-16:
+    the four-bar's drawn crank, the legged robot's rod mounts) is no constant of the
+    compiled forms (``loop_program.ROUND_OFF``): a term times it would cost a product and a
+    sum every message. The results stay the general way's (the other tests here)."""
+    solver, given, plan = _setup(robot, given_names)
+    values = robot.kinematics.layout.zero_values.copy()
+    solver.close_by_forms(values, plan)
+    (trace,) = _program(plan).traces
+    constants = [c for c in trace.floats.__code__.co_consts if isinstance(c, float)]
+    assert constants, "the trace's constants were not read"
+    assert all(c == 0.0 or abs(c) >= loop_program.ROUND_OFF for c in constants)

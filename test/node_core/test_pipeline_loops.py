@@ -336,3 +336,56 @@ def test_an_over_determined_fit_only_improves_on_identical_messages(travel: floa
         residual, _ = held._residual(held.single_fk.link_poses(model.positions.values))
         costs.append(float(np.sum(residual**2)))
     assert all(later <= earlier * (1 + 1e-12) for earlier, later in itertools.pairwise(costs))
+
+
+@pytest.mark.parametrize(
+    ("model", "path"),
+    [
+        (rssr, [0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 0.7]),
+        # A four-bar whose crank cannot turn round (crank 2.5, rocker 1): 0.5 rad is beyond
+        # its reach (held open, the general way's errors), then it closes again.
+        (four_bar, [0.0, -0.2, 0.5, -0.2, -0.4]),
+    ],
+    ids=["rssr", "four-bar"],
+)
+def test_the_health_facts_hold_each_messages_loop_errors(
+    model: Callable[[], Robot], path: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop errors the health report reads are the last message's closed forms' errors,
+    message by message (the rod loop's round-off differs from one to the next; the four-bar's
+    trace returns the one same tuple of constants, which the loop step does not store again),
+    and the general way's where a loop is held open."""
+    monkeypatch.setitem(FOUR_BAR, "a", 2.5)
+    monkeypatch.setitem(FOUR_BAR, "c", 1.0)
+    rig = _Rig()
+    rig.robot = model()
+    solver = rig.robot.kinematics.loops
+    assert solver is not None
+    form_errors: list[object] = []
+    close_by_forms = solver.close_by_forms
+
+    def recorded(values: np.ndarray, plan: object) -> object:
+        errors = close_by_forms(values, plan)  # type: ignore[arg-type]
+        form_errors.append(errors)
+        return errors
+
+    monkeypatch.setattr(solver, "close_by_forms", recorded)
+    rig.pipeline.install(LoadedModel(rig.robot, ""))
+    varied = set()
+    held = 0
+    for value in path:
+        form_errors.clear()
+        rig.send(["crank_joint"], [value])
+        facts = rig.pipeline.health.loops
+        assert facts is not None
+        if facts.not_closed_since_ns:  # the general way's errors (the forms did not close)
+            assert float(facts.position_error_m[0]) > 1e-6
+            held += 1
+            continue
+        (errors,) = form_errors
+        assert errors is not None
+        positions_m, angles_rad = errors  # type: ignore[misc]
+        assert facts.position_error_m.tolist() == list(positions_m)
+        assert facts.angle_error_rad.tolist() == list(angles_rad)
+        varied.add(float(positions_m[0]))
+    assert len(varied) > 1 if model is rssr else held == 1
