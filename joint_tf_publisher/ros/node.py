@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
-from rclpy.clock import Clock, JumpThreshold, TimeJump
-from rclpy.clock_type import ClockType
+from rclpy.clock import JumpThreshold, TimeJump
 from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
@@ -43,7 +42,6 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.subscription import Subscription
-from rclpy.timer import Timer
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
@@ -104,6 +102,7 @@ from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
 from .remote_tf import LOOP_JOINT_STATES, RemoteTf
 from .static_union import StaticUnionPart
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
+from .timers import RestartableTimer
 
 
 class RosLogHandler(logging.Handler):
@@ -256,7 +255,9 @@ class JointTfPublisher(Node):
         self._union.update()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._watch_timer: Timer | None = None
+        self._watch_timer = RestartableTimer(
+            self, self._edges.timer("description_file watch", self._check_description_file)
+        )
         self.add_on_set_parameters_callback(self._edges.parameters(self._on_set_parameters))
         self.create_service(
             SetParametersAtomically,
@@ -286,8 +287,14 @@ class JointTfPublisher(Node):
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
             post_callback=self._edges.callback("clock jump", self._on_clock_jump),
         )
-        self._default_timer: Timer | None = None
-        self._static_timer: Timer | None = None
+        self._default_timer = RestartableTimer(
+            self,
+            self._edges.timer("default positions", self._publish_default_positions),
+            steady=False,
+        )
+        self._static_timer = RestartableTimer(
+            self, self._edges.timer("static republish", self._republish_statics)
+        )
         self._update_static_timer()
         if model is not None:
             try:
@@ -621,29 +628,15 @@ class JointTfPublisher(Node):
         return values
 
     def _update_default_timer(self) -> None:
-        if self._default_timer is not None:
-            self.destroy_timer(self._default_timer)
-            self._default_timer = None
-        if self.settings.publish_default_positions:
-            self._default_timer = self.create_timer(
-                1.0 / self.settings.publish_frequency,
-                self._edges.timer("default positions", self._publish_default_positions),
-            )
+        """Publish the default positions at ``publish_frequency`` (of the node clock) while
+        ``publish_default_positions`` asks for them."""
+        on = self.settings.publish_default_positions
+        self._default_timer.restart(1.0 / self.settings.publish_frequency if on else 0.0)
 
     def _update_static_timer(self) -> None:
         """Republish the static set every ``static_republish_period`` s of the steady clock
         (a paused simulation must not stop it); never for 0."""
-        if self._static_timer is not None:
-            self.destroy_timer(self._static_timer)
-            self._static_timer = None
-        period_s = self.settings.static_republish_period
-        if period_s > 0.0:
-            steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._static_timer = self.create_timer(
-                period_s,
-                self._edges.timer("static republish", self._republish_statics),
-                clock=steady,
-            )
+        self._static_timer.restart(self.settings.static_republish_period)
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
@@ -691,17 +684,10 @@ class JointTfPublisher(Node):
     def _update_watch_timer(self) -> None:
         """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
         description comes from one (a sim clock that does not run cannot stop it)."""
-        watching = self._described.watch is not None
-        if not watching and self._watch_timer is not None:
-            self.destroy_timer(self._watch_timer)
-            self._watch_timer = None
-        elif watching and self._watch_timer is None:
-            steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._watch_timer = self.create_timer(
-                WATCH_PERIOD_S,
-                self._edges.timer("description_file watch", self._check_description_file),
-                clock=steady,
-            )
+        if self._described.watch is None:
+            self._watch_timer.stop()
+        elif not self._watch_timer.running:
+            self._watch_timer.restart(WATCH_PERIOD_S)
 
     def _say_watched(self, watch: DescriptionFileWatch) -> None:
         files = valid_utf8(", ".join(str(path) for path in watch.files))
