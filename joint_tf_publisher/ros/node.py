@@ -20,11 +20,8 @@ docs/node.md describes them with their QoS.
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,8 +44,8 @@ from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
 from ..description.files import reading_under
-from ..errors import LOGGER, ModelError, valid_utf8
-from ..health.reporting import Logger, Reporter
+from ..errors import ModelError, valid_utf8
+from ..health.reporting import Reporter
 from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
@@ -92,6 +89,7 @@ from ..node_core.zeros import declared_zeros
 from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges, decoded
+from .log_routing import package_logs_to
 from .parameter_declarations import (
     StartupError,
     declare_parameters,
@@ -103,57 +101,6 @@ from .remote_tf import LOOP_JOINT_STATES, RemoteTf
 from .static_union import StaticUnionPart
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
 from .timers import RestartableTimer
-
-
-class RosLogHandler(logging.Handler):
-    """Python logging records of the thread that made it, sent to a ROS logger instead
-    (once, with its node's name): the fleet loads one robot's description in its start
-    thread while another's file watch loads in the spin loop."""
-
-    def __init__(self, logger: Logger) -> None:
-        super().__init__()
-        self.logger = logger
-        self._thread = threading.get_ident()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.thread != self._thread:
-            return
-        text = self.format(record)
-        if record.levelno >= logging.ERROR:
-            self.logger.error(text)
-        elif record.levelno >= logging.WARNING:
-            self.logger.warning(text)
-        else:
-            self.logger.info(text)
-
-
-#: Guards the package logger's routing (``package_logs_to`` in several threads at once).
-_ROUTING = threading.Lock()
-#: How many ``package_logs_to`` blocks are open, and the logger's ``propagate`` before the
-#: first.
-_routing: dict[str, Any] = {"open": 0, "propagate": True}
-
-
-@contextmanager
-def package_logs_to(logger: Logger) -> Iterator[None]:
-    """While inside, the package's Python logging (description warnings) of this thread goes
-    to ``logger`` only, not also bare to stderr. Blocks may overlap in several threads: the
-    logger's ``propagate`` is restored when the last one ends."""
-    handler = RosLogHandler(logger)
-    with _ROUTING:
-        if _routing["open"] == 0:
-            _routing["propagate"] = LOGGER.propagate
-            LOGGER.propagate = False
-        _routing["open"] += 1
-        LOGGER.addHandler(handler)
-    try:
-        yield
-    finally:
-        with _ROUTING:
-            LOGGER.removeHandler(handler)
-            _routing["open"] -= 1
-            if _routing["open"] == 0:
-                LOGGER.propagate = _routing["propagate"]
 
 
 class JointTfPublisher(Node):
