@@ -84,7 +84,6 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
 from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
@@ -99,7 +98,8 @@ from .parameter_declarations import (
 from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
 from .remote_tf import LOOP_JOINT_STATES, RemoteTf
 from .static_union import StaticUnionPart
-from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
+from .tf_outputs import TfOutputs
+from .tf_publishers import own_topics
 from .timers import RestartableTimer
 
 
@@ -116,8 +116,6 @@ class JointTfPublisher(Node):
         super().__init__(NODE_NAME, **kwargs)
         #: The stop flag (``runtime``'s stop signals; never, for a node without one).
         self._stopped = stopped or _never
-        #: The global tree's publishers (``global_frame_prefix`` set), else None.
-        self._global_tree: GlobalTree | None = None
         try:
             self._start()
         except BaseException:
@@ -168,12 +166,11 @@ class JointTfPublisher(Node):
         # As in robot_state_publisher's constructor, the description and the fixed transforms
         # go out once the model is built and checked, before the node makes its /tf and
         # /diagnostics publishers and its subscriptions (a few ms each at start).
-        self._tf_static = StaticTfPublisher(self)
-        if global_tree_on(settings):
-            self._global_tree = GlobalTree(self)
-            self._tf_static.global_publisher = self._global_tree.tf_static
-        #: The union of the graph's statics (``static_union``): it sends the static set.
-        self._union = StaticUnionPart(self, self.pipeline, self._tf_static, self._edges)
+        #: The TF outputs (``tf_outputs``): /tf and /tf_static, the global tree, the static
+        #: union and the statics' republication.
+        self._outputs = TfOutputs(
+            self, self.pipeline, self._edges, self._remote, self._now_ns, settings
+        )
         self._description_pub = None
         if settings.description_from_topic:
             self.create_subscription(
@@ -190,16 +187,13 @@ class JointTfPublisher(Node):
             self._install(model)
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
-        self._tf = TfPublisher(self)
-        self.pipeline.short_way = self._tf.raw  # the short way gives bytes sent as they are
+        self._outputs.open_tf()
         #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
         self._loop_states = (
             self.create_publisher(JointState, LOOP_JOINT_STATES, joint_states_publisher_qos())
             if settings.publish_loop_joint_states
             else None
         )
-        self._attach_global_tree()
-        self._union.update()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer = RestartableTimer(
@@ -239,10 +233,7 @@ class JointTfPublisher(Node):
             self._edges.timer("default positions", self._publish_default_positions),
             steady=False,
         )
-        self._static_timer = RestartableTimer(
-            self, self._edges.timer("static republish", self._republish_statics)
-        )
-        self._update_static_timer()
+        self._outputs.restart_static_timer()
         if model is not None:
             try:
                 self._declare_zeros(model, at_start=True)
@@ -315,7 +306,7 @@ class JointTfPublisher(Node):
         ``source`` (``joint_sources``): serialized TFMessage bytes (the short way) are sent
         as they are, a ``Publication`` by ``_published``."""
         take, health = self.pipeline.take_joint_state, self.pipeline.health
-        tf, edges = self._tf, self._edges
+        tf, edges = self._outputs.tf, self._edges
 
         def on_message(data: bytes) -> None:
             try:  # the edge (``edges``), inline: a try costs nothing until it catches
@@ -397,7 +388,7 @@ class JointTfPublisher(Node):
     def _published(self, publication: Publication | None) -> None:
         """A JointState's answer from the pipeline's general way: published, then the solved
         passive joints (``publish_loop_joint_states``) for the JointState read."""
-        self._publish(publication)
+        self._outputs.publish(publication)
         stamp_ns = self.pipeline.read_stamp_ns
         if self._loop_states is not None and stamp_ns is not None:
             self._publish_loop_states(stamp_ns)
@@ -421,15 +412,10 @@ class JointTfPublisher(Node):
         except UndecodableMessage:
             self.pipeline.undecodable("sensor_msgs/MultiDOFJointState")
             return
-        self._publish(publication)
-
-    def _publish(self, publication: Publication | None) -> None:
-        if publication is not None:
-            self._tf.publish(publication)
-            self.pipeline.health.published += 1
+        self._outputs.publish(publication)
 
     def _publish_default_positions(self) -> None:
-        self._publish(self.pipeline.default_positions())
+        self._outputs.publish(self.pipeline.default_positions())
 
     def _on_clock_jump(self, jump: TimeJump) -> None:
         self.pipeline.reset_limiter("the node clock jumped backwards")
@@ -494,20 +480,20 @@ class JointTfPublisher(Node):
         else:
             changes = self.pipeline.configure(settings)
             if changes.switch_global_tree:
-                self._switch_global_tree()
+                self._outputs.switch_global_tree()
             if changes.republish_statics:
-                self._publish_statics()
+                self._outputs.publish_statics()
         self._update_watch_timer()
         if changes.restart_default_timer:
             self._update_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
         if changes.restart_static_timer:
-            self._update_static_timer()
+            self._outputs.restart_static_timer()
         if change.sources_changed:
             self._subscribe_sources(settings.source_list)
         self._remote.update()
-        self._union.update()
+        self._outputs.union.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 parameter = parameter_name(name, field)
@@ -579,11 +565,6 @@ class JointTfPublisher(Node):
         ``publish_default_positions`` asks for them."""
         on = self.settings.publish_default_positions
         self._default_timer.restart(1.0 / self.settings.publish_frequency if on else 0.0)
-
-    def _update_static_timer(self) -> None:
-        """Republish the static set every ``static_republish_period`` s of the steady clock
-        (a paused simulation must not stop it); never for 0."""
-        self._static_timer.restart(self.settings.static_republish_period)
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
@@ -663,10 +644,10 @@ class JointTfPublisher(Node):
         (parameter mode) and statics; what else the change of settings asks of the node."""
         changes = self.pipeline.install(model, settings)
         if changes.switch_global_tree:
-            self._switch_global_tree()
+            self._outputs.switch_global_tree()
         if self._description_pub is not None:
             self._description_pub.publish(String(data=model.text))
-        self._publish_statics()
+        self._outputs.publish_statics()
         self._remote.update()
         kin = model.kin
         self.get_logger().info(
@@ -675,45 +656,16 @@ class JointTfPublisher(Node):
         )
         return changes
 
-    def _switch_global_tree(self) -> None:
-        """Open the global tree's publishers where the settings ask for a global tree, close
-        them where they no longer do."""
-        wanted = global_tree_on(self.settings)
-        if wanted and self._global_tree is None:
-            self._global_tree = GlobalTree(self)
-        elif not wanted and self._global_tree is not None:
-            self._global_tree.destroy()
-            self._global_tree = None
-        self._attach_global_tree()
-        self._union.writers_changed()
-
-    def _attach_global_tree(self) -> None:
-        """Hand the global tree's publishers (or None) to the node's tf publishers."""
-        tree = self._global_tree
-        self._tf_static.global_publisher = None if tree is None else tree.tf_static
-        self._tf.global_publisher = None if tree is None else tree.tf
-
     def destroy_node(self) -> None:
         """Destroy the node, and the global tree's publishers and the static union's node
         with it (and stop a xacro expansion its file watch started)."""
         described = getattr(self, "_described", None)
         if described is not None and described.watch is not None:
             described.watch.close()
-        if getattr(self, "_union", None) is not None:
-            self._union.destroy()
-        if self._global_tree is not None:
-            self._global_tree.destroy()
-            self._global_tree = None
+        outputs = getattr(self, "_outputs", None)  # None: a start refused before them
+        if outputs is not None:
+            outputs.destroy()
         super().destroy_node()
-
-    def _publish_statics(self) -> None:
-        """Publish the complete static set of the current model under the current settings."""
-        self._union.publish(self.pipeline.static_publication(self._now_ns()))
-
-    def _republish_statics(self) -> None:
-        """Every static set again, as it was: ``/tf_static`` and the remote output's."""
-        self._union.republish()
-        self._remote.republish_statics()
 
     def _on_description_message(self, msg: String) -> None:
         try:
