@@ -26,20 +26,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
-from rclpy.clock import JumpThreshold, TimeJump
-from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
     InvalidParameterValueException,
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos_overriding_options import QoSOverridingOptions
-from rclpy.subscription import Subscription
-from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
@@ -49,7 +43,6 @@ from ..health.reporting import Reporter
 from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
-from ..node_core.cdr import JointStateData, Publication, UndecodableMessage
 from ..node_core.description_source import (
     WATCH_PERIOD_S,
     DescriptionFileWatch,
@@ -58,7 +51,6 @@ from ..node_core.description_source import (
     description_source,
     refusal,
 )
-from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.names import NODE_NAME
 from ..node_core.parameter_changes import (
     PARAMETER_SOURCE,
@@ -85,9 +77,9 @@ from ..node_core.parameters import (
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.zeros import declared_zeros
-from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
-from .edges import Edges, decoded
+from .edges import Edges
+from .joint_state_inputs import JointStateInputs, check_source_topics
 from .log_routing import package_logs_to
 from .parameter_declarations import (
     StartupError,
@@ -95,8 +87,8 @@ from .parameter_declarations import (
     rclpy_reason,
     typed_parameter,
 )
-from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
-from .remote_tf import LOOP_JOINT_STATES, RemoteTf
+from .qos import latched_qos
+from .remote_tf import RemoteTf
 from .static_union import StaticUnionPart
 from .tf_outputs import TfOutputs
 from .tf_publishers import own_topics
@@ -154,8 +146,6 @@ class JointTfPublisher(Node):
         self._remote = RemoteTf(
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
         )
-        #: The few JointStates the pipeline's reader does not read: the RMW deserializes them.
-        self.pipeline.decode_joint_state = self._decode_joint_state
         try:
             model = self._start_description(str(values["robot_description"] or ""), settings)
             self._remote.check(settings, model)
@@ -188,12 +178,6 @@ class JointTfPublisher(Node):
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
         self._outputs.open_tf()
-        #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
-        self._loop_states = (
-            self.create_publisher(JointState, LOOP_JOINT_STATES, joint_states_publisher_qos())
-            if settings.publish_loop_joint_states
-            else None
-        )
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
         self._watch_timer = RestartableTimer(
@@ -205,33 +189,18 @@ class JointTfPublisher(Node):
             "~/set_attachments",
             self._edges.service("set_attachments", self._on_set_attachments),
         )
-        overrides = QoSOverridingOptions.with_default_policies()
-        self._joint_state_sub = self._subscribe_joint_states("joint_states", JOINT_STATES_SOURCE)
         self._diagnostics = DiagnosticsPublisher(
             self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
         )
-        #: The source_list topics as given, with their subscriptions and source numbers.
-        self._sources: dict[str, Subscription[Any]] = {}
-        self._source_numbers: dict[str, int] = {}
-        self._next_source = FIRST_LISTED_SOURCE
-        self._subscribe_sources(settings.source_list)
-        self._multi_dof_sub = self.create_subscription(
-            MultiDOFJointState,
-            "multi_dof_joint_states",
-            self._edges.callback("multi_dof_joint_states", self._on_multi_dof_bytes),
-            joint_states_qos(),
-            qos_overriding_options=overrides,
-            raw=True,  # decoded in the callback: bytes the RMW cannot decode are counted
-        )
-        # Simulation reset or bag loop: the node clock jumps back, the limiter starts afresh.
-        self._jump_handle = self.get_clock().create_jump_callback(
-            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
-            post_callback=self._edges.callback("clock jump", self._on_clock_jump),
-        )
-        self._default_timer = RestartableTimer(
+        #: The joint-state inputs (``joint_state_inputs``): subscriptions, timer, clock jump.
+        self._inputs = JointStateInputs(
             self,
-            self._edges.timer("default positions", self._publish_default_positions),
-            steady=False,
+            self.pipeline,
+            self._edges,
+            self._outputs,
+            self._diagnostics,
+            self._now_ns,
+            settings,
         )
         self._outputs.restart_static_timer()
         if model is not None:
@@ -239,7 +208,7 @@ class JointTfPublisher(Node):
                 self._declare_zeros(model, at_start=True)
             except InvalidParameterValueException as err:
                 raise StartupError(rclpy_reason(err)) from None
-        self._update_default_timer()
+        self._inputs.restart_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
         self._update_watch_timer()
         if self._described.watch is not None:
@@ -286,7 +255,7 @@ class JointTfPublisher(Node):
                 model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
             #: Where the running description comes from (and the file watched, if any).
             self._described = Described(source, text, watch)
-            self._check_topics(settings.source_list, settings.publish_loop_joint_states)
+            check_source_topics(self, settings.source_list, settings.publish_loop_joint_states)
             texts = (text, model.text if model is not None else "")
             folders = start_folders(settings, watch.files if watch is not None else (), texts)
         #: What runtime changes may read (``allowed_folders``), and the stop flag.
@@ -297,128 +266,6 @@ class JointTfPublisher(Node):
     def settings(self) -> Settings:
         """The current settings (parameters other than the description)."""
         return self.pipeline.settings
-
-    # -- joint states ---------------------------------------------------------------------------
-
-    def _subscribe_joint_states(self, topic: str, source: int) -> Subscription[Any]:
-        """A JointState subscription to ``topic`` (relative to the namespace), its bytes
-        handed to the pipeline's intake (``take_joint_state``) as from topic number
-        ``source`` (``joint_sources``): serialized TFMessage bytes (the short way) are sent
-        as they are, a ``Publication`` by ``_published``."""
-        take, health = self.pipeline.take_joint_state, self.pipeline.health
-        tf, edges = self._outputs.tf, self._edges
-
-        def on_message(data: bytes) -> None:
-            try:  # the edge (``edges``), inline: a try costs nothing until it catches
-                message = take(data, source)
-                if isinstance(message, bytes):
-                    if message:
-                        tf.publisher.publish(message)
-                        health.published += 1
-                else:
-                    self._published(message)
-            except Exception as error:
-                edges.failed(topic, error)
-
-        return self.create_subscription(
-            JointState,
-            topic,
-            on_message,
-            joint_states_qos(),
-            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
-            raw=True,
-        )
-
-    def _check_topics(self, topics: tuple[str, ...], loop_states: bool) -> None:
-        """ParameterRejected unless each of ``topics`` is a valid topic name that is not
-        ``joint_states`` (subscribed to already) nor, where ``loop_states``
-        (``publish_loop_joint_states``), ``loop_joint_states``: read back, the solved passive
-        joints would be given ones, and the loops would no longer be solved."""
-        main = self.resolve_topic_name("joint_states")
-        own = self.resolve_topic_name(LOOP_JOINT_STATES) if loop_states else None
-        for topic in topics:
-            try:
-                resolved = self.resolve_topic_name(topic)
-            except Exception as err:  # rclpy raises several types for an invalid name
-                reason = str(err).split(", at ", 1)[0]  # not the C source line
-                msg = f"source_list: invalid topic name {topic!r}: {reason}"
-                raise ParameterRejected(msg) from None
-            if resolved == main:
-                raise ParameterRejected(
-                    f"source_list: {topic!r} is {main}, which the node reads already"
-                )
-            if resolved == own:
-                raise ParameterRejected(
-                    f"source_list: {topic!r} is {own}, where the node publishes the solved "
-                    "passive joints of its loops (publish_loop_joint_states): read back, they "
-                    "would be given, no longer solved"
-                )
-
-    def _subscribe_sources(self, topics: tuple[str, ...]) -> None:
-        """Subscribe to exactly ``topics`` (the ``source_list``): new ones added, dropped ones
-        destroyed, kept ones left as they are."""
-        for topic in [topic for topic in self._sources if topic not in topics]:
-            self.destroy_subscription(self._sources.pop(topic))
-            del self._source_numbers[topic]
-            self._diagnostics.forget(topic)
-        for topic in topics:
-            if topic not in self._sources:
-                self._sources[topic] = self._subscribe_joint_states(topic, self._next_source)
-                self._source_numbers[topic] = self._next_source
-                self._diagnostics.topics[self._next_source] = topic
-                self._next_source += 1
-                self.get_logger().info(
-                    f"reading joint states from {self.resolve_topic_name(topic)} too"
-                )
-        self.pipeline.number_sources(self._source_numbers)
-
-    def _decode_joint_state(self, data: bytes) -> JointStateData | None:
-        """A JointState the pipeline's reader does not read (not CDR little endian), as the
-        RMW deserializes it; None (counted) for bytes it cannot decode."""
-        msg = decoded(self.pipeline, data, JointState)
-        if msg is None:
-            return None
-        stamp = msg.header.stamp
-        return JointStateData(
-            stamp_to_ns(stamp.sec, stamp.nanosec),
-            tuple(msg.name),
-            np.asarray(msg.position, dtype=np.float64),
-        )
-
-    def _published(self, publication: Publication | None) -> None:
-        """A JointState's answer from the pipeline's general way: published, then the solved
-        passive joints (``publish_loop_joint_states``) for the JointState read."""
-        self._outputs.publish(publication)
-        stamp_ns = self.pipeline.read_stamp_ns
-        if self._loop_states is not None and stamp_ns is not None:
-            self._publish_loop_states(stamp_ns)
-
-    def _publish_loop_states(self, stamp_ns: int) -> None:
-        """The solved passive joints on ``loop_joint_states``, stamped as the JointState
-        they were solved for (or now, for a zero stamp)."""
-        solved = self.pipeline.loop_joint_state()
-        if solved is None or self._loop_states is None:
-            return
-        message = JointState()
-        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(
-            stamp_ns or self._now_ns()
-        )
-        message.name, message.position = solved
-        self._loop_states.publish(message)
-
-    def _on_multi_dof_bytes(self, data: bytes) -> None:
-        try:
-            publication = self.pipeline.take_multi_dof_joint_state(data)
-        except UndecodableMessage:
-            self.pipeline.undecodable("sensor_msgs/MultiDOFJointState")
-            return
-        self._outputs.publish(publication)
-
-    def _publish_default_positions(self) -> None:
-        self._outputs.publish(self.pipeline.default_positions())
-
-    def _on_clock_jump(self, jump: TimeJump) -> None:
-        self.pipeline.reset_limiter("the node clock jumped backwards")
 
     def _now_ns(self) -> int:
         nanoseconds: int = self.get_clock().now().nanoseconds
@@ -448,8 +295,8 @@ class JointTfPublisher(Node):
             with reading_under(self._file_rules):
                 change = self._plan(values)
             if change.sources_changed:
-                self._check_topics(
-                    change.settings.source_list, change.settings.publish_loop_joint_states
+                check_source_topics(
+                    self, change.settings.source_list, change.settings.publish_loop_joint_states
                 )
             if REMOTE_FIELDS.keys() & values.keys():
                 self._remote.check(change.settings, None)
@@ -485,13 +332,13 @@ class JointTfPublisher(Node):
                 self._outputs.publish_statics()
         self._update_watch_timer()
         if changes.restart_default_timer:
-            self._update_default_timer()
+            self._inputs.restart_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
         if changes.restart_static_timer:
             self._outputs.restart_static_timer()
         if change.sources_changed:
-            self._subscribe_sources(settings.source_list)
+            self._inputs.subscribe_sources(settings.source_list)
         self._remote.update()
         self._outputs.union.update()
         for name in sorted(removed):  # their parameters go with them
@@ -559,12 +406,6 @@ class JointTfPublisher(Node):
                 self._attachments_declared.add(parameter)
                 values[parameter] = self.get_parameter(parameter).value
         return values
-
-    def _update_default_timer(self) -> None:
-        """Publish the default positions at ``publish_frequency`` (of the node clock) while
-        ``publish_default_positions`` asks for them."""
-        on = self.settings.publish_default_positions
-        self._default_timer.restart(1.0 / self.settings.publish_frequency if on else 0.0)
 
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
