@@ -6,9 +6,10 @@ joints sent for each JointState read (``publish_loop_joint_states``).
 The subscriptions take serialized bytes (``take_joint_state``, ``take_multi_dof_joint_state``;
 the RMW decodes only the few JointStates the pipeline's reader does not read), with
 sensor-data QoS and a deeper queue (``qos``); the answers go out through the TF outputs
-(``tf_outputs``). It may import rclpy, ``node_core`` (the policy) and the adapter's
-``edges``, ``qos``, ``timers``, ``diagnostics`` (the report names each topic's publishers)
-and ``tf_outputs``; ``node`` composes it.
+(``tf_outputs``). It may import rclpy, ``stamps``, ``node_core`` (the policy) and the
+adapter's ``edges``, ``qos``, ``timers``, ``diagnostics`` (the report names each topic's
+publishers), ``remote_tf`` (the ``loop_joint_states`` name, which the remote output refuses
+too) and ``tf_outputs``; ``node`` composes it.
 """
 
 from __future__ import annotations

@@ -1,29 +1,27 @@
-"""The ROS 2 node: robot description + joint states -> /tf and /tf_static. Wiring only.
+"""The ROS 2 node: robot description + joint states -> /tf and /tf_static. Its composition.
 
 What the node does with joint states (rate limiting, stamps, clamping, reports) is
 ``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``, and what a
 change of them asks is planned, validated whole, by ``parameter_changes.plan_change`` (all
-rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs (signals,
-spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
-loads descriptions, and connects topics to the pipeline.
+rclpy-free, in ``node_core``); how it runs (signals, spin loop) is ``runtime``. This module
+makes the node's parts, declares its parameters (``parameter_declarations``, the attachments'
+and ``zeros.<joint>`` here), applies each planned change to the parts it concerns, and
+installs each new model.
 
-Topics: subscribes ``joint_states``, the ``source_list`` topics and ``multi_dof_joint_states``
-as serialized bytes, handed to the pipeline's intake (``take_joint_state``,
-``take_multi_dof_joint_state``), with sensor-data QoS and a deeper queue (``qos``);
-publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
-``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
-remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``), and with
-``static_union`` every publisher's statics in its one ``/tf_static`` message (``static_union``).
-docs/node.md describes them with their QoS.
+The parts, each with its entities and callbacks: the joint-state inputs
+(``joint_state_inputs``: ``joint_states``, the ``source_list`` topics,
+``multi_dof_joint_states``, the default positions, ``loop_joint_states``), the description
+input (``description_input``: the parameter, the file watched, or the ``robot_description``
+topic), the TF outputs (``tf_outputs``: ``/tf``, ``/tf_static``, the global tree, the static
+union), the remote output (``remote_tf``) and the health report on ``/diagnostics``
+(``diagnostics``). docs/node.md describes the topics with their QoS. It may import every
+module of ``ros/`` but ``runtime`` and ``fleet`` (which import it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from functools import partial
-from pathlib import Path
 from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -34,34 +32,15 @@ from rclpy.exceptions import (
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
 from ..description.files import reading_under
-from ..errors import ModelError, valid_utf8
+from ..errors import ModelError
 from ..health.reporting import Reporter
-from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
-from ..node_core.description_source import (
-    WATCH_PERIOD_S,
-    DescriptionFileWatch,
-    DescriptionSource,
-    Refused,
-    description_source,
-    refusal,
-)
 from ..node_core.names import NODE_NAME
-from ..node_core.parameter_changes import (
-    PARAMETER_SOURCE,
-    TOPIC_SOURCE,
-    Described,
-    ParameterChange,
-    file_model,
-    load_description,
-    plan_change,
-    prepared_model,
-)
+from ..node_core.parameter_changes import ParameterChange, plan_change
 from ..node_core.parameter_keys import counted, unknown_parameters, warnings
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
@@ -77,22 +56,20 @@ from ..node_core.parameters import (
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
 from ..node_core.zeros import declared_zeros
+from .description_input import DescriptionInput
 from .diagnostics import DiagnosticsPublisher
 from .edges import Edges
 from .joint_state_inputs import JointStateInputs, check_source_topics
-from .log_routing import package_logs_to
 from .parameter_declarations import (
     StartupError,
     declare_parameters,
     rclpy_reason,
     typed_parameter,
 )
-from .qos import latched_qos
 from .remote_tf import RemoteTf
 from .static_union import StaticUnionPart
 from .tf_outputs import TfOutputs
 from .tf_publishers import own_topics
-from .timers import RestartableTimer
 
 
 class JointTfPublisher(Node):
@@ -147,7 +124,18 @@ class JointTfPublisher(Node):
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
         )
         try:
-            model = self._start_description(str(values["robot_description"] or ""), settings)
+            #: The description input (``description_input``): its source, file watch, topic.
+            self._description = DescriptionInput(
+                self,
+                self.pipeline,
+                self._edges,
+                self._stopped,
+                self._replace_model,
+                str(values["robot_description"] or ""),
+                settings,
+            )
+            model = self._description.start_model
+            check_source_topics(self, settings.source_list, settings.publish_loop_joint_states)
             self._remote.check(settings, model)
             StaticUnionPart.check(settings)
         except (ParameterRejected, ModelError) as err:
@@ -161,18 +149,7 @@ class JointTfPublisher(Node):
         self._outputs = TfOutputs(
             self, self.pipeline, self._edges, self._remote, self._now_ns, settings
         )
-        self._description_pub = None
-        if settings.description_from_topic:
-            self.create_subscription(
-                String,
-                "robot_description",
-                self._edges.callback("robot_description", self._on_description_message),
-                latched_qos(),
-            )
-        else:
-            self._description_pub = self.create_publisher(
-                String, "robot_description", latched_qos()
-            )
+        self._description.open_topic(settings.description_from_topic)
         if model is not None:
             self._install(model)
         else:
@@ -180,9 +157,6 @@ class JointTfPublisher(Node):
         self._outputs.open_tf()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._watch_timer = RestartableTimer(
-            self, self._edges.timer("description_file watch", self._check_description_file)
-        )
         self.add_on_set_parameters_callback(self._edges.parameters(self._on_set_parameters))
         self.create_service(
             SetParametersAtomically,
@@ -210,9 +184,7 @@ class JointTfPublisher(Node):
                 raise StartupError(rclpy_reason(err)) from None
         self._inputs.restart_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
-        self._update_watch_timer()
-        if self._described.watch is not None:
-            self._say_watched(self._described.watch)
+        self._description.follow(announce=True)
         self._warn_unknown_parameters(pending_zeros=model is None)
 
     def _warn_unknown_parameters(self, pending_zeros: bool) -> None:
@@ -238,30 +210,6 @@ class JointTfPublisher(Node):
             self.get_logger().warning(line)
         self.pipeline.health.unknown_parameters = counted(unknown)
 
-    def _start_description(self, text: str, settings: Settings) -> LoadedModel | None:
-        """The start's model (None: from the topic, later), read from any folder; sets where
-        the description comes from (``_described``) and the folders runtime changes may
-        read from (``_file_rules``, ``allowed_folders.start_folders``)."""
-        with reading_under(start_rules(self._stopped)):
-            source = description_source(
-                text, settings.description_file, settings.description_from_topic
-            )
-            watch = None
-            model: LoadedModel | None = None
-            if source is DescriptionSource.FILE:
-                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
-                model, _ = watch.load(partial(file_model, self._load, settings))
-            elif source is DescriptionSource.PARAMETER:
-                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
-            #: Where the running description comes from (and the file watched, if any).
-            self._described = Described(source, text, watch)
-            check_source_topics(self, settings.source_list, settings.publish_loop_joint_states)
-            texts = (text, model.text if model is not None else "")
-            folders = start_folders(settings, watch.files if watch is not None else (), texts)
-        #: What runtime changes may read (``allowed_folders``), and the stop flag.
-        self._file_rules = runtime_rules(folders, self._stopped, settings)
-        return model
-
     @property
     def settings(self) -> Settings:
         """The current settings (parameters other than the description)."""
@@ -280,8 +228,8 @@ class JointTfPublisher(Node):
             self.settings,
             self.pipeline.model,
             values,
-            self._load,
-            self._described,
+            self._description.load,
+            self._description.described,
             self._attachments_declared,
             tf_topics=self._own_topics,
         )
@@ -292,7 +240,7 @@ class JointTfPublisher(Node):
         try:
             for name, value in values.items():
                 check_array_type(name, value)
-            with reading_under(self._file_rules):
+            with reading_under(self._description.file_rules):
                 change = self._plan(values)
             if change.sources_changed:
                 check_source_topics(
@@ -315,22 +263,17 @@ class JointTfPublisher(Node):
         change sets (a field of a name it removes that it also sets stays declared, unused:
         rclpy stores it once this callback returns)."""
         settings = change.settings
-        old_watch = self._described.watch
-        if old_watch is not None and old_watch is not change.described.watch:
-            old_watch.close()  # a xacro expansion it started is no longer wanted
-        self._described = change.described
+        self._description.adopt(change.described)
         removed = set(self.settings.attachments) - set(settings.attachments)
         if change.model is not None:
             changes = self._replace_model(change.model, settings)
-            if change.described.watch is not None:
-                self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
             if changes.switch_global_tree:
                 self._outputs.switch_global_tree()
             if changes.republish_statics:
                 self._outputs.publish_statics()
-        self._update_watch_timer()
+        self._description.follow(announce=change.model is not None)
         if changes.restart_default_timer:
             self._inputs.restart_default_timer()
         if changes.restart_diagnostic_timer:
@@ -362,7 +305,7 @@ class JointTfPublisher(Node):
             request_plan = plan_attachment_request(
                 values, self.settings.attachments, self._attachments_declared
             )
-            with reading_under(self._file_rules):
+            with reading_under(self._description.file_rules):
                 self._plan(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
@@ -434,14 +377,6 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _load(
-        self, text: str, settings: Settings, source: str, path: Path | None = None
-    ) -> LoadedModel:
-        """``load_description`` (the attachments of ``settings`` composed onto ``text``),
-        its warnings to this node's logger."""
-        with package_logs_to(self.get_logger()):
-            return load_description(text, settings, source, path)
-
     def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
         """Make ``model`` (prepared with ``settings``) current: the install path, then its
         ``zeros.<joint>`` parameters; a description refused before is no longer reported."""
@@ -450,44 +385,13 @@ class JointTfPublisher(Node):
         self.pipeline.health.refused_description = None
         return changes
 
-    def _update_watch_timer(self) -> None:
-        """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
-        description comes from one (a sim clock that does not run cannot stop it)."""
-        if self._described.watch is None:
-            self._watch_timer.stop()
-        elif not self._watch_timer.running:
-            self._watch_timer.restart(WATCH_PERIOD_S)
-
-    def _say_watched(self, watch: DescriptionFileWatch) -> None:
-        files = valid_utf8(", ".join(str(path) for path in watch.files))
-        self.get_logger().info(f"description_file: watching {files} for saves")
-
-    def _check_description_file(self) -> None:
-        """Load the description file again if a save changed it (``DescriptionFileWatch``);
-        a save that does not load is said once (log, health report), the model stays."""
-        watch = self._described.watch
-        if watch is None:
-            return
-        watched = watch.files
-        with reading_under(self._file_rules):
-            outcome = watch.poll(partial(file_model, self._load, self.settings))
-        if watch.files != watched:
-            self._say_watched(watch)
-        if isinstance(outcome, Refused):
-            self.get_logger().error(outcome.reason)
-            self.pipeline.health.refused_description = outcome.reason
-        elif outcome is not None:
-            self.get_logger().info(f"description_file {watch.path} changed: reloaded")
-            self._replace_model(*outcome.loaded)
-
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
         (parameter mode) and statics; what else the change of settings asks of the node."""
         changes = self.pipeline.install(model, settings)
         if changes.switch_global_tree:
             self._outputs.switch_global_tree()
-        if self._description_pub is not None:
-            self._description_pub.publish(String(data=model.text))
+        self._description.publish(model)
         self._outputs.publish_statics()
         self._remote.update()
         kin = model.kin
@@ -500,25 +404,13 @@ class JointTfPublisher(Node):
     def destroy_node(self) -> None:
         """Destroy the node, and the global tree's publishers and the static union's node
         with it (and stop a xacro expansion its file watch started)."""
-        described = getattr(self, "_described", None)
-        if described is not None and described.watch is not None:
-            described.watch.close()
+        description = getattr(self, "_description", None)  # None: a start refused before it
+        if description is not None:
+            description.close()
         outputs = getattr(self, "_outputs", None)  # None: a start refused before them
         if outputs is not None:
             outputs.destroy()
         super().destroy_node()
-
-    def _on_description_message(self, msg: String) -> None:
-        try:
-            with reading_under(self._file_rules):
-                model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
-        except (ModelError, ParameterRejected) as err:
-            running = self.pipeline.model is not None
-            reason = refusal(DescriptionSource.TOPIC, err, running)
-            self.get_logger().error(reason)
-            self.pipeline.health.refused_description = reason
-            return
-        self._replace_model(model, settings)
 
 
 def _never() -> bool:
