@@ -7,7 +7,7 @@ file; and the folders runtime changes may read (``allowed_folders``).
 Which source wins, how a file is watched and why a description is refused is
 ``node_core.description_source``'s policy; how a text becomes the model installed is
 ``node_core.parameter_changes.prepared_model``'s. It may import rclpy, ``errors``,
-``description.files`` (the reading rules), ``node_core`` and the adapter's ``edges``,
+``description.files`` (the reading rules), ``node_core`` and the adapter's ``part_host``,
 ``log_routing``, ``qos`` and ``timers``; ``node`` composes it and installs the models it
 gives (``replace_model``).
 """
@@ -18,7 +18,6 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from rclpy.node import Node
 from rclpy.publisher import Publisher
 from std_msgs.msg import String
 
@@ -42,9 +41,9 @@ from ..node_core.parameter_changes import (
     prepared_model,
 )
 from ..node_core.parameters import ParameterRejected, Settings
-from ..node_core.pipeline import JointStatePipeline, LoadedModel
-from .edges import Edges
+from ..node_core.pipeline import LoadedModel
 from .log_routing import package_logs_to
+from .part_host import PartHost
 from .qos import latched_qos
 from .timers import RestartableTimer
 
@@ -53,31 +52,26 @@ ReplaceModel = Callable[[LoadedModel, Settings], object]
 
 
 class DescriptionInput:
-    """The description input of ``node``, whose pipeline is ``pipeline``, started with the
-    parameter ``robot_description`` ``text`` under ``settings``: the start's model
-    (``start_model``) is loaded at once, read from any folder (ModelError or
-    ParameterRejected for one refused); ``open_topic`` makes its topic. ``stopped`` is the
-    process's stop flag (a wait for a xacro expansion gives up when it turns true); a model
-    loaded later (a saved file, a message) goes to ``replace_model``; ``edges`` guards the
-    callbacks."""
+    """The description input of ``host``'s node, started with the parameter
+    ``robot_description`` ``text`` under ``settings``: the start's model (``start_model``)
+    is loaded at once, read from any folder (ModelError or ParameterRejected for one
+    refused); ``open_topic`` makes its topic. ``stopped`` is the process's stop flag (a wait
+    for a xacro expansion gives up when it turns true); a model loaded later (a saved file,
+    a message) goes to ``replace_model``."""
 
     def __init__(
         self,
-        node: Node,
-        pipeline: JointStatePipeline,
-        edges: Edges,
+        host: PartHost,
         stopped: Callable[[], bool],
         replace_model: ReplaceModel,
         text: str,
         settings: Settings,
     ) -> None:
-        self._node = node
-        self._pipeline = pipeline
-        self._edges = edges
+        self._node, self._pipeline, self._edges = host.node, host.pipeline, host.edges
         self._replace_model = replace_model
         self._publisher: Publisher[String] | None = None
         self._watch_timer = RestartableTimer(
-            node, edges.timer("description_file watch", self._check_description_file)
+            host.node, host.edges.timer("description_file watch", self._check_description_file)
         )
         with reading_under(start_rules(stopped)):
             source = description_source(

@@ -7,14 +7,13 @@ The subscriptions take serialized bytes (``take_joint_state``, ``take_multi_dof_
 the RMW decodes only the few JointStates the pipeline's reader does not read), with
 sensor-data QoS and a deeper queue (``qos``); the answers go out through the TF outputs
 (``tf_outputs``). It may import rclpy, ``stamps``, ``node_core`` (the policy) and the
-adapter's ``edges``, ``qos``, ``timers``, ``diagnostics`` (the report names each topic's
-publishers), ``remote_tf`` (the ``loop_joint_states`` name, which the remote output refuses
-too) and ``tf_outputs``; ``node`` composes it.
+adapter's ``part_host``, ``edges``, ``qos``, ``timers``, ``diagnostics`` (the report names
+each topic's publishers), ``remote_tf`` (the ``loop_joint_states`` name, which the remote
+output refuses too) and ``tf_outputs``; ``node`` composes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,10 +27,10 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from ..node_core.cdr import JointStateData, Publication, UndecodableMessage
 from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.parameters import ParameterRejected, Settings
-from ..node_core.pipeline import JointStatePipeline
 from ..stamps import ns_to_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsPublisher
-from .edges import Edges, decoded
+from .edges import decoded
+from .part_host import PartHost
 from .qos import joint_states_publisher_qos, joint_states_qos
 from .remote_tf import LOOP_JOINT_STATES
 from .tf_outputs import TfOutputs
@@ -65,27 +64,22 @@ def check_source_topics(node: Node, topics: tuple[str, ...], loop_states: bool) 
 
 
 class JointStateInputs:
-    """The joint-state inputs of ``node`` under ``settings`` (the start's): ``pipeline``
-    takes what they get, ``outputs`` sends its answers, ``diagnostics`` learns the topics'
-    source numbers; ``now_ns`` reads the node clock (ns); every callback is guarded by
-    ``edges``. The default positions timer runs once ``restart_default_timer`` is called."""
+    """The joint-state inputs of ``host``'s node under ``settings`` (the start's): the
+    pipeline takes what they get, ``outputs`` sends its answers, ``diagnostics`` learns the
+    topics' source numbers. The default positions timer runs once ``restart_default_timer``
+    is called."""
 
     def __init__(
         self,
-        node: Node,
-        pipeline: JointStatePipeline,
-        edges: Edges,
+        host: PartHost,
         outputs: TfOutputs,
         diagnostics: DiagnosticsPublisher,
-        now_ns: Callable[[], int],
         settings: Settings,
     ) -> None:
-        self._node = node
-        self._pipeline = pipeline
-        self._edges = edges
+        node, pipeline, edges = host.node, host.pipeline, host.edges
+        self._node, self._pipeline, self._edges, self._now_ns = node, pipeline, edges, host.now_ns
         self._outputs = outputs
         self._diagnostics = diagnostics
-        self._now_ns = now_ns
         #: The few JointStates the pipeline's reader does not read: the RMW deserializes them.
         pipeline.decode_joint_state = self._decode_joint_state
         #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.

@@ -66,6 +66,7 @@ from .parameter_declarations import (
     rclpy_reason,
     typed_parameter,
 )
+from .part_host import PartHost
 from .remote_tf import RemoteTf
 from .static_union import StaticUnionPart
 from .tf_outputs import TfOutputs
@@ -119,6 +120,8 @@ class JointTfPublisher(Node):
             CallbackEdge(self.pipeline.health, self.pipeline.reporter), self.context
         )
         self._edges.rclpy_services(self)  # its parameter services
+        #: What each part is given (``part_host``): this node, its pipeline, edges and clock.
+        parts = PartHost(self, self.pipeline, self._edges, self._now_ns)
         #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
         self._remote = RemoteTf(
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
@@ -126,9 +129,7 @@ class JointTfPublisher(Node):
         try:
             #: The description input (``description_input``): its source, file watch, topic.
             self._description = DescriptionInput(
-                self,
-                self.pipeline,
-                self._edges,
+                parts,
                 self._stopped,
                 self._replace_model,
                 str(values["robot_description"] or ""),
@@ -146,9 +147,7 @@ class JointTfPublisher(Node):
         # /diagnostics publishers and its subscriptions (a few ms each at start).
         #: The TF outputs (``tf_outputs``): /tf and /tf_static, the global tree, the static
         #: union and the statics' republication.
-        self._outputs = TfOutputs(
-            self, self.pipeline, self._edges, self._remote, self._now_ns, settings
-        )
+        self._outputs = TfOutputs(parts, self._remote, settings)
         self._description.open_topic(settings.description_from_topic)
         if model is not None:
             self._install(model)
@@ -167,15 +166,7 @@ class JointTfPublisher(Node):
             self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
         )
         #: The joint-state inputs (``joint_state_inputs``): subscriptions, timer, clock jump.
-        self._inputs = JointStateInputs(
-            self,
-            self.pipeline,
-            self._edges,
-            self._outputs,
-            self._diagnostics,
-            self._now_ns,
-            settings,
-        )
+        self._inputs = JointStateInputs(parts, self._outputs, self._diagnostics, settings)
         self._outputs.restart_static_timer()
         if model is not None:
             try:

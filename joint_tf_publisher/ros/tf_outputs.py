@@ -4,22 +4,17 @@ the static set sent through the static union (``static_union``) and republished 
 ``static_republish_period`` s of the steady clock, the remote output's statics with it.
 
 Which trees go where is ``node_core.tf_outputs``' policy; the publishers are
-``tf_publishers``'. It may import rclpy, ``node_core`` and the adapter's ``edges``,
+``tf_publishers``'. It may import rclpy, ``node_core`` and the adapter's ``part_host``,
 ``remote_tf``, ``static_union``, ``tf_publishers`` and ``timers``; ``node`` composes it, and
 the joint-state inputs (``joint_state_inputs``) send their answers through it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from rclpy.node import Node
-
 from ..node_core.cdr import Publication
 from ..node_core.parameters import Settings
-from ..node_core.pipeline import JointStatePipeline
 from ..node_core.tf_outputs import global_tree_on
-from .edges import Edges
+from .part_host import PartHost
 from .remote_tf import RemoteTf
 from .static_union import StaticUnionPart
 from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher
@@ -27,26 +22,21 @@ from .timers import RestartableTimer
 
 
 class TfOutputs:
-    """The TF outputs of ``node`` under ``settings`` (the start's): the statics' side is
+    """The TF outputs of ``host``'s node under ``settings`` (the start's): the statics' side is
     opened at once (the description's fixed transforms go out before the node makes its
     ``/tf`` publisher and its subscriptions, as in robot_state_publisher's constructor),
-    ``/tf`` by ``open_tf``. ``pipeline`` gives what they send, ``remote`` has its statics
-    republished with them, ``now_ns`` reads the node clock (ns), ``edges`` guards the
-    callbacks."""
+    ``/tf`` by ``open_tf``. The pipeline gives what they send; ``remote`` has its statics
+    republished with them."""
 
     def __init__(
         self,
-        node: Node,
-        pipeline: JointStatePipeline,
-        edges: Edges,
+        host: PartHost,
         remote: RemoteTf,
-        now_ns: Callable[[], int],
         settings: Settings,
     ) -> None:
-        self._node = node
-        self._pipeline = pipeline
+        node, pipeline, edges = host.node, host.pipeline, host.edges
+        self._node, self._pipeline, self._now_ns = node, pipeline, host.now_ns
         self._remote = remote
-        self._now_ns = now_ns
         self._tf: TfPublisher | None = None
         #: The global tree's publishers (``global_frame_prefix`` set), else None.
         self.global_tree: GlobalTree | None = None
