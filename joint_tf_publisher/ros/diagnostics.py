@@ -13,16 +13,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.clock import Clock
-from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.timer import Timer
 
 from ..health.model import GraphFacts, JointStateHealth, Level
 from ..health.reporting import Reporter
 from ..node_core.joint_sources import JOINT_STATES_SOURCE, MULTI_DOF_SOURCE
 from ..stamps import ns_to_stamp
 from .qos import diagnostics_qos
+from .timers import RestartableTimer
 
 TOPIC = "/diagnostics"
 #: The task part of the status name, after the node's name (diagnostic_updater's "node: task").
@@ -80,7 +78,6 @@ class DiagnosticsPublisher:
         guard: Callable[[str, Callable[[], None]], Callable[..., Any]] | None = None,
     ) -> None:
         self._node = node
-        self._guard = guard
         self._health = health
         self._reporter = reporter
         #: The joint-state topics the node reads by source number (``joint_sources``), whose
@@ -90,18 +87,13 @@ class DiagnosticsPublisher:
             MULTI_DOF_SOURCE: "multi_dof_joint_states",
         }
         self._publisher = node.create_publisher(DiagnosticArray, TOPIC, diagnostics_qos())
-        self._timer: Timer | None = None
+        report = self.report if guard is None else guard("diagnostics", self.report)
+        self._timer = RestartableTimer(node, report)
 
     def restart(self, period_s: float) -> None:
         """Report every ``period_s`` s of the steady clock (a sim clock that never starts must
         not stop the report that says so); never for 0."""
-        if self._timer is not None:
-            self._node.destroy_timer(self._timer)
-            self._timer = None
-        if period_s > 0.0:
-            steady = Clock(clock_type=ClockType.STEADY_TIME)
-            report = self.report if self._guard is None else self._guard("diagnostics", self.report)
-            self._timer = self._node.create_timer(period_s, report, clock=steady)
+        self._timer.restart(period_s)
 
     def report(self) -> None:
         """Publish the health report and log its warning about joints never received."""

@@ -1,80 +1,46 @@
-"""The ROS 2 node: robot description + joint states -> /tf and /tf_static. Wiring only.
+"""The ROS 2 node: robot description + joint states -> /tf and /tf_static. Its composition.
 
 What the node does with joint states (rate limiting, stamps, clamping, reports) is
 ``pipeline.JointStatePipeline``; its parameters are the table in ``parameters``, and what a
 change of them asks is planned, validated whole, by ``parameter_changes.plan_change`` (all
-rclpy-free, in ``node_core``); its publishers are ``tf_publishers``; how it runs (signals,
-spin loop) is ``runtime``. This module declares the parameters, applies planned changes,
-loads descriptions, and connects topics to the pipeline.
+rclpy-free, in ``node_core``); how it runs (signals, spin loop) is ``runtime``. This module
+makes the node's parts, declares its parameters (``parameter_declarations``, the attachments'
+and ``zeros.<joint>`` here), applies each planned change to the parts it concerns, and
+installs each new model.
 
-Topics: subscribes ``joint_states``, the ``source_list`` topics and ``multi_dof_joint_states``
-as serialized bytes, handed to the pipeline's intake (``take_joint_state``,
-``take_multi_dof_joint_state``), with sensor-data QoS and a deeper queue (``qos``);
-publishes ``/tf``, ``/tf_static`` and ``robot_description`` (or subscribes to it with
-``description_from_topic``), with ``global_frame_prefix`` the global tree on the absolute
-``/tf`` and ``/tf_static`` (``tf_publishers.GlobalTree``), and with ``remote.frames`` the
-remote output on ``remote.topic`` and its ``_static`` twin (``remote_tf``), and with
-``static_union`` every publisher's statics in its one ``/tf_static`` message (``static_union``).
-docs/node.md describes them with their QoS.
+The parts, each with its entities and callbacks: the joint-state inputs
+(``joint_state_inputs``: ``joint_states``, the ``source_list`` topics,
+``multi_dof_joint_states``, the default positions, ``loop_joint_states``), the description
+input (``description_input``: the parameter, the file watched, or the ``robot_description``
+topic), the TF outputs (``tf_outputs``: ``/tf``, ``/tf_static``, the global tree, the static
+union), the remote output (``remote_tf``) and the health report on ``/diagnostics``
+(``diagnostics``). docs/node.md describes the topics with their QoS. It may import every
+module of ``ros/`` but ``runtime`` and ``fleet`` (which import it).
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from contextlib import contextmanager
-from functools import partial
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rcl_interfaces.srv import SetParametersAtomically
-from rclpy.clock import Clock, JumpThreshold, TimeJump
-from rclpy.clock_type import ClockType
-from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
     InvalidParameterValueException,
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos_overriding_options import QoSOverridingOptions
-from rclpy.subscription import Subscription
-from rclpy.timer import Timer
-from sensor_msgs.msg import JointState, MultiDOFJointState
-from std_msgs.msg import String
 
 from ..description.compose import ATTACHMENT_FIELDS
 from ..description.files import reading_under
-from ..errors import LOGGER, ModelError, valid_utf8
-from ..health.reporting import Logger, Reporter
-from ..node_core.allowed_folders import runtime_rules, start_folders, start_rules
+from ..errors import ModelError
+from ..health.reporting import Reporter
 from ..node_core.attachments import plan_attachment_request
 from ..node_core.callback_edge import CallbackEdge
-from ..node_core.cdr import JointStateData, Publication, UndecodableMessage
-from ..node_core.description_source import (
-    WATCH_PERIOD_S,
-    DescriptionFileWatch,
-    DescriptionSource,
-    Refused,
-    description_source,
-    refusal,
-)
-from ..node_core.joint_sources import FIRST_LISTED_SOURCE, JOINT_STATES_SOURCE
 from ..node_core.names import NODE_NAME
-from ..node_core.parameter_changes import (
-    PARAMETER_SOURCE,
-    TOPIC_SOURCE,
-    Described,
-    ParameterChange,
-    file_model,
-    load_description,
-    plan_change,
-    prepared_model,
-)
+from ..node_core.parameter_changes import ParameterChange, plan_change
 from ..node_core.parameter_keys import counted, unknown_parameters, warnings
 from ..node_core.parameters import (
     ATTACHMENT_PARAMETERS,
@@ -89,72 +55,22 @@ from ..node_core.parameters import (
     split_attachment_parameter,
 )
 from ..node_core.pipeline import JointStatePipeline, LoadedModel, Reconfigured
-from ..node_core.tf_outputs import global_tree_on
 from ..node_core.zeros import declared_zeros
-from ..stamps import ns_to_stamp, stamp_to_ns
+from .description_input import DescriptionInput
 from .diagnostics import DiagnosticsPublisher
-from .edges import Edges, decoded
+from .edges import Edges
+from .joint_state_inputs import JointStateInputs, check_source_topics
 from .parameter_declarations import (
     StartupError,
     declare_parameters,
     rclpy_reason,
     typed_parameter,
 )
-from .qos import joint_states_publisher_qos, joint_states_qos, latched_qos
-from .remote_tf import LOOP_JOINT_STATES, RemoteTf
+from .part_host import PartHost
+from .remote_tf import RemoteTf
 from .static_union import StaticUnionPart
-from .tf_publishers import GlobalTree, StaticTfPublisher, TfPublisher, own_topics
-
-
-class RosLogHandler(logging.Handler):
-    """Python logging records of the thread that made it, sent to a ROS logger instead
-    (once, with its node's name): the fleet loads one robot's description in its start
-    thread while another's file watch loads in the spin loop."""
-
-    def __init__(self, logger: Logger) -> None:
-        super().__init__()
-        self.logger = logger
-        self._thread = threading.get_ident()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.thread != self._thread:
-            return
-        text = self.format(record)
-        if record.levelno >= logging.ERROR:
-            self.logger.error(text)
-        elif record.levelno >= logging.WARNING:
-            self.logger.warning(text)
-        else:
-            self.logger.info(text)
-
-
-#: Guards the package logger's routing (``package_logs_to`` in several threads at once).
-_ROUTING = threading.Lock()
-#: How many ``package_logs_to`` blocks are open, and the logger's ``propagate`` before the
-#: first.
-_routing: dict[str, Any] = {"open": 0, "propagate": True}
-
-
-@contextmanager
-def package_logs_to(logger: Logger) -> Iterator[None]:
-    """While inside, the package's Python logging (description warnings) of this thread goes
-    to ``logger`` only, not also bare to stderr. Blocks may overlap in several threads: the
-    logger's ``propagate`` is restored when the last one ends."""
-    handler = RosLogHandler(logger)
-    with _ROUTING:
-        if _routing["open"] == 0:
-            _routing["propagate"] = LOGGER.propagate
-            LOGGER.propagate = False
-        _routing["open"] += 1
-        LOGGER.addHandler(handler)
-    try:
-        yield
-    finally:
-        with _ROUTING:
-            LOGGER.removeHandler(handler)
-            _routing["open"] -= 1
-            if _routing["open"] == 0:
-                LOGGER.propagate = _routing["propagate"]
+from .tf_outputs import TfOutputs
+from .tf_publishers import own_topics
 
 
 class JointTfPublisher(Node):
@@ -170,8 +86,6 @@ class JointTfPublisher(Node):
         super().__init__(NODE_NAME, **kwargs)
         #: The stop flag (``runtime``'s stop signals; never, for a node without one).
         self._stopped = stopped or _never
-        #: The global tree's publishers (``global_frame_prefix`` set), else None.
-        self._global_tree: GlobalTree | None = None
         try:
             self._start()
         except BaseException:
@@ -206,14 +120,23 @@ class JointTfPublisher(Node):
             CallbackEdge(self.pipeline.health, self.pipeline.reporter), self.context
         )
         self._edges.rclpy_services(self)  # its parameter services
+        #: What each part is given (``part_host``): this node, its pipeline, edges and clock.
+        parts = PartHost(self, self.pipeline, self._edges, self._now_ns)
         #: The remote output (``remote.frames``): its publishers and timer (``remote_tf``).
         self._remote = RemoteTf(
             self, self.pipeline, self._own_topics, self._now_ns, self._edges.timer
         )
-        #: The few JointStates the pipeline's reader does not read: the RMW deserializes them.
-        self.pipeline.decode_joint_state = self._decode_joint_state
         try:
-            model = self._start_description(str(values["robot_description"] or ""), settings)
+            #: The description input (``description_input``): its source, file watch, topic.
+            self._description = DescriptionInput(
+                parts,
+                self._stopped,
+                self._replace_model,
+                str(values["robot_description"] or ""),
+                settings,
+            )
+            model = self._description.start_model
+            check_source_topics(self, settings.source_list, settings.publish_loop_joint_states)
             self._remote.check(settings, model)
             StaticUnionPart.check(settings)
         except (ParameterRejected, ModelError) as err:
@@ -222,83 +145,37 @@ class JointTfPublisher(Node):
         # As in robot_state_publisher's constructor, the description and the fixed transforms
         # go out once the model is built and checked, before the node makes its /tf and
         # /diagnostics publishers and its subscriptions (a few ms each at start).
-        self._tf_static = StaticTfPublisher(self)
-        if global_tree_on(settings):
-            self._global_tree = GlobalTree(self)
-            self._tf_static.global_publisher = self._global_tree.tf_static
-        #: The union of the graph's statics (``static_union``): it sends the static set.
-        self._union = StaticUnionPart(self, self.pipeline, self._tf_static, self._edges)
-        self._description_pub = None
-        if settings.description_from_topic:
-            self.create_subscription(
-                String,
-                "robot_description",
-                self._edges.callback("robot_description", self._on_description_message),
-                latched_qos(),
-            )
-        else:
-            self._description_pub = self.create_publisher(
-                String, "robot_description", latched_qos()
-            )
+        #: The TF outputs (``tf_outputs``): /tf and /tf_static, the global tree, the static
+        #: union and the statics' republication.
+        self._outputs = TfOutputs(parts, self._remote, settings)
+        self._description.open_topic(settings.description_from_topic)
         if model is not None:
             self._install(model)
         else:
             self.get_logger().info("waiting for the robot description on topic robot_description")
-        self._tf = TfPublisher(self)
-        self.pipeline.short_way = self._tf.raw  # the short way gives bytes sent as they are
-        #: ``loop_joint_states`` (``publish_loop_joint_states``): the solved passive joints.
-        self._loop_states = (
-            self.create_publisher(JointState, LOOP_JOINT_STATES, joint_states_publisher_qos())
-            if settings.publish_loop_joint_states
-            else None
-        )
-        self._attach_global_tree()
-        self._union.update()
+        self._outputs.open_tf()
         #: The zeros.<joint> parameters declared (one per moving joint of the model).
         self._zeros_declared: set[str] = set()
-        self._watch_timer: Timer | None = None
         self.add_on_set_parameters_callback(self._edges.parameters(self._on_set_parameters))
         self.create_service(
             SetParametersAtomically,
             "~/set_attachments",
             self._edges.service("set_attachments", self._on_set_attachments),
         )
-        overrides = QoSOverridingOptions.with_default_policies()
-        self._joint_state_sub = self._subscribe_joint_states("joint_states", JOINT_STATES_SOURCE)
         self._diagnostics = DiagnosticsPublisher(
             self, self.pipeline.health, self.pipeline.reporter, self._edges.timer
         )
-        #: The source_list topics as given, with their subscriptions and source numbers.
-        self._sources: dict[str, Subscription[Any]] = {}
-        self._source_numbers: dict[str, int] = {}
-        self._next_source = FIRST_LISTED_SOURCE
-        self._subscribe_sources(settings.source_list)
-        self._multi_dof_sub = self.create_subscription(
-            MultiDOFJointState,
-            "multi_dof_joint_states",
-            self._edges.callback("multi_dof_joint_states", self._on_multi_dof_bytes),
-            joint_states_qos(),
-            qos_overriding_options=overrides,
-            raw=True,  # decoded in the callback: bytes the RMW cannot decode are counted
-        )
-        # Simulation reset or bag loop: the node clock jumps back, the limiter starts afresh.
-        self._jump_handle = self.get_clock().create_jump_callback(
-            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1)),
-            post_callback=self._edges.callback("clock jump", self._on_clock_jump),
-        )
-        self._default_timer: Timer | None = None
-        self._static_timer: Timer | None = None
-        self._update_static_timer()
+        #: The joint-state inputs (``joint_state_inputs``): subscriptions, timer, clock jump.
+        self._inputs = JointStateInputs(parts, self._outputs, self._diagnostics, settings)
+        self._outputs.restart_static_timer()
         if model is not None:
             try:
                 self._declare_zeros(model, at_start=True)
             except InvalidParameterValueException as err:
                 raise StartupError(rclpy_reason(err)) from None
-        self._update_default_timer()
+        self._inputs.restart_default_timer()
         self._diagnostics.restart(settings.diagnostic_period)
-        self._update_watch_timer()
-        if self._described.watch is not None:
-            self._say_watched(self._described.watch)
+        self._description.follow(announce=True)
         self._warn_unknown_parameters(pending_zeros=model is None)
 
     def _warn_unknown_parameters(self, pending_zeros: bool) -> None:
@@ -324,161 +201,10 @@ class JointTfPublisher(Node):
             self.get_logger().warning(line)
         self.pipeline.health.unknown_parameters = counted(unknown)
 
-    def _start_description(self, text: str, settings: Settings) -> LoadedModel | None:
-        """The start's model (None: from the topic, later), read from any folder; sets where
-        the description comes from (``_described``) and the folders runtime changes may
-        read from (``_file_rules``, ``allowed_folders.start_folders``)."""
-        with reading_under(start_rules(self._stopped)):
-            source = description_source(
-                text, settings.description_file, settings.description_from_topic
-            )
-            watch = None
-            model: LoadedModel | None = None
-            if source is DescriptionSource.FILE:
-                watch = DescriptionFileWatch(settings.description_file, settings.description_args)
-                model, _ = watch.load(partial(file_model, self._load, settings))
-            elif source is DescriptionSource.PARAMETER:
-                model, _ = prepared_model(self._load, text, PARAMETER_SOURCE, settings)
-            #: Where the running description comes from (and the file watched, if any).
-            self._described = Described(source, text, watch)
-            self._check_topics(settings.source_list, settings.publish_loop_joint_states)
-            texts = (text, model.text if model is not None else "")
-            folders = start_folders(settings, watch.files if watch is not None else (), texts)
-        #: What runtime changes may read (``allowed_folders``), and the stop flag.
-        self._file_rules = runtime_rules(folders, self._stopped, settings)
-        return model
-
     @property
     def settings(self) -> Settings:
         """The current settings (parameters other than the description)."""
         return self.pipeline.settings
-
-    # -- joint states ---------------------------------------------------------------------------
-
-    def _subscribe_joint_states(self, topic: str, source: int) -> Subscription[Any]:
-        """A JointState subscription to ``topic`` (relative to the namespace), its bytes
-        handed to the pipeline's intake (``take_joint_state``) as from topic number
-        ``source`` (``joint_sources``): serialized TFMessage bytes (the short way) are sent
-        as they are, a ``Publication`` by ``_published``."""
-        take, health = self.pipeline.take_joint_state, self.pipeline.health
-        tf, edges = self._tf, self._edges
-
-        def on_message(data: bytes) -> None:
-            try:  # the edge (``edges``), inline: a try costs nothing until it catches
-                message = take(data, source)
-                if isinstance(message, bytes):
-                    if message:
-                        tf.publisher.publish(message)
-                        health.published += 1
-                else:
-                    self._published(message)
-            except Exception as error:
-                edges.failed(topic, error)
-
-        return self.create_subscription(
-            JointState,
-            topic,
-            on_message,
-            joint_states_qos(),
-            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
-            raw=True,
-        )
-
-    def _check_topics(self, topics: tuple[str, ...], loop_states: bool) -> None:
-        """ParameterRejected unless each of ``topics`` is a valid topic name that is not
-        ``joint_states`` (subscribed to already) nor, where ``loop_states``
-        (``publish_loop_joint_states``), ``loop_joint_states``: read back, the solved passive
-        joints would be given ones, and the loops would no longer be solved."""
-        main = self.resolve_topic_name("joint_states")
-        own = self.resolve_topic_name(LOOP_JOINT_STATES) if loop_states else None
-        for topic in topics:
-            try:
-                resolved = self.resolve_topic_name(topic)
-            except Exception as err:  # rclpy raises several types for an invalid name
-                reason = str(err).split(", at ", 1)[0]  # not the C source line
-                msg = f"source_list: invalid topic name {topic!r}: {reason}"
-                raise ParameterRejected(msg) from None
-            if resolved == main:
-                raise ParameterRejected(
-                    f"source_list: {topic!r} is {main}, which the node reads already"
-                )
-            if resolved == own:
-                raise ParameterRejected(
-                    f"source_list: {topic!r} is {own}, where the node publishes the solved "
-                    "passive joints of its loops (publish_loop_joint_states): read back, they "
-                    "would be given, no longer solved"
-                )
-
-    def _subscribe_sources(self, topics: tuple[str, ...]) -> None:
-        """Subscribe to exactly ``topics`` (the ``source_list``): new ones added, dropped ones
-        destroyed, kept ones left as they are."""
-        for topic in [topic for topic in self._sources if topic not in topics]:
-            self.destroy_subscription(self._sources.pop(topic))
-            del self._source_numbers[topic]
-            self._diagnostics.forget(topic)
-        for topic in topics:
-            if topic not in self._sources:
-                self._sources[topic] = self._subscribe_joint_states(topic, self._next_source)
-                self._source_numbers[topic] = self._next_source
-                self._diagnostics.topics[self._next_source] = topic
-                self._next_source += 1
-                self.get_logger().info(
-                    f"reading joint states from {self.resolve_topic_name(topic)} too"
-                )
-        self.pipeline.number_sources(self._source_numbers)
-
-    def _decode_joint_state(self, data: bytes) -> JointStateData | None:
-        """A JointState the pipeline's reader does not read (not CDR little endian), as the
-        RMW deserializes it; None (counted) for bytes it cannot decode."""
-        msg = decoded(self.pipeline, data, JointState)
-        if msg is None:
-            return None
-        stamp = msg.header.stamp
-        return JointStateData(
-            stamp_to_ns(stamp.sec, stamp.nanosec),
-            tuple(msg.name),
-            np.asarray(msg.position, dtype=np.float64),
-        )
-
-    def _published(self, publication: Publication | None) -> None:
-        """A JointState's answer from the pipeline's general way: published, then the solved
-        passive joints (``publish_loop_joint_states``) for the JointState read."""
-        self._publish(publication)
-        stamp_ns = self.pipeline.read_stamp_ns
-        if self._loop_states is not None and stamp_ns is not None:
-            self._publish_loop_states(stamp_ns)
-
-    def _publish_loop_states(self, stamp_ns: int) -> None:
-        """The solved passive joints on ``loop_joint_states``, stamped as the JointState
-        they were solved for (or now, for a zero stamp)."""
-        solved = self.pipeline.loop_joint_state()
-        if solved is None or self._loop_states is None:
-            return
-        message = JointState()
-        message.header.stamp.sec, message.header.stamp.nanosec = ns_to_stamp(
-            stamp_ns or self._now_ns()
-        )
-        message.name, message.position = solved
-        self._loop_states.publish(message)
-
-    def _on_multi_dof_bytes(self, data: bytes) -> None:
-        try:
-            publication = self.pipeline.take_multi_dof_joint_state(data)
-        except UndecodableMessage:
-            self.pipeline.undecodable("sensor_msgs/MultiDOFJointState")
-            return
-        self._publish(publication)
-
-    def _publish(self, publication: Publication | None) -> None:
-        if publication is not None:
-            self._tf.publish(publication)
-            self.pipeline.health.published += 1
-
-    def _publish_default_positions(self) -> None:
-        self._publish(self.pipeline.default_positions())
-
-    def _on_clock_jump(self, jump: TimeJump) -> None:
-        self.pipeline.reset_limiter("the node clock jumped backwards")
 
     def _now_ns(self) -> int:
         nanoseconds: int = self.get_clock().now().nanoseconds
@@ -493,8 +219,8 @@ class JointTfPublisher(Node):
             self.settings,
             self.pipeline.model,
             values,
-            self._load,
-            self._described,
+            self._description.load,
+            self._description.described,
             self._attachments_declared,
             tf_topics=self._own_topics,
         )
@@ -505,11 +231,11 @@ class JointTfPublisher(Node):
         try:
             for name, value in values.items():
                 check_array_type(name, value)
-            with reading_under(self._file_rules):
+            with reading_under(self._description.file_rules):
                 change = self._plan(values)
             if change.sources_changed:
-                self._check_topics(
-                    change.settings.source_list, change.settings.publish_loop_joint_states
+                check_source_topics(
+                    self, change.settings.source_list, change.settings.publish_loop_joint_states
                 )
             if REMOTE_FIELDS.keys() & values.keys():
                 self._remote.check(change.settings, None)
@@ -528,32 +254,27 @@ class JointTfPublisher(Node):
         change sets (a field of a name it removes that it also sets stays declared, unused:
         rclpy stores it once this callback returns)."""
         settings = change.settings
-        old_watch = self._described.watch
-        if old_watch is not None and old_watch is not change.described.watch:
-            old_watch.close()  # a xacro expansion it started is no longer wanted
-        self._described = change.described
+        self._description.adopt(change.described)
         removed = set(self.settings.attachments) - set(settings.attachments)
         if change.model is not None:
             changes = self._replace_model(change.model, settings)
-            if change.described.watch is not None:
-                self._say_watched(change.described.watch)
         else:
             changes = self.pipeline.configure(settings)
             if changes.switch_global_tree:
-                self._switch_global_tree()
+                self._outputs.switch_global_tree()
             if changes.republish_statics:
-                self._publish_statics()
-        self._update_watch_timer()
+                self._outputs.publish_statics()
+        self._description.follow(announce=change.model is not None)
         if changes.restart_default_timer:
-            self._update_default_timer()
+            self._inputs.restart_default_timer()
         if changes.restart_diagnostic_timer:
             self._diagnostics.restart(settings.diagnostic_period)
         if changes.restart_static_timer:
-            self._update_static_timer()
+            self._outputs.restart_static_timer()
         if change.sources_changed:
-            self._subscribe_sources(settings.source_list)
+            self._inputs.subscribe_sources(settings.source_list)
         self._remote.update()
-        self._union.update()
+        self._outputs.union.update()
         for name in sorted(removed):  # their parameters go with them
             for field in ATTACHMENT_FIELDS:
                 parameter = parameter_name(name, field)
@@ -575,7 +296,7 @@ class JointTfPublisher(Node):
             request_plan = plan_attachment_request(
                 values, self.settings.attachments, self._attachments_declared
             )
-            with reading_under(self._file_rules):
+            with reading_under(self._description.file_rules):
                 self._plan(values)
         except (ParameterRejected, ModelError) as err:
             reason = str(err)
@@ -620,31 +341,6 @@ class JointTfPublisher(Node):
                 values[parameter] = self.get_parameter(parameter).value
         return values
 
-    def _update_default_timer(self) -> None:
-        if self._default_timer is not None:
-            self.destroy_timer(self._default_timer)
-            self._default_timer = None
-        if self.settings.publish_default_positions:
-            self._default_timer = self.create_timer(
-                1.0 / self.settings.publish_frequency,
-                self._edges.timer("default positions", self._publish_default_positions),
-            )
-
-    def _update_static_timer(self) -> None:
-        """Republish the static set every ``static_republish_period`` s of the steady clock
-        (a paused simulation must not stop it); never for 0."""
-        if self._static_timer is not None:
-            self.destroy_timer(self._static_timer)
-            self._static_timer = None
-        period_s = self.settings.static_republish_period
-        if period_s > 0.0:
-            steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._static_timer = self.create_timer(
-                period_s,
-                self._edges.timer("static republish", self._republish_statics),
-                clock=steady,
-            )
-
     def _declare_zeros(self, model: LoadedModel, at_start: bool) -> None:
         """Declare ``zeros.<joint>`` for every moving joint of ``model`` that is no mimic
         follower (a value given at start is read then, and checked by ``_on_set_parameters``);
@@ -672,14 +368,6 @@ class JointTfPublisher(Node):
 
     # -- model ----------------------------------------------------------------------------------
 
-    def _load(
-        self, text: str, settings: Settings, source: str, path: Path | None = None
-    ) -> LoadedModel:
-        """``load_description`` (the attachments of ``settings`` composed onto ``text``),
-        its warnings to this node's logger."""
-        with package_logs_to(self.get_logger()):
-            return load_description(text, settings, source, path)
-
     def _replace_model(self, model: LoadedModel, settings: Settings) -> Reconfigured:
         """Make ``model`` (prepared with ``settings``) current: the install path, then its
         ``zeros.<joint>`` parameters; a description refused before is no longer reported."""
@@ -688,52 +376,14 @@ class JointTfPublisher(Node):
         self.pipeline.health.refused_description = None
         return changes
 
-    def _update_watch_timer(self) -> None:
-        """Check the description file every ``WATCH_PERIOD_S`` of the steady clock while the
-        description comes from one (a sim clock that does not run cannot stop it)."""
-        watching = self._described.watch is not None
-        if not watching and self._watch_timer is not None:
-            self.destroy_timer(self._watch_timer)
-            self._watch_timer = None
-        elif watching and self._watch_timer is None:
-            steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self._watch_timer = self.create_timer(
-                WATCH_PERIOD_S,
-                self._edges.timer("description_file watch", self._check_description_file),
-                clock=steady,
-            )
-
-    def _say_watched(self, watch: DescriptionFileWatch) -> None:
-        files = valid_utf8(", ".join(str(path) for path in watch.files))
-        self.get_logger().info(f"description_file: watching {files} for saves")
-
-    def _check_description_file(self) -> None:
-        """Load the description file again if a save changed it (``DescriptionFileWatch``);
-        a save that does not load is said once (log, health report), the model stays."""
-        watch = self._described.watch
-        if watch is None:
-            return
-        watched = watch.files
-        with reading_under(self._file_rules):
-            outcome = watch.poll(partial(file_model, self._load, self.settings))
-        if watch.files != watched:
-            self._say_watched(watch)
-        if isinstance(outcome, Refused):
-            self.get_logger().error(outcome.reason)
-            self.pipeline.health.refused_description = outcome.reason
-        elif outcome is not None:
-            self.get_logger().info(f"description_file {watch.path} changed: reloaded")
-            self._replace_model(*outcome.loaded)
-
     def _install(self, model: LoadedModel, settings: Settings | None = None) -> Reconfigured:
         """Make ``model`` current (under ``settings`` if given): publish its description
         (parameter mode) and statics; what else the change of settings asks of the node."""
         changes = self.pipeline.install(model, settings)
         if changes.switch_global_tree:
-            self._switch_global_tree()
-        if self._description_pub is not None:
-            self._description_pub.publish(String(data=model.text))
-        self._publish_statics()
+            self._outputs.switch_global_tree()
+        self._description.publish(model)
+        self._outputs.publish_statics()
         self._remote.update()
         kin = model.kin
         self.get_logger().info(
@@ -742,57 +392,16 @@ class JointTfPublisher(Node):
         )
         return changes
 
-    def _switch_global_tree(self) -> None:
-        """Open the global tree's publishers where the settings ask for a global tree, close
-        them where they no longer do."""
-        wanted = global_tree_on(self.settings)
-        if wanted and self._global_tree is None:
-            self._global_tree = GlobalTree(self)
-        elif not wanted and self._global_tree is not None:
-            self._global_tree.destroy()
-            self._global_tree = None
-        self._attach_global_tree()
-        self._union.writers_changed()
-
-    def _attach_global_tree(self) -> None:
-        """Hand the global tree's publishers (or None) to the node's tf publishers."""
-        tree = self._global_tree
-        self._tf_static.global_publisher = None if tree is None else tree.tf_static
-        self._tf.global_publisher = None if tree is None else tree.tf
-
     def destroy_node(self) -> None:
         """Destroy the node, and the global tree's publishers and the static union's node
         with it (and stop a xacro expansion its file watch started)."""
-        described = getattr(self, "_described", None)
-        if described is not None and described.watch is not None:
-            described.watch.close()
-        if getattr(self, "_union", None) is not None:
-            self._union.destroy()
-        if self._global_tree is not None:
-            self._global_tree.destroy()
-            self._global_tree = None
+        description = getattr(self, "_description", None)  # None: a start refused before it
+        if description is not None:
+            description.close()
+        outputs = getattr(self, "_outputs", None)  # None: a start refused before them
+        if outputs is not None:
+            outputs.destroy()
         super().destroy_node()
-
-    def _publish_statics(self) -> None:
-        """Publish the complete static set of the current model under the current settings."""
-        self._union.publish(self.pipeline.static_publication(self._now_ns()))
-
-    def _republish_statics(self) -> None:
-        """Every static set again, as it was: ``/tf_static`` and the remote output's."""
-        self._union.republish()
-        self._remote.republish_statics()
-
-    def _on_description_message(self, msg: String) -> None:
-        try:
-            with reading_under(self._file_rules):
-                model, settings = prepared_model(self._load, msg.data, TOPIC_SOURCE, self.settings)
-        except (ModelError, ParameterRejected) as err:
-            running = self.pipeline.model is not None
-            reason = refusal(DescriptionSource.TOPIC, err, running)
-            self.get_logger().error(reason)
-            self.pipeline.health.refused_description = reason
-            return
-        self._replace_model(model, settings)
 
 
 def _never() -> bool:

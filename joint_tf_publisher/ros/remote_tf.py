@@ -16,16 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rclpy.clock import Clock
-from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.timer import Timer
 
 from ..node_core.parameters import ParameterRejected, Settings
 from ..node_core.pipeline import JointStatePipeline, LoadedModel
 from ..node_core.remote_output import RemoteOutput, check_choice, remote_on, static_topic
 from ..node_core.tf_outputs import GLOBAL_TF_STATIC_TOPIC, GLOBAL_TF_TOPIC, TfTopics
 from .tf_publishers import RemoteTfPublisher
+from .timers import RestartableTimer
 
 #: The topic of the solved passive joints (``publish_loop_joint_states``), relative.
 LOOP_JOINT_STATES = "loop_joint_states"
@@ -67,7 +65,6 @@ class RemoteTf:
         guard: Callable[[str, Callable[[], None]], Callable[[], None]] | None = None,
     ) -> None:
         self._node = node
-        self._guard = guard
         self._pipeline = pipeline
         self._own_topics = own_topics
         self._now_ns = now_ns
@@ -77,7 +74,8 @@ class RemoteTf:
         self._topic: str | None = None
         #: Publishers ``check`` made for a new topic, used by the next ``update`` (topic, them).
         self._prepared: tuple[str, RemoteTfPublisher] | None = None
-        self._timer: Timer | None = None
+        tick = self._tick if guard is None else guard("remote", self._tick)
+        self._timer = RestartableTimer(node, tick)
 
     def check(self, settings: Settings, model: LoadedModel | None) -> None:
         """ParameterRejected where the remote output of ``settings`` cannot be: a chosen
@@ -160,14 +158,8 @@ class RemoteTf:
             self.publisher, self._topic = new, change.topic
         self._drop_prepared()  # made for a change that did not come (another one did)
         if change.restart_timer:
-            if self._timer is not None:
-                node.destroy_timer(self._timer)
-                self._timer = None
-            if change.topic is not None:
-                steady = Clock(clock_type=ClockType.STEADY_TIME)
-                period_s = 1.0 / self._pipeline.settings.remote_rate
-                tick = self._tick if self._guard is None else self._guard("remote", self._tick)
-                self._timer = node.create_timer(period_s, tick, clock=steady)
+            on = change.topic is not None
+            self._timer.restart(1.0 / self._pipeline.settings.remote_rate if on else 0.0)
         if (change.republish_statics or change.reopen) and self.publisher is not None:
             publication = self.output.static_publication(self._now_ns())
             if publication is not None:

@@ -48,12 +48,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
-from rclpy.clock import Clock
-from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.subscription import Subscription
-from rclpy.timer import Timer
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
@@ -74,6 +71,7 @@ from ..stamps import NS_PER_S
 from .edges import Edges, decoded
 from .qos import latched_qos, tf_listener_static_qos, union_writers_listener_qos
 from .tf_publishers import GLOBAL_TREE_NODE_SUFFIX, StaticTfPublisher, to_message, unspun_node
+from .timers import RestartableTimer
 
 #: Where each node with the union on latches the GIDs of its ``/tf_static`` writers.
 UNION_WRITERS_TOPIC = "/tf_static_union_writers"
@@ -157,7 +155,6 @@ class StaticUnionPart:
         self._node = node
         self._pipeline = pipeline
         self._tf_static = tf_static
-        self._edges = edges
         self._topic = tf_static.publisher.topic_name
         self._own: Publication | None = None
         self.union: StaticUnion | None = None
@@ -168,7 +165,7 @@ class StaticUnionPart:
         self._subscription: Subscription[Any] | None = None
         self._announcements: Subscription[Any] | None = None
         self._announcer: Publisher[String] | None = None
-        self._timer: Timer | None = None
+        self._timer = RestartableTimer(node, edges.timer("static union", self._turn))
         #: When the current turn began, and when the graph was read last (steady ns).
         self._turn_ns = self._last_graph_ns = 0
         #: Other unions' writers: per announcing writer, the GIDs it announced, and its
@@ -265,10 +262,7 @@ class StaticUnionPart:
         self._subscription = reader.create_subscription(
             TFMessage, self._topic, _ignored, tf_listener_static_qos(), raw=True
         )
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._timer = node.create_timer(
-            POLL_S, self._edges.timer("static union", self._turn), clock=steady
-        )
+        self._timer.restart(POLL_S)
         self._report()
 
     def _stop(self) -> None:
@@ -285,12 +279,10 @@ class StaticUnionPart:
             host._guests.remove(self)
             host._members_changed()
             return
-        if self._timer is not None:
-            self._node.destroy_timer(self._timer)
+        self._timer.stop()
         if self._reader is not None:
             self._reader.destroy_node()  # its subscriptions and announcement go with it
         self._reader = self._subscription = self._announcements = self._announcer = None
-        self._timer = None
         self._announced.clear()
         self._names, self._announcers, self._own_writers = {}, {}, frozenset()
         union, self.union = self.union, None

@@ -101,7 +101,7 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
         assert set().union(*late.frames) >= global_frames  # each global tree's writer sends
         # the first robot leaves: the other hosts the union, the foreign frame kept
         host = next(
-            name for name, node in the_fleet.robots.items() if node._union.union is not None
+            name for name, node in the_fleet.robots.items() if node._outputs.union.union is not None
         )
         other = ({"/r1", "/r2"} - {host}).pop()
         the_fleet.set_parameters([Parameter("robots", value=[other.strip("/")])])
@@ -111,7 +111,7 @@ def test_one_union_for_the_whole_fleet(ros: Any, tmp_path: Path) -> None:
         assert ros.spin_until(lambda: len(the_fleet.robots) == 1, WAIT_S)
         late = LateSubscriber(ros)
         assert ros.spin_until(lambda: survivors in late.frames, WAIT_S)
-        assert the_fleet.robots[other]._union.union is not None
+        assert the_fleet.robots[other]._outputs.union.union is not None
     finally:
         if thread.is_alive():  # the fleet's loop ends before its context does
             os.kill(os.getpid(), signal.SIGINT)

@@ -207,8 +207,8 @@ def test_loop_joint_states_is_no_source_nor_remote_topic_and_stays_in_the_namesp
         context=ros.context, parameter_overrides=parameters, namespace="/r45/arm"
     )
     ros._owned.append(node)
-    assert node._loop_states is not None
-    assert node._loop_states.topic_name == "/r45/arm/loop_joint_states"
+    assert node._inputs.loop_states is not None
+    assert node._inputs.loop_states.topic_name == "/r45/arm/loop_joint_states"
     for topic in (
         "loop_joint_states",
         "/r45/arm/loop_joint_states",
