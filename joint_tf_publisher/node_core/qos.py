@@ -9,22 +9,22 @@ of each) and the bag commands (``cli/bag/qos.py``: rosbags' ``Qos`` of ``/tf`` a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, auto
 
 
 class Reliability(Enum):
     """Whether a lost sample is sent again (rclpy's ``ReliabilityPolicy``)."""
 
-    RELIABLE = "reliable"
-    BEST_EFFORT = "best_effort"
+    RELIABLE = auto()
+    BEST_EFFORT = auto()
 
 
 class Durability(Enum):
     """Whether a late subscriber gets the samples sent before it came (rclpy's
     ``DurabilityPolicy``)."""
 
-    VOLATILE = "volatile"
-    TRANSIENT_LOCAL = "transient_local"
+    VOLATILE = auto()
+    TRANSIENT_LOCAL = auto()
 
 
 @dataclass(frozen=True)
