@@ -114,8 +114,11 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
     """Seconds of each part of a repair of ``source``, alone, in this process: reading the
     bag (rosbags), the pipeline on its JointStates in memory, writing as many TFMessages."""
     from joint_tf_publisher.cli.bag import messages
+    from joint_tf_publisher.cli.bag.qos import tf_qos
+    from joint_tf_publisher.cli.bag.reader import open_bag
     from joint_tf_publisher.cli.bag.repair import StderrLogger
-    from joint_tf_publisher.cli.bag.storage import BagOutput, open_bag, tf_qos
+    from joint_tf_publisher.cli.bag.types import TF_MESSAGE
+    from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
     from joint_tf_publisher.health.reporting import Reporter
     from joint_tf_publisher.node_core.parameter_changes import (
         TOPIC_SOURCE,
@@ -126,9 +129,8 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
     from joint_tf_publisher.node_core.pipeline import JointStatePipeline
 
     started = time.perf_counter()
-    bag = open_bag(source)
-    states = [bytes(data) for c, _, data in bag.messages() if c.topic == "/joint_states"]
-    bag.close()
+    with open_bag(source) as bag:
+        states = [bytes(data) for c, _, data in bag.messages() if c.topic == "/joint_states"]
     read_s = time.perf_counter() - started
 
     settings = Settings(ignore_timestamp=True)
@@ -147,12 +149,12 @@ def parts(source: Path, workdir: Path) -> dict[str, float]:
     pipeline_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    output = BagOutput(workdir / "write_only", "sqlite3", force=True)
-    definition, digest = messages.definition("tf2_msgs/msg/TFMessage")
-    connection = output.connection("/tf", "tf2_msgs/msg/TFMessage", definition, digest, [tf_qos()])
-    for k, data in enumerate(out):
-        output.write(connection, T0_NS + k * 1_000_000, data)
-    output.finish()
+    with BagOutput(workdir / "write_only", "sqlite3", force=True) as output:
+        definition, digest = messages.definition(TF_MESSAGE)
+        tf = BagTopic("/tf", TF_MESSAGE, (tf_qos(),), msgdef=definition, digest=digest)
+        connection = output.connection(tf)
+        for k, data in enumerate(out):
+            output.write(connection, T0_NS + k * 1_000_000, data)
     write_s = time.perf_counter() - started
     return {"read": read_s, "pipeline": pipeline_s, "write": write_s, "count": float(len(states))}
 

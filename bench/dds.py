@@ -2,7 +2,9 @@
 
 A node runs as a subprocess on a parameters file; the ``Probe`` publishes JointState stamped
 with the wall clock and reads /tf raw (the first stamp at ``STAMP_OFFSET`` of the CDR bytes):
-receipt minus stamp is the latency. /tf is taken with one reused wait set (``read_raw``): an
+receipt minus stamp is the latency. /tf is taken by the bench's one raw reader
+(``RawTfReader``, which the fleet and remote sections use too; the QoS are the node's,
+``ros/qos.py``) with one reused wait set (``read_raw``): an
 executor's per-message overhead would make the bench the slow reliable reader that stalls the
 node's writer at 1 kHz. The node's CPU time comes from its CPU-time clock and, per thread,
 from /proc (both in nanoseconds); its memory from /proc.
@@ -186,6 +188,40 @@ def read_raw(
                 on_message(taken[0])
 
 
+class RawTfReader:
+    """A TFMessage topic read raw, the bench's one reader of /tf (and remote/tf): a node of
+    its own, outside any executor, a raw subscription with ``qos`` (default: the node's
+    ``tf_qos``) and a thread handing every message's bytes to ``on_message``
+    (``read_raw``) until ``close``."""
+
+    def __init__(
+        self, topic: str, name: str, on_message: Callable[[bytes], None], qos: Any = None
+    ) -> None:
+        import rclpy
+        from tf2_msgs.msg import TFMessage
+
+        from joint_tf_publisher.ros.qos import tf_qos
+
+        self._node = rclpy.create_node(name)
+        subscription = self._node.create_subscription(
+            TFMessage, topic, lambda _: None, tf_qos() if qos is None else qos, raw=True
+        )
+        self._closing = False
+        done = lambda: self._closing or not rclpy.ok()  # noqa: E731
+        self._thread = threading.Thread(
+            target=read_raw,
+            args=(subscription, self._node.context, TFMessage, on_message, done),
+            daemon=True,
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the thread and destroy the node (rclpy itself stays up)."""
+        self._closing = True
+        self._thread.join(timeout=2.0)
+        self._node.destroy_node()
+
+
 @dataclass
 class Window:
     """One rate's timed window: counts, latencies (s), the node's CPU and memory."""
@@ -231,9 +267,10 @@ class Probe:
     ) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from tf2_msgs.msg import TFMessage
+
+        from joint_tf_publisher.ros.qos import tf_static_qos
 
         self.node = rclpy.create_node("jtp_bench_probe")
         self.publisher = self.node.create_publisher(JointState, topic, 100)
@@ -244,29 +281,14 @@ class Probe:
         self.kept: list[bytes] = []
         self.static_message: Any = None
         self.static_received_s = math.nan  # time.monotonic() at the last /tf_static
-        latched = QoSProfile(
-            depth=1,
-            reliability=ReliabilityPolicy.RELIABLE,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL,
-        )
-        self.node.create_subscription(TFMessage, "/tf_static", self._on_static, latched)
-        self._tf_node = rclpy.create_node("jtp_bench_tf")
-        tf_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        tf = self._tf_node.create_subscription(TFMessage, "/tf", lambda _: None, tf_qos, raw=True)
+        self.node.create_subscription(TFMessage, "/tf_static", self._on_static, tf_static_qos())
+        self._tf = RawTfReader("/tf", "jtp_bench_tf", self._on_tf)
         self._closing = False
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
         done = lambda: self._closing or not rclpy.ok()  # noqa: E731
-        self._threads = [
-            threading.Thread(target=self._spin, args=(done,), daemon=True),
-            threading.Thread(
-                target=read_raw,
-                args=(tf, self._tf_node.context, TFMessage, self._on_tf, done),
-                daemon=True,
-            ),
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._thread = threading.Thread(target=self._spin, args=(done,), daemon=True)
+        self._thread.start()
 
     def _spin(self, done: Callable[[], bool]) -> None:
         while not done():
@@ -329,10 +351,9 @@ class Probe:
     def close(self) -> None:
         """Stop the threads and destroy the nodes (rclpy itself stays up)."""
         self._closing = True
-        for thread in self._threads:
-            thread.join(timeout=2.0)
+        self._thread.join(timeout=2.0)
+        self._tf.close()
         self.executor.shutdown(timeout_sec=1.0)
-        self._tf_node.destroy_node()
         self.node.destroy_node()
 
 

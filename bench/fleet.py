@@ -63,6 +63,9 @@ RATE_HZ = 100.0
 LIMIT_ROBOTS = 10
 LIMIT_RATES_HZ = (300.0, 600.0, 1000.0)
 STARTUP_TIMEOUT_S = 120.0
+#: History depth of the bench's /tf reader (the node's ``tf_qos`` deepened): every robot's
+#: /tf at once is counted, none dropped while the reader thread waits for the GIL.
+TF_READER_DEPTH = 1000
 SETTLE_S = 1.0
 FLEET = "fleet"
 PROCESSES = "processes"
@@ -161,10 +164,11 @@ class Bench:
     def __init__(self, robots: int) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rclpy.serialization import serialize_message
         from sensor_msgs.msg import JointState
         from tf2_msgs.msg import TFMessage
+
+        from joint_tf_publisher.ros.qos import tf_listener_static_qos, tf_qos
 
         self.node = rclpy.create_node("jtp_bench_fleet")
         self.publishers = []
@@ -177,29 +181,18 @@ class Bench:
                 self.node.create_publisher(JointState, f"/r{k}/joint_states", 10)
             )
         self.statics: dict[str, float] = {}  # robot prefix -> time.monotonic() of its set
-        latched = QoSProfile(
-            depth=100,
-            reliability=ReliabilityPolicy.RELIABLE,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        self.node.create_subscription(
+            TFMessage, "/tf_static", self._on_static, tf_listener_static_qos()
         )
-        self.node.create_subscription(TFMessage, "/tf_static", self._on_static, latched)
         self.received = 0
-        self._tf_node = rclpy.create_node("jtp_bench_fleet_tf")
-        tf_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-        tf = self._tf_node.create_subscription(TFMessage, "/tf", lambda _: None, tf_qos, raw=True)
+        deep_tf_qos = tf_qos()
+        deep_tf_qos.depth = TF_READER_DEPTH
+        self._tf = dds.RawTfReader("/tf", "jtp_bench_fleet_tf", self._count, deep_tf_qos)
         self._closing = False
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
-        self._threads = [
-            threading.Thread(target=self._spin, daemon=True),
-            threading.Thread(
-                target=dds.read_raw,
-                args=(tf, self._tf_node.context, TFMessage, self._count, lambda: self._closing),
-                daemon=True,
-            ),
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
 
     def _spin(self) -> None:
         while not self._closing:
@@ -244,10 +237,9 @@ class Bench:
 
     def close(self) -> None:
         self._closing = True
-        for thread in self._threads:
-            thread.join(timeout=2.0)
+        self._thread.join(timeout=2.0)
+        self._tf.close()
         self.executor.shutdown(timeout_sec=1.0)
-        self._tf_node.destroy_node()
         self.node.destroy_node()
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,38 +40,20 @@ PLAIN, REMOTE = "ours", "ours+remote"
 
 
 class ByteCounter:
-    """Serialized bytes and messages of one TFMessage topic, read raw by a thread of its own
-    (``dds.read_raw``) on a node of its own."""
+    """Serialized bytes and messages of one TFMessage topic, read by the bench's raw reader
+    (``dds.RawTfReader``, the node's ``tf_qos``) on a node of its own."""
 
     def __init__(self, topic: str, name: str) -> None:
-        import rclpy
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from tf2_msgs.msg import TFMessage
-
         self.bytes = 0
         self.messages = 0
-        self._node = rclpy.create_node(f"jtp_bench_bytes_{name}")
-        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        subscription = self._node.create_subscription(
-            TFMessage, topic, lambda _: None, qos, raw=True
-        )
-        self._closing = False
-        done = lambda: self._closing or not rclpy.ok()  # noqa: E731
-        self._thread = threading.Thread(
-            target=dds.read_raw,
-            args=(subscription, self._node.context, TFMessage, self._count, done),
-            daemon=True,
-        )
-        self._thread.start()
+        self._reader = dds.RawTfReader(topic, f"jtp_bench_bytes_{name}", self._count)
 
     def _count(self, data: bytes) -> None:
         self.bytes += len(data)
         self.messages += 1
 
     def close(self) -> None:
-        self._closing = True
-        self._thread.join(timeout=2.0)
-        self._node.destroy_node()
+        self._reader.close()
 
 
 @dataclass

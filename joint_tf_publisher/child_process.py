@@ -1,7 +1,7 @@
 """The one way the package starts a Python process of its own, isolated from the caller.
 
 ``python_command(module, *args)`` is the command line of every Python child of the package:
-the xacro runner (``description.xacro_process``), the bag writer (``cli.bag.storage``) and
+the xacro runner (``description.xacro_process``), the bag writer (``cli.bag.writer_process``) and
 the node that the command line's ``run`` starts (``cli.demo``). ``python -m`` and ``python
 -c`` put the working folder first on ``sys.path`` (a ``queue.py`` there ran in the bag
 writer, #43.2), and ``PYTHONPATH`` goes before the standard library. So the child runs

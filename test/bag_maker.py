@@ -14,7 +14,7 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 from rosbags.typesys import Stores, get_typestore
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
+from joint_tf_publisher.cli.bag.qos import tf_qos, tf_static_qos
 
 STORE = get_typestore(Stores.ROS2_JAZZY)
 JOINT_STATE = "sensor_msgs/msg/JointState"

@@ -1,4 +1,5 @@
-"""Every QoS profile of the package's topics, in one place (docs/node.md lists the node's).
+"""Every QoS profile of the package's topics as rclpy's ``QoSProfile`` (docs/node.md lists the
+node's); their numbers are ``node_core/qos.py``'s, which the bag commands read too.
 
 Each function returns a fresh profile: rclpy writes QoS overrides into the one it is given.
 
@@ -20,94 +21,83 @@ from __future__ import annotations
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-#: Queue depth of the joint-state subscriptions: 100 ms at 1 kHz (sensor data QoS has 5).
-JOINT_STATES_DEPTH = 100
-#: History depth of ``/tf``: tf2_ros's ``TransformBroadcaster`` default.
-TF_DEPTH = 100
-#: History depth of a ``/tf_static`` reader: room for the latched sets of many publishers at
-#: once (a keep-last-1 reader keeps one of them when several arrive together), as tf2_ros's
-#: ``TransformListener`` keeps.
-TF_LISTENER_STATIC_DEPTH = 100
-#: History depth of a ``/clock`` reader.
-CLOCK_DEPTH = 10
-#: History depth of a ``/diagnostics`` reader: every status of a burst of several nodes.
-DIAGNOSTICS_LISTENER_DEPTH = 100
-#: History depth of a ``joint_states`` publisher: rclpy's usual 10, as joint_state_publisher.
-JOINT_STATES_PUBLISHER_DEPTH = 10
+from ..node_core import qos
+from ..node_core.qos import Durability, Reliability, TopicQos
+
+_RELIABILITY = {
+    Reliability.RELIABLE: ReliabilityPolicy.RELIABLE,
+    Reliability.BEST_EFFORT: ReliabilityPolicy.BEST_EFFORT,
+}
+_DURABILITY = {
+    Durability.VOLATILE: DurabilityPolicy.VOLATILE,
+    Durability.TRANSIENT_LOCAL: DurabilityPolicy.TRANSIENT_LOCAL,
+}
 
 
-def joint_states_qos() -> QoSProfile:
-    """Sensor data's QoS (best effort, so any publisher matches; volatile) with a deeper
-    queue, ``JOINT_STATES_DEPTH``; overridable with ``qos_overrides.<topic>.subscription.*``."""
-    return _keep_last(JOINT_STATES_DEPTH, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
-
-
-def latched_qos() -> QoSProfile:
-    """Keep last 1, reliable, transient local: a late subscriber gets the last message."""
-    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def tf_qos() -> QoSProfile:
-    """``/tf``: keep last ``TF_DEPTH``, reliable, volatile, as tf2_ros's
-    ``TransformBroadcaster`` publishes (C++ ``DynamicBroadcasterQoS``)."""
-    return _keep_last(TF_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
-
-
-def remote_tf_qos() -> QoSProfile:
-    """``remote/tf``: keep last 1, reliable, volatile: a reader behind a slow link gets the
-    latest message, never a queue of old ones (reliable, so tf2 listeners match it)."""
-    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
-
-
-def tf_static_qos() -> QoSProfile:
-    """``/tf_static``: ``latched_qos``, as tf2_ros's ``StaticTransformBroadcaster`` publishes
-    (C++ ``StaticBroadcasterQoS``: keep last 1, reliable, transient local)."""
-    return latched_qos()
-
-
-def tf_listener_static_qos() -> QoSProfile:
-    """A ``/tf_static`` reader: keep last ``TF_LISTENER_STATIC_DEPTH``, reliable, transient
-    local, as tf2_ros's ``TransformListener`` reads it (C++ ``StaticListenerQoS``)."""
-    return _keep_last(
-        TF_LISTENER_STATIC_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL
+def profile(topic_qos: TopicQos) -> QoSProfile:
+    """A fresh ``QoSProfile`` of ``topic_qos``: keep last its depth, its reliability and
+    durability."""
+    return QoSProfile(
+        depth=topic_qos.depth,
+        history=HistoryPolicy.KEEP_LAST,
+        reliability=_RELIABILITY[topic_qos.reliability],
+        durability=_DURABILITY[topic_qos.durability],
     )
 
 
+def joint_states_qos() -> QoSProfile:
+    """``qos.JOINT_STATES``; overridable with ``qos_overrides.<topic>.subscription.*``."""
+    return profile(qos.JOINT_STATES)
+
+
+def latched_qos() -> QoSProfile:
+    """``qos.LATCHED``: a late subscriber gets the last message."""
+    return profile(qos.LATCHED)
+
+
+def tf_qos() -> QoSProfile:
+    """``/tf``: ``qos.TF``, as tf2_ros's ``TransformBroadcaster`` publishes."""
+    return profile(qos.TF)
+
+
+def remote_tf_qos() -> QoSProfile:
+    """``remote/tf``: ``qos.REMOTE_TF``, keep last 1."""
+    return profile(qos.REMOTE_TF)
+
+
+def tf_static_qos() -> QoSProfile:
+    """``/tf_static``: ``qos.TF_STATIC`` (``latched_qos``), as tf2_ros's
+    ``StaticTransformBroadcaster`` publishes."""
+    return profile(qos.TF_STATIC)
+
+
+def tf_listener_static_qos() -> QoSProfile:
+    """A ``/tf_static`` reader: ``qos.TF_LISTENER_STATIC``, as tf2_ros's
+    ``TransformListener`` reads it."""
+    return profile(qos.TF_LISTENER_STATIC)
+
+
 def union_writers_listener_qos() -> QoSProfile:
-    """A reader of the static unions' announcements: keep last ``TF_LISTENER_STATIC_DEPTH``,
-    reliable, transient local (each union node latches one; a late joiner gets them all)."""
+    """A reader of the static unions' announcements: ``tf_listener_static_qos`` (each union
+    node latches one; a late joiner gets them all)."""
     return tf_listener_static_qos()
 
 
 def clock_qos() -> QoSProfile:
-    """A ``/clock`` reader: best effort, so it matches publishers of either reliability."""
-    return _keep_last(CLOCK_DEPTH, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
+    """A ``/clock`` reader: ``qos.CLOCK``."""
+    return profile(qos.CLOCK)
 
 
 def diagnostics_qos() -> QoSProfile:
-    """``/diagnostics`` published: keep last 1, reliable, volatile, as diagnostic_updater's
-    publisher (``create_publisher(DiagnosticArray, '/diagnostics', 1)``)."""
-    return _keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
+    """``/diagnostics`` published: ``qos.DIAGNOSTICS``, as diagnostic_updater's publisher."""
+    return profile(qos.DIAGNOSTICS)
 
 
 def diagnostics_listener_qos() -> QoSProfile:
-    """A ``/diagnostics`` reader: keep last ``DIAGNOSTICS_LISTENER_DEPTH``, reliable, volatile."""
-    return _keep_last(
-        DIAGNOSTICS_LISTENER_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE
-    )
+    """A ``/diagnostics`` reader: ``qos.DIAGNOSTICS_LISTENER``."""
+    return profile(qos.DIAGNOSTICS_LISTENER)
 
 
 def joint_states_publisher_qos() -> QoSProfile:
-    """``joint_states`` published: keep last ``JOINT_STATES_PUBLISHER_DEPTH``, reliable,
-    volatile (what ``create_publisher(JointState, 'joint_states', 10)`` gives)."""
-    return _keep_last(
-        JOINT_STATES_PUBLISHER_DEPTH, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE
-    )
-
-
-def _keep_last(
-    depth: int, reliability: ReliabilityPolicy, durability: DurabilityPolicy
-) -> QoSProfile:
-    return QoSProfile(
-        depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=reliability, durability=durability
-    )
+    """``joint_states`` published: ``qos.JOINT_STATES_PUBLISHER``."""
+    return profile(qos.JOINT_STATES_PUBLISHER)

@@ -18,10 +18,10 @@ def test_the_bag_writer_imports_nothing_from_the_caller(
     tmp_path: Path, markers: Path, hostile_on_the_path: None
 ) -> None:
     pytest.importorskip("rosbags")
-    from joint_tf_publisher.cli.bag.storage import BagOutput
+    from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
 
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    connection = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef="string data\n"))
     out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
     out.finish()
     assert out.process.returncode == 0
@@ -35,7 +35,7 @@ def test_a_child_starts_when_the_working_folder_is_gone(
     ``os.getcwd`` fails there; the bag writer still starts, isolated, and writes its bag
     (was a FileNotFoundError before the child started)."""
     pytest.importorskip("rosbags")
-    from joint_tf_publisher.cli.bag.storage import BagOutput
+    from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
 
     gone = tmp_path / "gone"
     gone.mkdir()
@@ -43,7 +43,7 @@ def test_a_child_starts_when_the_working_folder_is_gone(
     gone.rmdir()
     assert "-I" in python_command("joint_tf_publisher.child_process")
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    connection = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    connection = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef="string data\n"))
     out.write(connection, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00")
     out.finish()
     assert out.process.returncode == 0

@@ -29,7 +29,8 @@ from repo_paths import REPO_ROOT
 from union_status import union_report
 
 from joint_tf_publisher import Robot
-from joint_tf_publisher.cli.bag.storage import DIAGNOSTIC_ARRAY, tf_static_qos
+from joint_tf_publisher.cli.bag.qos import tf_static_qos
+from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
 from joint_tf_publisher.cli.doctor.observation import Observation
 from joint_tf_publisher.cli.doctor.report import json_report

@@ -19,7 +19,7 @@ import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 
-from joint_tf_publisher.cli.bag import storage
+from joint_tf_publisher.cli.bag import writer
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -220,7 +220,7 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "photo.jpg").write_text("mine")
-    real = storage.replacement_refusal
+    real = writer.replacement_refusal
     calls: list[Path] = []
 
     def swapping(path: Path, force: bool) -> str | None:
@@ -236,7 +236,7 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
                 rec.rename(path)
         return refusal
 
-    monkeypatch.setattr(storage, "replacement_refusal", swapping)
+    monkeypatch.setattr(writer, "replacement_refusal", swapping)
     input_listing = listing(rec)
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
     err = capsys.readouterr().err.strip()

@@ -12,7 +12,7 @@ from rosbags.rosbag2 import Reader
 from test_bag_doctor import ARM, S, doctor, every, finding, kinds, states_bag
 
 from joint_tf_publisher.cli.bag import messages
-from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
+from joint_tf_publisher.cli.bag.qos import tf_qos, tf_static_qos
 from joint_tf_publisher.cli.main import main
 
 pytest.importorskip("rosbags", reason="bag repair needs rosbags (requirements/dev.txt)")

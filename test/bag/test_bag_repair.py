@@ -33,7 +33,7 @@ from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag import messages
-from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
+from joint_tf_publisher.cli.bag.qos import tf_qos, tf_static_qos
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.cli.params_file import ParamsFileError, node_parameters
 from joint_tf_publisher.health.reporting import Reporter
@@ -572,22 +572,6 @@ def test_a_bad_params_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     (tmp_path / "empty.yaml").write_text("just: text\n")
     with pytest.raises(ParamsFileError, match="not a parameters file"):
         node_parameters(tmp_path / "empty.yaml")
-
-
-def test_the_bag_qos_are_the_nodes() -> None:
-    """The QoS written for /tf and /tf_static are ros/qos.py's profiles (one fact)."""
-    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
-
-    from joint_tf_publisher.ros import qos
-
-    for written, profile in ((tf_qos(), qos.tf_qos()), (tf_static_qos(), qos.tf_static_qos())):
-        assert written.depth == profile.depth
-        assert (written.reliability is QosReliability.RELIABLE) == (
-            profile.reliability == ReliabilityPolicy.RELIABLE
-        )
-        assert (written.durability is QosDurability.TRANSIENT_LOCAL) == (
-            profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
-        )
 
 
 def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> None:

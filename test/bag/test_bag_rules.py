@@ -32,8 +32,8 @@ from repo_paths import REPO_ROOT, TEST_DIR
 from rosbags.rosbag2 import Reader
 
 from joint_tf_publisher.cli.bag import messages
+from joint_tf_publisher.cli.bag.qos import tf_static_qos
 from joint_tf_publisher.cli.bag.repair import params_settings
-from joint_tf_publisher.cli.bag.storage import tf_static_qos
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key
 from joint_tf_publisher.health.reporting import Reporter

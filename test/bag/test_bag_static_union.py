@@ -23,7 +23,7 @@ from test_bag_repair import check_every_link
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag import messages
-from joint_tf_publisher.cli.bag.storage import tf_qos, tf_static_qos
+from joint_tf_publisher.cli.bag.qos import tf_qos, tf_static_qos
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"

@@ -1,9 +1,9 @@
-"""``storage``'s guards of what a bag output replaces, without the command around them:
-``is_rosbag2_bag`` (what ``--force`` may replace), ``BagOutput``'s start (the refusal, the
-writing process it was given, a stale partial folder of this process) and the check at
-``finish`` of what took the output's name since (the input bag, or a folder that holds it,
-by a rename or a hard link, is never removed; a symlink to it inside a bag is no reason to
-keep that bag)."""
+"""The output's (``writer``'s) guards of what a bag output replaces, without the command
+around them: ``is_rosbag2_bag`` (what ``--force`` may replace), ``BagOutput``'s start (the
+refusal, the writing process it was given, a stale partial folder of this process) and the
+check at ``finish`` of what took the output's name since (the input bag, or a folder that
+holds it, by a rename or a hard link, is never removed; a symlink to it inside a bag is no
+reason to keep that bag)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,16 @@ import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 
-from joint_tf_publisher.cli.bag.storage import (
+from joint_tf_publisher.cli.bag.errors import BagError
+from joint_tf_publisher.cli.bag.reader import bag_location, open_bag
+from joint_tf_publisher.cli.bag.settings import (
     MAX_METADATA_BYTES,
     METADATA,
     METADATA_KEY,
     WRITE_BATCH_BYTES,
-    BagError,
-    BagOutput,
-    bag_location,
-    is_rosbag2_bag,
-    start_writer,
 )
+from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, is_rosbag2_bag
+from joint_tf_publisher.cli.bag.writer_process import start_writer
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 #: The refusal ``finish`` gives when the output's name took the input since it was checked.
@@ -39,6 +38,18 @@ def listing(folder: Path) -> list[str]:
 def a_bag(path: Path, storage: str = "sqlite3") -> Path:
     bag, _ = recording(path, ARM, storage, count=3)
     return bag
+
+
+def test_an_input_in_a_with_block_is_closed_at_its_end(tmp_path: Path) -> None:
+    """``with open_bag(...)``: the bag open inside the block, closed after it, also when
+    the block raises."""
+    bag = a_bag(tmp_path / "in")
+    with open_bag(bag) as opened:
+        assert opened.reader.is_open and len(list(opened.messages())) > 0
+    assert not opened.reader.is_open
+    with pytest.raises(KeyboardInterrupt), open_bag(bag) as opened:
+        raise KeyboardInterrupt
+    assert not opened.reader.is_open
 
 
 def metadata_folder(tmp_path: Path, name: str, text: str) -> Path:
@@ -169,7 +180,7 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     """``source`` no longer there (nothing to protect): the bag is written. A message of
     ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch, sent."""
     out = BagOutput(tmp_path / "out", "sqlite3", force=False, source=tmp_path / "gone")
-    topic = out.connection("/a", "std_msgs/msg/String", "string data\n", "", [])
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef="string data\n"))
     out.write(topic, 1, bytes(WRITE_BATCH_BYTES - 1))
     assert out.batches_sent == 0
     out.write(topic, 2, b"x")

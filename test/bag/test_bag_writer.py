@@ -13,16 +13,16 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
+from joint_tf_publisher.cli.bag.errors import BagError
+from joint_tf_publisher.cli.bag.qos import tf_qos
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
-from joint_tf_publisher.cli.bag.storage import (
+from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
+from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
+from joint_tf_publisher.cli.bag.writer_process import (
     MAX_MESSAGE_BYTES,
-    WRITE_BATCH,
-    WRITE_BATCH_BYTES,
-    BagError,
-    BagOutput,
-    tf_qos,
+    batch_bytes,
+    batch_messages,
 )
-from joint_tf_publisher.cli.bag.writer_process import batch_bytes, batch_messages
 
 DEFINITION = "string data\n"
 
@@ -41,9 +41,12 @@ def test_a_batch_round_trips() -> None:
 def test_what_is_written_comes_out_in_order_byte_for_byte(tmp_path: Path, storage: str) -> None:
     wanted = messages_of(3 * WRITE_BATCH + 5)  # several batches and a partial one
     out = BagOutput(tmp_path / "out", storage, force=False)
-    first = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [tf_qos()])
-    second = out.connection("/b", "std_msgs/msg/String", DEFINITION, "", [])
-    assert out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [tf_qos()]) == first
+    first = out.connection(BagTopic("/a", "std_msgs/msg/String", (tf_qos(),), msgdef=DEFINITION))
+    second = out.connection(BagTopic("/b", "std_msgs/msg/String", msgdef=DEFINITION))
+    assert (
+        out.connection(BagTopic("/a", "std_msgs/msg/String", (tf_qos(),), msgdef=DEFINITION))
+        == first
+    )
     for k, (time_ns, data) in enumerate(wanted):
         out.write(first if k % 2 else second, time_ns, data)
     out.finish()
@@ -59,7 +62,7 @@ def test_a_connection_without_a_definition_gets_rosbags_own(tmp_path: Path) -> N
     from joint_tf_publisher.cli.bag.types import typestore
 
     out = BagOutput(tmp_path / "out", "mcap", force=False)
-    out.connection("/tf", "tf2_msgs/msg/TFMessage", None, "", [tf_qos()])
+    out.connection(BagTopic("/tf", "tf2_msgs/msg/TFMessage", (tf_qos(),)))
     out.finish()
     store = typestore()
     with Reader(tmp_path / "out") as reader:
@@ -71,7 +74,7 @@ def test_a_connection_without_a_definition_gets_rosbags_own(tmp_path: Path) -> N
 
 def test_a_failed_write_is_a_bag_error_at_finish(tmp_path: Path) -> None:
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    topic = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [])
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
     out.write(topic, 1, b"x")
     out.write(topic + 100, 2, b"y")  # no such connection in the writing process
     with pytest.raises(BagError, match=r"out: cannot write the bag: KeyError: 101"):
@@ -83,7 +86,7 @@ def test_a_failed_write_is_a_bag_error_at_finish(tmp_path: Path) -> None:
 
 def test_a_writing_process_that_dies_is_a_bag_error(tmp_path: Path) -> None:
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    topic = out.connection("/a", "std_msgs/msg/String", DEFINITION, "", [])
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
     out.process.kill()
     out.process.wait()
     with pytest.raises(BagError, match=r"out: cannot write the bag"):
@@ -92,6 +95,31 @@ def test_a_writing_process_that_dies_is_a_bag_error(tmp_path: Path) -> None:
         out.finish()
     out.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_raises(
+    tmp_path: Path,
+) -> None:
+    """``with BagOutput(...)``: the bag complete under its name after the block; a block that
+    raises (Ctrl-C too) or a ``finish`` that fails (the output's name taken meanwhile by a
+    folder that is no bag) leaves no partial folder, the writing process ended."""
+    topic = BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION)
+    with BagOutput(tmp_path / "done", "sqlite3", force=False) as out:
+        out.write(out.connection(topic), 1, b"x")
+    with Reader(tmp_path / "done") as reader:
+        assert [bytes(data) for _, _, data in reader.messages()] == [b"x"]
+    assert out.process.returncode == 0
+    with pytest.raises(KeyboardInterrupt), BagOutput(tmp_path / "cut", "sqlite3", False) as out:
+        out.write(out.connection(topic), 1, b"x")
+        raise KeyboardInterrupt
+    assert out.process.returncode is not None
+    with pytest.raises(BagError, match="taken exists and is not a rosbag2 bag"):
+        with BagOutput(tmp_path / "taken", "sqlite3", force=False) as out:
+            out.write(out.connection(topic), 1, b"x")
+            (tmp_path / "taken").mkdir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["done", "taken"]
+    assert list((tmp_path / "taken").iterdir()) == []
+    assert out.process.returncode is not None
 
 
 def test_an_output_it_cannot_create_is_a_bag_error(tmp_path: Path) -> None:
@@ -122,7 +150,7 @@ def test_batches_are_bounded_by_bytes_and_the_output_is_identical(tmp_path: Path
     assert 2 * size <= WRITE_BATCH_BYTES < 3 * size
     wanted = [(k * 1000, bytes([k]) * size) for k in range(20)]
     out = BagOutput(tmp_path / "out", "mcap", force=False)
-    image = out.connection("/camera/image_raw", "std_msgs/msg/String", DEFINITION, "", [])
+    image = out.connection(BagTopic("/camera/image_raw", "std_msgs/msg/String", msgdef=DEFINITION))
     for time_ns, data in wanted:
         out.write(image, time_ns, data)
     out.finish()
@@ -136,7 +164,7 @@ def test_a_message_over_the_pipes_limit_is_a_bag_error_naming_its_topic(tmp_path
     queued, naming the topic and the size (was a struct.error traceback when sent)."""
     huge = memoryview(np.zeros(MAX_MESSAGE_BYTES + 1, dtype=np.uint8))
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
-    cloud = out.connection("/points", "std_msgs/msg/String", DEFINITION, "", [])
+    cloud = out.connection(BagTopic("/points", "std_msgs/msg/String", msgdef=DEFINITION))
     out.write(cloud, 1, b"small")
     with pytest.raises(BagError, match=rf"/points is {MAX_MESSAGE_BYTES + 1} bytes, more than"):
         out.write(cloud, 2, huge)

@@ -28,9 +28,10 @@ from joint_tf_publisher.node_core.parameters import (  # noqa: E402
     ZEROS_DESCRIPTION,
     takes_any_empty_array,
 )
+from joint_tf_publisher.node_core.qos import JOINT_STATES_DEPTH  # noqa: E402
 from joint_tf_publisher.ros.node import JointTfPublisher  # noqa: E402
 from joint_tf_publisher.ros.parameter_declarations import StartupError  # noqa: E402
-from joint_tf_publisher.ros.qos import JOINT_STATES_DEPTH, tf_static_qos  # noqa: E402
+from joint_tf_publisher.ros.qos import tf_static_qos  # noqa: E402
 from joint_tf_publisher.ros.tf_publishers import layout_matches_rmw  # noqa: E402
 
 pytestmark = pytest.mark.ros

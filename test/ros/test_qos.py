@@ -12,6 +12,7 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 
 from rclpy.qos import QoSProfile, qos_profile_sensor_data  # noqa: E402
 
+from joint_tf_publisher.node_core.qos import DIAGNOSTICS_LISTENER_DEPTH, JOINT_STATES_DEPTH  # noqa: E402
 from joint_tf_publisher.ros import qos  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -24,9 +25,9 @@ def test_the_latched_profile_is_tf_static_s_and_keeps_one_sample() -> None:
 
 def test_joint_states_is_sensor_data_with_a_deeper_queue() -> None:
     expected = copy.copy(qos_profile_sensor_data)
-    expected.depth = qos.JOINT_STATES_DEPTH
+    expected.depth = JOINT_STATES_DEPTH
     assert qos.joint_states_qos() == expected
-    assert qos_profile_sensor_data.depth < qos.JOINT_STATES_DEPTH
+    assert qos_profile_sensor_data.depth < JOINT_STATES_DEPTH
 
 
 def test_each_call_gives_a_fresh_profile() -> None:
@@ -45,4 +46,4 @@ def test_diagnostics_and_joint_states_publishers_have_the_profiles_of_a_plain_de
     assert qos.joint_states_publisher_qos() == QoSProfile(depth=10)
     listener = qos.diagnostics_listener_qos()
     assert listener.reliability == qos.diagnostics_qos().reliability
-    assert listener.depth == qos.DIAGNOSTICS_LISTENER_DEPTH > 1
+    assert listener.depth == DIAGNOSTICS_LISTENER_DEPTH > 1

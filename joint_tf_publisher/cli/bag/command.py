@@ -16,9 +16,12 @@ from typing import Any
 
 from ...node_core.parameters import ParameterRejected, parse_description_args
 from ..arguments import UsageError
+from .errors import BagError
+from .reader import bag_location
 from .repair import RepairOptions, run_repair
-from .storage import STORAGES, BagError, bag_location, checked_output
+from .settings import STORAGES
 from .topics import robot_topics
+from .writer import checked_output
 
 
 def cmd_bag_repair(args: argparse.Namespace) -> int:

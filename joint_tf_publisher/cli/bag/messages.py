@@ -12,8 +12,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .storage import DIAGNOSTIC_ARRAY, STRING, TF_MESSAGE
-from .types import typestore
+from .types import DIAGNOSTIC_ARRAY, STRING, TF_MESSAGE, typestore
 
 #: A recorded TransformStamped (rosbags' message class: header.frame_id, child_frame_id...).
 Transform = Any

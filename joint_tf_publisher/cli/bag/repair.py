@@ -74,23 +74,15 @@ from ...node_core.pipeline import JointStatePipeline, LoadedModel, own_parents
 from ...stamps import NS_PER_S
 from ..params_file import ParamsFileError, node_parameters
 from . import messages
+from .errors import BagError
+from .qos import tf_qos, tf_static_qos
+from .reader import InputBag, bag_files, open_bag
+from .settings import output_compression
 from .static_union import MIN_INTERVAL_NS, RecordedUnion
-from .storage import (
-    STRING,
-    TF_MESSAGE,
-    BagError,
-    BagOutput,
-    InputBag,
-    bag_files,
-    checked_output,
-    open_bag,
-    output_compression,
-    start_writer,
-    stop_writer,
-    tf_qos,
-    tf_static_qos,
-)
 from .topics import RobotTopics, robot_topics
+from .types import STRING, TF_MESSAGE
+from .writer import BagOutput, BagTopic, checked_output
+from .writer_process import start_writer, stop_writer
 
 if TYPE_CHECKING:
     from rosbags.interfaces import Connection
@@ -676,11 +668,8 @@ class Repair:
         # its start-up (rosbags, the type store) overlaps opening the bag and its description
         self.writer = writer = start_writer()
         try:
-            bag = open_bag(self.options.source)
-            try:
+            with open_bag(self.options.source) as bag:
                 self._run(bag)
-            finally:
-                bag.close()
         finally:
             if self.out is None:  # no output took it (stopping it twice is harmless)
                 stop_writer(writer)
@@ -773,12 +762,8 @@ class Repair:
         self.out = BagOutput(
             output, storage, options.force, self.writer, compression, source=bag.path
         )
-        try:
+        with self.out:
             self._write_all(bag, first, messages_iter, topics, given is not None)
-            self.out.finish()
-        except BaseException:
-            self.out.abort()
-            raise
 
     def _write_all(
         self,
@@ -792,11 +777,11 @@ class Repair:
         out = self.out
         # rosbags' own definitions (None), from the store the writing process has loaded
         names = self.topics
-        self.tf = out.connection(names.tf, TF_MESSAGE, None, "", [tf_qos()])
-        self.tf_static = out.connection(names.tf_static, TF_MESSAGE, None, "", [tf_static_qos()])
+        self.tf = out.connection(BagTopic(names.tf, TF_MESSAGE, (tf_qos(),)))
+        self.tf_static = out.connection(BagTopic(names.tf_static, TF_MESSAGE, (tf_static_qos(),)))
         if description_given and self.pipeline.model is not None:
             description = out.connection(
-                names.robot_description, STRING, None, "", [tf_static_qos()]
+                BagTopic(names.robot_description, STRING, (tf_static_qos(),))
             )
             out.write(description, self.now_ns, messages.string_bytes(self.pipeline.model.text))
         start_ns = self.now_ns
@@ -850,12 +835,14 @@ class Repair:
                 if copy is None:
                     definition, digest = recorded_definition(connection)
                     copy = copies[connection.id] = out.connection(
-                        topic,
-                        connection.msgtype,
-                        definition,
-                        digest,
-                        connection.ext.offered_qos_profiles,
-                        connection.ext.serialization_format,
+                        BagTopic(
+                            name=topic,
+                            msgtype=connection.msgtype,
+                            profiles=tuple(connection.ext.offered_qos_profiles),
+                            msgdef=definition,
+                            digest=digest,
+                            serialization_format=connection.ext.serialization_format,
+                        )
                     )
                 out.write(copy, time_ns, data)
                 self.summary.copied += 1

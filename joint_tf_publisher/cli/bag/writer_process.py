@@ -1,9 +1,12 @@
-"""The process that writes a repaired bag: rosbags' ``Writer`` fed through a pipe.
+"""The process that writes a repaired bag: rosbags' ``Writer`` fed through a pipe, the
+protocol on the pipe, and the parent's control of the process (``start_writer``,
+``stop_writer``). Imports ``types`` (the type store) and the package's child command line;
+rosbags in the child.
 
 ``bag repair`` spends about as long writing (rosbags' writer: sqlite3 or MCAP, a Python
 call and an ``INSERT`` per message) as reading and computing; in one process those add up,
 and a thread does not help (the writer's Python half holds the GIL). So ``BagOutput``
-(``storage``) starts this module's ``main`` in a child process and sends it the
+(``writer``) starts this module's ``main`` in a child process and sends it the
 messages; the child writes them while the repair computes the next ones, on the other core.
 
 The protocol, on the child's stdin (requests) and stdout (answers), each frame a tag byte,
@@ -25,15 +28,18 @@ Only rosbags' public API is used. Messages keep their order (one pipe, one write
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import queue
 import signal
 import struct
+import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ...child_process import python_command
 from .types import typestore
 
 if TYPE_CHECKING:
@@ -48,6 +54,11 @@ MESSAGE = struct.Struct("<IqI")
 BATCH, CALL, ANSWER, FAILURE = b"B", b"C", b"O", b"E"
 #: Frames read ahead of the writer (memory: a few batches).
 READ_AHEAD = 2
+#: The largest message the pipe carries: its length is a uint32 in the batch (``MESSAGE``),
+#: and rosbag2's own formats hold no more either.
+MAX_MESSAGE_BYTES = 2**32 - 1
+#: Bytes the pipe to the writing process holds (Linux; the system's default otherwise).
+PIPE_BYTES = 1 << 20
 
 
 def write_frame(stream: IO[bytes], tag: bytes, payload: bytes | bytearray | memoryview) -> None:
@@ -84,6 +95,44 @@ def batch_messages(payload: bytes) -> list[tuple[int, int, memoryview]]:
         found.append((number, time_ns, view[start : start + length]))
         start += length
     return found
+
+
+# -- the parent's side: the process started and stopped --------------------------------------
+
+
+def start_writer() -> subprocess.Popen[bytes]:
+    """A writing process (this module's ``main``), this package importable in it (isolated
+    from the caller's folder), for a ``BagOutput`` to take (else ``stop_writer``)."""
+    child = subprocess.Popen(
+        python_command("joint_tf_publisher.cli.bag.writer_process"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        import fcntl
+
+        fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
+    except (ImportError, AttributeError, OSError):  # not Linux, or above the system's limit
+        pass
+    return child
+
+
+def stop_writer(process: subprocess.Popen[bytes]) -> None:
+    """A writing process ended and waited for: its pipe closed (after what it was sent; at
+    the pipe's end it closes its bag as it is) and the process reaped."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):  # the process is gone already
+            process.stdin.close()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+# -- the child's side ----------------------------------------------------------------------
 
 
 class WriterServer:

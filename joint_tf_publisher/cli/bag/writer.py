@@ -1,0 +1,349 @@
+"""The output: a new rosbag2 bag, written through ``rosbags`` in a child process
+(``writer_process``) and renamed to its name only when it is complete.
+
+``BagOutput`` writes into a hidden folder beside the output and renames it to the output at
+``finish``, so an interrupted or failed repair never leaves something that looks like a
+finished bag; as a context manager it finishes when its block ends and aborts when the block
+raises. ``BagTopic`` describes one output topic. ``checked_output`` and
+``replacement_refusal`` say what an output may be and replace. Every failure is a
+``BagError`` naming the output and the reason. Imports ``errors``, ``settings``,
+``writer_process`` and the description's bounded file read; rosbags' types only for typing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ...description.files import read_regular_file
+from ...errors import ModelError
+from .errors import BagError, rosbags_installed
+from .settings import (
+    MAX_METADATA_BYTES,
+    METADATA,
+    METADATA_KEY,
+    WRITE_BATCH,
+    WRITE_BATCH_BYTES,
+    Compression,
+)
+from .writer_process import (
+    ANSWER,
+    BATCH,
+    CALL,
+    MAX_MESSAGE_BYTES,
+    batch_bytes,
+    read_frame,
+    start_writer,
+    stop_writer,
+    write_frame,
+)
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Qos
+
+
+@dataclass(frozen=True)
+class BagTopic:
+    """A topic of the output bag, one connection of it: its name, ROS 2 type, offered QoS
+    profiles, message definition and type hash (``msgdef`` None: rosbags' own definition
+    and hash of ``msgtype``, from ``types.typestore`` in the writing process; ``digest``
+    unused) and serialization format. Equal descriptions are one connection."""
+
+    name: str
+    msgtype: str
+    profiles: tuple[Qos, ...] = ()
+    msgdef: str | None = None
+    digest: str = ""
+    serialization_format: str = "cdr"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file or folder (also through a bind mount or a
+    hard link); False where either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def checked_output(source: Path, output: Path) -> Path:
+    """``output`` absolute with every symlink resolved, the bag to write for the input bag
+    at ``source`` (``bag_location``); BagError when it is the input, inside it or holds it,
+    whatever the spelling (``..``, symlinks, bind mounts), or is itself a symlink (a dangling
+    one had the bag written where it pointed, without ``--force``; one to another bag had
+    ``--force`` replace that bag)."""
+    resolved = output.resolve()
+    for folder in (resolved, *resolved.parents):
+        if folder == source or _same_file(folder, source):
+            where = "is the input bag" if folder == resolved else "is inside the input bag"
+            raise BagError(f"{output}: the output {where} {source}; give an output beside it")
+    for folder in source.parents:
+        if folder == resolved or _same_file(folder, resolved):
+            raise BagError(
+                f"{output}: the output holds the input bag {source}: replacing it would remove "
+                "the input; give an output beside it"
+            )
+    if output.is_symlink():  # written through, it would land where the link points
+        raise BagError(
+            f"{output}: the output is a symbolic link (to {os.readlink(output)}): give the "
+            "folder itself, or another output"
+        )
+    return resolved
+
+
+def is_rosbag2_bag(folder: Path) -> bool:
+    """Whether ``folder`` is a bag rosbag2 (or rosbags) wrote: a folder (no symlink) whose
+    ``metadata.yaml`` is a regular file of at most ``MAX_METADATA_BYTES`` holding
+    ``rosbag2_bagfile_information``."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        text = read_regular_file(folder / METADATA, MAX_METADATA_BYTES)
+    except ModelError:
+        return False
+    try:
+        import yaml  # type: ignore[import-untyped]
+
+        document = yaml.safe_load(text)
+    except Exception:  # not YAML (yaml's errors, a recursion in a hostile file)
+        return False
+    return isinstance(document, dict) and isinstance(document.get(METADATA_KEY), dict)
+
+
+class BagOutput:
+    """A new bag written beside ``path`` and renamed to ``path`` by ``finish``: written as
+    ``path.name`` inside a hidden partial folder (so its files are named as the bag's,
+    ``NAME.db3`` or ``NAME.mcap``, and ``metadata.yaml`` lists them so); ``abort`` removes
+    the partial folder. ``force``: an existing ``path`` is replaced at the rename, not
+    before.
+
+    rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
+    batches of ``WRITE_BATCH`` messages or ``WRITE_BATCH_BYTES`` bytes, whichever comes
+    first: it writes while the caller computes the next ones.
+    Messages keep their order; a failure of the writer comes back as a ``BagError`` at the
+    next ``connection`` or at ``finish``. ``connection`` gives the output connection's
+    number, which ``write`` takes.
+
+    ``with BagOutput(...) as out:`` finishes the bag when the block ends and aborts it when
+    the block (or ``finish``) raises, Ctrl-C included."""
+
+    def __init__(
+        self,
+        path: Path,
+        storage: str,
+        force: bool,
+        process: subprocess.Popen[bytes] | None = None,
+        compression: Compression | None = None,
+        source: Path | None = None,
+    ) -> None:
+        """``process``: a writing process ``start_writer`` started (so its start-up overlaps
+        the caller's), which this output then owns; None: one is started here.
+        ``compression``: the output's (rosbags' ``set_compression``), None for none.
+        ``source``: the input bag (``bag_location``), which ``finish`` never removes, whatever
+        took the output's name since it was checked."""
+        rosbags_installed()
+        #: The input's (device, inode), None where there is none.
+        self._source: tuple[int, int] | None = None
+        if source is not None:
+            with contextlib.suppress(OSError):
+                info = os.stat(source)
+                self._source = (info.st_dev, info.st_ino)
+        refusal = replacement_refusal(path, force)
+        if refusal is not None:
+            if process is not None:
+                stop_writer(process)
+            raise BagError(refusal)
+        self.path = path
+        self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
+        if self.partial.exists():
+            shutil.rmtree(self.partial)
+        #: Whether ``abort`` leaves the partial folder (it holds what took the output's name).
+        self.keep_partial = False
+        self._connections: dict[tuple[Any, ...], int] = {}
+        self._batch: list[tuple[int, int, bytes | memoryview]] = []
+        #: Bytes of the messages in ``_batch``; batches sent so far.
+        self._batch_size = 0
+        self.batches_sent = 0
+        #: The topic of each output connection's number (for what a refusal names).
+        self._topics: dict[int, str] = {}
+        #: The writing process (``writer_process``).
+        self.process = process or start_writer()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests: IO[bytes] = self.process.stdin
+        self._answers: IO[bytes] = self.process.stdout
+        try:
+            self.partial.mkdir()
+        except OSError as exc:
+            stop_writer(self.process)
+            raise BagError(f"{path}: cannot write the bag: {exc}") from None
+        try:
+            wanted = None if compression is None else (compression.mode, compression.format)
+            self._call("open", str(self.partial / path.name), storage, wanted)
+        except BagError:
+            self.abort()
+            raise
+
+    def __enter__(self) -> BagOutput:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
+        """``finish``, or ``abort`` where the block raised (a ``kind`` of exception) or
+        ``finish`` did."""
+        if kind is not None:
+            self.abort()
+            return
+        try:
+            self.finish()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _call(self, name: str, *arguments: Any) -> Any:
+        """``name(*arguments)`` in the writing process after what is queued, its answer;
+        BagError naming the output if it, or a write before it, failed."""
+        self._send()
+        try:
+            write_frame(self._requests, CALL, pickle.dumps((name, arguments)))
+            self._requests.flush()
+            frame = read_frame(self._answers)
+        except (BrokenPipeError, OSError) as exc:
+            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+        if frame is None:
+            raise BagError(f"{self.path}: cannot write the bag: the writing process ended")
+        tag, payload = frame
+        if tag != ANSWER:
+            raise BagError(f"{self.path}: cannot write the bag: {payload.decode()}")
+        return pickle.loads(payload)
+
+    def _send(self) -> None:
+        """The messages queued so far to the writing process."""
+        if self._batch:
+            try:
+                write_frame(self._requests, BATCH, batch_bytes(self._batch))
+            except (BrokenPipeError, OSError) as exc:
+                raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+            self._batch = []
+            self._batch_size = 0
+            self.batches_sent += 1
+
+    def connection(self, topic: BagTopic) -> int:
+        """The number of the output connection of ``topic`` (one per distinct name, type,
+        serialization format and QoS: a bag's several recorded connections of one topic stay
+        several; the first description's definition for later equal ones)."""
+        key = (topic.name, topic.msgtype, topic.serialization_format, topic.profiles)
+        found = self._connections.get(key)
+        if found is None:
+            keywords: dict[str, Any] = {
+                "serialization_format": topic.serialization_format,
+                "offered_qos_profiles": list(topic.profiles),
+            }
+            if topic.msgdef is not None:
+                keywords.update(msgdef=topic.msgdef, rihs01=topic.digest or "unknown")
+            found = self._call("connection", topic.name, topic.msgtype, keywords)
+            self._connections[key] = found
+            self._topics[found] = topic.name
+        return found
+
+    def write(self, connection: int, time_ns: int, data: bytes | memoryview) -> None:
+        """Queue the message for connection number ``connection``; written in order, sent
+        in batches of at most ``WRITE_BATCH`` messages and ``WRITE_BATCH_BYTES`` bytes (a
+        larger message alone). BagError naming the topic for a message over
+        ``MAX_MESSAGE_BYTES``."""
+        size = len(data)
+        if size > MAX_MESSAGE_BYTES:
+            raise BagError(
+                f"{self.path}: a message of {self._topics.get(connection, '?')} is {size} bytes, "
+                f"more than the {MAX_MESSAGE_BYTES} a bag's message holds"
+            )
+        if self._batch and self._batch_size + size > WRITE_BATCH_BYTES:
+            self._send()
+        batch = self._batch
+        batch.append((connection, time_ns, data))
+        self._batch_size += size
+        if len(batch) >= WRITE_BATCH or self._batch_size >= WRITE_BATCH_BYTES:
+            self._send()
+
+    def finish(self) -> None:
+        """Write what is queued, close the bag and give it its name (replacing what was
+        there with ``force``)."""
+        self._call("close")
+        stop_writer(self.process)
+        refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
+        if refusal is not None:
+            raise BagError(refusal)
+        try:
+            if self.path.exists() or self.path.is_symlink():  # moved aside first, so the
+                replaced = self.partial / f"replaced-{self.path.name}"  # name is never empty
+                os.replace(self.path, replaced)
+                # what was moved is checked, not what was there before: a swap since the
+                # check (a symlink to the input, another folder, the input renamed) goes back
+                refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
+                if refusal is not None:
+                    self._put_back(replaced)
+                    raise BagError(refusal.replace(str(replaced), str(self.path)))
+                os.replace(self.partial / self.path.name, self.path)
+                shutil.rmtree(replaced)
+            else:
+                os.replace(self.partial / self.path.name, self.path)
+            self.partial.rmdir()
+        except OSError as exc:
+            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+
+    def _holds_input(self, folder: Path) -> str | None:
+        """Why ``folder`` must not be removed: it is the input bag or holds it; else None."""
+        if self._source is None:
+            return None
+        for root, folders, files in os.walk(folder):  # symlinks not followed
+            for name in (".", *folders, *files):
+                with contextlib.suppress(OSError):
+                    info = os.stat(os.path.join(root, name), follow_symlinks=False)
+                    if (info.st_dev, info.st_ino) == self._source:
+                        return (
+                            f"{self.path}: the output is now the input bag or holds it (it "
+                            "changed after it was checked): left as it is"
+                        )
+        return None
+
+    def _put_back(self, replaced: Path) -> None:
+        """``replaced`` moved back to the output's name; where something took that name
+        since, kept where it is (``abort`` then leaves the partial folder) and said."""
+        try:
+            if self.path.exists() or self.path.is_symlink():
+                raise FileExistsError(self.path)
+            os.rename(replaced, self.path)
+        except OSError:
+            self.keep_partial = True
+            raise BagError(
+                f"{self.path}: changed while the bag was written; what was there is kept in "
+                f"{replaced}"
+            ) from None
+
+    def abort(self) -> None:
+        """Remove the partial bag (what is queued is dropped)."""
+        self._batch = []
+        self._batch_size = 0
+        stop_writer(self.process)
+        if not self.keep_partial:
+            shutil.rmtree(self.partial, ignore_errors=True)
+
+
+def replacement_refusal(path: Path, force: bool) -> str | None:
+    """Why the output ``path`` cannot be written, or None: it exists and ``force`` is not
+    given, or it is anything but a bag folder (``is_rosbag2_bag``): ``--force`` replaces a
+    bag, never another file or folder."""
+    if not (path.exists() or path.is_symlink()):
+        return None
+    if not force:
+        return f"{path} exists: give another output or --force to replace it"
+    if not is_rosbag2_bag(path):
+        return (
+            f"{path} exists and is not a rosbag2 bag (a folder with the metadata.yaml rosbag2 "
+            "writes): --force replaces only a bag; give another output"
+        )
+    return None
