@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ...node_core.names import absolute_namespace
+from ...node_core.names import absolute_namespace, namespace_refusal
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,7 @@ def robot_topics(namespace: str, recorded: Collection[str] = ()) -> RobotTopics:
     if namespace.strip("/"):
         checked = absolute_namespace(namespace)
         if checked is None:
-            raise ValueError(
-                f"{namespace!r} is no namespace (tokens of letters, digits and _, not starting "
-                "with a digit, separated by /)"
-            )
+            raise ValueError(namespace_refusal(namespace, root_refused=False))
         ns = checked
     tf_ns = ns if ns and ({f"{ns}/tf", f"{ns}/tf_static"} & set(recorded)) else ""
     return RobotTopics(
