@@ -15,6 +15,7 @@ from bench.loop_models import (
     SLIDER,
     four_bar,
     four_bar_end,
+    legged,
     rssr,
     slider_crank,
     slider_position,
@@ -314,3 +315,13 @@ def test_link_fk_holds_a_loop_joints_own_value_as_the_node_does() -> None:
     ball = four_bar(LoopJointType.BALL)
     for link, pose in ball.link_fk({"crank_joint": crank}).items():
         assert np.array_equal(ball.link_fk({"crank_joint": crank, "closing": 0.7})[link], pose)
+
+
+def test_the_error_names_the_loop_joint_that_stays_apart_of_several() -> None:
+    """Of the legged robot's four rod loops, the front right one given a crank angle its rod
+    cannot follow (2 rad): ``LoopNotClosedError`` names that leg's loop joint and its
+    residual, not one of the three that close (make mutate: argmin survived)."""
+    with pytest.raises(LoopNotClosedError) as raised:
+        legged().link_fk({"fr_crank_joint": 2.0})
+    assert raised.value.joint == "fr_rod_end"
+    assert raised.value.position_error_m > 1e-3
