@@ -8,6 +8,11 @@ never clamped to its own limits. With ``clamp`` (``ClampMode.HARD`` or ``SOFT``)
 independent values are clamped first. (A JointState is a measurement instead: there a
 follower's own value wins, see ``state``.)
 
+A cfg may name a loop joint (``model.loops``): a revolute, continuous or prismatic one's value
+(rad or m, ``LoopJoint.motion``) is held as the node holds it (``loop_values``: finite, clamped
+into its ``<limit>`` with ``clamp``), a ball or fixed one's name gives nothing (ignored, as a
+fixed tree joint's).
+
 A cfg of plain numbers keyed by one-value joint or variable names takes a fast path: one
 matrix product with a matrix cached per tuple of names (``CfgPlan``).
 """
@@ -67,9 +72,13 @@ class CfgReader:
         self._zero_list: list[float] = layout.zero_values.tolist()
         #: The fast-path plan of a cfg with these keys (``bounded_cache`` of ``_make_plan``).
         self.plan = bounded_cache(self._make_plan)
-        self._fixed_names = {joint.name for joint in layout.fixed_joints}
+        loop_joints = layout.robot.loop_joints
+        #: Loop joints by name: their index in ``RobotModel.loop_joints`` (``loop_values``).
+        self._loop_index = {loop.name: k for k, loop in enumerate(loop_joints)}
+        #: Names whose value the variable rows leave out: fixed joints, loop joints.
+        self._fixed_names = {joint.name for joint in layout.fixed_joints} | set(self._loop_index)
         # cfg names whose value is one number: one-value joints and variable names; -1 for
-        # mimic followers and fixed joints (their values are ignored).
+        # mimic followers, fixed and loop joints (their values are ignored here).
         self._float_slots: dict[str, int] = dict.fromkeys(self._fixed_names, -1)
         for i, joint in enumerate(layout.moving_joints):
             if layout.is_mimic[i]:
@@ -208,6 +217,45 @@ class CfgReader:
         for follower in layout.followers:
             given[follower.slot] = given[follower.leader_slot]
         return given
+
+    def loop_values(
+        self, cfgs: Mapping[Any, Any], clamp: ClampMode, count: int | None = None
+    ) -> tuple[BoolArray, Array] | None:
+        """The loop joints a cfg gives a value (``LoopJoint.type.takes_value``): (K,) which,
+        and their values (K,) (rad or m), or (count, K) for a batch of ``count``
+        configurations; clamped into each loop joint's ``<limit>`` unless ``clamp`` is NONE
+        (a loop joint has no safety controller: hard and soft alike). None where the cfg
+        names none. ValueError naming the loop joint for a value that is not one finite
+        number a configuration."""
+        loops = self.layout.robot.loop_joints
+        named = [
+            (self._loop_index[name], value)
+            for key, value in cfgs.items()
+            if (name := key if isinstance(key, str) else getattr(key, "name", key))
+            in self._loop_index
+            and loops[self._loop_index[name]].type.takes_value
+        ]
+        if not named:
+            return None
+        held = np.zeros(len(loops), dtype=bool)
+        values = np.zeros(len(loops) if count is None else (count, len(loops)))
+        for k, value in named:
+            loop = loops[k]
+            column = _floats(loop.name, value)
+            if column.size != (1 if count is None else count):
+                raise ValueError(
+                    f"loop joint {loop.name!r} takes one value per configuration, "
+                    f"got shape {column.shape}"
+                )
+            if not np.all(np.isfinite(column)):
+                raise ValueError(f"loop joint {loop.name!r}: non-finite value in cfg")
+            if clamp is not ClampMode.NONE:
+                lower = -np.inf if loop.lower is None else loop.lower
+                upper = np.inf if loop.upper is None else loop.upper
+                column = np.clip(column, lower, upper)
+            held[k] = True
+            values[..., k] = column.reshape(values[..., k].shape)
+        return held, values
 
     # -- many configurations -------------------------------------------------------------------
 

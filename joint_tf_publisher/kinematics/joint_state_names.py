@@ -16,8 +16,11 @@ A name is, in this order:
   prismatic): its value is held and its loop closed with it (``loop_joints``; the message
   moves the tree joints on the loop's cycle, which are solved anew). Such a plan has no fast
   path;
-- anything else (other names, fixed joints, bare names of planar and floating joints): listed
-  in ``unknown``.
+- the name of a loop joint that takes no value (ball, fixed: a ball joint has no single
+  position, a fixed one none): a joint of the description, ignored (not listed in
+  ``unknown``); its loop is closed as without it;
+- anything else (other names, fixed tree joints, bare names of planar and floating joints):
+  listed in ``unknown``.
 
 A value given for a mimic follower is used (robot_state_publisher's rule: the measurement
 wins); the followers not given are computed from their leaders (``followers``).
@@ -305,6 +308,10 @@ class NamePlans:
             for k, loop in enumerate(robot.loop_joints)
             if loop.type.takes_value
         }
+        #: Names of the loop joints that take no value (ball, fixed): ignored, not unknown.
+        self._valueless_loop_joints = frozenset(
+            loop.name for loop in robot.loop_joints if not loop.type.takes_value
+        )
 
     def once(self, names: tuple[str, ...]) -> NamePlan:
         """The plan of ``names`` made afresh and not cached: for a one-off shape (a check of
@@ -345,6 +352,8 @@ class NamePlans:
                     loop_positions.append(position)
                     loop_joints.append(loop)
                     cycles += cycle
+                    continue
+                if index is None and name in self._valueless_loop_joints:
                     continue
                 if index is None or bare is None:
                     unknown.append(name)

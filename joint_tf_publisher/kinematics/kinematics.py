@@ -185,13 +185,20 @@ class Kinematics:
         shapes ``Joint.motion`` takes; absent joints sit at zero; a value for a mimic follower
         is ignored (``cfg``). ``clamp`` is None, "hard" or "soft". Raises ValueError for
         unknown names and non-finite values. With closed loops, the loop joints not given in
-        ``cfg`` are solved from the description's drawing (``loop_solver``); raises
-        ``LoopNotClosedError`` where they cannot close.
+        ``cfg`` are solved from the description's drawing (``loop_solver``), a loop joint's
+        own value given in ``cfg`` held as the node holds it (``CfgReader.loop_values``,
+        ``LoopSolver.holding``); raises ``LoopNotClosedError`` where they cannot close.
         """
-        values = self.cfg.single(cfg, ClampMode.of(clamp))
+        mode = ClampMode.of(clamp)
+        values = self.cfg.single(cfg, mode)
         if self.loops is not None:
             given = self.cfg.given_slots(cfg or ())
-            values = self.loops.solve_from_drawing(values, given).values
+            held = self.cfg.loop_values(cfg or {}, mode)
+            solver = self.loops
+            if held is not None:
+                solver = solver.holding(held[0])
+                solver.hold_values(held[1])
+            values = solver.solve_from_drawing(values, given).values
         poses = self.single_fk.link_poses(values)
         # One row per link by construction; strict=True would cost ~2 us of a ~45 us call.
         return dict(zip(self.layout.link_names, poses, strict=False))
@@ -205,9 +212,14 @@ class Kinematics:
         (``LoopSolver.solve_from_drawing_batch``: bounded work arrays for any N);
         ``LoopNotClosedError`` names the first row that cannot close (``row``).
         """
-        values = self.cfg.batch(cfgs, ClampMode.of(clamp))
+        mode = ClampMode.of(clamp)
+        values = self.cfg.batch(cfgs, mode)
         if self.loops is not None:
             given = self.cfg.given_slots(cfgs)
+            held = self.cfg.loop_values(cfgs, mode, values.shape[0])
+            if held is not None:
+                self._solve_holding(values, given, *held)
+                return dict(zip(self.layout.link_names, self._batch_poses(values), strict=True))
             for first in range(0, values.shape[0], LOOP_BATCH_ROWS):
                 rows = values[first : first + LOOP_BATCH_ROWS]  # a view: solved in place
                 try:
@@ -216,6 +228,20 @@ class Kinematics:
                     error.row = first + (error.row or 0)
                     raise
         return dict(zip(self.layout.link_names, self._batch_poses(values), strict=True))
+
+    def _solve_holding(self, rows: Array, given: BoolArray, held: BoolArray, loop: Array) -> None:
+        """``link_fk_batch``'s rows (N, V) solved in place, one at a time as ``link_fk``, with
+        the loop joints ``held`` (K,) at their values ``loop`` (N, K) (no closed form serves a
+        held loop joint: ``LoopSolver.holding``); ``LoopNotClosedError`` names the row."""
+        assert self.loops is not None
+        solver = self.loops.holding(held)
+        for row in range(rows.shape[0]):
+            solver.hold_values(loop[row])
+            try:
+                rows[row] = solver.solve_from_drawing(rows[row], given).values
+            except LoopNotClosedError as error:
+                error.row = row
+                raise
 
     def _batch_poses(self, values: Array) -> Array:
         """(L, N, 4, 4) link poses of variable rows (N, V), by the way that suits N."""

@@ -323,12 +323,6 @@ class LoopSolver:
         slots: IndexArray = self.candidate_slots[~given[self.candidate_slots]]
         return slots
 
-    def passive_joints(self, given: BoolArray) -> IndexArray:
-        """The moving joints (sorted) the passive values move when ``given`` (V,) marks the
-        slots a source gives."""
-        joints: IndexArray = self.plan_for(given).joints
-        return joints
-
     def _map(self, slots: IndexArray) -> Array:
         """(2K, P, C) maps from cycle-joint twists to each loop's link1 frames (rows 0..K-1)
         and link2 frames (K..2K-1)."""

@@ -69,7 +69,8 @@ class Update:
     non-finite value, one beyond +-MAX_JOINT_VALUE, or a zero quaternion (they keep their last
     good value, followers too), and followers whose computed value would lie beyond
     +-MAX_JOINT_VALUE. ``unknown``:
-    names that are not a moving joint's value (fixed joints included). ``first_value_only``:
+    names that are no moving joint's value and no loop joint's name (fixed tree joints
+    included; ``joint_state_names``). ``first_value_only``:
     bare names of multi-value joints, which set only their first value (Gazebo's bridge; see
     ``joint_state_names``).
     """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,13 +15,16 @@ from bench.loop_models import (
     SLIDER,
     four_bar,
     four_bar_end,
+    legged,
     rssr,
     slider_crank,
     slider_position,
 )
+from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
+from joint_tf_publisher.model import RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
-from joint_tf_publisher.model.loops import LoopJointType
+from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 
 #: Where a loop can close, the solver gets there to about machine precision (m, rad).
 EXACT = 1e-12
@@ -256,3 +260,68 @@ def test_a_huge_prismatic_value_is_a_loop_not_closed_not_an_overflow(travel: flo
     OverflowError; it is bounded (``MAX_CONTINUATION_STEPS``) and the loop reported open."""
     with pytest.raises(LoopNotClosedError, match="pin"):
         slider_crank().link_fk({"slider_joint": travel})
+
+
+def _closing_value(poses: dict[str, np.ndarray], loop: LoopJoint) -> float:
+    """The four-bar's loop joint value (rad about z) at link ``poses``: from its frame on the
+    coupler to its frame on the rocker."""
+    frame1 = poses[loop.link1] @ loop.link1_to_joint
+    frame2 = poses[loop.link2] @ loop.link2_to_joint
+    relative = np.linalg.inv(frame1) @ frame2
+    return math.atan2(relative[1, 0], relative[0, 0])
+
+
+def test_link_fk_holds_a_loop_joints_own_value_as_the_node_does() -> None:
+    """A cfg naming the four-bar's closing pin (#45: "a value given for a loop joint itself
+    is held", docs/loops.md): alone, it pins the loop, the crank solved to where it puts it;
+    with the crank and consistent, the same poses; 0.1 rad off, the least-squares fit (not an
+    error); clamped into its limit; NaN refused naming it. ``link_fk_batch`` row by row alike.
+    A ball loop joint's name gives nothing."""
+    robot = four_bar()
+    (closing,) = robot.loop_joints
+    for crank in (0.3, -0.6, 1.2):
+        expected = robot.link_fk({"crank_joint": crank})
+        value = _closing_value(expected, closing)
+        for cfg in ({"closing": value}, {"crank_joint": crank, "closing": value}):
+            poses = robot.link_fk(cfg)
+            for link, pose in expected.items():
+                assert np.allclose(poses[link], pose, atol=1e-9), (cfg, link)
+    crank = 0.3
+    value = _closing_value(robot.link_fk({"crank_joint": crank}), closing)
+    fit = robot.link_fk({"crank_joint": crank, "closing": value + 0.1})
+    assert math.isclose(_closing_value(fit, closing), value + 0.1, abs_tol=0.1)
+    assert not np.allclose(fit["rocker"], robot.link_fk({"crank_joint": crank})["rocker"])
+    batch = robot.link_fk_batch({"closing": np.array([value, value + 0.2])})
+    for row, given in enumerate((value, value + 0.2)):
+        single = robot.link_fk({"closing": given})
+        for link, pose in single.items():
+            assert np.allclose(batch[link][row], pose, atol=1e-12), link
+    with pytest.raises(ValueError, match="'closing'"):
+        robot.link_fk({"closing": math.nan})
+    limited = Robot.from_model(
+        RobotModel(
+            robot.name,
+            robot.links,
+            robot.joints,
+            robot.root,
+            loop_joints=(replace(closing, lower=1.0, upper=1.5),),
+        )
+    )
+    assert np.allclose(
+        limited.link_fk({"closing": 2.5}, clamp="hard")["crank"],
+        limited.link_fk({"closing": 1.5})["crank"],
+        atol=1e-12,
+    )
+    ball = four_bar(LoopJointType.BALL)
+    for link, pose in ball.link_fk({"crank_joint": crank}).items():
+        assert np.array_equal(ball.link_fk({"crank_joint": crank, "closing": 0.7})[link], pose)
+
+
+def test_the_error_names_the_loop_joint_that_stays_apart_of_several() -> None:
+    """Of the legged robot's four rod loops, the front right one given a crank angle its rod
+    cannot follow (2 rad): ``LoopNotClosedError`` names that leg's loop joint and its
+    residual, not one of the three that close (make mutate: argmin survived)."""
+    with pytest.raises(LoopNotClosedError) as raised:
+        legged().link_fk({"fr_crank_joint": 2.0})
+    assert raised.value.joint == "fr_rod_end"
+    assert raised.value.position_error_m > 1e-3

@@ -474,7 +474,7 @@ def test_a_loop_joints_value_is_stored_apart_clamped_into_its_limit_or_rejected(
     for bad in (math.nan, math.inf, 1e101):
         update = kinematics.apply(positions, ["closing"], [bad])
         assert update.rejected == ["closing"] and positions.loop_values.tolist() == [-2.0]
-    # A ball loop joint has no value: its name stays unknown.
+    # A ball loop joint has no value: its name is ignored, no unknown one, nothing stored.
     ball = Robot.from_model(
         RobotModel(
             base.name,
@@ -484,5 +484,7 @@ def test_a_loop_joints_value_is_stored_apart_clamped_into_its_limit_or_rejected(
             loop_joints=(replace(closing, type=LoopJointType.BALL),),
         )
     )
-    update = ball.kinematics.apply(ball.kinematics.new_positions(), ["closing"], [0.1])
-    assert update.unknown == ["closing"]
+    ball_positions = ball.kinematics.new_positions()
+    update = ball.kinematics.apply(ball_positions, ["closing"], [0.1])
+    assert update.unknown == [] and update.moved.size == 0
+    assert not ball_positions.loop_received.any() and not ball_positions.received.any()

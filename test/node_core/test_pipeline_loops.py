@@ -15,6 +15,7 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
 from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.model.clamp_mode import ClampMode
+from joint_tf_publisher.model.loops import LoopJointType
 from joint_tf_publisher.node_core.cdr import Publication
 from joint_tf_publisher.node_core.parameters import (
     MIN_LOOP_TOLERANCE,
@@ -39,8 +40,8 @@ class _Logger:
 
 
 class _Rig:
-    def __init__(self, **settings: object) -> None:
-        self.robot = four_bar()
+    def __init__(self, robot: Robot | None = None, **settings: object) -> None:
+        self.robot = four_bar() if robot is None else robot
         self.steady_ns = 0
         reporter = Reporter(_Logger(), Throttle(10.0, lambda: 0.0))
         health = JointStateHealth(steady_ns=lambda: self.steady_ns)
@@ -263,6 +264,27 @@ def test_the_loop_joint_alone_pins_the_loop_and_counts_as_received() -> None:
     assert np.allclose(rig.tree["crank"], before, atol=1e-12)
     report = rig.pipeline.health.report(GraphFacts({}, T0))
     assert "closing" in dict(report.values)[Key.REJECTED]
+
+
+@pytest.mark.parametrize("loop_type", [LoopJointType.BALL, LoopJointType.FIXED])
+def test_a_loop_joint_that_takes_no_value_named_is_no_unknown_name(
+    loop_type: LoopJointType,
+) -> None:
+    """A ball or fixed loop joint named in a JointState (Gazebo's joint states name every
+    joint of an SDFormat model, a legged robot's rod ends too) gives no value (a ball joint
+    has no single position, a fixed one none) but is a joint of the description: not an
+    unknown name. The message's other values are taken as without it; other names that are
+    no joint's still are unknown ones."""
+    rig, without = _Rig(four_bar(loop_type)), _Rig(four_bar(loop_type))
+    for crank in (0.3, 0.5):
+        assert without.send(["crank_joint"], [crank]) is not None
+        assert rig.send(["crank_joint", "closing", "elsewhere"], [crank, 0.7, 0.2]) is not None
+    assert rig.tree.keys() == without.tree.keys()
+    for child, pose in without.tree.items():
+        assert np.array_equal(rig.tree[child], pose), child
+    report = rig.pipeline.health.report(GraphFacts({}, T0))
+    assert dict(report.values)[Key.UNKNOWN] == "elsewhere"
+    assert "closing" not in dict(report.values)[Key.REJECTED]
 
 
 @pytest.mark.parametrize("order", ["good first", "bad first"])
