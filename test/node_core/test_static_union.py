@@ -1009,3 +1009,75 @@ def test_frames_the_nodes_model_takes_back_leave_their_publishers_records_right(
     assert S.gid not in union.writers()  # forgotten with its last frame
     assert union.publisher_left(R.gid)
     assert union.holder("camera") == P
+
+
+def test_a_rotation_is_normalised_on_every_axis_and_keeps_its_sign() -> None:
+    """Every component counts in the length and is scaled alike; a half turn (w = 0) keeps
+    the sign of its first non-zero component (x here) positive as given."""
+    q = (0.36, 0.48, 0.64, 0.48)  # unit
+    drifted = tuple(v * 1.003 for v in q)
+    assert checked(StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, *drifted))) == StaticTransform(
+        "b", "c", 0, (0.0, 0.0, 0.0, *(pytest.approx(v, abs=1e-12) for v in q))
+    )
+    about_y = StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.8))
+    assert checked(about_y) == about_y
+    for x in (1.0, 0.999):  # a half turn about x, exact and drifted
+        kept = checked(StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, x, 0.0, 0.0, 0.0)))
+        assert isinstance(kept, StaticTransform)
+        assert kept.pose[3:] == (pytest.approx(1.0, abs=1e-12), 0.0, 0.0, 0.0)
+
+
+def test_a_conflict_over_before_it_was_given_is_not_given() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    union.receive(Q, [tf("base", "camera", 0.1)])  # agrees before anyone asked
+    assert union.new_conflicts() == []
+
+
+def test_the_fair_share_counts_every_holder() -> None:
+    """The cap 10, full (8, 1, 1): R adding frames may take up to its share, 10 // 3, from the
+    largest holder, and no more."""
+    union = StaticUnion(max_frames=10)
+    union.receive(P, [tf("base", f"p{k}") for k in range(8)])
+    union.receive(Q, [tf("base", "q0")])
+    union.receive(R, [tf("base", "r0")])
+    assert union.receive(R, [tf("base", f"r{k}") for k in range(1, 5)])
+    held = [t.child[0] for t in union.transforms()]
+    assert (held.count("p"), held.count("q"), held.count("r")) == (6, 1, 3)
+    assert union.refused == {Refusal.OVER_CAP: 4}  # 2 of P's evicted, 2 of R's refused
+
+
+def test_a_frame_not_in_the_union_has_no_holder() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera")])
+    assert union.holder("lidar") is None
+
+
+def test_a_message_names_its_writer_when_it_knows_the_name() -> None:
+    """A writer heard first without its node's name is named by a later message that has
+    it; a later message without it keeps the name known."""
+    union = StaticUnion()
+    union.receive(PublisherId(P.gid), [tf("base", "camera")])
+    union.receive(P, [tf("base", "lidar")])
+    assert union.holder("camera") == P and union.facts().publishers == ("/calibration",)
+    union.receive(PublisherId(P.gid), [tf("base", "radar")])
+    assert union.facts().publishers == ("/calibration",)
+
+
+def test_a_refused_transform_leaves_the_rest_of_its_message_taken() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link"})
+    assert union.receive(
+        P, [tf("base", ""), tf("base", "camera"), tf("base_link", "link1"), tf("base", "lidar")]
+    )
+    assert sorted(children(union)) == ["camera", "lidar"]
+
+
+def test_every_echo_of_a_union_learned_late_is_uncounted() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link", "link2": "link1"})
+    union.receive(U, [tf("base_link", "link1"), tf("link1", "link2")])
+    assert union.refused == {Refusal.OWN_FRAME: 2}
+    union.set_union_writers([U.gid])
+    assert union.refused == {}
