@@ -1081,3 +1081,19 @@ def test_every_echo_of_a_union_learned_late_is_uncounted() -> None:
     assert union.refused == {Refusal.OWN_FRAME: 2}
     union.set_union_writers([U.gid])
     assert union.refused == {}
+
+
+def test_a_message_says_a_change_wherever_in_it_the_change_is() -> None:
+    """A change followed by an unchanged frame or a refused contender is still a change (the
+    version bumped); a writer whose message gave nothing kept is not remembered; a model
+    that takes nothing from the union says so with False."""
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera"), tf("base", "lidar")])
+    union.receive(Q, [tf("base", "radar")])
+    version = union.version
+    assert union.receive(P, [tf("base", "camera", 0.5), tf("base", "lidar")]) is True
+    assert union.receive(Q, [tf("base", "sonar"), tf("base", "camera", 0.7)]) is True
+    assert union.version > version
+    union.receive(R, [tf("base", "")])  # refused, nothing kept
+    assert union.writers() == {P.gid, Q.gid}
+    assert union.set_own({"link1": "base_link"}) is False
