@@ -253,7 +253,8 @@ def test_many_conflicts_are_warned_ten_times_then_counted(
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if "given differently at" in line]
     assert len(lines) == 10
-    assert "590 more static frame(s) given differently" in captured.err
+    assert "at 0.100 s of the recording" in lines[0]  # B's first message, 100 ms in
+    assert "static union: 590 more static frame(s) given differently" in captured.err
     assert "300 conflict(s) (m0 (kept /tf_static#" in captured.out
     assert " and 290 more)" in captured.out
 

@@ -14,6 +14,7 @@ from tf2_msgs.msg import TFMessage
 
 from joint_tf_publisher.health.model import GraphFacts, JointStateHealth, Key, Level
 from joint_tf_publisher.health.wording import NAMES_SHOWN, union_conflict_entries
+from joint_tf_publisher.node_core import static_union
 from joint_tf_publisher.node_core.cdr import Publication, TFMessageLayout
 from joint_tf_publisher.node_core.static_union import (
     MAX_CONTENDERS,
@@ -921,3 +922,178 @@ def test_a_frame_moved_by_its_holder_keeps_the_tree_checked_and_settles_its_conf
     assert union.receive(P, [tf("a", "x1")])  # c keeps x2 and b
     assert not union.receive(R, [tf("b", "c")])  # c below its own child b
     assert union.refused == {Refusal.CONFLICT: 1, Refusal.CYCLE: 1}
+
+
+def test_a_holders_change_settles_each_contenders_conflict() -> None:
+    """The holder changing its frame: a contender that disagrees now has a conflict (new:
+    given once, since now), one that disagreed still has its own (since it began, not given
+    again), one that agrees now has none; both the parent and the value must agree."""
+    clock = Clock()
+    union = StaticUnion(steady_ns=clock)
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.1)])  # agrees
+    union.receive(R, [tf("mount", "camera", 0.2)])  # another parent and value
+    assert [(c.refused, c.since_ns) for c in union.new_conflicts()] == [(R, 1_000)]
+    clock.ns = 2_000
+    # Q: the parent, not the value; R: the value, not the parent
+    assert union.receive(P, [tf("base", "camera", 0.2)])
+    conflicts = union.conflicts()
+    assert [(c.frame, c.kept, c.refused, c.since_ns) for c in conflicts] == [
+        ("camera", P, R, 1_000),
+        ("camera", P, Q, 2_000),
+    ]
+    assert union.new_conflicts() == [conflicts[1]]
+    clock.ns = 3_000
+    assert union.receive(P, [tf("mount", "camera", 0.2)])  # R agrees now, Q in neither
+    assert [(c.refused, c.since_ns) for c in union.conflicts()] == [(Q, 2_000)]
+    assert union.new_conflicts() == []
+
+
+def test_contenders_that_go_make_room_for_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contenders remembered are counted out as they go (a contender leaving, the frames
+    they contend for leaving the union): as many others are remembered again, up to
+    ``MAX_CONTENDERS`` in all, no more."""
+    monkeypatch.setattr(static_union, "MAX_CONTENDERS", 3)
+    union = StaticUnion()
+    S = PublisherId(b"s" * 16, "/other")
+
+    def remembered(publisher: PublisherId, frames: list[str]) -> int:
+        """How many of ``frames`` (held with x 0) ``publisher``, giving x 1, contends for."""
+        union.receive(publisher, [tf("base", frame, 1.0) for frame in frames])
+        return sum(conflict.refused == publisher for conflict in union.conflicts())
+
+    first = [f"m{k}" for k in range(5)]
+    union.receive(P, [tf("base", frame) for frame in first])
+    assert remembered(Q, first) == 3
+    union.publisher_left(Q.gid)
+    assert union.conflicts() == []
+    assert remembered(R, first) == 3
+    assert union.set_own(dict.fromkeys(first, "base"))  # the frames go with R's contention
+    assert union.conflicts() == []
+    second = [f"n{k}" for k in range(5)]
+    union.receive(P, [tf("base", frame) for frame in second])
+    assert remembered(S, second) == 3
+
+
+def test_a_contender_that_took_the_frame_over_contends_for_it_no_more() -> None:
+    """Once the holder left, its contender holds the frame: when that one leaves too and a
+    third publisher takes the frame, the second is forgotten with its last frame."""
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    assert union.publisher_left(P.gid)  # camera to Q
+    union.publisher_left(Q.gid)
+    assert union.receive(R, [tf("base", "camera", 0.3)])
+    assert union.writers() == {R.gid}
+
+
+def test_frames_the_nodes_model_takes_back_leave_their_publishers_records_right() -> None:
+    """``set_own`` taking union frames back: their holders hold them no more (reports), their
+    contenders' conflicts end, a left holder is forgotten with its last frame only, a holder
+    that still contends for a frame is remembered (it takes that frame over when its holder
+    leaves), and the set's version is bumped."""
+    S = PublisherId(b"s" * 16, "/left")
+    union = StaticUnion()
+    union.receive(R, [tf("base", "camera", 0.1)])
+    union.receive(P, [tf("link1", "tool", 0.1), tf("base", "camera", 0.2)])  # holds tool
+    union.receive(Q, [tf("link1", "tool", 0.2)])  # a conflict
+    union.receive(S, [tf("link1", "tool2"), tf("link1", "tool3")])
+    union.publisher_left(S.gid)
+    version = union.version
+    assert union.set_own({"tool": "link1", "tool2": "link1", "link1": "base_link"})
+    assert union.version > version
+    assert [(c.frame, c.refused) for c in union.conflicts()] == [("camera", P)]
+    assert union.facts().publishers == ("/driver", "/left")
+    assert union.holder("tool3") == S  # S still holds one frame: remembered
+    assert union.set_own({"tool": "link1", "tool3": "link1", "link1": "base_link"})
+    assert S.gid not in union.writers()  # forgotten with its last frame
+    assert union.publisher_left(R.gid)
+    assert union.holder("camera") == P
+
+
+def test_a_rotation_is_normalised_on_every_axis_and_keeps_its_sign() -> None:
+    """Every component counts in the length and is scaled alike; a half turn (w = 0) keeps
+    the sign of its first non-zero component (x here) positive as given."""
+    q = (0.36, 0.48, 0.64, 0.48)  # unit
+    drifted = tuple(v * 1.003 for v in q)
+    assert checked(StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, *drifted))) == StaticTransform(
+        "b", "c", 0, (0.0, 0.0, 0.0, *(pytest.approx(v, abs=1e-12) for v in q))
+    )
+    about_y = StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.8))
+    assert checked(about_y) == about_y
+    for x in (1.0, 0.999):  # a half turn about x, exact and drifted
+        kept = checked(StaticTransform("b", "c", 0, (0.0, 0.0, 0.0, x, 0.0, 0.0, 0.0)))
+        assert isinstance(kept, StaticTransform)
+        assert kept.pose[3:] == (pytest.approx(1.0, abs=1e-12), 0.0, 0.0, 0.0)
+
+
+def test_a_conflict_over_before_it_was_given_is_not_given() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera", 0.1)])
+    union.receive(Q, [tf("base", "camera", 0.2)])
+    union.receive(Q, [tf("base", "camera", 0.1)])  # agrees before anyone asked
+    assert union.new_conflicts() == []
+
+
+def test_the_fair_share_counts_every_holder() -> None:
+    """The cap 10, full (8, 1, 1): R adding frames may take up to its share, 10 // 3, from the
+    largest holder, and no more."""
+    union = StaticUnion(max_frames=10)
+    union.receive(P, [tf("base", f"p{k}") for k in range(8)])
+    union.receive(Q, [tf("base", "q0")])
+    union.receive(R, [tf("base", "r0")])
+    assert union.receive(R, [tf("base", f"r{k}") for k in range(1, 5)])
+    held = [t.child[0] for t in union.transforms()]
+    assert (held.count("p"), held.count("q"), held.count("r")) == (6, 1, 3)
+    assert union.refused == {Refusal.OVER_CAP: 4}  # 2 of P's evicted, 2 of R's refused
+
+
+def test_a_frame_not_in_the_union_has_no_holder() -> None:
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera")])
+    assert union.holder("lidar") is None
+
+
+def test_a_message_names_its_writer_when_it_knows_the_name() -> None:
+    """A writer heard first without its node's name is named by a later message that has
+    it; a later message without it keeps the name known."""
+    union = StaticUnion()
+    union.receive(PublisherId(P.gid), [tf("base", "camera")])
+    union.receive(P, [tf("base", "lidar")])
+    assert union.holder("camera") == P and union.facts().publishers == ("/calibration",)
+    union.receive(PublisherId(P.gid), [tf("base", "radar")])
+    assert union.facts().publishers == ("/calibration",)
+
+
+def test_a_refused_transform_leaves_the_rest_of_its_message_taken() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link"})
+    assert union.receive(
+        P, [tf("base", ""), tf("base", "camera"), tf("base_link", "link1"), tf("base", "lidar")]
+    )
+    assert sorted(children(union)) == ["camera", "lidar"]
+
+
+def test_every_echo_of_a_union_learned_late_is_uncounted() -> None:
+    union = StaticUnion()
+    union.set_own({"link1": "base_link", "link2": "link1"})
+    union.receive(U, [tf("base_link", "link1"), tf("link1", "link2")])
+    assert union.refused == {Refusal.OWN_FRAME: 2}
+    union.set_union_writers([U.gid])
+    assert union.refused == {}
+
+
+def test_a_message_says_a_change_wherever_in_it_the_change_is() -> None:
+    """A change followed by an unchanged frame or a refused contender is still a change (the
+    version bumped); a writer whose message gave nothing kept is not remembered; a model
+    that takes nothing from the union says so with False."""
+    union = StaticUnion()
+    union.receive(P, [tf("base", "camera"), tf("base", "lidar")])
+    union.receive(Q, [tf("base", "radar")])
+    version = union.version
+    assert union.receive(P, [tf("base", "camera", 0.5), tf("base", "lidar")]) is True
+    assert union.receive(Q, [tf("base", "sonar"), tf("base", "camera", 0.7)]) is True
+    assert union.version > version
+    union.receive(R, [tf("base", "")])  # refused, nothing kept
+    assert union.writers() == {P.gid, Q.gid}
+    assert union.set_own({"link1": "base_link"}) is False
