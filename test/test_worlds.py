@@ -226,8 +226,8 @@ def test_a_test_reaching_ros_through_the_package_is_no_core_test(tmp_path: Path)
     imports reach a ROS package (the doctor's listener imports diagnostic_msgs) is left out,
     as one importing rclpy is; a module that imports the listener only in a function (the
     doctor's command) does not reach it by being imported."""
-    assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.listener", set())
-    assert not COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.command", set())
+    assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.listener")
+    assert not COMPAT_TOOL.package_imports_ros("joint_tf_publisher.cli.doctor.command")
     through_listener = tmp_path / "test_a.py"
     through_listener.write_text(
         "def test_x():\n    from joint_tf_publisher.cli.doctor.listener import Heard\n"

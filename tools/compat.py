@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import re
@@ -105,18 +106,26 @@ def module_level_imports(module: Path) -> list[str]:
     return names
 
 
-def package_imports_ros(dotted: str, seen: set[str]) -> bool:
-    """True when importing the package's module ``dotted`` imports a ROS 2 package."""
+@functools.cache
+def package_imports_ros(dotted: str) -> bool:
+    """True when importing the package's module ``dotted`` imports a ROS 2 package (a module
+    met again in an import cycle counts as importing none: its own imports are being read)."""
     module = package_module(dotted)
-    if module is None or dotted in seen:
+    if module is None or dotted in _READING:
         return False
-    seen.add(dotted)
-    for name in module_level_imports(module):
-        if ROS_IMPORT.match(name.split(".")[0]):
-            return True
-        if name.startswith(f"{PACKAGE}.") and package_imports_ros(name, seen):
-            return True
-    return False
+    _READING.add(dotted)
+    try:
+        return any(
+            ROS_IMPORT.match(name.split(".")[0])
+            or (name.startswith(f"{PACKAGE}.") and package_imports_ros(name))
+            for name in module_level_imports(module)
+        )
+    finally:
+        _READING.discard(dotted)
+
+
+#: The package's modules whose imports ``package_imports_ros`` is reading (a cycle's guard).
+_READING: set[str] = set()
 
 
 def imports_ros(module: Path) -> bool:
@@ -134,7 +143,7 @@ def imports_ros(module: Path) -> bool:
             top = name.split(".")[0]
             if ROS_IMPORT.match(top) or name.startswith(f"{PACKAGE}.ros"):
                 return True
-            if name.startswith(f"{PACKAGE}.") and package_imports_ros(name, set()):
+            if name.startswith(f"{PACKAGE}.") and package_imports_ros(name):
                 return True
             helper = next(TEST_DIR.rglob(f"{top}.py"), None)
             if helper is not None and helper != module and imports_ros(helper):
