@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,89 @@ def test_a_survivor_is_placed_on_the_line_its_diff_removes() -> None:
     assert method == 9
     diff = "@@ -1,3 +1,3 @@\n @property\n def inner(self):\n-    return 2\n+    return 3"
     assert MUTATE.changed_line(diff, method) == 11
+
+
+def test_a_mutant_names_the_function_it_changes() -> None:
+    module = "joint_tf_publisher.node_core.parameters"
+    assert MUTATE.mutated_function(f"{module}.x__parse_rate__mutmut_12") == (None, "_parse_rate")
+    assert MUTATE.mutated_function(f"{module}.xǁSettingsǁchanged__mutmut_3") == (
+        "Settings",
+        "changed",
+    )
+
+
+IMPORTED = """import os
+
+from . import helpers
+from .helpers import bound
+from .made import factory as make, other
+from joint_tf_publisher.made import absolute
+from ..made import up_one
+
+
+@bound(make("decorator"))
+def later(x=make("default")):
+    return make("body")
+
+
+class Table:
+    entry = make("class body")
+
+    def method(self):
+        return other("method")
+
+
+TABLE = {"a": make("a")}
+LAZY = lambda: up_one()
+if __name__ == "__main__":
+    absolute()
+"""
+
+
+def test_what_runs_at_import_is_the_top_level_decorators_defaults_and_class_bodies() -> None:
+    called = MUTATE.calls_run_now(ast.parse(IMPORTED).body)
+    assert called == {"bound", "make"}
+
+
+def test_names_imported_from_a_module_are_found_relative_or_absolute() -> None:
+    tree = ast.parse(IMPORTED)
+    inner = Path("joint_tf_publisher/sub/user.py")
+    assert MUTATE.imported_from(tree, inner, "joint_tf_publisher.sub.made") == {
+        "make": "factory",
+        "other": "other",
+    }
+    assert MUTATE.imported_from(tree, inner, "joint_tf_publisher.made") == {
+        "absolute": "absolute",
+        "up_one": "up_one",
+    }
+    package = Path("joint_tf_publisher/sub/__init__.py")
+    assert MUTATE.imported_from(tree, package, "joint_tf_publisher.sub.helpers") == {
+        "bound": "bound"
+    }
+
+
+def test_the_functions_a_module_runs_at_import_include_other_modules_calls_and_helpers(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "joint_tf_publisher"
+    package.mkdir()
+    (package / "made.py").write_text(
+        "def helper(name):\n    return name\n\n\n"
+        "def factory(name):\n    checked = helper(name)\n\n"
+        "    def parse(value):\n        return runtime(value)\n\n    return parse\n\n\n"
+        "def runtime(value):\n    return value\n\n\n"
+        "def by_others():\n    return 1\n\n\n"
+        "PARSE = factory('x')\n"
+    )
+    (package / "user.py").write_text("from .made import by_others as b\n\nVALUE = b()\n")
+    target = MUTATE.Target(Path("joint_tf_publisher/made.py"), ())
+    assert MUTATE.import_time_functions(target, tmp_path) == {"factory", "helper", "by_others"}
+
+
+def test_the_parser_and_joint_type_factories_are_found_run_at_import() -> None:
+    parameters = MUTATE.Target(Path("joint_tf_publisher/node_core/parameters.py"), ())
+    found = MUTATE.import_time_functions(parameters)
+    assert {"_parse_rate", "_parse_bool", "_parse_text", "_parse_names", "parse_seconds"} <= found
+    assert not {"parse_clamp", "parse_static_republish_period", "shown"} & found
+    joint_types = MUTATE.Target(Path("joint_tf_publisher/model/joint_types.py"), ())
+    assert {"_screw_entry", "_one_number"} <= MUTATE.import_time_functions(joint_types)

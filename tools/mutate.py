@@ -11,6 +11,13 @@ no tests), and exits 0 once mutmut ran (survivors are a report, not a failure). 
 NAME ...`` (``make mutate MUTANTS=...``) tests only those: a run's survivors again, once their
 tests are written. Not in CI.
 
+mutmut's mutants are switched on per test run, in a process that imported the package with
+none on: what the package builds while it is imported (a table of parser closures,
+``parse_x = factory("x")``) keeps the original code. The mutants of those functions, the ones
+the package's top level calls (``import_time_functions``), are therefore run again after
+mutmut's run, each in a fresh pytest process that has it on from the start (``fresh_run``),
+and their results replace mutmut's: they are counted like the rest.
+
 mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is in (whatever
 the working folder), made anew each run, where the package, the tests and the data they read
 are linked and mutmut's ``mutants/`` copy is written; mutmut's fork server (``process_isolation
@@ -26,13 +33,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +72,16 @@ TEST_INPUTS = (
 )
 #: The statuses counted per module, in the order printed.
 COUNTED = ("killed", "survived", "timeout", "no tests")
+#: mutmut stops a mutant's test run after this many times (the tests' duration in its stats
+#: run + 1 s): its default, 15, timed out mutants that fail at once on the shared machine
+#: under a load of 11 (a forked run's collection alone took longer).
+TIMEOUT_MULTIPLIER = 60
+#: mutmut's exit code of a test run stopped by its timeout (its ``status_by_exit_code``).
+TIMEOUT_EXIT_CODE = 36
+#: A fresh run of a mutant is stopped after this many times the clean run's duration, plus
+#: ``FRESH_TIMEOUT_EXTRA_S`` (a mutant that loops forever), s.
+FRESH_TIMEOUT_FACTOR = 10
+FRESH_TIMEOUT_EXTRA_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,7 @@ def mutmut_config(targets: Sequence[Target]) -> str:
         f"pytest_add_cli_args_test_selection ={listed(tests)}\n"
         f"also_copy ={listed(inputs)}\n"
         "process_isolation = forkserver\n"
+        f"timeout_multiplier = {TIMEOUT_MULTIPLIER:g}\n"
         "use_git_change_detection = false\n"
     )
 
@@ -171,6 +191,186 @@ def mutant_results(target: Target) -> dict[str, str]:
     return {name: status_by_exit_code[code] for name, code in data.exit_code_by_key.items()}
 
 
+def import_name(module: Path) -> str:
+    """The name MODULE (repository-relative) is imported by: its package's for ``__init__.py``."""
+    return ".".join(module.with_suffix("").parts).removesuffix(".__init__")
+
+
+def runs_as_script(node: ast.AST) -> bool:
+    """NODE is ``if __name__ == "__main__":`` (its body does not run at import)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    return {ast.dump(side) for side in sides} == {
+        ast.dump(ast.Name("__name__", ast.Load())),
+        ast.dump(ast.Constant("__main__")),
+    }
+
+
+def calls_run_now(body: Iterable[ast.AST]) -> set[str]:
+    """The names BODY calls by name when it runs: its calls outside the bodies of the
+    functions and lambdas it defines (their decorators and default values run now, their
+    bodies when called) and of ``if __name__ == "__main__":``; a class body runs now."""
+    names: set[str] = set()
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        if runs_as_script(node):
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            arguments = node.args
+            pending += [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
+            if not isinstance(node, ast.Lambda):
+                pending += node.decorator_list
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            names.add(node.func.id)
+        pending += ast.iter_child_nodes(node)
+    return names
+
+
+def imported_from(tree: ast.Module, module: Path, source: str) -> dict[str, str]:
+    """The names TREE (the module MODULE, repository-relative) binds by ``from SOURCE import
+    name [as local]`` (absolute or relative): local name -> name in SOURCE."""
+    package = import_name(module).split(".")
+    if module.name != "__init__.py":
+        package = package[:-1]
+    names = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = package[: len(package) - node.level + 1] if node.level else []
+        if ".".join([*base, *(node.module or "").split(".")]).strip(".") != source:
+            continue
+        names.update({alias.asname or alias.name: alias.name for alias in node.names})
+    return names
+
+
+def import_time_functions(target: Target, root: Path = ROOT) -> frozenset[str]:
+    """The functions of TARGET's module that run while the package (in ROOT) is imported:
+    those the top level of a package module calls by name (the module's own, or another's
+    that imports them with ``from ... import``), and the module's functions these call
+    outside their nested functions (a factory's helpers). Methods are not followed."""
+    source = import_name(target.module)
+    tree = ast.parse((root / target.module).read_text())
+    functions = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    called = calls_run_now(tree.body) & functions.keys()
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        module = path.relative_to(root)
+        if module == target.module:
+            continue
+        other = ast.parse(path.read_text())
+        local = imported_from(other, module, source)
+        called |= {local[name] for name in calls_run_now(other.body) if name in local}
+    called &= functions.keys()
+    pending = list(called)
+    while pending:
+        helpers = calls_run_now(functions[pending.pop()].body) & functions.keys() - called
+        called |= helpers
+        pending += helpers
+    return frozenset(called)
+
+
+def mutated_function(mutant: str) -> tuple[str | None, str]:
+    """The class (None for a module-level function) and the function MUTANT mutates: mutmut
+    names it ``<module>.x_<function>__mutmut_N`` or ``<module>.xǁ<Class>ǁ<method>__mutmut_N``."""
+    mangled = mutant.partition("__mutmut_")[0].rpartition(".")[2]
+    if "ǁ" in mangled:
+        _, class_name, function_name = mangled.split("ǁ")
+        return class_name, function_name
+    return None, mangled.removeprefix("x_")
+
+
+def fresh_run(target: Target, mutant: str, timeout_s: float | None = None) -> tuple[int, float]:
+    """TARGET's tests in a fresh pytest process of mutmut's ``mutants/`` copy with MUTANT on
+    from its start (imports included; "" for none, ``fail`` for mutmut's check that the copy
+    is what the tests import): pytest's exit status (``TIMEOUT_EXIT_CODE`` after
+    TIMEOUT_S) and the run's duration, s."""
+    mutants_dir = WORK_DIR / "mutants"
+    path = os.pathsep.join(filter(None, [str(mutants_dir), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "PYTHONPATH": path}
+    command = [sys.executable, "-m", "pytest", "--rootdir=.", "-x", "-q", "-p", "no:cacheprovider"]
+    command += [str(test) for test in target.tests]
+    start = time.monotonic()
+    try:
+        completed = subprocess.run(
+            command,
+            cwd=mutants_dir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return TIMEOUT_EXIT_CODE, time.monotonic() - start
+    return completed.returncode, time.monotonic() - start
+
+
+def fresh_timeout_s(target: Target) -> float:
+    """The timeout of TARGET's fresh mutant runs, from a clean fresh run of its tests;
+    SystemExit(1) when that run fails or when mutmut's forced failure passes (the tests
+    would not import the mutated copy)."""
+    status, duration_s = fresh_run(target, "")
+    if status != 0:
+        sys.exit(f"mutate: {target.module}: its tests fail in a fresh run (exit {status})")
+    if fresh_run(target, "fail")[0] == 0:
+        sys.exit(f"mutate: {target.module}: its tests do not import {WORK_DIR}/mutants")
+    return FRESH_TIMEOUT_FACTOR * duration_s + FRESH_TIMEOUT_EXTRA_S
+
+
+def save_results(target: Target, exit_codes: Mapping[str, int]) -> None:
+    """EXIT_CODES (by mutant name) into mutmut's results of TARGET's module (its ``.meta``
+    file in WORK_DIR: the report and ``mutmut browse`` read them)."""
+    os.chdir(WORK_DIR)
+    from mutmut.mutation.data import SourceFileMutationData
+
+    data = SourceFileMutationData(path=target.module)
+    data.load()
+    data.exit_code_by_key.update(exit_codes)
+    data.save()
+
+
+def import_time_mutants(target: Target, wanted: Sequence[str] = ()) -> list[str]:
+    """The mutants of TARGET's ``import_time_functions`` in mutmut's results (those matching
+    WANTED's names or globs, where given), by name."""
+    functions = {(None, function) for function in import_time_functions(target)}
+    return sorted(
+        name
+        for name in mutant_results(target)
+        if mutated_function(name) in functions
+        and (not wanted or any(fnmatch.fnmatchcase(name, glob) for glob in wanted))
+    )
+
+
+def run_import_time_mutants(targets: Sequence[Target], wanted: Sequence[str] = ()) -> None:
+    """Each target's ``import_time_mutants`` run again by ``fresh_run`` (each one's status
+    printed as it ends), their results saved over mutmut's."""
+    from mutmut.stats import status_by_exit_code
+
+    for target in targets:
+        mutants = import_time_mutants(target, wanted)
+        if not mutants:
+            continue
+        functions = ", ".join(sorted(import_time_functions(target)))
+        print(
+            f"\nmutate: {target.module}: {len(mutants)} mutant(s) of what the package runs "
+            f"at import ({functions}), each in a fresh pytest process"
+        )
+        timeout_s = fresh_timeout_s(target)
+        forked = mutant_results(target)
+        exit_codes = {}
+        for name in mutants:
+            exit_codes[name] = fresh_run(target, name, timeout_s)[0]
+            status = status_by_exit_code[exit_codes[name]]
+            print(f"  {name}: {status} (in mutmut's run: {forked[name]})", flush=True)
+        save_results(target, exit_codes)
+
+
 def mutant_diff(target: Target, mutant: str) -> str:
     """MUTANT's diff against TARGET's module (the function it changes), as ``mutmut show``."""
     os.chdir(WORK_DIR)
@@ -181,13 +381,8 @@ def mutant_diff(target: Target, mutant: str) -> str:
 
 def function_start_line(source: str, mutant: str) -> int:
     """The first line (decorators included) of the function MUTANT mutates in SOURCE; 1 if it
-    is not found. mutmut names it ``<module>.x_<function>__mutmut_N`` or
-    ``<module>.xǁ<Class>ǁ<method>__mutmut_N``."""
-    mangled = mutant.partition("__mutmut_")[0].rpartition(".")[2]
-    if "ǁ" in mangled:
-        _, class_name, function_name = mangled.split("ǁ")
-    else:
-        class_name, function_name = None, mangled.removeprefix("x_")
+    is not found."""
+    class_name, function_name = mutated_function(mutant)
     tree = ast.parse(source)
     scopes: list[ast.AST] = [tree]
     if class_name is not None:
@@ -267,6 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if status != 0:
         print(f"mutate: mutmut run failed (exit {status}); its folder: {WORK_DIR}", file=sys.stderr)
         return 1
+    run_import_time_mutants(targets, args.mutants)
     report(targets)
     return 0
 

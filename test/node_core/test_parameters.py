@@ -490,6 +490,18 @@ def test_the_low_end_is_taken_or_refused_as_documented_and_below_it_refused(name
         setting(name, low - 0.5)
 
 
+@pytest.mark.parametrize(
+    "name", ["frame_prefix", "global_frame_prefix", "model_name", "description_file"]
+)
+def test_a_text_parameter_unset_reads_empty(name: str) -> None:
+    """A text parameter unset (None: rcl's NOT_SET, ``ros2 param delete``) is "" (no
+    prefix, no model name, no file), not the value it held (make mutate's survivor of the
+    parser closure built at import)."""
+    held = Settings.from_values({name: "r/"})
+    assert getattr(held, name) == "r/"
+    assert getattr(held.changed({name: None}), name) == ""
+
+
 @pytest.mark.parametrize("name", ["frame_prefix", "global_frame_prefix"])
 def test_a_prefix_of_the_longest_length_is_taken_and_one_more_character_refused(name: str) -> None:
     """node.md: at most 256 characters, for both prefixes."""
