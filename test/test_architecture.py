@@ -136,13 +136,32 @@ def test_only_the_adapter_and_the_doctor_listener_import_ros() -> None:
     assert importing <= allowed, f"ROS imported outside the adapter: {importing - allowed}"
 
 
+def on_the_ros_side(module: Path, reading: frozenset[Path] = frozenset()) -> bool:
+    """True when ``module`` imports a ROS 2 package, itself or through a module of its own
+    folder (``from .remote_tf import ...``): an adapter module composing others is one."""
+    if imports_ros_package(module):
+        return True
+    siblings = [
+        module.parent / f"{name}.py"
+        for node in ast.walk(ast.parse(module.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+        for name in ([node.module] if node.module else [a.name for a in node.names])
+    ]
+    return any(
+        sibling.is_file()
+        and sibling not in reading
+        and on_the_ros_side(sibling, reading | {module})
+        for sibling in siblings
+    )
+
+
 def test_no_folder_but_the_command_line_mixes_ros_and_ros_free_modules() -> None:
     """A folder holds rclpy modules or rclpy-free ones (package ``__init__`` files aside), so
     its name says which; ``cli`` is the exception, its ROS side one named module."""
     folders: dict[Path, set[bool]] = {}
     for module in MODULES:
         if module.name != "__init__.py" and module.parent != PACKAGE:
-            folders.setdefault(module.parent, set()).add(imports_ros_package(module))
+            folders.setdefault(module.parent, set()).add(on_the_ros_side(module))
     mixed = {
         str(folder.relative_to(PACKAGE))
         for folder, kinds in folders.items()

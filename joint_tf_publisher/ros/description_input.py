@@ -8,7 +8,7 @@ Which source wins, how a file is watched and why a description is refused is
 ``node_core.description_source``'s policy; how a text becomes the model installed is
 ``node_core.parameter_changes.prepared_model``'s. It may import rclpy, ``errors``,
 ``description.files`` (the reading rules), ``node_core`` and the adapter's ``part_host``,
-``log_routing``, ``qos`` and ``timers``; ``node`` composes it and installs the models it
+``qos`` and ``timers``; ``node`` composes it and installs the models it
 gives (``replace_model``).
 """
 
@@ -32,6 +32,7 @@ from ..node_core.description_source import (
     description_source,
     refusal,
 )
+from ..node_core.log_routing import package_logs_to
 from ..node_core.parameter_changes import (
     PARAMETER_SOURCE,
     TOPIC_SOURCE,
@@ -42,7 +43,6 @@ from ..node_core.parameter_changes import (
 )
 from ..node_core.parameters import ParameterRejected, Settings
 from ..node_core.pipeline import LoadedModel
-from .log_routing import package_logs_to
 from .part_host import PartHost
 from .qos import latched_qos
 from .timers import RestartableTimer

@@ -27,9 +27,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from joint_tf_publisher.errors import LOGGER  # noqa: E402
+from joint_tf_publisher.node_core.log_routing import package_logs_to  # noqa: E402
 from joint_tf_publisher.node_core.stop_signals import StopSignals  # noqa: E402
 from joint_tf_publisher.ros import fleet, runtime  # noqa: E402
-from joint_tf_publisher.ros.log_routing import package_logs_to  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

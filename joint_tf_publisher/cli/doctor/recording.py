@@ -12,7 +12,7 @@ scan into the live doctor's ``Finding``s (``observation``; frames with two paren
 sources are the live checks themselves, ``tree``), each naming its fix; where the fix is a
 repair, the exact ``joint-tf-publisher bag repair`` command (``bag.repair``). ``bag_report``
 prints them as the live doctor does (``report``: the same text layout, JSON shape and exit
-status). The bag is read through ``bag.storage`` (rosbags, imported when the command runs).
+status). The bag is read through ``bag.reader`` (rosbags, imported when the command runs).
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ from ...node_core.parameters import ParameterRejected, Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
 from ..bag import messages
+from ..bag.errors import BagError
+from ..bag.qos import is_latched
+from ..bag.reader import InputBag, bag_location, open_bag
 from ..bag.repair import description_choice, given_description, params_settings
-from ..bag.storage import BagError, InputBag, bag_location, is_latched, open_bag
 from ..bag.topics import RobotTopics, robot_topics
 from .analysis import CLOCK_DOMAIN_GAP_NS, union_findings
 from .observation import (

@@ -1,10 +1,10 @@
-"""The node's logging part: the package's Python logging (the description's warnings) sent
-to a node's ROS logger while the node loads a description (``description_input`` loads inside
+"""The package's Python logging (the description's warnings) sent to a node's ROS logger
+while the node loads a description (``description_input`` loads inside
 ``package_logs_to``; a fleet's robots load in its start thread and its spin loop at once, each
 thread's records go to its own robot's logger).
 
 It imports the package's logger (``errors.LOGGER``) and the ROS logger's protocol
-(``health.reporting.Logger``), no rclpy: any of the adapter's modules may import it.
+(``health.reporting.Logger``), no rclpy: the adapter's modules give it their node's logger.
 """
 
 from __future__ import annotations
