@@ -1097,3 +1097,18 @@ def test_a_message_says_a_change_wherever_in_it_the_change_is() -> None:
     union.receive(R, [tf("base", "")])  # refused, nothing kept
     assert union.writers() == {P.gid, Q.gid}
     assert union.set_own({"link1": "base_link"}) is False
+
+
+def test_a_transform_stamped_becomes_its_plain_values_field_by_field() -> None:
+    """``StaticTransform.of`` reads rclpy's TransformStamped (a recording's, rosbags', has the
+    same fields: test/bag): each field lands where it belongs."""
+    from geometry_msgs.msg import TransformStamped
+
+    stamped = TransformStamped()
+    stamped.header.frame_id, stamped.child_frame_id = "base_link", "camera"
+    stamped.header.stamp.sec, stamped.header.stamp.nanosec = 12, 345
+    t, q = stamped.transform.translation, stamped.transform.rotation
+    t.x, t.y, t.z, q.x, q.y, q.z, q.w = 1.0, 2.0, 3.0, 0.1, 0.2, 0.3, 0.9
+    assert StaticTransform.of(stamped) == StaticTransform(
+        "base_link", "camera", 12_000_000_345, (1.0, 2.0, 3.0, 0.1, 0.2, 0.3, 0.9)
+    )
