@@ -374,12 +374,50 @@ def test_a_chain_deeper_than_tf2_looks_up_is_refused() -> None:
     assert union.refused == {Refusal.TOO_DEEP: 1}
 
 
-def test_one_messages_cycle_checks_are_bounded() -> None:
-    """A hostile message whose frames each have a child and hang below a chain 1000 deep:
-    each check walks 1000 parents, so after ``MAX_WALK_STEPS`` the rest are refused, and a
-    leaf after them is still taken; the next message has a budget of its own."""
+def test_a_chain_as_deep_as_tf2_looks_up_is_taken_and_one_more_is_not() -> None:
+    """tf2 walks at most ``MAX_GRAPH_DEPTH`` parents: a frame (with a child of its own, so
+    it is walked) hung from a frame whose chain to the root holds that many frames is
+    taken, from one a frame deeper refused; a new model of the node's own judges the same
+    (its one pass over the union)."""
+    chain = [tf(f"c{k}", f"c{k + 1}") for k in range(MAX_GRAPH_DEPTH + 1)]
+    for parent_chain, taken in ((MAX_GRAPH_DEPTH, True), (MAX_GRAPH_DEPTH + 1, False)):
+        union = StaticUnion()
+        union.receive(P, [*chain, tf("x", "y")])
+        # c<k>'s chain to the root c0 holds k + 1 frames
+        assert union.receive(P, [tf(f"c{parent_chain - 1}", "x")]) is taken
+        assert union.refused == ({} if taken else {Refusal.TOO_DEEP: 1})
+        # frames taken as leaves as they came (no walk), judged by a new model's one pass
+        leaves = StaticUnion()
+        leaves.receive(P, chain[:parent_chain])  # c<parent_chain> hangs from c<parent_chain - 1>
+        assert leaves.set_own({"link1": "base_link"}) is not taken
+        assert leaves.refused == ({} if taken else {Refusal.TOO_DEEP: 1})
+
+
+def test_walks_that_refuse_spend_the_messages_budget_too() -> None:
+    """A message repeating a frame that closes a cycle 990 frames around, or hanging 1000
+    parents below a chain deeper than tf2 looks up: each refusal's walk counts, so after
+    ``MAX_WALK_STEPS`` the rest are refused unwalked (a hostile message cannot walk forever
+    by being refused)."""
+    cycle = StaticUnion(max_frames=20_000)
+    cycle.receive(P, [tf("X", "L1"), *(tf(f"L{k}", f"L{k + 1}") for k in range(1, 990))])
+    cycle.receive(P, [tf("L990", "X")] * 1000)  # X is L1's parent: each walks L990 .. L1
+    walked = -(-MAX_WALK_STEPS // 990)
+    assert cycle.refused == {Refusal.CYCLE: walked, Refusal.WALKS: 1000 - walked}
+    deep = StaticUnion(max_frames=20_000)
+    deep.receive(P, [tf(f"L{k}", f"L{k + 1}") for k in range(MAX_GRAPH_DEPTH + 1)])
+    deep.receive(P, [tf(f"c{j}", f"d{j}") for j in range(1000)])
+    deep.receive(P, [tf(f"L{MAX_GRAPH_DEPTH + 1}", f"c{j}") for j in range(1000)])
+    walked = -(-MAX_WALK_STEPS // (MAX_GRAPH_DEPTH + 1))
+    assert deep.refused == {Refusal.TOO_DEEP: walked, Refusal.WALKS: 1000 - walked}
+
+
+@pytest.mark.parametrize("depth", [MAX_GRAPH_DEPTH - 10, 499])
+def test_one_messages_cycle_checks_are_bounded(depth: int) -> None:
+    """A hostile message whose frames each have a child and hang below a chain ``depth``
+    deep: each check walks ``depth + 1`` frames, so after ``MAX_WALK_STEPS`` the rest are
+    refused (499: 400 checks spend the budget exactly, the 401st is refused), and a leaf after
+    them is still taken; the next message has a budget of its own."""
     union = StaticUnion(max_frames=20_000)
-    depth = MAX_GRAPH_DEPTH - 10
     message = [tf(f"L{i}", f"L{i + 1}") for i in range(depth)]
     for j in range(1000):
         message += [tf(f"c{j}", f"d{j}"), tf(f"L{depth}", f"c{j}")]
