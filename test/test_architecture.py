@@ -20,9 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 from repo_paths import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "joint_tf_publisher"
+COMPAT_TOOL = load_tool("compat")
 
 #: Modules that import nothing of the package: the array aliases, the bounded cache and the
 #: way to start a Python child.
@@ -136,23 +138,12 @@ def test_only_the_adapter_and_the_doctor_listener_import_ros() -> None:
     assert importing <= allowed, f"ROS imported outside the adapter: {importing - allowed}"
 
 
-def on_the_ros_side(module: Path, reading: frozenset[Path] = frozenset()) -> bool:
-    """True when ``module`` imports a ROS 2 package, itself or through a module of its own
-    folder (``from .remote_tf import ...``): an adapter module composing others is one."""
-    if imports_ros_package(module):
-        return True
-    siblings = [
-        module.parent / f"{name}.py"
-        for node in ast.walk(ast.parse(module.read_text()))
-        if isinstance(node, ast.ImportFrom) and node.level == 1
-        for name in ([node.module] if node.module else [a.name for a in node.names])
-    ]
-    return any(
-        sibling.is_file()
-        and sibling not in reading
-        and on_the_ros_side(sibling, reading | {module})
-        for sibling in siblings
-    )
+def on_the_ros_side(module: Path) -> bool:
+    """True when ``module`` imports a ROS 2 package, itself or through the package's modules
+    it imports at its top (an adapter module composing others: ``from .remote_tf import``),
+    as tools/compat.py follows them to keep such tests out of the worlds without ROS."""
+    dotted = ".".join(module.relative_to(REPO_ROOT).with_suffix("").parts)
+    return imports_ros_package(module) or COMPAT_TOOL.package_imports_ros(dotted)
 
 
 def test_no_folder_but_the_command_line_mixes_ros_and_ros_free_modules() -> None:
