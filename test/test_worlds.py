@@ -238,3 +238,28 @@ def test_a_test_reaching_ros_through_the_package_is_no_core_test(tmp_path: Path)
     assert not COMPAT_TOOL.imports_ros(through_command)
     assert "cli/test_doctor.py" in COMPAT_TOOL.CORE_TESTS
     assert "cli/test_doctor_listener.py" not in COMPAT_TOOL.CORE_TESTS
+
+
+def test_a_module_reaching_ros_through_an_import_cycle_is_found_from_either_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two of the package's modules that import each other, one of them rclpy after the
+    other: both reach ROS, whichever is asked first (an answer given while the cycle was being
+    read must not be kept)."""
+    package = tmp_path / "joint_tf_publisher"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text("from . import second\nimport rclpy\n")
+    (package / "second.py").write_text("from .first import thing\n")
+    (package / "apart.py").write_text("from . import second as _\nimport numpy\n")
+    monkeypatch.setattr(COMPAT_TOOL, "ROOT", tmp_path)
+    COMPAT_TOOL.package_imports_ros.cache_clear()
+    COMPAT_TOOL._top_level_imports.cache_clear()
+    try:
+        assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.first")
+        assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.second")
+        assert COMPAT_TOOL.package_imports_ros("joint_tf_publisher.apart")
+        assert not COMPAT_TOOL.package_imports_ros("joint_tf_publisher")
+    finally:
+        COMPAT_TOOL.package_imports_ros.cache_clear()
+        COMPAT_TOOL._top_level_imports.cache_clear()

@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))  # one way to create a venv and pip into it: env.py's
 import env as env_tool  # noqa: E402
+from source_imports import imported_module, package_of  # noqa: E402
 
 COMPAT_DIR = ROOT / ".compat"
 
@@ -91,16 +92,14 @@ def package_module(dotted: str) -> Path | None:
 def module_level_imports(module: Path) -> list[str]:
     """The dotted names the module's own top-level statements import (what importing it
     imports; those inside functions wait for a call), relative ones made absolute."""
-    package = module.relative_to(ROOT).with_suffix("").parts[:-1]
+    package = package_of(module.relative_to(ROOT))
     names: list[str] = []
     for node in ast.parse(module.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
+            base = imported_module(node, package)
             if node.level:
-                parent = ".".join(package[: len(package) - node.level + 1])
-                base = f"{parent}.{base}".rstrip(".")
                 names.extend(f"{base}.{alias.name}" for alias in node.names)
             names.append(base)
     return names
@@ -108,24 +107,30 @@ def module_level_imports(module: Path) -> list[str]:
 
 @functools.cache
 def package_imports_ros(dotted: str) -> bool:
-    """True when importing the package's module ``dotted`` imports a ROS 2 package (a module
-    met again in an import cycle counts as importing none: its own imports are being read)."""
+    """True when importing the package's module ``dotted`` imports a ROS 2 package: itself,
+    or any of the package's modules its top level imports, theirs in turn (import cycles
+    included: each module is read once per question)."""
+    seen: set[str] = set()
+    waiting = [dotted]
+    while waiting:
+        name = waiting.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for imported in _top_level_imports(name):
+            if ROS_IMPORT.match(imported.split(".")[0]):
+                return True
+            if imported.startswith(f"{PACKAGE}."):
+                waiting.append(imported)
+    return False
+
+
+@functools.cache
+def _top_level_imports(dotted: str) -> tuple[str, ...]:
+    """``module_level_imports`` of the package's module ``dotted``; none for a name that is
+    not a module of the package (``from .x import function``)."""
     module = package_module(dotted)
-    if module is None or dotted in _READING:
-        return False
-    _READING.add(dotted)
-    try:
-        return any(
-            ROS_IMPORT.match(name.split(".")[0])
-            or (name.startswith(f"{PACKAGE}.") and package_imports_ros(name))
-            for name in module_level_imports(module)
-        )
-    finally:
-        _READING.discard(dotted)
-
-
-#: The package's modules whose imports ``package_imports_ros`` is reading (a cycle's guard).
-_READING: set[str] = set()
+    return () if module is None else tuple(module_level_imports(module))
 
 
 def imports_ros(module: Path) -> bool:

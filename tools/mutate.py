@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))  # source_imports, shared with tools/compat.py
+from source_imports import imported_module, package_of  # noqa: E402
+
 #: Where mutmut works (linked inputs, its mutants/ copy and results); ignored by git.
 WORK_DIR = ROOT / ".mutate"
 PACKAGE = "joint_tf_publisher"
@@ -232,15 +235,10 @@ def calls_run_now(body: Iterable[ast.AST]) -> set[str]:
 def imported_from(tree: ast.Module, module: Path, source: str) -> dict[str, str]:
     """The names TREE (the module MODULE, repository-relative) binds by ``from SOURCE import
     name [as local]`` (absolute or relative): local name -> name in SOURCE."""
-    package = import_name(module).split(".")
-    if module.name != "__init__.py":
-        package = package[:-1]
+    package = package_of(module)
     names = {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        base = package[: len(package) - node.level + 1] if node.level else []
-        if ".".join([*base, *(node.module or "").split(".")]).strip(".") != source:
+        if not isinstance(node, ast.ImportFrom) or imported_module(node, package) != source:
             continue
         names.update({alias.asname or alias.name: alias.name for alias in node.names})
     return names
