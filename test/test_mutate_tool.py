@@ -166,3 +166,67 @@ def test_the_parser_and_joint_type_factories_are_found_run_at_import() -> None:
     assert not {"parse_clamp", "parse_static_republish_period", "shown"} & found
     joint_types = MUTATE.Target(Path("joint_tf_publisher/model/joint_types.py"), ())
     assert {"_screw_entry", "_one_number"} <= MUTATE.import_time_functions(joint_types)
+
+
+def test_a_kept_folder_is_reused_only_for_the_same_modules_and_its_stale_copies_dropped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--keep`` (MUTATE_KEEP) reuses the last run's folder, verdicts and all, when that run
+    had the same modules and tests; a package module not mutated that changed since is copied
+    again (its old copy removed: mutmut copies a file once); another module list, or no
+    ``--keep``, starts afresh."""
+    package = tmp_path / "joint_tf_publisher"
+    package.mkdir()
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = x\n")
+    for name in ("mutated.py", "helper.py", "steady.py"):
+        (package / name).write_text(f"# {name}\n")
+    work = tmp_path / ".mutate"
+    monkeypatch.setattr(MUTATE, "ROOT", tmp_path)
+    monkeypatch.setattr(MUTATE, "WORK_DIR", work)
+    mutated = MUTATE.Target(Path("joint_tf_publisher/mutated.py"), (Path("test/test_m.py"),))
+    helper = MUTATE.Target(Path("joint_tf_publisher/helper.py"), (Path("test/test_h.py"),))
+
+    assert not MUTATE.prepare_work_dir([mutated], keep=True)  # nothing to keep yet
+    copies = work / "mutants" / "joint_tf_publisher"
+    copies.mkdir(parents=True)
+    for name in ("mutated.py", "helper.py", "steady.py"):
+        (copies / name).write_text(f"# {name}\n")
+    (work / "verdicts").write_text("a run's results")
+    assert MUTATE.prepare_work_dir([mutated], keep=True)
+    assert (work / "verdicts").is_file() and (copies / "helper.py").is_file()
+
+    (package / "helper.py").write_text("# helper.py, changed\n")
+    (copies / "mutated.py").write_text("# mutmut's mutants\n")
+    assert MUTATE.prepare_work_dir([mutated], keep=True)
+    assert not (copies / "helper.py").exists()  # copied again by mutmut
+    assert (copies / "mutated.py").read_text() == "# mutmut's mutants\n"  # mutmut's own
+    assert (copies / "steady.py").is_file()
+
+    assert not MUTATE.prepare_work_dir([mutated, helper], keep=True)
+    assert not (work / "verdicts").exists()
+    (work / "verdicts").write_text("a run's results")
+    assert not MUTATE.prepare_work_dir([mutated, helper], keep=False)
+    assert not (work / "verdicts").exists()
+    assert (work / "setup.cfg").read_text().startswith("[metadata]\nname = x\n")
+
+
+def test_a_fresh_runs_verdict_stands_while_its_function_is_unchanged() -> None:
+    """A kept folder's import-time mutants are judged again by a fresh run only once their
+    function's hash (mutmut's) differs from the one recorded with the verdict, or for a
+    mutant never judged so; a method's mutant is matched to its own method."""
+    module = "joint_tf_publisher.node_core.parameters"
+    judged = {
+        f"{module}.x_parse_seconds__mutmut_1": "h1",
+        f"{module}.x_parse_seconds__mutmut_2": "h1",
+        f"{module}.x__parse_names__mutmut_1": "old",
+        f"{module}.xǁTableǁread__mutmut_3": "h3",
+    }
+    hashes = {"x_parse_seconds": "h1", "x__parse_names": "new", "xǁTableǁread": "h3"}
+    mutants = [*judged, f"{module}.x_parse_seconds__mutmut_9"]
+    assert MUTATE.still_judged(judged, hashes, mutants) == {
+        f"{module}.x_parse_seconds__mutmut_1",
+        f"{module}.x_parse_seconds__mutmut_2",
+        f"{module}.xǁTableǁread__mutmut_3",
+    }
+    assert MUTATE.function_hash(hashes, f"{module}.xǁTableǁread__mutmut_12") == "h3"
+    assert MUTATE.function_hash(hashes, f"{module}.x_gone__mutmut_1") is None

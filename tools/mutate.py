@@ -19,9 +19,10 @@ mutmut's run, each in a fresh pytest process that has it on from the start (``fr
 and their results replace mutmut's: they are counted like the rest.
 
 mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is in (whatever
-the working folder), made anew each run, where the package, the tests and the data they read
-are linked and mutmut's ``mutants/`` copy is written; mutmut's fork server (``process_isolation
-= forkserver``) forks each mutant's pytest run from a process that never started DDS, so tests
+the working folder), made anew each run unless ``--keep`` (``MUTATE_KEEP=1``) finds the last
+run's of the same modules (``prepare_work_dir``), where the package, the tests and the data
+they read are linked and mutmut's ``mutants/`` copy is written; mutmut's fork server
+(``process_isolation = forkserver``) forks each mutant's pytest run from a process that never started DDS, so tests
 that start rclpy nodes run as they do under ``make test``. One mutant at a time by default
 (``MUTATE_JOBS``): the machine's other work keeps its cores.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -162,15 +164,41 @@ def mutmut_config(targets: Sequence[Target]) -> str:
     )
 
 
-def prepare_work_dir(targets: Sequence[Target]) -> None:
-    """WORK_DIR made anew: the package and the test inputs linked, setup.cfg with the config."""
+def prepare_work_dir(targets: Sequence[Target], keep: bool = False) -> bool:
+    """WORK_DIR for TARGETS; True when kept. With KEEP, and when the last run's configuration
+    (setup.cfg: the same modules and tests) is this one, it is kept as that run left it:
+    mutmut then traces only new tests, makes mutants again only of the functions that
+    changed and runs only the mutants with no verdict (or those named), and the package's
+    unmutated modules that changed since are copied again (``drop_stale_copies``).
+    Otherwise it is made anew: the package and the test inputs linked, setup.cfg written."""
+    setup_cfg = f"{(ROOT / 'setup.cfg').read_text()}\n{mutmut_config(targets)}"
+    config = WORK_DIR / "setup.cfg"
+    if keep and config.is_file() and config.read_text() == setup_cfg:
+        drop_stale_copies(targets)
+        return True
     shutil.rmtree(WORK_DIR, ignore_errors=True)
     WORK_DIR.mkdir()
     for name in (PACKAGE, *TEST_INPUTS):
         if (ROOT / name).exists():
             (WORK_DIR / name).symlink_to(ROOT / name)
-    setup_cfg = (ROOT / "setup.cfg").read_text()
-    (WORK_DIR / "setup.cfg").write_text(f"{setup_cfg}\n{mutmut_config(targets)}")
+    config.write_text(setup_cfg)
+    return False
+
+
+def drop_stale_copies(targets: Sequence[Target]) -> list[Path]:
+    """The copies in WORK_DIR/mutants of the package's modules not mutated (not TARGETS')
+    that differ from the module now, removed so that mutmut copies them again (it copies a
+    source file once and compares only the mutated ones' times); the removed ones'
+    repository-relative paths."""
+    mutated = {target.module for target in targets}
+    dropped = []
+    for source in sorted((ROOT / PACKAGE).rglob("*.py")):
+        module = source.relative_to(ROOT)
+        copy = WORK_DIR / "mutants" / module
+        if module not in mutated and copy.is_file() and copy.read_bytes() != source.read_bytes():
+            copy.unlink()
+            dropped.append(module)
+    return dropped
 
 
 def run_mutmut(jobs: int, mutants: Sequence[str] = ()) -> int:
@@ -323,7 +351,9 @@ def fresh_timeout_s(target: Target) -> float:
 
 def save_results(target: Target, exit_codes: Mapping[str, int]) -> None:
     """EXIT_CODES (by mutant name) into mutmut's results of TARGET's module (its ``.meta``
-    file in WORK_DIR: the report and ``mutmut browse`` read them)."""
+    file in WORK_DIR: the report and ``mutmut browse`` read them), each with its function's
+    hash in ``FRESH_RUNS_FILE`` (a run that keeps WORK_DIR judges it again only once the
+    function changed)."""
     os.chdir(WORK_DIR)
     from mutmut.mutation.data import SourceFileMutationData
 
@@ -331,6 +361,47 @@ def save_results(target: Target, exit_codes: Mapping[str, int]) -> None:
     data.load()
     data.exit_code_by_key.update(exit_codes)
     data.save()
+    judged = fresh_runs()
+    judged.update({name: function_hash(data.hash_by_function_name, name) for name in exit_codes})
+    (WORK_DIR / FRESH_RUNS_FILE).write_text(json.dumps(judged, indent=1, sort_keys=True))
+
+
+#: In WORK_DIR: the mutants ``fresh_run`` judged, with their function's hash (mutmut's) then.
+FRESH_RUNS_FILE = "fresh_runs.json"
+
+
+def fresh_runs() -> dict[str, str | None]:
+    """``FRESH_RUNS_FILE``'s record (empty when there is none)."""
+    record = WORK_DIR / FRESH_RUNS_FILE
+    return json.loads(record.read_text()) if record.is_file() else {}
+
+
+def function_hash(hash_by_function: Mapping[str, str], mutant: str) -> str | None:
+    """The hash mutmut keeps of the function MUTANT changes (None: not among them)."""
+    return hash_by_function.get(mutant.rpartition("__mutmut_")[0].rpartition(".")[2])
+
+
+def judged_already(target: Target, mutants: Sequence[str]) -> set[str]:
+    """Those of MUTANTS whose ``fresh_run`` verdict in WORK_DIR still stands: judged by a
+    fresh run, and their function unchanged since (mutmut keeps verdicts of unchanged
+    functions; it gave the others a new one of its own)."""
+    os.chdir(WORK_DIR)
+    from mutmut.mutation.data import SourceFileMutationData
+
+    data = SourceFileMutationData(path=target.module)
+    data.load()
+    return still_judged(fresh_runs(), data.hash_by_function_name, mutants)
+
+
+def still_judged(
+    judged: Mapping[str, str | None], hash_by_function: Mapping[str, str], mutants: Sequence[str]
+) -> set[str]:
+    """Those of MUTANTS in JUDGED (``fresh_runs``) whose function's hash is the one recorded."""
+    return {
+        name
+        for name in mutants
+        if name in judged and judged[name] == function_hash(hash_by_function, name)
+    }
 
 
 def import_time_mutants(target: Target, wanted: Sequence[str] = ()) -> list[str]:
@@ -352,6 +423,8 @@ def run_import_time_mutants(targets: Sequence[Target], wanted: Sequence[str] = (
 
     for target in targets:
         mutants = import_time_mutants(target, wanted)
+        if not wanted:  # mutmut ran only the undecided: so does this
+            mutants = sorted(set(mutants) - judged_already(target, mutants))
         if not mutants:
             continue
         functions = ", ".join(sorted(import_time_functions(target)))
@@ -453,9 +526,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only these mutants (names or globs as the report prints them, e.g. the "
         "survivors of a run, again after adding tests)",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        default=os.environ.get("MUTATE_KEEP", "") not in ("", "0"),
+        help="keep the last run's folder when it had these modules (default: MUTATE_KEEP): "
+        "only new tests are traced and only mutants with no verdict run, plus those named",
+    )
     args = parser.parse_args(argv)
     targets = resolve_targets(args.modules)
-    prepare_work_dir(targets)
+    if prepare_work_dir(targets, args.keep):
+        print(f"mutate: the last run's verdicts kept ({WORK_DIR}); MUTATE_KEEP=0 starts afresh")
     status = run_mutmut(max(1, args.jobs), args.mutants)
     if status != 0:
         print(f"mutate: mutmut run failed (exit {status}); its folder: {WORK_DIR}", file=sys.stderr)
