@@ -22,9 +22,9 @@ mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is
 the working folder), made anew each run unless ``--keep`` (``MUTATE_KEEP=1``) finds the last
 run's of the same modules (``prepare_work_dir``), where the package, the tests and the data
 they read are linked and mutmut's ``mutants/`` copy is written; mutmut's fork server
-(``process_isolation = forkserver``) forks each mutant's pytest run from a process that never started DDS, so tests
-that start rclpy nodes run as they do under ``make test``. One mutant at a time by default
-(``MUTATE_JOBS``): the machine's other work keeps its cores.
+(``process_isolation = forkserver``) forks each mutant's pytest run from a process that
+never started DDS, so tests that start rclpy nodes run as they do under ``make test``. One
+mutant at a time by default (``MUTATE_JOBS``): the machine's other work keeps its cores.
 
 Exit status: 0 when every module was run, 1 on a module or test file that does not exist or a
 failed mutmut run (the clean tests failing first, for example), 2 on usage errors.
