@@ -32,7 +32,14 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag.qos import tf_static_qos
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
-from joint_tf_publisher.cli.doctor.observation import Observation
+from joint_tf_publisher.cli.doctor.observation import Kind, Observation, Severity
+from joint_tf_publisher.cli.doctor.recording import (
+    BagContext,
+    BagScan,
+    clock_finding,
+    joint_state_findings,
+    static_findings,
+)
 from joint_tf_publisher.cli.doctor.report import json_report
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.health.model import HealthReport
@@ -142,7 +149,11 @@ def test_tf_static_recorded_volatile_or_without_qos(
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "tf_static_not_latched" in kinds(document)
-    assert "bag repair" in finding(document, "tf_static_not_latched")["fix"]
+    found = finding(document, "tf_static_not_latched")
+    assert "bag repair" in found["fix"]
+    recorded = "no QoS at all" if profiles == [] else "volatile"
+    assert found["summary"].startswith(f"/tf_static is recorded with {recorded}, not "), found
+    assert found["details"] == {"durability": [] if profiles == [] else ["volatile"]}
 
 
 def test_statics_only_at_the_start_of_a_long_recording(
@@ -201,6 +212,14 @@ def test_the_frames_named_carry_the_prefix_given_the_option_over_the_params_file
         frames = summary.partition("frames missing from /tf: ")[2].split(", ")
         assert f"{prefix}wrist_3_link" in frames, summary
         assert all(frame.startswith(prefix) for frame in frames), summary
+        # the repair that gives the joints default positions: with the --params file given,
+        # in that file; else with one to write
+        fix = finding(document, "joints_not_recorded")["fix"]
+        repair = f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}"
+        if extra:
+            assert f"`{repair} --params {params}` with those in {params}" in fix, fix
+        else:
+            assert f"`{repair} --params params.yaml`" in fix, fix
 
 
 def test_no_joint_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,6 +229,9 @@ def test_no_joint_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "no_joint_states" in kinds(document)
+    found = finding(document, "no_joint_states")
+    assert found["summary"] == "the recording has no /joint_states that decode"
+    assert found["severity"] == "error"  # a description to check them against: an error
 
 
 def test_a_frame_with_two_parents_and_one_from_two_sources(
@@ -254,7 +276,9 @@ def test_stamps_that_jump_back(tmp_path: Path, capsys: pytest.CaptureFixture[str
     stamps = times[:10] + [t - S // 2 for t in times[10:]]
     code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
     assert code == 1 and kinds(document) == ["stamps_jump_back"]
-    assert finding(document, "stamps_jump_back")["details"]["count"] == 1
+    jump = finding(document, "stamps_jump_back")
+    assert jump["details"] == {"count": 1, "at_s": pytest.approx(0.1)}
+    assert "go back 1 time(s), first by 0.490 s at 0.10 s into the recording" in jump["summary"]
 
 
 def test_stamps_in_another_clock_domain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,6 +333,30 @@ def test_every_difference_is_listed_and_an_axis_turned_by_a_tenth_is_one(
     ]
 
 
+def test_the_recordings_last_description_is_compared_and_one_that_does_not_load_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: --description is compared with the recording's last
+    /robot_description (two older ones before it are not); a last one that does not load
+    differs, in those words."""
+    older = [
+        ARM.read_text().replace('<origin xyz="0 0 0.1"', f'<origin xyz="0 0 0.{k}"', 1)
+        for k in (2, 3)
+    ]
+    assert ARM.read_text() not in older
+    before = [("/robot_description", T0_NS - 2 + k, string(text)) for k, text in enumerate(older)]
+    bag = states_bag(tmp_path / "in", every(10), extra=before)
+    code, document = doctor(capsys, bag, "--description", str(ARM))
+    assert (code, document["findings"]) == (0, [])
+    broken = [("/robot_description", T0_NS + 1, string("<robot name='arm'><link/></robot>"))]
+    bag = states_bag(tmp_path / "broken", every(10), extra=broken)
+    code, document = doctor(capsys, bag, "--description", str(ARM))
+    assert code == 1 and kinds(document) == ["description_differs"]
+    found = finding(document, "description_differs")
+    assert found["details"]["differences"] == ["it does not load"]
+    assert found["summary"].endswith(f"differs from {ARM}: it does not load"), found
+
+
 def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -321,8 +369,11 @@ def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
     stamps += [t + 2 * hour for t in times[6:]]
     code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
     assert code == 1 and document["heard"]["joint_states"] == 8
-    gaps = finding(document, "joint_state_gaps")["details"]
-    assert gaps == {"gaps": 2, "longest_s": pytest.approx(1.96), "at_s": pytest.approx(1.04)}
+    gaps = finding(document, "joint_state_gaps")
+    assert gaps["details"] == {
+        "gaps": 2, "longest_s": pytest.approx(1.96), "at_s": pytest.approx(1.04)
+    }  # fmt: skip
+    assert "stops 2 time(s) for more than 1 s, the longest 1.96 s at 1.04 s" in gaps["summary"]
     clock = finding(document, "clock_domain")["details"]
     assert (clock["stamp_ns"], clock["log_time_ns"]) == (times[2] + 3 * hour, times[2])
 
@@ -357,12 +408,14 @@ def test_the_text_report_says_each_fix(tmp_path: Path, capsys: pytest.CaptureFix
     assert text.rstrip().endswith("1 error(s), 0 warning(s), 0 note(s)")
 
 
-def diagnostics(report: HealthReport, stamp_ns: int) -> bytes:
-    """A recorded /diagnostics message holding ``report`` as the node publishes it."""
+def diagnostics(
+    report: HealthReport, stamp_ns: int, name: str = "joint_tf_publisher: joint states"
+) -> bytes:
+    """A recorded /diagnostics message holding ``report`` as the node ``name`` publishes it."""
     types = STORE.types
     status = types["diagnostic_msgs/msg/DiagnosticStatus"](
         level=int(report.level),
-        name="joint_tf_publisher: joint states",
+        name=name,
         message=report.message,
         hardware_id="demo_arm",
         values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in report.values],
@@ -400,3 +453,89 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
     refused = finding(document, "static_union_refused")
     assert refused["details"]["refused"] == {"value not finite": 1}
     assert "diagnostics" not in kinds(document)
+
+
+def test_every_conflict_of_every_recorded_static_union_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: each node run with static_union while recording, each conflict it
+    reported during the recording: left's union reported camera, then lidar only (camera
+    had ended); right's reported camera."""
+    times = every(20)
+    left, right = "left: joint states", "right: joint states"
+    reports = [
+        ("/diagnostics", times[5], diagnostics(union_report(times[5]), times[5], left)),
+        ("/diagnostics", times[8], diagnostics(union_report(times[8]), times[8], right)),
+        (
+            "/diagnostics",
+            times[15],
+            diagnostics(union_report(times[15], frame="lidar"), times[15], left),
+        ),
+    ]
+    bag = states_bag(
+        tmp_path / "in",
+        times,
+        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
+        extra=reports,
+    )
+    code, document = doctor(capsys, bag)
+    assert code == 1
+    conflicts = [
+        (f["details"]["status"], f["details"]["frame"], f["details"]["kept"])
+        for f in document["findings"]
+        if f["kind"] == "static_union_conflict"
+    ]
+    assert sorted(conflicts) == [
+        (left, "camera", "/calibration"),
+        (left, "lidar", "/calibration"),
+        (right, "camera", "/calibration"),
+    ]
+
+
+def a_scan(**facts: Any) -> BagScan:
+    """What a pass over a recording of 20 s found: ``facts``, the rest healthy."""
+    return BagScan(Path("run42"), "sqlite3", start_ns=T0_NS, end_ns=T0_NS + 20 * S, **facts)
+
+
+def a_context(robot: Robot | None = None) -> BagContext:
+    return BagContext(robot, "robot.urdf" if robot else "", "", "joint-tf-publisher bag repair")
+
+
+def test_the_clock_finding_is_for_stamps_more_than_an_hour_from_their_log_times() -> None:
+    """recordings.md: clock_domain when header stamps are more than an hour from their log
+    times (an hour exactly is not), saying by how much, on which side and on which topic."""
+    hour = 3600 * S
+    at_an_hour = a_scan(foreign_stamp=(T0_NS + hour, T0_NS, "/joint_states"))
+    assert clock_finding(at_an_hour) == []
+    (ahead,) = clock_finding(a_scan(foreign_stamp=(T0_NS + hour + 1, T0_NS, "/tf")))
+    assert (ahead.severity, ahead.kind) == (Severity.ERROR, Kind.CLOCK_DOMAIN)
+    assert ahead.summary.startswith("clock: /tf is stamped "), ahead.summary
+    assert "1.0 h ahead of its log time (1767225600.000 s (2026-01-01" in ahead.summary
+    assert dict(ahead.details) == {
+        "topic": "/tf", "stamp_ns": T0_NS + hour + 1, "log_time_ns": T0_NS
+    }  # fmt: skip
+    (behind,) = clock_finding(a_scan(foreign_stamp=(100 * S, T0_NS, "/joint_states")))
+    assert "/joint_states is stamped 100.000 s, 56.0 years behind its log time" in behind.summary
+
+
+def test_statics_absent_for_more_than_10_s_are_reported_and_10_s_are_not() -> None:
+    """recordings.md: statics_only_at_start for more than 10 s of log time without
+    /tf_static; the stretch and the count of /tf_static messages said."""
+    latched = [tf_static_qos()]
+    at_10_s = a_scan(static_count=2, static_stretch_ns=10 * S, tf_static_profiles=latched)
+    assert static_findings(at_10_s, a_context()) == []
+    longer = a_scan(static_count=2, static_stretch_ns=10 * S + 10**6, tf_static_profiles=latched)
+    (found,) = static_findings(longer, a_context())
+    assert found.kind is Kind.STATICS_ONLY_AT_START
+    assert dict(found.details) == {"stretch_s": 10.001, "count": 2}
+    assert "for 10.0 s at a stretch (2 message(s) in 20.0 s)" in found.summary
+
+
+def test_no_joint_states_is_a_warning_without_a_description() -> None:
+    """recordings.md: no_joint_states is an error against a description, a warning
+    without one (nothing to rebuild the frames of)."""
+    scan = a_scan(undecodable=0)
+    (without,) = joint_state_findings(scan, a_context())
+    (against,) = joint_state_findings(scan, a_context(Robot.load(ARM)))
+    assert (without.kind, without.severity) == (Kind.NO_JOINT_STATES, Severity.WARNING)
+    assert (against.kind, against.severity) == (Kind.NO_JOINT_STATES, Severity.ERROR)
