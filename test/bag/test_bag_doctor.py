@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,7 @@ from joint_tf_publisher.cli.doctor.recording import (
 )
 from joint_tf_publisher.cli.doctor.report import json_report
 from joint_tf_publisher.cli.main import main
-from joint_tf_publisher.health.model import HealthReport
+from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Level
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
@@ -272,13 +274,14 @@ def test_joint_state_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_stamps_that_jump_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each jump back counted; the first said: when, and by how much."""
     times = every(20)
-    stamps = times[:10] + [t - S // 2 for t in times[10:]]
+    stamps = times[:10] + [t - S // 2 for t in times[10:15]] + [t - S for t in times[15:]]
     code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
     assert code == 1 and kinds(document) == ["stamps_jump_back"]
     jump = finding(document, "stamps_jump_back")
-    assert jump["details"] == {"count": 1, "at_s": pytest.approx(0.1)}
-    assert "go back 1 time(s), first by 0.490 s at 0.10 s into the recording" in jump["summary"]
+    assert jump["details"] == {"count": 2, "at_s": pytest.approx(0.1)}
+    assert "go back 2 time(s), first by 0.490 s at 0.10 s into the recording" in jump["summary"]
 
 
 def test_stamps_in_another_clock_domain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -376,6 +379,7 @@ def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
     assert "stops 2 time(s) for more than 1 s, the longest 1.96 s at 1.04 s" in gaps["summary"]
     clock = finding(document, "clock_domain")["details"]
     assert (clock["stamp_ns"], clock["log_time_ns"]) == (times[2] + 3 * hour, times[2])
+    assert clock["topic"] == "/joint_states"
 
 
 def test_joint_states_that_do_not_decode_are_counted(
@@ -409,19 +413,26 @@ def test_the_text_report_says_each_fix(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def diagnostics(
-    report: HealthReport, stamp_ns: int, name: str = "joint_tf_publisher: joint states"
+    report: HealthReport,
+    stamp_ns: int,
+    name: str = "joint_tf_publisher: joint states",
+    before: Sequence[tuple[str, HealthReport]] = (),
 ) -> bytes:
-    """A recorded /diagnostics message holding ``report`` as the node ``name`` publishes it."""
+    """A recorded /diagnostics message holding ``report`` as the node ``name`` publishes it,
+    after the statuses ``before`` (name, report)."""
     types = STORE.types
-    status = types["diagnostic_msgs/msg/DiagnosticStatus"](
-        level=int(report.level),
-        name=name,
-        message=report.message,
-        hardware_id="demo_arm",
-        values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in report.values],
-    )
+    statuses = [
+        types["diagnostic_msgs/msg/DiagnosticStatus"](
+            level=int(each.level),
+            name=each_name,
+            message=each.message,
+            hardware_id="demo_arm",
+            values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in each.values],
+        )
+        for each_name, each in [*before, (name, report)]
+    ]
     header = types["std_msgs/msg/Header"](stamp=stamp(stamp_ns), frame_id="")
-    array = types[DIAGNOSTIC_ARRAY](header=header, status=[status])
+    array = types[DIAGNOSTIC_ARRAY](header=header, status=statuses)
     return bytes(STORE.serialize_cdr(array, DIAGNOSTIC_ARRAY))
 
 
@@ -452,6 +463,18 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
     assert "keeps the first that gave it, /calibration" in conflict["cause"]
     refused = finding(document, "static_union_refused")
     assert refused["details"]["refused"] == {"value not finite": 1}
+    assert refused["severity"] == "warning"  # the node's last report warned
+    # a last report that is OK (refused since it started, none lately): a note
+    ok = replace(union_report(times[15], conflict=False), level=Level.OK)
+    reports[1] = ("/diagnostics", times[15], diagnostics(ok, times[15]))
+    bag = states_bag(
+        tmp_path / "ok",
+        times,
+        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
+        extra=reports,
+    )
+    _, document = doctor(capsys, bag)
+    assert finding(document, "static_union_refused")["severity"] == "note"
     assert "diagnostics" not in kinds(document)
 
 
@@ -539,3 +562,36 @@ def test_no_joint_states_is_a_warning_without_a_description() -> None:
     (against,) = joint_state_findings(scan, a_context(Robot.load(ARM)))
     assert (without.kind, without.severity) == (Kind.NO_JOINT_STATES, Severity.WARNING)
     assert (against.kind, against.severity) == (Kind.NO_JOINT_STATES, Severity.ERROR)
+
+
+def test_every_problem_of_one_recording_is_reported_errors_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording with a problem of each kind of check (its statics, its joint states, its
+    clock, its description, its nodes' static unions, its tree): each reported, errors
+    first; the union's status found after another status of the same /diagnostics
+    message."""
+    times = every(10, S // 2) + [T0_NS + 8 * S + k * S // 2 for k in range(10)]  # 12.5 s
+    sim = [t - T0_NS + 100 * S for t in times]
+    other = JointStateHealth(1.0).report(GraphFacts({}, times[3]))
+    status = diagnostics(union_report(times[3]), times[3], before=[("description", other)])
+    camera = [
+        transform(T0_NS + k, parent, "camera", (0.0, 0.0, 0.0))
+        for k, parent in enumerate(["base_link", "tool_flange"])
+    ]
+    recorded = [("/diagnostics", times[3], status), ("/tf", times[4], tf_message(camera))]
+    topics = [Topic("/diagnostics", DIAGNOSTIC_ARRAY), Topic("/tf", TF_MESSAGE)]
+    bag = states_bag(tmp_path / "in", times, sim, extra_topics=topics, extra=recorded)
+    new = tmp_path / "arm_v2.urdf"
+    new.write_text(ARM.read_text().replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 0.2"', 1))
+    code, document = doctor(capsys, bag, "--description", str(new))
+    assert code == 1
+    assert kinds(document) == [
+        "clock_domain",
+        "two_parents",
+        "statics_only_at_start",
+        "joint_state_gaps",
+        "description_differs",
+        "static_union_conflict",
+        "static_union_refused",
+    ]
