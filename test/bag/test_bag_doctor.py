@@ -32,6 +32,7 @@ from union_status import union_report
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag.qos import tf_static_qos
+from joint_tf_publisher.cli.bag.topics import robot_topics
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
 from joint_tf_publisher.cli.doctor.observation import Kind, Observation, Severity
@@ -39,6 +40,7 @@ from joint_tf_publisher.cli.doctor.recording import (
     BagContext,
     BagScan,
     clock_finding,
+    description_findings,
     joint_state_findings,
     static_findings,
 )
@@ -119,6 +121,7 @@ def test_no_tf_static_and_its_repair(
     bag, _ = recording(tmp_path / "in", ARM, storage, count=20)
     code, document = doctor(capsys, bag)
     assert code == 1 and kinds(document) == ["no_tf_static"]
+    assert finding(document, "no_tf_static")["details"] == {"topics": document["heard"]["topics"]}
     repair = f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}"
     assert f"`{repair}`" in finding(document, "no_tf_static")["fix"]
     assert main(repair.split()[1:]) == 0  # the command it names, as it is
@@ -537,6 +540,12 @@ def test_the_clock_finding_is_for_stamps_more_than_an_hour_from_their_log_times(
     assert dict(ahead.details) == {
         "topic": "/tf", "stamp_ns": T0_NS + hour + 1, "log_time_ns": T0_NS
     }  # fmt: skip
+    # why (docs: simulation time under a wall-clock recorder, or the reverse), what it
+    # breaks, and both remedies
+    assert "simulation time recorded with a wall-clock recorder (or the reverse)" in ahead.cause
+    assert "a listener on the playback's clock finds no transform at its time" in ahead.cause
+    assert "`ros2 bag play --clock` and use_sim_time:=true for every node" in ahead.fix
+    assert "record with the recorder's use_sim_time set as the system's" in ahead.fix
     (behind,) = clock_finding(a_scan(foreign_stamp=(100 * S, T0_NS, "/joint_states")))
     assert "/joint_states is stamped 100.000 s, 56.0 years behind its log time" in behind.summary
 
@@ -552,6 +561,15 @@ def test_statics_absent_for_more_than_10_s_are_reported_and_10_s_are_not() -> No
     assert found.kind is Kind.STATICS_ONLY_AT_START
     assert dict(found.details) == {"stretch_s": 10.001, "count": 2}
     assert "for 10.0 s at a stretch (2 message(s) in 20.0 s)" in found.summary
+
+
+def test_no_description_is_a_note_naming_the_topic_it_would_come_from() -> None:
+    """recordings.md: no_description is a note (frames and joint states not checked
+    against one), naming the robot's description topic; none where one is given."""
+    (note,) = description_findings(a_scan(names=robot_topics("/robot1")), a_context())
+    assert (note.kind, note.severity) == (Kind.NO_DESCRIPTION, Severity.NOTE)
+    assert "the recording has no /robot1/robot_description and none was given" in note.summary
+    assert description_findings(a_scan(), a_context(Robot.load(ARM))) == []
 
 
 def test_no_joint_states_is_a_warning_without_a_description() -> None:
