@@ -439,6 +439,13 @@ def diagnostics(
     return bytes(STORE.serialize_cdr(array, DIAGNOSTIC_ARRAY))
 
 
+def diagnostics_bag(path: Path, times: list[int], reports: list[tuple[str, int, bytes]]) -> Path:
+    """The arm's recording at ``times`` with the recorded /diagnostics ``reports``."""
+    return states_bag(
+        path, times, extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)], extra=reports
+    )
+
+
 def test_a_recorded_static_union_conflict_and_refusals_are_explained(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -450,12 +457,7 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
         ("/diagnostics", t, diagnostics(union_report(t, conflict=c), t))
         for t, c in ((times[5], True), (times[15], False))
     ]
-    bag = states_bag(
-        tmp_path / "in",
-        times,
-        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
-        extra=reports,
-    )
+    bag = diagnostics_bag(tmp_path / "in", times, reports)
     code, document = doctor(capsys, bag)
     assert code == 1
     conflict = finding(document, "static_union_conflict")
@@ -467,18 +469,13 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
     refused = finding(document, "static_union_refused")
     assert refused["details"]["refused"] == {"value not finite": 1}
     assert refused["severity"] == "warning"  # the node's last report warned
+    assert "diagnostics" not in kinds(document)
     # a last report that is OK (refused since it started, none lately): a note
     ok = replace(union_report(times[15], conflict=False), level=Level.OK)
     reports[1] = ("/diagnostics", times[15], diagnostics(ok, times[15]))
-    bag = states_bag(
-        tmp_path / "ok",
-        times,
-        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
-        extra=reports,
-    )
+    bag = diagnostics_bag(tmp_path / "ok", times, reports)
     _, document = doctor(capsys, bag)
     assert finding(document, "static_union_refused")["severity"] == "note"
-    assert "diagnostics" not in kinds(document)
 
 
 def test_every_conflict_of_every_recorded_static_union_is_reported(
@@ -498,12 +495,7 @@ def test_every_conflict_of_every_recorded_static_union_is_reported(
             diagnostics(union_report(times[15], frame="lidar"), times[15], left),
         ),
     ]
-    bag = states_bag(
-        tmp_path / "in",
-        times,
-        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
-        extra=reports,
-    )
+    bag = diagnostics_bag(tmp_path / "in", times, reports)
     code, document = doctor(capsys, bag)
     assert code == 1
     conflicts = [
