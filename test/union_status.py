@@ -10,18 +10,18 @@ from joint_tf_publisher.node_core.static_union import PublisherId, StaticTransfo
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
 
-def union_report(now_ns: int, conflict: bool = True) -> HealthReport:
-    """The health report of a node whose union holds ``camera`` from /calibration, which
+def union_report(now_ns: int, conflict: bool = True, frame: str = "camera") -> HealthReport:
+    """The health report of a node whose union holds ``frame`` from /calibration, which
     /sensors gives under another parent (with ``conflict``; else the same value) beside a
     NaN frame."""
     union = StaticUnion(steady_ns=lambda: now_ns)
     union.receive(
-        PublisherId(b"c", "/calibration"), [StaticTransform("base_link", "camera", 0, IDENTITY)]
+        PublisherId(b"c", "/calibration"), [StaticTransform("base_link", frame, 0, IDENTITY)]
     )
     union.receive(
         PublisherId(b"s", "/sensors"),
         [
-            StaticTransform("world" if conflict else "base_link", "camera", 0, IDENTITY),
+            StaticTransform("world" if conflict else "base_link", frame, 0, IDENTITY),
             StaticTransform("base_link", "bad", 0, (float("nan"), *IDENTITY[1:])),
         ],
     )

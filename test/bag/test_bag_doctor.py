@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +32,21 @@ from union_status import union_report
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag.qos import tf_static_qos
+from joint_tf_publisher.cli.bag.topics import robot_topics
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
-from joint_tf_publisher.cli.doctor.observation import Observation
+from joint_tf_publisher.cli.doctor.observation import Kind, Observation, Severity
+from joint_tf_publisher.cli.doctor.recording import (
+    BagContext,
+    BagScan,
+    clock_finding,
+    description_findings,
+    joint_state_findings,
+    static_findings,
+)
 from joint_tf_publisher.cli.doctor.report import json_report
 from joint_tf_publisher.cli.main import main
-from joint_tf_publisher.health.model import HealthReport
+from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Level
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
@@ -110,6 +121,7 @@ def test_no_tf_static_and_its_repair(
     bag, _ = recording(tmp_path / "in", ARM, storage, count=20)
     code, document = doctor(capsys, bag)
     assert code == 1 and kinds(document) == ["no_tf_static"]
+    assert finding(document, "no_tf_static")["details"] == {"topics": document["heard"]["topics"]}
     repair = f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}"
     assert f"`{repair}`" in finding(document, "no_tf_static")["fix"]
     assert main(repair.split()[1:]) == 0  # the command it names, as it is
@@ -142,7 +154,11 @@ def test_tf_static_recorded_volatile_or_without_qos(
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "tf_static_not_latched" in kinds(document)
-    assert "bag repair" in finding(document, "tf_static_not_latched")["fix"]
+    found = finding(document, "tf_static_not_latched")
+    assert "bag repair" in found["fix"]
+    recorded = "no QoS at all" if profiles == [] else "volatile"
+    assert found["summary"].startswith(f"/tf_static is recorded with {recorded}, not "), found
+    assert found["details"] == {"durability": [] if profiles == [] else ["volatile"]}
 
 
 def test_statics_only_at_the_start_of_a_long_recording(
@@ -201,6 +217,14 @@ def test_the_frames_named_carry_the_prefix_given_the_option_over_the_params_file
         frames = summary.partition("frames missing from /tf: ")[2].split(", ")
         assert f"{prefix}wrist_3_link" in frames, summary
         assert all(frame.startswith(prefix) for frame in frames), summary
+        # the repair that gives the joints default positions: with the --params file given,
+        # in that file; else with one to write
+        fix = finding(document, "joints_not_recorded")["fix"]
+        repair = f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}"
+        if extra:
+            assert f"`{repair} --params {params}` with those in {params}" in fix, fix
+        else:
+            assert f"`{repair} --params params.yaml`" in fix, fix
 
 
 def test_no_joint_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,6 +234,9 @@ def test_no_joint_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "no_joint_states" in kinds(document)
+    found = finding(document, "no_joint_states")
+    assert found["summary"] == "the recording has no /joint_states that decode"
+    assert found["severity"] == "error"  # a description to check them against: an error
 
 
 def test_a_frame_with_two_parents_and_one_from_two_sources(
@@ -250,11 +277,14 @@ def test_joint_state_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_stamps_that_jump_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each jump back counted; the first said: when, and by how much."""
     times = every(20)
-    stamps = times[:10] + [t - S // 2 for t in times[10:]]
+    stamps = times[:10] + [t - S // 2 for t in times[10:15]] + [t - S for t in times[15:]]
     code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
     assert code == 1 and kinds(document) == ["stamps_jump_back"]
-    assert finding(document, "stamps_jump_back")["details"]["count"] == 1
+    jump = finding(document, "stamps_jump_back")
+    assert jump["details"] == {"count": 2, "at_s": pytest.approx(0.1)}
+    assert "go back 2 time(s), first by 0.490 s at 0.10 s into the recording" in jump["summary"]
 
 
 def test_stamps_in_another_clock_domain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,6 +339,30 @@ def test_every_difference_is_listed_and_an_axis_turned_by_a_tenth_is_one(
     ]
 
 
+def test_the_recordings_last_description_is_compared_and_one_that_does_not_load_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: --description is compared with the recording's last
+    /robot_description (two older ones before it are not); a last one that does not load
+    differs, in those words."""
+    older = [
+        ARM.read_text().replace('<origin xyz="0 0 0.1"', f'<origin xyz="0 0 0.{k}"', 1)
+        for k in (2, 3)
+    ]
+    assert ARM.read_text() not in older
+    before = [("/robot_description", T0_NS - 2 + k, string(text)) for k, text in enumerate(older)]
+    bag = states_bag(tmp_path / "in", every(10), extra=before)
+    code, document = doctor(capsys, bag, "--description", str(ARM))
+    assert (code, document["findings"]) == (0, [])
+    broken = [("/robot_description", T0_NS + 1, string("<robot name='arm'><link/></robot>"))]
+    bag = states_bag(tmp_path / "broken", every(10), extra=broken)
+    code, document = doctor(capsys, bag, "--description", str(ARM))
+    assert code == 1 and kinds(document) == ["description_differs"]
+    found = finding(document, "description_differs")
+    assert found["details"]["differences"] == ["it does not load"]
+    assert found["summary"].endswith(f"differs from {ARM}: it does not load"), found
+
+
 def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -321,10 +375,14 @@ def test_the_counts_gaps_and_worst_stamp_are_the_recordings(
     stamps += [t + 2 * hour for t in times[6:]]
     code, document = doctor(capsys, states_bag(tmp_path / "in", times, stamps))
     assert code == 1 and document["heard"]["joint_states"] == 8
-    gaps = finding(document, "joint_state_gaps")["details"]
-    assert gaps == {"gaps": 2, "longest_s": pytest.approx(1.96), "at_s": pytest.approx(1.04)}
+    gaps = finding(document, "joint_state_gaps")
+    assert gaps["details"] == {
+        "gaps": 2, "longest_s": pytest.approx(1.96), "at_s": pytest.approx(1.04)
+    }  # fmt: skip
+    assert "stops 2 time(s) for more than 1 s, the longest 1.96 s at 1.04 s" in gaps["summary"]
     clock = finding(document, "clock_domain")["details"]
     assert (clock["stamp_ns"], clock["log_time_ns"]) == (times[2] + 3 * hour, times[2])
+    assert clock["topic"] == "/joint_states"
 
 
 def test_joint_states_that_do_not_decode_are_counted(
@@ -357,19 +415,35 @@ def test_the_text_report_says_each_fix(tmp_path: Path, capsys: pytest.CaptureFix
     assert text.rstrip().endswith("1 error(s), 0 warning(s), 0 note(s)")
 
 
-def diagnostics(report: HealthReport, stamp_ns: int) -> bytes:
-    """A recorded /diagnostics message holding ``report`` as the node publishes it."""
+def diagnostics(
+    report: HealthReport,
+    stamp_ns: int,
+    name: str = "joint_tf_publisher: joint states",
+    before: Sequence[tuple[str, HealthReport]] = (),
+) -> bytes:
+    """A recorded /diagnostics message holding ``report`` as the node ``name`` publishes it,
+    after the statuses ``before`` (name, report)."""
     types = STORE.types
-    status = types["diagnostic_msgs/msg/DiagnosticStatus"](
-        level=int(report.level),
-        name="joint_tf_publisher: joint states",
-        message=report.message,
-        hardware_id="demo_arm",
-        values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in report.values],
-    )
+    statuses = [
+        types["diagnostic_msgs/msg/DiagnosticStatus"](
+            level=int(each.level),
+            name=each_name,
+            message=each.message,
+            hardware_id="demo_arm",
+            values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in each.values],
+        )
+        for each_name, each in [*before, (name, report)]
+    ]
     header = types["std_msgs/msg/Header"](stamp=stamp(stamp_ns), frame_id="")
-    array = types[DIAGNOSTIC_ARRAY](header=header, status=[status])
+    array = types[DIAGNOSTIC_ARRAY](header=header, status=statuses)
     return bytes(STORE.serialize_cdr(array, DIAGNOSTIC_ARRAY))
+
+
+def diagnostics_bag(path: Path, times: list[int], reports: list[tuple[str, int, bytes]]) -> Path:
+    """The arm's recording at ``times`` with the recorded /diagnostics ``reports``."""
+    return states_bag(
+        path, times, extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)], extra=reports
+    )
 
 
 def test_a_recorded_static_union_conflict_and_refusals_are_explained(
@@ -383,12 +457,7 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
         ("/diagnostics", t, diagnostics(union_report(t, conflict=c), t))
         for t, c in ((times[5], True), (times[15], False))
     ]
-    bag = states_bag(
-        tmp_path / "in",
-        times,
-        extra_topics=[Topic("/diagnostics", DIAGNOSTIC_ARRAY)],
-        extra=reports,
-    )
+    bag = diagnostics_bag(tmp_path / "in", times, reports)
     code, document = doctor(capsys, bag)
     assert code == 1
     conflict = finding(document, "static_union_conflict")
@@ -399,4 +468,140 @@ def test_a_recorded_static_union_conflict_and_refusals_are_explained(
     assert "keeps the first that gave it, /calibration" in conflict["cause"]
     refused = finding(document, "static_union_refused")
     assert refused["details"]["refused"] == {"value not finite": 1}
+    assert refused["severity"] == "warning"  # the node's last report warned
     assert "diagnostics" not in kinds(document)
+    # a last report that is OK (refused since it started, none lately): a note
+    ok = replace(union_report(times[15], conflict=False), level=Level.OK)
+    reports[1] = ("/diagnostics", times[15], diagnostics(ok, times[15]))
+    bag = diagnostics_bag(tmp_path / "ok", times, reports)
+    _, document = doctor(capsys, bag)
+    assert finding(document, "static_union_refused")["severity"] == "note"
+
+
+def test_every_conflict_of_every_recorded_static_union_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: each node run with static_union while recording, each conflict it
+    reported during the recording: left's union reported camera, then lidar only (camera
+    had ended); right's reported camera."""
+    times = every(20)
+    left, right = "left: joint states", "right: joint states"
+    reports = [
+        ("/diagnostics", times[5], diagnostics(union_report(times[5]), times[5], left)),
+        ("/diagnostics", times[8], diagnostics(union_report(times[8]), times[8], right)),
+        (
+            "/diagnostics",
+            times[15],
+            diagnostics(union_report(times[15], frame="lidar"), times[15], left),
+        ),
+    ]
+    bag = diagnostics_bag(tmp_path / "in", times, reports)
+    code, document = doctor(capsys, bag)
+    assert code == 1
+    conflicts = [
+        (f["details"]["status"], f["details"]["frame"], f["details"]["kept"])
+        for f in document["findings"]
+        if f["kind"] == "static_union_conflict"
+    ]
+    assert sorted(conflicts) == [
+        (left, "camera", "/calibration"),
+        (left, "lidar", "/calibration"),
+        (right, "camera", "/calibration"),
+    ]
+
+
+def a_scan(**facts: Any) -> BagScan:
+    """What a pass over a recording of 20 s found: ``facts``, the rest healthy."""
+    return BagScan(Path("run42"), "sqlite3", start_ns=T0_NS, end_ns=T0_NS + 20 * S, **facts)
+
+
+def a_context(robot: Robot | None = None) -> BagContext:
+    return BagContext(robot, "robot.urdf" if robot else "", "", "joint-tf-publisher bag repair")
+
+
+def test_the_clock_finding_is_for_stamps_more_than_an_hour_from_their_log_times() -> None:
+    """recordings.md: clock_domain when header stamps are more than an hour from their log
+    times (an hour exactly is not), saying by how much, on which side and on which topic."""
+    hour = 3600 * S
+    at_an_hour = a_scan(foreign_stamp=(T0_NS + hour, T0_NS, "/joint_states"))
+    assert clock_finding(at_an_hour) == []
+    (ahead,) = clock_finding(a_scan(foreign_stamp=(T0_NS + hour + 1, T0_NS, "/tf")))
+    assert (ahead.severity, ahead.kind) == (Severity.ERROR, Kind.CLOCK_DOMAIN)
+    assert ahead.summary.startswith("clock: /tf is stamped "), ahead.summary
+    assert "1.0 h ahead of its log time (1767225600.000 s (2026-01-01" in ahead.summary
+    assert dict(ahead.details) == {
+        "topic": "/tf", "stamp_ns": T0_NS + hour + 1, "log_time_ns": T0_NS
+    }  # fmt: skip
+    # why (docs: simulation time under a wall-clock recorder, or the reverse), what it
+    # breaks, and both remedies
+    assert "simulation time recorded with a wall-clock recorder (or the reverse)" in ahead.cause
+    assert "a listener on the playback's clock finds no transform at its time" in ahead.cause
+    assert "`ros2 bag play --clock` and use_sim_time:=true for every node" in ahead.fix
+    assert "record with the recorder's use_sim_time set as the system's" in ahead.fix
+    (behind,) = clock_finding(a_scan(foreign_stamp=(100 * S, T0_NS, "/joint_states")))
+    assert "/joint_states is stamped 100.000 s, 56.0 years behind its log time" in behind.summary
+
+
+def test_statics_absent_for_more_than_10_s_are_reported_and_10_s_are_not() -> None:
+    """recordings.md: statics_only_at_start for more than 10 s of log time without
+    /tf_static; the stretch and the count of /tf_static messages said."""
+    latched = [tf_static_qos()]
+    at_10_s = a_scan(static_count=2, static_stretch_ns=10 * S, tf_static_profiles=latched)
+    assert static_findings(at_10_s, a_context()) == []
+    longer = a_scan(static_count=2, static_stretch_ns=10 * S + 10**6, tf_static_profiles=latched)
+    (found,) = static_findings(longer, a_context())
+    assert found.kind is Kind.STATICS_ONLY_AT_START
+    assert dict(found.details) == {"stretch_s": 10.001, "count": 2}
+    assert "for 10.0 s at a stretch (2 message(s) in 20.0 s)" in found.summary
+
+
+def test_no_description_is_a_note_naming_the_topic_it_would_come_from() -> None:
+    """recordings.md: no_description is a note (frames and joint states not checked
+    against one), naming the robot's description topic; none where one is given."""
+    (note,) = description_findings(a_scan(names=robot_topics("/robot1")), a_context())
+    assert (note.kind, note.severity) == (Kind.NO_DESCRIPTION, Severity.NOTE)
+    assert "the recording has no /robot1/robot_description and none was given" in note.summary
+    assert description_findings(a_scan(), a_context(Robot.load(ARM))) == []
+
+
+def test_no_joint_states_is_a_warning_without_a_description() -> None:
+    """recordings.md: no_joint_states is an error against a description, a warning
+    without one (nothing to rebuild the frames of)."""
+    scan = a_scan(undecodable=0)
+    (without,) = joint_state_findings(scan, a_context())
+    (against,) = joint_state_findings(scan, a_context(Robot.load(ARM)))
+    assert (without.kind, without.severity) == (Kind.NO_JOINT_STATES, Severity.WARNING)
+    assert (against.kind, against.severity) == (Kind.NO_JOINT_STATES, Severity.ERROR)
+
+
+def test_every_problem_of_one_recording_is_reported_errors_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording with a problem of each kind of check (its statics, its joint states, its
+    clock, its description, its nodes' static unions, its tree): each reported, errors
+    first; the union's status found after another status of the same /diagnostics
+    message."""
+    times = every(10, S // 2) + [T0_NS + 8 * S + k * S // 2 for k in range(10)]  # 12.5 s
+    sim = [t - T0_NS + 100 * S for t in times]
+    other = JointStateHealth(1.0).report(GraphFacts({}, times[3]))
+    status = diagnostics(union_report(times[3]), times[3], before=[("description", other)])
+    camera = [
+        transform(T0_NS + k, parent, "camera", (0.0, 0.0, 0.0))
+        for k, parent in enumerate(["base_link", "tool_flange"])
+    ]
+    recorded = [("/diagnostics", times[3], status), ("/tf", times[4], tf_message(camera))]
+    topics = [Topic("/diagnostics", DIAGNOSTIC_ARRAY), Topic("/tf", TF_MESSAGE)]
+    bag = states_bag(tmp_path / "in", times, sim, extra_topics=topics, extra=recorded)
+    new = tmp_path / "arm_v2.urdf"
+    new.write_text(ARM.read_text().replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 0.2"', 1))
+    code, document = doctor(capsys, bag, "--description", str(new))
+    assert code == 1
+    assert kinds(document) == [
+        "clock_domain",
+        "two_parents",
+        "statics_only_at_start",
+        "joint_state_gaps",
+        "description_differs",
+        "static_union_conflict",
+        "static_union_refused",
+    ]
