@@ -22,6 +22,7 @@ from bench.loop_models import (
 )
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
+from joint_tf_publisher.kinematics.loop_solver import LoopSolution, LoopSolver, LoopTolerance
 from joint_tf_publisher.model import RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
@@ -325,3 +326,92 @@ def test_the_error_names_the_loop_joint_that_stays_apart_of_several() -> None:
         legged().link_fk({"fr_crank_joint": 2.0})
     assert raised.value.joint == "fr_rod_end"
     assert raised.value.position_error_m > 1e-3
+
+
+def _offset_four_bar(offset_m: float, loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
+    """The four-bar with its closing pin's frame on the coupler moved ``offset_m`` along the
+    pin's axis (z, normal to the plane every joint turns in): no joint value can take that
+    gap away, so the loop's frames stay exactly ``offset_m`` apart where it closes otherwise."""
+    robot = four_bar(loop_type)
+    (closing,) = robot.loop_joints
+    moved = closing.link1_to_joint.copy()
+    moved[2, 3] += offset_m
+    model = RobotModel(
+        robot.name,
+        robot.links,
+        robot.joints,
+        robot.root,
+        loop_joints=(replace(closing, link1_to_joint=moved),),
+    )
+    return Robot.from_model(model)
+
+
+def test_a_loop_exactly_the_tolerance_apart_counts_as_closed() -> None:
+    """``loop_tolerance`` (1e-6 m and rad by default) is how far apart a loop joint's frames
+    may stay and still count as closed (docs/loops.md; the node's test is ``<=`` too): frames
+    exactly 1e-6 m apart (a gap along the pin's axis that no joint can take away) close, by
+    the closed forms (the crank given: no iteration) and by the iterative solver (the rocker
+    given, a ball loop joint) alike; 2e-6 m apart they do not (the error names the pin and
+    that gap), and the warm solve says so too. Both parts of the bound are inclusive: a solver
+    given 0 rad counts axes exactly on one line as closed."""
+    tolerance_m = 1e-6
+    for loop_type in (LoopJointType.REVOLUTE, LoopJointType.BALL):
+        at_bound = _offset_four_bar(tolerance_m, loop_type)
+        kinematics = at_bound.kinematics
+        # Both parts of the bound at once: 1e-6 m, and 0 rad for axes exactly on one line.
+        solver = LoopSolver(
+            kinematics.layout,
+            kinematics.single_fk,
+            at_bound.loop_joints,
+            LoopTolerance(position_m=tolerance_m, angle_rad=0.0),
+        )
+        for cfg in ({"crank_joint": 0.3}, {"rocker_joint": 0.05}):
+            values = kinematics.cfg.single(cfg, ClampMode.NONE)
+            given = kinematics.cfg.given_slots(cfg)
+            solution = solver.solve_from_drawing(values, given)
+            assert solution.all_closed, (loop_type, cfg)
+            assert solution.position_error_m.tolist() == [tolerance_m]
+            assert solution.angle_error_rad.tolist() == [0.0]
+            closed_form = loop_type is LoopJointType.REVOLUTE and "crank_joint" in cfg
+            assert (solution.iterations == 0) is closed_form, (loop_type, cfg)
+            warm = solver.solve(solution.values, given)
+            assert warm.all_closed and warm.position_error_m.tolist() == [tolerance_m]
+        beyond = _offset_four_bar(2 * tolerance_m, loop_type)
+        for cfg in ({"crank_joint": 0.3}, {"rocker_joint": 0.05}):
+            with pytest.raises(LoopNotClosedError) as raised:
+                beyond.link_fk(cfg)
+            assert raised.value.joint == "closing"
+            assert math.isclose(raised.value.position_error_m, 2 * tolerance_m, rel_tol=1e-6)
+        beyond_solver = beyond.kinematics.loops
+        assert beyond_solver is not None
+        given = beyond.kinematics.cfg.given_slots(["crank_joint"])
+        start = beyond.kinematics.cfg.single({"crank_joint": 0.3}, ClampMode.NONE)
+        warm = beyond_solver.solve(start, given)
+        assert not warm.all_closed and not warm.closed[0]
+        assert math.isclose(warm.position_error_m[0], 2 * tolerance_m, rel_tol=1e-6)
+
+
+def test_the_error_names_the_loop_joint_apart_the_most_in_metres_or_radians() -> None:
+    """ "Stays apart the most" weighs a loop joint's position (m) and angle (rad) errors each
+    against its tolerance (1e-6 m, 1e-6 rad): of two loops, one 0.5 rad apart and one 0.01 m,
+    the error names the first; one 0.5 m apart and one 0.01 rad, again the first; and it
+    carries that loop joint's own two errors (make mutate: a tolerance multiplied, not divided,
+    survived)."""
+    robot = legged()
+    solver = robot.kinematics.loops
+    assert solver is not None
+    names = [joint.name for joint in solver.loop_joints]
+    values = robot.kinematics.layout.zero_values.copy()
+    for position_m, angle_rad, worst in (
+        ([0.0, 0.01, 0.0, 0.0], [0.0, 0.0, 0.5, 0.0], 2),
+        ([0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.01, 0.0], 1),
+    ):
+        position, angle = np.array(position_m), np.array(angle_rad)
+        solution = LoopSolution(values, position, angle, np.zeros(4, dtype=bool), False, 1)
+        error = solver.not_closed_error(solution)
+        assert error.joint == names[worst]
+        assert error.where == solver.loop_joints[worst].where
+        assert (error.position_error_m, error.angle_error_rad) == (
+            position_m[worst],
+            angle_rad[worst],
+        )
