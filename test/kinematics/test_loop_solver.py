@@ -23,7 +23,7 @@ from bench.loop_models import (
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.kinematics.loop_solver import LoopSolution, LoopSolver, LoopTolerance
-from joint_tf_publisher.model import RobotModel
+from joint_tf_publisher.model import Limit, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 
@@ -415,3 +415,39 @@ def test_the_error_names_the_loop_joint_apart_the_most_in_metres_or_radians() ->
             position_m[worst],
             angle_rad[worst],
         )
+
+
+def test_a_closed_form_beyond_a_passive_limit_gives_way_to_the_projected_search() -> None:
+    """The four-bar's rocker passive with limits 0.1 rad either side of the drawing, the crank
+    given 0.5 rad: the closed form's rocker (0.25 rad) lies beyond, so the search projected
+    onto the limits takes over (docs/loops.md, "Closed forms"); the rocker stays at its limit
+    and the coupler turns its end as near the rocker's as it reaches, so the loop stays apart
+    by the circles' gap, ||R - C| - b| (R the rocker's end at its limit, C the crank's end, b
+    the coupler's length), and the error says so: that gap, within 1% (a step projected onto
+    a limit is near the constrained least-squares fit, not at it: 0.2974 m for 0.2971 m).
+    (make mutate: a form that does not apply taken as closed survived: 1.71 m.)"""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    free = four_bar()
+    rocker_joint = replace(
+        free.joints["rocker_joint"], joint_type="revolute", limit=Limit(lower=-0.1, upper=0.1)
+    )
+    robot = Robot.from_model(
+        RobotModel(
+            free.name,
+            free.links,
+            {**free.joints, "rocker_joint": rocker_joint},
+            free.root,
+            loop_joints=free.loop_joints,
+        )
+    )
+    crank = 0.5
+    with pytest.raises(LoopNotClosedError) as raised:
+        robot.link_fk({"crank_joint": crank})
+    drawn = four_bar_end(CRANK_DRAWN)
+    rocker = math.atan2(drawn[1], drawn[0] - d) + 0.1
+    rocker_end = np.array([d + c * math.cos(rocker), c * math.sin(rocker)])
+    crank_end = a * np.array([math.cos(CRANK_DRAWN + crank), math.sin(CRANK_DRAWN + crank)])
+    gap = abs(float(np.linalg.norm(rocker_end - crank_end)) - b)
+    assert gap > 0.05  # the closed form's rocker is well beyond the limit
+    assert raised.value.joint == "closing"
+    assert gap <= raised.value.position_error_m < 1.01 * gap
