@@ -22,7 +22,12 @@ from bench.loop_models import (
 )
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
-from joint_tf_publisher.kinematics.loop_solver import LoopSolution, LoopSolver, LoopTolerance
+from joint_tf_publisher.kinematics.loop_solver import (
+    MAX_ITERATIONS,
+    LoopSolution,
+    LoopSolver,
+    LoopTolerance,
+)
 from joint_tf_publisher.model import Limit, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
@@ -451,3 +456,31 @@ def test_a_closed_form_beyond_a_passive_limit_gives_way_to_the_projected_search(
     assert gap > 0.05  # the closed form's rocker is well beyond the limit
     assert raised.value.joint == "closing"
     assert gap <= raised.value.position_error_m < 1.01 * gap
+
+
+def test_a_solve_runs_at_most_the_iterations_it_is_given() -> None:
+    """``solve``'s ``max_iterations`` bounds the search (the node's 8 a message while a loop is
+    held open, docs/loops.md): the ball four-bar (no closed form) started at the drawing with
+    the crank given 0.5 rad takes exactly 1, 2, 3 iterations when given those, each nearer
+    than the last (the first nearer than the start), and closes within 8; given 1 rad, 8
+    iterations leave it open and the default bound closes it (make mutate: the count started
+    at 1, counted by 2, compared with <=, or the bound or-ed with the cost, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    start = kinematics.cfg.single({"crank_joint": 0.5}, ClampMode.NONE)
+    nearer = float(solver.errors(kinematics.single_fk.link_poses(start))[0][0])
+    for bound in (1, 2, 3):
+        solution = solver.solve(start, given, bound)
+        assert solution.iterations == bound
+        assert solution.position_error_m[0] < nearer
+        nearer = float(solution.position_error_m[0])
+    bounded = solver.solve(start, given, 8)
+    assert bounded.all_closed and bounded.iterations <= 8
+    far = kinematics.cfg.single({"crank_joint": 1.0}, ClampMode.NONE)
+    held = solver.solve(far, given, 8)
+    assert held.iterations == 8 and not held.all_closed
+    unbounded = solver.solve(far, given)
+    assert unbounded.all_closed and 8 < unbounded.iterations <= MAX_ITERATIONS
