@@ -114,17 +114,23 @@ def test_unclosable_raises_naming_the_loop_joint() -> None:
     assert math.isfinite(caught.value.position_error_m)
 
 
-def test_over_determined_least_squares_with_given_held() -> None:
-    """Crank and rocker both given, a little apart from a closing pair: the coupler takes the
-    least-squares fit, the given joints stay, the residual is reported."""
+def _over_determined_four_bar() -> tuple[Robot, dict[str, float]]:
+    """The four-bar and a cfg giving its crank 0.5 rad and its rocker 0.01 rad apart from
+    where the crank puts it: over-determined, the loop cannot close."""
     robot = four_bar()
-    kinematics = robot.kinematics
-    solver = kinematics.loops
-    assert solver is not None
     closed = robot.link_fk({"crank_joint": 0.5})
     rocker = math.atan2(closed["rocker"][1, 0], closed["rocker"][0, 0])
     drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
-    cfg = {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
+    return robot, {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
+
+
+def test_over_determined_least_squares_with_given_held() -> None:
+    """Crank and rocker both given, a little apart from a closing pair: the coupler takes the
+    least-squares fit, the given joints stay, the residual is reported."""
+    robot, cfg = _over_determined_four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
     values = kinematics.cfg.single(cfg, ClampMode.NONE)
     solution = solver.solve_from_drawing(values, kinematics.cfg.given_slots(cfg))
     assert solution.over_determined
@@ -500,14 +506,10 @@ def test_a_least_squares_fit_ends_the_search_once_found() -> None:
     within 8 iterations, and started at the fit again (the node's next identical message
     starts where the last fit ended) within 2, the same fit (make mutate: the stall test
     disabled, 29 and 20 iterations, survived)."""
-    robot = four_bar()
+    robot, cfg = _over_determined_four_bar()
     kinematics = robot.kinematics
     solver = kinematics.loops
     assert solver is not None
-    closed = robot.link_fk({"crank_joint": 0.5})
-    rocker = math.atan2(closed["rocker"][1, 0], closed["rocker"][0, 0])
-    drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
-    cfg = {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
     values = kinematics.cfg.single(cfg, ClampMode.NONE)
     given = kinematics.cfg.given_slots(cfg)
     fit = solver.solve(values, given)
