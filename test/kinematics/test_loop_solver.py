@@ -29,7 +29,7 @@ from joint_tf_publisher.kinematics.loop_solver import (
     LoopSolver,
     LoopTolerance,
 )
-from joint_tf_publisher.model import Limit, RobotModel
+from joint_tf_publisher.model import Joint, Limit, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 
@@ -518,3 +518,33 @@ def test_a_least_squares_fit_ends_the_search_once_found() -> None:
     again = solver.solve(fit.values, given)
     assert again.iterations <= 2
     assert math.isclose(again.position_error_m[0], fit.position_error_m[0], rel_tol=1e-9)
+
+
+def test_a_passive_leader_moves_its_mimic_follower_on_the_loop() -> None:
+    """The four-bar's rocker a mimic follower (multiplier -1) of a dial joint off the loop:
+    the dial is the passive value (docs/loops.md: a passive follower moves with its leader),
+    solved by the iterative search (no closed form serves a follower), so that the coupler's
+    end and the rocker's meet where the circles do; the dial stands at minus the rocker's
+    angle. Every other loop test has no follower (make mutate: the search's trial values
+    left without their followers set survived)."""
+    base = four_bar()
+    rocker = replace(base.joints["rocker_joint"], mimic=Mimic("dial_joint", multiplier=-1.0))
+    dial = Joint("dial_joint", "continuous", "ground", "dial", np.array([0.0, 0.0, 1.0]))
+    robot = Robot.from_model(
+        RobotModel(
+            base.name,
+            {**base.links, "dial": Link("dial")},
+            {**base.joints, "rocker_joint": rocker, "dial_joint": dial},
+            base.root,
+            loop_joints=base.loop_joints,
+        )
+    )
+    drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
+    for crank in (0.3, -0.6, 1.2):
+        poses = robot.link_fk({"crank_joint": crank})
+        end = four_bar_end(CRANK_DRAWN + crank)
+        assert np.allclose(_point(poses["coupler"], FOUR_BAR["b"])[:2], end, atol=EXACT)
+        assert np.allclose(_point(poses["rocker"], FOUR_BAR["c"])[:2], end, atol=EXACT)
+        rocker_turn = math.atan2(poses["rocker"][1, 0], poses["rocker"][0, 0]) - drawn_rocker
+        dial_turn = math.atan2(poses["dial"][1, 0], poses["dial"][0, 0])
+        assert math.isclose(math.remainder(dial_turn + rocker_turn, math.tau), 0.0, abs_tol=1e-12)
