@@ -548,3 +548,21 @@ def test_a_passive_leader_moves_its_mimic_follower_on_the_loop() -> None:
         rocker_turn = math.atan2(poses["rocker"][1, 0], poses["rocker"][0, 0]) - drawn_rocker
         dial_turn = math.atan2(poses["dial"][1, 0], poses["dial"][0, 0])
         assert math.isclose(math.remainder(dial_turn + rocker_turn, math.tau), 0.0, abs_tol=1e-12)
+
+
+def test_a_solve_started_at_its_own_solution_returns_it() -> None:
+    """A JointState repeated: the ball four-bar (the iterative search) solved for crank angles
+    across a turn, then again from each solution, whose residual is round-off (1e-15 to
+    1e-13 m), where a step can no longer lower it: the same values, closed (make mutate: the
+    search ending there without its result, a TypeError in the caller, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    for crank in np.linspace(-3.0, 3.0, 61).tolist():
+        start = kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
+        solution = solver.solve(start, given)
+        again = solver.solve(solution.values, given)
+        assert again.all_closed, crank
+        assert np.allclose(again.values, solution.values, atol=1e-12), crank
