@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +23,13 @@ from bench.loop_models import (
 )
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
-from joint_tf_publisher.model import RobotModel
+from joint_tf_publisher.kinematics.loop_solver import (
+    MAX_ITERATIONS,
+    LoopSolution,
+    LoopSolver,
+    LoopTolerance,
+)
+from joint_tf_publisher.model import Joint, Limit, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 
@@ -107,17 +114,23 @@ def test_unclosable_raises_naming_the_loop_joint() -> None:
     assert math.isfinite(caught.value.position_error_m)
 
 
-def test_over_determined_least_squares_with_given_held() -> None:
-    """Crank and rocker both given, a little apart from a closing pair: the coupler takes the
-    least-squares fit, the given joints stay, the residual is reported."""
+def _over_determined_four_bar() -> tuple[Robot, dict[str, float]]:
+    """The four-bar and a cfg giving its crank 0.5 rad and its rocker 0.01 rad apart from
+    where the crank puts it: over-determined, the loop cannot close."""
     robot = four_bar()
-    kinematics = robot.kinematics
-    solver = kinematics.loops
-    assert solver is not None
     closed = robot.link_fk({"crank_joint": 0.5})
     rocker = math.atan2(closed["rocker"][1, 0], closed["rocker"][0, 0])
     drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
-    cfg = {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
+    return robot, {"crank_joint": 0.5, "rocker_joint": rocker - drawn_rocker + 0.01}
+
+
+def test_over_determined_least_squares_with_given_held() -> None:
+    """Crank and rocker both given, a little apart from a closing pair: the coupler takes the
+    least-squares fit, the given joints stay, the residual is reported."""
+    robot, cfg = _over_determined_four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
     values = kinematics.cfg.single(cfg, ClampMode.NONE)
     solution = solver.solve_from_drawing(values, kinematics.cfg.given_slots(cfg))
     assert solution.over_determined
@@ -257,9 +270,12 @@ def test_a_crank_far_from_the_drawing_walks_no_more_than_a_turn(turns: float) ->
 @pytest.mark.parametrize("travel", [1e9, 1e308, -1e308])
 def test_a_huge_prismatic_value_is_a_loop_not_closed_not_an_overflow(travel: float) -> None:
     """The slider given 1e308 m (no clamp): the walk's step count was ceil(inf), an
-    OverflowError; it is bounded (``MAX_CONTINUATION_STEPS``) and the loop reported open."""
-    with pytest.raises(LoopNotClosedError, match="pin"):
-        slider_crank().link_fk({"slider_joint": travel})
+    OverflowError; it is bounded (``MAX_CONTINUATION_STEPS``) and the loop reported open,
+    without numpy's overflow warnings on the way (the frames 1e308 m apart are expected)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(LoopNotClosedError, match="pin"):
+            slider_crank().link_fk({"slider_joint": travel})
 
 
 def _closing_value(poses: dict[str, np.ndarray], loop: LoopJoint) -> float:
@@ -325,3 +341,228 @@ def test_the_error_names_the_loop_joint_that_stays_apart_of_several() -> None:
         legged().link_fk({"fr_crank_joint": 2.0})
     assert raised.value.joint == "fr_rod_end"
     assert raised.value.position_error_m > 1e-3
+
+
+def _offset_four_bar(offset_m: float, loop_type: LoopJointType = LoopJointType.REVOLUTE) -> Robot:
+    """The four-bar with its closing pin's frame on the coupler moved ``offset_m`` along the
+    pin's axis (z, normal to the plane every joint turns in): no joint value can take that
+    gap away, so the loop's frames stay exactly ``offset_m`` apart where it closes otherwise."""
+    robot = four_bar(loop_type)
+    (closing,) = robot.loop_joints
+    moved = closing.link1_to_joint.copy()
+    moved[2, 3] += offset_m
+    model = RobotModel(
+        robot.name,
+        robot.links,
+        robot.joints,
+        robot.root,
+        loop_joints=(replace(closing, link1_to_joint=moved),),
+    )
+    return Robot.from_model(model)
+
+
+def test_a_loop_exactly_the_tolerance_apart_counts_as_closed() -> None:
+    """``loop_tolerance`` (1e-6 m and rad by default) is how far apart a loop joint's frames
+    may stay and still count as closed (docs/loops.md; the node's test is ``<=`` too): frames
+    exactly 1e-6 m apart (a gap along the pin's axis that no joint can take away) close, by
+    the closed forms (the crank given: no iteration) and by the iterative solver (the rocker
+    given, a ball loop joint) alike; 2e-6 m apart they do not (the error names the pin and
+    that gap), and the warm solve says so too. Both parts of the bound are inclusive: a solver
+    given 0 rad counts axes exactly on one line as closed."""
+    tolerance_m = 1e-6
+    for loop_type in (LoopJointType.REVOLUTE, LoopJointType.BALL):
+        at_bound = _offset_four_bar(tolerance_m, loop_type)
+        kinematics = at_bound.kinematics
+        # Both parts of the bound at once: 1e-6 m, and 0 rad for axes exactly on one line.
+        solver = LoopSolver(
+            kinematics.layout,
+            kinematics.single_fk,
+            at_bound.loop_joints,
+            LoopTolerance(position_m=tolerance_m, angle_rad=0.0),
+        )
+        for cfg in ({"crank_joint": 0.3}, {"rocker_joint": 0.05}):
+            values = kinematics.cfg.single(cfg, ClampMode.NONE)
+            given = kinematics.cfg.given_slots(cfg)
+            solution = solver.solve_from_drawing(values, given)
+            assert solution.all_closed, (loop_type, cfg)
+            assert solution.position_error_m.tolist() == [tolerance_m]
+            assert solution.angle_error_rad.tolist() == [0.0]
+            closed_form = loop_type is LoopJointType.REVOLUTE and "crank_joint" in cfg
+            assert (solution.iterations == 0) is closed_form, (loop_type, cfg)
+            warm = solver.solve(solution.values, given)
+            assert warm.all_closed and warm.position_error_m.tolist() == [tolerance_m]
+        beyond = _offset_four_bar(2 * tolerance_m, loop_type)
+        for cfg in ({"crank_joint": 0.3}, {"rocker_joint": 0.05}):
+            with pytest.raises(LoopNotClosedError) as raised:
+                beyond.link_fk(cfg)
+            assert raised.value.joint == "closing"
+            assert math.isclose(raised.value.position_error_m, 2 * tolerance_m, rel_tol=1e-6)
+        beyond_solver = beyond.kinematics.loops
+        assert beyond_solver is not None
+        given = beyond.kinematics.cfg.given_slots(["crank_joint"])
+        start = beyond.kinematics.cfg.single({"crank_joint": 0.3}, ClampMode.NONE)
+        warm = beyond_solver.solve(start, given)
+        assert not warm.all_closed and not warm.closed[0]
+        assert math.isclose(warm.position_error_m[0], 2 * tolerance_m, rel_tol=1e-6)
+
+
+def test_the_error_names_the_loop_joint_apart_the_most_in_metres_or_radians() -> None:
+    """ "Stays apart the most" weighs a loop joint's position (m) and angle (rad) errors each
+    against its tolerance (1e-6 m, 1e-6 rad): of two loops, one 0.5 rad apart and one 0.01 m,
+    the error names the first; one 0.5 m apart and one 0.01 rad, again the first; and it
+    carries that loop joint's own two errors (make mutate: a tolerance multiplied, not divided,
+    survived)."""
+    robot = legged()
+    solver = robot.kinematics.loops
+    assert solver is not None
+    names = [joint.name for joint in solver.loop_joints]
+    values = robot.kinematics.layout.zero_values.copy()
+    for position_m, angle_rad, worst in (
+        ([0.0, 0.01, 0.0, 0.0], [0.0, 0.0, 0.5, 0.0], 2),
+        ([0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.01, 0.0], 1),
+    ):
+        position, angle = np.array(position_m), np.array(angle_rad)
+        solution = LoopSolution(values, position, angle, np.zeros(4, dtype=bool), False, 1)
+        error = solver.not_closed_error(solution)
+        assert error.joint == names[worst]
+        assert error.where == solver.loop_joints[worst].where
+        assert (error.position_error_m, error.angle_error_rad) == (
+            position_m[worst],
+            angle_rad[worst],
+        )
+
+
+def test_a_closed_form_beyond_a_passive_limit_gives_way_to_the_projected_search() -> None:
+    """The four-bar's rocker passive with limits 0.1 rad either side of the drawing, the crank
+    given 0.5 rad: the closed form's rocker (0.25 rad) lies beyond, so the search projected
+    onto the limits takes over (docs/loops.md, "Closed forms"); the rocker stays at its limit
+    and the coupler turns its end as near the rocker's as it reaches, so the loop stays apart
+    by the circles' gap, ||R - C| - b| (R the rocker's end at its limit, C the crank's end, b
+    the coupler's length), and the error says so: that gap, within 1% (a step projected onto
+    a limit is near the constrained least-squares fit, not at it: 0.2974 m for 0.2971 m).
+    (make mutate: a form that does not apply taken as closed survived: 1.71 m.)"""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    free = four_bar()
+    rocker_joint = replace(
+        free.joints["rocker_joint"], joint_type="revolute", limit=Limit(lower=-0.1, upper=0.1)
+    )
+    robot = Robot.from_model(
+        RobotModel(
+            free.name,
+            free.links,
+            {**free.joints, "rocker_joint": rocker_joint},
+            free.root,
+            loop_joints=free.loop_joints,
+        )
+    )
+    crank = 0.5
+    with pytest.raises(LoopNotClosedError) as raised:
+        robot.link_fk({"crank_joint": crank})
+    drawn = four_bar_end(CRANK_DRAWN)
+    rocker = math.atan2(drawn[1], drawn[0] - d) + 0.1
+    rocker_end = np.array([d + c * math.cos(rocker), c * math.sin(rocker)])
+    crank_end = a * np.array([math.cos(CRANK_DRAWN + crank), math.sin(CRANK_DRAWN + crank)])
+    gap = abs(float(np.linalg.norm(rocker_end - crank_end)) - b)
+    assert gap > 0.05  # the closed form's rocker is well beyond the limit
+    assert raised.value.joint == "closing"
+    assert gap <= raised.value.position_error_m < 1.01 * gap
+
+
+def test_a_solve_runs_at_most_the_iterations_it_is_given() -> None:
+    """``solve``'s ``max_iterations`` bounds the search (the node's 8 a message while a loop is
+    held open, docs/loops.md): the ball four-bar (no closed form) started at the drawing with
+    the crank given 0.5 rad takes exactly 1, 2, 3 iterations when given those, each nearer
+    than the last (the first nearer than the start), and closes within 8; given 1 rad, 8
+    iterations leave it open and the default bound closes it (make mutate: the count started
+    at 1, counted by 2, compared with <=, or the bound or-ed with the cost, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    start = kinematics.cfg.single({"crank_joint": 0.5}, ClampMode.NONE)
+    nearer = float(solver.errors(kinematics.single_fk.link_poses(start))[0][0])
+    for bound in (1, 2, 3):
+        solution = solver.solve(start, given, bound)
+        assert solution.iterations == bound
+        assert solution.position_error_m[0] < nearer
+        nearer = float(solution.position_error_m[0])
+    bounded = solver.solve(start, given, 8)
+    assert bounded.all_closed and bounded.iterations <= 8
+    far = kinematics.cfg.single({"crank_joint": 1.0}, ClampMode.NONE)
+    held = solver.solve(far, given, 8)
+    assert held.iterations == 8 and not held.all_closed
+    unbounded = solver.solve(far, given)
+    assert unbounded.all_closed and 8 < unbounded.iterations <= MAX_ITERATIONS
+    # Every joint of the loop given: no passive joint, nothing to iterate.
+    every = kinematics.cfg.given_slots(["crank_joint", "coupler_joint", "rocker_joint"])
+    assert solver.solve(start, every).iterations == 0
+
+
+def test_a_least_squares_fit_ends_the_search_once_found() -> None:
+    """Crank and rocker both given 0.01 rad apart from a closing pair (over-determined): the
+    search stops where a step no longer lowers the residual by a millionth of it (the
+    least-squares minimum, ``_minimise``), not at the iteration bound: from the given values
+    within 8 iterations, and started at the fit again (the node's next identical message
+    starts where the last fit ended) within 2, the same fit (make mutate: the stall test
+    disabled, 29 and 20 iterations, survived)."""
+    robot, cfg = _over_determined_four_bar()
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    values = kinematics.cfg.single(cfg, ClampMode.NONE)
+    given = kinematics.cfg.given_slots(cfg)
+    fit = solver.solve(values, given)
+    assert fit.over_determined and not fit.all_closed
+    assert fit.iterations <= 8
+    again = solver.solve(fit.values, given)
+    assert again.iterations <= 2
+    assert math.isclose(again.position_error_m[0], fit.position_error_m[0], rel_tol=1e-9)
+
+
+def test_a_passive_leader_moves_its_mimic_follower_on_the_loop() -> None:
+    """The four-bar's rocker a mimic follower (multiplier -1) of a dial joint off the loop:
+    the dial is the passive value (docs/loops.md: a passive follower moves with its leader),
+    solved by the iterative search (no closed form serves a follower), so that the coupler's
+    end and the rocker's meet where the circles do; the dial stands at minus the rocker's
+    angle. Every other loop test has no follower (make mutate: the search's trial values
+    left without their followers set survived)."""
+    base = four_bar()
+    rocker = replace(base.joints["rocker_joint"], mimic=Mimic("dial_joint", multiplier=-1.0))
+    dial = Joint("dial_joint", "continuous", "ground", "dial", np.array([0.0, 0.0, 1.0]))
+    robot = Robot.from_model(
+        RobotModel(
+            base.name,
+            {**base.links, "dial": Link("dial")},
+            {**base.joints, "rocker_joint": rocker, "dial_joint": dial},
+            base.root,
+            loop_joints=base.loop_joints,
+        )
+    )
+    drawn_rocker = math.atan2(*(four_bar_end(CRANK_DRAWN) - [FOUR_BAR["d"], 0.0])[::-1])
+    for crank in (0.3, -0.6, 1.2):
+        poses = robot.link_fk({"crank_joint": crank})
+        end = four_bar_end(CRANK_DRAWN + crank)
+        assert np.allclose(_point(poses["coupler"], FOUR_BAR["b"])[:2], end, atol=EXACT)
+        assert np.allclose(_point(poses["rocker"], FOUR_BAR["c"])[:2], end, atol=EXACT)
+        rocker_turn = math.atan2(poses["rocker"][1, 0], poses["rocker"][0, 0]) - drawn_rocker
+        dial_turn = math.atan2(poses["dial"][1, 0], poses["dial"][0, 0])
+        assert math.isclose(math.remainder(dial_turn + rocker_turn, math.tau), 0.0, abs_tol=1e-12)
+
+
+def test_a_solve_started_at_its_own_solution_returns_it() -> None:
+    """A JointState repeated: the ball four-bar (the iterative search) solved for crank angles
+    across a turn, then again from each solution, whose residual is round-off (1e-15 to
+    1e-13 m), where a step can no longer lower it: the same values, closed (make mutate: the
+    search ending there without its result, a TypeError in the caller, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    for crank in np.linspace(-3.0, 3.0, 61).tolist():
+        start = kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
+        solution = solver.solve(start, given)
+        again = solver.solve(solution.values, given)
+        assert again.all_closed, crank
+        assert np.allclose(again.values, solution.values, atol=1e-12), crank
