@@ -1,8 +1,9 @@
 """The input (``reader``) in-process, without the commands around it: the storage a bag is
 read as (folder or bare file; ``doctor --bag`` reports it, ``bag repair`` writes it), what is
 checked before rosbags opens a file (a FIFO or a device is refused naming the file, never
-handed to rosbags, which would block on it or read it for ever), and a bag that breaks while
-read: one ``BagError`` naming the bag and the reason."""
+handed to rosbags, which would block on it or read it for ever; a listed file that is not
+there is rosbags' to name missing), and a bag that breaks while read: one ``BagError`` naming
+the bag and the reason."""
 
 from __future__ import annotations
 
@@ -81,3 +82,15 @@ def test_a_bag_that_breaks_while_read_is_one_bag_error_naming_it(tmp_path: Path)
         else:
             reason = r"Truncated record at offset \d+: expected \d+ bytes, got \d+\."
         assert re.fullmatch(rf"{re.escape(str(bag))}: cannot read the bag: {reason}", text), text
+
+
+def test_a_file_the_metadata_lists_that_is_not_there_is_named_missing(tmp_path: Path) -> None:
+    """A bag whose data file was removed (a split bag missing a part): refused as rosbags
+    refuses it, naming the file missing, not as a file that is no regular file."""
+    bag, data = a_bag(tmp_path / "bag", "sqlite3")
+    data.unlink()
+    with pytest.raises(BagError) as refusal:
+        open_bag(bag)
+    text = str(refusal.value)
+    assert text.startswith(f"{bag}: cannot read the bag: ") and "not a regular file" not in text
+    assert "missing" in text and str(data) in text, text
