@@ -23,7 +23,7 @@ from joint_tf_publisher.cli.bag.settings import (
     METADATA_KEY,
     WRITE_BATCH_BYTES,
 )
-from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, is_rosbag2_bag
+from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, checked_output, is_rosbag2_bag
 from joint_tf_publisher.cli.bag.writer_process import start_writer
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -187,3 +187,21 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     assert out.batches_sent == 1
     out.finish()
     assert is_rosbag2_bag(tmp_path / "out")
+
+
+def test_an_output_at_the_input_inside_it_or_around_it_is_refused_saying_which(
+    tmp_path: Path,
+) -> None:
+    """``checked_output``: the output the input itself, a folder inside it, or a folder that
+    holds it: each refused naming the output, the input and which of the three it is; an
+    output beside the input is taken, resolved."""
+    source = bag_location(a_bag(tmp_path / "in"))
+    for output, words in (
+        (source, f"the output is the input bag {source}; give an output beside it"),
+        (source / "new", f"the output is inside the input bag {source}; give an output beside"),
+        (tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+    ):
+        with pytest.raises(BagError) as refusal:
+            checked_output(source, output)
+        assert str(refusal.value).startswith(f"{output}: {words}"), refusal.value
+    assert checked_output(source, tmp_path / "sub" / ".." / "out") == tmp_path / "out"
