@@ -94,3 +94,15 @@ def test_a_file_the_metadata_lists_that_is_not_there_is_named_missing(tmp_path: 
     text = str(refusal.value)
     assert text.startswith(f"{bag}: cannot read the bag: ") and "not a regular file" not in text
     assert "missing" in text and str(data) in text, text
+
+
+def test_what_is_no_bag_is_refused_saying_why(tmp_path: Path) -> None:
+    """Nothing at the path, and a folder without ``metadata.yaml``: each refused naming the
+    path and what a bag is."""
+    for path, why in (
+        (tmp_path / "none", "no such bag (a folder with metadata.yaml, or a .db3 or .mcap file)"),
+        (tmp_path, "not a rosbag2 bag (no metadata.yaml in the folder)"),
+    ):
+        with pytest.raises(BagError) as refusal:
+            open_bag(path)
+        assert str(refusal.value) == f"{path}: {why}"
