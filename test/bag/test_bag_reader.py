@@ -106,3 +106,19 @@ def test_what_is_no_bag_is_refused_saying_why(tmp_path: Path) -> None:
         with pytest.raises(BagError) as refusal:
             open_bag(path)
         assert str(refusal.value) == f"{path}: {why}"
+
+
+def test_a_metadata_yaml_nested_too_deep_is_refused_naming_the_bag_and_the_error(
+    tmp_path: Path,
+) -> None:
+    """A ``metadata.yaml`` of lists nested 600 deep (a hostile file): rosbags' parse ends
+    in a RecursionError, not a reader error of its own; refused in one line naming the bag,
+    the error's kind and text."""
+    bag = tmp_path / "deep"
+    bag.mkdir()
+    (bag / METADATA).write_text("[" * 600 + "]" * 600)
+    with pytest.raises(BagError) as refusal:
+        open_bag(bag)
+    assert str(refusal.value) == (
+        f"{bag}: cannot read the bag: RecursionError: maximum recursion depth exceeded"
+    )
