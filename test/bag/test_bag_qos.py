@@ -38,7 +38,7 @@ def test_a_topics_qos_is_the_same_in_rosbags_and_rclpy(name: str) -> None:
     assert written.reliability.name == live.reliability.name == topic_qos.reliability.name
     assert written.durability.name == live.durability.name == topic_qos.durability.name
     assert written.liveliness is QosLiveliness.AUTOMATIC
-    assert not written.avoid_ros_namespace_conventions
+    assert written.avoid_ros_namespace_conventions is False  # false, as rosbag2 writes
     for duration in ("deadline", "lifespan", "liveliness_lease_duration"):  # 0: unspecified
         time = getattr(written, duration)
         assert time.sec * 10**9 + time.nsec == getattr(live, duration).nanoseconds == 0
