@@ -1,7 +1,8 @@
 """The bag commands' QoS (``cli/bag/qos.py``) and the node's (``ros/qos.py``) are one fact,
 ``node_core/qos.py``'s: every topic's QoS there, made into rosbags' ``Qos``, is rclpy's profile
-of it field by field; the profiles written for ``/tf`` and ``/tf_static`` are the node's; a
-topic plays latched only where every recorded profile is transient local."""
+of it field by field (deadline, lifespan and liveliness lease unspecified: rclpy's default);
+the profiles written for ``/tf`` and ``/tf_static`` are the node's; a topic plays latched only
+where every recorded profile is transient local."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def test_a_topics_qos_is_the_same_in_rosbags_and_rclpy(name: str) -> None:
     assert written.reliability.name == live.reliability.name == topic_qos.reliability.name
     assert written.durability.name == live.durability.name == topic_qos.durability.name
     assert written.liveliness is QosLiveliness.AUTOMATIC
-    assert not written.avoid_ros_namespace_conventions
+    assert written.avoid_ros_namespace_conventions is False  # false, as rosbag2 writes
+    for duration in ("deadline", "lifespan", "liveliness_lease_duration"):  # 0: unspecified
+        time = getattr(written, duration)
+        assert time.sec * 10**9 + time.nsec == getattr(live, duration).nanoseconds == 0
 
 
 def test_the_profiles_written_for_tf_and_tf_static_are_the_nodes() -> None:

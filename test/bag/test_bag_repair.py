@@ -7,6 +7,7 @@ inputs get one line and an exit status."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -587,6 +588,23 @@ def test_without_rosbags_the_command_says_how_to_install_it(tmp_path: Path) -> N
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "pip install rosbags" in run.stderr
+
+
+def test_without_rosbags_both_bag_commands_say_how_to_install_it_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process (the test above runs the command in a child, whose code a mutant does not
+    reach): with ``rosbags.rosbag2`` not importable, ``bag repair`` and ``doctor --bag`` each
+    give one line with both ways to install it (recordings.md), exit 1."""
+    monkeypatch.setitem(sys.modules, "rosbags.rosbag2", None)
+    for argv in (
+        ["bag", "repair", str(tmp_path / "in"), "-o", str(tmp_path / "out")],
+        ["doctor", "--bag", str(tmp_path / "in")],
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "pip install rosbags" in err, err
+        assert "pip install 'joint_tf_publisher[bag]'" in err, err
 
 
 def test_a_progress_line_on_a_terminal_only(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from bag_maker import recording
 from repo_paths import REPO_ROOT
 
+from joint_tf_publisher.cli.bag import writer
 from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.reader import bag_location, open_bag
 from joint_tf_publisher.cli.bag.settings import (
@@ -23,7 +24,7 @@ from joint_tf_publisher.cli.bag.settings import (
     METADATA_KEY,
     WRITE_BATCH_BYTES,
 )
-from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, is_rosbag2_bag
+from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, checked_output, is_rosbag2_bag
 from joint_tf_publisher.cli.bag.writer_process import start_writer
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -187,3 +188,53 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     assert out.batches_sent == 1
     out.finish()
     assert is_rosbag2_bag(tmp_path / "out")
+
+
+def test_an_output_at_the_input_inside_it_or_around_it_is_refused_saying_which(
+    tmp_path: Path,
+) -> None:
+    """``checked_output``: the output the input itself, a folder inside it, or a folder that
+    holds it: each refused naming the output, the input and which of the three it is; an
+    output beside the input is taken, resolved."""
+    source = bag_location(a_bag(tmp_path / "in"))
+    for output, words in (
+        (source, f"the output is the input bag {source}; give an output beside it"),
+        (source / "new", f"the output is inside the input bag {source}; give an output beside"),
+        (tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+    ):
+        with pytest.raises(BagError) as refusal:
+            checked_output(source, output)
+        assert str(refusal.value).startswith(f"{output}: {words}"), refusal.value
+    assert checked_output(source, tmp_path / "sub" / ".." / "out") == tmp_path / "out"
+
+
+def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--force``: after ``finish``'s check, the old output is swapped for a folder of the
+    user's (moved aside, found no bag, to go back) and something else takes the output's
+    name meanwhile: neither is removed. The user's folder stays in the partial folder, which
+    ``abort`` then leaves, and the BagError names the output and where it is kept."""
+    output = a_bag(tmp_path / "out")
+    out = BagOutput(output, "sqlite3", force=True)
+    replaced = out.partial / f"replaced-{output.name}"
+    real = writer.replacement_refusal
+
+    def racing(path: Path, force: bool) -> str | None:
+        refusal = real(path, force)
+        if path == output:  # finish's check done: the user's folder swapped in
+            shutil.rmtree(output)
+            output.mkdir()
+            (output / "photo.jpg").write_text("mine")
+        else:  # the user's folder moved aside: the name taken meanwhile
+            (output / "newcomer").mkdir(parents=True)
+        return refusal
+
+    monkeypatch.setattr(writer, "replacement_refusal", racing)
+    with pytest.raises(BagError) as refusal:
+        out.finish()
+    assert str(refusal.value) == (
+        f"{output}: changed while the bag was written; what was there is kept in {replaced}"
+    )
+    out.abort()
+    assert (replaced / "photo.jpg").read_text() == "mine" and listing(output) == ["newcomer"]

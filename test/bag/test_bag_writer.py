@@ -171,3 +171,19 @@ def test_a_message_over_the_pipes_limit_is_a_bag_error_naming_its_topic(tmp_path
         out.finish()
     out.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_batch_of_small_messages_is_sent_at_write_batch_messages(tmp_path: Path) -> None:
+    """Small messages wait for the batch: ``WRITE_BATCH`` - 1 of them are not sent yet; the
+    ``WRITE_BATCH``-th sends them, one batch; they come out as written."""
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    for k in range(WRITE_BATCH - 1):
+        out.write(topic, k, b"x")
+    assert out.batches_sent == 0
+    out.write(topic, WRITE_BATCH, b"y")
+    assert out.batches_sent == 1
+    out.finish()
+    wanted = [b"x"] * (WRITE_BATCH - 1) + [b"y"]
+    with Reader(tmp_path / "out") as reader:
+        assert [bytes(data) for _, _, data in reader.messages()] == wanted

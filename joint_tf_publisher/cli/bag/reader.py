@@ -58,10 +58,6 @@ class InputBag:
     def connections(self) -> list[Connection]:
         return list(self.reader.connections)
 
-    def of_topic(self, topic: str) -> list[Connection]:
-        """The bag's connections of ``topic``."""
-        return [c for c in self.reader.connections if c.topic == topic]
-
     def messages(
         self, connections: Sequence[Connection] = ()
     ) -> Iterator[tuple[Connection, int, bytes]]:
