@@ -1,8 +1,10 @@
 """``bag repair``'s run (``Repair``'s own decisions, in this process): the ``source_list``
-topics numbered as the node numbers them (their ``source_time_offsets``), the first pass's
-undecodable messages said, the progress line on a terminal and the summary's counts. Make
-mutate's survivors of ``Repair._run`` and ``Repair._write_all`` (issue #44's rule): each test
-was seen to fail with the mutant it answers."""
+topics numbered as the node numbers them (their ``source_time_offsets``), undecodable
+messages said, refused descriptions named and said once, default positions at
+``publish_frequency`` in log time, other publishers' statics at a set's very log time, every
+description's fixed frames the robot's from the start, ``--description`` recorded latched,
+the progress line on a terminal and the summary's counts. Make mutate's survivors of
+``Repair`` (issue #44's rule): each test was seen to fail with the mutants it answers."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from test_bag_repair import read_bag
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag import messages
+from joint_tf_publisher.cli.bag.qos import is_latched
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
 from joint_tf_publisher.cli.main import main
 
@@ -196,3 +199,70 @@ def test_a_refused_description_recorded_again_is_said_once(
     assert main(["bag", "repair", str(bag), "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
     assert err.count("robot description from topic rejected") == 1, err
+
+
+def test_a_recorded_static_change_at_a_sets_log_time_is_in_that_set(tmp_path: Path) -> None:
+    """Another publisher's static frame changed at the very log time a static set is due:
+    that set holds the new value (its value at or before the set's time)."""
+    mount = [
+        ("/tf_static", T0_NS + k * 100 * MS, tf_message([transform(T0_NS, "base_link", "cam", x)]))
+        for k, x in ((0, (0.1, 0.0, 0.0)), (1, (0.3, 0.0, 0.0)))
+    ]
+    bag, _ = recording(
+        tmp_path / "in", ARM, count=20, extra_topics=[Topic("/tf_static", TF_MESSAGE)], extra=mount
+    )
+    out = tmp_path / "out"
+    assert (
+        main(["bag", "repair", str(bag), "-o", str(out), "--static-republish-period", "0.1"]) == 0
+    )
+    cam = [
+        (time_ns, next(t for t in messages.tf_transforms(d) if t.child_frame_id == "cam"))
+        for topic, time_ns, d in read_bag(out)[1]
+        if topic == "/tf_static"
+    ]
+    assert [(time_ns, t.transform.translation.x) for time_ns, t in cam] == [
+        (T0_NS, 0.1),
+        (T0_NS + 100 * MS, 0.3),
+    ]
+
+
+def test_a_later_descriptions_static_frame_recorded_on_tf_early_is_the_robots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every frame the robot ever has (each recorded description's) is its own from the
+    start: a fixed frame only a later description adds, recorded on ``/tf`` before that
+    description came (and gone again after it), is replaced, not kept as another
+    publisher's."""
+    arm = ARM.read_text()
+    mounted = arm.replace(
+        "</robot>",
+        '<link name="camera_mount"/><joint name="camera_mount_joint" type="fixed">'
+        '<parent link="base_link"/><child link="camera_mount"/></joint></robot>',
+    )
+    early = tf_message([transform(T0_NS + 10 * MS, "base_link", "camera_mount", (0.2, 0, 0))])
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        count=30,
+        extra_topics=[Topic("/tf", TF_MESSAGE)],
+        extra=[("/tf", T0_NS + 10 * MS, early)]
+        + [("/robot_description", T0_NS + 100 * MS, string(mounted))]
+        + [("/robot_description", T0_NS + 200 * MS, string(arm))],
+    )
+    out = tmp_path / "out"
+    assert main(["bag", "repair", str(bag), "-o", str(out)]) == 0
+    assert ("/tf", T0_NS + 10 * MS, early) not in read_bag(out)[1]
+    assert "1 recorded robot transform(s) replaced, 0 kept" in capsys.readouterr().out
+
+
+def test_the_description_given_is_recorded_latched_at_the_start(tmp_path: Path) -> None:
+    """``--description``: the output's ``/robot_description`` carries it once, at the
+    first log time, recorded transient local, so that ``ros2 bag play`` latches it as the
+    node's topic is."""
+    bag, _ = recording(tmp_path / "in", ARM, count=3, description=False)
+    out = tmp_path / "out"
+    assert main(["bag", "repair", str(bag), "-o", str(out), "--description", str(ARM)]) == 0
+    connections, recorded = read_bag(out)
+    assert is_latched(connections["/robot_description"].ext.offered_qos_profiles)
+    descriptions = [(t, d) for topic, t, d in recorded if topic == "/robot_description"]
+    assert descriptions == [(T0_NS, string(ARM.read_text()))]
