@@ -40,26 +40,43 @@ ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 MS = 10**6
 
 
+def states_bag(
+    path: Path,
+    topic: str,
+    states: list[tuple[int, dict[str, float]]],
+    description: str,
+    description_ns: int = T0_NS,
+) -> Path:
+    """A recording of ``states`` (stamp = log time, values by joint name) on ``topic`` and
+    ``description`` on /robot_description at ``description_ns``."""
+    return write_bag(
+        path,
+        "sqlite3",
+        [Topic(topic, JOINT_STATE), Topic("/robot_description", STRING)],
+        [("/robot_description", description_ns, string(description))]
+        + [(topic, t, joint_state(t, list(v), list(v.values()))) for t, v in states],
+    )
+
+
+def repaired_with(tmp_path: Path, bag: Path, parameters: str) -> Path:
+    """``bag`` repaired with a parameters file of the ``/**`` section's lines
+    ``parameters``; the output."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n" + parameters)
+    out = tmp_path / "out"
+    assert main(["bag", "repair", str(bag), "-o", str(out), "--params", str(params)]) == 0
+    return out
+
+
 def test_a_source_list_topic_takes_its_own_time_offset(tmp_path: Path) -> None:
     """A ``source_list`` topic's JointStates are stamped with its ``source_time_offsets``
     value on top of ``time_offset``, as the node stamps them: the repair numbers the listed
     topics as the node does (from ``FIRST_LISTED_SOURCE``), so each finds its offset."""
     robot = Robot.load(ARM)
     states = sweep(robot, 5, 100.0)
-    bag = write_bag(
-        tmp_path / "in",
-        "sqlite3",
-        [Topic("/arm_states", JOINT_STATE), Topic("/robot_description", STRING)],
-        [("/robot_description", T0_NS, string(ARM.read_text()))]
-        + [("/arm_states", t, joint_state(t, list(v), list(v.values()))) for t, v in states],
-    )
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        "/**:\n  ros__parameters:\n    source_list: [arm_states]\n"
-        "    source_time_offsets: [0.25]\n    time_offset: 0.5\n"
-    )
-    out = tmp_path / "out"
-    assert main(["bag", "repair", str(bag), "-o", str(out), "--params", str(params)]) == 0
+    bag = states_bag(tmp_path / "in", "/arm_states", states, ARM.read_text())
+    parameters = "    source_list: [arm_states]\n    source_time_offsets: [0.25]\n"
+    out = repaired_with(tmp_path, bag, parameters + "    time_offset: 0.5\n")
     tf_stamps = [
         {t.header.stamp.sec * 10**9 + t.header.stamp.nanosec for t in messages.tf_transforms(d)}
         for topic, _, d in read_bag(out)[1]
@@ -145,13 +162,7 @@ def test_a_refused_recorded_description_is_named_by_its_topic_and_log_time(
     bad = '<robot name="r">\n  <link name="a"/>\n  <joint name="j" type="fixed">\n'
     bad += '    <parent link="a"/><child link="nowhere"/>\n  </joint>\n</robot>\n'
     states = sweep(Robot.load(ARM), 3, 100.0)
-    bag = write_bag(
-        tmp_path / "in",
-        "sqlite3",
-        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
-        [("/robot_description", T0_NS + 1500 * MS, string(bad))]
-        + [("/joint_states", t, joint_state(t, list(v), list(v.values()))) for t, v in states],
-    )
+    bag = states_bag(tmp_path / "in", "/joint_states", states, bad, T0_NS + 1500 * MS)
     assert main(["bag", "repair", str(bag), "-o", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "the description (/robot_description at 1767225601.500 s) does not load" in err, err
@@ -165,20 +176,10 @@ def test_default_positions_are_written_at_publish_frequency_in_log_time(tmp_path
     with that log time, as the node's timer publishes them on its clock."""
     joint = "shoulder_pan_joint"
     stamps = [T0_NS + k * 10 * MS for k in range(20)]  # 100 Hz over 0.19 s
-    bag = write_bag(
-        tmp_path / "in",
-        "sqlite3",
-        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
-        [("/robot_description", T0_NS, string(ARM.read_text()))]
-        + [("/joint_states", t, joint_state(t, [joint], [0.1])) for t in stamps],
-    )
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        "/**:\n  ros__parameters:\n    publish_default_positions: true\n"
-        "    publish_frequency: 20.0\n    ignore_timestamp: true\n"
-    )
-    out = tmp_path / "out"
-    assert main(["bag", "repair", str(bag), "-o", str(out), "--params", str(params)]) == 0
+    states = [(t, {joint: 0.1}) for t in stamps]
+    bag = states_bag(tmp_path / "in", "/joint_states", states, ARM.read_text())
+    parameters = "    publish_default_positions: true\n    publish_frequency: 20.0\n"
+    out = repaired_with(tmp_path, bag, parameters + "    ignore_timestamp: true\n")
     defaults = []  # (log time, stamps) of the /tf messages of the joints never received
     for topic, time_ns, data in read_bag(out)[1]:
         transforms = messages.tf_transforms(data) if topic == "/tf" else []
