@@ -107,7 +107,9 @@ def test_params_are_the_sections_of_the_nodes_namespace_and_unknown_keys_are_war
 ) -> None:
     """``--params`` gives the node in ``--namespace`` its own section over ``/**`` (another
     robot's section does not apply); a key the node would not declare is a warning on
-    stderr naming the file, and none given is the node's defaults."""
+    stderr naming the file, and none given is the node's defaults; a file that does not
+    load or a value refused is refused naming the file."""
+    from joint_tf_publisher.cli.bag.errors import BagError
     from joint_tf_publisher.cli.bag.repair import RepairOptions, params_settings, repair_settings
 
     params = params_yaml(
@@ -129,6 +131,12 @@ def test_params_are_the_sections_of_the_nodes_namespace_and_unknown_keys_are_war
     settings, values = params_settings(None)
     assert (settings.frame_prefix, values) == ("", {})
     assert capsys.readouterr().err == ""
+    refused = params_yaml(tmp_path / "refused.yaml", {"/**": {"clamp": "sideways"}})
+    missing = tmp_path / "missing.yaml"
+    for path, words in ((refused, "clamp must be one of"), (missing, str(missing))):
+        with pytest.raises(BagError) as error:
+            params_settings(path)
+        assert str(error.value).startswith(f"--params {path}") and words in str(error.value)
 
 
 def test_every_recorded_state_is_kept_unless_the_params_set_the_rate_cap(tmp_path: Path) -> None:
@@ -186,10 +194,12 @@ def test_the_description_is_the_nodes_one_source_with_description_as_its_file(
     the recording's topic, as is ``description_from_topic``; the file's
     ``description_file`` (with its ``description_args``) or ``robot_description``, loaded as
     the node loads them, or ``--description`` (with its own arguments) in place of the
-    file's ``description_file``; each loaded model named for its refusals."""
+    file's ``description_file``; each loaded model named for its refusals, a refused
+    text's lines as the node names them."""
     from repo_paths import REPO_ROOT
 
     from joint_tf_publisher.cli.bag.repair import description_choice, given_description
+    from joint_tf_publisher.errors import ModelError
     from joint_tf_publisher.node_core.description_source import DescriptionSource
 
     arm = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -227,6 +237,14 @@ def test_the_description_is_the_nodes_one_source_with_description_as_its_file(
     assert loaded({}, xacro, ("height:=0.7",)) == (str(xacro), 0.7)
     assert loaded(in_file, xacro, ("height:=0.7",)) == (str(xacro), 0.7)  # over the file's
     assert loaded({"description_file": str(arm)}, xacro) == (str(xacro), 0.1)
+    broken = {
+        "robot_description": '<robot name="x">\n  <link name="a"/>\n  <joint name="j" '
+        'type="revolute"/>\n</robot>'
+    }
+    answer = given_description(Settings.from_values(broken), broken)
+    assert answer is not None
+    with pytest.raises(ModelError, match="^robot_description:3: joint 'j'"):
+        answer[0](Settings.from_values(broken))
 
 
 def test_two_description_sources_are_refused_naming_where_each_was_given(
@@ -237,7 +255,7 @@ def test_two_description_sources_are_refused_naming_where_each_was_given(
     from repo_paths import REPO_ROOT
 
     from joint_tf_publisher.cli.bag.errors import BagError
-    from joint_tf_publisher.cli.bag.repair import description_choice
+    from joint_tf_publisher.cli.bag.repair import description_choice, given_description
 
     arm = REPO_ROOT / "urdf" / "demo_arm.urdf"
     params = tmp_path / "params.yaml"
@@ -253,6 +271,8 @@ def test_two_description_sources_are_refused_naming_where_each_was_given(
             description_choice(Settings.from_values(values), values, given, path)
         said = str(refused.value)
         assert said.startswith(where) and "both give the robot description" in said, said
+    with pytest.raises(BagError, match=f"^--description and --params {params}: "):
+        given_description(Settings.from_values(text), text, arm, (), params)
 
 
 # -- the first pass: the recording's descriptions and other publishers' statics -------------
