@@ -803,15 +803,9 @@ def test_a_connection_recorded_without_a_definition_gets_rosbags_own() -> None:
 
 
 def test_a_xacro_description_with_arguments(tmp_path: Path) -> None:
-    xacro = tmp_path / "arm.urdf.xacro"
-    text = ARM.read_text().replace(
-        '<robot name="demo_arm">',
-        '<robot name="demo_arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
-        '<xacro:arg name="height" default="0.1"/>',
-    )
-    text = text.replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 $(arg height)"', 1)
-    assert "$(arg height)" in text
-    xacro.write_text(text)
+    from test_bag_repair_rules import xacro_arm
+
+    xacro = xacro_arm(tmp_path / "arm.urdf.xacro")
     bag, states = recording(tmp_path / "in", ARM, "sqlite3", count=10)
     out = tmp_path / "out"
     assert (
