@@ -35,6 +35,7 @@ import importlib.util
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -112,6 +113,19 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("ROS_DOMAIN_ID", str(private_domain_id(os.getpid())))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     logging.getLogger("joint_tf_publisher").propagate = True
+    sigint_for_children()
+
+
+def sigint_for_children() -> None:
+    """Children this process starts get SIGINT's default action, whatever this process got.
+
+    A shell without job control starts a background command (``make test &`` in a script, an
+    agent's or a CI runner's shell) with SIGINT ignored, and an ignored signal stays ignored
+    across exec: every ``ros2 launch`` a launch test interrupts would ignore it and be killed
+    after the test's timeout. A handled signal is reset to its default at exec, so SIGINT is
+    handled here (as Python's own default handler) where it came ignored."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import RosHarness, allowed_skip, private_domain_id
+from conftest import RosHarness, allowed_skip, private_domain_id, sigint_for_children
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 20.0
@@ -279,6 +280,26 @@ def test_conftest_gives_each_session_a_private_localhost_domain() -> None:
     assert domains == set(range(1, 101))  # valid ids, away from the default domain 0
     assert os.environ["ROS_DOMAIN_ID"].isdigit()
     assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]
+
+
+def test_children_get_sigints_default_action_when_the_session_came_with_it_ignored() -> None:
+    """A background command of a shell without job control comes with SIGINT ignored, and
+    its children would inherit that: a ``ros2 launch`` a launch test interrupts must stop."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+
+    def child_ignores_sigint() -> bool:
+        run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+        return run.stdout.strip() == "True"
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        assert child_ignores_sigint()  # what a child inherits, unless the session acts
+        sigint_for_children()
+        assert not child_ignores_sigint()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 #: The session's domain, as the first test below finds it.
