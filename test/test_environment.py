@@ -635,6 +635,26 @@ def test_ros_env_uses_a_sourced_distro_first(stub_kit_scripts: Path) -> None:
     assert sourced_world(env)["world"] == "distro"
 
 
+def test_ros_env_sourced_again_stays_in_the_kit(stub_kit_scripts: Path, tmp_path: Path) -> None:
+    """A shell that sourced tools/ros_env.sh in the kit world has ROS_DISTRO and the kit's
+    prefixes set: its `make test` sources it again and must stay in the kit world (taken
+    for a distro, it skipped the Jazzy world's 425 tests); a distro's prefix among them is a
+    distro."""
+    kit = tmp_path / "kit"
+    kit_prefixes = f"{kit}/install:{kit}/venv:{ROOT}/.colcon/install/joint_tf_publisher"
+    env = plain_environment(
+        JTP_KIT_SCRIPTS=str(stub_kit_scripts),
+        ROS2KIT=str(kit),
+        ROS_DISTRO="kilted",
+        AMENT_PREFIX_PATH=kit_prefixes,
+        JTP_ROS_WORLD="kit",
+    )
+
+    assert sourced_world(env)["world"] == "kit"
+    with_distro = {**env, "AMENT_PREFIX_PATH": f"/opt/ros/jazzy:{kit_prefixes}"}
+    assert sourced_world(with_distro)["world"] == "distro"
+
+
 def test_ros_env_enters_the_kit_without_a_distro(stub_kit_scripts: Path, tmp_path: Path) -> None:
     kit = tmp_path / "kit"
     env = plain_environment(JTP_KIT_SCRIPTS=str(stub_kit_scripts), ROS2KIT=str(kit))

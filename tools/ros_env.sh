@@ -2,7 +2,8 @@
 # root; the Makefile sources it before every command that runs Python. Three worlds, in order:
 #
 #   distro  a ROS 2 distro is sourced (ROS_DISTRO and AMENT_PREFIX_PATH are set, as
-#           /opt/ros/<distro>/setup.bash sets them): used as it is.
+#           /opt/ros/<distro>/setup.bash sets them, not only to the kit's prefixes): used as
+#           it is.
 #   kit     no distro, but ../shared/ros2kit (the ROS 2 client kit's build scripts) is beside
 #           the repository: the kit in $ROS2KIT (default: .ros2kit, git-ignored) is sourced,
 #           like a distro. `tools/ros_env.sh prepare` builds it first (about 3 minutes from
@@ -22,8 +23,25 @@
 #         bash tools/ros_env.sh colcon       (re)build .colcon/ with colcon (kit and distro)
 
 _jtp_kit_scripts=${JTP_KIT_SCRIPTS:-../shared/ros2kit}
+_jtp_kit_dir=$(realpath -m "${ROS2KIT:-$PWD/.ros2kit}")
 
-if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ]; then
+# A distro is sourced when ROS_DISTRO is set and AMENT_PREFIX_PATH names a prefix that is
+# neither the kit's nor a checkout's colcon workspace: sourcing this script a second time
+# (a shell that sourced it, then `make test`) stays in the kit world.
+_jtp_distro_sourced() {
+  [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] || return 1
+  local prefix prefixes
+  IFS=: read -ra prefixes <<< "$AMENT_PREFIX_PATH"
+  for prefix in "${prefixes[@]}"; do
+    case $(realpath -m "$prefix") in
+      "$_jtp_kit_dir" | "$_jtp_kit_dir"/* | */.colcon/install/*) ;;
+      *) return 0 ;;
+    esac
+  done
+  return 1
+}
+
+if _jtp_distro_sourced; then
   JTP_ROS_WORLD=distro
 elif [ -f "$_jtp_kit_scripts/build.sh" ] && [ -f "$_jtp_kit_scripts/env.sh" ]; then
   JTP_ROS_WORLD=kit
@@ -31,7 +49,6 @@ else
   JTP_ROS_WORLD=pip
 fi
 export JTP_ROS_WORLD
-_jtp_kit_dir=$(realpath -m "${ROS2KIT:-$PWD/.ros2kit}")
 
 _jtp_enter() {
   if [ "$JTP_ROS_WORLD" = kit ]; then
