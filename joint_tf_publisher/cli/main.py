@@ -453,7 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Run the chosen subcommand; turn expected failures into one line and an exit status."""
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # buffered output (no PYTHONUNBUFFERED) meets a gone reader here
+        return status
     except ModelError as exc:
         print(str(exc), file=sys.stderr)
         return 1

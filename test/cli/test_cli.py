@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -319,17 +320,21 @@ def test_console_script_has_no_traceback(broken: Path) -> None:
 
 def test_fk_into_a_reader_that_stopped_is_quiet() -> None:
     """``fk MODEL | head`` stops quietly (cli.md), as Unix tools do: the reader gone before
-    the first line, no error and no traceback on stderr."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "joint_tf_publisher.cli.main", "fk", str(DEMO_ARM)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=REPO_ROOT,
-    )
-    assert process.stdout is not None
-    process.stdout.close()  # every write of the command meets a closed pipe
-    _, err = process.communicate(timeout=60)
-    assert err.decode() == "" and process.returncode == 1
+    the first line, no error and no traceback on stderr; its output buffered (as Python
+    buffers a pipe: the error comes at the last flush) or not (PYTHONUNBUFFERED)."""
+    plain = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    for environ in (plain, {**plain, "PYTHONUNBUFFERED": "1"}):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "joint_tf_publisher.cli.main", "fk", str(DEMO_ARM)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=REPO_ROOT,
+            env=environ,
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # every write of the command meets a closed pipe
+        _, err = process.communicate(timeout=60)
+        assert (err.decode(), process.returncode) == ("", 1), environ.get("PYTHONUNBUFFERED")
 
 
 def test_model_name_picks_a_model_of_a_world_for_check_and_fk(
