@@ -46,6 +46,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))  # source_imports, shared with tools/compat.py
@@ -185,20 +186,16 @@ def prepare_work_dir(targets: Sequence[Target], keep: bool = False) -> bool:
     return False
 
 
-def drop_stale_copies(targets: Sequence[Target]) -> list[Path]:
+def drop_stale_copies(targets: Sequence[Target]) -> None:
     """The copies in WORK_DIR/mutants of the package's modules not mutated (not TARGETS')
     that differ from the module now, removed so that mutmut copies them again (it copies a
-    source file once and compares only the mutated ones' times); the removed ones'
-    repository-relative paths."""
+    source file once and compares only the mutated ones' times)."""
     mutated = {target.module for target in targets}
-    dropped = []
     for source in sorted((ROOT / PACKAGE).rglob("*.py")):
         module = source.relative_to(ROOT)
         copy = WORK_DIR / "mutants" / module
         if module not in mutated and copy.is_file() and copy.read_bytes() != source.read_bytes():
             copy.unlink()
-            dropped.append(module)
-    return dropped
 
 
 def run_mutmut(jobs: int, mutants: Sequence[str] = ()) -> int:
@@ -209,16 +206,24 @@ def run_mutmut(jobs: int, mutants: Sequence[str] = ()) -> int:
     return subprocess.run(command, cwd=WORK_DIR, check=False).returncode
 
 
-def mutant_results(target: Target) -> dict[str, str]:
-    """Every mutant of TARGET's module with its status (``killed``, ``survived``, ...), by
-    mutant name, from mutmut's results in WORK_DIR (read in this process: mutmut reads its
-    configuration from the working folder, so this one moves there)."""
+def mutation_data(target: Target) -> Any:
+    """mutmut's results of TARGET's module in WORK_DIR, loaded (its ``SourceFileMutationData``:
+    verdicts by mutant name, hashes by function), read in this process: mutmut reads its
+    configuration from the working folder, so this one moves there."""
     os.chdir(WORK_DIR)
     from mutmut.mutation.data import SourceFileMutationData
-    from mutmut.stats import status_by_exit_code
 
     data = SourceFileMutationData(path=target.module)
     data.load()
+    return data
+
+
+def mutant_results(target: Target) -> dict[str, str]:
+    """Every mutant of TARGET's module with its status (``killed``, ``survived``, ...), by
+    mutant name, from mutmut's results in WORK_DIR."""
+    from mutmut.stats import status_by_exit_code
+
+    data = mutation_data(target)
     return {name: status_by_exit_code[code] for name, code in data.exit_code_by_key.items()}
 
 
@@ -354,11 +359,7 @@ def save_results(target: Target, exit_codes: Mapping[str, int]) -> None:
     file in WORK_DIR: the report and ``mutmut browse`` read them), each with its function's
     hash in ``FRESH_RUNS_FILE`` (a run that keeps WORK_DIR judges it again only once the
     function changed)."""
-    os.chdir(WORK_DIR)
-    from mutmut.mutation.data import SourceFileMutationData
-
-    data = SourceFileMutationData(path=target.module)
-    data.load()
+    data = mutation_data(target)
     data.exit_code_by_key.update(exit_codes)
     data.save()
     judged = fresh_runs()
@@ -385,12 +386,7 @@ def judged_already(target: Target, mutants: Sequence[str]) -> set[str]:
     """Those of MUTANTS whose ``fresh_run`` verdict in WORK_DIR still stands: judged by a
     fresh run, and their function unchanged since (mutmut keeps verdicts of unchanged
     functions; it gave the others a new one of its own)."""
-    os.chdir(WORK_DIR)
-    from mutmut.mutation.data import SourceFileMutationData
-
-    data = SourceFileMutationData(path=target.module)
-    data.load()
-    return still_judged(fresh_runs(), data.hash_by_function_name, mutants)
+    return still_judged(fresh_runs(), mutation_data(target).hash_by_function_name, mutants)
 
 
 def still_judged(
