@@ -236,8 +236,8 @@ def test_a_test_reaching_ros_through_the_package_is_no_core_test(tmp_path: Path)
     through_command.write_text("from joint_tf_publisher.cli.doctor.command import main\n")
     assert COMPAT_TOOL.imports_ros(through_listener)
     assert not COMPAT_TOOL.imports_ros(through_command)
-    assert "cli/test_doctor.py" in COMPAT_TOOL.CORE_TESTS
-    assert "cli/test_doctor_listener.py" not in COMPAT_TOOL.CORE_TESTS
+    assert "cli/test_doctor.py" in COMPAT_TOOL.core_tests()
+    assert "cli/test_doctor_listener.py" not in COMPAT_TOOL.core_tests()
 
 
 def test_a_module_reaching_ros_through_an_import_cycle_is_found_from_either_side(

@@ -133,6 +133,17 @@ def _top_level_imports(dotted: str) -> tuple[str, ...]:
     return () if module is None else tuple(module_level_imports(module))
 
 
+@functools.cache
+def _test_helpers() -> dict[str, Path]:
+    """The modules under test/ by name (the first found of a name), what a test file's
+    ``import node_harness`` finds: one walk of test/ for every question."""
+    helpers: dict[str, Path] = {}
+    for path in sorted(TEST_DIR.rglob("*.py")):
+        helpers.setdefault(path.stem, path)
+    return helpers
+
+
+@functools.cache
 def imports_ros(module: Path) -> bool:
     """True when ``module`` imports a ROS 2 package or the package's ``ros`` adapter, itself,
     through a test helper it imports (a module of test/, e.g. node_harness) or through a
@@ -150,12 +161,13 @@ def imports_ros(module: Path) -> bool:
                 return True
             if name.startswith(f"{PACKAGE}.") and package_imports_ros(name):
                 return True
-            helper = next(TEST_DIR.rglob(f"{top}.py"), None)
+            helper = _test_helpers().get(top)
             if helper is not None and helper != module and imports_ros(helper):
                 return True
     return False
 
 
+@functools.cache
 def core_tests() -> tuple[str, ...]:
     """The test files (relative to test/) that need neither rclpy nor pinocchio: those of
     every rclpy-free part of the package (test/X/ or test/test_X.py for each
@@ -171,9 +183,6 @@ def core_tests() -> tuple[str, ...]:
     return tuple(sorted(names - set(ORACLE_TESTS)))
 
 
-CORE_TESTS = core_tests()
-
-
 @dataclass(frozen=True)
 class CompatEnv:
     """One distro combination: a Python minor version and pinned packages."""
@@ -182,8 +191,15 @@ class CompatEnv:
     python: str
     pins: tuple[str, ...]
     colcon: bool = False
-    #: The test files it runs (relative to test/).
-    tests: tuple[str, ...] = CORE_TESTS
+    #: The test files it runs (relative to test/); None: the core tests (``core_tests``,
+    #: read from the tree when asked, not when this module is imported: test/conftest.py
+    #: imports it in every pytest run).
+    only_tests: tuple[str, ...] | None = None
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        """The test files it runs (relative to test/)."""
+        return core_tests() if self.only_tests is None else self.only_tests
 
     @property
     def requirements(self) -> tuple[str, ...]:
@@ -218,7 +234,7 @@ ENVIRONMENTS = (
         "pinocchio",
         "3.11",
         ("pin>=3.0", "numpy>=2", "scipy>=1.10", "lxml>=4.9"),
-        tests=ORACLE_TESTS,
+        only_tests=ORACLE_TESTS,
     ),
 )
 
