@@ -33,7 +33,7 @@ help:
 	@echo "make rsp      build the C++ robot_state_publisher into RSP_ROOT where the rsp kit is"
 	@echo "make soak     run the soak test (tools/soak.py)"
 	@echo "make compat   only the core tests under Humble's and Jazzy's Python/numpy/lxml"
-	@echo "make mutate MODULES=\"joint_tf_publisher/x.py ...\"  mutation testing of those modules (mutmut; MUTANTS=, MUTATE_JOBS=, MUTATE_KEEP=1)"
+	@echo "make mutate MODULES=\"joint_tf_publisher/x.py ...\"  mutation testing of those modules (mutmut; MUTANTS=, MUTATE_JOBS=, MUTATE_KEEP=1, MUTATE_UNTRACED=1)"
 	@echo "make clean    remove build, cache and colcon output (keeps .venv and .ros2kit)"
 	@echo "make distclean  also remove .venv, .venv-jazzy, .compat and .ros2kit"
 

@@ -231,3 +231,34 @@ def test_a_fresh_runs_verdict_stands_while_its_function_is_unchanged() -> None:
     }
     assert MUTATE.function_hash(hashes, f"{module}.xǁTableǁread__mutmut_12") == "h3"
     assert MUTATE.function_hash(hashes, f"{module}.x_gone__mutmut_1") is None
+
+
+def test_a_fresh_run_takes_the_import_time_mutants_and_where_asked_those_without_tests() -> None:
+    """The fresh runs judge the mutants of what runs at import, whatever mutmut said of them;
+    with ``--untraced`` also those mutmut found no test for (a method's too: the writer's
+    child side), never another function's killed or survived ones; ``--mutants`` globs
+    narrow both."""
+    module = "joint_tf_publisher.cli.bag.writer_process"
+    results = {
+        f"{module}.x_parse__mutmut_1": "survived",
+        f"{module}.x_parse__mutmut_2": "killed",
+        f"{module}.x_serve__mutmut_1": "no tests",
+        f"{module}.xǁWriterServerǁcall__mutmut_4": "no tests",
+        f"{module}.x_serve__mutmut_2": "survived",
+        f"{module}.x_start__mutmut_1": "killed",
+    }
+    at_import = frozenset({"parse"})
+    assert MUTATE.fresh_mutants(results, at_import) == [
+        f"{module}.x_parse__mutmut_1",
+        f"{module}.x_parse__mutmut_2",
+    ]
+    assert MUTATE.fresh_mutants(results, at_import, untraced=True) == [
+        f"{module}.x_parse__mutmut_1",
+        f"{module}.x_parse__mutmut_2",
+        f"{module}.x_serve__mutmut_1",
+        f"{module}.xǁWriterServerǁcall__mutmut_4",
+    ]
+    assert MUTATE.fresh_mutants(results, frozenset(), ["*ǁ*"], untraced=True) == [
+        f"{module}.xǁWriterServerǁcall__mutmut_4"
+    ]
+    assert MUTATE.fresh_mutants(results, frozenset()) == []

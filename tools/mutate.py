@@ -16,7 +16,9 @@ none on: what the package builds while it is imported (a table of parser closure
 ``parse_x = factory("x")``) keeps the original code. The mutants of those functions, the ones
 the package's top level calls (``import_time_functions``), are therefore run again after
 mutmut's run, each in a fresh pytest process that has it on from the start (``fresh_run``),
-and their results replace mutmut's: they are counted like the rest.
+and their results replace mutmut's: they are counted like the rest. With ``--untraced``
+(``MUTATE_UNTRACED=1``) so are the mutants mutmut found no test for: code the tests run only
+in a child process (bag repair's writer) inherits the mutant from the fresh run's environment.
 
 mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is in (whatever
 the working folder), made anew each run unless ``--keep`` (``MUTATE_KEEP=1``) finds the last
@@ -400,36 +402,49 @@ def still_judged(
     }
 
 
-def import_time_mutants(target: Target, wanted: Sequence[str] = ()) -> list[str]:
-    """The mutants of TARGET's ``import_time_functions`` in mutmut's results (those matching
-    WANTED's names or globs, where given), by name."""
-    functions = {(None, function) for function in import_time_functions(target)}
+def fresh_mutants(
+    results: Mapping[str, str],
+    import_time: frozenset[str],
+    wanted: Sequence[str] = (),
+    untraced: bool = False,
+) -> list[str]:
+    """The mutants of RESULTS (name -> mutmut's status) that a fresh run judges: those of the
+    IMPORT_TIME functions (``import_time_functions``) and, where UNTRACED, those mutmut found
+    no test for ("no tests"); only those matching WANTED's names or globs, where given."""
+    at_import = {(None, function) for function in import_time}
+
+    def judged_fresh(name: str, status: str) -> bool:
+        return mutated_function(name) in at_import or (untraced and status == "no tests")
+
     return sorted(
         name
-        for name in mutant_results(target)
-        if mutated_function(name) in functions
+        for name, status in results.items()
+        if judged_fresh(name, status)
         and (not wanted or any(fnmatch.fnmatchcase(name, glob) for glob in wanted))
     )
 
 
-def run_import_time_mutants(targets: Sequence[Target], wanted: Sequence[str] = ()) -> None:
-    """Each target's ``import_time_mutants`` run again by ``fresh_run`` (each one's status
-    printed as it ends), their results saved over mutmut's."""
+def run_fresh_mutants(
+    targets: Sequence[Target], wanted: Sequence[str] = (), untraced: bool = False
+) -> None:
+    """Each target's ``fresh_mutants`` run again by ``fresh_run`` (each one's status printed
+    as it ends), their results saved over mutmut's."""
     from mutmut.stats import status_by_exit_code
 
     for target in targets:
-        mutants = import_time_mutants(target, wanted)
+        forked = mutant_results(target)
+        functions = import_time_functions(target)
+        mutants = fresh_mutants(forked, functions, wanted, untraced)
         if not wanted:  # mutmut ran only the undecided: so does this
             mutants = sorted(set(mutants) - judged_already(target, mutants))
         if not mutants:
             continue
-        functions = ", ".join(sorted(import_time_functions(target)))
-        print(
-            f"\nmutate: {target.module}: {len(mutants)} mutant(s) of what the package runs "
-            f"at import ({functions}), each in a fresh pytest process"
-        )
+        what = f"what the package runs at import ({', '.join(sorted(functions)) or 'none'})"
+        if untraced:
+            what += " or that no test runs in its own process"
+        print(f"\nmutate: {target.module}: {len(mutants)} mutant(s) of {what}, each in a fresh")
+        print("pytest process that has it on from its start, child processes included")
         timeout_s = fresh_timeout_s(target)
-        forked = mutant_results(target)
         exit_codes = {}
         for name in mutants:
             exit_codes[name] = fresh_run(target, name, timeout_s)[0]
@@ -529,6 +544,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep the last run's folder when it had these modules (default: MUTATE_KEEP): "
         "only new tests are traced and only mutants with no verdict run, plus those named",
     )
+    parser.add_argument(
+        "--untraced",
+        action="store_true",
+        default=os.environ.get("MUTATE_UNTRACED", "") not in ("", "0"),
+        help="also run the mutants mutmut found no test for, each in a fresh pytest process "
+        "(default: MUTATE_UNTRACED): code the tests run in a child process (bag repair's "
+        "writer) inherits the mutant there",
+    )
     args = parser.parse_args(argv)
     targets = resolve_targets(args.modules)
     if prepare_work_dir(targets, args.keep):
@@ -537,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if status != 0:
         print(f"mutate: mutmut run failed (exit {status}); its folder: {WORK_DIR}", file=sys.stderr)
         return 1
-    run_import_time_mutants(targets, args.mutants)
+    run_fresh_mutants(targets, args.mutants, args.untraced)
     report(targets)
     return 0
 
