@@ -119,7 +119,7 @@ compat:
 # Not in CI. mutmut goes into .venv on first use (requirements/mutate.txt, numpy held).
 mutate: env
 	@if [ -z "$(MODULES)" ]; then echo 'make mutate: give MODULES="joint_tf_publisher/node_core/parameters.py ..."' >&2; exit 2; fi
-	@$(ROS) $(VPY) -c "import importlib.metadata as m; m.version('mutmut')" 2>/dev/null \
+	@$(ROS) $(VPY) -c "import importlib.metadata as m; m.version('mutmut'); m.version('pytest-timeout')" 2>/dev/null \
 		|| { $(ROS) "$$JTP_PYTHON" tools/env.py --extra requirements/mutate.txt; }
 	@$(ROS) $(VPY) tools/mutate.py $(MODULES) $(if $(MUTANTS),--mutants $(MUTANTS))
 

@@ -262,3 +262,12 @@ def test_a_fresh_run_takes_the_import_time_mutants_and_where_asked_those_without
         f"{module}.xǁWriterServerǁcall__mutmut_4"
     ]
     assert MUTATE.fresh_mutants(results, frozenset()) == []
+
+
+def test_mutmuts_tests_get_a_wall_clock_limit_beside_the_options_given() -> None:
+    """A deadlocked test spends no CPU, so mutmut's CPU limit never stops it: mutmut's pytest
+    runs get pytest-timeout's wall-clock limit, after any PYTEST_ADDOPTS already given."""
+    limit = f"--timeout={MUTATE.TEST_TIMEOUT_S}"
+    assert MUTATE.with_test_timeout({"HOME": "/h"}) == {"HOME": "/h", "PYTEST_ADDOPTS": limit}
+    given = MUTATE.with_test_timeout({"PYTEST_ADDOPTS": "-p no:cacheprovider"})
+    assert given["PYTEST_ADDOPTS"] == f"-p no:cacheprovider {limit}"

@@ -84,6 +84,12 @@ COUNTED = ("killed", "survived", "timeout", "no tests")
 #: run + 1 s): its default, 15, timed out mutants that fail at once on the shared machine
 #: under a load of 11 (a forked run's collection alone took longer).
 TIMEOUT_MULTIPLIER = 60
+#: A test's wall-clock limit in mutmut's runs, s (pytest-timeout, through PYTEST_ADDOPTS so
+#: that a kept folder's configuration is unchanged): mutmut's limit is CPU time, and a mutant
+#: that deadlocks a test and its child (bag repair's writer, each reading the pipe from the
+#: other) spends none, so the run would wait forever; the test fails instead (killed). The
+#: slowest mapped test takes about 2 s on an idle machine.
+TEST_TIMEOUT_S = 60
 #: mutmut's exit code of a test run stopped by its timeout (its ``status_by_exit_code``).
 TIMEOUT_EXIT_CODE = 36
 #: A fresh run of a mutant is stopped after this many times the clean run's duration, plus
@@ -205,7 +211,15 @@ def run_mutmut(jobs: int, mutants: Sequence[str] = ()) -> int:
     ``mutants`` only where given (names or globs, as the report prints them); its exit
     status."""
     command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *mutants]
-    return subprocess.run(command, cwd=WORK_DIR, check=False).returncode
+    return subprocess.run(command, cwd=WORK_DIR, env=with_test_timeout(), check=False).returncode
+
+
+def with_test_timeout(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """ENVIRON (default: this process's) with ``TEST_TIMEOUT_S`` added to PYTEST_ADDOPTS."""
+    environ = dict(os.environ if environ is None else environ)
+    given = environ.get("PYTEST_ADDOPTS", "")
+    environ["PYTEST_ADDOPTS"] = f"{given} --timeout={TEST_TIMEOUT_S}".strip()
+    return environ
 
 
 def mutation_data(target: Target) -> Any:
