@@ -31,6 +31,7 @@ from joint_tf_publisher.kinematics.loop_solver import (
     MAX_CONTINUATION_STEPS,
     LoopSolver,
     LoopTolerance,
+    PassivePlan,
 )
 from joint_tf_publisher.model import Joint, Limit, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
@@ -119,8 +120,25 @@ def _solver(robot: Robot) -> LoopSolver:
     return solver
 
 
+def _crank_plan(robot: Robot) -> PassivePlan:
+    """``robot``'s passive plan with its crank given."""
+    return _solver(robot).plan_for(robot.kinematics.cfg.given_slots(["crank_joint"]))
+
+
 def _slot(robot: Robot, joint: str) -> int:
     return int(robot.kinematics.layout.variable_lookup[joint][1])
+
+
+def _solved_in_closed_form(robot: Robot, crank: float) -> dict[str, np.ndarray]:
+    """The link poses of ``robot``'s warm solve from the drawing with its crank given
+    ``crank`` (rad), checked to be closed, by a closed form (no iteration)."""
+    solver = _solver(robot)
+    given = robot.kinematics.cfg.given_slots(["crank_joint"])
+    values = robot.kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
+    solution = solver.solve(values, given)
+    assert solution.iterations == 0 and solution.all_closed, crank
+    poses = solver.single_fk.link_poses(solution.values)
+    return dict(zip(robot.kinematics.link_names, poses, strict=True))
 
 
 def _four_bar_closes_at(robot: Robot, poses: dict[str, np.ndarray], crank: float) -> None:
@@ -148,13 +166,8 @@ def test_a_four_bar_whose_rocker_hangs_on_a_floating_mount_is_solved_in_closed_f
     given = robot.kinematics.cfg.given_slots(["crank_joint"])
     plan = solver.plan_for(given)
     assert plan.forms and plan.program is None
-    names = robot.kinematics.link_names
     for crank in (0.3, -1.2, 2.5):
-        values = robot.kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
-        solution = solver.solve(values, given)
-        assert solution.iterations == 0 and solution.all_closed, crank
-        poses = solver.single_fk.link_poses(solution.values)
-        _four_bar_closes_at(robot, dict(zip(names, poses, strict=True)), crank)
+        _four_bar_closes_at(robot, _solved_in_closed_form(robot, crank), crank)
         _four_bar_closes_at(robot, robot.link_fk({"crank_joint": crank}), crank)
     gap_m = 1e-3
     apart = _pin_offset(robot, gap_m)
@@ -237,20 +250,9 @@ def test_a_slider_crank_described_from_the_sliders_side_takes_its_closed_form() 
     stands where a cos + sqrt(l^2 - a^2 sin^2) puts it, without iteration (make mutate: the
     sides not exchanged, or exchanged wrongly, for a slider on link1's side survived)."""
     robot = _sides_swapped(slider_crank())
-    solver = _solver(robot)
-    given = robot.kinematics.cfg.given_slots(["crank_joint"])
-    assert solver.plan_for(given).forms
+    assert _crank_plan(robot).forms
     for crank in (0.3, 2.0, -2.5):
-        values = robot.kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
-        solution = solver.solve(values, given)
-        assert solution.iterations == 0 and solution.all_closed, crank
-        poses = dict(
-            zip(
-                robot.kinematics.link_names,
-                solver.single_fk.link_poses(solution.values),
-                strict=True,
-            )
-        )
+        poses = _solved_in_closed_form(robot, crank)
         expected = slider_position(CRANK_DRAWN + crank)
         assert math.isclose(poses["slider"][0, 3], expected, abs_tol=EXACT), crank
         assert np.allclose(_point(poses["rod"], SLIDER["l"]), poses["slider"][:3, 3], atol=EXACT)
@@ -262,20 +264,9 @@ def test_a_ball_rod_described_from_the_rockers_side_takes_its_closed_form() -> N
     keeps its length L between the crank's end and the rocker's (make mutate: the branch for
     a rod on link2's side, its sides or its single joint, survived)."""
     robot = _sides_swapped(rssr())
-    solver = _solver(robot)
-    given = robot.kinematics.cfg.given_slots(["crank_joint"])
-    assert solver.plan_for(given).forms
+    assert _crank_plan(robot).forms
     for crank in (0.4, -0.6, 1.0):
-        values = robot.kinematics.cfg.single({"crank_joint": crank}, ClampMode.NONE)
-        solution = solver.solve(values, given)
-        assert solution.iterations == 0 and solution.all_closed, crank
-        poses = dict(
-            zip(
-                robot.kinematics.link_names,
-                solver.single_fk.link_poses(solution.values),
-                strict=True,
-            )
-        )
+        poses = _solved_in_closed_form(robot, crank)
         crank_end = _point(poses["crank"], RSSR["a"])
         rocker_end = _point(poses["rocker"], 0.0, RSSR["c"])
         assert math.isclose(float(np.linalg.norm(rocker_end - crank_end)), RSSR["L"], abs_tol=EXACT)
@@ -291,7 +282,7 @@ def test_a_ball_rod_meeting_a_slider_is_closed_by_the_search() -> None:
         base.joints["rocker_joint"], joint_type="prismatic", limit=Limit(lower=-1.0, upper=1.0)
     )
     robot = _rebuilt(base, {"rocker_joint": slider})
-    assert not _solver(robot).plan_for(robot.kinematics.cfg.given_slots(["crank_joint"])).forms
+    assert not _crank_plan(robot).forms
     for crank in (0.2, 0.4):
         assert max(_gaps_m(robot, robot.link_fk({"crank_joint": crank}))) < 1e-9, crank
 
@@ -412,7 +403,7 @@ def test_a_non_grashof_batch_row_out_of_reach_raises_with_its_rocker_limited(
     monkeypatch.setitem(FOUR_BAR, "a", 2.5)
     monkeypatch.setitem(FOUR_BAR, "c", 1.0)
     robot = _rocker_limited(four_bar(), -3.0, 3.0)
-    assert _solver(robot).plan_for(robot.kinematics.cfg.given_slots(["crank_joint"])).limited
+    assert _crank_plan(robot).limited
     with pytest.raises(LoopNotClosedError) as raised:
         robot.link_fk_batch({"crank_joint": np.array([-0.5, -1.5, -0.2])})
     assert raised.value.row == 1 and raised.value.joint == "closing"
