@@ -10,8 +10,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar
-from joint_tf_publisher.kinematics.loop_solver import LoopSolver
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, slider_crank
+from joint_tf_publisher.kinematics.loop_solver import CONTINUATION_STEP, LoopSolver
+from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJointType
 from joint_tf_publisher.transforms import xyz_rpy_to_matrix
 
@@ -78,3 +79,87 @@ def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
         position_alone, angle_alone = alone.errors(poses)
         assert math.isclose(position_alone[0], position_m[k], abs_tol=1e-15), loop.name
         assert math.isclose(angle_alone[0], angle_rad[k], abs_tol=1e-15), loop.name
+
+
+def test_a_rocker_given_near_the_end_of_its_reach_closes_the_four_bar() -> None:
+    """The four-bar's rocker given (the crank passive) 2.3, 3.1 and -3.0 rad from the drawing,
+    where the crank's end still reaches the rocker's (|R| within b - a and b + a of the crank's
+    pivot): the stateless walk there closes the loop, the coupler's length b spanning the
+    crank's end to the rocker's, which stays at its given angle. On the way the search keeps a
+    step that cuts the residual a hundredfold (its Jacobian kept for the next), and that next
+    step is rejected: the Jacobian is then computed anew (make mutate: it set to "" there, a
+    TypeError on its transpose in the next iteration, survived: no loop test reached it)."""
+    robot = four_bar()
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    drawn_end = four_bar_end(CRANK_DRAWN)
+    drawn_rocker = math.atan2(drawn_end[1], drawn_end[0] - d)
+    for rocker_rad in (2.3, 3.1, -3.0):
+        rocker = drawn_rocker + rocker_rad
+        rocker_end = np.array([d + c * math.cos(rocker), c * math.sin(rocker)])
+        assert b - a < float(np.linalg.norm(rocker_end)) < b + a  # the loop can close
+        poses = robot.link_fk({"rocker_joint": rocker_rad})
+        crank_end = (poses["crank"] @ np.array([a, 0.0, 0.0, 1.0]))[:2]
+        assert math.isclose(float(np.linalg.norm(rocker_end - crank_end)), b, abs_tol=1e-12)
+        assert np.allclose((poses["rocker"] @ np.array([c, 0.0, 0.0, 1.0]))[:2], rocker_end)
+
+
+def test_a_stateless_solve_counts_the_iterations_of_its_whole_walk() -> None:
+    """``LoopSolution.iterations`` of ``solve_from_drawing`` counts the search's iterations
+    over every continuation step, not the last one's: the ball four-bar (no closed form) with
+    the crank given 1, 3 and -2 rad walks there in steps of at most 0.25 rad, each of which
+    starts with the loop open (the crank moved, the rest not yet), so it takes at least one
+    iteration per step (make mutate: the count set to the last step's, or subtracted,
+    survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    for crank_rad in (1.0, 3.0, -2.0):
+        values = kinematics.cfg.single({"crank_joint": crank_rad}, ClampMode.NONE)
+        solution = solver.solve_from_drawing(values, given)
+        assert solution.all_closed
+        steps = math.ceil(abs(crank_rad) / CONTINUATION_STEP)
+        assert solution.iterations >= steps, crank_rad
+
+
+def test_a_batch_without_closed_forms_solves_every_row() -> None:
+    """``link_fk_batch`` of the ball four-bar (no compiled closed forms: every row by the
+    stateless search) for more configurations than the robot has values (5 rows, 3 values)
+    places each row's coupler end where the circles meet for its crank, as ``link_fk`` does;
+    the solver given no row (the revolute four-bar: compiled forms) solves none, without an
+    error (make mutate: the rows counted by the values, and the compiled walk run for no
+    row, a ValueError, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    assert robot.kinematics.layout.num_values < 5
+    cranks = np.array([0.3, -0.6, 1.2, 2.0, -2.4])
+    batch = robot.link_fk_batch({"crank_joint": cranks})
+    for row, crank in enumerate(cranks.tolist()):
+        end = four_bar_end(CRANK_DRAWN + crank)
+        coupler_end = (batch["coupler"][row] @ np.array([FOUR_BAR["b"], 0.0, 0.0, 1.0]))[:2]
+        assert np.allclose(coupler_end, end, atol=1e-12), crank
+    # No row: nothing to walk (link_fk_batch's chunks never pass one; the solver's API may).
+    kinematics = four_bar().kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["crank_joint"])
+    assert solver.plan_for(given).program is not None
+    no_rows = np.empty((0, kinematics.layout.num_values))
+    solver.solve_from_drawing_batch(no_rows, given)
+    assert no_rows.shape == (0, kinematics.layout.num_values)
+
+
+def test_a_warm_solve_from_frames_infinitely_apart_reports_no_iteration() -> None:
+    """The slider-crank's slider given 1e308 m (no clamp) to the warm solve: its frames are
+    infinitely far apart, no step is finite, so the search runs none (iterations 0, as a solve
+    with nothing to iterate) and reports the loop open (make mutate: 1 iteration reported
+    there survived)."""
+    kinematics = slider_crank().kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    given = kinematics.cfg.given_slots(["slider_joint"])
+    for travel_m in (1e308, -1e308):
+        values = kinematics.cfg.single({"slider_joint": travel_m}, ClampMode.NONE)
+        solution = solver.solve(values, given)
+        assert solution.iterations == 0
+        assert not solution.all_closed and solution.position_error_m[0] == math.inf
