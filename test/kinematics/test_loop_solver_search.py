@@ -13,8 +13,30 @@ import numpy as np
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, slider_crank
 from joint_tf_publisher.kinematics.loop_solver import CONTINUATION_STEP, LoopSolver
 from joint_tf_publisher.model.clamp_mode import ClampMode
-from joint_tf_publisher.model.loops import LoopJointType
+from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 from joint_tf_publisher.transforms import xyz_rpy_to_matrix
+
+
+def _from_ground(
+    like: LoopJoint,
+    name: str,
+    kind: LoopJointType,
+    ground_to_joint: np.ndarray,
+    link2: str,
+    axis: np.ndarray,
+) -> LoopJoint:
+    """A loop joint ``name`` of type ``kind`` (axis ``axis``) from the ground's frame
+    ``ground_to_joint`` to ``link2``'s own frame."""
+    return replace(
+        like,
+        name=name,
+        type=kind,
+        link1="ground",
+        link1_to_joint=ground_to_joint,
+        link2=link2,
+        link2_to_joint=np.eye(4),
+        axis=axis,
+    )
 
 
 def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
@@ -39,26 +61,8 @@ def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
         pin,
         replace(pin, name="tilted", link1_to_joint=pin.link1_to_joint @ tilted),
         replace(pin, name="ball", type=LoopJointType.BALL, axis=np.zeros(3)),
-        replace(
-            pin,
-            name="crank_lock",
-            type=LoopJointType.FIXED,
-            link1="ground",
-            link1_to_joint=crank_pivot,
-            link2="crank",
-            link2_to_joint=np.eye(4),
-            axis=np.zeros(3),
-        ),
-        replace(
-            pin,
-            name="slide",
-            type=LoopJointType.PRISMATIC,
-            link1="ground",
-            link1_to_joint=slide,
-            link2="ground",
-            link2_to_joint=np.eye(4),
-            axis=np.array([1.0, 0.0, 0.0]),
-        ),
+        _from_ground(pin, "crank_lock", LoopJointType.FIXED, crank_pivot, "crank", np.zeros(3)),
+        _from_ground(pin, "slide", LoopJointType.PRISMATIC, slide, "ground", np.eye(3)[0]),
         replace(pin, name="gap", link1_to_joint=pin.link1_to_joint @ gap),
     )
     kinematics = robot.kinematics
