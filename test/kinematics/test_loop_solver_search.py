@@ -9,8 +9,10 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, slider_crank
+from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.kinematics.loop_solver import CONTINUATION_STEP, LoopSolver
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
@@ -167,3 +169,40 @@ def test_a_warm_solve_from_frames_infinitely_apart_reports_no_iteration() -> Non
         solution = solver.solve(values, given)
         assert solution.iterations == 0
         assert not solution.all_closed and solution.position_error_m[0] == math.inf
+
+
+def test_a_loop_that_cannot_close_inside_a_limit_is_reported_apart_by_the_least_gap() -> None:
+    """The four-bar's crank passive with limits of 0.3 rad either side of the drawing, the
+    rocker given where the closing crank lies beyond them (0.25, -0.2 and 0.6 rad): the
+    search holds the crank at its limit and turns the coupler alone, so the loop is reported
+    apart by the least gap the limits allow, min over the crank in its limits of
+    ||R - C| - b| (R the rocker's end, C the crank's, b the coupler's length), by the warm
+    solve and by ``link_fk``'s error alike. (A bug that make mutate's damping survivor
+    showed: each step was solved as if the crank could move, then clipped at its limit, so
+    the coupler's part of it was wrong and the search crawled along the limit, 60 iterations
+    ending 0.389 m apart for 0.201 m at 0.25 rad; another damping factor ended elsewhere.)"""
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    limit_rad = 0.3
+    robot = four_bar(crank_limits=(-limit_rad, limit_rad))
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    drawn_end = four_bar_end(CRANK_DRAWN)
+    drawn_rocker = math.atan2(drawn_end[1], drawn_end[0] - d)
+    cranks = CRANK_DRAWN + np.linspace(-limit_rad, limit_rad, 6001)
+    crank_ends = a * np.stack((np.cos(cranks), np.sin(cranks)), axis=1)
+    for rocker_rad in (0.25, -0.2, 0.6):
+        rocker = drawn_rocker + rocker_rad
+        rocker_end = np.array([d + c * math.cos(rocker), c * math.sin(rocker)])
+        gaps = np.abs(np.linalg.norm(rocker_end - crank_ends, axis=1) - b)
+        least_gap = float(gaps.min())
+        assert least_gap > 0.1  # the loop cannot close inside the limits
+        cfg = {"rocker_joint": rocker_rad}
+        values = kinematics.cfg.single(cfg, ClampMode.NONE)
+        warm = solver.solve(values, kinematics.cfg.given_slots(cfg))
+        assert not warm.all_closed
+        assert math.isclose(warm.position_error_m[0], least_gap, rel_tol=1e-6), rocker_rad
+        with pytest.raises(LoopNotClosedError) as raised:
+            robot.link_fk(cfg)
+        assert raised.value.joint == "closing"
+        assert math.isclose(raised.value.position_error_m, least_gap, rel_tol=1e-6), rocker_rad
