@@ -93,8 +93,8 @@ def test_a_rocker_given_near_the_end_of_its_reach_closes_the_four_bar() -> None:
     pivot): the stateless walk there closes the loop, the coupler's length b spanning the
     crank's end to the rocker's, which stays at its given angle. On the way the search keeps a
     step that cuts the residual a hundredfold (its Jacobian kept for the next), and that next
-    step is rejected: the Jacobian is then computed anew (make mutate: it set to "" there, a
-    TypeError on its transpose in the next iteration, survived: no loop test reached it)."""
+    step is rejected: the Jacobian is then computed anew (make mutate: it set to "" there, an
+    AttributeError on its transpose in the next iteration, survived: no loop test reached it)."""
     robot = four_bar()
     a, b, c, d = (FOUR_BAR[k] for k in "abcd")
     drawn_end = four_bar_end(CRANK_DRAWN)
