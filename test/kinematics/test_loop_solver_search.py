@@ -11,7 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, slider_crank
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, legged, slider_crank
+from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.kinematics.loop_solver import CONTINUATION_STEP, LoopSolver
 from joint_tf_publisher.model.clamp_mode import ClampMode
@@ -49,7 +50,8 @@ def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
     a fixed joint locking the crank to the ground stays apart by the crank's turn (0.7 rad,
     the angle between the frames); a prismatic joint on the ground, its frames 0.4 m apart
     along its axis and 0.05 m across, is 0.05 m apart (the joint may slide); the pin moved
-    0.02 m along its axis is 0.02 m apart. (make mutate: position taking an angle row, the
+    0.02 m along its axis is 0.02 m apart; a fixed joint on the ground twisted 0.3 rad about x
+    is 0.3 rad apart. (make mutate: position taking an angle row, the
     angles' sums over every loop joint, the frames' cosine misread, an angle for a ball,
     and the prismatic slide taken over every loop joint or divided, survived.)"""
     robot = four_bar()
@@ -66,6 +68,7 @@ def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
         _from_ground(pin, "crank_lock", LoopJointType.FIXED, crank_pivot, "crank", np.zeros(3)),
         _from_ground(pin, "slide", LoopJointType.PRISMATIC, slide, "ground", np.eye(3)[0]),
         replace(pin, name="gap", link1_to_joint=pin.link1_to_joint @ gap),
+        _from_ground(pin, "twisted", LoopJointType.FIXED, tilted, "ground", np.zeros(3)),
     )
     kinematics = robot.kinematics
     solver = LoopSolver(kinematics.layout, kinematics.single_fk, loops)
@@ -77,8 +80,8 @@ def test_the_errors_measure_each_loop_joint_by_its_own_type() -> None:
     pin_world = (closed["coupler"] @ pin.link1_to_joint)[:2, 3]
     assert math.isclose(float(np.linalg.norm(pin_world - crank_end)), b, rel_tol=1e-12)
     position_m, angle_rad = solver.errors(poses)
-    assert np.allclose(position_m, [0.0, 0.0, 0.0, 0.0, across_m, gap_m], atol=1e-12)
-    assert np.allclose(angle_rad, [0.0, tilt_rad, 0.0, crank_rad, 0.0, 0.0], atol=1e-12)
+    assert np.allclose(position_m, [0.0, 0.0, 0.0, 0.0, across_m, gap_m, 0.0], atol=1e-12)
+    assert np.allclose(angle_rad, [0.0, tilt_rad, 0.0, crank_rad, 0.0, 0.0, tilt_rad], atol=1e-12)
     # No loop joint moves the solver's reading of another: each alone, the same errors.
     for k, loop in enumerate(loops):
         alone = LoopSolver(kinematics.layout, kinematics.single_fk, (loop,))
@@ -206,3 +209,96 @@ def test_a_loop_that_cannot_close_inside_a_limit_is_reported_apart_by_the_least_
             robot.link_fk(cfg)
         assert raised.value.joint == "closing"
         assert math.isclose(raised.value.position_error_m, least_gap, rel_tol=1e-6), rocker_rad
+
+
+def _generic_loops(
+    like: LoopJoint, link1: str, link2: str, poses: dict[str, np.ndarray]
+) -> tuple[LoopJoint, ...]:
+    """Loop joints of every type from ``link1`` to ``link2`` (the frames of ``like`` moved off
+    and turned about skew axes): no residual row or derivative is zero by symmetry. At the
+    link ``poses`` the frames of the fixed and prismatic ones share their orientation (their
+    orientation rows are the rotation vector at small angles, exact there)."""
+    frame1 = like.link1_to_joint @ xyz_rpy_to_matrix([0.05, -0.03, 0.02], [0.2, -0.1, 0.3])
+    frame2 = like.link2_to_joint @ xyz_rpy_to_matrix([-0.02, 0.04, -0.01], [-0.15, 0.25, 0.1])
+    aligned = frame2.copy()
+    aligned[:3, :3] = poses[link2][:3, :3].T @ poses[link1][:3, :3] @ frame1[:3, :3]
+    axis = np.array([0.3, -0.2, 0.9]) / np.linalg.norm([0.3, -0.2, 0.9])
+    oriented = (LoopJointType.FIXED, LoopJointType.PRISMATIC)
+    with_axis = (LoopJointType.REVOLUTE, LoopJointType.PRISMATIC)
+    return tuple(
+        replace(
+            like,
+            name=kind.value,
+            type=kind,
+            link1=link1,
+            link1_to_joint=frame1,
+            link2=link2,
+            link2_to_joint=aligned if kind in oriented else frame2,
+            axis=axis if kind in with_axis else np.zeros(3),
+        )
+        for kind in (
+            LoopJointType.REVOLUTE,
+            LoopJointType.PRISMATIC,
+            LoopJointType.FIXED,
+            LoopJointType.BALL,
+        )
+    )
+
+
+def _away_from_closure(robot: Robot) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Values of ``robot`` with its loops' candidate passive joints turned 0.2 to -0.3 rad (or
+    m) from the drawing (mimic followers set), and the link poses there by name."""
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    values = kinematics.layout.zero_values.copy()
+    values[solver.candidate_slots] += np.linspace(0.2, -0.3, solver.candidate_slots.size)
+    solver._resolve(values)
+    poses = kinematics.single_fk.link_poses(values)
+    return values, dict(zip(kinematics.link_names, poses, strict=True))
+
+
+def test_the_search_steps_by_the_derivative_of_the_residual() -> None:
+    """The search's Jacobian (module docstring: the analytic derivative of every loop joint's
+    residual rows by the passive values, from the cycle joints' twists) is that derivative:
+    it agrees with central differences of the residual (1e-6 rad or m either side) to 1e-7,
+    for loop joints of every type at skew frames (revolute, prismatic, fixed, ball), on the
+    four-bar (passive revolute joints on both sides), the slider-crank (a passive prismatic
+    tree joint) and the legged robot (four loops, each on its own joints), with the loops
+    apart (the orientation rows aligned: the rotation vector is exact at small angles, as
+    near closure, where the search's Newton rate rests on it: docs/loops.md, two iterations
+    a JointState on a smooth stream). (make mutate: 51 survivors in _jacobian, and _map
+    giving a loop the joints of another.)"""
+    step = 1e-6
+    four, slider, legs = four_bar(), slider_crank(), legged()
+    cranks = [name for name in legs.kinematics.layout.variable_lookup if "crank" in name]
+    for robot, ends, given_names in (
+        (four, ("coupler", "rocker"), ["crank_joint"]),
+        (slider, ("rod", "slider"), ["crank_joint"]),
+        (legs, None, cranks),
+    ):
+        kinematics = robot.kinematics
+        values, poses = _away_from_closure(robot)
+        loops = robot.loop_joints
+        if ends is not None:
+            loops = _generic_loops(robot.loop_joints[0], *ends, poses)
+        solver = LoopSolver(kinematics.layout, kinematics.single_fk, tuple(loops))
+        plan = solver.plan_for(kinematics.cfg.given_slots(given_names))
+        assert plan.slots.size >= 2
+        link_poses = kinematics.single_fk.link_poses(values)
+        rows, frames = solver._residual(link_poses)
+        analytic = solver._jacobian(link_poses, frames, plan.sides)
+        columns = []
+        for slot in plan.slots.tolist():
+            sides = []
+            for sign in (1.0, -1.0):
+                moved = values.copy()
+                moved[slot] += sign * step
+                solver._resolve(moved)
+                moved_poses = kinematics.single_fk.link_poses(moved)
+                sides.append(solver._residual(moved_poses)[0].reshape(-1))
+            columns.append((sides[0] - sides[1]) / (2.0 * step))
+        numeric = np.stack(columns, axis=1)
+        assert np.abs(rows).max() > 1e-3  # away from closure
+        assert np.abs(numeric).max() > 0.1
+        assert np.allclose(analytic, numeric, atol=1e-7), robot.name
