@@ -15,6 +15,7 @@ from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end, leg
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.kinematics.loop_solver import CONTINUATION_STEP, LoopSolver
+from joint_tf_publisher.model import Limit
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
 from joint_tf_publisher.transforms import xyz_rpy_to_matrix
@@ -302,3 +303,29 @@ def test_the_search_steps_by_the_derivative_of_the_residual() -> None:
         assert np.abs(rows).max() > 1e-3  # away from closure
         assert np.abs(numeric).max() > 0.1
         assert np.allclose(analytic, numeric, atol=1e-7), robot.name
+
+
+def test_a_limit_on_one_side_holds_a_passive_joint_as_a_limit_on_both() -> None:
+    """A passive joint limited on one side only (the four-bar's rocker: ``<limit lower="-inf"
+    upper="0.1">``, which a URDF may say) is kept inside that limit as one with both sides:
+    the crank given 0.5 rad, the rocker's closed form (0.25 rad from the drawing) lies beyond
+    0.1, so the warm solve keeps the rocker at or inside 0.1 and reports the loop open, and
+    ``link_fk`` raises naming the loop joint (make mutate: a plan counted as limited only
+    where some lower and some upper limit are finite survived: the form's 0.25 rad taken,
+    the loop reported closed)."""
+    free = four_bar()
+    limited = Limit(lower=-math.inf, upper=0.1)
+    rocker_joint = replace(free.joints["rocker_joint"], joint_type="revolute", limit=limited)
+    robot = replace(free, joints={**free.joints, "rocker_joint": rocker_joint})
+    kinematics = robot.kinematics
+    solver = kinematics.loops
+    assert solver is not None
+    cfg = {"crank_joint": 0.5}
+    values = kinematics.cfg.single(cfg, ClampMode.NONE)
+    solution = solver.solve(values, kinematics.cfg.given_slots(cfg))
+    rocker_slot = kinematics.layout.variable_lookup["rocker_joint"][1]
+    assert solution.values[rocker_slot] <= 0.1
+    assert not solution.all_closed
+    with pytest.raises(LoopNotClosedError) as raised:
+        robot.link_fk(cfg)
+    assert raised.value.joint == "closing"
