@@ -20,7 +20,9 @@ w), from the same FK that places the links. It runs until the residual stops fal
 machine precision where the loop can close, not stopping at the tolerance); the tolerance only
 decides what is reported as not closed. Passive values stay inside their limits (each step is
 projected onto them), so where a closing solution inside the limits exists near the start, the
-solver finds it.
+solver finds it; a passive value at a limit that a step would push beyond is held there and
+the others' step solved without it, so a loop that cannot close inside the limits ends at
+the least gap they allow.
 
 Supported passive joints: revolute, continuous, prismatic (and their mimic followers, whose
 leader then is the passive value). Other tree joints on a cycle (ball, planar, floating ...)
@@ -809,7 +811,8 @@ class LoopSolver:
         """Levenberg-Marquardt on ``values``' passive slots, in place; the iterations run and
         the link poses at the result (None: no passive slot, not computed).
 
-        Each step solves (J^T J + damping I) step = -J^T r, projected onto the limits; it is
+        Each step solves (J^T J + damping I) step = -J^T r, projected onto the limits (a value
+        at a limit that it pushes beyond held, the others' step solved without it); it is
         kept if the squared residual falls (damping / 10), else the damping grows x10. A kept
         step that cut the residual a hundredfold keeps its Jacobian for the next step (near
         the solution J hardly changes; Newton's rate holds), else J is computed anew. Stops
@@ -843,7 +846,12 @@ class LoopSolver:
                 jacobian = self._jacobian(poses, frames, plan.sides)
                 normal = jacobian.T @ jacobian
                 reused = False
-            step = np.linalg.solve(normal + damping * identity, jacobian.T @ residual)
+            step = _bounded_step(
+                normal + damping * identity,
+                jacobian.T @ residual,
+                values[slots],
+                plan,
+            )
             trial[:] = values
             trial[slots] = np.clip(values[slots] - step, plan.lower, plan.upper)
             self._resolve(trial)
@@ -876,6 +884,23 @@ class LoopSolver:
                 if damping > 1e10:
                     break
         return iterations, (residual.reshape(rows.shape), frames)
+
+
+def _bounded_step(damped: Array, gradient: Array, current: Array, plan: PassivePlan) -> Array:
+    """The step (P,) (rad or m, subtracted from the passive values ``current``) of the damped
+    normal equations ``damped`` step = ``gradient``, with every passive value at a limit of
+    ``plan`` that the step would push beyond held there and the others' step solved without
+    it: the step of the problem at the limit (a free step clipped there moves the others as if
+    the held one moved, and the search crawls along the limit)."""
+    step: Array = np.linalg.solve(damped, gradient).astype(np.float64, copy=False)
+    if not plan.limited:
+        return step
+    pinned = ((current <= plan.lower) & (step > 0.0)) | ((current >= plan.upper) & (step < 0.0))
+    if pinned.any():
+        free = ~pinned
+        step = np.zeros(step.shape)
+        step[free] = np.linalg.solve(damped[np.ix_(free, free)], gradient[free])
+    return step
 
 
 def _without_whole_turns(change: Array, angles: BoolArray) -> Array:

@@ -438,8 +438,8 @@ def test_a_closed_form_beyond_a_passive_limit_gives_way_to_the_projected_search(
     onto the limits takes over (docs/loops.md, "Closed forms"); the rocker stays at its limit
     and the coupler turns its end as near the rocker's as it reaches, so the loop stays apart
     by the circles' gap, ||R - C| - b| (R the rocker's end at its limit, C the crank's end, b
-    the coupler's length), and the error says so: that gap, within 1% (a step projected onto
-    a limit is near the constrained least-squares fit, not at it: 0.2974 m for 0.2971 m).
+    the coupler's length), and the error says so: that gap, within 1% (the least gap the
+    limit allows: the rocker held there, the coupler's step solved without it).
     (make mutate: a form that does not apply taken as closed survived: 1.71 m.)"""
     a, b, c, d = (FOUR_BAR[k] for k in "abcd")
     free = four_bar()
