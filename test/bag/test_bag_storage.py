@@ -179,7 +179,9 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     tmp_path: Path,
 ) -> None:
     """``source`` no longer there (nothing to protect): the bag is written. A message of
-    ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch, sent."""
+    ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch: the two
+    are sent as one batch of exactly ``WRITE_BATCH_BYTES`` (the bound is inclusive), nothing
+    left for ``finish`` to send."""
     out = BagOutput(tmp_path / "out", "sqlite3", force=False, source=tmp_path / "gone")
     topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef="string data\n"))
     out.write(topic, 1, bytes(WRITE_BATCH_BYTES - 1))
@@ -187,34 +189,45 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     out.write(topic, 2, b"x")
     assert out.batches_sent == 1
     out.finish()
-    assert is_rosbag2_bag(tmp_path / "out")
+    assert out.batches_sent == 1 and is_rosbag2_bag(tmp_path / "out")
 
 
 def test_an_output_at_the_input_inside_it_or_around_it_is_refused_saying_which(
     tmp_path: Path,
 ) -> None:
     """``checked_output``: the output the input itself, a folder inside it, or a folder that
-    holds it: each refused naming the output, the input and which of the three it is; an
-    output beside the input is taken, resolved."""
+    holds it: each refused naming the output, the input and which of the three it is, and
+    what to do instead; an output beside the input is taken, resolved. A hard link to a
+    bare input file is the input too (another name of it that resolving does not change:
+    compared by ``samefile``)."""
     source = bag_location(a_bag(tmp_path / "in"))
-    for output, words in (
-        (source, f"the output is the input bag {source}; give an output beside it"),
-        (source / "new", f"the output is inside the input bag {source}; give an output beside"),
-        (tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+    bare = bag_location(
+        next(a_bag(tmp_path / "bare", "mcap").glob("*.mcap")).rename(tmp_path / "bare.mcap")
+    )
+    linked = tmp_path / "linked.mcap"
+    os.link(bare, linked)
+    for given, output, words in (
+        (source, source, f"the output is the input bag {source}; give an output beside it"),
+        (source, source / "new", f"the output is inside the input bag {source}; give an output"),
+        (source, tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+        (bare, linked, f"the output is the input bag {bare}; give an output beside it"),
     ):
         with pytest.raises(BagError) as refusal:
-            checked_output(source, output)
+            checked_output(given, output)
         assert str(refusal.value).startswith(f"{output}: {words}"), refusal.value
+        assert str(refusal.value).endswith("; give an output beside it"), refusal.value
     assert checked_output(source, tmp_path / "sub" / ".." / "out") == tmp_path / "out"
 
 
+@pytest.mark.parametrize("newcomer", ["a folder", "an empty folder"])
 def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_said(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newcomer: str
 ) -> None:
     """``--force``: after ``finish``'s check, the old output is swapped for a folder of the
     user's (moved aside, found no bag, to go back) and something else takes the output's
-    name meanwhile: neither is removed. The user's folder stays in the partial folder, which
-    ``abort`` then leaves, and the BagError names the output and where it is kept."""
+    name meanwhile: neither is removed, an empty folder neither (a rename would replace
+    it). The user's folder stays in the partial folder, which ``abort`` then leaves, and the
+    BagError names the output and where it is kept."""
     output = a_bag(tmp_path / "out")
     out = BagOutput(output, "sqlite3", force=True)
     replaced = out.partial / f"replaced-{output.name}"
@@ -228,6 +241,8 @@ def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_sai
             (output / "photo.jpg").write_text("mine")
         else:  # the user's folder moved aside: the name taken meanwhile
             (output / "newcomer").mkdir(parents=True)
+            if newcomer == "an empty folder":
+                (output / "newcomer").rmdir()
         return refusal
 
     monkeypatch.setattr(writer, "replacement_refusal", racing)
@@ -237,4 +252,5 @@ def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_sai
         f"{output}: changed while the bag was written; what was there is kept in {replaced}"
     )
     out.abort()
-    assert (replaced / "photo.jpg").read_text() == "mine" and listing(output) == ["newcomer"]
+    assert (replaced / "photo.jpg").read_text() == "mine"
+    assert listing(output) == ([] if newcomer == "an empty folder" else ["newcomer"])
