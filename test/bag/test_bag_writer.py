@@ -5,6 +5,7 @@ repair that fails before writing."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -187,3 +188,44 @@ def test_a_batch_of_small_messages_is_sent_at_write_batch_messages(tmp_path: Pat
     wanted = [b"x"] * (WRITE_BATCH - 1) + [b"y"]
     with Reader(tmp_path / "out") as reader:
         assert [bytes(data) for _, _, data in reader.messages()] == wanted
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
+def test_a_recorded_definition_and_hash_are_written_as_given(tmp_path: Path, storage: str) -> None:
+    """A topic of a type rosbags does not know, copied with its recorded definition and type
+    hash: the output's connection holds them as given (not rosbags' own, which it has none
+    of); one recorded by rosbag2 before Iron (no definition, no hash) is copied without a
+    definition. Both topics' messages come out byte for byte."""
+    reading = "float64 value\nstring unit\n"
+    digest = "RIHS01_" + "5a" * 32
+    sent = [("/reading", bytes(range(17))), ("/old", b"\x00\x01\x00\x00\x07")]
+    out = BagOutput(tmp_path / "out", storage, force=False)
+    numbers = [
+        out.connection(BagTopic("/reading", "my_msgs/msg/Reading", msgdef=reading, digest=digest)),
+        out.connection(BagTopic("/old", "my_msgs/msg/Old", msgdef="")),
+    ]
+    for time_ns, (number, (_, data)) in enumerate(zip(numbers, sent, strict=True)):
+        out.write(number, time_ns, data)
+    out.finish()
+    with Reader(tmp_path / "out") as reader:
+        connections = {c.topic: c for c in reader.connections}
+        assert [(c.topic, bytes(d)) for c, _, d in reader.messages()] == sent
+    assert connections["/reading"].msgdef.data == reading
+    assert connections["/reading"].digest == digest
+    assert connections["/old"].msgdef.data == ""
+
+
+def test_a_partial_folder_removed_meanwhile_is_a_bag_error_and_nothing_is_left(
+    tmp_path: Path,
+) -> None:
+    """The hidden folder the bag is written in removed by another process while the bag is
+    written (a clean-up of dot folders): the ``with`` block ends in the BagError naming the
+    output (``abort`` finds nothing to remove: no FileNotFoundError out of it), nothing is
+    left, the writing process has ended."""
+    topic = BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION)
+    with pytest.raises(BagError, match=r"out: cannot write the bag"):
+        with BagOutput(tmp_path / "out", "sqlite3", force=False) as out:
+            out.write(out.connection(topic), 1, b"x")
+            shutil.rmtree(out.partial)
+    assert list(tmp_path.iterdir()) == []
+    assert out.process.returncode == 0
