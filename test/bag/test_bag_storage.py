@@ -7,6 +7,7 @@ reason to keep that bag)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -107,14 +108,55 @@ def test_force_replaces_a_bag_holding_a_symlink_to_the_input(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
 
 
-@pytest.mark.parametrize("where", ["the input renamed", "the input inside", "a hard link"])
+def opened_deep(top: Path, names: list[str]) -> int:
+    """A descriptor of the folder ``top/names[0]/names[1]/...`` (made where missing),
+    reached one name at a time: its path may be longer than the system's PATH_MAX."""
+    folder = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for name in names:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, dir_fd=folder)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    return folder
+
+
+def deep_listing(top: Path, names: list[str]) -> list[tuple[str, bytes]]:
+    """The files of the folder ``top/names...`` and their bytes; [] where it is gone."""
+    try:
+        folder = opened_deep(top, names[:-1])
+    except FileNotFoundError:
+        return []
+    try:
+        inner = os.open(names[-1], os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+    except FileNotFoundError:
+        return []
+    finally:
+        os.close(folder)
+    found = []
+    for name in sorted(os.listdir(inner)):
+        data = os.open(name, os.O_RDONLY, dir_fd=inner)
+        with os.fdopen(data, "rb") as stream:
+            found.append((name, stream.read()))
+    os.close(inner)
+    return found
+
+
+#: Folder names that make a path longer than Linux's PATH_MAX (4096 bytes) below any folder.
+TOO_DEEP = ["d" * 250] * 17
+
+
+@pytest.mark.parametrize(
+    "where", ["the input renamed", "the input inside", "the input past PATH_MAX", "a hard link"]
+)
 def test_the_input_taking_the_outputs_name_after_the_check_is_kept(
     tmp_path: Path, where: str
 ) -> None:
     """Between ``BagOutput``'s check and ``finish``, the output's name takes the input bag
-    (renamed to it), a bag holding the input folder deep inside, or a bag holding a hard
-    link to the bare input file: refused at ``finish`` naming the output, put back as it
-    was, the input's bytes intact, no partial folder left."""
+    (renamed to it), a bag holding the input folder deep inside (also deeper than PATH_MAX,
+    where a path can name it no more), or a bag holding a hard link to the bare input file:
+    refused at ``finish`` naming the output, put back as it was, the input's bytes intact,
+    no partial folder left."""
     if where == "a hard link":
         source = a_bag(tmp_path / "in.mcap", "mcap")  # a bare file: rosbags names it so
         bare = next(source.glob("*.mcap"))
@@ -132,10 +174,25 @@ def test_the_input_taking_the_outputs_name_after_the_check_is_kept(
         a_bag(output)
         (output / "deep").mkdir()
         kept = source.rename(output / "deep" / "in")
+    elif where == "the input past PATH_MAX":
+        a_bag(output)
+        folder = opened_deep(output, TOO_DEEP)
+        os.rename(source, "in", dst_dir_fd=folder)
+        os.close(folder)
+        kept_files = deep_listing(output, [*TOO_DEEP, "in"])
+        assert len(kept_files) == 2 and len(str(output)) + 251 * 18 > 4096
     else:
         a_bag(output)
         kept = output / "deep.mcap"
         os.link(source, kept)
+    if where == "the input past PATH_MAX":
+        with pytest.raises(BagError) as refusal:
+            out.finish()
+        assert str(refusal.value) == f"{output}: {HOLDS_INPUT}: left as it is"
+        out.abort()
+        assert deep_listing(output, [*TOO_DEEP, "in"]) == kept_files
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+        return
     kept_listing = listing(kept) if kept.is_dir() else [kept.read_bytes().hex()]
     with pytest.raises(BagError) as refusal:
         out.finish()
