@@ -5,7 +5,10 @@ repair that fails before writing."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +106,9 @@ def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_ra
 ) -> None:
     """``with BagOutput(...)``: the bag complete under its name after the block; a block that
     raises (Ctrl-C too) or a ``finish`` that fails (the output's name taken meanwhile by a
-    folder that is no bag) leaves no partial folder, the writing process ended."""
+    folder that is no bag) leaves no partial folder, the writing process ended by itself at
+    the pipe's end (exit 0: it closed its bag as it was; not killed after ``stop_writer``'s
+    wait)."""
     topic = BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION)
     with BagOutput(tmp_path / "done", "sqlite3", force=False) as out:
         out.write(out.connection(topic), 1, b"x")
@@ -113,14 +118,14 @@ def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_ra
     with pytest.raises(KeyboardInterrupt), BagOutput(tmp_path / "cut", "sqlite3", False) as out:
         out.write(out.connection(topic), 1, b"x")
         raise KeyboardInterrupt
-    assert out.process.returncode is not None
+    assert out.process.returncode == 0
     with pytest.raises(BagError, match="taken exists and is not a rosbag2 bag"):
         with BagOutput(tmp_path / "taken", "sqlite3", force=False) as out:
             out.write(out.connection(topic), 1, b"x")
             (tmp_path / "taken").mkdir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["done", "taken"]
     assert list((tmp_path / "taken").iterdir()) == []
-    assert out.process.returncode is not None
+    assert out.process.returncode == 0
 
 
 def test_an_output_it_cannot_create_is_a_bag_error(tmp_path: Path) -> None:
@@ -228,4 +233,25 @@ def test_a_partial_folder_removed_meanwhile_is_a_bag_error_and_nothing_is_left(
             out.write(out.connection(topic), 1, b"x")
             shutil.rmtree(out.partial)
     assert list(tmp_path.iterdir()) == []
+    assert out.process.returncode == 0
+
+
+def test_ctrl_c_reaching_the_writing_process_is_left_to_the_parent(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal reaches the whole process group, the writing process too: it
+    ignores it (the parent decides: ``bag repair`` aborts, a caller that goes on writes on),
+    so the bag written after it is complete and the process ends cleanly. (Sent once the
+    output is open: the process has answered, so it is serving. Had it taken the signal, it
+    would answer no more: the timer then ends it and the test fails, not hangs.)"""
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    os.kill(out.process.pid, signal.SIGINT)
+    stuck = threading.Timer(120, out.process.kill)
+    stuck.start()
+    try:
+        topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+        out.write(topic, 1, b"x")
+        out.finish()
+    finally:
+        stuck.cancel()
+    with Reader(tmp_path / "out") as reader:
+        assert [bytes(data) for _, _, data in reader.messages()] == [b"x"]
     assert out.process.returncode == 0
