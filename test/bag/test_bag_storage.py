@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -311,3 +312,67 @@ def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_sai
     out.abort()
     assert (replaced / "photo.jpg").read_text() == "mine"
     assert listing(output) == ([] if newcomer == "an empty folder" else ["newcomer"])
+
+
+def as_a_user(run: Callable[[], str]) -> str:
+    """``run()``'s text, computed in a fork of this process (the code under test as this
+    process has it) without root's capabilities to read and search any folder (1 and 2:
+    ``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``), so folder permissions bind it as they
+    bind a user; unchanged for a user."""
+    import ctypes
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: its text on the pipe, then its end (no pytest teardown in it)
+        os.close(read)
+        text = "ended before it said anything"
+        try:
+            header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+            data = (ctypes.c_uint32 * 6)()  # (effective, permitted, inheritable) x 2
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.capget(header, data) != 0:
+                raise OSError(ctypes.get_errno(), "capget")
+            data[0] &= ~0b110
+            if libc.capset(header, data) != 0:
+                raise OSError(ctypes.get_errno(), "capset")
+            text = run()
+        except BaseException as exc:
+            text = f"{type(exc).__name__}: {exc}"
+        finally:
+            with os.fdopen(write, "w") as stream:
+                stream.write(text)
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as stream:
+        text = stream.read()
+    os.waitpid(pid, 0)
+    return text
+
+
+def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """``--force`` over a bag that holds a folder its user may list but not search (mode
+    ``r--``): what it holds can neither be examined for the input nor removed; the output
+    is a BagError naming it (``bag repair``'s one line), never another exception."""
+    source = a_bag(tmp_path / "in")
+    output = a_bag(tmp_path / "out")
+    locked = output / "locked"
+    locked.mkdir()
+    (locked / "file").write_text("mine")
+    locked.chmod(0o444)
+
+    def force() -> str:
+        try:
+            with BagOutput(output, "sqlite3", force=True, source=bag_location(source)):
+                pass
+        except BagError as exc:
+            return f"BagError: {exc}"
+        return "written"
+
+    try:
+        said = as_a_user(force)
+    finally:
+        for folder in tmp_path.rglob("locked"):
+            folder.chmod(0o755)
+    assert said.startswith(f"BagError: {output}: "), said
