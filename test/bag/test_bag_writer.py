@@ -5,6 +5,7 @@ repair that fails before writing."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -23,9 +24,12 @@ from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
 from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
 from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
 from joint_tf_publisher.cli.bag.writer_process import (
+    CALL,
     MAX_MESSAGE_BYTES,
     batch_bytes,
     batch_messages,
+    read_frame,
+    write_frame,
 )
 
 DEFINITION = "string data\n"
@@ -34,6 +38,19 @@ DEFINITION = "string data\n"
 def messages_of(count: int) -> list[tuple[int, bytes]]:
     """``count`` messages of different lengths (empty included), log times out of order."""
     return [((count - k) * 1000 + k % 3, bytes([k % 251]) * (k * 37 % 5000)) for k in range(count)]
+
+
+def test_a_frame_cut_short_reads_as_the_pipes_end() -> None:
+    """The protocol's frame (a tag byte, a little-endian uint64 length, the payload) reads
+    back whole; cut anywhere (in its head or its payload: a writer interrupted mid-frame),
+    it reads as the stream's end does (None), which the writing process takes as the pipe's
+    end: its bag closed as it is."""
+    stream = io.BytesIO()
+    write_frame(stream, CALL, b"payload")
+    whole = stream.getvalue()
+    assert whole == b"C" + (7).to_bytes(8, "little") + b"payload"
+    assert read_frame(io.BytesIO(whole)) == (CALL, b"payload")
+    assert [cut for cut in range(len(whole)) if read_frame(io.BytesIO(whole[:cut]))] == []
 
 
 def test_a_batch_round_trips() -> None:
