@@ -256,7 +256,8 @@ def test_an_output_that_is_a_symlink_is_refused(
     """A dangling symlink as OUT had the bag written where it pointed (no --force needed: a
     link planted in a shared folder chose where the bag went); a symlink to another bag had
     --force replace that bag, though --force replaces no symlink. Refused, one line, exit 1,
-    nothing written at either end; a symlink among OUT's parents is followed as before."""
+    nothing written at either end, the line naming where the link points and what to give
+    instead; a symlink among OUT's parents is followed as before."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     dangling = tmp_path / "dangling"
@@ -275,6 +276,8 @@ def test_an_output_that_is_a_symlink_is_refused(
         assert main(["bag", "repair", str(rec), "-o", str(output), *force]) == 1
         err = capsys.readouterr().err.strip()
         assert "symbolic link" in err and "\n" not in err, err
+        assert f"(to {os.readlink(output)})" in err, err
+        assert err.endswith("give the folder itself, or another output"), err
     assert not (elsewhere / "new").exists() and (other / "mine.txt").read_text() == "mine"
     parent_link = tmp_path / "parent_link"
     parent_link.symlink_to(elsewhere, target_is_directory=True)

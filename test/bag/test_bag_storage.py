@@ -7,8 +7,10 @@ reason to keep that bag)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -107,14 +109,55 @@ def test_force_replaces_a_bag_holding_a_symlink_to_the_input(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
 
 
-@pytest.mark.parametrize("where", ["the input renamed", "the input inside", "a hard link"])
+def opened_deep(top: Path, names: list[str]) -> int:
+    """A descriptor of the folder ``top/names[0]/names[1]/...`` (made where missing),
+    reached one name at a time: its path may be longer than the system's PATH_MAX."""
+    folder = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for name in names:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, dir_fd=folder)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    return folder
+
+
+def deep_listing(top: Path, names: list[str]) -> list[tuple[str, bytes]]:
+    """The files of the folder ``top/names...`` and their bytes; [] where it is gone."""
+    try:
+        folder = opened_deep(top, names[:-1])
+    except FileNotFoundError:
+        return []
+    try:
+        inner = os.open(names[-1], os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+    except FileNotFoundError:
+        return []
+    finally:
+        os.close(folder)
+    found = []
+    for name in sorted(os.listdir(inner)):
+        data = os.open(name, os.O_RDONLY, dir_fd=inner)
+        with os.fdopen(data, "rb") as stream:
+            found.append((name, stream.read()))
+    os.close(inner)
+    return found
+
+
+#: Folder names that make a path longer than Linux's PATH_MAX (4096 bytes) below any folder.
+TOO_DEEP = ["d" * 250] * 17
+
+
+@pytest.mark.parametrize(
+    "where", ["the input renamed", "the input inside", "the input past PATH_MAX", "a hard link"]
+)
 def test_the_input_taking_the_outputs_name_after_the_check_is_kept(
     tmp_path: Path, where: str
 ) -> None:
     """Between ``BagOutput``'s check and ``finish``, the output's name takes the input bag
-    (renamed to it), a bag holding the input folder deep inside, or a bag holding a hard
-    link to the bare input file: refused at ``finish`` naming the output, put back as it
-    was, the input's bytes intact, no partial folder left."""
+    (renamed to it), a bag holding the input folder deep inside (also deeper than PATH_MAX,
+    where a path can name it no more), or a bag holding a hard link to the bare input file:
+    refused at ``finish`` naming the output, put back as it was, the input's bytes intact,
+    no partial folder left."""
     if where == "a hard link":
         source = a_bag(tmp_path / "in.mcap", "mcap")  # a bare file: rosbags names it so
         bare = next(source.glob("*.mcap"))
@@ -132,10 +175,25 @@ def test_the_input_taking_the_outputs_name_after_the_check_is_kept(
         a_bag(output)
         (output / "deep").mkdir()
         kept = source.rename(output / "deep" / "in")
+    elif where == "the input past PATH_MAX":
+        a_bag(output)
+        folder = opened_deep(output, TOO_DEEP)
+        os.rename(source, "in", dst_dir_fd=folder)
+        os.close(folder)
+        kept_files = deep_listing(output, [*TOO_DEEP, "in"])
+        assert len(kept_files) == 2 and len(str(output)) + 251 * 18 > 4096
     else:
         a_bag(output)
         kept = output / "deep.mcap"
         os.link(source, kept)
+    if where == "the input past PATH_MAX":
+        with pytest.raises(BagError) as refusal:
+            out.finish()
+        assert str(refusal.value) == f"{output}: {HOLDS_INPUT}: left as it is"
+        out.abort()
+        assert deep_listing(output, [*TOO_DEEP, "in"]) == kept_files
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+        return
     kept_listing = listing(kept) if kept.is_dir() else [kept.read_bytes().hex()]
     with pytest.raises(BagError) as refusal:
         out.finish()
@@ -179,7 +237,9 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     tmp_path: Path,
 ) -> None:
     """``source`` no longer there (nothing to protect): the bag is written. A message of
-    ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch, sent."""
+    ``WRITE_BATCH_BYTES`` - 1 bytes waits for more; one more byte fills the batch: the two
+    are sent as one batch of exactly ``WRITE_BATCH_BYTES`` (the bound is inclusive), nothing
+    left for ``finish`` to send."""
     out = BagOutput(tmp_path / "out", "sqlite3", force=False, source=tmp_path / "gone")
     topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef="string data\n"))
     out.write(topic, 1, bytes(WRITE_BATCH_BYTES - 1))
@@ -187,34 +247,45 @@ def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_by
     out.write(topic, 2, b"x")
     assert out.batches_sent == 1
     out.finish()
-    assert is_rosbag2_bag(tmp_path / "out")
+    assert out.batches_sent == 1 and is_rosbag2_bag(tmp_path / "out")
 
 
 def test_an_output_at_the_input_inside_it_or_around_it_is_refused_saying_which(
     tmp_path: Path,
 ) -> None:
     """``checked_output``: the output the input itself, a folder inside it, or a folder that
-    holds it: each refused naming the output, the input and which of the three it is; an
-    output beside the input is taken, resolved."""
+    holds it: each refused naming the output, the input and which of the three it is, and
+    what to do instead; an output beside the input is taken, resolved. A hard link to a
+    bare input file is the input too (another name of it that resolving does not change:
+    compared by ``samefile``)."""
     source = bag_location(a_bag(tmp_path / "in"))
-    for output, words in (
-        (source, f"the output is the input bag {source}; give an output beside it"),
-        (source / "new", f"the output is inside the input bag {source}; give an output beside"),
-        (tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+    bare = bag_location(
+        next(a_bag(tmp_path / "bare", "mcap").glob("*.mcap")).rename(tmp_path / "bare.mcap")
+    )
+    linked = tmp_path / "linked.mcap"
+    os.link(bare, linked)
+    for given, output, words in (
+        (source, source, f"the output is the input bag {source}; give an output beside it"),
+        (source, source / "new", f"the output is inside the input bag {source}; give an output"),
+        (source, tmp_path, f"the output holds the input bag {source}: replacing it would remove"),
+        (bare, linked, f"the output is the input bag {bare}; give an output beside it"),
     ):
         with pytest.raises(BagError) as refusal:
-            checked_output(source, output)
+            checked_output(given, output)
         assert str(refusal.value).startswith(f"{output}: {words}"), refusal.value
+        assert str(refusal.value).endswith("; give an output beside it"), refusal.value
     assert checked_output(source, tmp_path / "sub" / ".." / "out") == tmp_path / "out"
 
 
+@pytest.mark.parametrize("newcomer", ["a folder", "an empty folder"])
 def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_said(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newcomer: str
 ) -> None:
     """``--force``: after ``finish``'s check, the old output is swapped for a folder of the
     user's (moved aside, found no bag, to go back) and something else takes the output's
-    name meanwhile: neither is removed. The user's folder stays in the partial folder, which
-    ``abort`` then leaves, and the BagError names the output and where it is kept."""
+    name meanwhile: neither is removed, an empty folder neither (a rename would replace
+    it). The user's folder stays in the partial folder, which ``abort`` then leaves, and the
+    BagError names the output and where it is kept."""
     output = a_bag(tmp_path / "out")
     out = BagOutput(output, "sqlite3", force=True)
     replaced = out.partial / f"replaced-{output.name}"
@@ -228,6 +299,8 @@ def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_sai
             (output / "photo.jpg").write_text("mine")
         else:  # the user's folder moved aside: the name taken meanwhile
             (output / "newcomer").mkdir(parents=True)
+            if newcomer == "an empty folder":
+                (output / "newcomer").rmdir()
         return refusal
 
     monkeypatch.setattr(writer, "replacement_refusal", racing)
@@ -237,4 +310,69 @@ def test_what_takes_the_outputs_name_while_the_old_one_goes_back_is_kept_and_sai
         f"{output}: changed while the bag was written; what was there is kept in {replaced}"
     )
     out.abort()
-    assert (replaced / "photo.jpg").read_text() == "mine" and listing(output) == ["newcomer"]
+    assert (replaced / "photo.jpg").read_text() == "mine"
+    assert listing(output) == ([] if newcomer == "an empty folder" else ["newcomer"])
+
+
+def as_a_user(run: Callable[[], str]) -> str:
+    """``run()``'s text, computed in a fork of this process (the code under test as this
+    process has it) without root's capabilities to read and search any folder (1 and 2:
+    ``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``), so folder permissions bind it as they
+    bind a user; unchanged for a user."""
+    import ctypes
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: its text on the pipe, then its end (no pytest teardown in it)
+        os.close(read)
+        text = "ended before it said anything"
+        try:
+            header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+            data = (ctypes.c_uint32 * 6)()  # (effective, permitted, inheritable) x 2
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.capget(header, data) != 0:
+                raise OSError(ctypes.get_errno(), "capget")
+            data[0] &= ~0b110
+            if libc.capset(header, data) != 0:
+                raise OSError(ctypes.get_errno(), "capset")
+            text = run()
+        except BaseException as exc:
+            text = f"{type(exc).__name__}: {exc}"
+        finally:
+            with os.fdopen(write, "w") as stream:
+                stream.write(text)
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as stream:
+        text = stream.read()
+    os.waitpid(pid, 0)
+    return text
+
+
+def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """``--force`` over a bag that holds a folder its user may list but not search (mode
+    ``r--``): what it holds can neither be examined for the input nor removed; the output
+    is a BagError naming it (``bag repair``'s one line), never another exception."""
+    source = a_bag(tmp_path / "in")
+    output = a_bag(tmp_path / "out")
+    locked = output / "locked"
+    locked.mkdir()
+    (locked / "file").write_text("mine")
+    locked.chmod(0o444)
+
+    def force() -> str:
+        try:
+            with BagOutput(output, "sqlite3", force=True, source=bag_location(source)):
+                pass
+        except BagError as exc:
+            return f"BagError: {exc}"
+        return "written"
+
+    try:
+        said = as_a_user(force)
+    finally:
+        for folder in tmp_path.rglob("locked"):
+            folder.chmod(0o755)
+    assert said.startswith(f"BagError: {output}: "), said

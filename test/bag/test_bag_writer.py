@@ -5,6 +5,11 @@ repair that fails before writing."""
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
+import signal
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +24,12 @@ from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
 from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
 from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
 from joint_tf_publisher.cli.bag.writer_process import (
+    CALL,
     MAX_MESSAGE_BYTES,
     batch_bytes,
     batch_messages,
+    read_frame,
+    write_frame,
 )
 
 DEFINITION = "string data\n"
@@ -30,6 +38,19 @@ DEFINITION = "string data\n"
 def messages_of(count: int) -> list[tuple[int, bytes]]:
     """``count`` messages of different lengths (empty included), log times out of order."""
     return [((count - k) * 1000 + k % 3, bytes([k % 251]) * (k * 37 % 5000)) for k in range(count)]
+
+
+def test_a_frame_cut_short_reads_as_the_pipes_end() -> None:
+    """The protocol's frame (a tag byte, a little-endian uint64 length, the payload) reads
+    back whole; cut anywhere (in its head or its payload: a writer interrupted mid-frame),
+    it reads as the stream's end does (None), which the writing process takes as the pipe's
+    end: its bag closed as it is."""
+    stream = io.BytesIO()
+    write_frame(stream, CALL, b"payload")
+    whole = stream.getvalue()
+    assert whole == b"C" + (7).to_bytes(8, "little") + b"payload"
+    assert read_frame(io.BytesIO(whole)) == (CALL, b"payload")
+    assert [cut for cut in range(len(whole)) if read_frame(io.BytesIO(whole[:cut]))] == []
 
 
 def test_a_batch_round_trips() -> None:
@@ -102,7 +123,9 @@ def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_ra
 ) -> None:
     """``with BagOutput(...)``: the bag complete under its name after the block; a block that
     raises (Ctrl-C too) or a ``finish`` that fails (the output's name taken meanwhile by a
-    folder that is no bag) leaves no partial folder, the writing process ended."""
+    folder that is no bag) leaves no partial folder, the writing process ended by itself at
+    the pipe's end (exit 0: it closed its bag as it was; not killed after ``stop_writer``'s
+    wait)."""
     topic = BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION)
     with BagOutput(tmp_path / "done", "sqlite3", force=False) as out:
         out.write(out.connection(topic), 1, b"x")
@@ -112,14 +135,14 @@ def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_ra
     with pytest.raises(KeyboardInterrupt), BagOutput(tmp_path / "cut", "sqlite3", False) as out:
         out.write(out.connection(topic), 1, b"x")
         raise KeyboardInterrupt
-    assert out.process.returncode is not None
+    assert out.process.returncode == 0
     with pytest.raises(BagError, match="taken exists and is not a rosbag2 bag"):
         with BagOutput(tmp_path / "taken", "sqlite3", force=False) as out:
             out.write(out.connection(topic), 1, b"x")
             (tmp_path / "taken").mkdir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["done", "taken"]
     assert list((tmp_path / "taken").iterdir()) == []
-    assert out.process.returncode is not None
+    assert out.process.returncode == 0
 
 
 def test_an_output_it_cannot_create_is_a_bag_error(tmp_path: Path) -> None:
@@ -187,3 +210,65 @@ def test_a_batch_of_small_messages_is_sent_at_write_batch_messages(tmp_path: Pat
     wanted = [b"x"] * (WRITE_BATCH - 1) + [b"y"]
     with Reader(tmp_path / "out") as reader:
         assert [bytes(data) for _, _, data in reader.messages()] == wanted
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
+def test_a_recorded_definition_and_hash_are_written_as_given(tmp_path: Path, storage: str) -> None:
+    """A topic of a type rosbags does not know, copied with its recorded definition and type
+    hash: the output's connection holds them as given (not rosbags' own, which it has none
+    of); one recorded by rosbag2 before Iron (no definition, no hash) is copied without a
+    definition. Both topics' messages come out byte for byte."""
+    reading = "float64 value\nstring unit\n"
+    digest = "RIHS01_" + "5a" * 32
+    sent = [("/reading", bytes(range(17))), ("/old", b"\x00\x01\x00\x00\x07")]
+    out = BagOutput(tmp_path / "out", storage, force=False)
+    numbers = [
+        out.connection(BagTopic("/reading", "my_msgs/msg/Reading", msgdef=reading, digest=digest)),
+        out.connection(BagTopic("/old", "my_msgs/msg/Old", msgdef="")),
+    ]
+    for time_ns, (number, (_, data)) in enumerate(zip(numbers, sent, strict=True)):
+        out.write(number, time_ns, data)
+    out.finish()
+    with Reader(tmp_path / "out") as reader:
+        connections = {c.topic: c for c in reader.connections}
+        assert [(c.topic, bytes(d)) for c, _, d in reader.messages()] == sent
+    assert connections["/reading"].msgdef.data == reading
+    assert connections["/reading"].digest == digest
+    assert connections["/old"].msgdef.data == ""
+
+
+def test_a_partial_folder_removed_meanwhile_is_a_bag_error_and_nothing_is_left(
+    tmp_path: Path,
+) -> None:
+    """The hidden folder the bag is written in removed by another process while the bag is
+    written (a clean-up of dot folders): the ``with`` block ends in the BagError naming the
+    output (``abort`` finds nothing to remove: no FileNotFoundError out of it), nothing is
+    left, the writing process has ended."""
+    topic = BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION)
+    with pytest.raises(BagError, match=r"out: cannot write the bag"):
+        with BagOutput(tmp_path / "out", "sqlite3", force=False) as out:
+            out.write(out.connection(topic), 1, b"x")
+            shutil.rmtree(out.partial)
+    assert list(tmp_path.iterdir()) == []
+    assert out.process.returncode == 0
+
+
+def test_ctrl_c_reaching_the_writing_process_is_left_to_the_parent(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal reaches the whole process group, the writing process too: it
+    ignores it (the parent decides: ``bag repair`` aborts, a caller that goes on writes on),
+    so the bag written after it is complete and the process ends cleanly. (Sent once the
+    output is open: the process has answered, so it is serving. Had it taken the signal, it
+    would answer no more: the timer then ends it and the test fails, not hangs.)"""
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    os.kill(out.process.pid, signal.SIGINT)
+    stuck = threading.Timer(120, out.process.kill)
+    stuck.start()
+    try:
+        topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+        out.write(topic, 1, b"x")
+        out.finish()
+    finally:
+        stuck.cancel()
+    with Reader(tmp_path / "out") as reader:
+        assert [bytes(data) for _, _, data in reader.messages()] == [b"x"]
+    assert out.process.returncode == 0

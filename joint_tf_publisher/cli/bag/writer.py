@@ -296,13 +296,15 @@ class BagOutput:
             raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
 
     def _holds_input(self, folder: Path) -> str | None:
-        """Why ``folder`` must not be removed: it is the input bag or holds it; else None."""
+        """Why ``folder`` must not be removed: it is the input bag or holds it, at any depth
+        (walked by descriptors, as ``rmtree`` removes: a path longer than PATH_MAX is no
+        blind spot); else None."""
         if self._source is None:
             return None
-        for root, folders, files in os.walk(folder):  # symlinks not followed
+        for _, folders, files, here in os.fwalk(folder):  # symlinks not followed
             for name in (".", *folders, *files):
-                with contextlib.suppress(OSError):
-                    info = os.stat(os.path.join(root, name), follow_symlinks=False)
+                with contextlib.suppress(OSError):  # gone since it was listed
+                    info = os.stat(name, dir_fd=here, follow_symlinks=False)
                     if (info.st_dev, info.st_ino) == self._source:
                         return (
                             f"{self.path}: the output is now the input bag or holds it (it "
