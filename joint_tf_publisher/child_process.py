@@ -14,8 +14,10 @@ The child's path is the parent's, which the parent's own imports came from, vett
 ``''``, relative folders and the working folder; the standard library first (a ``json.py``
 on ``PYTHONPATH`` cannot stand in for the standard one); then the other folders in the
 parent's order (a sourced ROS 2 distro and its overlays come through ``PYTHONPATH``: xacro,
-rclpy), then the folder this package is imported from. stdlib only, so that the xacro runner
-stays light.
+rclpy), then the folder this package is imported from. A module of this package is run from
+the parent's copy of it, also where another copy comes first on that path (a colcon install
+beside a checkout): the parent and its child speak one protocol (the bag writer's frames).
+stdlib only, so that the xacro runner stays light.
 
 A program of another kind (Graphviz's ``dot`` for ``graph``) is found by ``program``: on
 ``PATH``'s absolute folders only (an empty or relative entry, such as ``.``, would name the
@@ -32,11 +34,23 @@ from pathlib import Path
 
 #: The folder this package is imported from (last on a child's path: found as here).
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+#: This package's name and folder: a child runs the parent's copy of it.
+PACKAGE = Path(__file__).resolve().parent.name
+_PACKAGE_FOLDER = str(Path(__file__).resolve().parent)
 
 #: The child's first code: its path set (``{path}``), then ``{module}`` run as ``-m`` runs it.
 _BOOTSTRAP = (
-    "import sys; sys.path[:] = {path!r}; import runpy; "
+    "import sys; sys.path[:] = {path!r}; {pin}import runpy; "
     "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+#: Before a module of this package is run: the package imported from the parent's copy
+#: (``_PACKAGE_FOLDER``), whatever other copy comes first on the path (a colcon install
+#: beside a checkout, a pip install beside a workspace), so that parent and child speak the
+#: same protocol; its modules then come from that copy (the package's ``__path__``).
+_PIN = (
+    "import importlib.util as u; s = u.spec_from_file_location({package!r}, {init!r}, "
+    "submodule_search_locations=[{folder!r}]); m = sys.modules[s.name] = u.module_from_spec(s); "
+    "s.loader.exec_module(m); "
 )
 
 
@@ -96,7 +110,11 @@ def python_command(
     ``unbuffered``: ``-u`` (``-I`` ignores ``PYTHONUNBUFFERED``)."""
     folders = child_path(sys.path if path is None else path, working_folder())
     flags = ["-I", "-u"] if unbuffered else ["-I"]
-    code = _BOOTSTRAP.format(path=folders, module=module)
+    pin = ""
+    if module == PACKAGE or module.startswith(f"{PACKAGE}."):
+        init = os.path.join(_PACKAGE_FOLDER, "__init__.py")
+        pin = _PIN.format(package=PACKAGE, init=init, folder=_PACKAGE_FOLDER)
+    code = _BOOTSTRAP.format(path=folders, pin=pin, module=module)
     return [sys.executable, *flags, "-c", code, *args]
 
 

@@ -92,6 +92,31 @@ def test_the_interpreters_site_packages_keep_their_place_after_the_overlays(
     assert child_path([dist, standard], None) == [standard, dist, PACKAGE_ROOT]
 
 
+def test_a_child_runs_the_parents_copy_of_the_package_where_another_comes_first(
+    tmp_path: Path,
+) -> None:
+    """Another copy of the package ahead of the parent's on the path (a colcon install beside
+    a checkout, a pip install beside a workspace) is not the child's: the package and its
+    modules come from the copy the parent imported, so that both speak one protocol; a module
+    that only the other copy has is not found."""
+    other = tmp_path / "other" / "joint_tf_publisher"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise SystemExit('the other copy ran')\n")
+    (other / "child_process.py").write_text("raise SystemExit('the other copy ran')\n")
+    (other / "only_there.py").write_text("print('the other copy ran')\n")
+    path = [str(other.parent), *sys.path]
+
+    def run(module: str) -> subprocess.CompletedProcess[str]:
+        command = python_command(module, path=path)
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    own = run("joint_tf_publisher.child_process")
+    assert (own.returncode, own.stdout, own.stderr) == (0, "", "")
+    missing = run("joint_tf_publisher.only_there")
+    assert missing.returncode == 1 and "the other copy ran" not in missing.stdout
+    assert "No module named joint_tf_publisher.only_there" in missing.stderr
+
+
 def test_the_command_leaves_the_working_folder_off_and_is_buffered_unless_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
