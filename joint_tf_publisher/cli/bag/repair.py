@@ -414,7 +414,9 @@ class Repair:
         self.static_frames: set[str] = set()
         #: The robot's frames the repair writes by now, and what they were computed from.
         self._written: set[str] = set()
-        self._written_key: tuple[int, int] | None = None
+        #: The model and the count of joints received ``_written`` was computed for: the
+        #: model itself, not its ``id`` (a freed model's id is reused by a later one).
+        self._written_for: tuple[object, int] | None = None
         self.out: BagOutput | None = None
         #: The writing process started for the output (``run``), which the output takes.
         self.writer: subprocess.Popen[bytes] | None = None
@@ -603,12 +605,13 @@ class Repair:
         received = model.positions.received
         if self.settings.publish_default_positions:
             received = np.ones_like(received)
-        key = (id(model), int(received.sum()))
-        if key != self._written_key:
+        count = int(received.sum())
+        computed_for = self._written_for
+        if computed_for is None or computed_for[0] is not model or computed_for[1] != count:
             moving = model.kin.moving_joints
             published = [moving[i] for i in np.flatnonzero(received)]
             self._written = self.static_frames | robot_frames(model, self.settings, published)
-            self._written_key = key
+            self._written_for = (model, count)
         return self._written
 
     def _recorded_tf(self, connection: Connection, data: bytes) -> None:
