@@ -46,7 +46,7 @@ from joint_tf_publisher.cli.doctor.recording import (
 )
 from joint_tf_publisher.cli.doctor.report import json_report
 from joint_tf_publisher.cli.main import main
-from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Level
+from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Key, Level
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
@@ -492,7 +492,7 @@ def test_every_conflict_of_every_recorded_static_union_is_reported(
         (
             "/diagnostics",
             times[15],
-            diagnostics(union_report(times[15], frame="lidar"), times[15], left),
+            diagnostics(union_report(times[15], frames=("lidar",)), times[15], left),
         ),
     ]
     bag = diagnostics_bag(tmp_path / "in", times, reports)
@@ -605,3 +605,77 @@ def test_every_problem_of_one_recording_is_reported_errors_first(
         "static_union_conflict",
         "static_union_refused",
     ]
+
+
+# -- make mutate's survivors in scan_bag and _union_statuses (#44 rule) --------------------
+
+
+def test_the_report_names_the_recordings_storage_and_counts_every_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: ``heard`` (and the text report's first line) names the bag's storage
+    and counts its messages, every one of every topic."""
+    for storage in ("sqlite3", "mcap"):
+        bag, states = recording(tmp_path / storage, ARM, storage, count=7)
+        written = len(states) + 1  # the joint states and the description
+        _, document = doctor(capsys, bag)
+        assert (document["heard"]["storage"], document["heard"]["messages"]) == (storage, written)
+        assert main(["doctor", "--bag", str(bag)]) == 1  # no /tf_static
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith(f"read {bag} ({storage}, "), first
+        assert f", {written} messages): " in first, first
+
+
+def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bag merged from two recordings has a /tf_static connection of each: ``ros2 bag
+    play`` offers the topic transient local only when every recorded profile is, so one
+    recorded volatile is tf_static_not_latched, naming both durabilities."""
+    from rosbags.interfaces import QosDurability
+
+    volatile = tf_static_qos()._replace(durability=QosDurability.VOLATILE)
+    fixed = tf_message([transform(T0_NS, "tool_flange", "gripper_base", (0.0, 0.0, 0.1))])
+    bag = states_bag(
+        tmp_path / "in", every(10), statics=False,
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [volatile], key="first"),
+                      Topic("/tf_static", TF_MESSAGE, [tf_static_qos()], key="second")],
+        extra=[("first", T0_NS, fixed), ("second", T0_NS + 1, fixed)],
+    )  # fmt: skip
+    code, document = doctor(capsys, bag)
+    assert code == 1 and "tf_static_not_latched" in kinds(document)
+    found = finding(document, "tf_static_not_latched")
+    assert found["details"] == {"durability": ["transient_local", "volatile"]}
+
+
+def test_a_recorded_union_status_without_a_conflicts_value_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """robustness.md: a recorded /diagnostics status is anyone's: one that reports a static
+    union (its frames) and its refusals but no ``static union conflicts`` value is read as
+    a union without conflicts, its refusals reported (no traceback)."""
+    times = every(10)
+    report = union_report(times[5])
+    values = tuple((key, value) for key, value in report.values if key != Key.UNION_CONFLICTS)
+    assert len(values) == len(report.values) - 1
+    status = diagnostics(replace(report, values=values), times[5])
+    bag = diagnostics_bag(tmp_path / "in", times, [("/diagnostics", times[5], status)])
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["static_union_refused"]
+
+
+def test_a_conflict_reported_in_several_reports_is_one_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: every conflict a node's union reported during the recording, each
+    once: camera and lidar in one report, then lidar alone (camera's ended), are a finding
+    each."""
+    times = every(20)
+    reports = [
+        ("/diagnostics", t, diagnostics(union_report(t, frames=frames), t))
+        for t, frames in ((times[5], ("camera", "lidar")), (times[15], ("lidar",)))
+    ]
+    code, document = doctor(capsys, diagnostics_bag(tmp_path / "in", times, reports))
+    assert code == 1
+    conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
+    assert sorted(f["details"]["frame"] for f in conflicts) == ["camera", "lidar"]
