@@ -679,3 +679,23 @@ def test_a_conflict_reported_in_several_reports_is_one_finding(
     assert code == 1
     conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
     assert sorted(f["details"]["frame"] for f in conflicts) == ["camera", "lidar"]
+
+
+def test_the_last_conflict_a_report_names_before_its_count_of_more_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: every conflict a union reported during the recording. A report of 12
+    conflicts names the oldest 10 and counts the 2 others (node.md: ``... and 2 more``); a
+    later report names f11 alone: the 10 and f11 are findings. The 10th, written before the
+    count, was lost once a later report named another (#44 rule, found reading a survivor
+    of ``_union_statuses``)."""
+    times = every(20)
+    frames = [f"f{k:02d}" for k in range(12)]
+    reports = [
+        ("/diagnostics", t, diagnostics(union_report(t, frames=named), t))
+        for t, named in ((times[5], frames), (times[15], frames[11:]))
+    ]
+    code, document = doctor(capsys, diagnostics_bag(tmp_path / "in", times, reports))
+    assert code == 1
+    conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
+    assert sorted(f["details"]["frame"] for f in conflicts) == frames[:10] + frames[11:]

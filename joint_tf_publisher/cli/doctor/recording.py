@@ -115,7 +115,7 @@ class BagScan:
     foreign_stamp: tuple[int, int, str] | None = None
     descriptions: list[str] = field(default_factory=list)
     #: The recorded health reports of nodes with the static union on: the newest status of
-    #: each name, its conflicts those of every report (one that ended is still said).
+    #: each name, its conflicts those every report named (one that ended is still said).
     union_statuses: dict[str, DiagnosticRecord] = field(default_factory=dict)
     union_conflicts: dict[str, dict[str, None]] = field(default_factory=dict)
 
@@ -228,9 +228,8 @@ def _union_statuses(scan: BagScan, data: bytes) -> None:
         if not by_key.get(Key.UNION_FRAMES):
             continue
         conflicts = scan.union_conflicts.setdefault(name, {})
-        for entry in by_key.get(Key.UNION_CONFLICTS, "").split("; "):
-            if entry:
-                conflicts[entry] = None
+        for entry in wording.union_conflict_entries(by_key.get(Key.UNION_CONFLICTS, "")):
+            conflicts[wording.union_conflict_entry(*entry)] = None
         scan.union_statuses[name] = DiagnosticRecord(name, level, message, hardware_id, values)
 
 
