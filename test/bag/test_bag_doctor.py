@@ -699,3 +699,45 @@ def test_the_last_conflict_a_report_names_before_its_count_of_more_is_reported(
     assert code == 1
     conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
     assert sorted(f["details"]["frame"] for f in conflicts) == frames[:10] + frames[11:]
+
+
+def test_heard_and_the_first_line_say_what_the_recording_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: ``heard`` is the bag, its storage, duration, messages, topics, frames
+    (each child once: on /tf, on /tf_static), /tf_static messages, joint states, the robot
+    and the suggested repair; the text report's first line says them (its example)."""
+    times = every(11, S // 10)  # 1.0 s of joint states
+    fixed = [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
+    statics = tf_message(transform(times[5], j.parent, j.child, (0.0, 0.0, 0.1)) for j in fixed)
+    moving = [(times[k], child) for k, child in enumerate(["marker", "marker", "camera", "lidar"])]
+    recorded = [
+        ("/tf", t, tf_message([transform(t, "base_link", child, (0.0, 0.0, 0.0))]))
+        for t, child in moving
+    ]
+    recorded.append(("/tf_static", times[5], statics))
+    bag = states_bag(
+        tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    code, document = doctor(capsys, bag)
+    written = len(times) + 1 + len(moving) + 2  # states, description, /tf, both /tf_static
+    source = "the recording's /robot_description"
+    assert document["heard"] == {
+        "bag": str(bag),
+        "storage": "sqlite3",
+        "duration_s": 1.0,
+        "messages": written,
+        "topics": ["/joint_states", "/robot_description", "/tf", "/tf_static"],
+        "tf_frames": 3,  # marker, camera, lidar
+        "tf_static_frames": len(fixed),
+        "tf_static_messages": 2,
+        "joint_states": len(times),
+        "robot": "demo_arm",
+        "description_source": source,
+        "repair": f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}",
+    }
+    assert main(["doctor", "--bag", str(bag)]) == code
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"read {bag} (sqlite3, 1.0 s, {written} messages): robot 'demo_arm' from {source}; "
+        f"3 frames on /tf, {len(fixed)} on /tf_static (2 message(s)), {len(times)} joint states"
+    )
