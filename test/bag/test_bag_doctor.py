@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -94,15 +95,22 @@ def states_bag(
     messages.append(("/robot_description", times_ns[0], string(ARM.read_text())))
     if statics:
         topics.append(Topic("/tf_static", TF_MESSAGE, [tf_static_qos()]))
-        fixed = [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
-        message = tf_message(
-            transform(times_ns[0], j.parent, j.child, (0.0, 0.0, 0.1)) for j in fixed
-        )
-        messages.append(("/tf_static", times_ns[0], message))
+        messages.append(("/tf_static", times_ns[0], arm_statics(times_ns[0])))
     topics += extra_topics or []
     messages += extra or []
     messages.sort(key=lambda item: item[1])
     return write_bag(path, "sqlite3", topics, messages)
+
+
+def arm_fixed_joints() -> list[Any]:
+    return [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
+
+
+def arm_statics(stamp_ns: int) -> bytes:
+    """A /tf_static message of the arm's fixed joints (not at their description's origins)."""
+    return tf_message(
+        transform(stamp_ns, j.parent, j.child, (0.0, 0.0, 0.1)) for j in arm_fixed_joints()
+    )
 
 
 def every(count: int, step_ns: int = 10**7) -> list[int]:
@@ -708,14 +716,13 @@ def test_heard_and_the_first_line_say_what_the_recording_holds(
     (each child once: on /tf, on /tf_static), /tf_static messages, joint states, the robot
     and the suggested repair; the text report's first line says them (its example)."""
     times = every(11, S // 10)  # 1.0 s of joint states
-    fixed = [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
-    statics = tf_message(transform(times[5], j.parent, j.child, (0.0, 0.0, 0.1)) for j in fixed)
+    fixed = arm_fixed_joints()
     moving = [(times[k], child) for k, child in enumerate(["marker", "marker", "camera", "lidar"])]
     recorded = [
         ("/tf", t, tf_message([transform(t, "base_link", child, (0.0, 0.0, 0.0))]))
         for t, child in moving
     ]
-    recorded.append(("/tf_static", times[5], statics))
+    recorded.append(("/tf_static", times[5], arm_statics(times[5])))
     bag = states_bag(
         tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
     )
@@ -741,3 +748,35 @@ def test_heard_and_the_first_line_say_what_the_recording_holds(
         f"read {bag} (sqlite3, 1.0 s, {written} messages): robot 'demo_arm' from {source}; "
         f"3 frames on /tf, {len(fixed)} on /tf_static (2 message(s)), {len(times)} joint states"
     )
+
+
+def test_the_suggested_repair_republishes_statics_for_a_recording_over_10_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the doctor suggests ``--static-republish-period 1`` for a recording
+    longer than 10 s (its statics recorded every second: no stretch without them), not for
+    one of 10 s."""
+    for seconds, period in ((10, False), (12, True)):
+        times = every(10 * seconds + 1, S // 10)
+        statics = [("/tf_static", t, arm_statics(t)) for t in times[10::10]]
+        code, document = doctor(capsys, states_bag(tmp_path / f"{seconds}s", times, extra=statics))
+        assert (code, document["heard"]["duration_s"]) == (0, seconds)
+        assert document["heard"]["repair"].endswith(" --static-republish-period 1") is period
+
+
+def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the repair of a recording without /robot_description needs
+    --description (else it refuses): the doctor's suggested command carries it."""
+    bag = write_bag(
+        tmp_path / "in", "sqlite3", [Topic("/joint_states", JOINT_STATE)],
+        [("/joint_states", t, joint_state(t, ARM_JOINTS, [0.0] * 7)) for t in every(5)],
+    )  # fmt: skip
+    code, document = doctor(capsys, bag)
+    assert code == 1 and "no_description" in kinds(document)
+    words = shlex.split(document["heard"]["repair"])
+    assert words[:-1] == [
+        *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
+        "--description",
+    ]
