@@ -780,3 +780,46 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
         *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
         "--description",
     ]
+
+
+def source_list_bag(path: Path, recorded: list[tuple[str, bytes]]) -> Path:
+    """The arm's description and statics, and ``recorded`` (topic, JointState bytes) every
+    10 ms on /joint_states and /arm_states."""
+    topics = [
+        Topic("/joint_states", JOINT_STATE),
+        Topic("/arm_states", JOINT_STATE),
+        Topic("/robot_description", STRING, [tf_static_qos()]),
+        Topic("/tf_static", TF_MESSAGE, [tf_static_qos()]),
+    ]
+    messages = [("/robot_description", T0_NS, string(ARM.read_text()))]
+    messages.append(("/tf_static", T0_NS, arm_statics(T0_NS)))
+    messages += [(topic, T0_NS + 1 + k * 10**7, data) for k, (topic, data) in enumerate(recorded)]
+    return write_bag(path, "sqlite3", topics, messages)
+
+
+def test_joint_states_on_a_source_list_topic_alone_are_the_recordings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the node reads its --params' source_list topics beside /joint_states:
+    a recording whose joint states are all on /arm_states is healthy with ``source_list:
+    [arm_states]`` (its repair rebuilds it), and has no_joint_states without; where none of
+    either topic decodes, the finding names both and counts every one that does not. Was
+    no_joint_states with source_list too, its fix asking for the source_list given."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    states = [("/arm_states", joint_state(t, ARM_JOINTS, [0.1] * 7)) for t in every(10)]
+    bag = source_list_bag(tmp_path / "in", states)
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert (code, document["findings"]) == (0, [])
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["no_joint_states"]
+    junk = b"\x00\x01\x00\x00junk"
+    bag = source_list_bag(
+        tmp_path / "junk", [("/joint_states", junk), ("/joint_states", junk), ("/arm_states", junk)]
+    )
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert code == 1 and kinds(document) == ["no_joint_states"]
+    summary = finding(document, "no_joint_states")["summary"]
+    assert (
+        summary == "the recording has no /joint_states or /arm_states that decode (3 that do not)"
+    )
