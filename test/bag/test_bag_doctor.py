@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 from bag_maker import (
     JOINT_STATE,
+    MULTI_DOF_JOINT_STATE,
     STORE,
     STRING,
     T0_NS,
     TF_MESSAGE,
     Topic,
     joint_state,
+    multi_dof_joint_state,
     recording,
     stamp,
     string,
@@ -823,3 +825,62 @@ def test_joint_states_on_a_source_list_topic_alone_are_the_recordings(
     assert (
         summary == "the recording has no /joint_states or /arm_states that decode (3 that do not)"
     )
+
+
+def test_a_planar_base_given_by_multi_dof_joint_states_is_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: a joint given by /multi_dof_joint_states is no joint never recorded (a
+    mobile base's planar joint, its wheels on /joint_states); a MultiDOFJointState that does
+    not decode is skipped; without one that does, the base is named."""
+    planar = REPO_ROOT / "test" / "urdf" / "mobile_base_planar.urdf"
+    topics = [Topic("/multi_dof_joint_states", MULTI_DOF_JOINT_STATE)]
+    pose = [1.5, -0.5, 0.0, 0.0, 0.0, 0.0, 1.0]
+    base = multi_dof_joint_state(T0_NS + 5 * 10**6, ["base_planar_joint"], [pose])
+    for name, given in (("given", [b"junk", base]), ("junk", [b"junk"])):
+        extra = [("/multi_dof_joint_states", T0_NS + 1 + k, data) for k, data in enumerate(given)]
+        bag, _ = recording(tmp_path / name, planar, count=10, extra_topics=topics, extra=extra)
+        _, document = doctor(capsys, bag)
+        never = [
+            f["details"]["joints"]
+            for f in document["findings"]
+            if f["kind"] == "joints_not_recorded"
+        ]
+        assert never == ([] if name == "given" else [["base_planar_joint"]]), never
+
+
+def test_a_message_that_does_not_decode_is_skipped_and_the_rest_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """robustness.md: a recorded message that does not decode is skipped: a broken /tf,
+    /tf_static and /robot_description message early in the recording, and every message
+    after them is read (counted, the joint states judged)."""
+    times = every(10)
+    junk = [(topic, times[1], b"\x00\x01\x00\x00junk") for topic in ("/tf", "/tf_static")]
+    junk.append(("/robot_description", times[1], b"\x00\x01"))
+    bag = states_bag(tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=junk)
+    code, document = doctor(capsys, bag)
+    assert (code, document["findings"]) == (0, [])
+    heard = document["heard"]
+    assert (heard["messages"], heard["joint_states"]) == (len(times) + 2 + len(junk), len(times))
+
+
+def test_tf_stamps_in_another_clock_domain_are_said_with_their_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: clock_domain for /tf header stamps more than an hour from their log
+    times, naming /tf and the stamp to the nanosecond (the statics' stamps are not judged:
+    a latched static keeps the stamp it was sent with: one sent 3 h before is recorded)."""
+    times = every(10)
+    ahead = times[2] + 2 * 3600 * S + 500_000_001
+    recorded = [
+        ("/tf", times[2], tf_message([transform(ahead, "world", "base_link", (0, 0, 0))])),
+        ("/tf_static", times[3], arm_statics(times[3] - 3 * 3600 * S)),
+    ]
+    bag = states_bag(
+        tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["clock_domain"]
+    details = finding(document, "clock_domain")["details"]
+    assert details == {"topic": "/tf", "stamp_ns": ahead, "log_time_ns": times[2]}
