@@ -884,3 +884,36 @@ def test_tf_stamps_in_another_clock_domain_are_said_with_their_topic(
     assert code == 1 and kinds(document) == ["clock_domain"]
     details = finding(document, "clock_domain")["details"]
     assert details == {"topic": "/tf", "stamp_ns": ahead, "log_time_ns": times[2]}
+
+
+def test_description_from_topic_in_the_parameters_file_judges_by_the_recordings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: with ``description_from_topic: true`` in --params the description is
+    the recording's /robot_description, as without one: its joints never recorded named."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    description_from_topic: true\n")
+    bag = states_bag(tmp_path / "in", every(10), names=ARM_JOINTS[:5])
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert code == 1 and kinds(document) == ["joints_not_recorded"]
+    heard = document["heard"]
+    assert (heard["robot"], heard["description_source"]) == (
+        "demo_arm",
+        "the recording's /robot_description",
+    )
+
+
+def test_a_description_file_of_the_parameters_file_that_does_not_load_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: a description that does not load is one line naming its file, exit 1
+    (the --params file's description_file, as the repair says it), never judged without."""
+    broken = tmp_path / "broken.urdf"
+    broken.write_text(ARM.read_text().replace('<child link="shoulder_link"/>', "<child/>", 1))
+    params = tmp_path / "params.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    description_file: {broken}\n")
+    bag = states_bag(tmp_path / "in", every(10))
+    assert main(["doctor", "--bag", str(bag), "--params", str(params)]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.count("\n") == 1, printed
+    assert f"the description ({broken}) does not load: " in printed.err, printed.err
