@@ -917,3 +917,19 @@ def test_a_description_file_of_the_parameters_file_that_does_not_load_is_one_lin
     printed = capsys.readouterr()
     assert printed.out == "" and printed.err.count("\n") == 1, printed
     assert f"the description ({broken}) does not load: " in printed.err, printed.err
+
+
+def test_the_suggested_repair_takes_the_description_from_the_parameters_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the suggested repair is the exact command: with the description in
+    --params (robot_description there), it carries the file and no --description, and runs."""
+    inline = "".join(f"      {line}\n" for line in ARM.read_text().splitlines())
+    params = tmp_path / "params.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    robot_description: |\n{inline}")
+    bag = states_bag(tmp_path / "in", every(10))
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert (code, document["heard"]["description_source"]) == (0, "robot_description parameter")
+    words = shlex.split(document["heard"]["repair"])
+    assert words[-2:] == ["--params", str(params)] and "--description" not in words, words
+    assert main(words[1:]) == 0, capsys.readouterr().err
