@@ -38,7 +38,7 @@ from joint_tf_publisher.cli.bag.qos import tf_static_qos
 from joint_tf_publisher.cli.bag.topics import robot_topics
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
-from joint_tf_publisher.cli.doctor.observation import Kind, Observation, Severity
+from joint_tf_publisher.cli.doctor.observation import HeardTransform, Kind, Observation, Severity
 from joint_tf_publisher.cli.doctor.recording import (
     BagContext,
     BagScan,
@@ -48,6 +48,7 @@ from joint_tf_publisher.cli.doctor.recording import (
     static_findings,
 )
 from joint_tf_publisher.cli.doctor.report import json_report
+from joint_tf_publisher.cli.doctor.tree import parent_findings, publisher_findings
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Key, Level
 
@@ -933,3 +934,36 @@ def test_the_suggested_repair_takes_the_description_from_the_parameters_file(
     words = shlex.split(document["heard"]["repair"])
     assert words[-2:] == ["--params", str(params)] and "--description" not in words, words
     assert main(words[1:]) == 0, capsys.readouterr().err
+
+
+def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: two_parents and two_publishers over a recording are the live checks
+    themselves (the same wording): the summary naming the frame, the live cause, the live
+    fix, then the repair that writes the robot's frames."""
+    camera = [
+        ("/tf", T0_NS + k, tf_message([transform(T0_NS + k, parent, "camera", (0, 0, 0))]))
+        for k, parent in enumerate(["base_link", "tool_flange"], 1)
+    ]
+    gripper = transform(T0_NS + 3, "tool_flange", "gripper_base_link", (0, 0, 0))  # also static
+    recorded = [*camera, ("/tf", T0_NS + 3, tf_message([gripper]))]
+    bag = states_bag(
+        tmp_path / "in", every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    _, document = doctor(capsys, bag)
+    live = Observation(1.0, T0_NS, transforms=[
+        HeardTransform("base_link", "camera", False, T0_NS),
+        HeardTransform("tool_flange", "camera", False, T0_NS),
+        HeardTransform("tool_flange", "gripper_base_link", False, T0_NS),
+        HeardTransform("tool_flange", "gripper_base_link", True, T0_NS),
+    ])  # fmt: skip
+    for kind, check, frame in (
+        ("two_parents", parent_findings, "camera"),
+        ("two_publishers", publisher_findings, "gripper_base_link"),
+    ):
+        (expected,) = check(live)
+        found = finding(document, kind)
+        assert frame in found["summary"] and found["cause"] == expected.cause, found
+        repair = f"; in this recording, `{document['heard']['repair']}` writes the robot's frames"
+        assert found["fix"].startswith(expected.fix + repair), found["fix"]
