@@ -4,24 +4,30 @@ doctor's tests, live and over a recording."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth
 from joint_tf_publisher.node_core.static_union import PublisherId, StaticTransform, StaticUnion
 
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
 
-def union_report(now_ns: int, conflict: bool = True, frame: str = "camera") -> HealthReport:
-    """The health report of a node whose union holds ``frame`` from /calibration, which
+def union_report(
+    now_ns: int, conflict: bool = True, frames: Sequence[str] = ("camera",)
+) -> HealthReport:
+    """The health report of a node whose union holds ``frames`` from /calibration, which
     /sensors gives under another parent (with ``conflict``; else the same value) beside a
     NaN frame."""
     union = StaticUnion(steady_ns=lambda: now_ns)
     union.receive(
-        PublisherId(b"c", "/calibration"), [StaticTransform("base_link", frame, 0, IDENTITY)]
+        PublisherId(b"c", "/calibration"),
+        [StaticTransform("base_link", frame, 0, IDENTITY) for frame in frames],
     )
+    parent = "world" if conflict else "base_link"
     union.receive(
         PublisherId(b"s", "/sensors"),
         [
-            StaticTransform("world" if conflict else "base_link", frame, 0, IDENTITY),
+            *(StaticTransform(parent, frame, 0, IDENTITY) for frame in frames),
             StaticTransform("base_link", "bad", 0, (float("nan"), *IDENTITY[1:])),
         ],
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -14,12 +15,14 @@ from typing import Any
 import pytest
 from bag_maker import (
     JOINT_STATE,
+    MULTI_DOF_JOINT_STATE,
     STORE,
     STRING,
     T0_NS,
     TF_MESSAGE,
     Topic,
     joint_state,
+    multi_dof_joint_state,
     recording,
     stamp,
     string,
@@ -35,7 +38,7 @@ from joint_tf_publisher.cli.bag.qos import tf_static_qos
 from joint_tf_publisher.cli.bag.topics import robot_topics
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
 from joint_tf_publisher.cli.doctor.analysis import diagnose
-from joint_tf_publisher.cli.doctor.observation import Kind, Observation, Severity
+from joint_tf_publisher.cli.doctor.observation import HeardTransform, Kind, Observation, Severity
 from joint_tf_publisher.cli.doctor.recording import (
     BagContext,
     BagScan,
@@ -45,8 +48,9 @@ from joint_tf_publisher.cli.doctor.recording import (
     static_findings,
 )
 from joint_tf_publisher.cli.doctor.report import json_report
+from joint_tf_publisher.cli.doctor.tree import parent_findings, publisher_findings
 from joint_tf_publisher.cli.main import main
-from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Level
+from joint_tf_publisher.health.model import GraphFacts, HealthReport, JointStateHealth, Key, Level
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
 ARM_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
@@ -94,15 +98,22 @@ def states_bag(
     messages.append(("/robot_description", times_ns[0], string(ARM.read_text())))
     if statics:
         topics.append(Topic("/tf_static", TF_MESSAGE, [tf_static_qos()]))
-        fixed = [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
-        message = tf_message(
-            transform(times_ns[0], j.parent, j.child, (0.0, 0.0, 0.1)) for j in fixed
-        )
-        messages.append(("/tf_static", times_ns[0], message))
+        messages.append(("/tf_static", times_ns[0], arm_statics(times_ns[0])))
     topics += extra_topics or []
     messages += extra or []
     messages.sort(key=lambda item: item[1])
     return write_bag(path, "sqlite3", topics, messages)
+
+
+def arm_fixed_joints() -> list[Any]:
+    return [j for j in Robot.load(ARM).joints.values() if j.joint_type == "fixed"]
+
+
+def arm_statics(stamp_ns: int) -> bytes:
+    """A /tf_static message of the arm's fixed joints (not at their description's origins)."""
+    return tf_message(
+        transform(stamp_ns, j.parent, j.child, (0.0, 0.0, 0.1)) for j in arm_fixed_joints()
+    )
 
 
 def every(count: int, step_ns: int = 10**7) -> list[int]:
@@ -492,7 +503,7 @@ def test_every_conflict_of_every_recorded_static_union_is_reported(
         (
             "/diagnostics",
             times[15],
-            diagnostics(union_report(times[15], frame="lidar"), times[15], left),
+            diagnostics(union_report(times[15], frames=("lidar",)), times[15], left),
         ),
     ]
     bag = diagnostics_bag(tmp_path / "in", times, reports)
@@ -605,3 +616,354 @@ def test_every_problem_of_one_recording_is_reported_errors_first(
         "static_union_conflict",
         "static_union_refused",
     ]
+
+
+# -- make mutate's survivors in scan_bag and _union_statuses (#44 rule) --------------------
+
+
+def test_the_report_names_the_recordings_storage_and_counts_every_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: ``heard`` (and the text report's first line) names the bag's storage
+    and counts its messages, every one of every topic."""
+    for storage in ("sqlite3", "mcap"):
+        bag, states = recording(tmp_path / storage, ARM, storage, count=7)
+        written = len(states) + 1  # the joint states and the description
+        _, document = doctor(capsys, bag)
+        assert (document["heard"]["storage"], document["heard"]["messages"]) == (storage, written)
+        assert main(["doctor", "--bag", str(bag)]) == 1  # no /tf_static
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith(f"read {bag} ({storage}, "), first
+        assert f", {written} messages): " in first, first
+
+
+def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bag merged from two recordings has a /tf_static connection of each: ``ros2 bag
+    play`` offers the topic transient local only when every recorded profile is, so one
+    recorded volatile is tf_static_not_latched, naming both durabilities."""
+    from rosbags.interfaces import QosDurability
+
+    volatile = tf_static_qos()._replace(durability=QosDurability.VOLATILE)
+    fixed = tf_message([transform(T0_NS, "tool_flange", "gripper_base", (0.0, 0.0, 0.1))])
+    bag = states_bag(
+        tmp_path / "in", every(10), statics=False,
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [volatile], key="first"),
+                      Topic("/tf_static", TF_MESSAGE, [tf_static_qos()], key="second")],
+        extra=[("first", T0_NS, fixed), ("second", T0_NS + 1, fixed)],
+    )  # fmt: skip
+    code, document = doctor(capsys, bag)
+    assert code == 1 and "tf_static_not_latched" in kinds(document)
+    found = finding(document, "tf_static_not_latched")
+    assert found["details"] == {"durability": ["transient_local", "volatile"]}
+
+
+def test_a_recorded_union_status_without_a_conflicts_value_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """robustness.md: a recorded /diagnostics status is anyone's: one that reports a static
+    union (its frames) and its refusals but no ``static union conflicts`` value is read as
+    a union without conflicts, its refusals reported (no traceback)."""
+    times = every(10)
+    report = union_report(times[5])
+    values = tuple((key, value) for key, value in report.values if key != Key.UNION_CONFLICTS)
+    assert len(values) == len(report.values) - 1
+    status = diagnostics(replace(report, values=values), times[5])
+    bag = diagnostics_bag(tmp_path / "in", times, [("/diagnostics", times[5], status)])
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["static_union_refused"]
+
+
+def test_a_conflict_reported_in_several_reports_is_one_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: every conflict a node's union reported during the recording, each
+    once: camera and lidar in one report, then lidar alone (camera's ended), are a finding
+    each."""
+    times = every(20)
+    reports = [
+        ("/diagnostics", t, diagnostics(union_report(t, frames=frames), t))
+        for t, frames in ((times[5], ("camera", "lidar")), (times[15], ("lidar",)))
+    ]
+    code, document = doctor(capsys, diagnostics_bag(tmp_path / "in", times, reports))
+    assert code == 1
+    conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
+    assert sorted(f["details"]["frame"] for f in conflicts) == ["camera", "lidar"]
+
+
+def test_the_last_conflict_a_report_names_before_its_count_of_more_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: every conflict a union reported during the recording. A report of 12
+    conflicts names the oldest 10 and counts the 2 others (node.md: ``... and 2 more``); a
+    later report names f11 alone: the 10 and f11 are findings. The 10th, written before the
+    count, was lost once a later report named another (#44 rule, found reading a survivor
+    of ``_union_statuses``)."""
+    times = every(20)
+    frames = [f"f{k:02d}" for k in range(12)]
+    reports = [
+        ("/diagnostics", t, diagnostics(union_report(t, frames=named), t))
+        for t, named in ((times[5], frames), (times[15], frames[11:]))
+    ]
+    code, document = doctor(capsys, diagnostics_bag(tmp_path / "in", times, reports))
+    assert code == 1
+    conflicts = [f for f in document["findings"] if f["kind"] == "static_union_conflict"]
+    assert sorted(f["details"]["frame"] for f in conflicts) == frames[:10] + frames[11:]
+
+
+def test_heard_and_the_first_line_say_what_the_recording_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: ``heard`` is the bag, its storage, duration, messages, topics, frames
+    (each child once: on /tf, on /tf_static), /tf_static messages, joint states, the robot
+    and the suggested repair; the text report's first line says them (its example)."""
+    times = every(11, S // 10)  # 1.0 s of joint states
+    fixed = arm_fixed_joints()
+    moving = [(times[k], child) for k, child in enumerate(["marker", "marker", "camera", "lidar"])]
+    recorded = [
+        ("/tf", t, tf_message([transform(t, "base_link", child, (0.0, 0.0, 0.0))]))
+        for t, child in moving
+    ]
+    recorded.append(("/tf_static", times[5], arm_statics(times[5])))
+    bag = states_bag(
+        tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    code, document = doctor(capsys, bag)
+    written = len(times) + 1 + len(moving) + 2  # states, description, /tf, both /tf_static
+    source = "the recording's /robot_description"
+    assert document["heard"] == {
+        "bag": str(bag),
+        "storage": "sqlite3",
+        "duration_s": 1.0,
+        "messages": written,
+        "topics": ["/joint_states", "/robot_description", "/tf", "/tf_static"],
+        "tf_frames": 3,  # marker, camera, lidar
+        "tf_static_frames": len(fixed),
+        "tf_static_messages": 2,
+        "joint_states": len(times),
+        "robot": "demo_arm",
+        "description_source": source,
+        "repair": f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}",
+    }
+    assert main(["doctor", "--bag", str(bag)]) == code
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"read {bag} (sqlite3, 1.0 s, {written} messages): robot 'demo_arm' from {source}; "
+        f"3 frames on /tf, {len(fixed)} on /tf_static (2 message(s)), {len(times)} joint states"
+    )
+
+
+def test_the_suggested_repair_republishes_statics_for_a_recording_over_10_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the doctor suggests ``--static-republish-period 1`` for a recording
+    longer than 10 s (its statics recorded every second: no stretch without them), not for
+    one of 10 s."""
+    for seconds, period in ((10, False), (12, True)):
+        times = every(10 * seconds + 1, S // 10)
+        statics = [("/tf_static", t, arm_statics(t)) for t in times[10::10]]
+        code, document = doctor(capsys, states_bag(tmp_path / f"{seconds}s", times, extra=statics))
+        assert (code, document["heard"]["duration_s"]) == (0, seconds)
+        assert document["heard"]["repair"].endswith(" --static-republish-period 1") is period
+
+
+def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the repair of a recording without /robot_description needs
+    --description (else it refuses): the doctor's suggested command carries it."""
+    bag = write_bag(
+        tmp_path / "in", "sqlite3", [Topic("/joint_states", JOINT_STATE)],
+        [("/joint_states", t, joint_state(t, ARM_JOINTS, [0.0] * 7)) for t in every(5)],
+    )  # fmt: skip
+    code, document = doctor(capsys, bag)
+    assert code == 1 and "no_description" in kinds(document)
+    words = shlex.split(document["heard"]["repair"])
+    assert words[:-1] == [
+        *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
+        "--description",
+    ]
+
+
+def source_list_bag(path: Path, recorded: list[tuple[str, bytes]]) -> Path:
+    """The arm's description and statics, and ``recorded`` (topic, JointState bytes) every
+    10 ms on /joint_states and /arm_states."""
+    topics = [
+        Topic("/joint_states", JOINT_STATE),
+        Topic("/arm_states", JOINT_STATE),
+        Topic("/robot_description", STRING, [tf_static_qos()]),
+        Topic("/tf_static", TF_MESSAGE, [tf_static_qos()]),
+    ]
+    messages = [("/robot_description", T0_NS, string(ARM.read_text()))]
+    messages.append(("/tf_static", T0_NS, arm_statics(T0_NS)))
+    messages += [(topic, T0_NS + 1 + k * 10**7, data) for k, (topic, data) in enumerate(recorded)]
+    return write_bag(path, "sqlite3", topics, messages)
+
+
+def test_joint_states_on_a_source_list_topic_alone_are_the_recordings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the node reads its --params' source_list topics beside /joint_states:
+    a recording whose joint states are all on /arm_states is healthy with ``source_list:
+    [arm_states]`` (its repair rebuilds it), and has no_joint_states without; where none of
+    either topic decodes, the finding names both and counts every one that does not. Was
+    no_joint_states with source_list too, its fix asking for the source_list given."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    source_list: [arm_states]\n")
+    states = [("/arm_states", joint_state(t, ARM_JOINTS, [0.1] * 7)) for t in every(10)]
+    bag = source_list_bag(tmp_path / "in", states)
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert (code, document["findings"]) == (0, [])
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["no_joint_states"]
+    junk = b"\x00\x01\x00\x00junk"
+    bag = source_list_bag(
+        tmp_path / "junk", [("/joint_states", junk), ("/joint_states", junk), ("/arm_states", junk)]
+    )
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert code == 1 and kinds(document) == ["no_joint_states"]
+    summary = finding(document, "no_joint_states")["summary"]
+    assert (
+        summary == "the recording has no /joint_states or /arm_states that decode (3 that do not)"
+    )
+
+
+def test_a_planar_base_given_by_multi_dof_joint_states_is_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: a joint given by /multi_dof_joint_states is no joint never recorded (a
+    mobile base's planar joint, its wheels on /joint_states); a MultiDOFJointState that does
+    not decode is skipped; without one that does, the base is named."""
+    planar = REPO_ROOT / "test" / "urdf" / "mobile_base_planar.urdf"
+    topics = [Topic("/multi_dof_joint_states", MULTI_DOF_JOINT_STATE)]
+    pose = [1.5, -0.5, 0.0, 0.0, 0.0, 0.0, 1.0]
+    base = multi_dof_joint_state(T0_NS + 5 * 10**6, ["base_planar_joint"], [pose])
+    for name, given in (("given", [b"junk", base]), ("junk", [b"junk"])):
+        extra = [("/multi_dof_joint_states", T0_NS + 1 + k, data) for k, data in enumerate(given)]
+        bag, _ = recording(tmp_path / name, planar, count=10, extra_topics=topics, extra=extra)
+        _, document = doctor(capsys, bag)
+        never = [
+            f["details"]["joints"]
+            for f in document["findings"]
+            if f["kind"] == "joints_not_recorded"
+        ]
+        assert never == ([] if name == "given" else [["base_planar_joint"]]), never
+
+
+def test_a_message_that_does_not_decode_is_skipped_and_the_rest_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """robustness.md: a recorded message that does not decode is skipped: a broken /tf,
+    /tf_static and /robot_description message early in the recording, and every message
+    after them is read (counted, the joint states judged)."""
+    times = every(10)
+    junk = [(topic, times[1], b"\x00\x01\x00\x00junk") for topic in ("/tf", "/tf_static")]
+    junk.append(("/robot_description", times[1], b"\x00\x01"))
+    bag = states_bag(tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=junk)
+    code, document = doctor(capsys, bag)
+    assert (code, document["findings"]) == (0, [])
+    heard = document["heard"]
+    assert (heard["messages"], heard["joint_states"]) == (len(times) + 2 + len(junk), len(times))
+
+
+def test_tf_stamps_in_another_clock_domain_are_said_with_their_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: clock_domain for /tf header stamps more than an hour from their log
+    times, naming /tf and the stamp to the nanosecond (the statics' stamps are not judged:
+    a latched static keeps the stamp it was sent with: one sent 3 h before is recorded)."""
+    times = every(10)
+    ahead = times[2] + 2 * 3600 * S + 500_000_001
+    recorded = [
+        ("/tf", times[2], tf_message([transform(ahead, "world", "base_link", (0, 0, 0))])),
+        ("/tf_static", times[3], arm_statics(times[3] - 3 * 3600 * S)),
+    ]
+    bag = states_bag(
+        tmp_path / "in", times, extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["clock_domain"]
+    details = finding(document, "clock_domain")["details"]
+    assert details == {"topic": "/tf", "stamp_ns": ahead, "log_time_ns": times[2]}
+
+
+def test_description_from_topic_in_the_parameters_file_judges_by_the_recordings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: with ``description_from_topic: true`` in --params the description is
+    the recording's /robot_description, as without one: its joints never recorded named."""
+    params = tmp_path / "params.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    description_from_topic: true\n")
+    bag = states_bag(tmp_path / "in", every(10), names=ARM_JOINTS[:5])
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert code == 1 and kinds(document) == ["joints_not_recorded"]
+    heard = document["heard"]
+    assert (heard["robot"], heard["description_source"]) == (
+        "demo_arm",
+        "the recording's /robot_description",
+    )
+
+
+def test_a_description_file_of_the_parameters_file_that_does_not_load_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: a description that does not load is one line naming its file, exit 1
+    (the --params file's description_file, as the repair says it), never judged without."""
+    broken = tmp_path / "broken.urdf"
+    broken.write_text(ARM.read_text().replace('<child link="shoulder_link"/>', "<child/>", 1))
+    params = tmp_path / "params.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    description_file: {broken}\n")
+    bag = states_bag(tmp_path / "in", every(10))
+    assert main(["doctor", "--bag", str(bag), "--params", str(params)]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.count("\n") == 1, printed
+    assert f"the description ({broken}) does not load: " in printed.err, printed.err
+
+
+def test_the_suggested_repair_takes_the_description_from_the_parameters_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the suggested repair is the exact command: with the description in
+    --params (robot_description there), it carries the file and no --description, and runs."""
+    inline = "".join(f"      {line}\n" for line in ARM.read_text().splitlines())
+    params = tmp_path / "params.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    robot_description: |\n{inline}")
+    bag = states_bag(tmp_path / "in", every(10))
+    code, document = doctor(capsys, bag, "--params", str(params))
+    assert (code, document["heard"]["description_source"]) == (0, "robot_description parameter")
+    words = shlex.split(document["heard"]["repair"])
+    assert words[-2:] == ["--params", str(params)] and "--description" not in words, words
+    assert main(words[1:]) == 0, capsys.readouterr().err
+
+
+def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: two_parents and two_publishers over a recording are the live checks
+    themselves (the same wording): the summary naming the frame, the live cause, the live
+    fix, then the repair that writes the robot's frames."""
+    camera = [
+        ("/tf", T0_NS + k, tf_message([transform(T0_NS + k, parent, "camera", (0, 0, 0))]))
+        for k, parent in enumerate(["base_link", "tool_flange"], 1)
+    ]
+    gripper = transform(T0_NS + 3, "tool_flange", "gripper_base_link", (0, 0, 0))  # also static
+    recorded = [*camera, ("/tf", T0_NS + 3, tf_message([gripper]))]
+    bag = states_bag(
+        tmp_path / "in", every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
+    )
+    _, document = doctor(capsys, bag)
+    live = Observation(1.0, T0_NS, transforms=[
+        HeardTransform("base_link", "camera", False, T0_NS),
+        HeardTransform("tool_flange", "camera", False, T0_NS),
+        HeardTransform("tool_flange", "gripper_base_link", False, T0_NS),
+        HeardTransform("tool_flange", "gripper_base_link", True, T0_NS),
+    ])  # fmt: skip
+    for kind, check, frame in (
+        ("two_parents", parent_findings, "camera"),
+        ("two_publishers", publisher_findings, "gripper_base_link"),
+    ):
+        (expected,) = check(live)
+        found = finding(document, kind)
+        assert frame in found["summary"] and found["cause"] == expected.cause, found
+        repair = f"; in this recording, `{document['heard']['repair']}` writes the robot's frames"
+        assert found["fix"].startswith(expected.fix + repair), found["fix"]

@@ -101,6 +101,10 @@ class BagScan:
     #: The joint names of the recorded MultiDOFJointStates (``Kinematics.multi_dof_plan``).
     multi_dof_names: set[str] = field(default_factory=set)
     joint_states: int = 0
+    #: The ``source_list`` topics read (``--params``), and their JointStates that decode.
+    source_topics: tuple[str, ...] = ()
+    source_states: int = 0
+    #: The JointStates that do not decode, of ``joint_states`` and the ``source_list`` topics.
     undecodable: int = 0
     gaps: int = 0
     longest_gap_ns: int = 0
@@ -115,7 +119,7 @@ class BagScan:
     foreign_stamp: tuple[int, int, str] | None = None
     descriptions: list[str] = field(default_factory=list)
     #: The recorded health reports of nodes with the static union on: the newest status of
-    #: each name, its conflicts those of every report (one that ended is still said).
+    #: each name, its conflicts those every report named (one that ended is still said).
     union_statuses: dict[str, DiagnosticRecord] = field(default_factory=dict)
     union_conflicts: dict[str, dict[str, None]] = field(default_factory=dict)
 
@@ -134,7 +138,7 @@ def scan_bag(
     names = robot_topics(namespace, {c.topic for c in bag.connections})
     listed = {names.resolved(topic) for topic in source_list} - {names.joint_states}
     listed_readers = {topic: JointStateReader() for topic in listed}
-    scan = BagScan(bag.path, bag.storage, names, gap_s)
+    scan = BagScan(bag.path, bag.storage, names, gap_s, source_topics=tuple(sorted(listed)))
     for connection in bag.connections:
         scan.topics[connection.topic] = connection.msgtype
         if connection.topic == names.tf_static:
@@ -153,6 +157,7 @@ def scan_bag(
             if state is None:
                 scan.undecodable += 1
             else:
+                scan.source_states += 1
                 scan.joint_names.update(state.names)
         elif topic == names.multi_dof_joint_states:
             multi_dof = read_multi_dof_joint_state(bytes(data))
@@ -228,9 +233,8 @@ def _union_statuses(scan: BagScan, data: bytes) -> None:
         if not by_key.get(Key.UNION_FRAMES):
             continue
         conflicts = scan.union_conflicts.setdefault(name, {})
-        for entry in by_key.get(Key.UNION_CONFLICTS, "").split("; "):
-            if entry:
-                conflicts[entry] = None
+        for entry in wording.union_conflict_entries(by_key.get(Key.UNION_CONFLICTS, "")):
+            conflicts[wording.union_conflict_entry(*entry)] = None
         scan.union_statuses[name] = DiagnosticRecord(name, level, message, hardware_id, values)
 
 
@@ -395,14 +399,16 @@ def static_findings(scan: BagScan, context: BagContext) -> list[Finding]:
 
 
 def joint_state_findings(scan: BagScan, context: BagContext) -> list[Finding]:
-    """No joint states; joints of the description never in them; gaps; stamps going back."""
+    """No joint states (on ``joint_states`` nor the ``source_list`` topics); joints of the
+    description never in them; gaps; stamps going back."""
     findings = []
-    if not scan.joint_states:
+    if not scan.joint_states and not scan.source_states:
+        topics = " or ".join((scan.names.joint_states, *scan.source_topics))
         return [
             Finding(
                 Severity.ERROR if context.robot is not None else Severity.WARNING,
                 Kind.NO_JOINT_STATES,
-                f"the recording has no {scan.names.joint_states} that decode"
+                f"the recording has no {topics} that decode"
                 + (f" ({scan.undecodable} that do not)" if scan.undecodable else ""),
                 "the joint states were not among the topics recorded, or come under another "
                 "name (a source_list topic)",
