@@ -967,3 +967,43 @@ def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
         assert frame in found["summary"] and found["cause"] == expected.cause, found
         repair = f"; in this recording, `{document['heard']['repair']}` writes the robot's frames"
         assert found["fix"].startswith(expected.fix + repair), found["fix"]
+
+
+def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recorded /robot_description that does not load under the node's settings is named
+    with why, never read as "not recorded": the first one refused is an error (bag repair
+    refuses the recording; the suggested repair gives a description), a later one a warning
+    (the node and the repair keep the one before, and the checks use it); with every joint
+    state recorded and the arm's description loaded first, nothing else is found."""
+    broken = "<robot name='arm'><link/></robot>"
+    later = [("/robot_description", T0_NS + 1, string(broken))]
+    bag = states_bag(tmp_path / "later", every(10), extra=later)
+    code, document = doctor(capsys, bag)
+    assert code == 1 and kinds(document) == ["description_refused"]
+    found = finding(document, "description_refused")
+    assert found["severity"] == "warning" and "description 2 of 2:" in found["summary"]
+    assert [entry["place"] for entry in found["details"]["refused"]] == [1 + 1]
+    assert main(["bag", "repair", str(bag), "-o", str(tmp_path / "later_out")]) == 0
+    capsys.readouterr()
+
+    only = tmp_path / "only"
+    write_bag(
+        only,
+        "sqlite3",
+        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
+        [
+            ("/robot_description", T0_NS, string(broken)),
+            ("/joint_states", T0_NS, joint_state(T0_NS, ARM_JOINTS, [0.1] * len(ARM_JOINTS))),
+        ],
+    )
+    code, document = doctor(capsys, only)
+    found = finding(document, "description_refused")
+    assert code == 1 and found["severity"] == "error"
+    assert "description 1 of 1:" in found["summary"] and "no_description" not in kinds(document)
+    (reason,) = [entry["reason"] for entry in found["details"]["refused"]]
+    assert reason and reason in found["summary"]
+    assert "--description robot.urdf" in document["heard"]["repair"]
+    assert main(["bag", "repair", str(only), "-o", str(tmp_path / "only_out")]) != 0
+    assert reason in capsys.readouterr().err

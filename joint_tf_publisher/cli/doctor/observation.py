@@ -64,6 +64,7 @@ class Kind(enum.Enum):
     JOINT_STATE_GAPS = "joint_state_gaps"
     STAMPS_JUMP_BACK = "stamps_jump_back"
     DESCRIPTION_DIFFERS = "description_differs"
+    DESCRIPTION_REFUSED = "description_refused"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from ...health.model import Key
 from ...model.elements import RobotModel
 from ...node_core.cdr import JointStateReader, read_multi_dof_joint_state
 from ...node_core.description_source import DescriptionSource
-from ...node_core.parameter_changes import load_description, prepared_model
+from ...node_core.parameter_changes import TOPIC_SOURCE, load_description, prepared_model
 from ...node_core.parameters import ParameterRejected, Settings
 from ...robot import Robot
 from ...stamps import NS_PER_S
@@ -272,6 +272,9 @@ class BagContext:
     params: Path | None = None
     #: The node's ``exclude_joints`` (``--params``): counted as received, as the node does.
     exclude_joints: tuple[str, ...] = ()
+    #: The recording's descriptions that do not load under the node's settings, each as
+    #: (its place among those recorded, 1 for the first; why): ``_recorded_robot``.
+    refused: tuple[tuple[int, str], ...] = ()
 
 
 def repair_command(
@@ -306,6 +309,7 @@ def diagnose_bag(scan: BagScan, context: BagContext) -> list[Finding]:
     findings += static_findings(scan, context)
     findings += joint_state_findings(scan, context)
     findings += clock_finding(scan)
+    findings += refused_findings(scan, context)
     findings += description_findings(scan, context)
     findings += union_status_findings(scan)
     observation = observation_of(scan, context)
@@ -517,6 +521,8 @@ def clock_finding(scan: BagScan) -> list[Finding]:
 
 def description_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     """No description at all; the bag's description differs from the one given."""
+    if context.robot is None and context.refused:
+        return []  # recorded, and none loads: ``refused_findings`` says so
     if context.robot is None:
         return [
             Finding(
@@ -558,6 +564,50 @@ def _loaded(text: str, source: str, settings: Settings) -> Robot | None:
         return prepared_model(load_description, text, source, settings)[0].robot
     except (ModelError, ParameterRejected):
         return None
+
+
+def _recorded_robot(
+    texts: list[str], source: str, settings: Settings
+) -> tuple[Robot | None, tuple[tuple[int, str], ...]]:
+    """The model the node (and ``bag repair``) runs after the recording's descriptions
+    ``texts``, in their order: the newest that loads under ``settings`` (one that does not
+    leaves the model before it); and those that do not, each as (its place, 1 for the
+    first; why, in the words the node and the repair use: ``source`` names the text)."""
+    robot: Robot | None = None
+    refused: list[tuple[int, str]] = []
+    for place, text in enumerate(texts, 1):
+        try:
+            robot = prepared_model(load_description, text, source, settings)[0].robot
+        except (ModelError, ParameterRejected) as exc:
+            refused.append((place, str(exc)))
+    return robot, tuple(refused)
+
+
+def refused_findings(scan: BagScan, context: BagContext) -> list[Finding]:
+    """The recording's descriptions that do not load under the node's settings: an error
+    where the first is one (``bag repair`` refuses the recording, the node has no model
+    until one loads), else a warning (the node kept the one before: so does the repair)."""
+    if not context.refused:
+        return []
+    topic = scan.names.robot_description
+    count = len(scan.descriptions)
+    first_refused = context.refused[0][0] == 1
+    reasons = [f"description {place} of {count}: {why}" for place, why in context.refused]
+    return [
+        Finding(
+            Severity.ERROR if first_refused else Severity.WARNING,
+            Kind.DESCRIPTION_REFUSED,
+            f"{len(context.refused)} of the {count} description(s) recorded on {topic} do "
+            "not load: " + short_list(reasons),
+            "bag repair refuses the recording: its first description does not load"
+            if first_refused
+            else "the node kept the description before it (so does bag repair): its frames "
+            "follow that one",
+            "give a description that loads: doctor --bag IN --description robot.urdf, then "
+            "bag repair IN -o OUT --description robot.urdf",
+            {"refused": [{"place": place, "reason": why} for place, why in context.refused]},
+        )
+    ]
 
 
 def _joint_facts(robot: RobotModel) -> dict[str, tuple[Any, ...]]:
@@ -662,15 +712,17 @@ def run_bag_doctor(
         bag.close()
     robot: Robot | None = given
     source = given_source
+    refused: tuple[tuple[int, str], ...] = ()
     if robot is None and scan.descriptions and choice in (None, DescriptionSource.TOPIC):
-        robot = _loaded(scan.descriptions[-1], scan.names.robot_description, settings)
+        robot, refused = _recorded_robot(scan.descriptions, TOPIC_SOURCE, settings)
         source = f"the recording's {scan.names.robot_description}"
     long_bag = scan.static_stretch_ns / NS_PER_S > STATIC_STRETCH_S or (
         scan.duration_s > STATIC_STRETCH_S
     )
     description = given_source if given is not None and loaded is None else None
-    if description is None and loaded is None and not scan.descriptions:
-        description = "robot.urdf"
+    first_refused = bool(refused) and refused[0][0] == 1
+    if description is None and loaded is None and (not scan.descriptions or first_refused):
+        description = "robot.urdf"  # none recorded, or the first refused: bag repair needs one
     context = BagContext(
         robot,
         source if robot is not None else "",
@@ -679,6 +731,7 @@ def run_bag_doctor(
         given,
         params,
         settings.exclude_joints,
+        refused,
     )
     findings = diagnose_bag(scan, context)
     report = bag_report(scan, context, findings, as_json)
