@@ -339,7 +339,7 @@ def fresh_run(target: Target, mutant: str, timeout_s: float | None = None) -> tu
     TIMEOUT_S) and the run's duration, s."""
     mutants_dir = WORK_DIR / "mutants"
     path = os.pathsep.join(filter(None, [str(mutants_dir), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "PYTHONPATH": path}
+    env = {**with_test_timeout(), "MUTANT_UNDER_TEST": mutant, "PYTHONPATH": path}
     command = [sys.executable, "-m", "pytest", "--rootdir=.", "-x", "-q", "-p", "no:cacheprovider"]
     command += [str(test) for test in target.tests]
     start = time.monotonic()

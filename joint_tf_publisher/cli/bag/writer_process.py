@@ -260,4 +260,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # ``start_writer`` runs this file as ``__main__``: the module itself (imported by its name,
+    # as the parent's copy is) does the work, so that the process holds one copy of it, whose
+    # functions are named as imported (make mutate's mutants switch on by that name).
+    from joint_tf_publisher.cli.bag import writer_process
+
+    writer_process.main()
