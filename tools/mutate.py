@@ -459,12 +459,11 @@ def run_fresh_mutants(
         print(f"\nmutate: {target.module}: {len(mutants)} mutant(s) of {what}, each in a fresh")
         print("pytest process that has it on from its start, child processes included")
         timeout_s = fresh_timeout_s(target)
-        exit_codes = {}
         for name in mutants:
-            exit_codes[name] = fresh_run(target, name, timeout_s)[0]
-            status = status_by_exit_code[exit_codes[name]]
+            exit_code = fresh_run(target, name, timeout_s)[0]
+            save_results(target, {name: exit_code})  # kept if the run is stopped meanwhile
+            status = status_by_exit_code[exit_code]
             print(f"  {name}: {status} (in mutmut's run: {forked[name]})", flush=True)
-        save_results(target, exit_codes)
 
 
 def mutant_diff(target: Target, mutant: str) -> str:
