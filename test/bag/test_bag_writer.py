@@ -272,3 +272,17 @@ def test_ctrl_c_reaching_the_writing_process_is_left_to_the_parent(tmp_path: Pat
     with Reader(tmp_path / "out") as reader:
         assert [bytes(data) for _, _, data in reader.messages()] == [b"x"]
     assert out.process.returncode == 0
+
+
+def test_a_call_to_a_writing_process_that_died_is_a_bag_error_naming_the_output(
+    tmp_path: Path,
+) -> None:
+    """A call to a writing process that died (its pipe broken) is a BagError naming the
+    output and the broken pipe, never a bare one; nothing is left."""
+    out = BagOutput(tmp_path / "dead", "sqlite3", force=False)
+    out.process.kill()
+    out.process.wait()
+    with pytest.raises(BagError, match=r"dead: cannot write the bag: \[Errno 32\] Broken pipe"):
+        out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    out.abort()
+    assert list(tmp_path.iterdir()) == []
