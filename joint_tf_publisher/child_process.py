@@ -34,9 +34,11 @@ from pathlib import Path
 
 #: The folder this package is imported from (last on a child's path: found as here).
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
-#: This package's name and folder: a child runs the parent's copy of it.
-PACKAGE = Path(__file__).resolve().parent.name
-_PACKAGE_FOLDER = str(Path(__file__).resolve().parent)
+#: This package's name and the folder its modules are imported from as this process found
+#: it (not resolved: a symlinked folder of another name, as colcon's ``--symlink-install``
+#: makes, or a zip file's inside): a child runs the parent's copy of the package.
+PACKAGE = __name__.partition(".")[0]
+_PACKAGE_LOCATION = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: The child's first code: its path set (``{path}``), then ``{module}`` run as ``-m`` runs it.
 _BOOTSTRAP = (
@@ -44,12 +46,15 @@ _BOOTSTRAP = (
     "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
 )
 #: Before a module of this package is run: the package imported from the parent's copy
-#: (``_PACKAGE_FOLDER``), whatever other copy comes first on the path (a colcon install
+#: (found in ``_PACKAGE_LOCATION`` by the import system's own finders: a folder, a symlink
+#: to one, a zip file), whatever other copy comes first on the path (a colcon install
 #: beside a checkout, a pip install beside a workspace), so that parent and child speak the
-#: same protocol; its modules then come from that copy (the package's ``__path__``).
+#: same protocol; its modules then come from that copy (the package's ``__path__``). A copy
+#: moved or deleted since the parent started is said in one line naming where it was.
 _PIN = (
-    "import importlib.util as u; s = u.spec_from_file_location({package!r}, {init!r}, "
-    "submodule_search_locations=[{folder!r}]); m = sys.modules[s.name] = u.module_from_spec(s); "
+    "import importlib.machinery as f, importlib.util as u; "
+    "s = f.PathFinder.find_spec({package!r}, [{location!r}]); "
+    "s or sys.exit({gone!r}); m = sys.modules[s.name] = u.module_from_spec(s); "
     "s.loader.exec_module(m); "
 )
 
@@ -112,8 +117,11 @@ def python_command(
     flags = ["-I", "-u"] if unbuffered else ["-I"]
     pin = ""
     if module == PACKAGE or module.startswith(f"{PACKAGE}."):
-        init = os.path.join(_PACKAGE_FOLDER, "__init__.py")
-        pin = _PIN.format(package=PACKAGE, init=init, folder=_PACKAGE_FOLDER)
+        gone = (
+            f"{PACKAGE}: no package {PACKAGE} in {_PACKAGE_LOCATION} (moved or deleted since "
+            "the process that starts this one imported it from there)"
+        )
+        pin = _PIN.format(package=PACKAGE, location=_PACKAGE_LOCATION, gone=gone)
     code = _BOOTSTRAP.format(path=folders, pin=pin, module=module)
     return [sys.executable, *flags, "-c", code, *args]
 

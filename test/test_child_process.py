@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile  # noqa: F401
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,80 @@ def test_a_child_runs_the_parents_copy_of_the_package_where_another_comes_first(
     missing = run("joint_tf_publisher.only_there")
     assert missing.returncode == 1 and "the other copy ran" not in missing.stdout
     assert "No module named joint_tf_publisher.only_there" in missing.stderr
+
+
+#: A parent importing the copy of the package in ``argv[1]`` (first on its path), ``argv[2]``
+#: deleted after (or ``-``), then running its child ``joint_tf_publisher.whoami`` with a hostile
+#: copy of the package (``argv[3]``) first on the child's path.
+_PARENT = """
+import shutil, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from joint_tf_publisher.child_process import python_command
+if sys.argv[2] != "-":
+    shutil.rmtree(sys.argv[2])
+command = python_command("joint_tf_publisher.whoami", path=[sys.argv[3], *sys.path])
+child = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+print(child.returncode, child.stdout.strip(), child.stderr.strip(), sep="|")
+"""
+
+
+def _copy_of_the_package(folder: Path) -> Path:
+    """A copy of the package in ``folder`` whose ``whoami`` says where its package is from."""
+    shutil.copytree(
+        Path(child_process.__file__).parent, folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (folder / "whoami.py").write_text("import joint_tf_publisher as p\nprint(p.__file__)\n")
+    return folder
+
+
+def _parent_runs_whoami(root: str, tmp_path: Path, delete: str = "-") -> list[str]:
+    other = tmp_path / "other" / "joint_tf_publisher"
+    other.mkdir(parents=True, exist_ok=True)
+    (other / "__init__.py").write_text("raise SystemExit('the other copy ran')\n")
+    (other / "whoami.py").write_text("print('the other copy ran')\n")
+    command = [sys.executable, "-I", "-c", _PARENT, root, delete, str(other.parent)]
+    parent = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    return parent.stdout.strip().split("|")
+
+
+def test_a_child_runs_the_parents_copy_through_a_symlinked_folder_and_from_a_zip(
+    tmp_path: Path,
+) -> None:
+    """The parent's copy imported through a symlink of the package's name to a folder of
+    another (colcon's ``--symlink-install`` links sources so), or from a zip file: the child
+    runs that copy too, not another first on its path (review of the pin: the package's name
+    was taken from the resolved folder, ``jtp_src``, so no module was pinned and the other
+    copy ran; a zip's inside was read as a folder, ``NotADirectoryError``, where the child
+    ran from the zip before the pin)."""
+    source = _copy_of_the_package(tmp_path / "src" / "jtp_src")
+    linked = tmp_path / "install"
+    linked.mkdir()
+    (linked / "joint_tf_publisher").symlink_to(source)
+    expected = str(linked / "joint_tf_publisher" / "__init__.py")
+    assert _parent_runs_whoami(str(linked), tmp_path) == ["0", expected, ""]
+
+    zipped = tmp_path / "zipped.zip"
+    shutil.make_archive(str(zipped.with_suffix("")), "zip", source.parent)
+    with zipfile.ZipFile(zipped) as archive:  # the folder's name inside the zip: the package's
+        names = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(zipped, "w") as archive:
+        for name, data in names.items():
+            archive.writestr(name.replace("jtp_src", "joint_tf_publisher", 1), data)
+    expected = str(zipped / "joint_tf_publisher" / "__init__.py")
+    assert _parent_runs_whoami(str(zipped), tmp_path) == ["0", expected, ""]
+
+
+def test_a_child_says_the_parents_copy_is_gone_in_one_line(tmp_path: Path) -> None:
+    """The parent's copy deleted (or moved) since the parent imported it: the child ends
+    with one line naming where it was, never another copy (it was a ``FileNotFoundError``
+    traceback)."""
+    copy = _copy_of_the_package(tmp_path / "gone" / "joint_tf_publisher")
+    code, out, err = _parent_runs_whoami(str(copy.parent), tmp_path, delete=str(copy))
+    assert (code, out) == ("1", "")
+    assert err == (
+        f"joint_tf_publisher: no package joint_tf_publisher in {copy.parent} (moved or "
+        "deleted since the process that starts this one imported it from there)"
+    )
 
 
 def test_the_command_leaves_the_working_folder_off_and_is_buffered_unless_asked(

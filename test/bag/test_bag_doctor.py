@@ -37,6 +37,7 @@ from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag.qos import tf_static_qos
 from joint_tf_publisher.cli.bag.topics import robot_topics
 from joint_tf_publisher.cli.bag.types import DIAGNOSTIC_ARRAY
+from joint_tf_publisher.cli.doctor import recording as doctor_recording
 from joint_tf_publisher.cli.doctor.analysis import diagnose
 from joint_tf_publisher.cli.doctor.observation import HeardTransform, Kind, Observation, Severity
 from joint_tf_publisher.cli.doctor.recording import (
@@ -1007,3 +1008,58 @@ def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_i
     assert "--description robot.urdf" in document["heard"]["repair"]
     assert main(["bag", "repair", str(only), "-o", str(tmp_path / "only_out")]) != 0
     assert reason in capsys.readouterr().err
+
+
+def test_the_description_the_recording_ends_with_is_checked_also_where_it_came_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The arm's description, the arm with one more joint, then the arm's again: the node
+    (and bag repair) ends on the arm's, so the doctor checks the arm's joint states against
+    it and finds nothing (it kept each text once, where first seen, and checked the second:
+    its extra joint read as never received)."""
+    arm = ARM.read_text()
+    other = arm.replace(
+        "</robot>",
+        "<link name='extra_link'/><joint name='extra_joint' type='revolute'>"
+        "<parent link='base_link'/><child link='extra_link'/><axis xyz='0 0 1'/>"
+        "<limit lower='-1' upper='1' effort='1' velocity='1'/></joint></robot>",
+    )
+    again = [
+        ("/robot_description", T0_NS + 1, string(other)),
+        ("/robot_description", T0_NS + 2, string(arm)),
+    ]
+    bag = states_bag(tmp_path / "again", every(10), extra=again)
+    code, document = doctor(capsys, bag)
+    assert (code, kinds(document)) == (0, [])
+
+
+def test_descriptions_that_come_back_are_each_loaded_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording switching between two descriptions (and a broken third) a thousand times
+    loads each text once, not once a message (the model kept loaded again at the end, where
+    another was loaded after it; a thousand distinct ones still load each, as bag repair
+    does), and the model kept is the newest that loads: the arm's, where the broken one
+    comes last; the places counted are those of the recording's changes (its first-seen
+    texts were counted: "3 of 3")."""
+    arm = ARM.read_text()
+    other = arm.replace("<robot name=", "<robot name='other' old=", 1)
+    broken = "<robot name='arm'><link/></robot>"
+    loads: list[str] = []
+    real = doctor_recording.prepared_model
+
+    def counted(*args: Any) -> Any:
+        loads.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(doctor_recording, "prepared_model", counted)
+    switching = [
+        ("/robot_description", T0_NS + n, string([other, arm][n % 2])) for n in range(1, 1000)
+    ]
+    switching.append(("/robot_description", T0_NS + 1000, string(broken)))
+    bag = states_bag(tmp_path / "switching", every(10), extra=switching)
+    code, document = doctor(capsys, bag)
+    assert set(loads) == {arm, other, broken} and len(loads) <= 3 + 1  # the kept one again
+    found = finding(document, "description_refused")
+    assert code == 1 and kinds(document) == ["description_refused"], document
+    assert "description 1000 of 1000:" in found["summary"]  # the arm at 0 and 1 ns: one

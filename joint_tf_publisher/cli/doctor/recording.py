@@ -117,6 +117,8 @@ class BagScan:
     last_stamp_ns: int | None = None
     #: The header stamp furthest from its log time: (stamp, log time) and its topic.
     foreign_stamp: tuple[int, int, str] | None = None
+    #: The recorded descriptions in their order, consecutive repeats left out (as ``bag
+    #: repair``'s ``first_pass``: A, B, A ends on A, as the node does).
     descriptions: list[str] = field(default_factory=list)
     #: The recorded health reports of nodes with the static union on: the newest status of
     #: each name, its conflicts those every report named (one that ended is still said).
@@ -188,8 +190,8 @@ def scan_bag(
                 text = messages.string_value(data)
             except ValueError:
                 continue
-            if text not in scan.descriptions:
-                scan.descriptions.append(text)
+            if not scan.descriptions or scan.descriptions[-1] != text:
+                scan.descriptions.append(text)  # consecutive repeats left out, as the repair
         elif topic == DIAGNOSTICS_TOPIC:
             _union_statuses(scan, data)
     since = scan.start_ns if scan.last_static_ns is None else scan.last_static_ns
@@ -573,14 +575,27 @@ def _recorded_robot(
     ``texts``, in their order: the newest that loads under ``settings`` (one that does not
     leaves the model before it); and those that do not, each as (its place, 1 for the
     first; why, in the words the node and the repair use: ``source`` names the text)."""
-    robot: Robot | None = None
     refused: list[tuple[int, str]] = []
+    why: dict[str, str | None] = {}  # each text loaded once (A, B, A, B, ...: two loads)
+    kept: str | None = None  # the text of the newest that loads
+    last: tuple[str, Robot] | None = None  # the model last loaded: one at a time
     for place, text in enumerate(texts, 1):
-        try:
-            robot = prepared_model(load_description, text, source, settings)[0].robot
-        except (ModelError, ParameterRejected) as exc:
-            refused.append((place, str(exc)))
-    return robot, tuple(refused)
+        if text not in why:
+            try:
+                last = text, prepared_model(load_description, text, source, settings)[0].robot
+                why[text] = None
+            except (ModelError, ParameterRejected) as exc:
+                why[text] = str(exc)
+        reason = why[text]
+        if reason is None:
+            kept = text
+        else:
+            refused.append((place, reason))
+    if kept is None:
+        return None, tuple(refused)
+    if last is None or last[0] != kept:  # loaded before another: loaded again
+        last = kept, prepared_model(load_description, kept, source, settings)[0].robot
+    return last[1], tuple(refused)
 
 
 def refused_findings(scan: BagScan, context: BagContext) -> list[Finding]:
