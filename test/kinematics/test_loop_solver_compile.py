@@ -1,0 +1,164 @@
+"""Closed loops (issue #45): how the loop solver compiles a robot's loops (the cycle joints,
+their mimic leaders, the over-determined verdict) and its limit-bounded step, each checked
+against the kinematics a test computes itself (the #44 rule's answers to ``make mutate``'s
+survivors in ``_compile_cycles``, ``_rank`` and ``_bounded_step``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
+from joint_tf_publisher import Robot
+from joint_tf_publisher.kinematics.loop_solver import LoopSolver
+from joint_tf_publisher.model import Joint, Link, Mimic, RobotModel
+from joint_tf_publisher.model.clamp_mode import ClampMode
+from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
+from joint_tf_publisher.transforms import xyz_rpy_to_matrix
+
+#: Where the search closes a loop, it does so to round-off (m).
+EXACT_M = 1e-9
+Z_AXIS = np.array([0.0, 0.0, 1.0])
+
+
+def _rebuilt(
+    robot: Robot,
+    joints: dict[str, Joint],
+    links: tuple[str, ...],
+    loop_joints: tuple[LoopJoint, ...] | None = None,
+) -> Robot:
+    """``robot`` with ``joints`` replaced or added (their new child ``links`` added), its loop
+    joints replaced by ``loop_joints`` where given."""
+    return Robot.from_model(
+        RobotModel(
+            robot.name,
+            {**robot.links, **{name: Link(name) for name in links}},
+            {**robot.joints, **joints},
+            robot.root,
+            loop_joints=robot.loop_joints if loop_joints is None else loop_joints,
+        )
+    )
+
+
+def _point(pose: np.ndarray, x: float) -> np.ndarray:
+    """The point ``x`` m along the link's x axis, in the plane (m)."""
+    return (pose @ np.array([x, 0.0, 0.0, 1.0]))[:2]
+
+
+def _crank_end_closes(poses: dict[str, np.ndarray], crank_rad: float) -> None:
+    """The coupler's end and the rocker's meet where the circles do for the crank ``crank_rad``
+    (rad from the drawing)."""
+    end = four_bar_end(CRANK_DRAWN + crank_rad)
+    assert np.allclose(_point(poses["coupler"], FOUR_BAR["b"]), end, atol=EXACT_M), crank_rad
+    assert np.allclose(_point(poses["rocker"], FOUR_BAR["c"]), end, atol=EXACT_M), crank_rad
+
+
+def test_a_fixed_joint_on_a_loops_way_leaves_the_joints_beyond_it_passive() -> None:
+    """The four-bar's crank hung from a fixed mount joint (a bracket between the ground and
+    the crank's pivot): the mount is on the loop's way, the coupler and the rocker beyond it
+    still are the passive joints, and the loop closes for the crank given 0.4 and -0.9 rad,
+    by the closed form and by the search alike (make mutate: the walk along the loop's way
+    stopping at the first fixed joint, so no joint beyond it was passive, survived)."""
+    for loop_type in (LoopJointType.REVOLUTE, LoopJointType.BALL):
+        robot = four_bar(loop_type)
+        crank = robot.joints["crank_joint"]
+        mount = Joint("crank_mount", "fixed", "ground", "bracket")
+        robot = _rebuilt(
+            robot,
+            {"crank_mount": mount, "crank_joint": replace(crank, parent="bracket")},
+            ("bracket",),
+        )
+        for crank_rad in (0.4, -0.9):
+            _crank_end_closes(robot.link_fk({"crank_joint": crank_rad}), crank_rad)
+
+
+def _rocker_for(crank_rad: float) -> float:
+    """The rocker's value (rad from the drawing) that closes the four-bar at ``crank_rad``."""
+    d = FOUR_BAR["d"]
+    drawn, end = four_bar_end(CRANK_DRAWN), four_bar_end(CRANK_DRAWN + crank_rad)
+    return math.atan2(end[1], end[0] - d) - math.atan2(drawn[1], drawn[0] - d)
+
+
+def test_a_passive_joint_warm_started_at_its_upper_limit_leaves_it_to_close_the_loop() -> None:
+    """The ball four-bar (solved by the search) with its crank limited to [-1, 0.3] rad and
+    passive, the rocker given where the crank closes the loop at 0.1 rad, warm-started with
+    the crank at its upper limit: the step that moves the crank down, into its range, is not
+    held (docs/loops.md: only a value a step pushes beyond its limit is), and the loop
+    closes with the crank at 0.1 rad (make mutate: a crank at its upper limit held for any
+    step below 1 rad, survived)."""
+    robot = four_bar(LoopJointType.BALL, crank_limits=(-1.0, 0.3))
+    solver = robot.kinematics.loops
+    assert solver is not None
+    cfg = robot.kinematics.cfg
+    crank_rad = 0.1
+    values = cfg.single(
+        {"rocker_joint": _rocker_for(crank_rad), "crank_joint": 0.3}, ClampMode.NONE
+    )
+    solution = solver.solve(values, cfg.given_slots(["rocker_joint"]))
+    assert solution.all_closed
+    poses = dict(
+        zip(robot.kinematics.link_names, solver.single_fk.link_poses(solution.values), strict=True)
+    )
+    _crank_end_closes(poses, crank_rad)
+
+
+def test_a_loop_its_given_joints_already_fix_is_over_determined() -> None:
+    """A ball joint pinning the four-bar's crank end to the ground where the drawing puts
+    it: the crank is that loop's only cycle joint. Given the crank, no passive joint is left
+    while the loop constrains it (docs/loops.md: over-determined, the least-squares fit), so
+    the stateless solve at 0.5 rad returns the crank as given, its end a chord of 2 a
+    sin(0.25) from the pin, instead of raising; with the crank passive it is not
+    over-determined (make mutate: the rank of no passive joint's empty Jacobian counted as
+    1, equal to the crank's own, so the loop read as not over-determined, survived)."""
+    robot = four_bar()
+    a = FOUR_BAR["a"]
+    drawn_end = a * np.array([math.cos(CRANK_DRAWN), math.sin(CRANK_DRAWN), 0.0])
+    pin = LoopJoint(
+        name="crank_pin",
+        type=LoopJointType.BALL,
+        link1="crank",
+        link1_to_joint=xyz_rpy_to_matrix([a, 0.0, 0.0], [0.0, 0.0, 0.0]),
+        link2="ground",
+        link2_to_joint=xyz_rpy_to_matrix(drawn_end.tolist(), [0.0, 0.0, 0.0]),
+        axis=np.zeros(3),
+        lower=None,
+        upper=None,
+        where="crank_pin.urdf:1: <loop_joint name='crank_pin'>",
+    )
+    kinematics = robot.kinematics
+    solver = LoopSolver(kinematics.layout, kinematics.single_fk, (pin,))
+    cfg = kinematics.cfg
+    given = cfg.given_slots(["crank_joint"])
+    assert not solver.plan_for(np.zeros_like(given)).over_determined
+    crank_rad = 0.5
+    solution = solver.solve_from_drawing(
+        cfg.single({"crank_joint": crank_rad}, ClampMode.NONE), given
+    )
+    assert solution.over_determined
+    assert math.isclose(
+        float(solution.position_error_m[0]), 2.0 * a * math.sin(crank_rad / 2.0), rel_tol=1e-12
+    )
+
+
+def test_a_loop_joint_following_its_leader_through_two_mimics_closes_the_loop() -> None:
+    """The ball four-bar's coupler a mimic follower (multiplier -1) of a dial that follows
+    (multiplier -8) a lead dial off the loop: the coupler turns 8 times the lead, which is
+    the passive value the search moves. With the crank given 0.3 and -0.5 rad the loop
+    closes (make mutate: the multiplier from the lead to the coupler taken as the last
+    mimic's alone, -8, or divided, 1/8, not their product: the search stepped the lead the
+    wrong way or 64 times too far and the loop stayed open, survived)."""
+    robot = four_bar(LoopJointType.BALL)
+    lead = Joint("lead_joint", "continuous", "ground", "lead", Z_AXIS)
+    middle = Joint(
+        "middle_joint", "continuous", "ground", "middle", Z_AXIS, mimic=Mimic("lead_joint", -8.0)
+    )
+    coupler = replace(robot.joints["coupler_joint"], mimic=Mimic("middle_joint", -1.0))
+    robot = _rebuilt(
+        robot,
+        {"lead_joint": lead, "middle_joint": middle, "coupler_joint": coupler},
+        ("lead", "middle"),
+    )
+    for crank_rad in (0.3, -0.5):
+        _crank_end_closes(robot.link_fk({"crank_joint": crank_rad}), crank_rad)
