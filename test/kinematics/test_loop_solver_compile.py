@@ -104,42 +104,48 @@ def test_a_passive_joint_warm_started_at_its_upper_limit_leaves_it_to_close_the_
     _crank_end_closes(poses, crank_rad)
 
 
-def test_a_loop_its_given_joints_already_fix_is_over_determined() -> None:
-    """A ball joint pinning the four-bar's crank end to the ground where the drawing puts
-    it: the crank is that loop's only cycle joint. Given the crank, no passive joint is left
-    while the loop constrains it (docs/loops.md: over-determined, the least-squares fit), so
-    the stateless solve at 0.5 rad returns the crank as given, its end a chord of 2 a
-    sin(0.25) from the pin, instead of raising; with the crank passive it is not
-    over-determined (make mutate: the rank of no passive joint's empty Jacobian counted as
-    1, equal to the crank's own, so the loop read as not over-determined, survived)."""
-    robot = four_bar()
-    a = FOUR_BAR["a"]
-    drawn_end = a * np.array([math.cos(CRANK_DRAWN), math.sin(CRANK_DRAWN), 0.0])
-    pin = LoopJoint(
+def _crank_pin(lever_m: float) -> LoopJoint:
+    """A ball joint pinning the four-bar crank's point ``lever_m`` m from its pivot to the
+    ground where the drawing puts that point."""
+    drawn = lever_m * np.array([math.cos(CRANK_DRAWN), math.sin(CRANK_DRAWN), 0.0])
+    return LoopJoint(
         name="crank_pin",
         type=LoopJointType.BALL,
         link1="crank",
-        link1_to_joint=xyz_rpy_to_matrix([a, 0.0, 0.0], [0.0, 0.0, 0.0]),
+        link1_to_joint=xyz_rpy_to_matrix([lever_m, 0.0, 0.0], [0.0, 0.0, 0.0]),
         link2="ground",
-        link2_to_joint=xyz_rpy_to_matrix(drawn_end.tolist(), [0.0, 0.0, 0.0]),
+        link2_to_joint=xyz_rpy_to_matrix(drawn.tolist(), [0.0, 0.0, 0.0]),
         axis=np.zeros(3),
         lower=None,
         upper=None,
         where="crank_pin.urdf:1: <loop_joint name='crank_pin'>",
     )
+
+
+def test_a_loop_its_given_joints_already_fix_is_over_determined() -> None:
+    """A ball joint pinning a point of the four-bar's crank to the ground (at the crank's end,
+    1 m from its pivot, and 10 um from it: a micromechanism): the crank is that loop's only
+    cycle joint. Given the crank, no passive joint is left while the loop constrains it
+    (docs/loops.md: over-determined, the least-squares fit), so the stateless solve at
+    0.5 rad returns the crank as given, the point a chord of 2 lever sin(0.25) from the pin,
+    instead of raising; with the crank passive it is not over-determined (make mutate: the
+    rank of no passive joint's empty Jacobian counted as 1, equal to the crank's own, and
+    the rank's threshold 1e-9 divided by the largest singular value, so a 10 um lever's
+    column counted as rank 0: both read the loop as not over-determined, survived)."""
+    robot = four_bar()
     kinematics = robot.kinematics
-    solver = LoopSolver(kinematics.layout, kinematics.single_fk, (pin,))
     cfg = kinematics.cfg
     given = cfg.given_slots(["crank_joint"])
-    assert not solver.plan_for(np.zeros_like(given)).over_determined
     crank_rad = 0.5
-    solution = solver.solve_from_drawing(
-        cfg.single({"crank_joint": crank_rad}, ClampMode.NONE), given
-    )
-    assert solution.over_determined
-    assert math.isclose(
-        float(solution.position_error_m[0]), 2.0 * a * math.sin(crank_rad / 2.0), rel_tol=1e-12
-    )
+    for lever_m in (FOUR_BAR["a"], 1e-5):
+        solver = LoopSolver(kinematics.layout, kinematics.single_fk, (_crank_pin(lever_m),))
+        assert not solver.plan_for(np.zeros_like(given)).over_determined
+        solution = solver.solve_from_drawing(
+            cfg.single({"crank_joint": crank_rad}, ClampMode.NONE), given
+        )
+        assert solution.over_determined, lever_m
+        chord_m = 2.0 * lever_m * math.sin(crank_rad / 2.0)
+        assert math.isclose(float(solution.position_error_m[0]), chord_m, rel_tol=1e-9)
 
 
 def test_a_loop_joint_following_its_leader_through_two_mimics_closes_the_loop() -> None:
