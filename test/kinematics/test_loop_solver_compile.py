@@ -9,9 +9,11 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
 from joint_tf_publisher import Robot
+from joint_tf_publisher.errors import LoopNotClosedError
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver
 from joint_tf_publisher.model import Joint, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
@@ -168,3 +170,42 @@ def test_a_loop_joint_following_its_leader_through_two_mimics_closes_the_loop() 
     )
     for crank_rad in (0.3, -0.5):
         _crank_end_closes(robot.link_fk({"crank_joint": crank_rad}), crank_rad)
+
+
+def _bracket_pinned(gap_m: float) -> Robot:
+    """The four-bar with a bracket bolted to the ground (a fixed tree joint) and its one loop
+    joint a fixed one from the ground to the bracket, ``gap_m`` m off along x: a loop whose
+    way has no joint the solver moves."""
+    robot = four_bar()
+    (like,) = robot.loop_joints
+    pin = replace(
+        like,
+        name="bracket_pin",
+        type=LoopJointType.FIXED,
+        link1="ground",
+        link1_to_joint=xyz_rpy_to_matrix([gap_m, 0.0, 0.0], [0.0, 0.0, 0.0]),
+        link2="bracket",
+        link2_to_joint=np.eye(4),
+        axis=np.zeros(3),
+        where="bracket.urdf:7: <loop_joint name='bracket_pin'>",
+    )
+    bracket = Joint("bracket_joint", "fixed", "ground", "bracket")
+    return _rebuilt(robot, {"bracket_joint": bracket}, ("bracket",), loop_joints=(pin,))
+
+
+def test_a_loop_no_joint_moves_is_checked_at_the_values_given() -> None:
+    """A loop whose way has only a fixed joint (docs/loops.md: passive joints are revolute,
+    continuous and prismatic ones, others on a cycle are held): nothing is passive, the crank's link_fk and
+    link_fk_batch place the links as the tree does where the loop closes, and where it
+    stays 1 mm apart link_fk raises LoopNotClosedError naming the loop joint and where it
+    is written (make mutate: the candidate slots, or the cycle's child links, of an empty
+    cycle an array of floats, an IndexError or TypeError at the first solve, survived)."""
+    crank_rad = 0.4
+    a = FOUR_BAR["a"]
+    crank_end = a * np.array([math.cos(CRANK_DRAWN + crank_rad), math.sin(CRANK_DRAWN + crank_rad)])
+    closed = _bracket_pinned(0.0)
+    assert np.allclose(_point(closed.link_fk({"crank_joint": crank_rad})["crank"], a), crank_end)
+    batch = closed.link_fk_batch({"crank_joint": np.array([crank_rad])})
+    assert np.allclose(_point(batch["crank"][0], a), crank_end)
+    with pytest.raises(LoopNotClosedError, match=r"bracket\.urdf:7: .*'bracket_pin'"):
+        _bracket_pinned(1e-3).link_fk({"crank_joint": crank_rad})
