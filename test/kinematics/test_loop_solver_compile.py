@@ -195,11 +195,12 @@ def _bracket_pinned(gap_m: float) -> Robot:
 
 def test_a_loop_no_joint_moves_is_checked_at_the_values_given() -> None:
     """A loop whose way has only a fixed joint (docs/loops.md: passive joints are revolute,
-    continuous and prismatic ones, others on a cycle are held): nothing is passive, the crank's link_fk and
-    link_fk_batch place the links as the tree does where the loop closes, and where it
-    stays 1 mm apart link_fk raises LoopNotClosedError naming the loop joint and where it
-    is written (make mutate: the candidate slots, or the cycle's child links, of an empty
-    cycle an array of floats, an IndexError or TypeError at the first solve, survived)."""
+    continuous and prismatic ones, others on a cycle are held): nothing is passive, the
+    crank's link_fk and link_fk_batch place the links as the tree does where the loop
+    closes, and where it stays 1 mm apart link_fk raises LoopNotClosedError naming the
+    loop joint and where it is written (make mutate: the candidate slots, or the cycle's
+    child links, of an empty cycle an array of floats, an IndexError or TypeError at the
+    first solve, survived)."""
     crank_rad = 0.4
     a = FOUR_BAR["a"]
     crank_end = a * np.array([math.cos(CRANK_DRAWN + crank_rad), math.sin(CRANK_DRAWN + crank_rad)])
