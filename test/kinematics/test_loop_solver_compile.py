@@ -14,10 +14,14 @@ import pytest
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
+from joint_tf_publisher.health.model import JointStateHealth
+from joint_tf_publisher.health.reporting import Reporter, Throttle
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver
 from joint_tf_publisher.model import Joint, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
 from joint_tf_publisher.model.loops import LoopJoint, LoopJointType
+from joint_tf_publisher.node_core.parameters import Settings
+from joint_tf_publisher.node_core.pipeline import JointStatePipeline, LoadedModel
 from joint_tf_publisher.transforms import xyz_rpy_to_matrix
 
 #: Where the search closes a loop, it does so to round-off (m).
@@ -172,21 +176,21 @@ def test_a_loop_joint_following_its_leader_through_two_mimics_closes_the_loop() 
         _crank_end_closes(robot.link_fk({"crank_joint": crank_rad}), crank_rad)
 
 
-def _bracket_pinned(gap_m: float) -> Robot:
+def _bracket_pinned(gap_m: float, kind: LoopJointType = LoopJointType.FIXED) -> Robot:
     """The four-bar with a bracket bolted to the ground (a fixed tree joint) and its one loop
-    joint a fixed one from the ground to the bracket, ``gap_m`` m off along x: a loop whose
-    way has no joint the solver moves."""
+    joint (of type ``kind``, axis z) from the ground to the bracket, ``gap_m`` m off along x:
+    a loop whose way has no joint the solver moves."""
     robot = four_bar()
     (like,) = robot.loop_joints
     pin = replace(
         like,
         name="bracket_pin",
-        type=LoopJointType.FIXED,
+        type=kind,
         link1="ground",
         link1_to_joint=xyz_rpy_to_matrix([gap_m, 0.0, 0.0], [0.0, 0.0, 0.0]),
         link2="bracket",
         link2_to_joint=np.eye(4),
-        axis=np.zeros(3),
+        axis=Z_AXIS if kind is LoopJointType.REVOLUTE else np.zeros(3),
         where="bracket.urdf:7: <loop_joint name='bracket_pin'>",
     )
     bracket = Joint("bracket_joint", "fixed", "ground", "bracket")
@@ -210,3 +214,36 @@ def test_a_loop_no_joint_moves_is_checked_at_the_values_given() -> None:
     assert np.allclose(_point(batch["crank"][0], a), crank_end)
     with pytest.raises(LoopNotClosedError, match=r"bracket\.urdf:7: .*'bracket_pin'"):
         _bracket_pinned(1e-3).link_fk({"crank_joint": crank_rad})
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(message)
+
+    warning = error = info
+
+
+def test_a_loop_joint_given_on_a_loop_no_joint_moves_is_published_with_its_value() -> None:
+    """The bracket's loop joint a revolute one, its own value given in a JointState with the
+    crank's (docs/loops.md: a loop joint whose value is given is held at it): the pipeline
+    publishes the message, and ``loop_joint_state`` (the loop_joint_states topic) names no
+    passive joint and that loop joint at its value (make mutate: the plan's joints of an
+    empty cycle an array of floats, which indexed the slots there, an IndexError, survived)."""
+    robot = _bracket_pinned(0.0, LoopJointType.REVOLUTE)
+    pipeline = JointStatePipeline(
+        Settings(),
+        Reporter(_Logger(), Throttle(10.0, lambda: 0.0)),
+        lambda: 0,
+        JointStateHealth(steady_ns=lambda: 0),
+    )
+    pipeline.install(LoadedModel(robot, ""))
+    pin_rad = 0.0  # where the bracket's frames coincide: the loop closed
+    stamp_ns = 1_700_000_000 * 1_000_000_000
+    published = pipeline.joint_state(
+        stamp_ns, ("crank_joint", "bracket_pin"), np.array([0.4, pin_rad])
+    )
+    assert published is not None
+    assert pipeline.loop_joint_state() == (["bracket_pin"], [pin_rad])
