@@ -5,6 +5,7 @@ survivors in ``_compile_cycles``, ``_rank`` and ``_bounded_step``)."""
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import replace
 
@@ -14,8 +15,7 @@ import pytest
 from bench.loop_models import CRANK_DRAWN, FOUR_BAR, four_bar, four_bar_end
 from joint_tf_publisher import Robot
 from joint_tf_publisher.errors import LoopNotClosedError
-from joint_tf_publisher.health.model import JointStateHealth
-from joint_tf_publisher.health.reporting import Reporter, Throttle
+from joint_tf_publisher.health.reporting import Reporter
 from joint_tf_publisher.kinematics.loop_solver import LoopSolver
 from joint_tf_publisher.model import Joint, Link, Mimic, RobotModel
 from joint_tf_publisher.model.clamp_mode import ClampMode
@@ -216,16 +216,6 @@ def test_a_loop_no_joint_moves_is_checked_at_the_values_given() -> None:
         _bracket_pinned(1e-3).link_fk({"crank_joint": crank_rad})
 
 
-class _Logger:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def info(self, message: str) -> None:
-        self.lines.append(message)
-
-    warning = error = info
-
-
 def test_a_loop_joint_given_on_a_loop_no_joint_moves_is_published_with_its_value() -> None:
     """The bracket's loop joint a revolute one, its own value given in a JointState with the
     crank's (docs/loops.md: a loop joint whose value is given is held at it): the pipeline
@@ -233,12 +223,7 @@ def test_a_loop_joint_given_on_a_loop_no_joint_moves_is_published_with_its_value
     passive joint and that loop joint at its value (make mutate: the plan's joints of an
     empty cycle an array of floats, which indexed the slots there, an IndexError, survived)."""
     robot = _bracket_pinned(0.0, LoopJointType.REVOLUTE)
-    pipeline = JointStatePipeline(
-        Settings(),
-        Reporter(_Logger(), Throttle(10.0, lambda: 0.0)),
-        lambda: 0,
-        JointStateHealth(steady_ns=lambda: 0),
-    )
+    pipeline = JointStatePipeline(Settings(), Reporter(logging.getLogger(__name__)), lambda: 0)
     pipeline.install(LoadedModel(robot, ""))
     pin_rad = 0.0  # where the bracket's frames coincide: the loop closed
     stamp_ns = 1_700_000_000 * 1_000_000_000
