@@ -29,6 +29,8 @@ from joint_tf_publisher.cli.bag.writer_process import (
     batch_bytes,
     batch_messages,
     read_frame,
+    start_writer,
+    stop_writer,
     write_frame,
 )
 
@@ -286,3 +288,14 @@ def test_a_call_to_a_writing_process_that_died_is_a_bag_error_naming_the_output(
         out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
     out.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stopped_writing_process_leaves_no_pipe_open_in_the_parent() -> None:
+    """``stop_writer``: the process ended by itself at its pipe's end (exit 0, not killed)
+    and both of its pipes closed in the parent (a repair, and each test, holds no descriptor
+    of a finished writer)."""
+    process = start_writer()
+    stop_writer(process)
+    assert process.returncode == 0
+    assert process.stdin is not None and process.stdin.closed
+    assert process.stdout is not None and process.stdout.closed
