@@ -299,3 +299,15 @@ def test_a_stopped_writing_process_leaves_no_pipe_open_in_the_parent() -> None:
     assert process.returncode == 0
     assert process.stdin is not None and process.stdin.closed
     assert process.stdout is not None and process.stdout.closed
+
+
+def test_an_output_that_cannot_be_put_in_place_is_a_bag_error_naming_it(tmp_path: Path) -> None:
+    """``finish`` failing on the file system (here its partial folder, which it removes
+    last, given a file meanwhile by someone else) is a BagError naming the output and the
+    system's reason, never a bare one."""
+    out = BagOutput(tmp_path / "out", "sqlite3", force=False)
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    out.write(topic, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00")
+    (out.partial / "left by another").write_text("x")
+    with pytest.raises(BagError, match=r"out: cannot write the bag: \[Errno 39\] Directory not"):
+        out.finish()
