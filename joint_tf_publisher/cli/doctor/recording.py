@@ -598,6 +598,12 @@ def _recorded_robot(
     return last[1], tuple(refused)
 
 
+def first_refused(refused: tuple[tuple[int, str], ...]) -> bool:
+    """Whether the recording's first description is among ``refused`` (``_recorded_robot``):
+    ``bag repair`` then refuses the recording, and needs ``--description``."""
+    return bool(refused) and refused[0][0] == 1
+
+
 def refused_findings(scan: BagScan, context: BagContext) -> list[Finding]:
     """The recording's descriptions that do not load under the node's settings: an error
     where the first is one (``bag repair`` refuses the recording, the node has no model
@@ -606,16 +612,16 @@ def refused_findings(scan: BagScan, context: BagContext) -> list[Finding]:
         return []
     topic = scan.names.robot_description
     count = len(scan.descriptions)
-    first_refused = context.refused[0][0] == 1
+    first = first_refused(context.refused)
     reasons = [f"description {place} of {count}: {why}" for place, why in context.refused]
     return [
         Finding(
-            Severity.ERROR if first_refused else Severity.WARNING,
+            Severity.ERROR if first else Severity.WARNING,
             Kind.DESCRIPTION_REFUSED,
             f"{len(context.refused)} of the {count} description(s) recorded on {topic} do "
             "not load: " + short_list(reasons),
             "bag repair refuses the recording: its first description does not load"
-            if first_refused
+            if first
             else "the node kept the description before it (so does bag repair): its frames "
             "follow that one",
             "give a description that loads: doctor --bag IN --description robot.urdf, then "
@@ -735,8 +741,8 @@ def run_bag_doctor(
         scan.duration_s > STATIC_STRETCH_S
     )
     description = given_source if given is not None and loaded is None else None
-    first_refused = bool(refused) and refused[0][0] == 1
-    if description is None and loaded is None and (not scan.descriptions or first_refused):
+    needs_one = not scan.descriptions or first_refused(refused)
+    if description is None and loaded is None and needs_one:
         description = "robot.urdf"  # none recorded, or the first refused: bag repair needs one
     context = BagContext(
         robot,
