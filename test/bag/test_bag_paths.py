@@ -250,6 +250,37 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
 
 
+def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old`` whose removal fails (a file the system will not
+    delete): the new bag is in place by then, so the repair succeeded: exit 0, the new bag
+    at ``old``, one warning naming the partial folder that keeps what is left of the old
+    one. (It said "cannot write the bag", exit 1, with the new bag in place.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "stale").write_text("x")
+    capsys.readouterr()
+    real = shutil.rmtree
+    partial = tmp_path / f".old.partial-{os.getpid()}"
+
+    def refusing(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        if partial in (Path(path), *Path(path).parents):  # the partial folder or in it
+            raise PermissionError(13, "Permission denied", str(partial / "replaced-old" / "stale"))
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "rmtree", refusing)
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("warning: "), err
+    assert "not removed entirely" in err and str(partial) in err and "Permission denied" in err
+    assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
+    assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
+
+
 def test_an_output_that_is_a_symlink_is_refused(
     rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -767,6 +767,8 @@ class Repair:
         )
         with self.out:
             self._write_all(bag, first, messages_iter, topics, given is not None)
+        if self.out.left_behind is not None:
+            self.logger.warning(self.out.left_behind)
 
     def _write_all(
         self,

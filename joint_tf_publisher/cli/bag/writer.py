@@ -165,6 +165,9 @@ class BagOutput:
             shutil.rmtree(self.partial)
         #: Whether ``abort`` leaves the partial folder (it holds what took the output's name).
         self.keep_partial = False
+        #: After ``finish``: what of the replaced bag could not be removed, and where it is
+        #: (a line for the user), or None.
+        self.left_behind: str | None = None
         self._connections: dict[tuple[Any, ...], int] = {}
         self._batch: list[tuple[int, int, bytes | memoryview]] = []
         #: Bytes of the messages in ``_batch``; batches sent so far.
@@ -287,13 +290,23 @@ class BagOutput:
                 if refusal is not None:
                     self._put_back(replaced)
                     raise BagError(refusal.replace(str(replaced), str(self.path)))
-                os.replace(self.partial / self.path.name, self.path)
-                shutil.rmtree(replaced)
-            else:
-                os.replace(self.partial / self.path.name, self.path)
-            self.partial.rmdir()
+            os.replace(self.partial / self.path.name, self.path)
         except OSError as exc:
             raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+        self._remove_partial()
+
+    def _remove_partial(self) -> None:
+        """The partial folder removed, with the bag the output replaced (checked, moved
+        into it). The output is in place by now: what cannot be removed is no failure of the
+        repair; it stays in the partial folder, said in ``left_behind``."""
+        try:
+            shutil.rmtree(self.partial)
+        except OSError as exc:
+            self.keep_partial = True
+            self.left_behind = (
+                f"{self.path}: written, but the bag it replaced was not removed entirely "
+                f"({exc}): what is left is in {self.partial}"
+            )
 
     def _holds_input(self, folder: Path) -> str | None:
         """Why ``folder`` must not be removed: it is the input bag or holds it, at any depth
