@@ -250,6 +250,38 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
 
 
+def test_an_old_bag_moved_aside_survives_a_new_bag_that_cannot_take_its_name(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old``: the old bag is moved aside, then a folder of the user's
+    takes the name before the new bag does, so the new bag cannot be put there. Neither bag
+    is lost: exit 1, one line saying where the old bag is kept, the user's folder as it was.
+    (The partial folder was removed, and the old bag in it with the new one.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "mark").write_text("the old bag")
+    capsys.readouterr()
+    real = writer.replacement_refusal
+
+    def intruding(path: Path, force: bool) -> str | None:
+        refusal = real(path, force)
+        if path.name == "replaced-old":  # the old bag moved aside and checked: the intrusion
+            old.mkdir()
+            (old / "mine.txt").write_text("mine")
+        return refusal
+
+    monkeypatch.setattr(writer, "replacement_refusal", intruding)
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    (kept,) = tmp_path.glob(".old.partial-*/replaced-old")
+    assert str(kept) in err and (kept / "mark").read_text() == "the old bag"
+    assert listing(old) == ["mine.txt"] and (old / "mine.txt").read_text() == "mine"
+
+
 def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(
     rec: Path,
     tmp_path: Path,

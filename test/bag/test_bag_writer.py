@@ -5,6 +5,7 @@ repair that fails before writing."""
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import shutil
@@ -301,13 +302,43 @@ def test_a_stopped_writing_process_leaves_no_pipe_open_in_the_parent() -> None:
     assert process.stdout is not None and process.stdout.closed
 
 
-def test_an_output_that_cannot_be_put_in_place_is_a_bag_error_naming_it(tmp_path: Path) -> None:
-    """``finish`` failing on the file system (here its partial folder, which it removes
-    last, given a file meanwhile by someone else) is a BagError naming the output and the
-    system's reason, never a bare one."""
+def test_an_output_that_cannot_be_put_in_place_is_a_bag_error_and_the_old_bag_goes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``finish`` failing on the file system as it gives the new bag its name (here an
+    input/output error) is a BagError naming the output and the system's reason, never a
+    bare one; the old bag ``force`` moved aside goes back to its name."""
+    path = tmp_path / "out"
+    first = BagOutput(path, "sqlite3", force=False)
+    first.finish()
+    (path / "mark").write_text("the old bag")
+    out = BagOutput(path, "sqlite3", force=True)
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    out.write(topic, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00")
+    real = os.replace
+
+    def failing(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if Path(source) == out.partial / "out":  # the new bag, to its name
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(BagError, match=r"out: cannot write the bag: \[Errno 5\] Input/output"):
+        out.finish()
+    assert (path / "mark").read_text() == "the old bag"
+
+
+def test_a_partial_folder_given_a_file_by_another_is_left_and_said(tmp_path: Path) -> None:
+    """The partial folder given a file meanwhile by someone else: the bag has its name (no
+    failure), the file is not removed, and ``left_behind`` says where it is and why the
+    folder stayed (which the repair prints as a warning)."""
     out = BagOutput(tmp_path / "out", "sqlite3", force=False)
     topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
     out.write(topic, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00")
     (out.partial / "left by another").write_text("x")
-    with pytest.raises(BagError, match=r"out: cannot write the bag: \[Errno 39\] Directory not"):
-        out.finish()
+    out.finish()
+    assert (tmp_path / "out" / "metadata.yaml").is_file()
+    assert (out.partial / "left by another").read_text() == "x"
+    assert out.left_behind is not None
+    assert out.left_behind.startswith(f"{tmp_path / 'out'}: written")
+    assert str(out.partial) in out.left_behind and "[Errno 39]" in out.left_behind

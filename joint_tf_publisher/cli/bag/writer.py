@@ -280,10 +280,10 @@ class BagOutput:
         refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
         if refusal is not None:
             raise BagError(refusal)
+        replaced = self.partial / f"replaced-{self.path.name}"  # what the output replaces
         try:
             if self.path.exists() or self.path.is_symlink():  # moved aside first, so the
-                replaced = self.partial / f"replaced-{self.path.name}"  # name is never empty
-                os.replace(self.path, replaced)
+                os.replace(self.path, replaced)  # name is never empty
                 # what was moved is checked, not what was there before: a swap since the
                 # check (a symlink to the input, another folder, the input renamed) goes back
                 refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
@@ -292,19 +292,24 @@ class BagOutput:
                     raise BagError(refusal.replace(str(replaced), str(self.path)))
             os.replace(self.partial / self.path.name, self.path)
         except OSError as exc:
+            if os.path.lexists(replaced):  # the new bag did not take its place: the old one
+                self._put_back(replaced)  # goes back (``abort`` removes the partial folder)
             raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
-        self._remove_partial()
+        self._remove_partial(replaced)
 
-    def _remove_partial(self) -> None:
-        """The partial folder removed, with the bag the output replaced (checked, moved
-        into it). The output is in place by now: what cannot be removed is no failure of the
-        repair; it stays in the partial folder, said in ``left_behind``."""
+    def _remove_partial(self, replaced: Path) -> None:
+        """The partial folder removed, with the bag the output ``replaced`` (checked, moved
+        into it), and nothing else (a file another put there stays). The output is in place
+        by now: what cannot be removed is no failure; it stays in the partial folder, said in
+        ``left_behind``."""
         try:
-            shutil.rmtree(self.partial)
+            if os.path.lexists(replaced):
+                shutil.rmtree(replaced)
+            self.partial.rmdir()
         except OSError as exc:
             self.keep_partial = True
             self.left_behind = (
-                f"{self.path}: written, but the bag it replaced was not removed entirely "
+                f"{self.path}: written, but its partial folder was not removed entirely "
                 f"({exc}): what is left is in {self.partial}"
             )
 
