@@ -282,6 +282,64 @@ def test_an_old_bag_moved_aside_survives_a_new_bag_that_cannot_take_its_name(
     assert listing(old) == ["mine.txt"] and (old / "mine.txt").read_text() == "mine"
 
 
+def test_a_bag_that_takes_the_outputs_name_during_a_repair_without_force_is_kept(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No ``--force``: ``out`` is new at the start, then another bag takes its name while the
+    repair writes (a second repair, a recorder). It is not replaced: the user did not ask
+    for that. Exit 1, one line saying it exists, the other bag as it was. (The check at the
+    rename asked as if ``--force`` were given: the other bag was removed, exit 0.)"""
+    other = tmp_path / "other"
+    assert main(["bag", "repair", str(rec), "-o", str(other)]) == 0
+    (other / "mark").write_text("another's bag")
+    out = tmp_path / "out"
+    capsys.readouterr()
+    real = writer.replacement_refusal
+    calls: list[Path] = []
+
+    def arriving(path: Path, force: bool) -> str | None:
+        calls.append(path)
+        if len(calls) == 2:  # finish's check: the other bag took the name meanwhile
+            other.rename(out)
+        return real(path, force)
+
+    monkeypatch.setattr(writer, "replacement_refusal", arriving)
+    assert main(["bag", "repair", str(rec), "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"{out} exists" in err, err
+    assert (out / "mark").read_text() == "another's bag" and writer.is_rosbag2_bag(out)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_ctrl_c_after_the_old_bag_is_moved_aside_puts_it_back(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old``, Ctrl-C (SIGINT) once the old bag is moved aside and
+    before the new one has its name: exit 130, the old bag back at its name, no partial
+    folder left. (The partial folder was removed, the old bag in it: neither bag left.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "mark").write_text("the old bag")
+    capsys.readouterr()
+    real = writer.replacement_refusal
+
+    def interrupted(path: Path, force: bool) -> str | None:
+        if path.name == "replaced-old":  # the old bag moved aside, being checked
+            raise KeyboardInterrupt
+        return real(path, force)
+
+    monkeypatch.setattr(writer, "replacement_refusal", interrupted)
+    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 130
+    assert (old / "mark").read_text() == "the old bag" and writer.is_rosbag2_bag(old)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
 def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(
     rec: Path,
     tmp_path: Path,

@@ -216,21 +216,26 @@ def test_a_refused_output_stops_the_writing_process_it_was_given(tmp_path: Path)
         BagOutput(output, "sqlite3", force=False)
 
 
-def test_the_bag_is_written_in_a_hidden_folder_and_a_stale_one_is_replaced(
+def test_the_bag_is_written_in_a_hidden_folder_and_a_stale_one_is_left_as_it_is(
     tmp_path: Path,
 ) -> None:
-    """A partial folder this process left (same name: a crash before ``abort``) is replaced,
-    not a reason to fail; the bag is written in a hidden folder beside the output until
-    ``finish`` gives it the output's name."""
+    """A partial folder of the same name (an earlier repair of a process with this PID, as
+    in a container where every run has the same one) may hold what that repair kept and
+    named (the old bag it could not put back, what it could not remove): it is left as it
+    is, and the bag is written in another hidden folder beside the output until ``finish``
+    gives it the output's name. (It was removed, with the old bag the error said was kept
+    there.) A symlink or a file of that name is passed over as well."""
     output = tmp_path / "out"
     stale = tmp_path / f".out.partial-{os.getpid()}"
-    stale.mkdir()
-    (stale / "junk").write_text("left by a crash")
+    (stale / "replaced-out").mkdir(parents=True)
+    (stale / "replaced-out" / "mark").write_text("kept by an earlier repair")
+    (tmp_path / f".out.partial-{os.getpid()}-1").symlink_to(stale)
+    (tmp_path / f".out.partial-{os.getpid()}-2").write_text("a file")
     out = BagOutput(output, "sqlite3", force=False)
-    assert [p.name.startswith(".") for p in tmp_path.iterdir()] == [True]
-    assert not (stale / "junk").exists()
+    assert out.partial.name == f".out.partial-{os.getpid()}-3" and out.partial.is_dir()
     out.finish()
-    assert [p.name for p in tmp_path.iterdir()] == ["out"] and is_rosbag2_bag(output)
+    assert (stale / "replaced-out" / "mark").read_text() == "kept by an earlier repair"
+    assert not out.partial.exists() and is_rosbag2_bag(output)
 
 
 def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_bytes(

@@ -140,7 +140,7 @@ def test_an_output_in_a_with_block_is_finished_at_its_end_and_aborted_when_it_ra
         raise KeyboardInterrupt
     assert out.process.returncode == 0
     with pytest.raises(BagError, match="taken exists and is not a rosbag2 bag"):
-        with BagOutput(tmp_path / "taken", "sqlite3", force=False) as out:
+        with BagOutput(tmp_path / "taken", "sqlite3", force=True) as out:
             out.write(out.connection(topic), 1, b"x")
             (tmp_path / "taken").mkdir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["done", "taken"]
@@ -342,3 +342,32 @@ def test_a_partial_folder_given_a_file_by_another_is_left_and_said(tmp_path: Pat
     assert out.left_behind is not None
     assert out.left_behind.startswith(f"{tmp_path / 'out'}: written")
     assert str(out.partial) in out.left_behind and "[Errno 39]" in out.left_behind
+
+
+def test_a_folder_named_as_the_replaced_bag_put_in_the_partial_folder_by_another_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Only what ``finish`` itself moved aside is removed or put back: a ``replaced-out``
+    another put in the partial folder is no old bag. With no old bag (a new output) it is
+    kept and said in ``left_behind`` (it was removed, as the old bag); over an old bag that
+    cannot be moved onto it, the old bag stays at its name, the error is the system's
+    reason (it said the old bag was kept in the other's folder) and the other's folder is
+    kept."""
+    path = tmp_path / "out"
+    out = BagOutput(path, "sqlite3", force=False)
+    planted = out.partial / "replaced-out"
+    planted.mkdir()
+    (planted / "theirs").write_text("x")
+    out.finish()
+    assert (planted / "theirs").read_text() == "x" and (path / "metadata.yaml").is_file()
+    assert out.left_behind is not None and str(out.partial) in out.left_behind
+    (path / "mark").write_text("the old bag")
+    again = BagOutput(path, "sqlite3", force=True)
+    planted = again.partial / "replaced-out"
+    planted.mkdir()
+    (planted / "theirs").write_text("y")
+    with pytest.raises(BagError, match=r"out: cannot write the bag: \[Errno 39\]"):
+        again.finish()
+    again.abort()
+    assert (path / "mark").read_text() == "the old bag"
+    assert (planted / "theirs").read_text() == "y"

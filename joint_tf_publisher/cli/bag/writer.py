@@ -13,6 +13,7 @@ raises. ``BagTopic`` describes one output topic. ``checked_output`` and
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pickle
 import shutil
@@ -120,8 +121,9 @@ class BagOutput:
     """A new bag written beside ``path`` and renamed to ``path`` by ``finish``: written as
     ``path.name`` inside a hidden partial folder (so its files are named as the bag's,
     ``NAME.db3`` or ``NAME.mcap``, and ``metadata.yaml`` lists them so); ``abort`` removes
-    the partial folder. ``force``: an existing ``path`` is replaced at the rename, not
-    before.
+    the new bag and the partial folder, nothing another put in it. ``force``: an existing
+    ``path`` is replaced at the rename, not before; without it a bag that took the name
+    meanwhile is refused there too.
 
     rosbags' writer runs in a child process (``writer_process``), fed through a pipe in
     batches of ``WRITE_BATCH`` messages or ``WRITE_BATCH_BYTES`` bytes, whichever comes
@@ -160,11 +162,9 @@ class BagOutput:
                 stop_writer(process)
             raise BagError(refusal)
         self.path = path
+        self.force = force
+        #: The hidden folder the bag is written in (``_new_partial``).
         self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
-        if self.partial.exists():
-            shutil.rmtree(self.partial)
-        #: Whether ``abort`` leaves the partial folder (it holds what took the output's name).
-        self.keep_partial = False
         #: After ``finish``: what of the replaced bag could not be removed, and where it is
         #: (a line for the user), or None.
         self.left_behind: str | None = None
@@ -181,7 +181,7 @@ class BagOutput:
         self._requests: IO[bytes] = self.process.stdin
         self._answers: IO[bytes] = self.process.stdout
         try:
-            self.partial.mkdir()
+            self.partial = _new_partial(path)
         except OSError as exc:
             stop_writer(self.process)
             raise BagError(f"{path}: cannot write the bag: {exc}") from None
@@ -277,37 +277,43 @@ class BagOutput:
         there with ``force``)."""
         self._call("close")
         stop_writer(self.process)
-        refusal = replacement_refusal(self.path, force=True)  # again: it may have changed
+        # again, as given: it may have changed (without ``force``, a bag that took the name
+        # meanwhile, another repair's or a recorder's, is no more the user's to replace)
+        refusal = replacement_refusal(self.path, self.force)
         if refusal is not None:
             raise BagError(refusal)
         replaced = self.partial / f"replaced-{self.path.name}"  # what the output replaces
+        moved = False  # whether the old bag is at ``replaced`` (not another's of that name)
         try:
-            if self.path.exists() or self.path.is_symlink():  # moved aside first, so the
-                os.replace(self.path, replaced)  # name is never empty
+            if self.force and (self.path.exists() or self.path.is_symlink()):  # moved aside
+                os.replace(self.path, replaced)  # first, so the name is never empty
+                moved = True
                 # what was moved is checked, not what was there before: a swap since the
                 # check (a symlink to the input, another folder, the input renamed) goes back
                 refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
                 if refusal is not None:
+                    moved = False
                     self._put_back(replaced)
                     raise BagError(refusal.replace(str(replaced), str(self.path)))
             os.replace(self.partial / self.path.name, self.path)
-        except OSError as exc:
-            if os.path.lexists(replaced):  # the new bag did not take its place: the old one
-                self._put_back(replaced)  # goes back (``abort`` removes the partial folder)
-            raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
-        self._remove_partial(replaced)
+        except BaseException as exc:  # Ctrl-C too: the old bag is never lost with the new one
+            if moved:  # the new bag did not take its place: the old one goes back
+                self._put_back(replaced)
+            if isinstance(exc, OSError):
+                raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+            raise
+        self._remove_partial(replaced if moved else None)
 
-    def _remove_partial(self, replaced: Path) -> None:
+    def _remove_partial(self, replaced: Path | None) -> None:
         """The partial folder removed, with the bag the output ``replaced`` (checked, moved
-        into it), and nothing else (a file another put there stays). The output is in place
-        by now: what cannot be removed is no failure; it stays in the partial folder, said in
-        ``left_behind``."""
+        into it; None: none), and nothing else (a file another put there stays, even one
+        named as the old bag). The output is in place by now: what cannot be removed is no
+        failure; it stays in the partial folder, said in ``left_behind``."""
         try:
-            if os.path.lexists(replaced):
+            if replaced is not None:
                 shutil.rmtree(replaced)
             self.partial.rmdir()
         except OSError as exc:
-            self.keep_partial = True
             self.left_behind = (
                 f"{self.path}: written, but its partial folder was not removed entirely "
                 f"({exc}): what is left is in {self.partial}"
@@ -332,25 +338,50 @@ class BagOutput:
 
     def _put_back(self, replaced: Path) -> None:
         """``replaced`` moved back to the output's name; where something took that name
-        since, kept where it is (``abort`` then leaves the partial folder) and said."""
+        since, kept where it is (``abort`` leaves the partial folder holding it) and said."""
         try:
             if self.path.exists() or self.path.is_symlink():
                 raise FileExistsError(self.path)
             os.rename(replaced, self.path)
         except OSError:
-            self.keep_partial = True
             raise BagError(
                 f"{self.path}: changed while the bag was written; what was there is kept in "
                 f"{replaced}"
             ) from None
 
     def abort(self) -> None:
-        """Remove the partial bag (what is queued is dropped)."""
+        """Remove the partial bag (what is queued is dropped), and the partial folder where
+        nothing else is in it: an old bag that could not go back, or what another put there,
+        stays."""
         self._batch = []
         self._batch_size = 0
         stop_writer(self.process)
-        if not self.keep_partial:
-            shutil.rmtree(self.partial, ignore_errors=True)
+        shutil.rmtree(self.partial / self.path.name, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.partial.rmdir()
+
+
+#: How many partial folders of one output ``_new_partial`` tries beside those already there.
+MAX_PARTIAL_TRIES = 100
+
+
+def _new_partial(path: Path) -> Path:
+    """A new hidden folder beside ``path`` to write its bag in, made here (owner only):
+    ``.NAME.partial-PID``, or ``-PID-1``, ``-PID-2``... where that name is taken. One of that
+    name is never removed: it may be an earlier repair's (a process of the same PID, as in a
+    container whose every run has the same one) holding what it kept and named, or a live
+    repair's (another PID namespace sharing the folder). OSError where none can be made."""
+    base = f".{path.name}.partial-{os.getpid()}"
+    for attempt in range(MAX_PARTIAL_TRIES):
+        partial = path.parent / (base if attempt == 0 else f"{base}-{attempt}")
+        try:
+            partial.mkdir(mode=0o700)
+        except FileExistsError:  # a folder, file or symlink of that name: not ours
+            continue
+        return partial
+    raise FileExistsError(
+        errno.EEXIST, f"{MAX_PARTIAL_TRIES} partial folders {base}[-N] are there already"
+    )
 
 
 def replacement_refusal(path: Path, force: bool) -> str | None:
