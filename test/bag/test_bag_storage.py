@@ -359,7 +359,10 @@ def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
 ) -> None:
     """``--force`` over a bag that holds a folder its user may list but not search (mode
     ``r--``): what it holds can neither be examined for the input nor removed; the output
-    is a BagError naming it (``bag repair``'s one line), never another exception."""
+    is a BagError naming it (``bag repair``'s one line), never another exception, and the
+    old bag goes back to its name whole: the input could be in that folder. (Since the
+    old bag's leftovers became a warning it was "written", the old bag and the folder
+    moved into the hidden partial folder, searched for the input nowhere.)"""
     source = a_bag(tmp_path / "in")
     output = a_bag(tmp_path / "out")
     locked = output / "locked"
@@ -381,3 +384,6 @@ def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
         for folder in tmp_path.rglob("locked"):
             folder.chmod(0o755)
     assert said.startswith(f"BagError: {output}: "), said
+    assert "cannot be searched for the input bag" in said and "\n" not in said, said
+    assert (output / "locked" / "file").read_text() == "mine" and is_rosbag2_bag(output)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -322,18 +322,31 @@ class BagOutput:
     def _holds_input(self, folder: Path) -> str | None:
         """Why ``folder`` must not be removed: it is the input bag or holds it, at any depth
         (walked by descriptors, as ``rmtree`` removes: a path longer than PATH_MAX is no
-        blind spot); else None."""
+        blind spot), or holds a folder that cannot be searched (mode ``r--``: the input
+        could be in it); else None."""
         if self._source is None:
             return None
-        for _, folders, files, here in os.fwalk(folder):  # symlinks not followed
-            for name in (".", *folders, *files):
-                with contextlib.suppress(OSError):  # gone since it was listed
-                    info = os.stat(name, dir_fd=here, follow_symlinks=False)
+
+        def unsearchable(exc: OSError) -> None:
+            raise exc
+
+        try:  # symlinks not followed; a folder that cannot be opened or searched is no answer
+            for _, folders, files, here in os.fwalk(folder, onerror=unsearchable):
+                for name in (".", *folders, *files):
+                    try:
+                        info = os.stat(name, dir_fd=here, follow_symlinks=False)
+                    except FileNotFoundError:  # gone since it was listed
+                        continue
                     if (info.st_dev, info.st_ino) == self._source:
                         return (
                             f"{self.path}: the output is now the input bag or holds it (it "
                             "changed after it was checked): left as it is"
                         )
+        except OSError as exc:
+            return (
+                f"{self.path}: the output holds what cannot be searched for the input bag "
+                f"({exc}): left as it is"
+            )
         return None
 
     def _put_back(self, replaced: Path) -> None:
