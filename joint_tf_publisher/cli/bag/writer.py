@@ -188,7 +188,7 @@ class BagOutput:
         try:
             wanted = None if compression is None else (compression.mode, compression.format)
             self._call("open", str(self.partial / path.name), storage, wanted)
-        except BagError:
+        except BaseException:  # Ctrl-C too, while the writing process starts: nothing left
             self.abort()
             raise
 
