@@ -102,11 +102,15 @@ def batch_messages(payload: bytes) -> list[tuple[int, int, memoryview]]:
 
 def start_writer() -> subprocess.Popen[bytes]:
     """A writing process (this module's ``main``), this package importable in it (isolated
-    from the caller's folder), for a ``BagOutput`` to take (else ``stop_writer``)."""
+    from the caller's folder), for a ``BagOutput`` to take (else ``stop_writer``). In a
+    session of its own: a terminal's Ctrl-C is the parent's, which ends it through its pipe
+    (its own ``SIG_IGN`` comes too late for one during its interpreter's start-up: a
+    traceback of the child's, under the parent's exit 130)."""
     child = subprocess.Popen(
         python_command("joint_tf_publisher.cli.bag.writer_process"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        start_new_session=True,
     )
     try:
         import fcntl
