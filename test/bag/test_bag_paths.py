@@ -314,6 +314,35 @@ def test_a_bag_that_takes_the_outputs_name_during_a_repair_without_force_is_kept
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
 
 
+def test_an_empty_folder_that_takes_the_outputs_name_at_the_rename_is_kept(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``out`` new, and an empty folder of the user's made at its name after the last check,
+    just before the rename: it is not replaced (a rename onto an empty folder replaces it
+    without a word; the new bag is given its name only where nothing has it): exit 1, one
+    line with the system's reason, the user's folder the same folder, no partial left."""
+    out = tmp_path / "out"
+    real = writer.replacement_refusal
+    calls: list[Path] = []
+
+    def arriving(path: Path, force: bool) -> str | None:
+        refusal = real(path, force)
+        calls.append(path)
+        if len(calls) == 2:  # finish's check done: the user's folder arrives
+            out.mkdir()
+        return refusal
+
+    monkeypatch.setattr(writer, "replacement_refusal", arriving)
+    assert main(["bag", "repair", str(rec), "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"{out}: cannot write the bag: [Errno 17]" in err, err
+    assert out.is_dir() and list(out.iterdir()) == []
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
 def test_ctrl_c_after_the_old_bag_is_moved_aside_puts_it_back(
     rec: Path,
     tmp_path: Path,

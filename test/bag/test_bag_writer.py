@@ -19,6 +19,7 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
+from joint_tf_publisher.cli.bag import writer
 from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.qos import tf_qos
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
@@ -315,14 +316,14 @@ def test_an_output_that_cannot_be_put_in_place_is_a_bag_error_and_the_old_bag_go
     out = BagOutput(path, "sqlite3", force=True)
     topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
     out.write(topic, 1, b"\x00\x01\x00\x00\x01\x00\x00\x00\x00")
-    real = os.replace
+    real = writer.rename_to_free_name
 
-    def failing(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-        if Path(source) == out.partial / "out":  # the new bag, to its name
+    def failing(source: Path, target: Path) -> None:
+        if source == out.partial / "out":  # the new bag, to its name
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real(source, target)
 
-    monkeypatch.setattr(os, "replace", failing)
+    monkeypatch.setattr(writer, "rename_to_free_name", failing)
     with pytest.raises(BagError, match=r"out: cannot write the bag: \[Errno 5\] Input/output"):
         out.finish()
     assert (path / "mark").read_text() == "the old bag"
@@ -408,3 +409,34 @@ def test_the_writing_process_is_out_of_reach_of_a_terminals_ctrl_c() -> None:
     finally:
         stop_writer(process)
     assert process.returncode == 0
+
+
+@pytest.mark.parametrize("renameat2", [True, False], ids=["renameat2", "check then rename"])
+def test_a_rename_to_a_free_name_never_replaces_what_has_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, renameat2: bool
+) -> None:
+    """``rename_to_free_name``: a folder renamed to a free name; onto an empty folder, a file
+    or a dangling symlink it is FileExistsError and both stay as they were (``os.rename``
+    replaced the empty folder and the file). The same where the C library offers no
+    ``renameat2`` (the check just before the rename)."""
+    if not renameat2:
+        import ctypes
+
+        def no_library(*arguments: object, **keywords: object) -> None:
+            raise OSError("no C library")
+
+        monkeypatch.setattr(ctypes, "CDLL", no_library)
+    source = tmp_path / "new"
+    source.mkdir()
+    (source / "bag").write_text("new")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "file").write_text("mine")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    for taken in ("empty", "file", "link"):
+        with pytest.raises(FileExistsError):
+            writer.rename_to_free_name(source, tmp_path / taken)
+    assert empty.is_dir() and list(empty.iterdir()) == []
+    assert (tmp_path / "file").read_text() == "mine" and (tmp_path / "link").is_symlink()
+    writer.rename_to_free_name(source, tmp_path / "free")
+    assert (tmp_path / "free" / "bag").read_text() == "new" and not source.exists()

@@ -295,7 +295,7 @@ class BagOutput:
                     moved = False
                     self._put_back(replaced)
                     raise BagError(refusal.replace(str(replaced), str(self.path)))
-            os.replace(self.partial / self.path.name, self.path)
+            rename_to_free_name(self.partial / self.path.name, self.path)
         except BaseException as exc:  # Ctrl-C too: the old bag is never lost with the new one
             if moved:  # the new bag did not take its place: the old one goes back
                 self._put_back(replaced)
@@ -353,9 +353,7 @@ class BagOutput:
         """``replaced`` moved back to the output's name; where something took that name
         since, kept where it is (``abort`` leaves the partial folder holding it) and said."""
         try:
-            if self.path.exists() or self.path.is_symlink():
-                raise FileExistsError(self.path)
-            os.rename(replaced, self.path)
+            rename_to_free_name(replaced, self.path)
         except OSError:
             raise BagError(
                 f"{self.path}: changed while the bag was written; what was there is kept in "
@@ -372,6 +370,36 @@ class BagOutput:
         shutil.rmtree(self.partial / self.path.name, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.partial.rmdir()
+
+
+#: Linux's ``renameat2`` flag and the current folder's descriptor for it.
+RENAME_NOREPLACE = 1
+AT_FDCWD = -100
+
+
+def rename_to_free_name(source: Path, target: Path) -> None:
+    """``source`` renamed to ``target`` only where nothing has that name: FileExistsError
+    otherwise (``os.rename`` replaces a file or an empty folder without a word, so what took
+    the name after it was checked was lost). Atomic through Linux's ``renameat2`` with
+    ``RENAME_NOREPLACE``; where the system or its file system has none, a check just before
+    ``os.rename``."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (ImportError, OSError, AttributeError):  # no ctypes, no C library, an old glibc
+        renameat2 = None
+    if renameat2 is not None:
+        flags = RENAME_NOREPLACE
+        if renameat2(AT_FDCWD, os.fsencode(source), AT_FDCWD, os.fsencode(target), flags) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EINVAL):  # not offered here: the check below
+            raise OSError(code, os.strerror(code), str(source), None, str(target))
+    if os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target))
+    os.rename(source, target)
 
 
 #: How many partial folders of one output ``_new_partial`` tries beside those already there.
