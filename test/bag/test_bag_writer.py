@@ -10,6 +10,8 @@ import io
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.qos import tf_qos
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
 from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
-from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
+from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, is_rosbag2_bag
 from joint_tf_publisher.cli.bag.writer_process import (
     CALL,
     MAX_MESSAGE_BYTES,
@@ -440,3 +442,33 @@ def test_a_rename_to_a_free_name_never_replaces_what_has_it(
     assert (tmp_path / "file").read_text() == "mine" and (tmp_path / "link").is_symlink()
     writer.rename_to_free_name(source, tmp_path / "free")
     assert (tmp_path / "free" / "bag").read_text() == "new" and not source.exists()
+
+
+def test_an_old_bag_nested_deeper_than_python_recurses_goes_back_named(tmp_path: Path) -> None:
+    """``force`` over a bag holding folders nested deeper than Python's recursion limit (the
+    search for the input and ``rmtree`` recurse per level): a BagError naming the output and
+    why, the old bag back at its name whole. (A RecursionError came out of ``finish``: the
+    repair said "maximum recursion depth exceeded", exit 1, the old bag gone from its name
+    into the partial folder, said nowhere.)"""
+    source, _ = recording(tmp_path / "in", REPO_ROOT / "urdf" / "demo_arm.urdf", "sqlite3", 2)
+    path = tmp_path / "out"
+    BagOutput(path, "sqlite3", force=False).finish()
+    fd = os.open(path, os.O_RDONLY)
+    try:  # by descriptors: the path is longer than PATH_MAX
+        for _ in range(sys.getrecursionlimit() + 100):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("mark", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    out = BagOutput(path, "sqlite3", force=True, source=source)
+    try:
+        with pytest.raises(BagError, match=r"out: the output holds what cannot be searched"):
+            out.finish()
+        out.abort()
+        assert is_rosbag2_bag(path) and (path / "d" / "d").is_dir()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    finally:
+        subprocess.run(["rm", "-rf", str(path)], check=True, timeout=60)

@@ -313,7 +313,7 @@ class BagOutput:
             if replaced is not None:
                 shutil.rmtree(replaced)
             self.partial.rmdir()
-        except OSError as exc:
+        except (OSError, RecursionError) as exc:  # rmtree recurses per folder level
             self.left_behind = (
                 f"{self.path}: written, but its partial folder was not removed entirely "
                 f"({exc}): what is left is in {self.partial}"
@@ -322,8 +322,8 @@ class BagOutput:
     def _holds_input(self, folder: Path) -> str | None:
         """Why ``folder`` must not be removed: it is the input bag or holds it, at any depth
         (walked by descriptors, as ``rmtree`` removes: a path longer than PATH_MAX is no
-        blind spot), or holds a folder that cannot be searched (mode ``r--``: the input
-        could be in it); else None."""
+        blind spot), or holds a folder that cannot be searched (mode ``r--``, or nested
+        deeper than Python recurses: the input could be in it); else None."""
         if self._source is None:
             return None
 
@@ -342,7 +342,7 @@ class BagOutput:
                             f"{self.path}: the output is now the input bag or holds it (it "
                             "changed after it was checked): left as it is"
                         )
-        except OSError as exc:
+        except (OSError, RecursionError) as exc:  # os.fwalk recurses per folder level
             return (
                 f"{self.path}: the output holds what cannot be searched for the input bag "
                 f"({exc}): left as it is"
