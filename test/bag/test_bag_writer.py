@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
+from joint_tf_publisher.child_process import python_command
 from joint_tf_publisher.cli.bag import writer
 from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.qos import tf_qos
@@ -472,3 +474,21 @@ def test_an_old_bag_nested_deeper_than_python_recurses_goes_back_named(tmp_path:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
     finally:
         subprocess.run(["rm", "-rf", str(path)], check=True, timeout=60)
+
+
+def test_a_writing_process_whose_parent_is_gone_ends_without_a_word(tmp_path: Path) -> None:
+    """The parent gone (SIGTERM or SIGKILL mid-repair: its pipes closed by the system) while
+    the writing process answers: it ends quietly, nothing on the terminal they share. (It
+    printed a BrokenPipeError traceback under the killed repair.)"""
+    child = subprocess.Popen(
+        python_command("joint_tf_publisher.cli.bag.writer_process"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # the parent's end of the answers, as the system closes it
+    write_frame(child.stdin, CALL, pickle.dumps(("open", (str(tmp_path / "b"), "sqlite3", None))))
+    child.stdin.close()
+    assert child.stderr.read() == b""
+    assert child.wait(timeout=60) == 0

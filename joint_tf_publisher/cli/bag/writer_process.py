@@ -29,6 +29,7 @@ Only rosbags' public API is used. Messages keep their order (one pipe, one write
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import queue
 import signal
@@ -257,10 +258,14 @@ def _serve(
 
 def main() -> None:
     """The child: frames on stdin, answers on stdout; Ctrl-C is the parent's to handle. The
-    type store is loaded first: the parent reads the description meanwhile."""
+    type store is loaded first: the parent reads the description meanwhile. A parent gone
+    (its answers' pipe closed) ends it quietly (its bag closed as it is)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     typestore()
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:  # the parent is gone (killed): no one to answer, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":
