@@ -22,7 +22,12 @@ from rosbags.rosbag2 import Reader
 from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.qos import tf_qos
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
-from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
+from joint_tf_publisher.cli.bag.settings import (
+    MCAP_CHUNKS,
+    WRITE_BATCH,
+    WRITE_BATCH_BYTES,
+    Compression,
+)
 from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic
 from joint_tf_publisher.cli.bag.writer_process import (
     CALL,
@@ -342,3 +347,44 @@ def test_a_partial_folder_given_a_file_by_another_is_left_and_said(tmp_path: Pat
     assert out.left_behind is not None
     assert out.left_behind.startswith(f"{tmp_path / 'out'}: written")
     assert str(out.partial) in out.left_behind and "[Errno 39]" in out.left_behind
+
+
+@pytest.mark.parametrize(
+    ("storage", "compression", "files", "named"),
+    [
+        ("sqlite3", None, ["out.db3"], ("", "")),
+        ("mcap", MCAP_CHUNKS, ["out.mcap"], ("", "")),  # a repair's MCAP: zstd chunks
+        ("sqlite3", Compression("message", "zstd"), ["out.db3"], ("message", "zstd")),
+        ("mcap", Compression("file", "zstd"), ["out.mcap.zstd"], ("file", "zstd")),
+    ],
+)
+def test_the_bag_is_written_in_the_storage_and_compression_asked(
+    tmp_path: Path,
+    storage: str,
+    compression: Compression | None,
+    files: list[str],
+    named: tuple[str, str],
+) -> None:
+    """The writing process writes the storage and the compression ``BagOutput`` is given, as
+    rosbag2 writes and names them (docs/recordings.md): ``OUT.db3`` or ``OUT.mcap`` (a file
+    compressed whole: ``OUT.mcap.zstd``), ``metadata.yaml`` naming the storage, the files
+    and rosbag2's compression (``named``: none for MCAP's own zstd chunks, whose chunk
+    records name ``zstd``, a uint32-prefixed string in the MCAP spec); the message reads
+    back whole."""
+    import yaml
+
+    sent = b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00"
+    out = BagOutput(tmp_path / "out", storage, force=False, compression=compression)
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    out.write(topic, 7, sent)
+    out.finish()
+    bag = tmp_path / "out"
+    assert sorted(path.name for path in bag.iterdir()) == sorted([*files, "metadata.yaml"])
+    metadata = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert metadata["storage_identifier"] == storage
+    assert metadata["relative_file_paths"] == files
+    assert (metadata["compression_mode"], metadata["compression_format"]) == named
+    if compression == MCAP_CHUNKS:
+        assert b"\x04\x00\x00\x00zstd" in (bag / "out.mcap").read_bytes()
+    with Reader(bag) as reader:
+        assert [(c.topic, t, bytes(d)) for c, t, d in reader.messages()] == [("/a", 7, sent)]
