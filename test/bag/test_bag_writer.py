@@ -9,12 +9,14 @@ import errno
 import io
 import os
 import pickle
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,18 +25,26 @@ from repo_paths import REPO_ROOT
 from rosbags.rosbag2 import Reader
 
 from joint_tf_publisher.child_process import python_command
-from joint_tf_publisher.cli.bag import writer
+from joint_tf_publisher.cli.bag import writer, writer_process
 from joint_tf_publisher.cli.bag.errors import BagError
 from joint_tf_publisher.cli.bag.qos import tf_qos
 from joint_tf_publisher.cli.bag.repair import Repair, RepairOptions
-from joint_tf_publisher.cli.bag.settings import WRITE_BATCH, WRITE_BATCH_BYTES
+from joint_tf_publisher.cli.bag.settings import (
+    MCAP_CHUNKS,
+    WRITE_BATCH,
+    WRITE_BATCH_BYTES,
+    Compression,
+)
 from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, is_rosbag2_bag
 from joint_tf_publisher.cli.bag.writer_process import (
+    ANSWER,
+    BATCH,
     CALL,
     MAX_MESSAGE_BYTES,
     batch_bytes,
     batch_messages,
     read_frame,
+    serve,
     start_writer,
     stop_writer,
     write_frame,
@@ -492,3 +502,111 @@ def test_a_writing_process_whose_parent_is_gone_ends_without_a_word(tmp_path: Pa
     child.stdin.close()
     assert child.stderr.read() == b""
     assert child.wait(timeout=60) == 0
+
+
+@pytest.mark.parametrize(
+    ("storage", "compression", "files", "named"),
+    [
+        ("sqlite3", None, ["out.db3"], ("", "")),
+        ("mcap", MCAP_CHUNKS, ["out.mcap"], ("", "")),  # a repair's MCAP: zstd chunks
+        ("sqlite3", Compression("message", "zstd"), ["out.db3"], ("message", "zstd")),
+        ("mcap", Compression("file", "zstd"), ["out.mcap.zstd"], ("file", "zstd")),
+    ],
+)
+def test_the_bag_is_written_in_the_storage_and_compression_asked(
+    tmp_path: Path,
+    storage: str,
+    compression: Compression | None,
+    files: list[str],
+    named: tuple[str, str],
+) -> None:
+    """The writing process writes the storage and the compression ``BagOutput`` is given, as
+    rosbag2 writes and names them (docs/recordings.md): ``OUT.db3`` or ``OUT.mcap`` (a file
+    compressed whole: ``OUT.mcap.zstd``), ``metadata.yaml`` naming the storage, the files
+    and rosbag2's compression (``named``: none for MCAP's own zstd chunks, whose chunk
+    records name ``zstd``, a uint32-prefixed string in the MCAP spec); the message reads
+    back whole."""
+    import yaml
+
+    sent = b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00"
+    out = BagOutput(tmp_path / "out", storage, force=False, compression=compression)
+    topic = out.connection(BagTopic("/a", "std_msgs/msg/String", msgdef=DEFINITION))
+    out.write(topic, 7, sent)
+    out.finish()
+    bag = tmp_path / "out"
+    assert sorted(path.name for path in bag.iterdir()) == sorted([*files, "metadata.yaml"])
+    metadata = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert metadata["storage_identifier"] == storage
+    assert metadata["relative_file_paths"] == files
+    assert (metadata["compression_mode"], metadata["compression_format"]) == named
+    if compression == MCAP_CHUNKS:
+        assert b"\x04\x00\x00\x00zstd" in (bag / "out.mcap").read_bytes()
+    with Reader(bag) as reader:
+        assert [(c.topic, t, bytes(d)) for c, t, d in reader.messages()] == [("/a", 7, sent)]
+
+
+def test_at_the_pipes_end_before_close_the_bag_is_closed_as_it_is(tmp_path: Path) -> None:
+    """The writing process's protocol (``writer_process``): the pipe's end before ``close``
+    (the parent aborting, or gone) closes the bag as it is: what it was sent is in it and its
+    ``metadata.yaml`` is written, a bag rosbag2 reads. ``serve`` run here on the frames a
+    parent sends."""
+    sent = b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00"
+    keywords = {"msgdef": DEFINITION, "rihs01": "unknown"}
+    requests = io.BytesIO()
+    write_frame(requests, CALL, pickle.dumps(("open", (str(tmp_path / "out"), "sqlite3", None))))
+    write_frame(
+        requests, CALL, pickle.dumps(("connection", ("/a", "std_msgs/msg/String", keywords)))
+    )
+    write_frame(requests, BATCH, batch_bytes([(1, 7, sent)]))  # rosbags numbers from 1
+    requests.seek(0)
+    answers = io.BytesIO()
+    serve(requests, answers)
+    answers.seek(0)
+    assert [read_frame(answers), read_frame(answers)] == [
+        (ANSWER, pickle.dumps(None)),
+        (ANSWER, pickle.dumps(1)),
+    ]
+    with Reader(tmp_path / "out") as reader:
+        assert [(c.topic, t, bytes(d)) for c, t, d in reader.messages()] == [("/a", 7, sent)]
+
+
+class _EndSeenLate(queue.Queue[tuple[bytes, bytes] | None]):
+    """``serve``'s queue of frames, whose reading thread, having put the pipe's end, ends
+    only once the server asks for a frame again: the window between that thread's last
+    ``put`` and its end (which a loaded machine can open at any length) held open."""
+
+    def __init__(self, maxsize: int) -> None:
+        super().__init__(maxsize)
+        self.end_taken = threading.Event()
+        self.asked_again = threading.Event()
+
+    def put(
+        self, item: tuple[bytes, bytes] | None, block: bool = True, timeout: float | None = None
+    ) -> None:
+        super().put(item, block, timeout)
+        if item is None:
+            self.asked_again.wait(60)
+
+    def get(self, block: bool = True, timeout: float | None = None) -> tuple[bytes, bytes] | None:
+        if self.end_taken.is_set():
+            self.asked_again.set()
+        item = super().get(block, timeout)
+        if item is None:
+            self.end_taken.set()
+        return item
+
+
+def test_the_writing_process_ends_when_its_pipe_reader_outlives_the_pipes_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``serve`` (the writing process) returns, and the process can exit, once the thread
+    reading its pipe has ended, also when that thread is still running as the pipe's end is
+    taken: it waits for the thread's end, not for another frame (there is none: a process
+    hanging there is killed by ``stop_writer`` after a minute, the repair's end delayed)."""
+    monkeypatch.setattr(
+        writer_process, "queue", SimpleNamespace(Queue=_EndSeenLate, Empty=queue.Empty)
+    )
+    server = threading.Thread(target=serve, args=(io.BytesIO(b""), io.BytesIO()), daemon=True)
+    server.start()
+    server.join(60)
+    assert not server.is_alive()
