@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -367,6 +368,37 @@ def test_ctrl_c_after_the_old_bag_is_moved_aside_puts_it_back(
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 130
     assert (old / "mark").read_text() == "the old bag" and writer.is_rosbag2_bag(old)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+
+
+def test_sigterm_while_the_old_bag_is_aside_puts_it_back_and_leaves_no_partial_folder(
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SIGTERM (a ``kill``, a container's stop) just after ``--force`` moved the old bag
+    aside: the repair ends as Ctrl-C ends it, with the shell's status of a terminated
+    process (143): the old bag back at its name, no partial folder left, the handler before
+    restored. (It had none: the process died with the old bag in the partial folder.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "mark").write_text("the old bag")
+    capsys.readouterr()
+    real = writer.replacement_refusal
+
+    def terminated_meanwhile(path: Path, force: bool) -> str | None:
+        if path.name == "replaced-old":  # the old bag is aside: the stop comes
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(path, force)
+
+    monkeypatch.setattr(writer, "replacement_refusal", terminated_meanwhile)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stopped:
+        main(["bag", "repair", str(rec), "-o", str(old), "--force"])
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert (old / "mark").read_text() == "the old bag"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(

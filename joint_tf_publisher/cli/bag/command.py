@@ -3,15 +3,21 @@
 Exit status: 0 the output was written; 1 the input cannot be repaired (a missing, broken or
 unreadable bag, a description that does not load, nothing to compute the TF from, rosbags
 not installed), one line on stderr saying why and what to do; 2 a bad command line (an
-output that exists without ``--force``, an unknown option). Never a traceback, never a
-half-written output under the output's name.
+output that exists without ``--force``, an unknown option). 130 Ctrl-C, 143 SIGTERM, each after the
+same clean-up (``terminate_as_exit``). Never a traceback, never a half-written output under
+the output's name.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from ...node_core.parameters import ParameterRejected, parse_description_args
@@ -53,12 +59,34 @@ def cmd_bag_repair(args: argparse.Namespace) -> int:
         namespace=checked_namespace(args.namespace),
     )
     try:
-        summary = run_repair(options)
+        with terminate_as_exit():
+            summary = run_repair(options)
     except BagError as exc:
         print(f"joint-tf-publisher bag repair: error: {exc}", file=sys.stderr)
         return 1
     print(summary.line())
     return 0
+
+
+@contextlib.contextmanager
+def terminate_as_exit() -> Iterator[None]:
+    """SIGTERM (``kill``, a launch file's or a container's stop) ends the block as Ctrl-C
+    does, by an exception, so what the repair cleans up on Ctrl-C it cleans up here too (the
+    partial folder, an old bag moved aside put back): ``SystemExit`` with the shell's status
+    of a terminated process, 143. The handler before is restored after; off the main thread
+    (a caller's thread, where Python takes no handler) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(number: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + number)
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def add_bag_parser(commands: Any) -> None:
