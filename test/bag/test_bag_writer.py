@@ -425,21 +425,10 @@ def test_the_writing_process_is_out_of_reach_of_a_terminals_ctrl_c() -> None:
     assert process.returncode == 0
 
 
-@pytest.mark.parametrize("renameat2", [True, False], ids=["renameat2", "check then rename"])
-def test_a_rename_to_a_free_name_never_replaces_what_has_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, renameat2: bool
-) -> None:
+def test_a_rename_to_a_free_name_never_replaces_what_has_it(tmp_path: Path) -> None:
     """``rename_to_free_name``: a folder renamed to a free name; onto an empty folder, a file
     or a dangling symlink it is FileExistsError and both stay as they were (``os.rename``
-    replaced the empty folder and the file). The same where the C library offers no
-    ``renameat2`` (the check just before the rename)."""
-    if not renameat2:
-        import ctypes
-
-        def no_library(*arguments: object, **keywords: object) -> None:
-            raise OSError("no C library")
-
-        monkeypatch.setattr(ctypes, "CDLL", no_library)
+    replaced the empty folder and the file)."""
     source = tmp_path / "new"
     source.mkdir()
     (source / "bag").write_text("new")

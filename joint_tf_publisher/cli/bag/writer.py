@@ -372,31 +372,12 @@ class BagOutput:
             self.partial.rmdir()
 
 
-#: Linux's ``renameat2`` flag and the current folder's descriptor for it.
-RENAME_NOREPLACE = 1
-AT_FDCWD = -100
-
-
 def rename_to_free_name(source: Path, target: Path) -> None:
     """``source`` renamed to ``target`` only where nothing has that name: FileExistsError
     otherwise (``os.rename`` replaces a file or an empty folder without a word, so what took
-    the name after it was checked was lost). Atomic through Linux's ``renameat2`` with
-    ``RENAME_NOREPLACE``; where the system or its file system has none, a check just before
-    ``os.rename``."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (ImportError, OSError, AttributeError):  # no ctypes, no C library, an old glibc
-        renameat2 = None
-    if renameat2 is not None:
-        flags = RENAME_NOREPLACE
-        if renameat2(AT_FDCWD, os.fsencode(source), AT_FDCWD, os.fsencode(target), flags) == 0:
-            return
-        code = ctypes.get_errno()
-        if code not in (errno.ENOSYS, errno.EINVAL):  # not offered here: the check below
-            raise OSError(code, os.strerror(code), str(source), None, str(target))
+    the name after it was checked was lost). The check comes just before the rename: what
+    takes the name between the two (microseconds) is still replaced; Python offers no rename
+    that refuses a taken name (Linux's ``renameat2`` flag has no binding in ``os``)."""
     if os.path.lexists(target):
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target))
     os.rename(source, target)
