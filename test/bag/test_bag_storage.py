@@ -8,8 +8,10 @@ reason to keep that bag)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +28,13 @@ from joint_tf_publisher.cli.bag.settings import (
     METADATA_KEY,
     WRITE_BATCH_BYTES,
 )
-from joint_tf_publisher.cli.bag.writer import BagOutput, BagTopic, checked_output, is_rosbag2_bag
+from joint_tf_publisher.cli.bag.writer import (
+    MAX_PARTIAL_TRIES,
+    BagOutput,
+    BagTopic,
+    checked_output,
+    is_rosbag2_bag,
+)
 from joint_tf_publisher.cli.bag.writer_process import start_writer
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -233,9 +241,29 @@ def test_the_bag_is_written_in_a_hidden_folder_and_a_stale_one_is_left_as_it_is(
     (tmp_path / f".out.partial-{os.getpid()}-2").write_text("a file")
     out = BagOutput(output, "sqlite3", force=False)
     assert out.partial.name == f".out.partial-{os.getpid()}-3" and out.partial.is_dir()
+    assert stat.S_IMODE(out.partial.stat().st_mode) == 0o700  # the owner's only
     out.finish()
     assert (stale / "replaced-out" / "mark").read_text() == "kept by an earlier repair"
     assert not out.partial.exists() and is_rosbag2_bag(output)
+    assert out.left_behind is None  # nothing to say: the repair prints no warning
+
+
+def test_an_output_with_every_partial_name_taken_is_a_bag_error_saying_so(
+    tmp_path: Path,
+) -> None:
+    """All ``MAX_PARTIAL_TRIES`` hidden names of the output taken (partial folders earlier
+    repairs kept): the repair's one line names the output, the count, the names and the
+    system's code for "exists", and nothing is written or removed."""
+    base = f".out.partial-{os.getpid()}"
+    taken = [base, *(f"{base}-{n}" for n in range(1, MAX_PARTIAL_TRIES))]
+    for name in taken:
+        (tmp_path / name).mkdir()
+    with pytest.raises(BagError) as refused:
+        BagOutput(tmp_path / "out", "sqlite3", force=False)
+    said = str(refused.value)
+    assert said.startswith(f"{tmp_path / 'out'}: cannot write the bag: [Errno {errno.EEXIST}] ")
+    assert f"{MAX_PARTIAL_TRIES} partial folders {base}[-N] are there already" in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(taken)
 
 
 def test_an_input_gone_before_the_output_opens_still_writes_and_batches_count_bytes(
@@ -354,13 +382,15 @@ def as_a_user(run: Callable[[], str]) -> str:
     return text
 
 
+@pytest.mark.parametrize("mode", [0o444, 0o000], ids=["listed, not searched", "not even listed"])
 def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
-    tmp_path: Path,
+    tmp_path: Path, mode: int
 ) -> None:
     """``--force`` over a bag that holds a folder its user may list but not search (mode
-    ``r--``): what it holds can neither be examined for the input nor removed; the output
-    is a BagError naming it (``bag repair``'s one line), never another exception, and the
-    old bag goes back to its name whole: the input could be in that folder. (Since the
+    ``r--``), or not even list (``---``: the walk cannot open it): what it holds can neither
+    be examined for the input nor removed; the output is a BagError naming it (``bag
+    repair``'s one line), never another exception, and the old bag goes back to its name
+    whole: the input could be in that folder. (Since the
     old bag's leftovers became a warning it was "written", the old bag and the folder
     moved into the hidden partial folder, searched for the input nowhere.)"""
     source = a_bag(tmp_path / "in")
@@ -368,7 +398,7 @@ def test_force_over_a_bag_holding_a_folder_the_user_may_not_search_is_one_line(
     locked = output / "locked"
     locked.mkdir()
     (locked / "file").write_text("mine")
-    locked.chmod(0o444)
+    locked.chmod(mode)
 
     def force() -> str:
         try:
