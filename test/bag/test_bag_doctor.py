@@ -937,22 +937,25 @@ def test_the_suggested_repair_takes_the_description_from_the_parameters_file(
     assert main(words[1:]) == 0, capsys.readouterr().err
 
 
-def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """recordings.md: two_parents and two_publishers over a recording are the live checks
-    themselves (the same wording): the summary naming the frame, the live cause, the live
-    fix, then the repair that writes the robot's frames."""
+def two_sources_bag(path: Path) -> Path:
+    """The arm's recording with /tf giving camera under base_link, then under tool_flange
+    (two parents), and gripper_base_link, which its /tf_static gives too (two sources)."""
     camera = [
         ("/tf", T0_NS + k, tf_message([transform(T0_NS + k, parent, "camera", (0, 0, 0))]))
         for k, parent in enumerate(["base_link", "tool_flange"], 1)
     ]
     gripper = transform(T0_NS + 3, "tool_flange", "gripper_base_link", (0, 0, 0))  # also static
     recorded = [*camera, ("/tf", T0_NS + 3, tf_message([gripper]))]
-    bag = states_bag(
-        tmp_path / "in", every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
-    )
-    _, document = doctor(capsys, bag)
+    return states_bag(path, every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded)
+
+
+def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: two_parents and two_publishers over a recording are the live checks
+    themselves (the same wording): the summary naming the frame, the live cause, the live
+    fix, then the repair that writes the robot's frames."""
+    _, document = doctor(capsys, two_sources_bag(tmp_path / "in"))
     live = Observation(1.0, T0_NS, transforms=[
         HeardTransform("base_link", "camera", False, T0_NS),
         HeardTransform("tool_flange", "camera", False, T0_NS),
@@ -968,6 +971,26 @@ def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
         assert frame in found["summary"] and found["cause"] == expected.cause, found
         repair = f"; in this recording, `{document['heard']['repair']}` writes the robot's frames"
         assert found["fix"].startswith(expected.fix + repair), found["fix"]
+
+
+def test_the_tree_findings_name_the_recording_as_each_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the live doctor names the node that publishes a frame, the doctor over a bag
+    names the recording, on each topic: each parent of a frame given two is from the
+    recording, and a frame on /tf and /tf_static is from the recording on both (it said "a
+    publisher the graph does not name" and "unnamed publisher" had the recording not been
+    named: observation_of's survivor 22, #44 rule)."""
+    _, document = doctor(capsys, two_sources_bag(tmp_path / "in"))
+    parents = finding(document, "two_parents")
+    said = "'base_link' (from the recording), 'tool_flange' (from the recording)"
+    assert parents["summary"] == f"frame 'camera' has 2 parents: {said}", parents["summary"]
+    sources = finding(document, "two_publishers")
+    assert sources["details"] == {
+        "frames": ["gripper_base_link"],
+        "sources": ["the recording on /tf", "the recording on /tf_static"],
+    }
+    assert "(the recording on /tf; the recording on /tf_static)" in sources["summary"]
 
 
 def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_it(
