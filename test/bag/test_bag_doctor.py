@@ -993,6 +993,60 @@ def test_the_tree_findings_name_the_recording_as_each_source(
     assert "(the recording on /tf; the recording on /tf_static)" in sources["summary"]
 
 
+def first_refused_bag(path: Path, broken: str) -> Path:
+    """A recording of one arm joint state whose only description, ``broken``, does not load."""
+    return write_bag(
+        path,
+        "sqlite3",
+        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
+        [
+            ("/robot_description", T0_NS, string(broken)),
+            ("/joint_states", T0_NS, joint_state(T0_NS, ARM_JOINTS, [0.1] * len(ARM_JOINTS))),
+        ],
+    )
+
+
+def test_a_refused_description_says_its_topic_why_by_severity_and_a_fix_that_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: description_refused names how many of the descriptions recorded on the
+    robot's /robot_description do not load, each by its place; its cause is the severity's
+    (the first refused: bag repair refuses the recording; a later one: the node and the
+    repair keep the one before it), and its fix's two commands, given the bag, an output
+    and a description that loads, run: the doctor then judges by that description and the
+    repair writes the bag (refused_findings' survivors 2, 10, 11, 22-38, #44 rule)."""
+    broken = "<robot name='arm'><link/></robot>"
+    later = [("/robot_description", T0_NS + 1, string(broken))]
+    _, document = doctor(capsys, states_bag(tmp_path / "later", every(10), extra=later))
+    kept = finding(document, "description_refused")
+    said = "1 of the 2 description(s) recorded on /robot_description do not load: "
+    assert kept["summary"].startswith(said + "description 2 of 2: "), kept["summary"]
+    assert kept["cause"] == (
+        "the node kept the description before it (so does bag repair): its frames follow that one"
+    )
+    only = first_refused_bag(tmp_path / "only", broken)
+    _, document = doctor(capsys, only)
+    refused = finding(document, "description_refused")
+    assert refused["cause"] == (
+        "bag repair refuses the recording: its first description does not load"
+    )
+    assert refused["fix"] == kept["fix"]
+    wanted, commands = refused["fix"].split(": ", 1)
+    assert wanted == "give a description that loads", refused["fix"]
+    given = {"IN": str(only), "OUT": str(tmp_path / "out"), "robot.urdf": str(ARM)}
+    doctor_words, repair_words = (
+        [given.get(word, word) for word in shlex.split(command)]
+        for command in commands.split(", then ")
+    )
+    assert doctor_words[:2] == ["doctor", "--bag"] and repair_words[:2] == ["bag", "repair"]
+    assert main([*doctor_words, "--json"]) == 1  # no /tf_static: the description is judged
+    heard = json.loads(capsys.readouterr().out)["heard"]
+    assert (heard["robot"], heard["description_source"]) == ("demo_arm", str(ARM)), heard
+    assert main(repair_words) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert (tmp_path / "out").is_dir()
+
+
 def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1012,16 +1066,7 @@ def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_i
     assert main(["bag", "repair", str(bag), "-o", str(tmp_path / "later_out")]) == 0
     capsys.readouterr()
 
-    only = tmp_path / "only"
-    write_bag(
-        only,
-        "sqlite3",
-        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
-        [
-            ("/robot_description", T0_NS, string(broken)),
-            ("/joint_states", T0_NS, joint_state(T0_NS, ARM_JOINTS, [0.1] * len(ARM_JOINTS))),
-        ],
-    )
+    only = first_refused_bag(tmp_path / "only", broken)
     code, document = doctor(capsys, only)
     found = finding(document, "description_refused")
     assert code == 1 and found["severity"] == "error"
