@@ -786,6 +786,43 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
     ]
 
 
+def test_no_tf_static_gives_the_causes_recordings_md_shows() -> None:
+    """recordings.md's first case shows no_tf_static's cause: each way a recording loses
+    its statics (a recorder started late, /tf_static not recorded, snapshot mode), with the
+    recorder's option and the topic named as the user types them (static_findings'
+    survivors 17-22, #44 rule)."""
+    text = (REPO_ROOT / "docs" / "recordings.md").read_text()
+    shown = text.split("\n  cause: ", 1)[1].split("\n  fix:", 1)[0]
+    (found,) = static_findings(a_scan(), a_context())
+    assert found.kind is Kind.NO_TF_STATIC
+    assert found.cause == " ".join(shown.split()), shown
+
+
+def test_a_recording_without_a_description_is_reported_without_a_robot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the text report's first line says what the recording holds, naming
+    the robot only where there is a description; a blank line, then the findings, as the
+    live doctor prints them; ``heard`` says no robot and the duration to the millisecond
+    (bag_report's survivors 31, 32, 38 and bag_summary's 9, 11, #44 rule)."""
+    times = every(5)
+    bag = write_bag(
+        tmp_path / "in", "sqlite3", [Topic("/joint_states", JOINT_STATE)],
+        [("/joint_states", t, joint_state(t, ARM_JOINTS, [0.0] * 7)) for t in times],
+    )  # fmt: skip
+    assert main(["doctor", "--bag", str(bag)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        f"read {bag} (sqlite3, 0.0 s, {len(times)} messages): 0 frames on /tf, 0 on /tf_static "
+        f"(0 message(s)), {len(times)} joint states",
+        "",
+        "ERROR: the recording has no /tf_static: every fixed frame is missing on playback",
+    ]
+    _, document = doctor(capsys, bag)
+    heard = document["heard"]
+    assert (heard["robot"], heard["duration_s"]) == (None, (times[-1] - times[0]) / S)
+
+
 def source_list_bag(path: Path, recorded: list[tuple[str, bytes]]) -> Path:
     """The arm's description and statics, and ``recorded`` (topic, JointState bytes) every
     10 ms on /joint_states and /arm_states."""
