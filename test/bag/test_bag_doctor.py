@@ -638,12 +638,13 @@ def test_the_report_names_the_recordings_storage_and_counts_every_message(
         assert f", {written} messages): " in first, first
 
 
-def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
+def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched_naming_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A bag merged from two recordings has a /tf_static connection of each: ``ros2 bag
     play`` offers the topic transient local only when every recorded profile is, so one
-    recorded volatile is tf_static_not_latched, naming both durabilities."""
+    recorded volatile is tf_static_not_latched, naming both durabilities (in its summary
+    too: static_findings' survivor 40)."""
     from rosbags.interfaces import QosDurability
 
     volatile = tf_static_qos()._replace(durability=QosDurability.VOLATILE)
@@ -658,6 +659,8 @@ def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
     assert code == 1 and "tf_static_not_latched" in kinds(document)
     found = finding(document, "tf_static_not_latched")
     assert found["details"] == {"durability": ["transient_local", "volatile"]}
+    said = "/tf_static is recorded with transient_local, volatile, not transient local: "
+    assert found["summary"].startswith(said), found["summary"]
 
 
 def test_a_recorded_union_status_without_a_conflicts_value_is_read(
@@ -786,16 +789,20 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
     ]
 
 
-def test_no_tf_static_gives_the_causes_recordings_md_shows() -> None:
+def test_no_tf_static_gives_the_causes_and_fix_recordings_md_shows() -> None:
     """recordings.md's first case shows no_tf_static's cause: each way a recording loses
     its statics (a recorder started late, /tf_static not recorded, snapshot mode), with the
-    recorder's option and the topic named as the user types them (static_findings'
-    survivors 17-22, #44 rule)."""
+    recorder's option and the topic named as the user types them), and its fix: the
+    repair, and for future recordings /tf_static from the start or the state publisher's
+    parameter by its name (static_findings' survivors 17-26, #44 rule)."""
     text = (REPO_ROOT / "docs" / "recordings.md").read_text()
-    shown = text.split("\n  cause: ", 1)[1].split("\n  fix:", 1)[0]
-    (found,) = static_findings(a_scan(), a_context())
+    cause, fix = text.split("\n  cause: ", 1)[1].split("\n\n", 1)[0].split("\n  fix:", 1)
+    context = a_context()
+    (found,) = static_findings(a_scan(), context)
     assert found.kind is Kind.NO_TF_STATIC
-    assert found.cause == " ".join(shown.split()), shown
+    assert found.cause == " ".join(cause.split()), cause
+    shown_fix = re.sub("`[^`]*`", f"`{context.repair_command}`", " ".join(fix.split()))
+    assert found.fix == shown_fix, fix
 
 
 def test_a_recording_without_a_description_is_reported_without_a_robot(
