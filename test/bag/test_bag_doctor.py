@@ -805,6 +805,43 @@ def test_no_tf_static_gives_the_causes_and_fix_recordings_md_shows() -> None:
     assert found.fix == shown_fix, fix
 
 
+def test_statics_not_latched_or_absent_in_stretches_say_why_and_the_remedies() -> None:
+    """recordings.md's cases 1 and 3: tf_static_not_latched says what playback does with the
+    recording (offers it volatile; RViz and tf2 listeners ask for transient local), why
+    (the recorder stored what it saw: rosbag2 before Jazzy, rosbag2#967, rviz#916) and both
+    remedies (the repair; a QoS override giving transient_local); statics_only_at_start,
+    why (``--start-offset``, rosbag2#1482; a split bag, rosbag2#1159) and the repair's
+    period (static_findings' survivors 48 and on, #44 rule)."""
+    from rosbags.interfaces import QosDurability
+
+    volatile = [tf_static_qos()._replace(durability=QosDurability.VOLATILE)]
+    scan = a_scan(static_count=2, static_stretch_ns=12 * S, tf_static_profiles=volatile)
+    context = a_context()
+    command = f"`{context.repair_command}`"
+    latched, stretch = static_findings(scan, context)
+    assert (latched.kind, stretch.kind) == (Kind.TF_STATIC_NOT_LATCHED, Kind.STATICS_ONLY_AT_START)
+    assert latched.summary.endswith(
+        "volatile, not transient local: `ros2 bag play` offers it volatile, so RViz and tf2 "
+        "listeners (which ask for transient local) do not receive it"
+    ), latched.summary
+    assert latched.cause == (
+        "the recorder stored the QoS it saw (rosbag2 before Jazzy, or a publisher that offered "
+        "volatile), or none (rosbag2#967, rviz#916)"
+    )
+    assert latched.fix == (
+        f"{command} writes /tf_static reliable and transient local; or play with "
+        "--qos-profile-overrides-path giving /tf_static durability transient_local"
+    )
+    assert stretch.summary.endswith(
+        "(2 message(s) in 20.0 s): playback started in that stretch has no fixed frames"
+    ), stretch.summary
+    assert stretch.cause == (
+        "`ros2 bag play --start-offset` skips the statics before its start (rosbag2#1482, by "
+        "design), and a split bag keeps them in its first file only (rosbag2#1159)"
+    )
+    assert stretch.fix == f"{command} writes the complete static set every 1 s"
+
+
 def test_a_recording_without_a_description_is_reported_without_a_robot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
