@@ -842,6 +842,58 @@ def test_statics_not_latched_or_absent_in_stretches_say_why_and_the_remedies() -
     assert stretch.fix == f"{command} writes the complete static set every 1 s"
 
 
+def test_the_joint_state_findings_say_why_and_what_to_do() -> None:
+    """recordings.md's rows no_joint_states, joints_not_recorded, joint_state_gaps and
+    stamps_jump_back: each finding's cause and its fix, the options and parameters named as
+    the user types them (--params, source_list, publish_default_positions, zeros.<joint>,
+    --max-cache-size) and the repair command (joint_state_findings' text mutants, #44
+    rule)."""
+    arm = Robot.load(ARM)
+    context = a_context(arm)
+    command = context.repair_command
+    (none,) = joint_state_findings(a_scan(), context)
+    assert none.cause == (
+        "the joint states were not among the topics recorded, or come under another name (a "
+        "source_list topic)"
+    )
+    assert none.fix == (
+        "record /joint_states; without them the robot's moving frames cannot be rebuilt (give "
+        "the repair a --params with source_list for another topic)"
+    )
+    scan = a_scan(
+        joint_states=5, joint_names=set(ARM_JOINTS[:5]), gaps=2, longest_gap_ns=3 * S,
+        longest_gap_at_ns=T0_NS + S, jumps_back=1, first_jump_at_ns=T0_NS + 2 * S,
+        first_jump_by_ns=S // 2,
+    )  # fmt: skip
+    never, gaps, jumps = joint_state_findings(scan, context)
+    assert never.cause.startswith(
+        "no joint state of the recording names them: joint states usually come from "
+    ), never.cause
+    assert never.cause.endswith(", and this one was not recorded or did not run"), never.cause
+    assert never.fix == (
+        "record the joint states of every moving joint (a topic of another name goes in the "
+        "--params file's source_list); to give them a fixed value in this recording, repair "
+        "it with a --params file that sets publish_default_positions: true (and "
+        f"zeros.<joint>): `{command} --params params.yaml`"
+    )
+    assert gaps.cause == (
+        "the joint-state publisher stalled or the recorder dropped messages (a full disk, a "
+        "slow storage, best-effort QoS over a lossy link)"
+    )
+    assert gaps.fix == (
+        "nothing can rebuild frames where no joint state was recorded; check the recorder's "
+        "and the driver's logs; record to a faster disk or with --max-cache-size"
+    )
+    assert jumps.cause == (
+        "a simulation reset, two joint-state publishers with different clocks, or recordings "
+        "merged; tf2 listeners drop or mix the older transforms"
+    )
+    assert jumps.fix == (
+        "record one clock; on playback reset the listeners at the jump (RViz: Reset); the "
+        "node (and bag repair) restart their rate limit there"
+    )
+
+
 def test_a_recording_without_a_description_is_reported_without_a_robot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
