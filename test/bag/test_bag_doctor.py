@@ -876,6 +876,12 @@ def test_the_joint_state_findings_say_why_and_what_to_do() -> None:
         "it with a --params file that sets publish_default_positions: true (and "
         f"zeros.<joint>): `{command} --params params.yaml`"
     )
+    assert never.summary.startswith("/joint_states in the recording: "), never.summary
+    given = replace(context, params=Path("arm_params.yaml"))
+    (named,) = [f for f in joint_state_findings(scan, given) if f.kind is never.kind]
+    assert named.fix.endswith(f"`{command}` with those in arm_params.yaml"), named.fix
+    stale = "into the recording: the robot's moving frames are stale there"
+    assert gaps.summary.endswith(stale), gaps.summary
     assert gaps.cause == (
         "the joint-state publisher stalled or the recorder dropped messages (a full disk, a "
         "slow storage, best-effort QoS over a lossy link)"
