@@ -638,12 +638,13 @@ def test_the_report_names_the_recordings_storage_and_counts_every_message(
         assert f", {written} messages): " in first, first
 
 
-def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
+def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched_naming_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A bag merged from two recordings has a /tf_static connection of each: ``ros2 bag
     play`` offers the topic transient local only when every recorded profile is, so one
-    recorded volatile is tf_static_not_latched, naming both durabilities."""
+    recorded volatile is tf_static_not_latched, naming both durabilities (in its summary
+    too: static_findings' survivor 40)."""
     from rosbags.interfaces import QosDurability
 
     volatile = tf_static_qos()._replace(durability=QosDurability.VOLATILE)
@@ -658,6 +659,8 @@ def test_a_merged_recording_with_one_tf_static_recorded_volatile_is_not_latched(
     assert code == 1 and "tf_static_not_latched" in kinds(document)
     found = finding(document, "tf_static_not_latched")
     assert found["details"] == {"durability": ["transient_local", "volatile"]}
+    said = "/tf_static is recorded with transient_local, volatile, not transient local: "
+    assert found["summary"].startswith(said), found["summary"]
 
 
 def test_a_recorded_union_status_without_a_conflicts_value_is_read(
@@ -784,6 +787,142 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
         *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
         "--description",
     ]
+
+
+def test_no_tf_static_gives_the_causes_and_fix_recordings_md_shows() -> None:
+    """recordings.md's first case shows no_tf_static's cause: each way a recording loses
+    its statics (a recorder started late, /tf_static not recorded, snapshot mode), with the
+    recorder's option and the topic named as the user types them), and its fix: the
+    repair, and for future recordings /tf_static from the start or the state publisher's
+    parameter by its name (static_findings' survivors 17-26, #44 rule)."""
+    text = (REPO_ROOT / "docs" / "recordings.md").read_text()
+    cause, fix = text.split("\n  cause: ", 1)[1].split("\n\n", 1)[0].split("\n  fix:", 1)
+    context = a_context()
+    (found,) = static_findings(a_scan(), context)
+    assert found.kind is Kind.NO_TF_STATIC
+    assert found.cause == " ".join(cause.split()), cause
+    shown_fix = re.sub("`[^`]*`", f"`{context.repair_command}`", " ".join(fix.split()))
+    assert found.fix == shown_fix, fix
+
+
+def test_statics_not_latched_or_absent_in_stretches_say_why_and_the_remedies() -> None:
+    """recordings.md's cases 1 and 3: tf_static_not_latched says what playback does with the
+    recording (offers it volatile; RViz and tf2 listeners ask for transient local), why
+    (the recorder stored what it saw: rosbag2 before Jazzy, rosbag2#967, rviz#916) and both
+    remedies (the repair; a QoS override giving transient_local); statics_only_at_start,
+    why (``--start-offset``, rosbag2#1482; a split bag, rosbag2#1159) and the repair's
+    period (static_findings' survivors 48 and on, #44 rule)."""
+    from rosbags.interfaces import QosDurability
+
+    volatile = [tf_static_qos()._replace(durability=QosDurability.VOLATILE)]
+    scan = a_scan(static_count=2, static_stretch_ns=12 * S, tf_static_profiles=volatile)
+    context = a_context()
+    command = f"`{context.repair_command}`"
+    latched, stretch = static_findings(scan, context)
+    assert (latched.kind, stretch.kind) == (Kind.TF_STATIC_NOT_LATCHED, Kind.STATICS_ONLY_AT_START)
+    assert latched.summary.endswith(
+        "volatile, not transient local: `ros2 bag play` offers it volatile, so RViz and tf2 "
+        "listeners (which ask for transient local) do not receive it"
+    ), latched.summary
+    assert latched.cause == (
+        "the recorder stored the QoS it saw (rosbag2 before Jazzy, or a publisher that offered "
+        "volatile), or none (rosbag2#967, rviz#916)"
+    )
+    assert latched.fix == (
+        f"{command} writes /tf_static reliable and transient local; or play with "
+        "--qos-profile-overrides-path giving /tf_static durability transient_local"
+    )
+    assert stretch.summary.endswith(
+        "(2 message(s) in 20.0 s): playback started in that stretch has no fixed frames"
+    ), stretch.summary
+    assert stretch.cause == (
+        "`ros2 bag play --start-offset` skips the statics before its start (rosbag2#1482, by "
+        "design), and a split bag keeps them in its first file only (rosbag2#1159)"
+    )
+    assert stretch.fix == f"{command} writes the complete static set every 1 s"
+
+
+def test_the_joint_state_findings_say_why_and_what_to_do() -> None:
+    """recordings.md's rows no_joint_states, joints_not_recorded, joint_state_gaps and
+    stamps_jump_back: each finding's cause and its fix, the options and parameters named as
+    the user types them (--params, source_list, publish_default_positions, zeros.<joint>,
+    --max-cache-size) and the repair command (joint_state_findings' text mutants, #44
+    rule)."""
+    arm = Robot.load(ARM)
+    context = a_context(arm)
+    command = context.repair_command
+    (none,) = joint_state_findings(a_scan(), context)
+    assert none.cause == (
+        "the joint states were not among the topics recorded, or come under another name (a "
+        "source_list topic)"
+    )
+    assert none.fix == (
+        "record /joint_states; without them the robot's moving frames cannot be rebuilt (give "
+        "the repair a --params with source_list for another topic)"
+    )
+    scan = a_scan(
+        joint_states=5, joint_names=set(ARM_JOINTS[:5]), gaps=2, longest_gap_ns=3 * S,
+        longest_gap_at_ns=T0_NS + S, jumps_back=1, first_jump_at_ns=T0_NS + 2 * S,
+        first_jump_by_ns=S // 2,
+    )  # fmt: skip
+    never, gaps, jumps = joint_state_findings(scan, context)
+    assert never.cause.startswith(
+        "no joint state of the recording names them: joint states usually come from "
+    ), never.cause
+    assert never.cause.endswith(", and this one was not recorded or did not run"), never.cause
+    assert never.fix == (
+        "record the joint states of every moving joint (a topic of another name goes in the "
+        "--params file's source_list); to give them a fixed value in this recording, repair "
+        "it with a --params file that sets publish_default_positions: true (and "
+        f"zeros.<joint>): `{command} --params params.yaml`"
+    )
+    assert never.summary.startswith("/joint_states in the recording: "), never.summary
+    given = replace(context, params=Path("arm_params.yaml"))
+    (named,) = [f for f in joint_state_findings(scan, given) if f.kind is never.kind]
+    assert named.fix.endswith(f"`{command}` with those in arm_params.yaml"), named.fix
+    stale = "into the recording: the robot's moving frames are stale there"
+    assert gaps.summary.endswith(stale), gaps.summary
+    assert gaps.cause == (
+        "the joint-state publisher stalled or the recorder dropped messages (a full disk, a "
+        "slow storage, best-effort QoS over a lossy link)"
+    )
+    assert gaps.fix == (
+        "nothing can rebuild frames where no joint state was recorded; check the recorder's "
+        "and the driver's logs; record to a faster disk or with --max-cache-size"
+    )
+    assert jumps.cause == (
+        "a simulation reset, two joint-state publishers with different clocks, or recordings "
+        "merged; tf2 listeners drop or mix the older transforms"
+    )
+    assert jumps.fix == (
+        "record one clock; on playback reset the listeners at the jump (RViz: Reset); the "
+        "node (and bag repair) restart their rate limit there"
+    )
+
+
+def test_a_recording_without_a_description_is_reported_without_a_robot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: the text report's first line says what the recording holds, naming
+    the robot only where there is a description; a blank line, then the findings, as the
+    live doctor prints them; ``heard`` says no robot and the duration to the millisecond
+    (bag_report's survivors 31, 32, 38 and bag_summary's 9, 11, #44 rule)."""
+    times = every(5)
+    bag = write_bag(
+        tmp_path / "in", "sqlite3", [Topic("/joint_states", JOINT_STATE)],
+        [("/joint_states", t, joint_state(t, ARM_JOINTS, [0.0] * 7)) for t in times],
+    )  # fmt: skip
+    assert main(["doctor", "--bag", str(bag)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        f"read {bag} (sqlite3, 0.0 s, {len(times)} messages): 0 frames on /tf, 0 on /tf_static "
+        f"(0 message(s)), {len(times)} joint states",
+        "",
+        "ERROR: the recording has no /tf_static: every fixed frame is missing on playback",
+    ]
+    _, document = doctor(capsys, bag)
+    heard = document["heard"]
+    assert (heard["robot"], heard["duration_s"]) == (None, (times[-1] - times[0]) / S)
 
 
 def source_list_bag(path: Path, recorded: list[tuple[str, bytes]]) -> Path:
@@ -937,22 +1076,25 @@ def test_the_suggested_repair_takes_the_description_from_the_parameters_file(
     assert main(words[1:]) == 0, capsys.readouterr().err
 
 
-def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """recordings.md: two_parents and two_publishers over a recording are the live checks
-    themselves (the same wording): the summary naming the frame, the live cause, the live
-    fix, then the repair that writes the robot's frames."""
+def two_sources_bag(path: Path) -> Path:
+    """The arm's recording with /tf giving camera under base_link, then under tool_flange
+    (two parents), and gripper_base_link, which its /tf_static gives too (two sources)."""
     camera = [
         ("/tf", T0_NS + k, tf_message([transform(T0_NS + k, parent, "camera", (0, 0, 0))]))
         for k, parent in enumerate(["base_link", "tool_flange"], 1)
     ]
     gripper = transform(T0_NS + 3, "tool_flange", "gripper_base_link", (0, 0, 0))  # also static
     recorded = [*camera, ("/tf", T0_NS + 3, tf_message([gripper]))]
-    bag = states_bag(
-        tmp_path / "in", every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded
-    )
-    _, document = doctor(capsys, bag)
+    return states_bag(path, every(10), extra_topics=[Topic("/tf", TF_MESSAGE)], extra=recorded)
+
+
+def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: two_parents and two_publishers over a recording are the live checks
+    themselves (the same wording): the summary naming the frame, the live cause, the live
+    fix, then the repair that writes the robot's frames."""
+    _, document = doctor(capsys, two_sources_bag(tmp_path / "in"))
     live = Observation(1.0, T0_NS, transforms=[
         HeardTransform("base_link", "camera", False, T0_NS),
         HeardTransform("tool_flange", "camera", False, T0_NS),
@@ -968,6 +1110,80 @@ def test_the_tree_findings_are_the_live_checks_words_and_the_repair(
         assert frame in found["summary"] and found["cause"] == expected.cause, found
         repair = f"; in this recording, `{document['heard']['repair']}` writes the robot's frames"
         assert found["fix"].startswith(expected.fix + repair), found["fix"]
+
+
+def test_the_tree_findings_name_the_recording_as_each_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the live doctor names the node that publishes a frame, the doctor over a bag
+    names the recording, on each topic: each parent of a frame given two is from the
+    recording, and a frame on /tf and /tf_static is from the recording on both (it said "a
+    publisher the graph does not name" and "unnamed publisher" had the recording not been
+    named: observation_of's survivor 22, #44 rule)."""
+    _, document = doctor(capsys, two_sources_bag(tmp_path / "in"))
+    parents = finding(document, "two_parents")
+    said = "'base_link' (from the recording), 'tool_flange' (from the recording)"
+    assert parents["summary"] == f"frame 'camera' has 2 parents: {said}", parents["summary"]
+    sources = finding(document, "two_publishers")
+    assert sources["details"] == {
+        "frames": ["gripper_base_link"],
+        "sources": ["the recording on /tf", "the recording on /tf_static"],
+    }
+    assert "(the recording on /tf; the recording on /tf_static)" in sources["summary"]
+
+
+def first_refused_bag(path: Path, broken: str) -> Path:
+    """A recording of one arm joint state whose only description, ``broken``, does not load."""
+    return write_bag(
+        path,
+        "sqlite3",
+        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
+        [
+            ("/robot_description", T0_NS, string(broken)),
+            ("/joint_states", T0_NS, joint_state(T0_NS, ARM_JOINTS, [0.1] * len(ARM_JOINTS))),
+        ],
+    )
+
+
+def test_a_refused_description_says_its_topic_why_by_severity_and_a_fix_that_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings.md: description_refused names how many of the descriptions recorded on the
+    robot's /robot_description do not load, each by its place; its cause is the severity's
+    (the first refused: bag repair refuses the recording; a later one: the node and the
+    repair keep the one before it), and its fix's two commands, given the bag, an output
+    and a description that loads, run: the doctor then judges by that description and the
+    repair writes the bag (refused_findings' survivors 2, 10, 11, 22-38, #44 rule)."""
+    broken = "<robot name='arm'><link/></robot>"
+    later = [("/robot_description", T0_NS + 1, string(broken))]
+    _, document = doctor(capsys, states_bag(tmp_path / "later", every(10), extra=later))
+    kept = finding(document, "description_refused")
+    said = "1 of the 2 description(s) recorded on /robot_description do not load: "
+    assert kept["summary"].startswith(said + "description 2 of 2: "), kept["summary"]
+    assert kept["cause"] == (
+        "the node kept the description before it (so does bag repair): its frames follow that one"
+    )
+    only = first_refused_bag(tmp_path / "only", broken)
+    _, document = doctor(capsys, only)
+    refused = finding(document, "description_refused")
+    assert refused["cause"] == (
+        "bag repair refuses the recording: its first description does not load"
+    )
+    assert refused["fix"] == kept["fix"]
+    wanted, commands = refused["fix"].split(": ", 1)
+    assert wanted == "give a description that loads", refused["fix"]
+    given = {"IN": str(only), "OUT": str(tmp_path / "out"), "robot.urdf": str(ARM)}
+    doctor_words, repair_words = (
+        [given.get(word, word) for word in shlex.split(command)]
+        for command in commands.split(", then ")
+    )
+    assert doctor_words[:2] == ["doctor", "--bag"] and repair_words[:2] == ["bag", "repair"]
+    assert main([*doctor_words, "--json"]) == 1  # no /tf_static: the description is judged
+    heard = json.loads(capsys.readouterr().out)["heard"]
+    assert (heard["robot"], heard["description_source"]) == ("demo_arm", str(ARM)), heard
+    assert main(repair_words) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert (tmp_path / "out").is_dir()
 
 
 def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_it(
@@ -989,16 +1205,7 @@ def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_i
     assert main(["bag", "repair", str(bag), "-o", str(tmp_path / "later_out")]) == 0
     capsys.readouterr()
 
-    only = tmp_path / "only"
-    write_bag(
-        only,
-        "sqlite3",
-        [Topic("/joint_states", JOINT_STATE), Topic("/robot_description", STRING)],
-        [
-            ("/robot_description", T0_NS, string(broken)),
-            ("/joint_states", T0_NS, joint_state(T0_NS, ARM_JOINTS, [0.1] * len(ARM_JOINTS))),
-        ],
-    )
+    only = first_refused_bag(tmp_path / "only", broken)
     code, document = doctor(capsys, only)
     found = finding(document, "description_refused")
     assert code == 1 and found["severity"] == "error"
