@@ -235,9 +235,9 @@ def test_a_fresh_runs_verdict_stands_while_its_function_is_unchanged() -> None:
 
 def test_a_fresh_run_takes_the_import_time_mutants_and_where_asked_those_without_tests() -> None:
     """The fresh runs judge the mutants of what runs at import, whatever mutmut said of them;
-    with ``--untraced`` also those mutmut found no test for (a method's too: the writer's
-    child side), never another function's killed or survived ones; ``--mutants`` globs
-    narrow both."""
+    with ``--untraced`` also those mutmut found no test for or that survived its run (a
+    method's too: the writer's child side, which a test may run only in its child), never
+    another function's killed ones; ``--mutants`` globs narrow both."""
     module = "joint_tf_publisher.cli.bag.writer_process"
     results = {
         f"{module}.x_parse__mutmut_1": "survived",
@@ -256,6 +256,7 @@ def test_a_fresh_run_takes_the_import_time_mutants_and_where_asked_those_without
         f"{module}.x_parse__mutmut_1",
         f"{module}.x_parse__mutmut_2",
         f"{module}.x_serve__mutmut_1",
+        f"{module}.x_serve__mutmut_2",
         f"{module}.xǁWriterServerǁcall__mutmut_4",
     ]
     assert MUTATE.fresh_mutants(results, frozenset(), ["*ǁ*"], untraced=True) == [

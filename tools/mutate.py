@@ -17,8 +17,9 @@ none on: what the package builds while it is imported (a table of parser closure
 the package's top level calls (``import_time_functions``), are therefore run again after
 mutmut's run, each in a fresh pytest process that has it on from the start (``fresh_run``),
 and their results replace mutmut's: they are counted like the rest. With ``--untraced``
-(``MUTATE_UNTRACED=1``) so are the mutants mutmut found no test for: code the tests run only
-in a child process (bag repair's writer) inherits the mutant from the fresh run's environment.
+(``MUTATE_UNTRACED=1``) so are the mutants mutmut found no test for or that survived its
+run: code the tests run in a child process (bag repair's writer) inherits the mutant from the
+fresh run's environment.
 
 mutmut works in a folder of its own: ``.mutate/`` of the checkout this script is in (whatever
 the working folder), made anew each run unless ``--keep`` (``MUTATE_KEEP=1``) finds the last
@@ -424,11 +425,16 @@ def fresh_mutants(
 ) -> list[str]:
     """The mutants of RESULTS (name -> mutmut's status) that a fresh run judges: those of the
     IMPORT_TIME functions (``import_time_functions``) and, where UNTRACED, those mutmut found
-    no test for ("no tests"); only those matching WANTED's names or globs, where given."""
+    no test for ("no tests") or whose tests let them survive ("survived": mutmut's run
+    followed only the tests that call the function in-process, where a test that runs it in
+    a child, the writer's storage read back from its bag, is neither followed nor given the
+    mutant); only those matching WANTED's names or globs, where given."""
     at_import = {(None, function) for function in import_time}
 
     def judged_fresh(name: str, status: str) -> bool:
-        return mutated_function(name) in at_import or (untraced and status == "no tests")
+        return mutated_function(name) in at_import or (
+            untraced and status in ("no tests", "survived")
+        )
 
     return sorted(
         name
