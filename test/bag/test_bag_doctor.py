@@ -954,8 +954,12 @@ def test_joint_states_on_a_source_list_topic_alone_are_the_recordings(
     bag = source_list_bag(tmp_path / "in", states)
     code, document = doctor(capsys, bag, "--params", str(params))
     assert (code, document["findings"]) == (0, [])
+    assert document["heard"]["joint_states"] == len(states)  # the node's inputs, all of them
+    assert main(["doctor", "--bag", str(bag), "--params", str(params)]) == 0
+    assert f", {len(states)} joint states\n" in capsys.readouterr().out  # was "0 joint states"
     code, document = doctor(capsys, bag)
     assert code == 1 and kinds(document) == ["no_joint_states"]
+    assert document["heard"]["joint_states"] == 0  # /arm_states is no input without source_list
     junk = b"\x00\x01\x00\x00junk"
     bag = source_list_bag(
         tmp_path / "junk", [("/joint_states", junk), ("/joint_states", junk), ("/arm_states", junk)]

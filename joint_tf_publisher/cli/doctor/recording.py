@@ -673,7 +673,7 @@ def bag_summary(scan: BagScan, context: BagContext) -> dict[str, object]:
         "tf_frames": len({child for (_, child, static) in scan.transforms if not static}),
         "tf_static_frames": len({child for (_, child, static) in scan.transforms if static}),
         "tf_static_messages": scan.static_count,
-        "joint_states": scan.joint_states,
+        "joint_states": scan.joint_states + scan.source_states,  # every input the node reads
         "robot": context.robot.name if context.robot is not None else None,
         "description_source": context.description_source or None,
         "repair": context.repair_command,
@@ -696,7 +696,7 @@ def bag_report(scan: BagScan, context: BagContext, findings: list[Finding], as_j
     lines = [
         f"read {scan.path} ({scan.storage}, {scan.duration_s:.1f} s, {scan.messages} messages): "
         f"{described}{summary['tf_frames']} frames on /tf, {summary['tf_static_frames']} on "
-        f"/tf_static ({scan.static_count} message(s)), {scan.joint_states} joint states",
+        f"/tf_static ({scan.static_count} message(s)), {summary['joint_states']} joint states",
         "",
     ]
     return "\n".join(lines + findings_lines(findings)) + "\n"
