@@ -782,6 +782,7 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "no_description" in kinds(document)
+    assert finding(document, "no_description")["cause"] == "/robot_description was not recorded"
     words = shlex.split(document["heard"]["repair"])
     assert words[:-1] == [
         *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
