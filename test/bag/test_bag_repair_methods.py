@@ -1,10 +1,10 @@
 """``bag repair``'s ``Repair`` methods against make mutate's survivors (issue #44's rule over
 cli/bag/repair.py), in this process: the summary's exact counts of MultiDOFJointStates
 (read and undecodable) and of recorded robot transforms replaced, the frames the repair
-writes with ``publish_default_positions`` and after a description change, the numbers of
-the warnings that lengthen the static republish period and the union's interval, and a
-description that cannot be read named. Each test was seen to fail with the mutants it
-answers."""
+writes with ``publish_default_positions``, after a description change and as joints arrive
+in turn, the numbers of the warnings that lengthen the static republish period and the
+union's interval, and a description that cannot be read named. Each test was seen to fail
+with the mutants it answers."""
 
 from __future__ import annotations
 
@@ -244,3 +244,34 @@ def test_a_description_that_cannot_be_read_is_named(
     said = str(refused.value)
     assert said.startswith(f"the description ({xacro}) cannot be read: "), said
     assert str(tmp_path / "gone") in said
+
+
+def test_a_joint_first_received_later_has_its_recorded_frame_replaced_from_then_on(
+    tmp_path: Path,
+) -> None:
+    """Joints that arrive in turn under one description (``arm_joint`` alone at first, then
+    ``hand_joint`` in a JointState of its own): a recorded /tf transform of a moving joint's
+    child is replaced from the first JointState that carried that joint on, and kept
+    before it (docs/recordings.md), so ``hand`` is kept before ``hand_joint`` first arrives
+    and replaced after it, ``arm`` replaced throughout."""
+    recorded = []
+    for k in range(10):
+        t = T0_NS + k * 10 * MS + 1
+        joint = "arm_joint" if k < 5 else "hand_joint"
+        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
+        old = [
+            transform(t, "base_link", "arm", (8.0, 0, 0)),
+            transform(t, "arm", "hand", (9.0, 0, 0)),
+        ]
+        recorded.append(("/tf", t + 1, tf_message(old)))
+    summary = repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
+    assert summary.descriptions == 1
+    hand_first_ns = T0_NS + 50 * MS + 1
+    tf_times = [t for topic, t, _ in recorded if topic == "/tf"]
+    expected = [(t, "hand") for t in tf_times if t < hand_first_ns]
+    assert (summary.frames_replaced, summary.frames_kept) == (
+        2 * len(tf_times) - len(expected),
+        {"hand": len(expected)},
+    )
+    kept = [(t, child) for t, child, x in recorded_children(tmp_path / "out") if x in (8.0, 9.0)]
+    assert kept == expected
