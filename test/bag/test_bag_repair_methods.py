@@ -82,6 +82,29 @@ def recorded_children(out: Path) -> list[tuple[int, str, float]]:
     ]
 
 
+def arm_then_hand() -> list[tuple[str, int, bytes]]:
+    """10 JointStates 10 ms apart, of ``arm_joint`` alone (the first five) then of
+    ``hand_joint`` alone, each followed by an old state publisher's /tf of both frames at
+    recognisable values (``arm`` at x 8, ``hand`` at x 9)."""
+    recorded = []
+    for k in range(10):
+        t = T0_NS + k * 10 * MS + 1
+        joint = "arm_joint" if k < 5 else "hand_joint"
+        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
+        old = [
+            transform(t, "base_link", "arm", (8.0, 0, 0)),
+            transform(t, "arm", "hand", (9.0, 0, 0)),
+        ]
+        recorded.append(("/tf", t + 1, tf_message(old)))
+    return recorded
+
+
+def recorded_kept(out: Path) -> list[tuple[int, str]]:
+    """The old state publisher's transforms of ``arm_then_hand`` the output kept: (log
+    time, child frame)."""
+    return [(t, child) for t, child, x in recorded_children(out) if x in (8.0, 9.0)]
+
+
 def test_the_summary_counts_multi_dof_states_and_replaced_transforms_exactly(
     tmp_path: Path,
 ) -> None:
@@ -144,16 +167,7 @@ def test_after_a_description_change_the_frames_replaced_follow_its_joints_receiv
     recorded transforms replaced from then on are those of its joints received since (here
     ``hand_joint``'s frame, as many joints received as before the change: ``arm_joint``)."""
     changed = ROVER.replace("</robot>", "<!-- recalibrated -->\n</robot>")
-    recorded = [("/robot_description", T0_NS + 50 * MS, string(changed))]
-    for k in range(10):
-        t = T0_NS + k * 10 * MS + 1
-        joint = "arm_joint" if k < 5 else "hand_joint"
-        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
-        old = [
-            transform(t, "base_link", "arm", (8.0, 0, 0)),
-            transform(t, "arm", "hand", (9.0, 0, 0)),
-        ]
-        recorded.append(("/tf", t + 1, tf_message(old)))
+    recorded = [("/robot_description", T0_NS + 50 * MS, string(changed)), *arm_then_hand()]
     summary = repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
     # before the change: arm replaced, hand kept; after it: hand replaced, arm kept
     assert summary.descriptions == 2
@@ -162,7 +176,7 @@ def test_after_a_description_change_the_frames_replaced_follow_its_joints_receiv
     change_ns = T0_NS + 50 * MS
     expected = [(t, "hand") for t in tf_times if t < change_ns]
     expected += [(t, "arm") for t in tf_times if t > change_ns]
-    kept = [(t, child) for t, child, x in recorded_children(tmp_path / "out") if x in (8.0, 9.0)]
+    kept = recorded_kept(tmp_path / "out")
     assert kept == expected
 
 
@@ -254,16 +268,7 @@ def test_a_joint_first_received_later_has_its_recorded_frame_replaced_from_then_
     child is replaced from the first JointState that carried that joint on, and kept
     before it (docs/recordings.md), so ``hand`` is kept before ``hand_joint`` first arrives
     and replaced after it, ``arm`` replaced throughout."""
-    recorded = []
-    for k in range(10):
-        t = T0_NS + k * 10 * MS + 1
-        joint = "arm_joint" if k < 5 else "hand_joint"
-        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
-        old = [
-            transform(t, "base_link", "arm", (8.0, 0, 0)),
-            transform(t, "arm", "hand", (9.0, 0, 0)),
-        ]
-        recorded.append(("/tf", t + 1, tf_message(old)))
+    recorded = arm_then_hand()
     summary = repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
     assert summary.descriptions == 1
     hand_first_ns = T0_NS + 50 * MS + 1
@@ -273,5 +278,5 @@ def test_a_joint_first_received_later_has_its_recorded_frame_replaced_from_then_
         2 * len(tf_times) - len(expected),
         {"hand": len(expected)},
     )
-    kept = [(t, child) for t, child, x in recorded_children(tmp_path / "out") if x in (8.0, 9.0)]
+    kept = recorded_kept(tmp_path / "out")
     assert kept == expected
