@@ -15,6 +15,7 @@ import pytest
 from bag_maker import (
     JOINT_STATE,
     MULTI_DOF_JOINT_STATE,
+    STORE,
     STRING,
     T0_NS,
     TF_MESSAGE,
@@ -28,6 +29,7 @@ from bag_maker import (
     write_bag,
 )
 from repo_paths import REPO_ROOT
+from rosbags.rosbag2 import Reader, Writer
 from test_bag_kept import ROVER
 from test_bag_repair import read_bag
 
@@ -280,3 +282,38 @@ def test_a_joint_first_received_later_has_its_recorded_frame_replaced_from_then_
     )
     kept = recorded_kept(tmp_path / "out")
     assert kept == expected
+
+
+def test_a_topic_of_a_type_rosbags_does_not_know_keeps_its_recorded_definition(
+    tmp_path: Path,
+) -> None:
+    """Another topic of a type rosbags does not know (a driver's own message), recorded
+    with its definition and type hash: the repaired bag's connection holds both as recorded
+    (docs/recordings.md: other topics copied with their definition), and its messages byte
+    for byte."""
+    reading = "float64 value\nstring unit\n"
+    digest = "RIHS01_" + "5a" * 32
+    sent = [(T0_NS + k * 10 * MS, bytes(range(k, k + 9))) for k in range(3)]
+    bag = tmp_path / "in"
+    with Writer(bag, version=9) as writer:
+        description = writer.add_connection("/robot_description", STRING, typestore=STORE)
+        writer.write(description, T0_NS, string(ROVER))
+        states = writer.add_connection("/joint_states", JOINT_STATE, typestore=STORE)
+        writer.write(states, T0_NS, joint_state(T0_NS, ["arm_joint"], [0.1]))
+        own = writer.add_connection(
+            "/reading",
+            "my_msgs/msg/Reading",
+            msgdef=reading,
+            rihs01=digest,
+        )
+        for time_ns, data in sent:
+            writer.write(own, time_ns, data)
+    repaired(bag, tmp_path / "out")
+    with Reader(tmp_path / "out") as reader:
+        (copied,) = [c for c in reader.connections if c.topic == "/reading"]
+        assert [(t, bytes(d)) for c, t, d in reader.messages([copied])] == sent
+    assert (copied.msgtype, copied.msgdef.data, copied.digest) == (
+        "my_msgs/msg/Reading",
+        reading,
+        digest,
+    )
