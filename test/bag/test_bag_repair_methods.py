@@ -3,13 +3,16 @@ cli/bag/repair.py), in this process: the summary's exact counts of MultiDOFJoint
 (read and undecodable) and of recorded robot transforms replaced, the frames the repair
 writes with ``publish_default_positions``, after a description change and as joints arrive
 in turn, the numbers of the warnings that lengthen the static republish period and the
-union's interval, and a description that cannot be read named. Each test was seen to fail
-with the mutants it answers."""
+union's interval, a description that cannot be read named, another topic's recorded
+definition kept and the progress line's period. Each test was seen to fail with the
+mutants it answers."""
 
 from __future__ import annotations
 
+import io
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from bag_maker import (
@@ -317,3 +320,21 @@ def test_a_topic_of_a_type_rosbags_does_not_know_keeps_its_recorded_definition(
         reading,
         digest,
     )
+
+
+def test_the_progress_line_is_written_at_the_first_check_then_once_per_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal a progress line shows while the repair runs (docs/recordings.md): the
+    first at the first check (after 1024 messages), the next only once ``PROGRESS_PERIOD_S``
+    has passed, so with the clock standing still one line for 2048+ messages, saying the
+    messages read of the recording's, then cleared."""
+    bag, _ = recording(tmp_path / "in", ARM, count=2100)
+    total = 2100 + 1  # the joint states and the description (the first message)
+    frozen = SimpleNamespace(monotonic=lambda: 100.0)
+    monkeypatch.setattr(repair_module, "time", frozen)
+    progress = io.StringIO()
+    Repair(RepairOptions(source=bag, output=tmp_path / "out"), progress).run()
+    lines = [line for line in progress.getvalue().split("\r") if line.strip()]
+    assert lines == [f"{100 * 1024 / total:5.1f}% 1024/{total} messages, 1023 joint states"]
+    assert progress.getvalue().endswith("\r" + " " * 70 + "\r")
