@@ -1,20 +1,24 @@
 """``bag repair``'s ``Repair`` methods against make mutate's survivors (issue #44's rule over
 cli/bag/repair.py), in this process: the summary's exact counts of MultiDOFJointStates
 (read and undecodable) and of recorded robot transforms replaced, the frames the repair
-writes with ``publish_default_positions`` and after a description change, the numbers of
-the warnings that lengthen the static republish period and the union's interval, and a
-description that cannot be read named. Each test was seen to fail with the mutants it
-answers."""
+writes with ``publish_default_positions``, after a description change and as joints arrive
+in turn, the numbers of the warnings that lengthen the static republish period and the
+union's interval, a description that cannot be read named, another topic's recorded
+definition kept and the progress line's period. Each test was seen to fail with the
+mutants it answers."""
 
 from __future__ import annotations
 
+import io
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from bag_maker import (
     JOINT_STATE,
     MULTI_DOF_JOINT_STATE,
+    STORE,
     STRING,
     T0_NS,
     TF_MESSAGE,
@@ -28,6 +32,7 @@ from bag_maker import (
     write_bag,
 )
 from repo_paths import REPO_ROOT
+from rosbags.rosbag2 import Reader, Writer
 from test_bag_kept import ROVER
 from test_bag_repair import read_bag
 
@@ -80,6 +85,29 @@ def recorded_children(out: Path) -> list[tuple[int, str, float]]:
         if topic == "/tf"
         for t in messages.tf_transforms(data)
     ]
+
+
+def arm_then_hand() -> list[tuple[str, int, bytes]]:
+    """10 JointStates 10 ms apart, of ``arm_joint`` alone (the first five) then of
+    ``hand_joint`` alone, each followed by an old state publisher's /tf of both frames at
+    recognisable values (``arm`` at x 8, ``hand`` at x 9)."""
+    recorded = []
+    for k in range(10):
+        t = T0_NS + k * 10 * MS + 1
+        joint = "arm_joint" if k < 5 else "hand_joint"
+        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
+        old = [
+            transform(t, "base_link", "arm", (8.0, 0, 0)),
+            transform(t, "arm", "hand", (9.0, 0, 0)),
+        ]
+        recorded.append(("/tf", t + 1, tf_message(old)))
+    return recorded
+
+
+def recorded_kept(out: Path) -> list[tuple[int, str]]:
+    """The old state publisher's transforms of ``arm_then_hand`` the output kept: (log
+    time, child frame)."""
+    return [(t, child) for t, child, x in recorded_children(out) if x in (8.0, 9.0)]
 
 
 def test_the_summary_counts_multi_dof_states_and_replaced_transforms_exactly(
@@ -144,16 +172,7 @@ def test_after_a_description_change_the_frames_replaced_follow_its_joints_receiv
     recorded transforms replaced from then on are those of its joints received since (here
     ``hand_joint``'s frame, as many joints received as before the change: ``arm_joint``)."""
     changed = ROVER.replace("</robot>", "<!-- recalibrated -->\n</robot>")
-    recorded = [("/robot_description", T0_NS + 50 * MS, string(changed))]
-    for k in range(10):
-        t = T0_NS + k * 10 * MS + 1
-        joint = "arm_joint" if k < 5 else "hand_joint"
-        recorded.append(("/joint_states", t, joint_state(t, [joint], [0.1])))
-        old = [
-            transform(t, "base_link", "arm", (8.0, 0, 0)),
-            transform(t, "arm", "hand", (9.0, 0, 0)),
-        ]
-        recorded.append(("/tf", t + 1, tf_message(old)))
+    recorded = [("/robot_description", T0_NS + 50 * MS, string(changed)), *arm_then_hand()]
     summary = repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
     # before the change: arm replaced, hand kept; after it: hand replaced, arm kept
     assert summary.descriptions == 2
@@ -162,7 +181,7 @@ def test_after_a_description_change_the_frames_replaced_follow_its_joints_receiv
     change_ns = T0_NS + 50 * MS
     expected = [(t, "hand") for t in tf_times if t < change_ns]
     expected += [(t, "arm") for t in tf_times if t > change_ns]
-    kept = [(t, child) for t, child, x in recorded_children(tmp_path / "out") if x in (8.0, 9.0)]
+    kept = recorded_kept(tmp_path / "out")
     assert kept == expected
 
 
@@ -244,3 +263,78 @@ def test_a_description_that_cannot_be_read_is_named(
     said = str(refused.value)
     assert said.startswith(f"the description ({xacro}) cannot be read: "), said
     assert str(tmp_path / "gone") in said
+
+
+def test_a_joint_first_received_later_has_its_recorded_frame_replaced_from_then_on(
+    tmp_path: Path,
+) -> None:
+    """Joints that arrive in turn under one description (``arm_joint`` alone at first, then
+    ``hand_joint`` in a JointState of its own): a recorded /tf transform of a moving joint's
+    child is replaced from the first JointState that carried that joint on, and kept
+    before it (docs/recordings.md), so ``hand`` is kept before ``hand_joint`` first arrives
+    and replaced after it, ``arm`` replaced throughout."""
+    recorded = arm_then_hand()
+    summary = repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
+    assert summary.descriptions == 1
+    hand_first_ns = T0_NS + 50 * MS + 1
+    tf_times = [t for topic, t, _ in recorded if topic == "/tf"]
+    expected = [(t, "hand") for t in tf_times if t < hand_first_ns]
+    assert (summary.frames_replaced, summary.frames_kept) == (
+        2 * len(tf_times) - len(expected),
+        {"hand": len(expected)},
+    )
+    kept = recorded_kept(tmp_path / "out")
+    assert kept == expected
+
+
+def test_a_topic_of_a_type_rosbags_does_not_know_keeps_its_recorded_definition(
+    tmp_path: Path,
+) -> None:
+    """Another topic of a type rosbags does not know (a driver's own message), recorded
+    with its definition and type hash: the repaired bag's connection holds both as recorded
+    (docs/recordings.md: other topics copied with their definition), and its messages byte
+    for byte."""
+    reading = "float64 value\nstring unit\n"
+    digest = "RIHS01_" + "5a" * 32
+    sent = [(T0_NS + k * 10 * MS, bytes(range(k, k + 9))) for k in range(3)]
+    bag = tmp_path / "in"
+    with Writer(bag, version=9) as writer:
+        description = writer.add_connection("/robot_description", STRING, typestore=STORE)
+        writer.write(description, T0_NS, string(ROVER))
+        states = writer.add_connection("/joint_states", JOINT_STATE, typestore=STORE)
+        writer.write(states, T0_NS, joint_state(T0_NS, ["arm_joint"], [0.1]))
+        own = writer.add_connection(
+            "/reading",
+            "my_msgs/msg/Reading",
+            msgdef=reading,
+            rihs01=digest,
+        )
+        for time_ns, data in sent:
+            writer.write(own, time_ns, data)
+    repaired(bag, tmp_path / "out")
+    with Reader(tmp_path / "out") as reader:
+        (copied,) = [c for c in reader.connections if c.topic == "/reading"]
+        assert [(t, bytes(d)) for c, t, d in reader.messages([copied])] == sent
+    assert (copied.msgtype, copied.msgdef.data, copied.digest) == (
+        "my_msgs/msg/Reading",
+        reading,
+        digest,
+    )
+
+
+def test_the_progress_line_is_written_at_the_first_check_then_once_per_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal a progress line shows while the repair runs (docs/recordings.md): the
+    first at the first check (after 1024 messages), the next only once ``PROGRESS_PERIOD_S``
+    has passed, so with the clock standing still one line for 2048+ messages, saying the
+    messages read of the recording's, then cleared."""
+    bag, _ = recording(tmp_path / "in", ARM, count=2100)
+    total = 2100 + 1  # the joint states and the description (the first message)
+    frozen = SimpleNamespace(monotonic=lambda: 100.0)
+    monkeypatch.setattr(repair_module, "time", frozen)
+    progress = io.StringIO()
+    Repair(RepairOptions(source=bag, output=tmp_path / "out"), progress).run()
+    lines = [line for line in progress.getvalue().split("\r") if line.strip()]
+    assert lines == [f"{100 * 1024 / total:5.1f}% 1024/{total} messages, 1023 joint states"]
+    assert progress.getvalue().endswith("\r" + " " * 70 + "\r")
