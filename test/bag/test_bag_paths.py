@@ -340,6 +340,7 @@ def test_an_empty_folder_that_takes_the_outputs_name_at_the_rename_is_kept(
     assert main(["bag", "repair", str(rec), "-o", str(out)]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"{out}: cannot write the bag: [Errno 17]" in err, err
+    assert err.endswith(f"[Errno 17] File exists: '{out}'"), err  # the name taken, the reason
     assert out.is_dir() and list(out.iterdir()) == []
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
 
