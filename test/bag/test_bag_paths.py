@@ -202,6 +202,28 @@ def test_an_input_that_would_block_or_flood_the_reader_is_refused_by_name(
     assert not (tmp_path / "out").exists()
 
 
+def on_each_check(
+    monkeypatch: pytest.MonkeyPatch, act: Callable[[Path, int], None], after: bool = False
+) -> None:
+    """``act(path, n)`` run at the output's nth check (``writer.replacement_refusal``: 1 as
+    the output is made, 2 at ``finish``, 3 on the old bag ``--force`` moved aside), before
+    the check or ``after`` it: where these tests make a race or a signal come."""
+    real = writer.replacement_refusal
+    calls = 0
+
+    def checked(path: Path, force: bool) -> str | None:
+        nonlocal calls
+        calls += 1
+        if not after:
+            act(path, calls)
+        refusal = real(path, force)
+        if after:
+            act(path, calls)
+        return refusal
+
+    monkeypatch.setattr(writer, "replacement_refusal", checked)
+
+
 @pytest.mark.parametrize("swap", ["symlink to the input", "a folder of the user's", "the input"])
 def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     rec: Path,
@@ -221,13 +243,9 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "photo.jpg").write_text("mine")
-    real = writer.replacement_refusal
-    calls: list[Path] = []
 
-    def swapping(path: Path, force: bool) -> str | None:
-        refusal = real(path, force)
-        calls.append(path)
-        if len(calls) == 2:  # finish's check done: the swap
+    def swapping(path: Path, call: int) -> None:
+        if call == 2:  # finish's check done: the swap
             shutil.rmtree(path)
             if swap == "symlink to the input":
                 path.symlink_to(rec, target_is_directory=True)
@@ -235,9 +253,8 @@ def test_what_takes_the_outputs_name_after_the_check_is_checked_again(
                 mine.rename(path)
             else:
                 rec.rename(path)
-        return refusal
 
-    monkeypatch.setattr(writer, "replacement_refusal", swapping)
+    on_each_check(monkeypatch, swapping, after=True)
     input_listing = listing(rec)
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
     err = capsys.readouterr().err.strip()
@@ -265,16 +282,13 @@ def test_an_old_bag_moved_aside_survives_a_new_bag_that_cannot_take_its_name(
     assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
     (old / "mark").write_text("the old bag")
     capsys.readouterr()
-    real = writer.replacement_refusal
 
-    def intruding(path: Path, force: bool) -> str | None:
-        refusal = real(path, force)
+    def intruding(path: Path, call: int) -> None:
         if path.name == "replaced-old":  # the old bag moved aside and checked: the intrusion
             old.mkdir()
             (old / "mine.txt").write_text("mine")
-        return refusal
 
-    monkeypatch.setattr(writer, "replacement_refusal", intruding)
+    on_each_check(monkeypatch, intruding, after=True)
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err, err
@@ -298,16 +312,12 @@ def test_a_bag_that_takes_the_outputs_name_during_a_repair_without_force_is_kept
     (other / "mark").write_text("another's bag")
     out = tmp_path / "out"
     capsys.readouterr()
-    real = writer.replacement_refusal
-    calls: list[Path] = []
 
-    def arriving(path: Path, force: bool) -> str | None:
-        calls.append(path)
-        if len(calls) == 2:  # finish's check: the other bag took the name meanwhile
+    def arriving(path: Path, call: int) -> None:
+        if call == 2:  # finish's check: the other bag took the name meanwhile
             other.rename(out)
-        return real(path, force)
 
-    monkeypatch.setattr(writer, "replacement_refusal", arriving)
+    on_each_check(monkeypatch, arriving)
     assert main(["bag", "repair", str(rec), "-o", str(out)]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"{out} exists" in err, err
@@ -326,17 +336,12 @@ def test_an_empty_folder_that_takes_the_outputs_name_at_the_rename_is_kept(
     without a word; the new bag is given its name only where nothing has it): exit 1, one
     line with the system's reason, the user's folder the same folder, no partial left."""
     out = tmp_path / "out"
-    real = writer.replacement_refusal
-    calls: list[Path] = []
 
-    def arriving(path: Path, force: bool) -> str | None:
-        refusal = real(path, force)
-        calls.append(path)
-        if len(calls) == 2:  # finish's check done: the user's folder arrives
+    def arriving(path: Path, call: int) -> None:
+        if call == 2:  # finish's check done: the user's folder arrives
             out.mkdir()
-        return refusal
 
-    monkeypatch.setattr(writer, "replacement_refusal", arriving)
+    on_each_check(monkeypatch, arriving, after=True)
     assert main(["bag", "repair", str(rec), "-o", str(out)]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"{out}: cannot write the bag: [Errno 17]" in err, err
@@ -358,14 +363,12 @@ def test_ctrl_c_after_the_old_bag_is_moved_aside_puts_it_back(
     assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
     (old / "mark").write_text("the old bag")
     capsys.readouterr()
-    real = writer.replacement_refusal
 
-    def interrupted(path: Path, force: bool) -> str | None:
+    def interrupted(path: Path, call: int) -> None:
         if path.name == "replaced-old":  # the old bag moved aside, being checked
             raise KeyboardInterrupt
-        return real(path, force)
 
-    monkeypatch.setattr(writer, "replacement_refusal", interrupted)
+    on_each_check(monkeypatch, interrupted)
     assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 130
     assert (old / "mark").read_text() == "the old bag" and writer.is_rosbag2_bag(old)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
@@ -385,14 +388,12 @@ def test_sigterm_while_the_old_bag_is_aside_puts_it_back_and_leaves_no_partial_f
     assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
     (old / "mark").write_text("the old bag")
     capsys.readouterr()
-    real = writer.replacement_refusal
 
-    def terminated_meanwhile(path: Path, force: bool) -> str | None:
+    def terminated_meanwhile(path: Path, call: int) -> None:
         if path.name == "replaced-old":  # the old bag is aside: the stop comes
             os.kill(os.getpid(), signal.SIGTERM)
-        return real(path, force)
 
-    monkeypatch.setattr(writer, "replacement_refusal", terminated_meanwhile)
+    on_each_check(monkeypatch, terminated_meanwhile)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stopped:
         main(["bag", "repair", str(rec), "-o", str(old), "--force"])
