@@ -319,6 +319,7 @@ def test_the_bags_description_differs_from_the_one_given(
     found = finding(document, "description_differs")
     assert "changed" in found["summary"]
     assert f"--description {new}" in found["fix"]
+    assert found["cause"].startswith("the robot was recorded with another (an older) description")
     code, document = doctor(capsys, bag, "--description", str(ARM))
     assert code == 0
 
@@ -783,6 +784,9 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
     code, document = doctor(capsys, bag)
     assert code == 1 and "no_description" in kinds(document)
     assert finding(document, "no_description")["cause"] == "/robot_description was not recorded"
+    assert finding(document, "no_description")["fix"].endswith(
+        "doctor --bag IN --description robot.urdf"  # the command to run, as recordings.md
+    )
     words = shlex.split(document["heard"]["repair"])
     assert words[:-1] == [
         *f"joint-tf-publisher bag repair {bag} -o {tmp_path / 'in_repaired'}".split(),
