@@ -299,3 +299,29 @@ def test_change_sets_that_would_outgrow_the_budget_are_written_less_often(
     assert len(changes) >= 3, times
     assert all(b - a >= 128 for a, b in pairwise(changes)), times
     assert sets[-1][1]["marker_00000"].transform.translation.y == 30  # the last move
+
+
+def test_a_change_still_pending_at_the_end_is_written_at_the_last_log_time(
+    tmp_path: Path,
+) -> None:
+    """A recorded static that changes at the recording's last moment, before the union's
+    interval lets a set out: the output does not end without it. The set that holds it is
+    written at the last log time (the recording's 0.49 s)."""
+    first = tf_message([transform(T0_NS, "base_link", "camera", (0.1, 0, 0))])
+    moved = tf_message([transform(T0_NS, "base_link", "camera", (0.3, 0, 0))])
+    bag, _ = recording(
+        tmp_path / "in",
+        ARM,
+        "sqlite3",
+        count=50,  # JointStates at 0, 10, ..., 490 ms
+        extra_topics=[Topic("/tf_static", TF_MESSAGE, [tf_static_qos()], key="A")],
+        extra=[("A", T0_NS, first), ("A", T0_NS + 490 * MS, moved)],
+    )
+    out = tmp_path / "out"
+    assert repair(str(bag), "-o", str(out), "--static-union") == 0
+    sets = statics_of(out)
+    cameras = [(ms, f["camera"].transform.translation.x) for ms, f in sets if "camera" in f]
+    assert cameras[0][1] == pytest.approx(0.1) and cameras[0][0] < 490  # its first value
+    last_ms, frames = sets[-1]
+    assert (last_ms, frames["camera"].transform.translation.x) == (490, pytest.approx(0.3))
+    assert ROBOT_STATICS <= set(frames)  # a complete set, the robot's own in it
