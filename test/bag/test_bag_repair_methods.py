@@ -338,3 +338,26 @@ def test_the_progress_line_is_written_at_the_first_check_then_once_per_period(
     lines = [line for line in progress.getvalue().split("\r") if line.strip()]
     assert lines == [f"{100 * 1024 / total:5.1f}% 1024/{total} messages, 1023 joint states"]
     assert progress.getvalue().endswith("\r" + " " * 70 + "\r")
+
+
+def test_every_description_that_loads_gives_the_robot_its_frames_past_one_that_does_not(
+    tmp_path: Path,
+) -> None:
+    """The robot's frames are those of every recorded description that loads, also of one
+    after a description that does not (refused, the one before kept): a frame only the last
+    one has (a camera mount added) is the robot's from the start, so its recorded transforms
+    are replaced, never kept as another publisher's."""
+    mounted = ROVER.replace(
+        "</robot>",
+        '<link name="camera_mount"/><joint name="mount_joint" type="fixed">'
+        '<parent link="base_link"/><child link="camera_mount"/></joint>\n</robot>',
+    )
+    old_mount = tf_message([transform(T0_NS + 10 * MS, "base_link", "camera_mount", (7.0, 0, 0))])
+    recorded = [
+        ("/tf", T0_NS + 10 * MS, old_mount),  # an old publisher's, before the mount's description
+        ("/robot_description", T0_NS + 20 * MS, string("<robot name='rover'><link")),  # refused
+        ("/robot_description", T0_NS + 30 * MS, string(mounted)),
+        *arm_then_hand(),
+    ]
+    repaired(rover_bag(tmp_path / "in", recorded), tmp_path / "out")
+    assert [c for _, c, x in recorded_children(tmp_path / "out") if x == 7.0] == []
