@@ -403,6 +403,44 @@ def test_sigterm_while_the_old_bag_is_aside_puts_it_back_and_leaves_no_partial_f
     assert signal.getsignal(signal.SIGTERM) == before
 
 
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_stop_during_the_clean_up_of_a_sigterm_waits_for_it(
+    second: signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SIGTERM with ``--force``'s old bag aside, then a second SIGTERM (``kill`` twice, a
+    process group's stop reaching the process twice) or a Ctrl-C while the old bag goes
+    back: the clean-up ends all the same, exit 143. (The second stop was raised inside the
+    clean-up: exit 130 or 143 with the old bag left in the partial folder.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "mark").write_text("the old bag")
+    capsys.readouterr()
+
+    def terminated_meanwhile(path: Path, call: int) -> None:
+        if path.name == "replaced-old":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    on_each_check(monkeypatch, terminated_meanwhile)
+    real_put_back = writer.BagOutput._put_back
+
+    def stopped_again(self: writer.BagOutput, replaced: Path) -> None:
+        os.kill(os.getpid(), second)
+        real_put_back(self, replaced)
+
+    monkeypatch.setattr(writer.BagOutput, "_put_back", stopped_again)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with pytest.raises(SystemExit) as stopped:
+        main(["bag", "repair", str(rec), "-o", str(old), "--force"])
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert (old / "mark").read_text() == "the old bag"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
 def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(
     rec: Path,
     tmp_path: Path,

@@ -73,20 +73,31 @@ def terminate_as_exit() -> Iterator[None]:
     """SIGTERM (``kill``, a launch file's or a container's stop) ends the block as Ctrl-C
     does, by an exception, so what the repair cleans up on Ctrl-C it cleans up here too (the
     partial folder, an old bag moved aside put back): ``SystemExit`` with the shell's status
-    of a terminated process, 143. The handler before is restored after; off the main thread
-    (a caller's thread, where Python takes no handler) the block runs as it is."""
+    of a terminated process, 143. The first stop (SIGTERM, or Ctrl-C where Python's own
+    handler has it) starts the clean-up; a later one, until the block ends, waits for it
+    (ignored): raised inside the clean-up it left the old bag in the partial folder. The
+    handlers before are restored after; off the main thread (a caller's thread, where Python
+    takes no handler) the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    stops = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not one ignored
+        stops.append(signal.SIGINT)
 
-    def terminated(number: int, frame: FrameType | None) -> None:
+    def stopped(number: int, frame: FrameType | None) -> None:
+        for stop in stops:  # the clean-up runs to its end
+            signal.signal(stop, signal.SIG_IGN)
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
         raise SystemExit(128 + number)
 
-    before = signal.signal(signal.SIGTERM, terminated)
+    before = {stop: signal.signal(stop, stopped) for stop in stops}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for stop, handler in before.items():
+            signal.signal(stop, handler)
 
 
 def add_bag_parser(commands: Any) -> None:
