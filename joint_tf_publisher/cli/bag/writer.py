@@ -163,8 +163,8 @@ class BagOutput:
             raise BagError(refusal)
         self.path = path
         self.force = force
-        #: The hidden folder the bag is written in (``_new_partial``).
-        self.partial = path.parent / f".{path.name}.partial-{os.getpid()}"
+        #: The hidden folder the bag is written in (``_new_partial``, made below).
+        self.partial: Path
         #: After ``finish``: what of the replaced bag could not be removed, and where it is
         #: (a line for the user), or None.
         self.left_behind: str | None = None
