@@ -472,6 +472,45 @@ def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where
     assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_the_old_bag_is_removed_leaves_the_new_bag_and_says_where_the_rest_is(
+    stop: signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SIGTERM or Ctrl-C while ``--force`` removes the old bag (a large one takes seconds),
+    after the new bag took its name: the removal ends, the new bag stays at ``old``, one
+    warning names the partial folder that keeps the rest, and the process ends as stopped
+    (143, 130). (The stop ended the process without a word, the rest of the old bag hidden
+    in ``.old.partial-PID``.)"""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "stale").write_text("x")
+    capsys.readouterr()
+    real = shutil.rmtree
+    partial = tmp_path / f".old.partial-{os.getpid()}"
+
+    def stopped_midway(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        if Path(path) == partial / "replaced-old":  # the old bag's removal: cut by the stop
+            os.kill(os.getpid(), stop)
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "rmtree", stopped_midway)
+    if stop == signal.SIGTERM:
+        with pytest.raises(SystemExit) as stopped:
+            main(["bag", "repair", str(rec), "-o", str(old), "--force"])
+        assert stopped.value.code == 128 + signal.SIGTERM
+    else:
+        assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("warning: "), err
+    assert f"{old}: written" in err and "(stopped)" in err and str(partial) in err
+    assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
+    assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
+
+
 def test_an_output_that_is_a_symlink_is_refused(
     rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,8 +4,9 @@ Exit status: 0 the output was written; 1 the input cannot be repaired (a missing
 unreadable bag, a description that does not load, nothing to compute the TF from, rosbags
 not installed), one line on stderr saying why and what to do; 2 a bad command line (an
 output that exists without ``--force``, an unknown option); 130 Ctrl-C, 143 SIGTERM, each
-after the same clean-up (``terminate_as_exit``). Never a traceback, never a half-written
-output under the output's name.
+after the same clean-up (``terminate_as_exit``; a stop while ``--force`` removes the old bag,
+after the new one has OUT's name, with a warning naming what is left of it). Never a
+traceback, never a half-written output under the output's name.
 """
 
 from __future__ import annotations

@@ -765,10 +765,12 @@ class Repair:
         self.out = BagOutput(
             output, storage, options.force, self.writer, compression, source=bag.path
         )
-        with self.out:
-            self._write_all(bag, first, messages_iter, topics, given is not None)
-        if self.out.left_behind is not None:
-            self.logger.warning(self.out.left_behind)
+        try:
+            with self.out:
+                self._write_all(bag, first, messages_iter, topics, given is not None)
+        finally:  # a stop while the old bag is removed: said before the process ends
+            if self.out.left_behind is not None:
+                self.logger.warning(self.out.left_behind)
 
     def _write_all(
         self,

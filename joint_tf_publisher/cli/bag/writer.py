@@ -308,16 +308,26 @@ class BagOutput:
         """The partial folder removed, with the bag the output ``replaced`` (checked, moved
         into it; None: none), and nothing else (a file another put there stays, even one
         named as the old bag). The output is in place by now: what cannot be removed is no
-        failure; it stays in the partial folder, said in ``left_behind``."""
+        failure; it stays in the partial folder, said in ``left_behind``. A stop (Ctrl-C,
+        SIGTERM) while the old bag is removed ends the removal, said there too, and goes on up:
+        the process ends as stopped, with the new bag in place."""
         try:
             if replaced is not None:
                 shutil.rmtree(replaced)
             self.partial.rmdir()
         except (OSError, RecursionError) as exc:  # rmtree recurses per folder level
-            self.left_behind = (
-                f"{self.path}: written, but its partial folder was not removed entirely "
-                f"({exc}): what is left is in {self.partial}"
-            )
+            self.left_behind = self._left_behind(str(exc))
+        except BaseException:
+            self.left_behind = self._left_behind("stopped")
+            raise
+
+    def _left_behind(self, reason: str) -> str:
+        """The line that says the output is written and where the rest of the partial folder
+        is, which ``reason`` kept there."""
+        return (
+            f"{self.path}: written, but its partial folder was not removed entirely "
+            f"({reason}): what is left is in {self.partial}"
+        )
 
     def _holds_input(self, folder: Path) -> str | None:
         """Why ``folder`` must not be removed: it is the input bag or holds it, at any depth
