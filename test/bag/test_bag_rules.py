@@ -215,7 +215,11 @@ def test_two_description_sources_are_refused_as_the_node_refuses(
         repair = ["bag", "repair", str(bag), "-o", str(tmp_path / "out"), "--params", str(params)]
         for command in ([*repair, *extra], doctor):
             assert main(command) != 0, command
-            assert said in capsys.readouterr().err, command
+            err = capsys.readouterr().err
+            assert said in err, command
+            # named as given: the file, and --description beside it
+            named = " and ".join([*(["--description"] if extra else []), f"--params {params}"])
+            assert f"{named}: {said}" in err, command
     assert not (tmp_path / "out").exists()
 
 
@@ -235,6 +239,26 @@ def test_a_description_in_the_parameters_file_is_the_doctors_as_the_repairs(
     (found,) = [f for f in document["findings"] if f["kind"] == "joints_not_recorded"]
     assert "shoulder_pan_joint" not in found["details"]["joints"]
     assert "elbow_joint" in found["details"]["joints"]
+
+
+def test_the_doctors_description_is_over_the_parameters_files_as_the_repairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``doctor --bag IN --description FILE`` beside a parameters file whose
+    ``description_file`` names another robot judges the recording against FILE, as
+    ``--description`` is the repair's over the file's (``-p`` over a parameters file)."""
+    arm = REPO_ROOT / "urdf" / "demo_arm.urdf"
+    sdf = tmp_path / "nested.sdf"
+    sdf.write_text(NESTED_SDF)
+    bag = recording(tmp_path / "in", NESTED_SDF, ["shoulder_pan_joint"])
+    params = params_file(tmp_path / "p.yaml", None, f"    description_file: {sdf}\n")
+    doctor = ["doctor", "--bag", str(bag), "--json", "--params", str(params)]
+    main([*doctor, "--description", str(arm)])
+    document = json.loads(capsys.readouterr().out)
+    assert document["heard"]["robot"] == "demo_arm"
+    assert document["heard"]["description_source"] == str(arm)
+    main(doctor)  # the file's own, where none is given
+    assert json.loads(capsys.readouterr().out)["heard"]["description_source"] == str(sdf)
 
 
 @pytest.mark.parametrize("seed", range(6))
