@@ -468,8 +468,11 @@ def test_no_joint_states_and_no_description(
         tmp_path / "in", "sqlite3", [Topic("/chatter", STRING)], [("/chatter", T0_NS, string("x"))]
     )
     assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
-    err = capsys.readouterr().err
-    assert "no /joint_states and no description" in err
+    assert capsys.readouterr().err == (  # why, and what to do
+        f"joint-tf-publisher bag repair: error: {bag}: no /joint_states and no description: "
+        "nothing to compute the robot's TF from (give --description FILE; the bag needs its "
+        "joint states)\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -478,7 +481,49 @@ def test_joint_states_without_a_description_ask_for_one(
 ) -> None:
     bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5, description=False)
     assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
-    assert "--description FILE" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"joint-tf-publisher bag repair: error: {bag}: no /robot_description in the bag: give "
+        "the robot's description with --description FILE\n"
+    )
+
+
+def test_a_given_description_that_does_not_load_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--description`` naming a file that is no robot: one line naming the file, as given,
+    and the model's reason; no output."""
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5, description=False)
+    broken = tmp_path / "broken.urdf"
+    broken.write_text('<robot name="r"><link name="a"/><joint name="j" type="fixed"/></robot>')
+    assert repair(str(bag), "-o", str(tmp_path / "out"), "--description", str(broken)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"joint-tf-publisher bag repair: error: the description ({broken}) does not load: "
+    ), err
+    assert err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_an_empty_recording_gets_a_fixed_robots_static_set_at_time_zero(
+    storage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording of no message at all (a recorder stopped at once), given the description
+    of a robot whose joints are all fixed: nothing needs joint states, so the output is the
+    robot's static set, once, at log time and stamp 0 (there is no recorded time), after the
+    description given, as a repair writes it."""
+    bag = write_bag(tmp_path / "in", storage, [Topic("/chatter", STRING)], [])
+    out = tmp_path / "out"
+    tool = REPO_ROOT / "urdf" / "suction_tool.urdf"
+    assert repair(str(bag), "-o", str(out), "--description", str(tool)) == 0
+    capsys.readouterr()
+    _, written = read_bag(out)
+    assert [(topic, time_ns) for topic, time_ns, _ in written] == [
+        ("/robot_description", 0),
+        ("/tf_static", 0),
+    ]
+    (only,) = messages.tf_transforms(written[1][2])
+    assert (only.header.frame_id, only.child_frame_id) == ("base_link", "cup")
+    assert (only.header.stamp.sec, only.header.stamp.nanosec) == (0, 0)
 
 
 def test_an_undecodable_joint_state_is_counted_and_skipped(
