@@ -763,12 +763,14 @@ def test_the_suggested_repair_republishes_statics_for_a_recording_over_10_s(
 ) -> None:
     """recordings.md: the doctor suggests ``--static-republish-period 1`` for a recording
     longer than 10 s (its statics recorded every second: no stretch without them), not for
-    one of 10 s."""
-    for seconds, period in ((10, False), (12, True)):
+    one of 10 s, even one without statics for all its 10 s (the stretch is not over 10 s)."""
+    for seconds, period, with_statics in ((10, False, True), (10, False, False), (12, True, True)):
         times = every(10 * seconds + 1, S // 10)
-        statics = [("/tf_static", t, arm_statics(t)) for t in times[10::10]]
-        code, document = doctor(capsys, states_bag(tmp_path / f"{seconds}s", times, extra=statics))
-        assert (code, document["heard"]["duration_s"]) == (0, seconds)
+        statics = [("/tf_static", t, arm_statics(t)) for t in times[10::10] if with_statics]
+        bag = states_bag(tmp_path / f"{seconds}s-{with_statics}", times, extra=statics)
+        code, document = doctor(capsys, bag)
+        assert document["heard"]["duration_s"] == seconds
+        assert code == 0 or not with_statics
         assert document["heard"]["repair"].endswith(" --static-republish-period 1") is period
 
 
@@ -783,6 +785,7 @@ def test_the_suggested_repair_of_a_recording_without_a_description_asks_for_one(
     )  # fmt: skip
     code, document = doctor(capsys, bag)
     assert code == 1 and "no_description" in kinds(document)
+    assert (document["heard"]["robot"], document["heard"]["description_source"]) == (None, None)
     assert finding(document, "no_description")["cause"] == "/robot_description was not recorded"
     assert finding(document, "no_description")["fix"].endswith(
         "doctor --bag IN --description robot.urdf"  # the command to run, as recordings.md
@@ -1222,6 +1225,8 @@ def test_a_recorded_description_that_does_not_load_is_said_as_the_repair_takes_i
     (reason,) = [entry["reason"] for entry in found["details"]["refused"]]
     assert reason and reason in found["summary"]
     assert "--description robot.urdf" in document["heard"]["repair"]
+    heard = document["heard"]  # no robot: no description is its source
+    assert (heard["robot"], heard["description_source"]) == (None, None), heard
     assert main(["bag", "repair", str(only), "-o", str(tmp_path / "only_out")]) != 0
     assert reason in capsys.readouterr().err
 
