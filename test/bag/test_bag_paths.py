@@ -21,6 +21,7 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.cli.bag import writer
+from joint_tf_publisher.cli.bag.command import terminate_as_exit
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -509,6 +510,27 @@ def test_a_stop_while_the_old_bag_is_removed_leaves_the_new_bag_and_says_where_t
     assert f"{old}: written" in err and "(stopped)" in err and str(partial) in err
     assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
     assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
+
+
+def test_two_stops_that_come_in_one_step_are_no_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGTERM and Ctrl-C that come within one step (one long call into C: Python runs
+    handlers between steps): the first is raised, the second waits as later ones do
+    (``terminate_as_exit`` set Python's SIG_IGN for it, and Python, finding the signal come
+    and its handler gone, printed "OSError: Signal 15 ignored due to race condition", a
+    traceback on the terminal)."""
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    both = {signal.SIGINT, signal.SIGTERM}
+    with pytest.raises(KeyboardInterrupt), terminate_as_exit():  # the lower number first
+        signal.pthread_sigmask(signal.SIG_BLOCK, both)  # this thread's: both come at once
+        try:
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGINT)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, both)
+    assert unraisable == []
 
 
 def test_an_output_that_is_a_symlink_is_refused(

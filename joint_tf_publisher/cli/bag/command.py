@@ -86,9 +86,13 @@ def terminate_as_exit() -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not one ignored
         stops.append(signal.SIGINT)
 
+    def waits(number: int, frame: FrameType | None) -> None:
+        """A later stop: nothing (Python's own SIG_IGN here printed "Signal 15 ignored due
+        to race condition", a traceback, for a stop that came with the first in one step)."""
+
     def stopped(number: int, frame: FrameType | None) -> None:
         for stop in stops:  # the clean-up runs to its end
-            signal.signal(stop, signal.SIG_IGN)
+            signal.signal(stop, waits)
         if number == signal.SIGINT:
             raise KeyboardInterrupt
         raise SystemExit(128 + number)
