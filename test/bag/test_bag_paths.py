@@ -512,6 +512,46 @@ def test_a_stop_while_the_old_bag_is_removed_leaves_the_new_bag_and_says_where_t
     assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
 
 
+def stopped_repair(arguments: list[str], stop: signal.Signals) -> int:
+    """The exit status of ``main(arguments)`` stopped by ``stop``: 130 for Ctrl-C, which
+    ``main`` returns, 143 for SIGTERM, which leaves it as ``SystemExit``."""
+    if stop == signal.SIGTERM:
+        with pytest.raises(SystemExit) as stopped:
+            main(arguments)
+        assert isinstance(stopped.value.code, int)
+        return stopped.value.code
+    return main(arguments)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_as_the_old_bags_removal_ends_says_nothing_is_left(
+    stop: signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A stop just after the last of the old bag was removed: the partial folder is removed
+    too, no warning (it named the partial folder as keeping the rest, a folder removed right
+    after: a warning about nothing, pointing nowhere)."""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    capsys.readouterr()
+    real = shutil.rmtree
+
+    def stopped_as_it_ends(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if Path(path).name == "replaced-old":
+            os.kill(os.getpid(), stop)
+
+    monkeypatch.setattr(shutil, "rmtree", stopped_as_it_ends)
+    code = stopped_repair(["bag", "repair", str(rec), "-o", str(old), "--force"], stop)
+    assert code == 128 + stop
+    assert capsys.readouterr().err == ""
+    assert (old / "metadata.yaml").is_file()
+    assert not list(tmp_path.glob(".old.partial-*"))
+
+
 def test_two_stops_that_come_in_one_step_are_no_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

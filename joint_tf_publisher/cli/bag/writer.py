@@ -309,8 +309,8 @@ class BagOutput:
         into it; None: none), and nothing else (a file another put there stays, even one
         named as the old bag). The output is in place by now: what cannot be removed is no
         failure; it stays in the partial folder, said in ``left_behind``. A stop (Ctrl-C,
-        SIGTERM) while the old bag is removed ends the removal, said there too, and goes on up:
-        the process ends as stopped, with the new bag in place."""
+        SIGTERM) while the old bag is removed ends the removal, said there too where anything
+        is left, and goes on up: the process ends as stopped, with the new bag in place."""
         try:
             if replaced is not None:
                 shutil.rmtree(replaced)
@@ -318,7 +318,12 @@ class BagOutput:
         except (OSError, RecursionError) as exc:  # rmtree recurses per folder level
             self.left_behind = self._left_behind(str(exc))
         except BaseException:
-            self.left_behind = self._left_behind("stopped")
+            try:  # a stop after the last of the old bag went leaves nothing to say
+                self.partial.rmdir()
+            except FileNotFoundError:  # the stop came after the rmdir
+                pass
+            except OSError:
+                self.left_behind = self._left_behind("stopped")
             raise
 
     def _left_behind(self, reason: str) -> str:
