@@ -524,6 +524,64 @@ def stopped_repair(arguments: list[str], stop: signal.Signals) -> int:
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize(
+    "step", ["the old bag moved aside", "the new bag named", "before the removal"]
+)
+def test_a_stop_as_a_rename_of_the_force_returns_falls_after_the_step(
+    step: str,
+    stop: signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A stop that comes during one of ``finish``'s renames is raised by Python as the
+    rename returns, before the next line notes what it did; it is held until then
+    (``writer.STOPS``). During the old bag's move aside: the old bag goes back, nothing else
+    left, no word (it was not put back: the new bag removed, the old one hidden in the
+    partial folder, neither at ``old``, without a word). During the new bag's rename: the new
+    bag stays and the warning names the partial folder keeping the old one (it was put back
+    over the new bag, refused as "changed while the bag was written", exit 1); so between
+    that rename and the removal's start (the process ended without a word)."""
+    old = tmp_path / "old"
+    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
+    (old / "stale").write_text("x")
+    capsys.readouterr()
+    partial = tmp_path / f".old.partial-{os.getpid()}"
+    name, target = ("replace", partial / "replaced-old") if "aside" in step else ("rename", old)
+    real = getattr(os, name)
+
+    def stopped_in_the_rename(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+        real(source, dest)
+        if Path(dest) == target:  # the signal came in the system call: handled as it returns
+            os.kill(os.getpid(), stop)
+
+    monkeypatch.setattr(os, name, stopped_in_the_rename)
+    if step == "before the removal":  # after the rename, before _remove_partial's try
+        monkeypatch.undo()
+        remove = writer.BagOutput._remove_partial
+
+        def stopped_before(output: writer.BagOutput, replaced: Path | None) -> None:
+            os.kill(os.getpid(), stop)
+            remove(output, replaced)
+
+        monkeypatch.setattr(writer.BagOutput, "_remove_partial", stopped_before)
+    code = stopped_repair(["bag", "repair", str(rec), "-o", str(old), "--force"], stop)
+    assert code == 128 + stop
+    err = capsys.readouterr().err.strip()
+    if "aside" in step:
+        assert err == ""
+        assert (old / "stale").read_text() == "x"  # the old bag, back
+        assert not partial.exists()
+    else:
+        assert err.count("\n") == 0 and err.startswith("warning: "), err
+        assert f"{old}: written" in err and "(stopped)" in err and str(partial) in err
+        assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
+        assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
+    assert not writer.STOPS.held and writer.STOPS.due is None
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_as_the_old_bags_removal_ends_says_nothing_is_left(
     stop: signal.Signals,
     rec: Path,

@@ -28,7 +28,7 @@ from .reader import bag_location
 from .repair import RepairOptions, run_repair
 from .settings import STORAGES
 from .topics import robot_topics
-from .writer import checked_output
+from .writer import STOPS, checked_output
 
 
 def cmd_bag_repair(args: argparse.Namespace) -> int:
@@ -76,7 +76,8 @@ def terminate_as_exit() -> Iterator[None]:
     partial folder, an old bag moved aside put back): ``SystemExit`` with the shell's status
     of a terminated process, 143. The first stop (SIGTERM, or Ctrl-C where Python's own
     handler has it) starts the clean-up; a later one, until the block ends, waits for it
-    (ignored): raised inside the clean-up it left the old bag in the partial folder. The
+    (ignored): raised inside the clean-up it left the old bag in the partial folder. Over
+    ``finish``'s renames the first stop is held (``STOPS``), raised after the step. The
     handlers before are restored after; off the main thread (a caller's thread, where Python
     takes no handler) the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
@@ -93,9 +94,8 @@ def terminate_as_exit() -> Iterator[None]:
     def stopped(number: int, frame: FrameType | None) -> None:
         for stop in stops:  # the clean-up runs to its end
             signal.signal(stop, waits)
-        if number == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(128 + number)
+        # held by ``finish`` while the output's name changes hands: raised after that step
+        STOPS.deliver(KeyboardInterrupt() if number == signal.SIGINT else SystemExit(128 + number))
 
     before = {stop: signal.signal(stop, stopped) for stop in stops}
     try:

@@ -284,10 +284,17 @@ class BagOutput:
             raise BagError(refusal)
         replaced = self.partial / f"replaced-{self.path.name}"  # what the output replaces
         moved = False  # whether the old bag is at ``replaced`` (not another's of that name)
+        # the command's stops are held over each rename (``STOPS``): one raised as the rename
+        # returns, before what it did was noted, had ``abort`` remove the new bag with the old
+        # one moved aside (neither at the name), or put the old bag back over the new one
+        # (refused: "changed while the bag was written", exit 1), or end before the removal
+        # said a word
         try:
             if self.force and (self.path.exists() or self.path.is_symlink()):  # moved aside
+                STOPS.hold()
                 os.replace(self.path, replaced)  # first, so the name is never empty
                 moved = True
+                STOPS.release()  # a stop meanwhile: raised here, the old bag goes back
                 # what was moved is checked, not what was there before: a swap since the
                 # check (a symlink to the input, another folder, the input renamed) goes back
                 refusal = replacement_refusal(replaced, force=True) or self._holds_input(replaced)
@@ -295,13 +302,17 @@ class BagOutput:
                     moved = False
                     self._put_back(replaced)
                     raise BagError(refusal.replace(str(replaced), str(self.path)))
+            STOPS.hold()  # released in ``_remove_partial``'s try, where a stop is said
             rename_to_free_name(self.partial / self.path.name, self.path)
         except BaseException as exc:  # Ctrl-C too: the old bag is never lost with the new one
-            if moved:  # the new bag did not take its place: the old one goes back
-                self._put_back(replaced)
-            if isinstance(exc, OSError):
-                raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
-            raise
+            try:
+                if moved:  # the new bag did not take its place: the old one goes back
+                    self._put_back(replaced)
+                if isinstance(exc, OSError):
+                    raise BagError(f"{self.path}: cannot write the bag: {exc}") from None
+                raise
+            finally:
+                STOPS.release()
         self._remove_partial(replaced if moved else None)
 
     def _remove_partial(self, replaced: Path | None) -> None:
@@ -309,9 +320,11 @@ class BagOutput:
         into it; None: none), and nothing else (a file another put there stays, even one
         named as the old bag). The output is in place by now: what cannot be removed is no
         failure; it stays in the partial folder, said in ``left_behind``. A stop (Ctrl-C,
-        SIGTERM) while the old bag is removed ends the removal, said there too where anything
-        is left, and goes on up: the process ends as stopped, with the new bag in place."""
+        SIGTERM) while the old bag is removed, or held (``STOPS``) while the new bag took the
+        name, ends the removal, said there too where anything is left, and goes on
+        up: the process ends as stopped, with the new bag in place."""
         try:
+            STOPS.release()
             if replaced is not None:
                 shutil.rmtree(replaced)
             self.partial.rmdir()
@@ -385,6 +398,42 @@ class BagOutput:
         shutil.rmtree(self.partial / self.path.name, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.partial.rmdir()
+
+
+class HeldStops:
+    """A stop (Ctrl-C, SIGTERM) the command's handler (``terminate_as_exit``) gives
+    ``deliver``: raised at once, or, between ``hold`` and ``release``, kept and raised by
+    ``release``. Python raises a stop at the next bytecode, so one that comes as a rename
+    returns falls before what the rename did is noted; held, it falls after the step. (A
+    signal mask cannot hold it: a stop goes to any thread that does not block it, and the
+    repair's process has two; the handler then runs in the main thread at once.) A stop without that
+    handler (Python's Ctrl-C, a caller's own) is raised as it comes."""
+
+    def __init__(self) -> None:
+        self.held = False
+        #: The stop that came while held, for ``release`` to raise.
+        self.due: BaseException | None = None
+
+    def hold(self) -> None:
+        self.held = True
+
+    def release(self) -> None:
+        """Nothing held any more; a stop that came meanwhile is raised here."""
+        self.held = False  # first: a stop from here on is raised as it comes
+        due, self.due = self.due, None
+        if due is not None:
+            raise due
+
+    def deliver(self, stop: BaseException) -> None:
+        """``stop`` raised, or kept for ``release`` while held (the first one)."""
+        if not self.held:
+            raise stop
+        if self.due is None:
+            self.due = stop
+
+
+#: The one ``HeldStops`` of the process (stops are the process's).
+STOPS = HeldStops()
 
 
 def rename_to_free_name(source: Path, target: Path) -> None:
