@@ -21,7 +21,7 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.cli.bag import writer
-from joint_tf_publisher.cli.bag.command import terminate_as_exit
+from joint_tf_publisher.cli.bag.stops import STOPS, terminate_as_exit
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -537,7 +537,7 @@ def test_a_stop_as_a_rename_of_the_force_returns_falls_after_the_step(
 ) -> None:
     """A stop that comes during one of ``finish``'s renames is raised by Python as the
     rename returns, before the next line notes what it did; it is held until then
-    (``writer.STOPS``). During the old bag's move aside: the old bag goes back, nothing else
+    (``stops.STOPS``). During the old bag's move aside: the old bag goes back, nothing else
     left, no word (it was not put back: the new bag removed, the old one hidden in the
     partial folder, neither at ``old``, without a word). During the new bag's rename: the new
     bag stays and the warning names the partial folder keeping the old one (it was put back
@@ -578,7 +578,7 @@ def test_a_stop_as_a_rename_of_the_force_returns_falls_after_the_step(
         assert f"{old}: written" in err and "(stopped)" in err and str(partial) in err
         assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
         assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
-    assert not writer.STOPS.held and writer.STOPS.due is None
+    assert not STOPS.held and STOPS.due is None
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])

@@ -12,13 +12,8 @@ traceback, never a half-written output under the output's name.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from ...node_core.parameters import ParameterRejected, parse_description_args
@@ -27,8 +22,9 @@ from .errors import BagError
 from .reader import bag_location
 from .repair import RepairOptions, run_repair
 from .settings import STORAGES
+from .stops import terminate_as_exit
 from .topics import robot_topics
-from .writer import STOPS, checked_output
+from .writer import checked_output
 
 
 def cmd_bag_repair(args: argparse.Namespace) -> int:
@@ -67,42 +63,6 @@ def cmd_bag_repair(args: argparse.Namespace) -> int:
         return 1
     print(summary.line())
     return 0
-
-
-@contextlib.contextmanager
-def terminate_as_exit() -> Iterator[None]:
-    """SIGTERM (``kill``, a launch file's or a container's stop) ends the block as Ctrl-C
-    does, by an exception, so what the repair cleans up on Ctrl-C it cleans up here too (the
-    partial folder, an old bag moved aside put back): ``SystemExit`` with the shell's status
-    of a terminated process, 143. The first stop (SIGTERM, or Ctrl-C where Python's own
-    handler has it) starts the clean-up; a later one, until the block ends, waits for it
-    (ignored): raised inside the clean-up it left the old bag in the partial folder. Over
-    ``finish``'s renames the first stop is held (``STOPS``), raised after the step. The
-    handlers before are restored after; off the main thread (a caller's thread, where Python
-    takes no handler) the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    stops = [signal.SIGTERM]
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not one ignored
-        stops.append(signal.SIGINT)
-
-    def waits(number: int, frame: FrameType | None) -> None:
-        """A later stop: nothing (Python's own SIG_IGN here printed "Signal 15 ignored due
-        to race condition", a traceback, for a stop that came with the first in one step)."""
-
-    def stopped(number: int, frame: FrameType | None) -> None:
-        for stop in stops:  # the clean-up runs to its end
-            signal.signal(stop, waits)
-        # held by ``finish`` while the output's name changes hands: raised after that step
-        STOPS.deliver(KeyboardInterrupt() if number == signal.SIGINT else SystemExit(128 + number))
-
-    before = {stop: signal.signal(stop, stopped) for stop in stops}
-    try:
-        yield
-    finally:
-        for stop, handler in before.items():
-            signal.signal(stop, handler)
 
 
 def add_bag_parser(commands: Any) -> None:

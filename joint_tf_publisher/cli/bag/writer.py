@@ -33,6 +33,7 @@ from .settings import (
     WRITE_BATCH_BYTES,
     Compression,
 )
+from .stops import STOPS
 from .writer_process import (
     ANSWER,
     BATCH,
@@ -398,42 +399,6 @@ class BagOutput:
         shutil.rmtree(self.partial / self.path.name, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.partial.rmdir()
-
-
-class HeldStops:
-    """A stop (Ctrl-C, SIGTERM) the command's handler (``terminate_as_exit``) gives
-    ``deliver``: raised at once, or, between ``hold`` and ``release``, kept and raised by
-    ``release``. Python raises a stop at the next bytecode, so one that comes as a rename
-    returns falls before what the rename did is noted; held, it falls after the step. (A
-    signal mask cannot hold it: a stop goes to any thread that does not block it, and the
-    repair's process has two; the handler then runs in the main thread at once.) A stop without that
-    handler (Python's Ctrl-C, a caller's own) is raised as it comes."""
-
-    def __init__(self) -> None:
-        self.held = False
-        #: The stop that came while held, for ``release`` to raise.
-        self.due: BaseException | None = None
-
-    def hold(self) -> None:
-        self.held = True
-
-    def release(self) -> None:
-        """Nothing held any more; a stop that came meanwhile is raised here."""
-        self.held = False  # first: a stop from here on is raised as it comes
-        due, self.due = self.due, None
-        if due is not None:
-            raise due
-
-    def deliver(self, stop: BaseException) -> None:
-        """``stop`` raised, or kept for ``release`` while held (the first one)."""
-        if not self.held:
-            raise stop
-        if self.due is None:
-            self.due = stop
-
-
-#: The one ``HeldStops`` of the process (stops are the process's).
-STOPS = HeldStops()
 
 
 def rename_to_free_name(source: Path, target: Path) -> None:
