@@ -442,74 +442,14 @@ def test_a_second_stop_during_the_clean_up_of_a_sigterm_waits_for_it(
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
 
 
-def test_a_replaced_bag_that_cannot_be_removed_leaves_the_new_bag_and_says_where_it_is(
-    rec: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """``--force`` over a bag ``old`` whose removal fails (a file the system will not
-    delete): the new bag is in place by then, so the repair succeeded: exit 0, the new bag
-    at ``old``, one warning naming the partial folder that keeps what is left of the old
-    one. (It said "cannot write the bag", exit 1, with the new bag in place.)"""
+def an_old_bag(rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """``tmp_path/old``, a bag repaired from ``rec``, holding a file ``stale`` the new bag
+    will not have (what tells the old bag from the new one); the repair's output read."""
     old = tmp_path / "old"
     assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
     (old / "stale").write_text("x")
     capsys.readouterr()
-    real = shutil.rmtree
-    partial = tmp_path / f".old.partial-{os.getpid()}"
-
-    def refusing(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
-        if partial in (Path(path), *Path(path).parents):  # the partial folder or in it
-            raise PermissionError(13, "Permission denied", str(partial / "replaced-old" / "stale"))
-        real(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(shutil, "rmtree", refusing)
-    assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 0
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and err.startswith("warning: "), err
-    assert "not removed entirely" in err and str(partial) in err and "Permission denied" in err
-    assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
-    assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
-
-
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
-def test_a_stop_while_the_old_bag_is_removed_leaves_the_new_bag_and_says_where_the_rest_is(
-    stop: signal.Signals,
-    rec: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """SIGTERM or Ctrl-C while ``--force`` removes the old bag (a large one takes seconds),
-    after the new bag took its name: the removal ends, the new bag stays at ``old``, one
-    warning names the partial folder that keeps the rest, and the process ends as stopped
-    (143, 130). (The stop ended the process without a word, the rest of the old bag hidden
-    in ``.old.partial-PID``.)"""
-    old = tmp_path / "old"
-    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
-    (old / "stale").write_text("x")
-    capsys.readouterr()
-    real = shutil.rmtree
-    partial = tmp_path / f".old.partial-{os.getpid()}"
-
-    def stopped_midway(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
-        if Path(path) == partial / "replaced-old":  # the old bag's removal: cut by the stop
-            os.kill(os.getpid(), stop)
-        real(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(shutil, "rmtree", stopped_midway)
-    if stop == signal.SIGTERM:
-        with pytest.raises(SystemExit) as stopped:
-            main(["bag", "repair", str(rec), "-o", str(old), "--force"])
-        assert stopped.value.code == 128 + signal.SIGTERM
-    else:
-        assert main(["bag", "repair", str(rec), "-o", str(old), "--force"]) == 130
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and err.startswith("warning: "), err
-    assert f"{old}: written" in err and "(stopped)" in err and str(partial) in err
-    assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
-    assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
+    return old
 
 
 def stopped_repair(arguments: list[str], stop: signal.Signals) -> int:
@@ -521,6 +461,48 @@ def stopped_repair(arguments: list[str], stop: signal.Signals) -> int:
         assert isinstance(stopped.value.code, int)
         return stopped.value.code
     return main(arguments)
+
+
+@pytest.mark.parametrize("cut", ["refused", signal.SIGTERM, signal.SIGINT])
+def test_a_replaced_bag_whose_removal_is_cut_leaves_the_new_bag_and_says_where_the_rest_is(
+    cut: str | signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--force`` over a bag ``old`` whose removal, after the new bag took its name, is cut
+    short: by a file the system will not delete (the repair succeeded: exit 0), or by a stop
+    (SIGTERM, Ctrl-C: a large bag takes seconds; the process ends as stopped, 143, 130).
+    Either way the new bag stays at ``old`` and one warning names the partial folder that
+    keeps the rest of the old one. (A refusal said "cannot write the bag", exit 1, with the
+    new bag in place; a stop ended the process without a word, the rest hidden in
+    ``.old.partial-PID``.)"""
+    old = an_old_bag(rec, tmp_path, capsys)
+    real = shutil.rmtree
+    partial = tmp_path / f".old.partial-{os.getpid()}"
+
+    def cut_short(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        if Path(path) == partial / "replaced-old":  # the old bag's removal
+            if cut == "refused":
+                raise PermissionError(13, "Permission denied", str(partial / "replaced-old"))
+            os.kill(os.getpid(), cut)
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "rmtree", cut_short)
+    command = ["bag", "repair", str(rec), "-o", str(old), "--force"]
+    if cut == "refused":
+        assert main(command) == 0
+    else:
+        assert isinstance(cut, signal.Signals)
+        assert stopped_repair(command, cut) == 128 + cut
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("warning: "), err
+    reason = "Permission denied" if cut == "refused" else "(stopped)"
+    assert f"{old}: written, but its partial folder was not removed entirely" in err, err
+    assert reason in err and str(partial) in err, err
+    assert (old / "metadata.yaml").is_file() and not (old / "stale").exists()  # the new bag
+    assert (partial / "replaced-old" / "stale").read_text() == "x"  # the old one, kept
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
@@ -543,10 +525,7 @@ def test_a_stop_as_a_rename_of_the_force_returns_falls_after_the_step(
     bag stays and the warning names the partial folder keeping the old one (it was put back
     over the new bag, refused as "changed while the bag was written", exit 1); so between
     that rename and the removal's start (the process ended without a word)."""
-    old = tmp_path / "old"
-    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
-    (old / "stale").write_text("x")
-    capsys.readouterr()
+    old = an_old_bag(rec, tmp_path, capsys)
     partial = tmp_path / f".old.partial-{os.getpid()}"
     name, target = ("replace", partial / "replaced-old") if "aside" in step else ("rename", old)
     real = getattr(os, name)
@@ -592,9 +571,7 @@ def test_a_stop_as_the_old_bags_removal_ends_says_nothing_is_left(
     """A stop just after the last of the old bag was removed: the partial folder is removed
     too, no warning (it named the partial folder as keeping the rest, a folder removed right
     after: a warning about nothing, pointing nowhere)."""
-    old = tmp_path / "old"
-    assert main(["bag", "repair", str(rec), "-o", str(old)]) == 0
-    capsys.readouterr()
+    old = an_old_bag(rec, tmp_path, capsys)
     real = shutil.rmtree
 
     def stopped_as_it_ends(path: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
