@@ -21,7 +21,7 @@ from bag_maker import recording
 from repo_paths import REPO_ROOT
 
 from joint_tf_publisher.cli.bag import writer
-from joint_tf_publisher.cli.bag.stops import STOPS, terminate_as_exit
+from joint_tf_publisher.cli.bag.stops import STOPS, HeldStops, terminate_as_exit
 from joint_tf_publisher.cli.main import main
 
 ARM = REPO_ROOT / "urdf" / "demo_arm.urdf"
@@ -402,6 +402,59 @@ def test_sigterm_while_the_old_bag_is_aside_puts_it_back_and_leaves_no_partial_f
     assert (old / "mark").read_text() == "the old bag"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial left
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_held_stops_raise_a_stop_at_once_until_held_and_the_first_held_at_release() -> None:
+    """``HeldStops``: a new one holds nothing (a stop is raised as it comes, a release raises
+    nothing); held, the first stop waits for ``release`` (a later one is dropped: the first
+    is what the process ends by), and after it stops are raised at once again."""
+    stops = HeldStops()
+    with pytest.raises(SystemExit):
+        stops.deliver(SystemExit(143))
+    stops.release()  # nothing held, nothing due: no exception
+    stops.hold()
+    stops.deliver(SystemExit(143))
+    stops.deliver(KeyboardInterrupt())
+    with pytest.raises(SystemExit) as first:
+        stops.release()
+    assert first.value.code == 143
+    stops.release()  # raised once
+    with pytest.raises(KeyboardInterrupt):
+        stops.deliver(KeyboardInterrupt())
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_the_bag_is_written_ends_the_repair_at_once(
+    stop: signal.Signals,
+    rec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SIGTERM or Ctrl-C while the bag is written (no rename under way, nothing held): the
+    repair ends there, 143 or 130, no OUT, no partial folder, nothing said; with ``--force``
+    the old bag stays as it was. The rest of the recording is not written first."""
+    old = an_old_bag(rec, tmp_path, capsys)
+    real = writer.BagOutput.write
+    writes = 0
+
+    def stopped_at_the_first(output: writer.BagOutput, *message: object) -> None:
+        nonlocal writes
+        writes += 1
+        if writes == 1:
+            os.kill(os.getpid(), stop)
+        real(output, *message)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer.BagOutput, "write", stopped_at_the_first)
+    for out, force in ((tmp_path / "new", []), (old, ["--force"])):
+        writes = 0
+        assert stopped_repair(["bag", "repair", str(rec), "-o", str(out), *force], stop) == (
+            128 + stop
+        )
+        assert writes == 1 and capsys.readouterr().err == ""
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no partial
+    assert not (tmp_path / "new").exists()
+    assert (old / "stale").read_text() == "x"  # the old bag, as it was
 
 
 @pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
