@@ -885,8 +885,12 @@ def test_a_description_but_no_joint_states_writes_nothing_for_a_moving_robot(
         [*recorded_tf, ("/robot_description", T0_NS, string(ARM.read_text()))],
     )  # fmt: skip
     assert repair(str(bag), "-o", str(tmp_path / "out")) == 1
-    err = capsys.readouterr().err
-    assert "no joint states" in err and "source_list" in err
+    assert capsys.readouterr().err == (  # why, what is kept, and what to do
+        f"joint-tf-publisher bag repair: error: {bag}: no joint states (/joint_states, "
+        "/multi_dof_joint_states): robot 'demo_arm' has moving joints whose frames cannot be "
+        "rebuilt (its recorded /tf is left as it is: no output written); a JointState topic "
+        "of another name goes in --params source_list\n"
+    )
     assert not (tmp_path / "out").exists()
     fixed = tmp_path / "fixed.urdf"
     fixed.write_text(
