@@ -7,7 +7,9 @@ inputs get one line and an exit status."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,8 @@ from scipy.spatial.transform import Rotation
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.bag import messages
+from joint_tf_publisher.cli.bag import repair as repair_module
+from joint_tf_publisher.cli.bag import writer as writer_module
 from joint_tf_publisher.cli.bag.qos import tf_qos, tf_static_qos
 from joint_tf_publisher.cli.main import main
 from joint_tf_publisher.cli.params_file import ParamsFileError, node_parameters
@@ -869,6 +873,36 @@ def test_a_xacro_description_with_arguments(tmp_path: Path) -> None:
         ARM.read_text().replace('<origin xyz="0 0 0.1"', '<origin xyz="0 0 0.5"', 1)
     )
     assert check_every_link(out, expected, states) == len(states)
+
+
+def test_a_repair_leaves_no_writing_process_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The writing process started at the repair's start (its start-up overlapping the
+    bag's first reading) is the one the output writes through and stops: every writing
+    process a repair starts has ended when it returns, whether it wrote the bag or refused
+    the recording once read."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def kept(start: Callable[[], subprocess.Popen[bytes]]) -> Callable[[], Any]:
+        def starting() -> subprocess.Popen[bytes]:
+            started.append(start())
+            return started[-1]
+
+        return starting
+
+    monkeypatch.setattr(repair_module, "start_writer", kept(repair_module.start_writer))
+    monkeypatch.setattr(writer_module, "start_writer", kept(writer_module.start_writer))
+    bag, _ = recording(tmp_path / "in", ARM, "sqlite3", count=5)
+    chatter = write_bag(
+        tmp_path / "chatter", "sqlite3", [Topic("/chatter", STRING)],
+        [("/chatter", T0_NS, string("x"))],
+    )  # fmt: skip
+    for source, status in ((bag, 0), (chatter, 1)):  # written; refused once read
+        started.clear()
+        assert repair(str(source), "-o", str(tmp_path / f"out-{status}")) == status
+        assert len(started) == 1 and started[0].poll() is not None
+    capsys.readouterr()
 
 
 def test_a_description_but_no_joint_states_writes_nothing_for_a_moving_robot(
