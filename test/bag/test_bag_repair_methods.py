@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -140,6 +141,42 @@ def test_the_summary_counts_multi_dof_states_and_replaced_transforms_exactly(
     assert (summary.joint_states, summary.undecodable) == (3 + 2 + 4, 2)
     assert (summary.frames_replaced, summary.frames_kept) == (3, {})
     assert ("arm", 9.0) not in {(child, x) for _, child, x in recorded_children(tmp_path / "out")}
+
+
+def test_the_robots_recorded_statics_count_among_the_frames_replaced(tmp_path: Path) -> None:
+    """An old state publisher's /tf_static recorded twice with the rover's fixed ``tool``
+    frame and another publisher's ``camera``: the robot's two are replaced by the repair's
+    static set and counted, the camera's kept (its frame is no robot's). The summary's
+    seconds are the repair's own."""
+    statics = tf_message(
+        [
+            transform(T0_NS, "hand", "tool", (5.0, 0.0, 0.0)),
+            transform(T0_NS, "base_link", "camera", (0.0, 0.0, 1.0)),
+        ]
+    )
+    recorded = [
+        ("/robot_description", T0_NS, string(ROVER)),
+        ("/tf_static", T0_NS + 1, statics),
+        ("/joint_states", T0_NS + 2, joint_state(T0_NS, ["arm_joint"], [0.1])),
+        ("/tf_static", T0_NS + 3, statics),
+    ]
+    topics = [
+        Topic("/robot_description", STRING),
+        Topic("/joint_states", JOINT_STATE),
+        Topic("/tf_static", TF_MESSAGE),
+    ]
+    bag = write_bag(tmp_path / "in", "sqlite3", topics, recorded)
+    started = time.monotonic()
+    summary = repaired(bag, tmp_path / "out")
+    assert 0 < summary.seconds <= time.monotonic() - started  # the repair's own duration
+    assert (summary.frames_replaced, summary.frames_kept) == (2, {})
+    written = [
+        (t.child_frame_id, t.transform.translation.x)
+        for topic, _, data in read_bag(tmp_path / "out")[1]
+        if topic == "/tf_static"
+        for t in messages.tf_transforms(data)
+    ]
+    assert ("tool", 5.0) not in written and ("camera", 0.0) in written
 
 
 def test_with_default_positions_every_moving_frame_recorded_is_replaced(tmp_path: Path) -> None:
