@@ -61,7 +61,11 @@ def test_the_command_is_isolated_and_runs_the_module_as_minus_m(
 ) -> None:
     command = python_command("joint_tf_publisher.child_process", "a b", "--x")
     assert command[:2] == [sys.executable, "-I"]
-    code = "import sys; print(sys.argv[1:], '' in sys.path, sys.flags.isolated)"
+    # As ``-m`` runs it: a module of another package starts with this package not imported.
+    code = (
+        "import sys; print(sys.argv[1:], '' in sys.path, sys.flags.isolated, "
+        "'joint_tf_publisher' in sys.modules)"
+    )
     (tmp_path / "shows_argv.py").write_text(code)
     shown = subprocess.run(
         python_command("shows_argv", "a b", "--x", path=[str(tmp_path), *sys.path]),
@@ -69,7 +73,7 @@ def test_the_command_is_isolated_and_runs_the_module_as_minus_m(
         text=True,
         check=True,
     )
-    assert shown.stdout.strip() == "['a b', '--x'] False 1"
+    assert shown.stdout.strip() == "['a b', '--x'] False 1 False"
     assert ran(markers) == []
 
 
@@ -99,7 +103,7 @@ def test_a_child_runs_the_parents_copy_of_the_package_where_another_comes_first(
     """Another copy of the package ahead of the parent's on the path (a colcon install beside
     a checkout, a pip install beside a workspace) is not the child's: the package and its
     modules come from the copy the parent imported, so that both speak one protocol; a module
-    that only the other copy has is not found."""
+    that only the other copy has is not found; ``joint_tf_publisher`` itself is the parent's."""
     other = tmp_path / "other" / "joint_tf_publisher"
     other.mkdir(parents=True)
     (other / "__init__.py").write_text("raise SystemExit('the other copy ran')\n")
@@ -116,6 +120,10 @@ def test_a_child_runs_the_parents_copy_of_the_package_where_another_comes_first(
     missing = run("joint_tf_publisher.only_there")
     assert missing.returncode == 1 and "the other copy ran" not in missing.stdout
     assert "No module named joint_tf_publisher.only_there" in missing.stderr
+    # The package itself is the parent's copy too (which has no __main__, as runpy says).
+    package = run("joint_tf_publisher")
+    assert package.returncode == 1 and "the other copy ran" not in package.stderr
+    assert "'joint_tf_publisher' is a package and cannot be directly executed" in package.stderr
 
 
 #: A parent importing the copy of the package in ``argv[1]`` (first on its path), ``argv[2]``
