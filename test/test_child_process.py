@@ -187,17 +187,28 @@ def test_a_child_runs_the_parents_copy_through_a_symlinked_folder_and_from_a_zip
     assert _parent_runs_whoami(str(zipped), tmp_path) == ["0", expected, ""]
 
 
-def test_a_child_says_the_parents_copy_is_gone_in_one_line(tmp_path: Path) -> None:
+def test_a_child_says_the_parents_copy_is_gone_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The parent's copy deleted (or moved) since the parent imported it: the child ends
     with one line naming where it was, never another copy (it was a ``FileNotFoundError``
-    traceback)."""
+    traceback). Also for a command built in this process (where ``make mutate`` sees it),
+    with the folder the package was imported from gone."""
+
+    def gone_line(folder: object) -> str:
+        return (
+            f"joint_tf_publisher: no package joint_tf_publisher in {folder} (moved or "
+            "deleted since the process that starts this one imported it from there)"
+        )
+
     copy = _copy_of_the_package(tmp_path / "gone" / "joint_tf_publisher")
     code, out, err = _parent_runs_whoami(str(copy.parent), tmp_path, delete=str(copy))
-    assert (code, out) == ("1", "")
-    assert err == (
-        f"joint_tf_publisher: no package joint_tf_publisher in {copy.parent} (moved or "
-        "deleted since the process that starts this one imported it from there)"
-    )
+    assert (code, out, err) == ("1", "", gone_line(copy.parent))
+    monkeypatch.setattr(child_process, "_PACKAGE_LOCATION", str(tmp_path / "moved"))
+    command = python_command("joint_tf_publisher.child_process")
+    child = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert (child.returncode, child.stdout) == (1, "")
+    assert child.stderr.strip() == gone_line(tmp_path / "moved")
 
 
 def test_the_command_leaves_the_working_folder_off_and_is_buffered_unless_asked(
