@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,56 @@ def test_mutmuts_tests_get_a_wall_clock_limit_beside_the_options_given() -> None
     assert MUTATE.with_test_timeout({"HOME": "/h"}) == {"HOME": "/h", "PYTEST_ADDOPTS": limit}
     given = MUTATE.with_test_timeout({"PYTEST_ADDOPTS": "-p no:cacheprovider"})
     assert given["PYTEST_ADDOPTS"] == f"-p no:cacheprovider {limit}"
+
+
+def test_a_kept_folders_survivors_are_judged_again_once_their_tests_changed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """mutmut keeps a verdict while its function is unchanged, so in a kept folder a survivor
+    that a test written since kills read "survived". Once a module's test files change (a
+    test added or edited), its survived and no-tests verdicts are dropped, and their fresh-run
+    records with them, so the run judges them again with today's tests; killed ones and
+    timeouts stay, and so does everything while the tests are as the last run had them."""
+    module = "joint_tf_publisher.m"
+    verdicts: dict[str, int | None] = {
+        f"{module}.x_f__mutmut_1": 1,  # killed
+        f"{module}.x_f__mutmut_2": 0,  # survived
+        f"{module}.x_f__mutmut_3": 33,  # no tests
+        f"{module}.x_f__mutmut_4": MUTATE.TIMEOUT_EXIT_CODE,
+        f"{module}.x_f__mutmut_5": None,  # not run yet
+    }
+    saved: list[dict[str, int | None]] = []
+
+    class Results:  # mutmut's SourceFileMutationData, as far as the tool uses it
+        exit_code_by_key = verdicts
+
+        def save(self) -> None:
+            saved.append(dict(self.exit_code_by_key))
+
+    work = tmp_path / ".mutate"
+    (work / "mutants" / "joint_tf_publisher").mkdir(parents=True)
+    (work / "mutants" / "joint_tf_publisher" / "m.py.meta").write_text("{}")
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "test_m.py").write_text("def test_one(): pass\n")
+    fresh = {f"{module}.x_f__mutmut_2": "h", f"{module}.x_g__mutmut_1": "h"}
+    (work / MUTATE.FRESH_RUNS_FILE).write_text(json.dumps(fresh))
+    monkeypatch.setattr(MUTATE, "ROOT", tmp_path)
+    monkeypatch.setattr(MUTATE, "WORK_DIR", work)
+    monkeypatch.setattr(MUTATE, "mutation_data", lambda target: Results())
+    target = MUTATE.Target(Path("joint_tf_publisher/m.py"), (Path("test/test_m.py"),))
+
+    def unjudged() -> list[int]:
+        return [int(name[-1]) for name, code in saved[-1].items() if code is None]
+
+    assert MUTATE.judge_survivors_again([target]) == [target]  # no record yet: judged again
+    assert unjudged() == [2, 3, 5]
+    assert saved[-1][f"{module}.x_f__mutmut_4"] == MUTATE.TIMEOUT_EXIT_CODE
+    assert json.loads((work / MUTATE.FRESH_RUNS_FILE).read_text()) == {
+        f"{module}.x_g__mutmut_1": "h"
+    }
+    verdicts.update({f"{module}.x_f__mutmut_2": 0, f"{module}.x_f__mutmut_3": 0})
+    assert MUTATE.judge_survivors_again([target]) == []  # the same tests: kept as they are
+    assert len(saved) == 1 and verdicts[f"{module}.x_f__mutmut_2"] == 0
+    (tmp_path / "test" / "test_m.py").write_text("def test_one(): pass\ndef test_two(): pass\n")
+    assert MUTATE.judge_survivors_again([target]) == [target]
+    assert unjudged() == [2, 3, 5] and saved[-1][f"{module}.x_f__mutmut_1"] == 1

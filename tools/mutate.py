@@ -26,8 +26,10 @@ the working folder), made anew each run unless ``--keep`` (``MUTATE_KEEP=1``) fi
 run's of the same modules (``prepare_work_dir``), where the package, the tests and the data
 they read are linked and mutmut's ``mutants/`` copy is written; mutmut's fork server
 (``process_isolation = forkserver``) forks each mutant's pytest run from a process that
-never started DDS, so tests that start rclpy nodes run as they do under ``make test``. One
-mutant at a time by default (``MUTATE_JOBS``): the machine's other work keeps its cores.
+never started DDS, so tests that start rclpy nodes run as they do under ``make test``. In a
+kept folder, a module whose tests changed since the last run has its survivors judged again
+(``judge_survivors_again``). One mutant at a time by default (``MUTATE_JOBS``): the machine's
+other work keeps its cores.
 
 Exit status: 0 when every module was run, 1 on a module or test file that does not exist or a
 failed mutmut run (the clean tests failing first, for example), 2 on usage errors.
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -93,6 +96,10 @@ TIMEOUT_MULTIPLIER = 60
 TEST_TIMEOUT_S = 60
 #: mutmut's exit code of a test run stopped by its timeout (its ``status_by_exit_code``).
 TIMEOUT_EXIT_CODE = 36
+#: mutmut's exit codes of the verdicts a test added since can change: survived, no tests.
+UNKILLED_EXIT_CODES = frozenset({0, 5, 33})
+#: In WORK_DIR: each module's tests as the last run had them (``tests_digest``), by module.
+TESTS_FILE = "tests.json"
 #: A fresh run of a mutant is stopped after this many times the clean run's duration, plus
 #: ``FRESH_TIMEOUT_EXTRA_S`` (a mutant that loops forever), s.
 FRESH_TIMEOUT_FACTOR = 10
@@ -193,6 +200,47 @@ def prepare_work_dir(targets: Sequence[Target], keep: bool = False) -> bool:
             (WORK_DIR / name).symlink_to(ROOT / name)
     config.write_text(setup_cfg)
     return False
+
+
+def tests_digest(target: Target) -> str:
+    """A digest (sha256, hex) of TARGET's test files, names and contents: it differs once a
+    test is added, changed or removed there."""
+    digest = hashlib.sha256()
+    for test in target.tests:
+        digest.update(f"{test}\0".encode() + (ROOT / test).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def unkilled(exit_codes: Mapping[str, int | None]) -> list[str]:
+    """The mutants of EXIT_CODES (mutmut's, by name) whose verdict a new test can change:
+    survived, or no tests."""
+    return sorted(name for name, code in exit_codes.items() if code in UNKILLED_EXIT_CODES)
+
+
+def judge_survivors_again(targets: Sequence[Target]) -> list[Target]:
+    """In a kept WORK_DIR, the TARGETS whose tests changed since the last run (``TESTS_FILE``)
+    get their ``unkilled`` mutants' verdicts dropped, and their fresh-run records with them:
+    mutmut keeps a verdict while its function is unchanged, so a survivor that a test written
+    since kills read "survived" until then. Every target's digest is recorded for the next
+    run. The targets so treated."""
+    record = WORK_DIR / TESTS_FILE
+    before = json.loads(record.read_text()) if record.is_file() else {}
+    changed = []
+    for target in targets:
+        if before.get(str(target.module)) == tests_digest(target):
+            continue
+        if (WORK_DIR / "mutants" / f"{target.module}.meta").is_file():
+            data = mutation_data(target)
+            again = unkilled(data.exit_code_by_key)
+            data.exit_code_by_key.update(dict.fromkeys(again))
+            data.save()
+            judged = {name: hashed for name, hashed in fresh_runs().items() if name not in again}
+            (WORK_DIR / FRESH_RUNS_FILE).write_text(json.dumps(judged, indent=1, sort_keys=True))
+            changed.append(target)
+    record.write_text(
+        json.dumps({str(target.module): tests_digest(target) for target in targets}, indent=1)
+    )
+    return changed
 
 
 def drop_stale_copies(targets: Sequence[Target]) -> None:
@@ -575,6 +623,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = resolve_targets(args.modules)
     if prepare_work_dir(targets, args.keep):
         print(f"mutate: the last run's verdicts kept ({WORK_DIR}); MUTATE_KEEP=0 starts afresh")
+    for target in judge_survivors_again(targets):
+        print(f"mutate: {target.module}: its tests changed: its survivors are judged again")
     status = run_mutmut(max(1, args.jobs), args.mutants)
     if status != 0:
         print(f"mutate: mutmut run failed (exit {status}); its folder: {WORK_DIR}", file=sys.stderr)
