@@ -17,25 +17,17 @@ import signal
 import sys
 from types import FrameType, ModuleType
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _ignore_stop_signals() -> None:
-    """From now on SIGINT and SIGTERM are ignored: the process is ending, and a late signal
-    must not interrupt or kill it on its way out (Python resets its own handlers to the
-    default, fatal action while it finalizes; an ignored signal stays ignored)."""
-    for number in _STOP_SIGNALS:
-        signal.signal(number, signal.SIG_IGN)
+from .node_core.stop_signals import STOP_SIGNALS, ignore_stop_signals
 
 
 def _stop_quietly(signum: int, frame: FrameType | None) -> None:
-    _ignore_stop_signals()
+    ignore_stop_signals()
     raise SystemExit(0)
 
 
 def _import_quietly(module_name: str) -> ModuleType:
     """Import ``module_name`` with SIGINT/SIGTERM ending the process quietly (exit 0)."""
-    previous = {number: signal.signal(number, _stop_quietly) for number in _STOP_SIGNALS}
+    previous = {number: signal.signal(number, _stop_quietly) for number in STOP_SIGNALS}
     module = importlib.import_module(module_name)  # a stop signal: SystemExit, signals ignored
     for number, handler in previous.items():
         signal.signal(number, handler)
@@ -65,7 +57,7 @@ def fleet_main() -> int:
 def cli_main() -> int:
     """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
     main: int = _import_quietly("joint_tf_publisher.cli.main").main()
-    _ignore_stop_signals()
+    ignore_stop_signals()
     return main
 
 

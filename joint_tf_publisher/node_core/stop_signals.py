@@ -18,6 +18,21 @@ from types import FrameType
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+def ignore_stop_signals() -> None:
+    """SIGINT and SIGTERM ignored from now on: at the very end of a process, a late signal
+    must neither raise nor kill it (Python resets its own handlers to the default, fatal
+    action while it finalizes; an ignored signal stays ignored). A stop that came as the one
+    before was being ignored is dropped, as meant: Python reports it from the next
+    ``signal.signal`` call, before that call sets anything, as "Signal 2 ignored due to race
+    condition" (an OSError, a traceback on the way out under a flood of Ctrl-C); that
+    handler is then set again."""
+    for number in STOP_SIGNALS:
+        try:
+            signal.signal(number, signal.SIG_IGN)
+        except OSError:  # the stop that came meanwhile, already dropped: set it again
+            signal.signal(number, signal.SIG_IGN)
+
+
 class StopSignals:
     """SIGINT and SIGTERM as a flag, and a wake-up of the spin loop: never an exception.
 
@@ -100,9 +115,6 @@ class StopSignals:
             signal.signal(number, handler)
 
     def ignore_from_now_on(self) -> None:
-        """``close``, then ignore both signals: at the very end of a process, a late signal
-        must neither raise nor kill it (Python resets its own handlers to the default, fatal
-        action while it finalizes; an ignored signal stays ignored)."""
+        """``close``, then ignore both signals (``ignore_stop_signals``)."""
         self.close()
-        for number in STOP_SIGNALS:
-            signal.signal(number, signal.SIG_IGN)
+        ignore_stop_signals()
