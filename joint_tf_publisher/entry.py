@@ -8,6 +8,10 @@ tool, while the module loads, these signals end the process quietly with exit co
 the usual handlers are back and ``run`` handles them by stopping its node and demo; once the
 command has returned (or a signal ended the import), late ones are ignored so that they
 cannot kill the exiting process (a terminal's Ctrl-C and ``ros2 launch`` each send one).
+
+Each console script's process ends within ``END_DEADLINE_S`` once it began to end
+(``stop_signals.END_DEADLINE``): the node and the fleet from their teardown on, the command
+line tool from its ROS session's end (``demo``, ``run``) or its return.
 """
 
 from __future__ import annotations
@@ -17,11 +21,17 @@ import signal
 import sys
 from types import FrameType, ModuleType
 
-from .node_core.stop_signals import STOP_SIGNALS, ignore_stop_signals
+from .node_core.stop_signals import (
+    END_DEADLINE,
+    END_DEADLINE_S,
+    STOP_SIGNALS,
+    ignore_stop_signals,
+)
 
 
 def _stop_quietly(signum: int, frame: FrameType | None) -> None:
     ignore_stop_signals()
+    END_DEADLINE.start()
     raise SystemExit(0)
 
 
@@ -39,6 +49,7 @@ def node_main() -> int:
     its stop signals installed before anything heavy is imported."""
     from .node_core.stop_signals import StopSignals
 
+    END_DEADLINE.seconds = END_DEADLINE_S
     stop = StopSignals()
     main: int = importlib.import_module("joint_tf_publisher.ros.runtime").main(stop=stop)
     return main
@@ -49,6 +60,7 @@ def fleet_main() -> int:
     (``joint_tf_publisher.ros.fleet.main``), its stop signals installed first as the node's."""
     from .node_core.stop_signals import StopSignals
 
+    END_DEADLINE.seconds = END_DEADLINE_S
     stop = StopSignals()
     main: int = importlib.import_module("joint_tf_publisher.ros.fleet").main(stop=stop)
     return main
@@ -56,8 +68,10 @@ def fleet_main() -> int:
 
 def cli_main() -> int:
     """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
+    END_DEADLINE.seconds = END_DEADLINE_S
     main: int = _import_quietly("joint_tf_publisher.cli.main").main()
     ignore_stop_signals()
+    END_DEADLINE.start()
     return main
 
 

@@ -432,3 +432,34 @@ def test_stopped_while_importing_exits_0_without_traceback(
     _, stderr = process.communicate(timeout=RUN_TIMEOUT_S)
     assert process.returncode == 0, (process.returncode, stderr[-2000:])
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-2000:]
+
+
+def hung_console_script(main: str, hang: str, *argv: str, deadline_s: float = 1.0) -> list[str]:
+    """The console script ``entry.<main>`` with argv, its end deadline ``deadline_s`` and
+    ``hang`` (statements run first) making a step of its end never return: a function
+    ``never_returns`` is defined for it."""
+    code = (
+        "import sys, time\n"
+        "def never_returns(*args, **kwargs):\n"
+        "    time.sleep(600)\n"
+        f"{hang}\n"
+        "import joint_tf_publisher.entry as entry\n"
+        f"entry.END_DEADLINE_S = {deadline_s}\n"
+        f"sys.argv[1:] = {list(argv)!r}\n"
+        f"sys.exit(entry.{main}())\n"
+    )
+    return [sys.executable, "-c", code]
+
+
+def test_a_console_script_that_hangs_on_its_way_out_ends_by_its_deadline(tmp_path: Path) -> None:
+    """The command has returned and the interpreter ends (atexit, finalization): a step that
+    never returns there ends by the deadline, its stack on stderr, exit 1."""
+    model = REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"
+    command = hung_console_script(
+        "cli_main", "import atexit; atexit.register(never_returns)", "check", str(model)
+    )
+    completed = run(command, cwd=tmp_path, env=child_env())
+    assert completed.returncode == 1, completed.stderr[-2000:]
+    assert "all_joint_types" in completed.stdout  # the command's work was done
+    assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
+    assert "never_returns" in completed.stderr, completed.stderr[-2000:]

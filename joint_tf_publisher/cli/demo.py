@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 
 from ..child_process import python_command
+from ..node_core.stop_signals import END_DEADLINE
 from ..robot import Robot
 from .status import (
     RateMeter,
@@ -68,6 +69,7 @@ def run_demo(
             flush=True,
         )
         session.spin(lambda: stop.stopped, duration_s)
+        END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
     return 0
 
 
@@ -177,6 +179,10 @@ def run_with_node(
                     )
 
                 session.spin(lambda: stop.stopped, duration_s, refresh)
+                END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
+                # The node first: a session teardown that hangs until the deadline ends this
+                # process must not leave the node (in a session of its own) running.
+                stop_process(process)
         finally:
             printer.finish()
             code = stop_process(process)

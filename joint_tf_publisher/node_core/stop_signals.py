@@ -5,10 +5,14 @@ its first moments on a stop signal only sets ``requested`` (through a thread of 
 nothing is interrupted half way (an import, rclpy.init, a parameter declaration, the
 destruction of a guard condition), and the node ends the same way whenever the signals come,
 with exit code 0 and no traceback.
+
+Once a console script's process begins to end (``END_DEADLINE``), it ends within
+``END_DEADLINE_S``, also where the middleware's teardown hangs.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -16,6 +20,41 @@ from collections.abc import Callable
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+#: The longest a console script's process takes to end once it began to, seconds: a node's
+#: teardown takes well under one. Below launch's escalation to SIGKILL (15 s after its
+#: SIGINT), which would end a hung process without a word.
+END_DEADLINE_S = 12.0
+
+
+class EndDeadline:
+    """The bound on a console script's process's end: a teardown that hangs (a middleware
+    participant that never finishes its deletion: rare, in DDS threads, where neither SIGINT
+    nor SIGTERM can help, as ignored or as a flag) is ended ``seconds`` after ``start``,
+    with every thread's Python stack on stderr (after faulthandler's ``Timeout (0:00:12)!``)
+    and exit status 1.
+
+    faulthandler's watchdog is a thread of C: it needs neither the GIL, which a call into the
+    middleware may hold while it hangs, nor a live interpreter (it runs through finalization).
+    """
+
+    def __init__(self) -> None:
+        #: Seconds from the first ``start`` to the forced end; None (the default, for
+        #: in-process use such as tests): ``start`` does nothing.
+        self.seconds: float | None = None
+        self.started = False
+
+    def start(self) -> None:
+        """The process begins to end: the deadline runs from the first call (later ones keep
+        it), if ``seconds`` is set."""
+        if self.seconds is None or self.started:
+            return
+        self.started = True
+        faulthandler.dump_traceback_later(self.seconds, exit=True)
+
+
+#: This process's end deadline; the console scripts (``entry``) set its ``seconds``.
+END_DEADLINE = EndDeadline()
 
 
 def ignore_stop_signals() -> None:

@@ -44,7 +44,7 @@ from rclpy.task import Future
 
 from ..errors import ModelError
 from ..node_core.names import NODE_NAME
-from ..node_core.stop_signals import StopSignals
+from ..node_core.stop_signals import END_DEADLINE, StopSignals
 from .node import JointTfPublisher
 from .parameter_declarations import StartupError
 
@@ -137,12 +137,14 @@ def serve_until_stopped(
         try:
             spin(node, stop, container=container)
         finally:
+            END_DEADLINE.start()  # the teardown begins
             stop.close()  # from here on nothing wakes the loop
             if container is not None:
                 container.destroy_contained()
             node.destroy_node()
         return 0
     finally:
+        END_DEADLINE.start()
         stop.close()
         # The default context's own shutdown, not rclpy.try_shutdown(): rclpy 9's (Kilted)
         # also uninstalls rclpy's signal handlers (none here), and its C code reads each one by

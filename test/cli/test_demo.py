@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
+from test_user_errors import hung_console_script
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.status import (
@@ -307,6 +308,38 @@ def test_run_reports_a_failing_node(ros_subprocess_env: dict[str, str]) -> None:
     assert "run: the node exited with status 1:" in result.stderr
     assert "clamp must be one of" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+HUNG_SESSION_END = (
+    "import rclpy.executors\nrclpy.executors.SingleThreadedExecutor.shutdown = never_returns"
+)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["demo", "run"])
+def test_a_session_teardown_that_hangs_ends_by_the_deadline(
+    command: str, ros_subprocess_env: dict[str, str]
+) -> None:
+    """The command's ROS session ends and its teardown (the middleware's part of it) never
+    returns: the process ends by its deadline, the hung step's stack on stderr, exit 1; run's
+    node, in a session of its own, is stopped first, not left behind."""
+    pytest.importorskip("rclpy")
+    argv = (command, str(DEMO_ARM), "--duration", "1")
+    result = subprocess.run(
+        hung_console_script("cli_main", HUNG_SESSION_END, *argv),
+        cwd=REPO_ROOT,
+        env=ros_subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Timeout (0:00:01)!" in result.stderr and "never_returns" in result.stderr
+    if command == "run":
+        node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
+        with pytest.raises(ProcessLookupError):
+            os.kill(node_pid, 0)
 
 
 def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:

@@ -86,3 +86,40 @@ def test_a_stop_that_comes_as_the_stops_are_ignored_is_dropped_without_a_traceba
             signal.signal(number, handler)
     assert reported == [signal.SIGTERM]
     assert after == [signal.SIG_IGN, signal.SIG_IGN]
+
+
+# -- the end deadline ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def later_dumps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
+    """faulthandler's watchdog, recorded instead of armed (armed, it would end pytest)."""
+    calls: list[tuple[float, bool]] = []
+    monkeypatch.setattr(
+        stop_signals.faulthandler,
+        "dump_traceback_later",
+        lambda timeout, exit=False: calls.append((timeout, exit)),
+    )
+    return calls
+
+
+def test_the_end_deadline_arms_nothing_outside_a_console_script(
+    later_dumps: list[tuple[float, bool]],
+) -> None:
+    """In-process use (tests, a notebook): the process goes on after a session ends."""
+    deadline = stop_signals.EndDeadline()
+    deadline.start()
+    assert later_dumps == [] and not deadline.started
+
+
+def test_the_end_deadline_runs_from_the_first_start(
+    later_dumps: list[tuple[float, bool]],
+) -> None:
+    """Armed once, with faulthandler's exit: later starts (the teardown's, then the console
+    script's after its command returned) keep the first one's time."""
+    deadline = stop_signals.EndDeadline()
+    deadline.seconds = 3.5
+    deadline.start()
+    deadline.start()
+    assert later_dumps == [(3.5, True)]
+    assert stop_signals.END_DEADLINE_S < 15.0  # launch's SIGKILL comes 15 s after its SIGINT

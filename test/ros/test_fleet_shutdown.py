@@ -23,7 +23,11 @@ pytest.importorskip("rclpy", reason="needs rclpy (run in .venv: make test)")
 pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make test)")
 
 from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
-from test_node_shutdown import handlers_installed, send_a_few_signals  # noqa: E402
+from test_node_shutdown import (  # noqa: E402
+    handlers_installed,
+    send_a_few_signals,
+    stopped_with_a_hung_teardown,
+)
 from test_user_errors import console_script  # noqa: E402
 
 from joint_tf_publisher.ros import runtime  # noqa: E402
@@ -124,3 +128,10 @@ def test_an_invalid_robots_list_at_start_is_one_line_and_exit_1() -> None:
         "joint_tf_fleet: robots: '2nd' is no robot namespace (tokens of letters, digits and _, "
         "not starting with a digit, separated by /; not the root namespace)"
     ], lines
+
+
+def test_a_teardown_that_hangs_ends_by_the_deadline(fleet_params: Path) -> None:
+    """As the node's (test_node_shutdown.py): the fleet's robots' teardown never returns."""
+    code, stderr = stopped_with_a_hung_teardown("fleet_main", fleet_params)
+    assert code == 1, stderr[-2000:]
+    assert "Timeout (0:00:01)!" in stderr and "never_returns" in stderr, stderr[-2000:]

@@ -28,7 +28,7 @@ pytest.importorskip("tf2_msgs.msg", reason="needs tf2_msgs (run in .venv: make t
 
 from node_harness import EXECUTORS, Probe, fresh_stamp, started  # noqa: E402
 from repo_paths import TEST_DIR  # noqa: E402
-from test_user_errors import NODE, params_file  # noqa: E402
+from test_user_errors import NODE, hung_console_script, params_file  # noqa: E402
 
 from joint_tf_publisher.ros import runtime  # noqa: E402
 
@@ -154,3 +154,51 @@ def test_signals_while_joint_states_stream_exit_0(
     assert code == 0, (sent, code, node.stderr()[-2000:])
     assert "Traceback" not in node.stderr()
     assert f"spinning with {runtime.SPINNING_WITH[executor]}" in node.stderr()
+
+
+#: A node's teardown that never returns (a middleware participant whose deletion hangs).
+HUNG_TEARDOWN = "import rclpy.node\nrclpy.node.Node.destroy_node = never_returns"
+
+
+def stopped_with_a_hung_teardown(main: str, params: Path) -> tuple[int, str]:
+    """The console script ``entry.<main>`` on ``params`` with ``HUNG_TEARDOWN`` and a 1 s
+    end deadline, stopped by SIGINT once it spins; its exit status and stderr."""
+    process = subprocess.Popen(
+        hung_console_script(main, HUNG_TEARDOWN, "--ros-args", "--params-file", str(params)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    lines = []
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and not any("spinning with" in x for x in lines):
+        line = process.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=WAIT_S)
+    return process.returncode, "".join(lines) + stderr
+
+
+def test_a_teardown_that_hangs_ends_by_the_deadline(arm_params: Path) -> None:
+    """Stopped, the node's teardown never returns: the process ends by its end deadline, the
+    hung step's stack on stderr, exit 1 (it hung until SIGKILL, SIGINT and SIGTERM being
+    only a flag, then ignored)."""
+    code, stderr = stopped_with_a_hung_teardown("node_main", arm_params)
+    assert code == 1, stderr[-2000:]
+    assert "Timeout (0:00:01)!" in stderr and "never_returns" in stderr, stderr[-2000:]
+
+
+def test_a_refused_start_whose_shutdown_hangs_ends_by_the_deadline(tmp_path: Path) -> None:
+    """The node refuses to start (a description that does not load) and the shutdown of its
+    ROS context never returns: ended by the deadline too, after its one-line refusal."""
+    params = params_file(tmp_path / "bad.yaml", robot_description="<robot name='r'>")
+    hang = "import rclpy.context\nrclpy.context.Context.try_shutdown = never_returns"
+    command = hung_console_script("node_main", hang, "--ros-args", "--params-file", str(params))
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=WAIT_S)
+    assert completed.returncode == 1, completed.stderr[-2000:]
+    assert "joint_tf_publisher: " in completed.stderr  # the refusal came first
+    assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
+    assert "never_returns" in completed.stderr, completed.stderr[-2000:]
