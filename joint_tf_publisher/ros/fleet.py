@@ -66,7 +66,7 @@ from ..node_core.fleet import (
     wanted_robots,
 )
 from ..node_core.parameters import ParameterRejected
-from ..node_core.stop_signals import StopSignals
+from ..node_core.stop_signals import END_DEADLINE, StopSignals
 from . import runtime
 from .diagnostics import TOPIC as DIAGNOSTICS_TOPIC
 from .diagnostics import diagnostic_array
@@ -283,6 +283,7 @@ class Fleet(Node):
         for namespace in list(self.robots):
             self.robots.pop(namespace).destroy_node()
             self.state.stopped(namespace)
+            END_DEADLINE.progress()  # the end deadline bounds each robot's, not their sum
 
 
 def _nothing() -> None:

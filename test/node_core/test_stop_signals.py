@@ -123,3 +123,21 @@ def test_the_end_deadline_runs_from_the_first_start(
     deadline.start()
     assert later_dumps == [(3.5, True)]
     assert stop_signals.END_DEADLINE_S < 15.0  # launch's SIGKILL comes 15 s after its SIGINT
+
+
+def test_progress_runs_the_end_deadline_again_once_started(
+    later_dumps: list[tuple[float, bool]],
+) -> None:
+    """Each step of a long end (a fleet's robots) gets the whole deadline; before the start,
+    or outside a console script, progress arms nothing."""
+    outside = stop_signals.EndDeadline()
+    outside.start()
+    outside.progress()
+    deadline = stop_signals.EndDeadline()
+    deadline.seconds = 2.0
+    deadline.progress()
+    assert later_dumps == []
+    deadline.start()
+    deadline.progress()
+    deadline.progress()
+    assert later_dumps == [(2.0, True)] * 3
