@@ -26,6 +26,7 @@ from repo_paths import REPO_ROOT, TEST_DIR  # noqa: E402
 from test_node_shutdown import (  # noqa: E402
     handlers_installed,
     send_a_few_signals,
+    stopped_once_ready,
     stopped_with_a_hung_teardown,
 )
 from test_user_errors import console_script, hung_console_script  # noqa: E402
@@ -160,18 +161,8 @@ def test_the_end_deadline_bounds_each_robots_teardown_not_their_sum(tmp_path: Pa
     command = hung_console_script(
         "fleet_main", slow, "--ros-args", "--params-file", str(params), deadline_s=1.5
     )
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    code, stderr = stopped_once_ready(
+        command, lambda lines: sum("serving" in x for x in lines) == len(namespaces)
     )
-    assert process.stderr is not None
-    lines = []
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline and sum("serving" in x for x in lines) < 6:
-        line = process.stderr.readline()
-        if not line:
-            break
-        lines.append(line)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=WAIT_S)
-    assert process.returncode == 0, ("".join(lines) + stderr)[-3000:]
+    assert code == 0, stderr[-3000:]
     assert "Timeout" not in stderr

@@ -18,7 +18,7 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -160,19 +160,16 @@ def test_signals_while_joint_states_stream_exit_0(
 HUNG_TEARDOWN = "import rclpy.node\nrclpy.node.Node.destroy_node = never_returns"
 
 
-def stopped_with_a_hung_teardown(main: str, params: Path) -> tuple[int, str]:
-    """The console script ``entry.<main>`` on ``params`` with ``HUNG_TEARDOWN`` and a 1 s
-    end deadline, stopped by SIGINT once it spins; its exit status and stderr."""
+def stopped_once_ready(command: list[str], ready: Callable[[list[str]], bool]) -> tuple[int, str]:
+    """``command`` started, SIGINT once ``ready`` (given its stderr lines so far) holds or
+    its stderr ended; its exit status and whole stderr."""
     process = subprocess.Popen(
-        hung_console_script(main, HUNG_TEARDOWN, "--ros-args", "--params-file", str(params)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     assert process.stderr is not None
-    lines = []
+    lines: list[str] = []
     deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline and not any("spinning with" in x for x in lines):
+    while time.monotonic() < deadline and not ready(lines):
         line = process.stderr.readline()
         if not line:
             break
@@ -180,6 +177,13 @@ def stopped_with_a_hung_teardown(main: str, params: Path) -> tuple[int, str]:
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=WAIT_S)
     return process.returncode, "".join(lines) + stderr
+
+
+def stopped_with_a_hung_teardown(main: str, params: Path) -> tuple[int, str]:
+    """The console script ``entry.<main>`` on ``params`` with ``HUNG_TEARDOWN`` and a 1 s
+    end deadline, stopped by SIGINT once it spins; its exit status and stderr."""
+    command = hung_console_script(main, HUNG_TEARDOWN, "--ros-args", "--params-file", str(params))
+    return stopped_once_ready(command, lambda lines: any("spinning with" in x for x in lines))
 
 
 def test_a_teardown_that_hangs_ends_by_the_deadline(arm_params: Path) -> None:
