@@ -434,17 +434,20 @@ def test_stopped_while_importing_exits_0_without_traceback(
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-2000:]
 
 
-def hung_console_script(main: str, hang: str, *argv: str, deadline_s: float = 1.0) -> list[str]:
-    """The console script ``entry.<main>`` with argv, its end deadline ``deadline_s`` and
-    ``hang`` (statements run first) making a step of its end never return: a function
-    ``never_returns`` is defined for it."""
+def hung_console_script(
+    main: str, hang: str, *argv: str, deadline_s: float | None = 1.0
+) -> list[str]:
+    """The console script ``entry.<main>`` with argv, its end deadline ``deadline_s`` (None:
+    the console script's own) and ``hang`` (statements run first) making a step of its end
+    never return: a function ``never_returns`` is defined for it."""
+    deadline = "" if deadline_s is None else f"entry.END_DEADLINE_S = {deadline_s}\n"
     code = (
         "import sys, time\n"
         "def never_returns(*args, **kwargs):\n"
         "    time.sleep(600)\n"
         f"{hang}\n"
         "import joint_tf_publisher.entry as entry\n"
-        f"entry.END_DEADLINE_S = {deadline_s}\n"
+        f"{deadline}"
         f"sys.argv[1:] = {list(argv)!r}\n"
         f"sys.exit(entry.{main}())\n"
     )

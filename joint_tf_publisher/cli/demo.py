@@ -179,10 +179,12 @@ def run_with_node(
                     )
 
                 session.spin(lambda: stop.stopped, duration_s, refresh)
-                END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
                 # The node first: a session teardown that hangs until the deadline ends this
-                # process must not leave the node (in a session of its own) running.
+                # process must not leave the node (in a session of its own) running. Its stop
+                # is bounded by itself (SIGKILL 8 s after SIGINT, before launch's 10 s) and
+                # may take longer than the deadline: the deadline starts after it.
                 stop_process(process)
+                END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
         finally:
             printer.finish()
             code = stop_process(process)

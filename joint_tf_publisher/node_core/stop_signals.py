@@ -22,16 +22,18 @@ from types import FrameType
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 #: The longest a console script's process takes to end once it began to, seconds: a node's
-#: teardown takes well under one. Below launch's escalation to SIGKILL (15 s after its
-#: SIGINT), which would end a hung process without a word.
-END_DEADLINE_S = 12.0
+#: teardown takes well under one. Below ``ros2 launch``'s escalation to SIGKILL, which would
+#: end a hung process without a word: 10 s after its SIGINT (``ExecuteProcess``'s
+#: ``sigterm_timeout`` 5 s, then ``sigkill_timeout`` 5 s), 2 s left for the stop to reach the
+#: teardown and for the stacks. (It was 12 s, above it: launch killed first, measured.)
+END_DEADLINE_S = 8.0
 
 
 class EndDeadline:
     """The bound on a console script's process's end: a teardown that hangs (a middleware
     participant that never finishes its deletion: rare, in DDS threads, where neither SIGINT
     nor SIGTERM can help, as ignored or as a flag) is ended ``seconds`` after ``start``,
-    with every thread's Python stack on stderr (after faulthandler's ``Timeout (0:00:12)!``)
+    with every thread's Python stack on stderr (after faulthandler's ``Timeout (0:00:08)!``)
     and exit status 1.
 
     faulthandler's watchdog is a thread of C: it needs neither the GIL, which a call into the

@@ -342,6 +342,44 @@ def test_a_session_teardown_that_hangs_ends_by_the_deadline(
             os.kill(node_pid, 0)
 
 
+#: run's node slow to end (2 s from run's first signal to it), as a node of a big robot is.
+SLOW_NODE_STOP = """import joint_tf_publisher.cli.demo as demo
+stop_process = demo.stop_process
+def stop_slowly(process, *args):
+    if process.poll() is None:
+        time.sleep(2.0)
+    return stop_process(process, *args)
+demo.stop_process = stop_slowly"""
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_run_stops_its_node_before_the_deadline_starts(ros_subprocess_env: dict[str, str]) -> None:
+    """``run``'s stop of its node (SIGINT, SIGTERM 5 s later, SIGKILL 3 s after that) is a
+    correct end the deadline must not cut short: with the deadline started before it, a node
+    slower to end than the deadline ended ``run`` with exit 1 and left the node running."""
+    pytest.importorskip("rclpy")
+    argv = ("run", str(DEMO_ARM), "--duration", "1")
+    result = subprocess.run(
+        hung_console_script("cli_main", SLOW_NODE_STOP, *argv, deadline_s=1.0),
+        cwd=REPO_ROOT,
+        env=ros_subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
+    try:
+        os.kill(node_pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        os.kill(node_pid, signal.SIGKILL)
+        pytest.fail(f"run left its node running: {result.stderr[-2000:]}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Timeout" not in result.stderr, result.stderr[-2000:]
+
+
 def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:
     """``demo`` and ``run`` need rclpy, through ``joint_tf_publisher.ros.demo_source``; no
     module of ``cli`` imports a ROS package itself (not even inside a function)."""
