@@ -466,3 +466,33 @@ def test_a_console_script_that_hangs_on_its_way_out_ends_by_its_deadline(tmp_pat
     assert "all_joint_types" in completed.stdout  # the command's work was done
     assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
     assert "never_returns" in completed.stderr, completed.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("hang", "argv"),
+    [
+        ("", ["no-such-command"]),  # argparse's exit (SystemExit 2)
+        (  # an error out of the command: a traceback
+            "import joint_tf_publisher.cli.main as cli\n"
+            "def fails(args):\n"
+            "    raise TypeError('a bug')\n"
+            "cli.cmd_check = fails",
+            ["check", "model.urdf"],
+        ),
+    ],
+    ids=["usage-error", "exception"],
+)
+def test_a_console_script_ending_by_an_exception_ends_by_its_deadline(
+    tmp_path: Path, hang: str, argv: list[str]
+) -> None:
+    """The command ends by an exception (argparse's SystemExit, a bug's traceback), not a
+    return, and a step of the interpreter's end never returns: ended by the deadline too. It
+    was started only after a return: such a process hung until a signal ended it (after
+    ``demo`` or ``run``, whose handlers make SIGINT and SIGTERM a flag, until SIGKILL)."""
+    command = hung_console_script(
+        "cli_main", f"import atexit; atexit.register(never_returns)\n{hang}", *argv
+    )
+    completed = run(command, cwd=tmp_path, env=child_env())
+    assert completed.returncode == 1, completed.stderr[-2000:]
+    assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
+    assert "never_returns" in completed.stderr, completed.stderr[-2000:]

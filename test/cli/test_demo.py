@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -340,6 +341,48 @@ def test_a_session_teardown_that_hangs_ends_by_the_deadline(
         node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
         with pytest.raises(ProcessLookupError):
             os.kill(node_pid, 0)
+
+
+#: The spin raises (a callback's error: a /tf transform ``run``'s monitor cannot read) and the
+#: session's teardown that follows never returns.
+HUNG_END_AFTER_AN_ERROR = f"""{HUNG_SESSION_END}
+def raises(*args, **kwargs):
+    raise ValueError("a callback's error")
+rclpy.executors.SingleThreadedExecutor.spin_once = raises"""
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["demo", "run"])
+def test_a_session_teardown_that_hangs_after_an_error_ends_by_the_deadline(
+    command: str, ros_subprocess_env: dict[str, str]
+) -> None:
+    """The spin ends by an exception, not a stop, and the teardown never returns: ended by
+    the deadline all the same, ``run``'s node stopped first. The deadline was started only
+    after a spin that returned: such a process hung with SIGINT and SIGTERM a flag, ``run``'s
+    node left running, until SIGKILL (a zero quaternion on /tf ended ``run``'s spin so)."""
+    pytest.importorskip("rclpy")
+    argv = (command, str(DEMO_ARM), "--duration", "30")
+    command_line = hung_console_script("cli_main", HUNG_END_AFTER_AN_ERROR, *argv)
+    try:
+        result = subprocess.run(
+            command_line,
+            cwd=REPO_ROOT,
+            env=ros_subprocess_env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        stdout, stderr, code = result.stdout, result.stderr, result.returncode
+    except subprocess.TimeoutExpired as err:  # killed: its node must not outlive the test
+        stdout, stderr, code = str(err.stdout or ""), str(err.stderr or ""), None
+    node = re.search(r"run: node pid (\d+)", stdout)
+    if node is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(node[1]), signal.SIGKILL)
+            pytest.fail(f"run left its node running: {stderr[-2000:]}")
+    assert code == 1, stderr[-2000:]
+    assert "Timeout (0:00:01)!" in stderr and "never_returns" in stderr, stderr[-2000:]
 
 
 #: run's node slow to end (2 s from run's first signal to it), as a node of a big robot is.
