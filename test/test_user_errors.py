@@ -496,3 +496,21 @@ def test_a_console_script_ending_by_an_exception_ends_by_its_deadline(
     assert completed.returncode == 1, completed.stderr[-2000:]
     assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
     assert "never_returns" in completed.stderr, completed.stderr[-2000:]
+
+
+def test_a_command_with_stderr_closed_exits_0() -> None:
+    """Started with stderr closed (``2>&-``, a daemon's), ``sys.stderr`` is None: the
+    command's deadline is armed all the same (its stacks would go nowhere) and a command that
+    did its work exits 0; faulthandler refused None with a RuntimeError, exit 1."""
+    model = REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"
+    command = hung_console_script("cli_main", "pass", "check", str(model), deadline_s=None)
+    completed = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *command],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        env=child_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:]
+    assert "all_joint_types" in completed.stdout

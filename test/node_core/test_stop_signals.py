@@ -6,6 +6,7 @@ console script).
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import threading
@@ -102,7 +103,7 @@ def later_dumps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
     monkeypatch.setattr(
         stop_signals.faulthandler,
         "dump_traceback_later",
-        lambda timeout, exit=False: calls.append((timeout, exit)),
+        lambda timeout, exit=False, file=None: calls.append((timeout, exit)),
     )
     return calls
 
@@ -130,6 +131,31 @@ def test_the_end_deadline_runs_from_the_first_start(
     # the teardown: it was 12 s, and launch killed a hung process without a word
     # (test/launch/test_launch_end_deadline.py).
     assert stop_signals.END_DEADLINE_S <= LAUNCH_SIGKILL_S - 2.0
+
+
+@pytest.mark.parametrize("stderr", [None, io.StringIO()], ids=["closed", "no-descriptor"])
+def test_the_end_deadline_arms_without_a_stderr_file(
+    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO | None
+) -> None:
+    """A process started with stderr closed (``sys.stderr`` None) or a stderr without a
+    descriptor: armed all the same, its stacks to the null device (faulthandler refused
+    ``sys.stderr`` None with a RuntimeError, out of the node's teardown and out of a command
+    that had done its work, exit 1)."""
+    files: list[object] = []
+    monkeypatch.setattr(
+        stop_signals.faulthandler,
+        "dump_traceback_later",
+        lambda timeout, exit=False, file=None: files.append(file),
+    )
+    monkeypatch.setattr(stop_signals.sys, "stderr", stderr)
+    deadline = stop_signals.EndDeadline()
+    deadline.seconds = 3.5
+    deadline.start()
+    deadline.progress()
+    assert len(files) == 2
+    for file in files:
+        assert getattr(file, "name", None) == os.devnull
+        file.close()  # type: ignore[attr-defined]
 
 
 def test_progress_runs_the_end_deadline_again_once_started(
