@@ -423,6 +423,32 @@ def test_run_stops_its_node_before_the_deadline_starts(ros_subprocess_env: dict[
     assert "Timeout" not in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.ros
+def test_runs_monitor_passes_over_a_transform_without_rotation() -> None:
+    """Any publisher's /tf reaches ``run``'s monitor: a quaternion of zeros or NaN is passed
+    over (it raised out of the spin: ``run: error: quaternion [0.0, 0.0, 0.0, 0.0] has no
+    rotation``, exit 1, 1.2 s after such a publisher started)."""
+    pytest.importorskip("rclpy")
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    from joint_tf_publisher.ros.demo_source import TfMonitor
+
+    class Subscriber:
+        def create_subscription(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    monitor = TfMonitor(Subscriber())  # type: ignore[arg-type]
+    transforms = []
+    for child, w in (("zero", 0.0), ("nan", math.nan), ("good", 1.0)):
+        stamped = TransformStamped()
+        stamped.header.frame_id, stamped.child_frame_id = "base", child
+        stamped.transform.rotation.w = w
+        transforms.append(stamped)
+    monitor._on_tf(TFMessage(transforms=transforms))
+    assert set(monitor.transforms) == set(monitor.last_dynamic) == {"good"}
+
+
 def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:
     """``demo`` and ``run`` need rclpy, through ``joint_tf_publisher.ros.demo_source``; no
     module of ``cli`` imports a ROS package itself (not even inside a function)."""
