@@ -11,7 +11,8 @@ cannot kill the exiting process (a terminal's Ctrl-C and ``ros2 launch`` each se
 
 Each console script's process ends within ``END_DEADLINE_S`` once it began to end
 (``stop_signals.END_DEADLINE``): the node and the fleet from their teardown on, the command
-line tool from its ROS session's end (``demo``, ``run``) or its return.
+line tool from its ROS session's end (``demo``, ``run``) or its command's end (a return, an
+exception, argparse's exit).
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ def fleet_main() -> int:
 def cli_main() -> int:
     """``joint-tf-publisher``: the command line tool (``joint_tf_publisher.cli.main.main``)."""
     END_DEADLINE.seconds = END_DEADLINE_S
-    main: int = _import_quietly("joint_tf_publisher.cli.main").main()
-    ignore_stop_signals()
-    END_DEADLINE.start()
+    try:
+        main: int = _import_quietly("joint_tf_publisher.cli.main").main()
+    finally:  # also an error out of the command (its traceback follows) or argparse's exit
+        ignore_stop_signals()
+        END_DEADLINE.start()
     return main
 
 

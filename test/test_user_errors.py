@@ -434,17 +434,20 @@ def test_stopped_while_importing_exits_0_without_traceback(
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-2000:]
 
 
-def hung_console_script(main: str, hang: str, *argv: str, deadline_s: float = 1.0) -> list[str]:
-    """The console script ``entry.<main>`` with argv, its end deadline ``deadline_s`` and
-    ``hang`` (statements run first) making a step of its end never return: a function
-    ``never_returns`` is defined for it."""
+def hung_console_script(
+    main: str, hang: str, *argv: str, deadline_s: float | None = 1.0
+) -> list[str]:
+    """The console script ``entry.<main>`` with argv, its end deadline ``deadline_s`` (None:
+    the console script's own) and ``hang`` (statements run first) making a step of its end
+    never return: a function ``never_returns`` is defined for it."""
+    deadline = "" if deadline_s is None else f"entry.END_DEADLINE_S = {deadline_s}\n"
     code = (
         "import sys, time\n"
         "def never_returns(*args, **kwargs):\n"
         "    time.sleep(600)\n"
         f"{hang}\n"
         "import joint_tf_publisher.entry as entry\n"
-        f"entry.END_DEADLINE_S = {deadline_s}\n"
+        f"{deadline}"
         f"sys.argv[1:] = {list(argv)!r}\n"
         f"sys.exit(entry.{main}())\n"
     )
@@ -463,3 +466,51 @@ def test_a_console_script_that_hangs_on_its_way_out_ends_by_its_deadline(tmp_pat
     assert "all_joint_types" in completed.stdout  # the command's work was done
     assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
     assert "never_returns" in completed.stderr, completed.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("hang", "argv"),
+    [
+        ("", ["no-such-command"]),  # argparse's exit (SystemExit 2)
+        (  # an error out of the command: a traceback
+            "import joint_tf_publisher.cli.main as cli\n"
+            "def fails(args):\n"
+            "    raise TypeError('a bug')\n"
+            "cli.cmd_check = fails",
+            ["check", "model.urdf"],
+        ),
+    ],
+    ids=["usage-error", "exception"],
+)
+def test_a_console_script_ending_by_an_exception_ends_by_its_deadline(
+    tmp_path: Path, hang: str, argv: list[str]
+) -> None:
+    """The command ends by an exception (argparse's SystemExit, a bug's traceback), not a
+    return, and a step of the interpreter's end never returns: ended by the deadline too. It
+    was started only after a return: such a process hung until a signal ended it (after
+    ``demo`` or ``run``, whose handlers make SIGINT and SIGTERM a flag, until SIGKILL)."""
+    command = hung_console_script(
+        "cli_main", f"import atexit; atexit.register(never_returns)\n{hang}", *argv
+    )
+    completed = run(command, cwd=tmp_path, env=child_env())
+    assert completed.returncode == 1, completed.stderr[-2000:]
+    assert "Timeout (0:00:01)!" in completed.stderr, completed.stderr[-2000:]
+    assert "never_returns" in completed.stderr, completed.stderr[-2000:]
+
+
+def test_a_command_with_stderr_closed_exits_0() -> None:
+    """Started with stderr closed (``2>&-``, a daemon's), ``sys.stderr`` is None: the
+    command's deadline is armed all the same (its stacks would go nowhere) and a command that
+    did its work exits 0; faulthandler refused None with a RuntimeError, exit 1."""
+    model = REPO_ROOT / "test" / "urdf" / "all_joint_types.urdf"
+    command = hung_console_script("cli_main", "pass", "check", str(model), deadline_s=None)
+    completed = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *command],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        env=child_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:]
+    assert "all_joint_types" in completed.stdout

@@ -68,8 +68,10 @@ def run_demo(
             f"{source.topic} (Ctrl-C stops)",
             flush=True,
         )
-        session.spin(lambda: stop.stopped, duration_s)
-        END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
+        try:
+            session.spin(lambda: stop.stopped, duration_s)
+        finally:  # the command ends, also by an error: its session's teardown is bounded too
+            END_DEADLINE.start()
     return 0
 
 
@@ -178,11 +180,15 @@ def run_with_node(
                         )
                     )
 
-                session.spin(lambda: stop.stopped, duration_s, refresh)
-                END_DEADLINE.start()  # the command ends: its session's teardown is bounded too
-                # The node first: a session teardown that hangs until the deadline ends this
-                # process must not leave the node (in a session of its own) running.
-                stop_process(process)
+                try:
+                    session.spin(lambda: stop.stopped, duration_s, refresh)
+                finally:  # the command ends, also by an error
+                    # The node first: a session teardown that hangs until the deadline ends
+                    # this process must not leave the node (in a session of its own) running.
+                    # Its stop is bounded by itself (SIGKILL 8 s after SIGINT, before launch's
+                    # 10 s) and may take longer than the deadline: the deadline starts after.
+                    stop_process(process)
+                    END_DEADLINE.start()  # its session's teardown is bounded too
         finally:
             printer.finish()
             code = stop_process(process)

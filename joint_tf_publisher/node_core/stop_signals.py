@@ -15,23 +15,27 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import TextIO
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 #: The longest a console script's process takes to end once it began to, seconds: a node's
-#: teardown takes well under one. Below launch's escalation to SIGKILL (15 s after its
-#: SIGINT), which would end a hung process without a word.
-END_DEADLINE_S = 12.0
+#: teardown takes well under one. Below ``ros2 launch``'s escalation to SIGKILL, which would
+#: end a hung process without a word: 10 s after its SIGINT (``ExecuteProcess``'s
+#: ``sigterm_timeout`` 5 s, then ``sigkill_timeout`` 5 s), 2 s left for the stop to reach the
+#: teardown and for the stacks. (It was 12 s, above it: launch killed first, measured.)
+END_DEADLINE_S = 8.0
 
 
 class EndDeadline:
     """The bound on a console script's process's end: a teardown that hangs (a middleware
     participant that never finishes its deletion: rare, in DDS threads, where neither SIGINT
     nor SIGTERM can help, as ignored or as a flag) is ended ``seconds`` after ``start``,
-    with every thread's Python stack on stderr (after faulthandler's ``Timeout (0:00:12)!``)
+    with every thread's Python stack on stderr (after faulthandler's ``Timeout (0:00:08)!``)
     and exit status 1.
 
     faulthandler's watchdog is a thread of C: it needs neither the GIL, which a call into the
@@ -50,14 +54,30 @@ class EndDeadline:
         if self.seconds is None or self.started:
             return
         self.started = True
-        faulthandler.dump_traceback_later(self.seconds, exit=True)
+        self._arm(self.seconds)
 
     def progress(self) -> None:
         """A step of a long end is done (the fleet: one robot's node destroyed): once
         started, the deadline runs again from now, so that it bounds each step, not the sum
         of many (a fleet of hundreds of robots takes about 9 ms each)."""
         if self.seconds is not None and self.started:
-            faulthandler.dump_traceback_later(self.seconds, exit=True)
+            self._arm(self.seconds)
+
+    def _arm(self, seconds: float) -> None:
+        """faulthandler's watchdog, its stacks on stderr, or nowhere where there is none: a
+        process started with stderr closed (``2>&-``, a daemon's) has ``sys.stderr`` None,
+        which faulthandler refuses (RuntimeError: a command that had done its work exited 1,
+        and the node's teardown was skipped)."""
+        faulthandler.dump_traceback_later(seconds, exit=True, file=_stacks_file())
+
+
+def _stacks_file() -> TextIO:
+    """Where the deadline's stacks go: stderr, if it is a file; else the null device."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # None, no descriptor, closed
+        return open(os.devnull, "w")  # faulthandler keeps it open, to the exit
+    return sys.stderr
 
 
 #: This process's end deadline; the console scripts (``entry``) set its ``seconds``.

@@ -101,7 +101,10 @@ class TfMonitor:
         for stamped in message.transforms:
             t, q = stamped.transform.translation, stamped.transform.rotation
             pose = np.eye(4)
-            pose[:3, :3] = quaternion_to_matrix((q.x, q.y, q.z, q.w))
+            try:
+                pose[:3, :3] = quaternion_to_matrix((q.x, q.y, q.z, q.w))
+            except ValueError:  # no rotation (zero, NaN): any publisher's; not ``run``'s end
+                continue
             pose[:3, 3] = (t.x, t.y, t.z)
             self.transforms[stamped.child_frame_id] = (stamped.header.frame_id, pose)
             received[stamped.child_frame_id] = pose

@@ -81,8 +81,9 @@ class JointTfPublisher(Node):
     """
 
     def __init__(self, *, stopped: Callable[[], bool] | None = None, **kwargs: Any) -> None:
-        """``stopped``: the process's stop flag (a wait for a xacro expansion gives up when
-        it turns true); ``kwargs``: rclpy's ``Node``'s."""
+        """``stopped``: the process's stop flag (a wait for a xacro expansion and the
+        ``zeros.<joint>`` declarations give up when it turns true); ``kwargs``: rclpy's
+        ``Node``'s."""
         super().__init__(NODE_NAME, **kwargs)
         #: The stop flag (``runtime``'s stop signals; never, for a node without one).
         self._stopped = stopped or _never
@@ -357,6 +358,10 @@ class JointTfPublisher(Node):
         # Each declaration is a parameter change of its own (checked by _on_set_parameters;
         # a change of zeros alone only sets the start values of joints never received).
         for name in sorted(defaults.keys() - self._zeros_declared):
+            if at_start and self._stopped():
+                # A big robot's declarations take seconds (3000 joints: 8 s): a stop gives
+                # the start up, as a wait for xacro does (the fleet's end waits for its start).
+                raise StartupError("the node is stopping: its start given up")
             try:
                 self.declare_parameter(name, defaults[name], descriptor)
             except InvalidParameterValueException as err:

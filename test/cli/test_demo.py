@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -340,6 +341,112 @@ def test_a_session_teardown_that_hangs_ends_by_the_deadline(
         node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
         with pytest.raises(ProcessLookupError):
             os.kill(node_pid, 0)
+
+
+#: The spin raises (a callback's error: a /tf transform ``run``'s monitor cannot read) and the
+#: session's teardown that follows never returns.
+HUNG_END_AFTER_AN_ERROR = f"""{HUNG_SESSION_END}
+def raises(*args, **kwargs):
+    raise ValueError("a callback's error")
+rclpy.executors.SingleThreadedExecutor.spin_once = raises"""
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["demo", "run"])
+def test_a_session_teardown_that_hangs_after_an_error_ends_by_the_deadline(
+    command: str, ros_subprocess_env: dict[str, str]
+) -> None:
+    """The spin ends by an exception, not a stop, and the teardown never returns: ended by
+    the deadline all the same, ``run``'s node stopped first. The deadline was started only
+    after a spin that returned: such a process hung with SIGINT and SIGTERM a flag, ``run``'s
+    node left running, until SIGKILL (a zero quaternion on /tf ended ``run``'s spin so)."""
+    pytest.importorskip("rclpy")
+    argv = (command, str(DEMO_ARM), "--duration", "30")
+    command_line = hung_console_script("cli_main", HUNG_END_AFTER_AN_ERROR, *argv)
+    try:
+        result = subprocess.run(
+            command_line,
+            cwd=REPO_ROOT,
+            env=ros_subprocess_env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        stdout, stderr, code = result.stdout, result.stderr, result.returncode
+    except subprocess.TimeoutExpired as err:  # killed: its node must not outlive the test
+        stdout, stderr, code = str(err.stdout or ""), str(err.stderr or ""), None
+    node = re.search(r"run: node pid (\d+)", stdout)
+    if node is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(node[1]), signal.SIGKILL)
+            pytest.fail(f"run left its node running: {stderr[-2000:]}")
+    assert code == 1, stderr[-2000:]
+    assert "Timeout (0:00:01)!" in stderr and "never_returns" in stderr, stderr[-2000:]
+
+
+#: run's node slow to end (2 s from run's first signal to it), as a node of a big robot is.
+SLOW_NODE_STOP = """import joint_tf_publisher.cli.demo as demo
+stop_process = demo.stop_process
+def stop_slowly(process, *args):
+    if process.poll() is None:
+        time.sleep(2.0)
+    return stop_process(process, *args)
+demo.stop_process = stop_slowly"""
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_run_stops_its_node_before_the_deadline_starts(ros_subprocess_env: dict[str, str]) -> None:
+    """``run``'s stop of its node (SIGINT, SIGTERM 5 s later, SIGKILL 3 s after that) is a
+    correct end the deadline must not cut short: with the deadline started before it, a node
+    slower to end than the deadline ended ``run`` with exit 1 and left the node running."""
+    pytest.importorskip("rclpy")
+    argv = ("run", str(DEMO_ARM), "--duration", "1")
+    result = subprocess.run(
+        hung_console_script("cli_main", SLOW_NODE_STOP, *argv, deadline_s=1.0),
+        cwd=REPO_ROOT,
+        env=ros_subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
+    try:
+        os.kill(node_pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        os.kill(node_pid, signal.SIGKILL)
+        pytest.fail(f"run left its node running: {result.stderr[-2000:]}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Timeout" not in result.stderr, result.stderr[-2000:]
+
+
+@pytest.mark.ros
+def test_runs_monitor_passes_over_a_transform_without_rotation() -> None:
+    """Any publisher's /tf reaches ``run``'s monitor: a quaternion of zeros or NaN is passed
+    over (it raised out of the spin: ``run: error: quaternion [0.0, 0.0, 0.0, 0.0] has no
+    rotation``, exit 1, 1.2 s after such a publisher started)."""
+    pytest.importorskip("rclpy")
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    from joint_tf_publisher.ros.demo_source import TfMonitor
+
+    class Subscriber:
+        def create_subscription(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    monitor = TfMonitor(Subscriber())  # type: ignore[arg-type]
+    transforms = []
+    for child, w in (("zero", 0.0), ("nan", math.nan), ("good", 1.0)):
+        stamped = TransformStamped()
+        stamped.header.frame_id, stamped.child_frame_id = "base", child
+        stamped.transform.rotation.w = w
+        transforms.append(stamped)
+    monitor._on_tf(TFMessage(transforms=transforms))
+    assert set(monitor.transforms) == set(monitor.last_dynamic) == {"good"}
 
 
 def test_the_command_line_imports_ros_only_through_the_ros_package() -> None:

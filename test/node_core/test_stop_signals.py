@@ -6,6 +6,7 @@ console script).
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import threading
@@ -90,6 +91,10 @@ def test_a_stop_that_comes_as_the_stops_are_ignored_is_dropped_without_a_traceba
 
 # -- the end deadline ------------------------------------------------------------------------
 
+#: When ``ros2 launch`` sends SIGKILL after its SIGINT by default, seconds: ``ExecuteProcess``'s
+#: ``sigterm_timeout`` (5 s) to SIGTERM, then its ``sigkill_timeout`` (5 s).
+LAUNCH_SIGKILL_S = 10.0
+
 
 @pytest.fixture
 def later_dumps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
@@ -98,7 +103,7 @@ def later_dumps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
     monkeypatch.setattr(
         stop_signals.faulthandler,
         "dump_traceback_later",
-        lambda timeout, exit=False: calls.append((timeout, exit)),
+        lambda timeout, exit=False, file=None: calls.append((timeout, exit)),
     )
     return calls
 
@@ -122,7 +127,35 @@ def test_the_end_deadline_runs_from_the_first_start(
     deadline.start()
     deadline.start()
     assert later_dumps == [(3.5, True)]
-    assert stop_signals.END_DEADLINE_S < 15.0  # launch's SIGKILL comes 15 s after its SIGINT
+    # Before ros2 launch's SIGKILL (10 s after its SIGINT), with time for the stop to reach
+    # the teardown: it was 12 s, and launch killed a hung process without a word
+    # (test/launch/test_launch_end_deadline.py).
+    assert stop_signals.END_DEADLINE_S <= LAUNCH_SIGKILL_S - 2.0
+
+
+@pytest.mark.parametrize("stderr", [None, io.StringIO()], ids=["closed", "no-descriptor"])
+def test_the_end_deadline_arms_without_a_stderr_file(
+    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO | None
+) -> None:
+    """A process started with stderr closed (``sys.stderr`` None) or a stderr without a
+    descriptor: armed all the same, its stacks to the null device (faulthandler refused
+    ``sys.stderr`` None with a RuntimeError, out of the node's teardown and out of a command
+    that had done its work, exit 1)."""
+    files: list[object] = []
+    monkeypatch.setattr(
+        stop_signals.faulthandler,
+        "dump_traceback_later",
+        lambda timeout, exit=False, file=None: files.append(file),
+    )
+    monkeypatch.setattr(stop_signals.sys, "stderr", stderr)
+    deadline = stop_signals.EndDeadline()
+    deadline.seconds = 3.5
+    deadline.start()
+    deadline.progress()
+    assert len(files) == 2
+    for file in files:
+        assert getattr(file, "name", None) == os.devnull
+        file.close()  # type: ignore[attr-defined]
 
 
 def test_progress_runs_the_end_deadline_again_once_started(

@@ -166,3 +166,47 @@ def test_the_end_deadline_bounds_each_robots_teardown_not_their_sum(tmp_path: Pa
     )
     assert code == 0, stderr[-3000:]
     assert "Timeout" not in stderr
+
+
+def big_robot(joints: int) -> str:
+    """A URDF named 'big' of ``joints`` revolute joints in a binary tree."""
+    parts = ['<robot name="big">', '<link name="l0"/>']
+    for k in range(1, joints + 1):
+        parts.append(
+            f'<link name="l{k}"/><joint name="j{k}" type="revolute">'
+            f'<parent link="l{(k - 1) // 2}"/><child link="l{k}"/><axis xyz="0 0 1"/>'
+            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        )
+    return "\n".join([*parts, "</robot>"])
+
+
+def test_a_big_robots_start_under_way_gives_up_at_a_stop(tmp_path: Path) -> None:
+    """The fleet's end waits for the robot start under way; a big robot's declares a
+    ``zeros.<joint>`` parameter per joint, seconds in all (2000 joints: about 3 s; 3000: 8 s),
+    which a stop gives up as it does a wait for xacro. It went on to its end under the end
+    deadline: a correct end (4000 joints, SIGINT to exit 12.0 s) ended as hung, exit 1."""
+    big = tmp_path / "big.urdf"
+    big.write_text(big_robot(2000))
+    params = tmp_path / "big.yaml"
+    params.write_text(
+        "/joint_tf_fleet:\n  ros__parameters:\n    robots: [big]\n"
+        f"/big/joint_tf_publisher:\n  ros__parameters:\n    description_file: {big}\n"
+    )
+    command = hung_console_script(
+        "fleet_main", "pass", "--ros-args", "--params-file", str(params), deadline_s=1.0
+    )
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    lines = []
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline and not any("2000 moving joints" in x for x in lines):
+        line = process.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+    process.send_signal(signal.SIGINT)  # its zeros.<joint> declarations begin
+    _, stderr = process.communicate(timeout=WAIT_S)
+    assert process.returncode == 0, ("".join(lines) + stderr)[-3000:]
+    assert "Timeout" not in stderr and "serving" not in stderr, stderr[-3000:]
