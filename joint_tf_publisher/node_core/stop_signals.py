@@ -47,6 +47,7 @@ class EndDeadline:
         #: in-process use such as tests): ``start`` does nothing.
         self.seconds: float | None = None
         self.started = False
+        self._stacks: TextIO | None = None
 
     def start(self) -> None:
         """The process begins to end: the deadline runs from the first call (later ones keep
@@ -68,15 +69,18 @@ class EndDeadline:
         process started with stderr closed (``2>&-``, a daemon's) has ``sys.stderr`` None,
         which faulthandler refuses (RuntimeError: a command that had done its work exited 1,
         and the node's teardown was skipped)."""
-        faulthandler.dump_traceback_later(seconds, exit=True, file=_stacks_file())
+        if self._stacks is None:
+            self._stacks = _stacks_file()
+        faulthandler.dump_traceback_later(seconds, exit=True, file=self._stacks)
 
 
 def _stacks_file() -> TextIO:
-    """Where the deadline's stacks go: stderr, if it is a file; else the null device."""
+    """Where the deadline's stacks go: stderr, if it is a file; else the null device (opened
+    once, kept open to the exit: faulthandler writes to its descriptor)."""
     try:
         sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # None, no descriptor, closed
-        return open(os.devnull, "w")  # faulthandler keeps it open, to the exit
+        return open(os.devnull, "w")
     return sys.stderr
 
 
