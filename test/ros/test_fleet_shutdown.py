@@ -193,7 +193,7 @@ def test_a_big_robots_start_under_way_gives_up_at_a_stop(tmp_path: Path) -> None
         f"/big/joint_tf_publisher:\n  ros__parameters:\n    description_file: {big}\n"
     )
     command = hung_console_script(
-        "fleet_main", "pass", "--ros-args", "--params-file", str(params), deadline_s=1.0
+        "fleet_main", "pass", "--ros-args", "--params-file", str(params), deadline_s=2.0
     )
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
