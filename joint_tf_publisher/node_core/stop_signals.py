@@ -88,19 +88,44 @@ def _stacks_file() -> TextIO:
 END_DEADLINE = EndDeadline()
 
 
+#: How CPython reports a stop signal that came as its handler was being set to SIG_IGN: the
+#: signal's C handler had run, and the next check finds no Python handler for it
+#: (Modules/signalmodule.c: an OSError written as unraisable, a "Traceback" on stderr; never
+#: raised to the caller).
+STOP_RACE_REPORTS = frozenset(
+    f"Signal {int(number)} ignored due to race condition" for number in STOP_SIGNALS
+)
+
+
+class StopRaceFilter:
+    """A ``sys.unraisablehook`` that drops CPython's report of a stop signal that came as the
+    stop signals were being ignored (``STOP_RACE_REPORTS``) and hands anything else to the
+    hook it replaced: ignoring that stop is what was meant."""
+
+    def __init__(self, previous: Callable[[sys.UnraisableHookArgs], object]) -> None:
+        self.previous = previous
+
+    def __call__(self, args: sys.UnraisableHookArgs) -> None:
+        if (
+            args.exc_type is OSError
+            and args.object is None
+            and str(args.exc_value) in STOP_RACE_REPORTS
+        ):
+            return
+        self.previous(args)
+
+
 def ignore_stop_signals() -> None:
     """SIGINT and SIGTERM ignored from now on: at the very end of a process, a late signal
     must neither raise nor kill it (Python resets its own handlers to the default, fatal
-    action while it finalizes; an ignored signal stays ignored). A stop that came as the one
-    before was being ignored is dropped, as meant: Python reports it from the next
-    ``signal.signal`` call, before that call sets anything, as "Signal 2 ignored due to race
-    condition" (an OSError, a traceback on the way out under a flood of Ctrl-C); that
-    handler is then set again."""
+    action while it finalizes; an ignored signal stays ignored). A stop that came as its
+    handler was being ignored is dropped, as meant: CPython would print "Signal 2 ignored due
+    to race condition" with a traceback (a flood of Ctrl-C while the node ends: two flood runs
+    in one clean-clone CI run), so ``StopRaceFilter`` is installed first."""
+    if not isinstance(sys.unraisablehook, StopRaceFilter):
+        sys.unraisablehook = StopRaceFilter(sys.unraisablehook)
     for number in STOP_SIGNALS:
-        try:
-            signal.signal(number, signal.SIG_IGN)
-        except OSError:  # the stop that came meanwhile, already dropped: set it again
-            signal.signal(number, signal.SIG_IGN)
+        signal.signal(number, signal.SIG_IGN)
 
 
 class StopSignals:
