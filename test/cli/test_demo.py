@@ -316,33 +316,6 @@ HUNG_SESSION_END = (
 )
 
 
-@pytest.mark.ros
-@pytest.mark.slow
-@pytest.mark.parametrize("command", ["demo", "run"])
-def test_a_session_teardown_that_hangs_ends_by_the_deadline(
-    command: str, ros_subprocess_env: dict[str, str]
-) -> None:
-    """The command's ROS session ends and its teardown (the middleware's part of it) never
-    returns: the process ends by its deadline, the hung step's stack on stderr, exit 1; run's
-    node, in a session of its own, is stopped first, not left behind."""
-    pytest.importorskip("rclpy")
-    argv = (command, str(DEMO_ARM), "--duration", "1")
-    result = subprocess.run(
-        hung_console_script("cli_main", HUNG_SESSION_END, *argv),
-        cwd=REPO_ROOT,
-        env=ros_subprocess_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 1, result.stderr[-2000:]
-    assert "Timeout (0:00:01)!" in result.stderr and "never_returns" in result.stderr
-    if command == "run":
-        node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
-        with pytest.raises(ProcessLookupError):
-            os.kill(node_pid, 0)
-
-
 #: The spin raises (a callback's error: a /tf transform ``run``'s monitor cannot read) and the
 #: session's teardown that follows never returns.
 HUNG_END_AFTER_AN_ERROR = f"""{HUNG_SESSION_END}
@@ -354,16 +327,24 @@ rclpy.executors.SingleThreadedExecutor.spin_once = raises"""
 @pytest.mark.ros
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["demo", "run"])
-def test_a_session_teardown_that_hangs_after_an_error_ends_by_the_deadline(
-    command: str, ros_subprocess_env: dict[str, str]
+@pytest.mark.parametrize(
+    ("hang", "duration"),
+    [(HUNG_SESSION_END, "1"), (HUNG_END_AFTER_AN_ERROR, "30")],
+    ids=["after-its-duration", "after-an-error"],
+)
+def test_a_session_teardown_that_hangs_ends_by_the_deadline(
+    command: str, hang: str, duration: str, ros_subprocess_env: dict[str, str]
 ) -> None:
-    """The spin ends by an exception, not a stop, and the teardown never returns: ended by
-    the deadline all the same, ``run``'s node stopped first. The deadline was started only
-    after a spin that returned: such a process hung with SIGINT and SIGTERM a flag, ``run``'s
+    """The command's ROS session ends (its duration over, or its spin raised) and its
+    teardown (the middleware's part of it) never returns: the process ends by its deadline,
+    the hung step's stack on stderr, exit 1; run's node, in a session of its own, is
+    stopped first, not left behind. The deadline was started only after a spin that
+    returned: after an error such a process hung with SIGINT and SIGTERM a flag, ``run``'s
     node left running, until SIGKILL (a zero quaternion on /tf ended ``run``'s spin so)."""
     pytest.importorskip("rclpy")
-    argv = (command, str(DEMO_ARM), "--duration", "30")
-    command_line = hung_console_script("cli_main", HUNG_END_AFTER_AN_ERROR, *argv)
+    command_line = hung_console_script(
+        "cli_main", hang, command, str(DEMO_ARM), "--duration", duration
+    )
     try:
         result = subprocess.run(
             command_line,
