@@ -434,6 +434,13 @@ def test_stopped_while_importing_exits_0_without_traceback(
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-2000:]
 
 
+#: ``hang`` for ``hung_console_script``: the ROS session of ``demo`` or ``run`` ends and its
+#: teardown (the executor's shutdown, the middleware's part of it) never returns.
+HUNG_SESSION_END = (
+    "import rclpy.executors\nrclpy.executors.SingleThreadedExecutor.shutdown = never_returns"
+)
+
+
 def hung_console_script(
     main: str, hang: str, *argv: str, deadline_s: float | None = 1.0
 ) -> list[str]:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from repo_paths import REPO_ROOT
 from scipy.spatial.transform import Rotation
-from test_user_errors import hung_console_script
+from test_user_errors import HUNG_SESSION_END, hung_console_script
 
 from joint_tf_publisher import Robot
 from joint_tf_publisher.cli.status import (
@@ -311,9 +311,14 @@ def test_run_reports_a_failing_node(ros_subprocess_env: dict[str, str]) -> None:
     assert "Traceback" not in result.stderr
 
 
-HUNG_SESSION_END = (
-    "import rclpy.executors\nrclpy.executors.SingleThreadedExecutor.shutdown = never_returns"
-)
+def fail_if_runs_node_is_left(stdout: str, stderr: str) -> None:
+    """Fail (killing it, so it cannot outlive the test) if the node ``run`` named in its
+    first line (``run: node pid N``) still runs."""
+    node = re.search(r"run: node pid (\d+)", stdout)
+    if node is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(node[1]), signal.SIGKILL)
+            pytest.fail(f"run left its node running: {stderr[-2000:]}")
 
 
 #: The spin raises (a callback's error: a /tf transform ``run``'s monitor cannot read) and the
@@ -357,11 +362,7 @@ def test_a_session_teardown_that_hangs_ends_by_the_deadline(
         stdout, stderr, code = result.stdout, result.stderr, result.returncode
     except subprocess.TimeoutExpired as err:  # killed: its node must not outlive the test
         stdout, stderr, code = str(err.stdout or ""), str(err.stderr or ""), None
-    node = re.search(r"run: node pid (\d+)", stdout)
-    if node is not None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(node[1]), signal.SIGKILL)
-            pytest.fail(f"run left its node running: {stderr[-2000:]}")
+    fail_if_runs_node_is_left(stdout, stderr)
     assert code == 1, stderr[-2000:]
     assert "Timeout (0:00:01)!" in stderr and "never_returns" in stderr, stderr[-2000:]
 
@@ -392,14 +393,8 @@ def test_run_stops_its_node_before_the_deadline_starts(ros_subprocess_env: dict[
         text=True,
         timeout=60,
     )
-    node_pid = int(re.search(r"run: node pid (\d+)", result.stdout)[1])  # type: ignore[index]
-    try:
-        os.kill(node_pid, 0)
-    except ProcessLookupError:
-        pass
-    else:
-        os.kill(node_pid, signal.SIGKILL)
-        pytest.fail(f"run left its node running: {result.stderr[-2000:]}")
+    assert "run: node pid " in result.stdout, result.stderr[-2000:]
+    fail_if_runs_node_is_left(result.stdout, result.stderr)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Timeout" not in result.stderr, result.stderr[-2000:]
 

@@ -21,16 +21,12 @@ REASON = "needs ROS 2's launch tools: a sourced distro or the kit (make test)"
 pytest.importorskip("launch", reason=REASON)
 
 from repo_paths import REPO_ROOT  # noqa: E402
-from test_user_errors import hung_console_script  # noqa: E402
+from test_user_errors import HUNG_SESSION_END, hung_console_script  # noqa: E402
 
 from joint_tf_publisher.node_core.stop_signals import END_DEADLINE_S  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-#: The demo's ROS session whose teardown never returns (as test/cli/test_demo.py's).
-HUNG_SESSION_END = (
-    "import rclpy.executors\nrclpy.executors.SingleThreadedExecutor.shutdown = never_returns"
-)
 #: Longest wait for the demo to start, then for launch to end after its SIGINT, seconds.
 WAIT_S = 60.0
 
